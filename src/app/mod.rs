@@ -1,0 +1,1 @@
+//! app (see shared/DESIGN.md).

@@ -1,0 +1,67 @@
+//! The command line of `shared/DESIGN.md` ("Command line"), as clap types.
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "kdrift", version, about = "Watch Kubernetes rollouts live and settle drift between the cluster and git")]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags shared by the TUI and the headless subcommands.
+#[derive(Debug, Clone, Args, Default)]
+pub struct CommonArgs {
+    /// Folder of YAML manifests (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
+    /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace to watch (default: the context's namespace, else all).
+    #[arg(short = 'n', long, global = true, value_name = "NS", conflicts_with = "all_namespaces")]
+    pub namespace: Option<String>,
+    /// Watch all namespaces.
+    #[arg(short = 'A', long, global = true)]
+    pub all_namespaces: bool,
+    /// Theme: a name from themes/ or a path to a TOML file.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// Remove the accept and revert actions.
+    #[arg(long, global = true)]
+    pub readonly: bool,
+    /// Log level (error, warn, info, debug, trace); also KDRIFT_LOG.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start the embedded demo cluster (and, without --serve, open the TUI on it).
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Only serve the simulated cluster and write a kubeconfig, until interrupted.
+    #[arg(long)]
+    pub serve: bool,
+    /// Port on 127.0.0.1 (0 = any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Where to write the kubeconfig for the demo cluster.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Folder for the git repository of demo manifests (default: a temporary one).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Scenario to play: `incident` (default) or `none`.
+    #[arg(long, value_name = "NAME", default_value = "incident")]
+    pub scenario: String,
+}

@@ -1,0 +1,1 @@
+//! cluster (see shared/DESIGN.md).

@@ -1,0 +1,1 @@
+//! drift (see shared/DESIGN.md).

@@ -1,0 +1,27 @@
+//! kdrift: watch Kubernetes rollouts live and settle drift between the cluster and git.
+//!
+//! The modules follow the data flow of `shared/DESIGN.md`:
+//! - [`cli`]: the command line (clap), parsed in `main.rs` and dispatched here.
+//! - [`cluster`]: kube IO — watchers that turn API objects into slim rows and messages.
+//! - [`manifest`]: loading and indexing the YAML manifests of a git checkout.
+//! - [`drift`], [`rollout`]: pure functions — live vs manifest, rollout phase.
+//! - [`schema`], [`managed_fields`]: Kubernetes list merge keys and `fieldsV1` field sets,
+//!   shared by the drift engine and the demo cluster.
+//! - [`app`]: pure state and `update(Message) -> Vec<Command>`.
+//! - [`ui`]: pure rendering of the app state.
+//! - [`runtime`]: the one loop that owns the terminal, the channel and the IO tasks.
+//! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod app;
+pub mod cli;
+pub mod cluster;
+pub mod drift;
+pub mod logging;
+pub mod managed_fields;
+pub mod manifest;
+pub mod rollout;
+pub mod runtime;
+pub mod schema;
+pub mod sim;
+pub mod ui;

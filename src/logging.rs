@@ -1,0 +1,1 @@
+//! Logging to a file (tracing-appender), never to the screen.

@@ -1,0 +1,16 @@
+//! The `kdrift` binary: parse the command line and hand over to the library.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kdrift::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Demo(args)) if args.serve => kdrift::sim::serve::run(&args),
+        Some(Command::Demo(args)) => kdrift::runtime::run_demo(&cli.common, &args),
+        None => kdrift::runtime::run_tui(&cli.common),
+    }
+}

@@ -1,0 +1,1 @@
+//! `managedFields` field sets (`fieldsV1`): parse, build from an object, set algebra.

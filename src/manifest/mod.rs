@@ -1,0 +1,1 @@
+//! manifest (see shared/DESIGN.md).

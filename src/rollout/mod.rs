@@ -1,0 +1,1 @@
+//! rollout (see shared/DESIGN.md).

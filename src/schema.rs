@@ -1,0 +1,1 @@
+//! Kubernetes list merge keys and atomic fields of the workload kinds.

@@ -1,0 +1,25 @@
+//! The demo cluster: an in-process simulation of the Kubernetes API on loopback that speaks the
+//! real wire protocol (see `shared/DESIGN.md`, "The demo cluster").
+//!
+//! - [`resources`]: the resource types served, for discovery and routing.
+//! - [`store`]: objects, resourceVersions, watch history; every write goes through it.
+//! - [`server`]: HTTP routing, verbs, content types, `Status` errors, watch streams.
+//! - [`discovery`]: `/version`, `/api`, `/apis`, group-version resource lists.
+//! - [`patch`]: JSON patch, merge patch, strategic merge patch.
+//! - [`ssa`]: server-side apply and `managedFields` bookkeeping for every write.
+//! - [`defaults`]: the defaults a real server fills in.
+//! - [`controller`]: the deployment and replicaset controllers, pod readiness.
+//! - [`scenario`]: out-of-band changes played over time.
+//! - [`faults`]: fault injection for tests.
+//! - [`serve`]: `kdrift demo --serve`.
+pub mod controller;
+pub mod defaults;
+pub mod discovery;
+pub mod faults;
+pub mod patch;
+pub mod resources;
+pub mod scenario;
+pub mod serve;
+pub mod server;
+pub mod ssa;
+pub mod store;

@@ -1,0 +1,1 @@
+//! ui (see shared/DESIGN.md).
