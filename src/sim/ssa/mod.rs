@@ -166,7 +166,7 @@ fn is_key_field(path: &FieldPath) -> bool {
     }
 }
 
-/// The applied configuration must be of the resource it is sent to.
+/// The applied configuration must be of the resource it is sent to, and carry no ownership.
 fn check_type(resource: ResourceType, config: &Value) -> Result<(), ApiError> {
     let api_version = config
         .get("apiVersion")
@@ -184,6 +184,14 @@ fn check_type(resource: ResourceType, config: &Value) -> Result<(), ApiError> {
             "the API version in the data (\"{api_version}\") does not match the expected API version (\"{}\")",
             resource.api_version()
         )));
+    }
+    if config
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::BadRequest(
+            "metadata.managedFields must be nil".into(),
+        ));
     }
     Ok(())
 }

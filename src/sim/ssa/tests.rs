@@ -475,4 +475,10 @@ fn applied_config_must_match_the_resource() {
         apply(ResourceType::ReplicaSet, None, &web_yaml(), "kubectl", false, T0),
         Err(ApiError::BadRequest(m)) if m.contains("Deployment")
     ));
+    let mut config = web_yaml();
+    config["metadata"]["managedFields"] = json!([{"manager": "me", "operation": "Apply"}]);
+    assert!(matches!(
+        apply(ResourceType::Deployment, None, &config, "kubectl", false, T0),
+        Err(ApiError::BadRequest(m)) if m == "metadata.managedFields must be nil"
+    ));
 }
