@@ -1,0 +1,1 @@
+//! sim::controller::deploy_status (in progress)

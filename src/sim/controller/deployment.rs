@@ -1,0 +1,1 @@
+//! sim::controller::deployment (in progress)

@@ -1,0 +1,1 @@
+//! sim::controller::events (in progress)

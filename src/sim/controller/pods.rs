@@ -1,0 +1,1 @@
+//! sim::controller::pods (in progress)

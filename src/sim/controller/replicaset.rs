@@ -1,0 +1,1 @@
+//! sim::controller::replicaset (in progress)
