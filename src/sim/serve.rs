@@ -9,8 +9,8 @@ use super::server::{Scenario, SimConfig, SimServer, Timings};
 /// Why serving failed, worded for the person at the terminal.
 #[derive(Debug, thiserror::Error)]
 enum ServeError {
-    #[error("unknown scenario \"{0}\" (known: incident, none)")]
-    Scenario(String),
+    #[error(transparent)]
+    Scenario(#[from] super::scenario::UnknownScenario),
     #[error(transparent)]
     Sim(#[from] super::SimError),
     #[error("cannot write the kubeconfig to {path}: {source}")]
@@ -25,13 +25,6 @@ enum ServeError {
     Signal(#[source] std::io::Error),
 }
 
-pub fn parse_scenario(name: &str) -> Option<Scenario> {
-    match name {
-        "none" => Some(Scenario::None),
-        "incident" => Some(Scenario::Incident),
-        _ => None,
-    }
-}
 
 pub fn run(args: &DemoArgs) -> ExitCode {
     match serve(args) {
@@ -51,8 +44,7 @@ fn write_kubeconfig(path: &Path, yaml: &str) -> Result<(), ServeError> {
 }
 
 fn serve(args: &DemoArgs) -> Result<(), ServeError> {
-    let scenario = parse_scenario(&args.scenario)
-        .ok_or_else(|| ServeError::Scenario(args.scenario.clone()))?;
+    let scenario: Scenario = args.scenario.parse()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

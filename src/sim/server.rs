@@ -27,24 +27,8 @@ mod router;
 pub mod table;
 mod watch_stream;
 
-pub use placeholder::{Scenario, Timings};
-
-/// Until the controller and scenario land (branch sim-ctrl), stand-ins for their types.
-mod placeholder {
-    /// The scenario to play.
-    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub enum Scenario {
-        /// Nothing changes by itself.
-        #[default]
-        None,
-        /// The incident of the demo.
-        Incident,
-    }
-
-    /// How fast the controllers act.
-    #[derive(Debug, Clone, Default)]
-    pub struct Timings {}
-}
+pub use super::controller::Timings;
+pub use super::scenario::Scenario;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +78,8 @@ pub struct SimServer {
     faults: Faults,
     addr: SocketAddr,
     listening: Option<Listening>,
+    /// The controllers and the scenario, stopped on shutdown (a restart keeps them).
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl SimServer {
@@ -106,11 +92,19 @@ impl SimServer {
             port: config.port,
             source,
         })?;
+        if config.seed {
+            super::scenario::seed(&store).map_err(|e| SimError::Seed(e.to_string()))?;
+        }
+        let tasks = vec![
+            super::controller::spawn(store.clone(), config.timings.clone()),
+            super::scenario::spawn(store.clone(), config.scenario),
+        ];
         let mut server = SimServer {
             store,
             faults,
             addr,
             listening: None,
+            tasks,
         };
         server.listening = Some(server.serve(listener));
         Ok(server)
@@ -171,6 +165,9 @@ impl SimServer {
 
     /// Stop serving; open connections and watches end.
     pub async fn shutdown(mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
         self.stop_listening().await;
     }
 }
@@ -239,4 +236,16 @@ async fn accept_loop(
 /// Resolves once the server closes (the guard `wait_for` returns is not held across awaits).
 pub(crate) async fn closed(closing: &mut watch::Receiver<bool>) {
     let _ = closing.wait_for(|c| *c).await;
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        // A server dropped without shutdown (a failing test) must not leave tasks running.
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(listening) = &self.listening {
+            let _ = listening.close.send(true);
+        }
+    }
 }
