@@ -25,7 +25,6 @@ enum ServeError {
     Signal(#[source] std::io::Error),
 }
 
-
 pub fn run(args: &DemoArgs) -> ExitCode {
     match serve(args) {
         Ok(()) => ExitCode::SUCCESS,

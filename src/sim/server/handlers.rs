@@ -169,13 +169,14 @@ pub fn selectors(
         LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or(""))?;
     let mut field_text = query.get("fieldSelector").cloned().unwrap_or_default();
     if path.watch_prefix
-        && let Some(name) = &path.name {
-            field_text = if field_text.is_empty() {
-                format!("metadata.name={name}")
-            } else {
-                format!("{field_text},metadata.name={name}")
-            };
-        }
+        && let Some(name) = &path.name
+    {
+        field_text = if field_text.is_empty() {
+            format!("metadata.name={name}")
+        } else {
+            format!("{field_text},metadata.name={name}")
+        };
+    }
     let fields = FieldSelector::parse(path.resource, &field_text)?;
     Ok((labels, fields))
 }

@@ -97,10 +97,28 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
         })),
         ApiError::UnsupportedMediaType(_) => Some(json!({})),
         ApiError::Forbidden(m) => forbidden_details(m),
+        ApiError::Invalid(m) => invalid_details(m),
         ApiError::BadRequest(_) | ApiError::Gone(_) | ApiError::Internal(_) => None,
         _ => details_from_message(&message),
     };
     (code, status_value(code, reason, &message, details))
+}
+
+/// `Deployment.apps "web" is invalid: spec.replicas: Invalid value: ...` → {name, group, kind,
+/// causes: [{reason, message, field}]}, as kubectl prints them.
+fn invalid_details(message: &str) -> Option<Value> {
+    let (_, rest) = message.split_once(" is invalid: ")?;
+    let mut details = details_from_message(message).unwrap_or_else(|| json!({}));
+    let (field, cause) = rest.split_once(": ").unwrap_or(("", rest));
+    let reason = if cause.starts_with("Required value") {
+        "FieldValueRequired"
+    } else if cause.starts_with("Forbidden") {
+        "FieldValueForbidden"
+    } else {
+        "FieldValueInvalid"
+    };
+    details["causes"] = json!([{"reason": reason, "message": cause, "field": field}]);
+    Some(details)
 }
 
 /// `deployments.apps is forbidden: ...` → {group, kind}.

@@ -109,9 +109,10 @@ fn resource_route(group: &str, rest: &[&str]) -> Route {
         return Route::Unknown;
     }
     if let Some(sub) = &subresource
-        && !resource.subresources().contains(&sub.as_str()) {
-            return Route::Unknown;
-        }
+        && !resource.subresources().contains(&sub.as_str())
+    {
+        return Route::Unknown;
+    }
     Route::Resource(ResourcePath {
         resource,
         namespace,

@@ -230,9 +230,10 @@ async fn run(
     for event in &start.replay {
         last_rv = last_rv.max(event.entry.resource_version);
         if let Some(line) = watcher.line(event)
-            && tx.send(line).await.is_err() {
-                return;
-            }
+            && tx.send(line).await.is_err()
+        {
+            return;
+        }
     }
     if send_initial && tx.send(watcher.bookmark(last_rv, true)).await.is_err() {
         return;

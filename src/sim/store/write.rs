@@ -58,7 +58,11 @@ fn as_map(value: &mut Value) -> &mut Map<String, Value> {
 }
 
 fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
-    as_map(as_map(object).entry("metadata").or_insert_with(|| Value::Object(Map::new())))
+    as_map(
+        as_map(object)
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new())),
+    )
 }
 
 pub fn set_resource_version(object: &mut Value, rv: u64) {
@@ -484,7 +488,8 @@ impl Store {
                 };
             }
             if meta
-                .get("managedFields").is_none_or(|m| m.as_array().is_none_or(|a| a.is_empty()))
+                .get("managedFields")
+                .is_none_or(|m| m.as_array().is_none_or(|a| a.is_empty()))
             {
                 match old_meta.get("managedFields") {
                     Some(v) => meta.insert("managedFields".into(), v.clone()),
