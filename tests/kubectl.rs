@@ -2,6 +2,8 @@
 //! records (values, `managedFields` manager/operation/subresource as a 1.30+ server does).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "sim/api.rs"]
+mod api;
 mod common;
 
 use std::io::{BufRead, BufReader};

@@ -60,7 +60,9 @@ pub fn status_value(code: u16, reason: &str, message: &str, details: Option<Valu
 fn details_from_message(message: &str) -> Option<Value> {
     let (what, rest) = message.split_once(" \"")?;
     let name = rest.split('"').next()?;
-    if what.contains(' ') || what.is_empty() {
+    // "Operation cannot be fulfilled on deployments.apps": the resource is the last word.
+    let what = what.rsplit(' ').next().unwrap_or(what);
+    if what.is_empty() {
         return None;
     }
     let (kind, group) = what.split_once('.').unwrap_or((what, ""));
