@@ -24,16 +24,14 @@ impl Comparison {
     /// `kind`. Server-owned metadata is left out (see [`FieldSet::without_server_fields`]).
     pub fn of(kind: &str, old: Option<&Value>, new: &Value) -> Comparison {
         let root = schema::root(kind);
-        let zero;
-        let old = match old {
-            Some(old) => old,
-            None => {
-                zero = root.zero_value();
-                &zero
-            }
-        };
+        // A server compares typed objects: fields of the Go zero value are always there.
+        let zero = root.zero_value();
+        let mut old = old.cloned().unwrap_or_else(|| zero.clone());
+        let mut new = new.clone();
+        fill_zero(&zero, &mut old);
+        fill_zero(&zero, &mut new);
         let mut out = Comparison::default();
-        compare(root, Some(old), Some(new), &mut Vec::new(), &mut out);
+        compare(root, Some(&old), Some(&new), &mut Vec::new(), &mut out);
         Comparison {
             added: out.added.without_server_fields(),
             modified: out.modified.without_server_fields(),
@@ -44,6 +42,21 @@ impl Comparison {
     /// Added or modified: what the writer of `new` takes ownership of.
     pub fn changed(&self) -> FieldSet {
         self.added.union(&self.modified)
+    }
+}
+
+/// Add the fields of the Go zero value `zero` that `object` lacks.
+fn fill_zero(zero: &Value, object: &mut Value) {
+    let (Value::Object(zero), Value::Object(object)) = (zero, object) else {
+        return;
+    };
+    for (key, z) in zero {
+        match object.get_mut(key) {
+            Some(existing) => fill_zero(z, existing),
+            None => {
+                object.insert(key.clone(), z.clone());
+            }
+        }
     }
 }
 

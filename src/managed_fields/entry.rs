@@ -148,7 +148,7 @@ impl ManagedFieldsEntry {
             return;
         };
         if entries.is_empty() {
-            metadata.remove("managedFields");
+            metadata.shift_remove("managedFields");
         } else {
             let list = entries.iter().map(ManagedFieldsEntry::to_value).collect();
             metadata.insert("managedFields".into(), Value::Array(list));

@@ -28,18 +28,31 @@ pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, ApiError> {
     let mut out = target.clone();
     json_patch::patch(&mut out, &operations).map_err(|e| {
         let path = e.path.as_str().to_string();
-        // Worded as the server's JSON patch library words them.
+        let op = match operations.0.get(e.operation) {
+            Some(json_patch::PatchOperation::Add(_)) => "add",
+            Some(json_patch::PatchOperation::Remove(_)) => "remove",
+            Some(json_patch::PatchOperation::Replace(_)) => "replace",
+            Some(json_patch::PatchOperation::Move(_)) => "move",
+            Some(json_patch::PatchOperation::Copy(_)) => "copy",
+            Some(json_patch::PatchOperation::Test(_)) | None => "test",
+        };
+        // Worded as the server's JSON patch library (evanphx/json-patch) words them.
         ApiError::Invalid(match e.kind {
             json_patch::PatchErrorKind::TestFailed => {
                 format!("testing value {path} failed: test failed")
             }
             json_patch::PatchErrorKind::InvalidFromPointer => {
-                format!("doc is missing from path: \"{path}\": missing value")
+                format!(
+                    "{op} operation does not apply: doc is missing from path: {path}: missing value"
+                )
+            }
+            json_patch::PatchErrorKind::InvalidPointer if op == "test" => {
+                format!("testing value {path} failed: test failed")
             }
             json_patch::PatchErrorKind::InvalidPointer => {
-                format!("doc is missing path: \"{path}\": missing value")
+                format!("{op} operation does not apply: doc is missing path: {path}: missing value")
             }
-            ref other => format!("{other} at \"{path}\""),
+            ref other => format!("{op} operation does not apply: {other}: {path}"),
         })
     })?;
     Ok(out)

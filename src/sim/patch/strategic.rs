@@ -42,7 +42,7 @@ fn merge_map(
         Some(Value::String(d)) if d == "delete" => return Ok(None),
         Some(Value::String(d)) if d == "replace" => {
             let mut rest = patch.clone();
-            rest.remove(PATCH);
+            rest.shift_remove(PATCH);
             return merge_map(schema, Map::new(), &rest);
         }
         Some(other) => {
@@ -70,13 +70,13 @@ fn merge_map(
             continue;
         }
         if value.is_null() {
-            original.remove(key);
+            original.shift_remove(key);
             continue;
         }
         let order = patch.get(&format!("{SET_ELEMENT_ORDER}{key}"));
         match merge_value(schema.field(key), original.get(key), value, order)? {
             Some(merged) => original.insert(key.clone(), merged),
-            None => original.remove(key),
+            None => original.shift_remove(key),
         };
     }
     // A `$setElementOrder` without the list itself only reorders what the server has.
