@@ -94,16 +94,32 @@ fn seed(store: &Store, deployments: usize) -> Duration {
     let opts = WriteOptions::manager("bench");
     for n in 0..NAMESPACES {
         let ns = format!("team-{n:03}");
-        store.create(ResourceType::Namespace, json!({"metadata": {"name": ns}}), &opts).unwrap();
+        store
+            .create(
+                ResourceType::Namespace,
+                json!({"metadata": {"name": ns}}),
+                &opts,
+            )
+            .unwrap();
     }
     for i in 0..deployments {
         let ns = format!("team-{:03}", i % NAMESPACES);
         let name = format!("svc-{i:05}");
-        let d = store.create(ResourceType::Deployment, deployment(&ns, &name), &opts).unwrap();
+        let d = store
+            .create(ResourceType::Deployment, deployment(&ns, &name), &opts)
+            .unwrap();
         let uid = d["metadata"]["uid"].as_str().unwrap().to_string();
-        let rs = store.create(ResourceType::ReplicaSet, replicaset(&ns, &name, &uid), &opts).unwrap();
+        let rs = store
+            .create(
+                ResourceType::ReplicaSet,
+                replicaset(&ns, &name, &uid),
+                &opts,
+            )
+            .unwrap();
         let rs_uid = rs["metadata"]["uid"].as_str().unwrap().to_string();
-        store.create(ResourceType::Pod, pod(&ns, &name, &rs_uid), &opts).unwrap();
+        store
+            .create(ResourceType::Pod, pod(&ns, &name, &rs_uid), &opts)
+            .unwrap();
     }
     started.elapsed()
 }
@@ -111,11 +127,17 @@ fn seed(store: &Store, deployments: usize) -> Duration {
 /// GET `path` on a fresh connection; returns the body length.
 async fn get(addr: std::net::SocketAddr, path: &str, accept: &str) -> usize {
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+    );
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut body = Vec::new();
     stream.read_to_end(&mut body).await.unwrap();
-    assert!(body.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&body[..body.len().min(300)]));
+    assert!(
+        body.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&body[..body.len().min(300)])
+    );
     body.len()
 }
 
@@ -126,7 +148,14 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 /// A watcher reading a chunked watch stream: counts events and the lag from the write
 /// timestamp (a label in nanoseconds) to the moment the line is read.
-async fn watch(addr: std::net::SocketAddr, rv: u64, seen: Arc<AtomicU64>, lag_sum_us: Arc<AtomicU64>, lag_max_us: Arc<AtomicU64>, epoch: Instant) {
+async fn watch(
+    addr: std::net::SocketAddr,
+    rv: u64,
+    seen: Arc<AtomicU64>,
+    lag_sum_us: Arc<AtomicU64>,
+    lag_max_us: Arc<AtomicU64>,
+    epoch: Instant,
+) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request = format!(
         "GET /apis/apps/v1/deployments?watch=true&resourceVersion={rv}&timeoutSeconds=600 HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
@@ -172,14 +201,27 @@ async fn watch(addr: std::net::SocketAddr, rv: u64, seen: Arc<AtomicU64>, lag_su
 }
 
 fn main() {
-    let deployments: usize = std::env::var("SIM_BENCH_DEPLOYMENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let deployments: usize = std::env::var("SIM_BENCH_DEPLOYMENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let base = rss_mib();
     let store = Store::new();
     let took = seed(&store, deployments);
     let rss = rss_mib();
-    println!("seed: {deployments} Deployments + {deployments} ReplicaSets + {deployments} pods in {NAMESPACES} namespaces in {:.1} s", took.as_secs_f64());
-    println!("memory: VmRSS {rss:.0} MiB ({:.0} MiB above the {base:.0} MiB before seeding; target < 512 MiB)", rss - base);
+    println!(
+        "seed: {deployments} Deployments + {deployments} ReplicaSets + {deployments} pods in {NAMESPACES} namespaces in {:.1} s",
+        took.as_secs_f64()
+    );
+    println!(
+        "memory: VmRSS {rss:.0} MiB ({:.0} MiB above the {base:.0} MiB before seeding; target < 512 MiB)",
+        rss - base
+    );
 
     runtime.block_on(async {
         let server = SimServer::serve_store(store.clone(), 0).await.unwrap();

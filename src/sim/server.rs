@@ -102,7 +102,9 @@ impl SimServer {
     /// client writes (benchmarks and tests that fill the store themselves).
     pub async fn serve_store(store: Store, port: u16) -> Result<SimServer, SimError> {
         let listener = bind(port).await?;
-        let addr = listener.local_addr().map_err(|source| SimError::Bind { port, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| SimError::Bind { port, source })?;
         let mut server = SimServer {
             store,
             faults: Faults::default(),
