@@ -488,3 +488,49 @@ fn strict_validation_refuses_unknown_fields() {
         "{err}"
     );
 }
+
+#[test]
+fn create_namespace_and_deployment_send_protobuf_and_roll_out() {
+    let c = Cluster::start();
+    assert_eq!(
+        c.ok(&["create", "namespace", "team-a"]).trim(),
+        "namespace/team-a created"
+    );
+    let out = c.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "team-a",
+        "--image=nginx:1.25",
+        "--replicas=3",
+        "--port=8080",
+    ]);
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    let d = c.get_json("deployment/web", "team-a");
+    assert_eq!(d["spec"]["replicas"], 3);
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        (container["name"].as_str(), container["image"].as_str()),
+        (Some("nginx"), Some("nginx:1.25"))
+    );
+    assert_eq!(container["ports"][0]["containerPort"], 8080);
+    assert_eq!(
+        d["spec"]["strategy"]["type"], "RollingUpdate",
+        "no protobuf zero value hides a default"
+    );
+    assert_eq!(managed_entry(&d, "kubectl-create")["operation"], "Update");
+    let out = c.kubectl(&[
+        "rollout",
+        "status",
+        "deployment/web",
+        "-n",
+        "team-a",
+        "--timeout=90s",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -22,6 +22,7 @@ use super::faults::Faults;
 use super::store::Store;
 
 mod handlers;
+mod protobuf;
 mod response;
 mod router;
 pub mod table;

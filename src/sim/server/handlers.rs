@@ -453,8 +453,9 @@ fn unsupported_media_type() -> ApiError {
 }
 
 /// Decode a create/update body (JSON or YAML).
-fn decode_object(media: &str, body: &[u8]) -> Result<Value, ApiError> {
+fn decode_object(resource: ResourceType, media: &str, body: &[u8]) -> Result<Value, ApiError> {
     let value: Value = match media {
+        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(resource, body)?,
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         })?,
@@ -619,13 +620,13 @@ fn write_inner(
     let name = path.name.as_deref().unwrap_or("");
     match *method {
         Method::POST => {
-            let mut object = decode_object(media, body)?;
+            let mut object = decode_object(r, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.create_validated(r, object, &opts, validation)?;
             Ok((StatusCode::CREATED, value, warnings))
         }
         Method::PUT if scale => {
-            let object = decode_object(media, body)?;
+            let object = decode_object(r, media, body)?;
             let rv = object
                 .pointer("/metadata/resourceVersion")
                 .cloned()
@@ -642,7 +643,7 @@ fn write_inner(
             Ok((StatusCode::OK, view(value), warnings))
         }
         Method::PUT => {
-            let mut object = decode_object(media, body)?;
+            let mut object = decode_object(r, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.update_validated(r, object, &opts, validation)?;
             Ok((StatusCode::OK, value, warnings))
