@@ -251,7 +251,7 @@ fn latency_slows_replies_without_breaking_them() {
 
 /// Send one raw request; returns the HTTP code and the body.
 fn raw(c: &Cluster, method: &str, path: &str, content_type: &str, body: &str) -> (u16, Value) {
-    let kube = client(&c);
+    let kube = client(c);
     let request = http::Request::builder()
         .method(method)
         .uri(path)
@@ -421,15 +421,14 @@ fn a_kube_runtime_watcher_recovers_from_the_410_fault_and_keeps_up() {
         // Whether the change arrives live or in the relist, the watcher sees cart relabelled.
         let seen = tokio::time::timeout(PATIENCE, async {
             while let Ok(Some(event)) = events.try_next().await {
-                if let watcher::Event::Apply(d) | watcher::Event::InitApply(d) = event {
-                    if d.metadata
+                if let watcher::Event::Apply(d) | watcher::Event::InitApply(d) = event
+                    && d.metadata
                         .labels
                         .as_ref()
                         .and_then(|l| l.get("after"))
                         .is_some()
-                    {
-                        return true;
-                    }
+                {
+                    return true;
                 }
             }
             false
