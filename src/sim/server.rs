@@ -25,6 +25,7 @@ mod handlers;
 mod protobuf;
 mod response;
 mod router;
+mod rows;
 pub mod table;
 mod watch_stream;
 

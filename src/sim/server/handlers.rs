@@ -15,6 +15,7 @@ use super::response::{
     parse_query, read_body, status_value, with_warnings,
 };
 use super::router::{ResourcePath, Route, route};
+use super::rows;
 use super::table::{self, IncludeObject};
 use super::watch_stream;
 use crate::sim::discovery;
@@ -257,16 +258,11 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
     let (kind, api_version) = list_type(path.resource);
     match wanted {
         Wanted::Table => {
-            let now = jiff::Timestamp::now();
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
-            let rows = page
-                .items
-                .iter()
-                .map(|e| table::row(path.resource, &e.value(), include, now))
-                .collect();
-            json_value(
+            let meta = Value::Object(meta);
+            json_bytes(
                 StatusCode::OK,
-                &table::table(path.resource, rows, Value::Object(meta), true),
+                rows::table_body(path.resource, &page.items, include, &meta, true),
             )
         }
         Wanted::Metadata => {
@@ -314,19 +310,13 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
     }
     match wanted {
         Wanted::Object => json_bytes(StatusCode::OK, entry.json.clone()),
-        Wanted::Metadata => json_value(StatusCode::OK, &table::partial_metadata(&entry.value())),
+        Wanted::Metadata => json_bytes(StatusCode::OK, rows::partial_metadata(&entry)),
         Wanted::Table => {
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
-            let row = table::row(
-                path.resource,
-                &entry.value(),
-                include,
-                jiff::Timestamp::now(),
-            );
             let meta = json!({"resourceVersion": entry.resource_version.to_string()});
-            json_value(
+            json_bytes(
                 StatusCode::OK,
-                &table::table(path.resource, vec![row], meta, true),
+                rows::table_body(path.resource, &[entry], include, &meta, true),
             )
         }
     }
