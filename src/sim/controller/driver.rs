@@ -95,10 +95,10 @@ impl Index {
     fn remove_child(&mut self, owner: Option<&str>, key: &Key) {
         if let Some(set) = owner.and_then(|o| self.children.get_mut(o)) {
             set.remove(key);
-            if set.is_empty() {
-                if let Some(o) = owner {
-                    self.children.remove(o);
-                }
+            if set.is_empty()
+                && let Some(o) = owner
+            {
+                self.children.remove(o);
             }
         }
     }
@@ -565,17 +565,15 @@ impl Driver {
                 format!("{}/{}", spec.reason, spec.message),
             );
             let counted = spec.component == Component::Kubelet && spec.reason == "BackOff";
-            if counted {
-                if let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
-                    let event_key = Key::new(&repeat_key.0.namespace, &event_name);
-                    let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
-                        let patch = super::events::repeat_patch(e, now);
-                        e["count"] = patch["count"].clone();
-                        e["lastTimestamp"] = patch["lastTimestamp"].clone();
-                    });
-                    if bumped.is_some() {
-                        continue;
-                    }
+            if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
+                let event_key = Key::new(&repeat_key.0.namespace, &event_name);
+                let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
+                    let patch = super::events::repeat_patch(e, now);
+                    e["count"] = patch["count"].clone();
+                    e["lastTimestamp"] = patch["lastTimestamp"].clone();
+                });
+                if bumped.is_some() {
+                    continue;
                 }
             }
             let event = event_object(involved, spec, now, host);
@@ -624,3 +622,7 @@ fn set_annotations(object: &mut Value, annotations: &serde_json::Map<String, Val
         object["metadata"]["annotations"][k] = v.clone();
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

@@ -352,6 +352,7 @@ pub fn observed_stage(pod: &Value) -> PodStage {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

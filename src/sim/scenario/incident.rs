@@ -232,6 +232,7 @@ fn container_of<'a>(live: &'a Value, name: &str) -> Option<&'a Value> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::sim::scenario::manifests::demo_objects;
