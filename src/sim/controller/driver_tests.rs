@@ -249,3 +249,55 @@ async fn rolling_update_and_deletion_reach_the_pods() {
     .await;
     controllers.abort();
 }
+
+/// Scale check, run by hand (`cargo test --release --lib scale -- --ignored --nocapture`):
+/// 10,000 one-replica Deployments in 500 namespaces all become available.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "takes tens of seconds; run by hand to check the controllers at scale"]
+async fn scale_ten_thousand_deployments_become_available() {
+    let store = Store::new();
+    let controllers = spawn(store.clone(), Timings::fast());
+    let started = std::time::Instant::now();
+    for n in 0..500 {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("team-{n}")}});
+        store
+            .create(ResourceType::Namespace, ns, &WriteOptions::manager("bench"))
+            .unwrap();
+    }
+    for i in 0..10_000 {
+        let d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": format!("app-{i}"), "namespace": format!("team-{}", i % 500)},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": format!("app-{i}")}},
+                "template": {"metadata": {"labels": {"app": format!("app-{i}")}},
+                    "spec": {"containers": [{"name": "app", "image": "registry.example/app:1.0"}]}}}});
+        store
+            .create(ResourceType::Deployment, d, &WriteOptions::manager("bench"))
+            .unwrap();
+        if i % 100 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    println!("created 10,000 Deployments in {:?}", started.elapsed());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
+    loop {
+        let available = store
+            .list(ResourceType::Deployment, None)
+            .iter()
+            .filter(|d| rolled_out(d))
+            .count();
+        if available == 10_000 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {available} of 10,000 available"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    println!("all 10,000 available after {:?}", started.elapsed());
+    assert_eq!(store.list(ResourceType::Pod, None).len(), 10_000);
+    let version = store.resource_version();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(store.resource_version(), version, "idle after settling");
+    controllers.abort();
+}
