@@ -22,6 +22,7 @@ mod write;
 
 pub use select::{FieldSelector, LabelSelector};
 pub use validate::{FieldValidation, validate_name};
+pub use write::{not_found, scale_of};
 
 /// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -152,6 +153,39 @@ impl Entry {
 pub struct WatchEvent {
     pub kind: EventType,
     pub entry: Arc<Entry>,
+    /// The object before a modification, so a watch with a selector can tell an object that
+    /// left its selection (sent as DELETED) from one that entered it (ADDED).
+    pub previous: Option<Arc<Entry>>,
+    line: std::sync::OnceLock<Bytes>,
+}
+
+impl WatchEvent {
+    pub fn new(kind: EventType, entry: Arc<Entry>, previous: Option<Arc<Entry>>) -> WatchEvent {
+        WatchEvent {
+            kind,
+            entry,
+            previous,
+            line: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The event as a watch stream line, with its own type; built once, for every watcher.
+    pub fn line(&self) -> Bytes {
+        self.line
+            .get_or_init(|| watch_line(self.kind.wire_name(), &self.entry.json))
+            .clone()
+    }
+}
+
+/// `{"type":TYPE,"object":OBJECT}` and a newline.
+pub fn watch_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
 }
 
 /// What a new watch starts from: the events it must replay, then the live feed.
@@ -367,6 +401,29 @@ impl Store {
         })
     }
 
+    /// Start a watch of `resource` (in `namespace`, or all) with the current objects as
+    /// synthetic ADDED events, then every change after them.
+    pub fn watch_current(&self, resource: ResourceType, namespace: Option<&str>) -> WatchStart {
+        let inner = self.lock();
+        let live = self.shared.watch_tx.subscribe();
+        let ns = namespace.filter(|_| resource.namespaced());
+        let replay = inner
+            .objects
+            .get(&resource)
+            .map(|m| {
+                m.iter()
+                    .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
+                    .map(|(_, e)| Arc::new(WatchEvent::new(EventType::Added, e.clone(), None)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        WatchStart {
+            replay,
+            live,
+            resource_version: inner.resource_version,
+        }
+    }
+
     /// Create; fills uid, creationTimestamp, generation, resourceVersion, defaults, managedFields.
     pub fn create(
         &self,
@@ -463,7 +520,7 @@ impl Store {
         let rv = inner.resource_version;
         write::set_resource_version(&mut object, rv);
         let entry = write::make_entry(resource, &object, rv);
-        self.publish(inner, EventType::Deleted, entry, object);
+        self.publish(inner, EventType::Deleted, entry, None, object);
     }
 
     /// Store `object` (already complete, with its resourceVersion) and tell the watchers.
@@ -476,16 +533,23 @@ impl Store {
     ) {
         let rv = inner.resource_version;
         let entry = write::make_entry(resource, &object, rv);
-        inner.objects.entry(resource).or_default().insert(
+        let previous = inner.objects.entry(resource).or_default().insert(
             (entry.namespace.to_string(), entry.name.to_string()),
             entry.clone(),
         );
-        self.publish(inner, kind, entry, object);
+        self.publish(inner, kind, entry, previous, object);
     }
 
-    fn publish(&self, inner: &mut Inner, kind: EventType, entry: Arc<Entry>, object: Value) {
+    fn publish(
+        &self,
+        inner: &mut Inner,
+        kind: EventType,
+        entry: Arc<Entry>,
+        previous: Option<Arc<Entry>>,
+        object: Value,
+    ) {
         let resource = entry.resource;
-        let event = Arc::new(WatchEvent { kind, entry });
+        let event = Arc::new(WatchEvent::new(kind, entry, previous));
         inner.history.push_back(event.clone());
         while inner.history.len() > HISTORY_CAPACITY {
             if let Some(gone) = inner.history.pop_front() {

@@ -106,13 +106,11 @@ pub fn check_typed(
     }
     let typed = typed_form(resource, object).map_err(|e| {
         if patch {
-            let name = object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
+            // As a real server words it: the whole patched object, quoted, then the decode error.
+            let quoted = serde_json::to_string(&serde_json::to_string(object).unwrap_or_default())
+                .unwrap_or_default();
             ApiError::Invalid(format!(
-                "{} \"{name}\" is invalid: patch: Invalid value: {e}",
-                kind_group(resource)
+                " \"\" is invalid: patch: Invalid value: {quoted}: {e}"
             ))
         } else {
             ApiError::BadRequest(format!(

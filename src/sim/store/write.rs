@@ -46,29 +46,23 @@ fn meta_str<'a>(object: &'a Value, field: &str) -> &'a str {
         .unwrap_or("")
 }
 
-fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
-    if !object.is_object() {
-        *object = Value::Object(Map::new());
-    }
-    let Value::Object(map) = object else {
-        unreachable_object()
-    };
-    let meta = map
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    match meta {
-        Value::Object(m) => m,
-        _ => unreachable_object(),
+/// `value` as an object, made one if it is not.
+fn as_map(value: &mut Value) -> &mut Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => {
+            *other = Value::Object(Map::new());
+            as_map(other)
+        }
     }
 }
 
-#[allow(clippy::panic)]
-fn unreachable_object() -> ! {
-    // Both callers made the value an object on the line before.
-    panic!("metadata is an object")
+fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+    as_map(
+        as_map(object)
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new())),
+    )
 }
 
 pub fn set_resource_version(object: &mut Value, rv: u64) {
@@ -207,6 +201,7 @@ impl Store {
         opts: &WriteOptions,
         validation: FieldValidation,
     ) -> Result<(Value, Vec<String>), ApiError> {
+        set_type_meta(resource, &mut object);
         let warnings = check_typed(resource, &mut object, validation, false)?;
         if resource.namespaced() && meta_str(&object, "namespace").is_empty() {
             return Err(ApiError::BadRequest(
@@ -347,6 +342,7 @@ impl Store {
             let warnings = check_typed(resource, &mut config, validation, false)?;
             validate_name(resource, name)?;
             let mut object = ssa::apply(resource, None, &config, &opts.manager, *force, &now)?;
+            set_type_meta(resource, &mut object);
             fill_create_metadata(resource, &mut object, &now);
             defaults::apply_defaults(resource, &mut object);
             return self
@@ -442,6 +438,7 @@ impl Store {
         let name = meta_str(old, "name").to_string();
         let now = now_rfc3339();
         let sub = opts.subresource.as_deref();
+        set_type_meta(resource, &mut new);
         if sub == Some("status") {
             // A status write changes status only (and may carry managedFields from apply).
             let status = new.get("status").cloned();
@@ -490,9 +487,9 @@ impl Store {
                     None => meta.remove(field),
                 };
             }
-            if !meta
+            if meta
                 .get("managedFields")
-                .is_some_and(|m| m.as_array().is_some_and(|a| !a.is_empty()))
+                .is_none_or(|m| m.as_array().is_none_or(|a| a.is_empty()))
             {
                 match old_meta.get("managedFields") {
                     Some(v) => meta.insert("managedFields".into(), v.clone()),
@@ -606,4 +603,24 @@ fn fill_create_metadata(resource: ResourceType, object: &mut Value, now: &str) {
         meta.remove("generation");
     }
     prepare_create_status(resource, object, &name);
+}
+
+/// `apiVersion` and `kind` first, as a real server serializes them.
+fn set_type_meta(resource: ResourceType, object: &mut Value) {
+    let Value::Object(map) = object else { return };
+    if map.get("apiVersion").and_then(Value::as_str) == Some(resource.api_version())
+        && map.get("kind").and_then(Value::as_str) == Some(resource.kind())
+        && map.keys().take(2).eq(["apiVersion", "kind"])
+    {
+        return;
+    }
+    let mut ordered = Map::new();
+    ordered.insert("apiVersion".into(), json!(resource.api_version()));
+    ordered.insert("kind".into(), json!(resource.kind()));
+    for (k, v) in std::mem::take(map) {
+        if k != "apiVersion" && k != "kind" {
+            ordered.insert(k, v);
+        }
+    }
+    *map = ordered;
 }
