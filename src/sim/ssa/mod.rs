@@ -317,3 +317,6 @@ fn conflict_error(mut conflicts: Vec<(&ManagedFieldsEntry, FieldSet)>) -> ApiErr
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod properties;
