@@ -24,7 +24,9 @@ use crate::sim::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
 
 /// Work items handled between two looks at the store's change feed, so a burst (seeding
 /// thousands of Deployments) neither starves the HTTP server nor overflows the feed.
-const BATCH: usize = 128;
+const BATCH: usize = 64;
+/// Pause between two batches while there is a backlog.
+const PAUSE: Duration = Duration::from_millis(2);
 const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// Attempts of a read-modify-write that lost a race with another writer (409).
 const RETRIES: usize = 5;
@@ -65,7 +67,9 @@ pub async fn run(store: Store, timings: Timings) {
         }
         driver.fire_due_timers();
         if driver.work(BATCH) {
-            tokio::task::yield_now().await;
+            // A real pause, not just a yield: the store is one lock, and a thread that is woken
+            // when it is released must get a chance to take it before the next write.
+            tokio::time::sleep(PAUSE).await;
             continue;
         }
         let next_timer = driver.timers.next_due();

@@ -255,6 +255,11 @@ async fn rolling_update_and_deletion_reach_the_pods() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "takes tens of seconds; run by hand to check the controllers at scale"]
 async fn scale_ten_thousand_deployments_become_available() {
+    // KDRIFT_SCALE_DEPLOYMENTS overrides the count, to try smaller sizes.
+    let total: usize = std::env::var("KDRIFT_SCALE_DEPLOYMENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
     let store = Store::new();
     let controllers = spawn(store.clone(), Timings::fast());
     let started = std::time::Instant::now();
@@ -264,7 +269,7 @@ async fn scale_ten_thousand_deployments_become_available() {
             .create(ResourceType::Namespace, ns, &WriteOptions::manager("bench"))
             .unwrap();
     }
-    for i in 0..10_000 {
+    for i in 0..total {
         let d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": format!("app-{i}"), "namespace": format!("team-{}", i % 500)},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": format!("app-{i}")}},
@@ -277,7 +282,7 @@ async fn scale_ten_thousand_deployments_become_available() {
             tokio::task::yield_now().await;
         }
     }
-    println!("created 10,000 Deployments in {:?}", started.elapsed());
+    println!("created {total} Deployments in {:?}", started.elapsed());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
     loop {
         let available = store
@@ -285,17 +290,24 @@ async fn scale_ten_thousand_deployments_become_available() {
             .iter()
             .filter(|d| rolled_out(d))
             .count();
-        if available == 10_000 {
+        if available == total {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "only {available} of 10,000 available"
+            "only {available} of {total} available"
         );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    println!("all 10,000 available after {:?}", started.elapsed());
-    assert_eq!(store.list(ResourceType::Pod, None).len(), 10_000);
+    println!("all {total} available after {:?}", started.elapsed());
+    let rss = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss = rss
+        .lines()
+        .find(|l| l.starts_with("VmRSS"))
+        .unwrap_or("VmRSS: ?");
+    let events = store.list(ResourceType::Event, None).len();
+    println!("{rss}; {events} events");
+    assert_eq!(store.list(ResourceType::Pod, None).len(), total);
     let version = store.resource_version();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(store.resource_version(), version, "idle after settling");
