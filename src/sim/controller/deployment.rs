@@ -387,7 +387,7 @@ fn rollout_rolling(
 ) {
     let desired = spec_replicas(d);
     let (surge, unavailable) = fenceposts(d);
-    let old_total: i64 = olds.iter().map(|rs| spec_replicas(rs)).sum();
+    let old_total: i64 = olds.iter().map(spec_replicas).sum();
     // reconcileNewReplicaSet
     let new_size = new_rs.as_ref().map(spec_replicas).unwrap_or(0);
     let wanted_new = if new_size >= desired {

@@ -1,5 +1,6 @@
 //! Tests of the deployment controller's decisions, against a small in-memory world where
 //! ReplicaSets get their pods at once and pods become available when the test says so.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use super::*;
 use crate::sim::controller::deploy_status::{TIMED_OUT, condition};
 

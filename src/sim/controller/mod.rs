@@ -22,6 +22,7 @@ pub mod deployment;
 pub mod driver;
 pub mod events;
 pub mod hash;
+mod index;
 pub mod object;
 pub mod pods;
 pub mod replicaset;

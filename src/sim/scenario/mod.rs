@@ -53,6 +53,7 @@ pub fn spawn(store: Store, scenario: Scenario) -> JoinHandle<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
