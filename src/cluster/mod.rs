@@ -6,3 +6,4 @@
 //! - [`rows`]: the slim rows the screen needs, mapped from whole objects (pure).
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
+pub mod rows;
