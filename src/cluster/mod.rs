@@ -7,3 +7,4 @@
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
 pub mod rows;
+pub mod watch;
