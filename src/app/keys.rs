@@ -73,6 +73,8 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
 
 fn table_key(app: &mut App, key: KeyEvent) {
     let page = app.table_height() as isize;
+    // Keys may arrive in a burst between frames: act on the rows as they are now.
+    app.table.refresh(&app.cache, app.table_height());
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let t = &mut app.table;
     match key.code {

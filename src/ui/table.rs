@@ -113,7 +113,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(7),
         Constraint::Length(15),
         Constraint::Length(GAUGE_WIDTH as u16 + 5),
-        Constraint::Length(28),
+        Constraint::Length(32),
         Constraint::Length(5),
         Constraint::Length(8),
     ]);
@@ -173,7 +173,7 @@ fn build_row<'a>(
             Span::styled(empty, theme.gauge_empty),
             Span::styled(pct, theme.muted),
         ])),
-        Cell::from(Span::styled(fit(&phase_text, 28), pstyle)),
+        Cell::from(Span::styled(fit(&phase_text, 32), pstyle)),
         Cell::from(format!("{:>5}", age(r.last_change, app.now))),
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
     ]);
