@@ -4,7 +4,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "kdrift", version, about = "Watch Kubernetes rollouts live and settle drift between the cluster and git")]
+#[command(
+    name = "kdrift",
+    version,
+    about = "Watch Kubernetes rollouts live and settle drift between the cluster and git",
+    after_help = crate::logging::after_help()
+)]
 pub struct Cli {
     #[command(flatten)]
     pub common: CommonArgs,

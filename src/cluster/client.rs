@@ -71,7 +71,7 @@ pub enum ConnectError {
         "no kubeconfig found: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config (or run `kdrift demo`)"
     )]
     NoKubeconfig,
-    #[error("cannot read kubeconfig {source_name}: {source}")]
+    #[error("cannot read kubeconfig {source_name}: {}", kubeconfig_reason(source))]
     BadKubeconfig {
         source_name: String,
         #[source]
@@ -271,6 +271,15 @@ fn load_source(common: &CommonArgs) -> Result<Source, ConnectError> {
 
 fn default_kubeconfig_path() -> Option<PathBuf> {
     dirs::home_dir().map(|h| h.join(".kube").join("config"))
+}
+
+/// The cause of a kubeconfig error without repeating the path the message already names.
+fn kubeconfig_reason(err: &KubeconfigError) -> String {
+    let text = match err {
+        KubeconfigError::ReadConfig(io, _) => io.to_string(),
+        other => other.to_string(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An error and its causes on one line, without kube's debug dumps.

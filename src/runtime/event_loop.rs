@@ -1,0 +1,258 @@
+//! The one loop (STYLE.md "The loop"): await one event, drain every pending one, update the app,
+//! draw at most once per frame interval and only when something changed. No periodic tick: the
+//! loop wakes for a message, a signal, or when an age shown on screen is due to change.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use futures::StreamExt;
+use jiff::Timestamp;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::time::{Instant, sleep_until};
+
+use super::terminal;
+use crate::app::{App, Command, Message, update};
+use crate::cli::CommonArgs;
+use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::cluster::watch::{Watchers, spawn_watchers};
+use crate::ui::{self, theme::Theme, theme::no_color_from_env};
+
+/// Shortest time between two frames: a burst of watch events becomes one frame.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// What reaches the loop: app messages, and results only the runtime handles.
+pub enum Event {
+    App(Message),
+    Connected {
+        epoch: u64,
+        result: Result<Connection, ConnectError>,
+    },
+    /// The terminal input ended (the terminal went away).
+    InputClosed,
+}
+
+enum Flow {
+    Continue,
+    Quit,
+    Suspend,
+}
+
+struct Loop {
+    app: App,
+    common: CommonArgs,
+    conn: Connection,
+    watchers: Watchers,
+    tx: UnboundedSender<Event>,
+}
+
+/// Start watchers whose messages come back into the loop.
+pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watchers {
+    let tx = tx.clone();
+    spawn_watchers(conn, epoch, move |m| {
+        tx.send(Event::App(Message::Cluster(m))).is_ok()
+    })
+}
+
+impl Loop {
+    fn handle(&mut self, ev: Event) -> Flow {
+        let commands = match ev {
+            Event::App(msg) => update(&mut self.app, msg),
+            Event::InputClosed => return Flow::Quit,
+            Event::Connected { epoch, result } => {
+                // Only the latest switch counts.
+                if epoch != self.app.epoch + 1 {
+                    return Flow::Continue;
+                }
+                match result {
+                    Ok(conn) => self.switch_to(conn, epoch),
+                    Err(e) => update(&mut self.app, Message::SwitchFailed(e.to_string())),
+                }
+            }
+        };
+        let mut flow = Flow::Continue;
+        for c in commands {
+            match c {
+                Command::Quit => return Flow::Quit,
+                Command::Suspend => flow = Flow::Suspend,
+                Command::Switch { context, scope } => self.start_switch(context, scope),
+            }
+        }
+        flow
+    }
+
+    fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
+        let epoch = self.app.epoch + 1;
+        match context.filter(|c| *c != self.conn.context) {
+            None => {
+                // Same cluster, other namespaces: new watchers on the same client.
+                let mut conn = self.conn.clone();
+                conn.scope = scope;
+                let _ = self.tx.send(Event::Connected {
+                    epoch,
+                    result: Ok(conn),
+                });
+            }
+            Some(ctx) => {
+                let mut args = self.common.clone();
+                args.context = Some(ctx);
+                match &scope {
+                    NamespaceScope::All => {
+                        args.namespace = None;
+                        args.all_namespaces = true;
+                    }
+                    NamespaceScope::One(ns) => {
+                        args.namespace = Some(ns.clone());
+                        args.all_namespaces = false;
+                    }
+                }
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = connect(&args).await;
+                    let _ = tx.send(Event::Connected { epoch, result });
+                });
+            }
+        }
+    }
+
+    fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
+        tracing::info!(context = %conn.context, scope = conn.scope.label(), "switching");
+        self.watchers = watch(&conn, epoch, &self.tx);
+        let msg = Message::Switched {
+            epoch,
+            context: conn.context.clone(),
+            contexts: conn.contexts.clone(),
+            scope: conn.scope.clone(),
+        };
+        self.conn = conn;
+        update(&mut self.app, msg)
+    }
+}
+
+async fn read_input(tx: UnboundedSender<Event>) {
+    let mut events = EventStream::new();
+    while let Some(ev) = events.next().await {
+        let msg = match ev {
+            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Message::Key(k),
+            Ok(TermEvent::Resize(width, height)) => Message::Resize { width, height },
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::error!(error = %e, "terminal input failed");
+                break;
+            }
+        };
+        if tx.send(Event::App(msg)).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(Event::InputClosed);
+}
+
+/// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
+pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<String>) -> ExitCode {
+    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
+    let (tx, mut rx) = unbounded_channel::<Event>();
+    let mut app = App::new(
+        conn.context.clone(),
+        conn.contexts.clone(),
+        conn.scope.clone(),
+        Timestamp::now(),
+    );
+    app.readonly = common.readonly;
+    if let Some(e) = theme_error {
+        tracing::warn!(error = %e, "theme not loaded; using the default");
+        update(
+            &mut app,
+            Message::Notice(format!("{e} — using the default theme")),
+        );
+    }
+    if let Some(n) = notice {
+        update(&mut app, Message::Notice(n));
+    }
+    let watchers = watch(&conn, 0, &tx);
+    let mut term = match terminal::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::leave();
+            eprintln!("kdrift: cannot use the terminal: {e}");
+            return ExitCode::from(super::EXIT_ERROR);
+        }
+    };
+    if let Ok(size) = term.size() {
+        app.width = size.width;
+        app.height = size.height;
+    }
+    let input = tokio::spawn(read_input(tx.clone()));
+    let mut sigterm =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut state = Loop {
+        app,
+        common: common.clone(),
+        conn,
+        watchers,
+        tx,
+    };
+    let mut last_frame: Option<Instant> = None;
+    let mut code = ExitCode::SUCCESS;
+    'outer: loop {
+        let wake = ui::next_age_change(&state.app)
+            .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
+        let first = tokio::select! {
+            _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
+                tracing::info!("SIGTERM: quitting");
+                break 'outer;
+            }
+            ev = rx.recv() => ev,
+            _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
+                state.app.dirty = true;
+                None
+            }
+        };
+        let mut pending = first.into_iter().collect::<Vec<_>>();
+        loop {
+            while let Ok(ev) = rx.try_recv() {
+                pending.push(ev);
+            }
+            for ev in pending.drain(..) {
+                match state.handle(ev) {
+                    Flow::Continue => {}
+                    Flow::Quit => break 'outer,
+                    Flow::Suspend => {
+                        if let Err(e) = terminal::suspend(&mut term) {
+                            tracing::error!(error = %e, "cannot resume the terminal");
+                            code = ExitCode::from(super::EXIT_ERROR);
+                            break 'outer;
+                        }
+                        state.app.dirty = true;
+                    }
+                }
+            }
+            if !state.app.dirty {
+                break;
+            }
+            // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
+            match last_frame.map(|t| t + FRAME_INTERVAL) {
+                Some(next) if next > Instant::now() => {
+                    sleep_until(next).await;
+                    if !rx.is_empty() {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            state.app.now = Timestamp::now();
+            state.app.prepare_frame();
+            if let Err(e) = term.draw(|f| ui::render(&state.app, &theme, f)) {
+                tracing::error!(error = %e, "cannot draw");
+                code = ExitCode::from(super::EXIT_ERROR);
+                break 'outer;
+            }
+            state.app.dirty = false;
+            last_frame = Some(Instant::now());
+            break;
+        }
+    }
+    input.abort();
+    drop(state);
+    terminal::leave();
+    code
+}
