@@ -7,7 +7,9 @@ use std::time::Duration;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use jiff::Timestamp;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::{Instant, sleep_until};
 
 use super::terminal;
@@ -147,28 +149,149 @@ async fn read_input(tx: UnboundedSender<Event>) {
     let _ = tx.send(Event::InputClosed);
 }
 
+/// What differs between the real terminal and a test or benchmark backend.
+pub trait Frontend<B: Backend> {
+    /// ctrl-z: give the terminal back and stop until resumed.
+    fn suspend(&mut self, terminal: &mut Terminal<B>) -> std::io::Result<()>;
+    /// Called after each frame is drawn (benchmarks time frames here).
+    fn after_frame(&mut self, _app: &App) {}
+}
+
+/// The real terminal.
+struct Tty;
+
+impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
+    fn suspend(&mut self, terminal: &mut ratatui::DefaultTerminal) -> std::io::Result<()> {
+        terminal::suspend(terminal)
+    }
+}
+
+/// An app on a connection, its watchers and its message channel.
+pub struct Session {
+    state: Loop,
+    rx: UnboundedReceiver<Event>,
+}
+
+impl Session {
+    /// Build the app for `conn` and start its watchers.
+    pub fn start(common: &CommonArgs, conn: Connection) -> Session {
+        let (tx, rx) = unbounded_channel::<Event>();
+        let mut app = App::new(
+            conn.context.clone(),
+            conn.contexts.clone(),
+            conn.scope.clone(),
+            Timestamp::now(),
+        );
+        app.readonly = common.readonly;
+        let watchers = watch(&conn, 0, &tx);
+        Session {
+            state: Loop {
+                app,
+                common: common.clone(),
+                conn,
+                watchers,
+                tx,
+            },
+            rx,
+        }
+    }
+
+    pub fn app(&self) -> &App {
+        &self.state.app
+    }
+
+    /// A sender into the loop (for terminal input).
+    pub fn sender(&self) -> UnboundedSender<Event> {
+        self.state.tx.clone()
+    }
+
+    /// Show a problem found at start-up in the status bar.
+    pub fn notice(&mut self, text: String) {
+        update(&mut self.state.app, Message::Notice(text));
+    }
+
+    /// Run until the user quits, SIGTERM, or the input closes.
+    pub async fn drive<B: Backend>(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<()> {
+        if let Ok(size) = term.size() {
+            self.state.app.width = size.width;
+            self.state.app.height = size.height;
+        }
+        let mut sigterm =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let state = &mut self.state;
+        let rx = &mut self.rx;
+        let mut last_frame: Option<Instant> = None;
+        'outer: loop {
+            let wake = ui::next_age_change(&state.app)
+                .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
+            let first = tokio::select! {
+                _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
+                    tracing::info!("SIGTERM: quitting");
+                    break 'outer;
+                }
+                ev = rx.recv() => ev,
+                _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
+                    state.app.dirty = true;
+                    None
+                }
+            };
+            let mut pending = first.into_iter().collect::<Vec<_>>();
+            loop {
+                while let Ok(ev) = rx.try_recv() {
+                    pending.push(ev);
+                }
+                for ev in pending.drain(..) {
+                    match state.handle(ev) {
+                        Flow::Continue => {}
+                        Flow::Quit => break 'outer,
+                        Flow::Suspend => {
+                            frontend.suspend(term)?;
+                            state.app.dirty = true;
+                        }
+                    }
+                }
+                if !state.app.dirty {
+                    break;
+                }
+                // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
+                if let Some(next) = last_frame.map(|t| t + FRAME_INTERVAL)
+                    && next > Instant::now()
+                {
+                    sleep_until(next).await;
+                    if !rx.is_empty() {
+                        continue;
+                    }
+                }
+                state.app.now = Timestamp::now();
+                state.app.prepare_frame();
+                term.draw(|f| ui::render(&state.app, theme, f))
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                state.app.dirty = false;
+                last_frame = Some(Instant::now());
+                frontend.after_frame(&state.app);
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
 pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<String>) -> ExitCode {
     let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
-    let (tx, mut rx) = unbounded_channel::<Event>();
-    let mut app = App::new(
-        conn.context.clone(),
-        conn.contexts.clone(),
-        conn.scope.clone(),
-        Timestamp::now(),
-    );
-    app.readonly = common.readonly;
+    let mut session = Session::start(common, conn);
     if let Some(e) = theme_error {
         tracing::warn!(error = %e, "theme not loaded; using the default");
-        update(
-            &mut app,
-            Message::Notice(format!("{e} — using the default theme")),
-        );
+        session.notice(format!("{e} — using the default theme"));
     }
     if let Some(n) = notice {
-        update(&mut app, Message::Notice(n));
+        session.notice(n);
     }
-    let watchers = watch(&conn, 0, &tx);
     let mut term = match terminal::enter() {
         Ok(t) => t,
         Err(e) => {
@@ -177,82 +300,17 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<String>) 
             return ExitCode::from(super::EXIT_ERROR);
         }
     };
-    if let Ok(size) = term.size() {
-        app.width = size.width;
-        app.height = size.height;
-    }
-    let input = tokio::spawn(read_input(tx.clone()));
-    let mut sigterm =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut state = Loop {
-        app,
-        common: common.clone(),
-        conn,
-        watchers,
-        tx,
-    };
-    let mut last_frame: Option<Instant> = None;
-    let mut code = ExitCode::SUCCESS;
-    'outer: loop {
-        let wake = ui::next_age_change(&state.app)
-            .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
-        let first = tokio::select! {
-            _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
-                tracing::info!("SIGTERM: quitting");
-                break 'outer;
-            }
-            ev = rx.recv() => ev,
-            _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
-                state.app.dirty = true;
-                None
-            }
-        };
-        let mut pending = first.into_iter().collect::<Vec<_>>();
-        loop {
-            while let Ok(ev) = rx.try_recv() {
-                pending.push(ev);
-            }
-            for ev in pending.drain(..) {
-                match state.handle(ev) {
-                    Flow::Continue => {}
-                    Flow::Quit => break 'outer,
-                    Flow::Suspend => {
-                        if let Err(e) = terminal::suspend(&mut term) {
-                            tracing::error!(error = %e, "cannot resume the terminal");
-                            code = ExitCode::from(super::EXIT_ERROR);
-                            break 'outer;
-                        }
-                        state.app.dirty = true;
-                    }
-                }
-            }
-            if !state.app.dirty {
-                break;
-            }
-            // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
-            match last_frame.map(|t| t + FRAME_INTERVAL) {
-                Some(next) if next > Instant::now() => {
-                    sleep_until(next).await;
-                    if !rx.is_empty() {
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            state.app.now = Timestamp::now();
-            state.app.prepare_frame();
-            if let Err(e) = term.draw(|f| ui::render(&state.app, &theme, f)) {
-                tracing::error!(error = %e, "cannot draw");
-                code = ExitCode::from(super::EXIT_ERROR);
-                break 'outer;
-            }
-            state.app.dirty = false;
-            last_frame = Some(Instant::now());
-            break;
+    let input = tokio::spawn(read_input(session.sender()));
+    let result = session.drive(&mut term, &theme, &mut Tty).await;
+    input.abort();
+    drop(session);
+    terminal::leave();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "terminal failed");
+            eprintln!("kdrift: terminal failed: {e}");
+            ExitCode::from(super::EXIT_ERROR)
         }
     }
-    input.abort();
-    drop(state);
-    terminal::leave();
-    code
 }
