@@ -107,13 +107,18 @@ fn reconnecting_shows_in_the_status_bar_and_marks_rows() {
         ClusterEvent::Health(WatchedKind::Deployments, WatchHealth::Connected),
     );
     let terminal = draw(&mut app, &Theme::default_theme());
-    assert!(find_line(&terminal, "watch  connected").is_some());
+    let status = line(&terminal, app.height - 2);
+    assert!(status.contains("watch  connected"), "{status}");
     assert!(find_line(&terminal, "reconnecting").is_none());
 }
 
 #[test]
-fn forbidden_namespace_shows_in_bar_and_detail_keeps_working() {
+fn forbidden_pods_show_in_bar_and_detail_and_the_table_keeps_working() {
     let mut app = sample_app();
+    app.height = 40;
+    keys(&mut app, "/checkout");
+    key(&mut app, crossterm::event::KeyCode::Enter);
+    key(&mut app, crossterm::event::KeyCode::Enter);
     send(
         &mut app,
         ClusterEvent::Health(
@@ -126,8 +131,17 @@ fn forbidden_namespace_shows_in_bar_and_detail_keeps_working() {
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     assert!(find_line(&terminal, "forbidden in \"shop\"").is_some());
-    // The table itself still shows every Deployment.
+    let y = find_line(&terminal, "pods forbidden: pods is forbidden").unwrap();
+    assert_eq!(
+        terminal.backend().buffer()[(3, y)].style().fg,
+        Some(Color::LightRed)
+    );
+    // Back on the table, every Deployment is still there and the detail's trouble is gone.
+    key(&mut app, crossterm::event::KeyCode::Esc);
+    key(&mut app, crossterm::event::KeyCode::Esc);
+    let terminal = draw(&mut app, &Theme::default_theme());
     assert!(find_line(&terminal, "checkout").is_some() && find_line(&terminal, "batch").is_some());
+    assert!(find_line(&terminal, "watch  connected").is_some());
 }
 
 #[test]

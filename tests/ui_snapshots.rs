@@ -41,6 +41,7 @@ fn detail_view_shows_revisions_pods_events_and_conditions() {
     keys(&mut app, "/checkout");
     key(&mut app, KeyCode::Enter); // close the prompt, keep the filter
     key(&mut app, KeyCode::Enter); // open the selected row
+    send_detail_rows(&mut app);
     let terminal = draw(&mut app, &Theme::default_theme());
     insta::assert_snapshot!(terminal.backend());
 }

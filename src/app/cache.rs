@@ -8,6 +8,22 @@ use crate::cluster::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSe
 use crate::cluster::watch::WatchUpdate;
 use crate::rollout::{RolloutStatus, rollout_status};
 
+/// What an update changed, so the table is re-sorted only when it must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    Nothing,
+    /// Rows changed in place: same keys.
+    Values,
+    /// Rows came or went.
+    Membership,
+}
+
+impl Change {
+    pub fn any(self) -> bool {
+        self != Change::Nothing
+    }
+}
+
 /// Something a [`RowSet`] can hold: it knows its key.
 pub trait Keyed {
     fn key(&self) -> &ObjectKey;
@@ -34,52 +50,59 @@ impl<T> Default for RowSet<T> {
 }
 
 impl<T: Keyed + Clone> RowSet<T> {
-    /// Apply one update; returns true if the visible set changed.
-    pub fn apply(&mut self, update: WatchUpdate<T>) -> bool {
+    /// Apply one update and say what it changed on screen.
+    pub fn apply(&mut self, update: WatchUpdate<T>) -> Change {
         match update {
             WatchUpdate::Apply(row) => {
                 // kube-runtime sends no Apply during a relist; if one came, keep it across the swap.
                 if let Some(p) = &mut self.pending {
                     p.insert(row.key().clone(), row.clone());
                 }
-                self.live.insert(row.key().clone(), row);
-                true
+                match self.live.insert(row.key().clone(), row) {
+                    Some(_) => Change::Values,
+                    None => Change::Membership,
+                }
             }
             WatchUpdate::Delete(key) => {
                 if let Some(p) = &mut self.pending {
                     p.remove(&key);
                 }
-                self.live.remove(&key).is_some()
+                match self.live.remove(&key) {
+                    Some(_) => Change::Membership,
+                    None => Change::Nothing,
+                }
             }
             WatchUpdate::Init => {
                 if self.synced {
                     self.pending = Some(BTreeMap::new());
-                    false
+                    Change::Nothing
+                } else if self.live.is_empty() {
+                    Change::Nothing
                 } else {
                     // A first list cut short: its partial rows may be stale now.
-                    let changed = !self.live.is_empty();
                     self.live.clear();
-                    changed
+                    Change::Membership
                 }
             }
             WatchUpdate::InitApply(row) => match &mut self.pending {
                 Some(p) => {
                     p.insert(row.key().clone(), row);
-                    false
+                    Change::Nothing
                 }
-                None => {
-                    self.live.insert(row.key().clone(), row);
-                    true
-                }
+                None => match self.live.insert(row.key().clone(), row) {
+                    Some(_) => Change::Values,
+                    None => Change::Membership,
+                },
             },
             WatchUpdate::InitDone => {
                 self.synced = true;
                 match self.pending.take() {
                     Some(p) => {
                         self.live = p;
-                        true
+                        Change::Membership
                     }
-                    None => false,
+                    // The end of the first list changes "loading…" to "no Deployments".
+                    None => Change::Values,
                 }
             }
         }
@@ -109,7 +132,7 @@ impl<T: Keyed + Clone> RowSet<T> {
     /// Rows of one namespace, in name order.
     pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a T> + 'a {
         let start = ObjectKey::new(namespace, "");
-        let ns = namespace.to_string();
+        let ns = start.namespace.clone();
         self.live
             .range((Bound::Included(start), Bound::Unbounded))
             .take_while(move |(k, _)| k.namespace == ns)
@@ -194,7 +217,7 @@ mod tests {
     }
 
     fn names(set: &RowSet<PodRow>) -> Vec<String> {
-        set.iter().map(|p| p.key.name.clone()).collect()
+        set.iter().map(|p| p.key.name.to_string()).collect()
     }
 
     #[test]
@@ -242,8 +265,14 @@ mod tests {
         let mut set = RowSet::default();
         set.apply(WatchUpdate::Apply(pod("a", "one", 0)));
         set.apply(WatchUpdate::Apply(pod("b", "two", 0)));
-        assert!(set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))));
-        assert!(!set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))));
+        assert_eq!(
+            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            Change::Membership
+        );
+        assert_eq!(
+            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            Change::Nothing
+        );
         assert_eq!(names(&set), ["two"]);
     }
 
@@ -253,7 +282,7 @@ mod tests {
         for (ns, n) in [("a", "x"), ("ab", "y"), ("b", "z"), ("a", "w")] {
             set.apply(WatchUpdate::Apply(pod(ns, n, 0)));
         }
-        let in_a: Vec<_> = set.in_namespace("a").map(|p| p.key.name.as_str()).collect();
+        let in_a: Vec<_> = set.in_namespace("a").map(|p| p.key.name.as_ref()).collect();
         assert_eq!(in_a, ["w", "x"]);
     }
 }

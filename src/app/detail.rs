@@ -30,7 +30,7 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
     let mut sets: Vec<&ReplicaSetRow> = cache
         .replicasets
         .in_namespace(&key.namespace)
-        .filter(|rs| rs.owner.as_deref() == Some(key.name.as_str()))
+        .filter(|rs| rs.owner.as_deref() == Some(key.name.as_ref()))
         .collect();
     sets.sort_by_key(|rs| rs.revision.unwrap_or(0));
     let mut revisions: Vec<Revision> = Vec::with_capacity(sets.len());
@@ -52,7 +52,7 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
         });
     }
     revisions.reverse();
-    let rs_names: BTreeSet<&str> = sets.iter().map(|rs| rs.key.name.as_str()).collect();
+    let rs_names: BTreeSet<&str> = sets.iter().map(|rs| rs.key.name.as_ref()).collect();
     let mut pods: Vec<&PodRow> = cache
         .pods
         .in_namespace(&key.namespace)
@@ -63,12 +63,12 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
             .cmp(&a.created)
             .then_with(|| a.key.name.cmp(&b.key.name))
     });
-    let pod_names: BTreeSet<&str> = pods.iter().map(|p| p.key.name.as_str()).collect();
+    let pod_names: BTreeSet<&str> = pods.iter().map(|p| p.key.name.as_ref()).collect();
     let mut events: Vec<&EventRow> = cache
         .events
         .in_namespace(&key.namespace)
         .filter(|e| match e.involved_kind.as_str() {
-            "Deployment" => e.involved_name == key.name,
+            "Deployment" => *e.involved_name == *key.name,
             "ReplicaSet" => rs_names.contains(e.involved_name.as_str()),
             "Pod" => pod_names.contains(e.involved_name.as_str()),
             _ => false,

@@ -51,14 +51,14 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char('q') => return vec![Command::Quit],
         KeyCode::Char('?') => app.help = true,
         KeyCode::Char('/') => {
-            app.screen = Screen::Table;
             app.prompt = Some(Prompt::Filter(app.table.filter.clone()));
+            return app.close_detail();
         }
         KeyCode::Char(':') => app.prompt = Some(Prompt::Command(String::new())),
+        KeyCode::Esc if matches!(app.screen, Screen::Detail { .. }) => return app.close_detail(),
         _ => match &mut app.screen {
-            Screen::Table => table_key(app, key),
+            Screen::Table => return table_key(app, key),
             Screen::Detail { scroll, .. } => match key.code {
-                KeyCode::Esc => app.screen = Screen::Table,
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
@@ -71,7 +71,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     Vec::new()
 }
 
-fn table_key(app: &mut App, key: KeyEvent) {
+fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let page = app.table_height() as isize;
     // Keys may arrive in a burst between frames: act on the rows as they are now.
     app.table.refresh(&app.cache, app.table_height());
@@ -95,11 +95,12 @@ fn table_key(app: &mut App, key: KeyEvent) {
         }
         KeyCode::Enter => {
             if let Some(key) = t.selected_key().cloned() {
-                app.screen = Screen::Detail { key, scroll: 0 };
+                return app.open_detail(key);
             }
         }
         _ => {}
     }
+    Vec::new()
 }
 
 fn set_sort(app: &mut App, sort: SortBy) {
@@ -149,10 +150,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     let arg = words.next();
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
-        ("deploy" | "deployments" | "deployment" | "dp", _) => {
-            app.screen = Screen::Table;
-            Vec::new()
-        }
+        ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
         ("ns" | "namespace", None | Some("all" | "-A")) => vec![Command::Switch {
             context: None,
             scope: NamespaceScope::All,
@@ -311,5 +309,66 @@ mod tests {
         assert_eq!(a.table.sort, SortBy::Age);
         press(&mut a, "N");
         assert_eq!(a.table.sort, SortBy::Name);
+    }
+
+    #[test]
+    fn enter_watches_the_namespace_and_esc_stops_it_dropping_late_rows() {
+        use crate::cluster::rows::{ObjectKey, PodRow};
+        use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+        let mut a = app();
+        let row = crate::cluster::rows::DeploymentRow {
+            key: ObjectKey::new("shop", "web"),
+            generation: 1,
+            observed_generation: 1,
+            desired: 1,
+            replicas: 1,
+            updated: 1,
+            ready: 1,
+            available: 1,
+            paused: false,
+            conditions: vec![],
+            revision: Some(1),
+            images: vec![],
+            created: None,
+            last_change: None,
+        };
+        let msg = |epoch, event| Message::Cluster(ClusterMessage { epoch, event });
+        update(
+            &mut a,
+            msg(0, ClusterEvent::Deployments(vec![WatchUpdate::Apply(row)])),
+        );
+        let cmds = press(&mut a, "\n");
+        let [Command::WatchDetail { namespace, epoch }] = cmds.as_slice() else {
+            panic!("{cmds:?}");
+        };
+        assert_eq!(namespace, "shop");
+        let pod = PodRow {
+            key: ObjectKey::new("shop", "web-1"),
+            owner: None,
+            phase: "Running".into(),
+            ready_containers: 1,
+            containers: 1,
+            reason: None,
+            restarts: 0,
+            created: None,
+            deleting: false,
+        };
+        update(
+            &mut a,
+            msg(
+                *epoch,
+                ClusterEvent::Pods(vec![WatchUpdate::Apply(pod.clone())]),
+            ),
+        );
+        assert_eq!(a.cache.pods.len(), 1);
+        assert_eq!(press(&mut a, "\x1b"), [Command::StopDetail]);
+        assert_eq!(a.screen, Screen::Table);
+        assert!(a.cache.pods.is_empty());
+        // A batch still in flight from the stopped watcher is dropped.
+        update(
+            &mut a,
+            msg(*epoch, ClusterEvent::Pods(vec![WatchUpdate::Apply(pod)])),
+        );
+        assert!(a.cache.pods.is_empty());
     }
 }

@@ -54,6 +54,14 @@ pub enum Command {
         context: Option<String>,
         scope: NamespaceScope,
     },
+    /// Watch ReplicaSets, Pods and Events of one namespace for the detail view, tagging their
+    /// messages with `epoch` (replaces any detail watchers).
+    WatchDetail {
+        namespace: String,
+        epoch: u64,
+    },
+    /// The detail view closed: stop its watchers.
+    StopDetail,
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -94,8 +102,10 @@ pub struct App {
     pub contexts: Vec<String>,
     pub scope: NamespaceScope,
     pub readonly: bool,
-    /// Which connection's watch messages are current.
+    /// Which generation of the table's (Deployment) watcher is current.
     pub epoch: u64,
+    /// Which generation of the detail view's watchers is current.
+    pub detail_epoch: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
@@ -125,11 +135,9 @@ impl App {
             scope,
             readonly: false,
             epoch: 0,
+            detail_epoch: 0,
             cache: ClusterCache::default(),
-            health: WatchedKind::ALL
-                .iter()
-                .map(|k| (*k, WatchHealth::Syncing))
-                .collect(),
+            health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             drift: HashMap::new(),
             table: TableView::default(),
             screen: Screen::Table,
@@ -173,26 +181,72 @@ impl App {
             .unwrap_or(WatchHealth::Connected)
     }
 
+    /// Open the detail view of `key`, watching its namespace's ReplicaSets, Pods and Events.
+    pub fn open_detail(&mut self, key: ObjectKey) -> Vec<Command> {
+        let namespace = key.namespace.to_string();
+        self.screen = Screen::Detail { key, scroll: 0 };
+        self.clear_detail();
+        self.detail_epoch += 1;
+        for kind in [
+            WatchedKind::ReplicaSets,
+            WatchedKind::Pods,
+            WatchedKind::Events,
+        ] {
+            self.health.insert(kind, WatchHealth::Syncing);
+        }
+        vec![Command::WatchDetail {
+            namespace,
+            epoch: self.detail_epoch,
+        }]
+    }
+
+    /// Back to the table; the detail rows are dropped with their watchers.
+    pub fn close_detail(&mut self) -> Vec<Command> {
+        if !matches!(self.screen, Screen::Detail { .. }) {
+            return Vec::new();
+        }
+        self.screen = Screen::Table;
+        self.clear_detail();
+        self.detail_epoch += 1;
+        vec![Command::StopDetail]
+    }
+
+    fn clear_detail(&mut self) {
+        self.cache.replicasets = Default::default();
+        self.cache.pods = Default::default();
+        self.cache.events = Default::default();
+        for kind in [
+            WatchedKind::ReplicaSets,
+            WatchedKind::Pods,
+            WatchedKind::Events,
+        ] {
+            self.health.remove(&kind);
+        }
+    }
+
     fn apply_cluster(&mut self, msg: ClusterMessage) {
-        if msg.epoch != self.epoch {
+        let current = match &msg.event {
+            ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
+                self.epoch
+            }
+            _ => self.detail_epoch,
+        };
+        if msg.epoch != current {
             return;
         }
         let changed = match msg.event {
             ClusterEvent::Deployments(updates) => {
-                let mut changed = false;
-                for u in updates {
-                    changed |= self.cache.deployments.apply(deployment_update(u));
-                }
-                if changed {
-                    self.table.mark_stale();
-                }
-                changed
+                let change = fold(updates, |u| {
+                    self.cache.deployments.apply(deployment_update(u))
+                });
+                self.table.rows_changed(change);
+                change.any()
             }
             ClusterEvent::ReplicaSets(updates) => {
-                fold(updates, |u| self.cache.replicasets.apply(u))
+                fold(updates, |u| self.cache.replicasets.apply(u)).any()
             }
-            ClusterEvent::Pods(updates) => fold(updates, |u| self.cache.pods.apply(u)),
-            ClusterEvent::Events(updates) => fold(updates, |u| self.cache.events.apply(u)),
+            ClusterEvent::Pods(updates) => fold(updates, |u| self.cache.pods.apply(u)).any(),
+            ClusterEvent::Events(updates) => fold(updates, |u| self.cache.events.apply(u)).any(),
             ClusterEvent::Health(kind, health) => {
                 self.health.insert(kind, health.clone()) != Some(health)
             }
@@ -201,8 +255,11 @@ impl App {
     }
 }
 
-fn fold<T>(updates: Vec<T>, mut apply: impl FnMut(T) -> bool) -> bool {
-    updates.into_iter().fold(false, |acc, u| apply(u) | acc)
+/// Apply a batch; the biggest change wins.
+fn fold<T>(updates: Vec<T>, mut apply: impl FnMut(T) -> cache::Change) -> cache::Change {
+    updates
+        .into_iter()
+        .fold(cache::Change::Nothing, |acc, u| acc.max(apply(u)))
 }
 
 /// The one state transition.
@@ -234,16 +291,13 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.contexts = contexts;
             app.scope = scope;
             app.cache = ClusterCache::default();
-            app.health = WatchedKind::ALL
-                .iter()
-                .map(|k| (*k, WatchHealth::Syncing))
-                .collect();
+            app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
             app.drift.clear();
-            app.screen = Screen::Table;
+            let commands = app.close_detail();
             app.table.reset_selection();
             app.table.mark_stale();
             app.dirty = true;
-            Vec::new()
+            commands
         }
         Message::SwitchFailed(text) => {
             app.flash = Some(Flash { text, error: true });

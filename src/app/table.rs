@@ -2,7 +2,7 @@
 //! offset. Rebuilt at most once per frame, only when rows, sort or filter changed.
 use std::cmp::Reverse;
 
-use super::cache::{ClusterCache, DeploymentEntry};
+use super::cache::{Change, ClusterCache, DeploymentEntry};
 use crate::cluster::rows::ObjectKey;
 use crate::rollout::RolloutPhase;
 
@@ -39,12 +39,30 @@ pub struct TableView {
     pub offset: usize,
     selected_key: Option<ObjectKey>,
     stale: bool,
+    /// Row values changed in place: the stuck count must be redone.
+    recount: bool,
     pub stuck: usize,
 }
 
 impl TableView {
+    /// Rebuild the keys before the next frame.
     pub fn mark_stale(&mut self) {
         self.stale = true;
+    }
+
+    /// Deployment rows changed: the key list must be rebuilt only if rows came or went, or the
+    /// order or the filter depends on values (phase, age); otherwise only the stuck count moves.
+    pub fn rows_changed(&mut self, change: Change) {
+        match change {
+            Change::Nothing => {}
+            Change::Membership => self.stale = true,
+            Change::Values => {
+                self.recount = true;
+                if self.sort != SortBy::Name || !self.filter.trim().is_empty() {
+                    self.stale = true;
+                }
+            }
+        }
     }
 
     pub fn reset_selection(&mut self) {
@@ -80,12 +98,21 @@ impl TableView {
     pub fn refresh(&mut self, cache: &ClusterCache, height: usize) {
         if self.stale {
             self.stale = false;
+            self.recount = false;
             self.rebuild(cache);
             if let Some(key) = &self.selected_key
                 && let Some(i) = self.keys.iter().position(|k| k == key)
             {
                 self.selected = i;
             }
+        }
+        if self.recount {
+            self.recount = false;
+            self.stuck = cache
+                .deployments
+                .iter()
+                .filter(|e| matches!(e.rollout.phase, RolloutPhase::Stuck { .. }))
+                .count();
         }
         self.selected = self.selected.min(self.keys.len().saturating_sub(1));
         if self.selected_key.is_none() {
@@ -245,7 +272,7 @@ mod tests {
         t.sort = SortBy::Age;
         t.mark_stale();
         t.refresh(&c, 10);
-        assert_eq!(t.selected_key().unwrap().name, "web");
+        assert_eq!(&*t.selected_key().unwrap().name, "web");
         assert_eq!(t.selected, 1);
     }
 
@@ -264,5 +291,32 @@ mod tests {
         t.select_first();
         t.refresh(&c, 10);
         assert_eq!((t.selected, t.offset), (0, 0));
+    }
+
+    #[test]
+    fn a_row_turning_stuck_in_place_updates_the_count_without_reordering() {
+        let mut c = sample();
+        let mut t = TableView::default();
+        t.mark_stale();
+        t.refresh(&c, 10);
+        let change = c
+            .deployments
+            .apply(WatchUpdate::Apply(deploy("shop", "web", true, 100).into()));
+        assert_eq!(change, Change::Values);
+        t.rows_changed(change);
+        t.refresh(&c, 10);
+        assert_eq!(t.stuck, 2);
+        assert_eq!(names(&t), ["auth/login", "shop/cart", "shop/web"]);
+        // Sorted by phase, the same change moves the row.
+        t.sort = SortBy::Phase;
+        t.mark_stale();
+        t.refresh(&c, 10);
+        let change = c.deployments.apply(WatchUpdate::Apply(
+            deploy("auth", "login", true, 300).into(),
+        ));
+        t.rows_changed(change);
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["auth/login", "shop/cart", "shop/web"]);
+        assert_eq!(t.stuck, 3);
     }
 }

@@ -1,4 +1,5 @@
-//! kube-runtime watchers (with backoff) for Deployments, ReplicaSets, Pods and Events, mapped to
+//! kube-runtime watchers (with backoff) for Deployments (always) and ReplicaSets, Pods and Events
+//! (one namespace, while its detail view is open), mapped to
 //! slim rows and sent as batches of [`WatchUpdate`]s; watch errors become [`WatchHealth`].
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
@@ -74,8 +75,9 @@ pub enum WatchHealth {
     },
 }
 
-/// What the watchers send; `epoch` tells the app which connection it belongs to, so a message
-/// still in flight after `:ns` or `:ctx` restarted the watchers is ignored.
+/// What the watchers send; `epoch` tells the app which watcher generation it belongs to (the
+/// table's for Deployments, the detail view's for the rest), so a message still in flight after
+/// `:ns`, `:ctx` or leaving a detail view is ignored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterMessage {
     pub epoch: u64,
@@ -107,25 +109,37 @@ impl Drop for Watchers {
 /// Up to this many watch events that are ready at once travel as one message.
 const BATCH: usize = 1024;
 
-/// Start the four watchers of a connection. `send` returns false once the receiver is gone.
-pub fn spawn_watchers<S>(conn: &Connection, epoch: u64, send: S) -> Watchers
+/// Start the Deployment watcher of a connection: the table needs nothing else.
+/// `send` returns false once the receiver is gone.
+pub fn spawn_table_watcher<S>(conn: &Connection, epoch: u64, send: S) -> Watchers
 where
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
-    let client = &conn.client;
     let scope = &conn.scope;
+    let tasks = vec![spawn_one::<Deployment, DeploymentRow, _>(
+        api(&conn.client, scope),
+        scope.clone(),
+        WatchedKind::Deployments,
+        epoch,
+        send,
+        |d| Some(DeploymentRow::from_object(d)),
+        ClusterEvent::Deployments,
+    )];
+    Watchers { tasks }
+}
+
+/// Start the ReplicaSet, Pod and Event watchers of one namespace, while a detail view of a
+/// Deployment there is open: pods and ReplicaSets are kept only as far as the screen needs them,
+/// so memory does not grow with the size of the cluster.
+pub fn spawn_detail_watchers<S>(conn: &Connection, namespace: &str, epoch: u64, send: S) -> Watchers
+where
+    S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
+{
+    let scope = NamespaceScope::One(namespace.to_string());
+    let client = &conn.client;
     let tasks = vec![
-        spawn_one::<Deployment, DeploymentRow, _>(
-            api(client, scope),
-            scope.clone(),
-            WatchedKind::Deployments,
-            epoch,
-            send.clone(),
-            |d| Some(DeploymentRow::from_object(d)),
-            ClusterEvent::Deployments,
-        ),
         spawn_one::<ReplicaSet, ReplicaSetRow, _>(
-            api(client, scope),
+            api(client, &scope),
             scope.clone(),
             WatchedKind::ReplicaSets,
             epoch,
@@ -134,7 +148,7 @@ where
             ClusterEvent::ReplicaSets,
         ),
         spawn_one::<Pod, PodRow, _>(
-            api(client, scope),
+            api(client, &scope),
             scope.clone(),
             WatchedKind::Pods,
             epoch,
@@ -143,7 +157,7 @@ where
             ClusterEvent::Pods,
         ),
         spawn_one::<Event, EventRow, _>(
-            api(client, scope),
+            api(client, &scope),
             scope.clone(),
             WatchedKind::Events,
             epoch,

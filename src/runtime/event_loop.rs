@@ -16,7 +16,7 @@ use super::terminal;
 use crate::app::{App, Command, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
-use crate::cluster::watch::{Watchers, spawn_watchers};
+use crate::cluster::watch::{ClusterMessage, Watchers, spawn_detail_watchers, spawn_table_watcher};
 use crate::ui::{self, theme::Theme, theme::no_color_from_env};
 
 /// Shortest time between two frames: a burst of watch events becomes one frame.
@@ -44,15 +44,22 @@ struct Loop {
     common: CommonArgs,
     conn: Connection,
     watchers: Watchers,
+    /// The detail view's watchers, while it is open.
+    detail: Option<Watchers>,
     tx: UnboundedSender<Event>,
 }
 
-/// Start watchers whose messages come back into the loop.
-pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watchers {
+/// A watcher's way back into the loop.
+fn sink(
+    tx: &UnboundedSender<Event>,
+) -> impl Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static {
     let tx = tx.clone();
-    spawn_watchers(conn, epoch, move |m| {
-        tx.send(Event::App(Message::Cluster(m))).is_ok()
-    })
+    move |m| tx.send(Event::App(Message::Cluster(m))).is_ok()
+}
+
+/// Start the table's watcher, whose messages come back into the loop.
+pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watchers {
+    spawn_table_watcher(conn, epoch, sink(tx))
 }
 
 impl Loop {
@@ -77,6 +84,16 @@ impl Loop {
                 Command::Quit => return Flow::Quit,
                 Command::Suspend => flow = Flow::Suspend,
                 Command::Switch { context, scope } => self.start_switch(context, scope),
+                Command::WatchDetail { namespace, epoch } => {
+                    self.detail = None;
+                    self.detail = Some(spawn_detail_watchers(
+                        &self.conn,
+                        &namespace,
+                        epoch,
+                        sink(&self.tx),
+                    ));
+                }
+                Command::StopDetail => self.detail = None,
             }
         }
         flow
@@ -118,6 +135,7 @@ impl Loop {
 
     fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
         tracing::info!(context = %conn.context, scope = conn.scope.label(), "switching");
+        self.detail = None;
         self.watchers = watch(&conn, epoch, &self.tx);
         let msg = Message::Switched {
             epoch,
@@ -190,6 +208,7 @@ impl Session {
                 common: common.clone(),
                 conn,
                 watchers,
+                detail: None,
                 tx,
             },
             rx,

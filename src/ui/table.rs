@@ -165,7 +165,7 @@ fn build_row<'a>(
         cells.push(Cell::from(fit(&r.key.namespace, 16)));
     }
     cells.extend([
-        Cell::from(r.key.name.as_str()),
+        Cell::from(r.key.name.as_ref()),
         Cell::from(format!("{:>7}", r.desired)),
         Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
         Cell::from(Line::from(vec![

@@ -145,14 +145,15 @@ pub fn event(
     }
 }
 
+/// Send as the current watcher of that kind would (table or detail generation).
 pub fn send(app: &mut App, event: ClusterEvent) {
-    update(
-        app,
-        Message::Cluster(ClusterMessage {
-            epoch: app.epoch,
-            event,
-        }),
-    );
+    let epoch = match &event {
+        ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
+            app.epoch
+        }
+        _ => app.detail_epoch,
+    };
+    update(app, Message::Cluster(ClusterMessage { epoch, event }));
 }
 
 /// The sample cluster: complete, progressing, stuck, paused and scaling Deployments.
@@ -198,6 +199,22 @@ pub fn sample_app() -> App {
     );
     send(
         &mut app,
+        ClusterEvent::Health(WatchedKind::Deployments, WatchHealth::Connected),
+    );
+    update(
+        &mut app,
+        Message::Resize {
+            width: 120,
+            height: 20,
+        },
+    );
+    app
+}
+
+/// What the detail watchers of namespace "shop" report once the detail view is open.
+pub fn send_detail_rows(app: &mut App) {
+    send(
+        app,
         ClusterEvent::ReplicaSets(vec![
             WatchUpdate::Apply(rs(
                 "shop",
@@ -232,7 +249,7 @@ pub fn sample_app() -> App {
         ]),
     );
     send(
-        &mut app,
+        app,
         ClusterEvent::Pods(vec![
             WatchUpdate::Apply(pod(
                 "shop",
@@ -247,7 +264,7 @@ pub fn sample_app() -> App {
         ]),
     );
     send(
-        &mut app,
+        app,
         ClusterEvent::Events(vec![
             WatchUpdate::Apply(event(
                 "shop",
@@ -278,17 +295,13 @@ pub fn sample_app() -> App {
             )),
         ]),
     );
-    for kind in WatchedKind::ALL {
-        send(&mut app, ClusterEvent::Health(kind, WatchHealth::Connected));
+    for kind in [
+        WatchedKind::ReplicaSets,
+        WatchedKind::Pods,
+        WatchedKind::Events,
+    ] {
+        send(app, ClusterEvent::Health(kind, WatchHealth::Connected));
     }
-    update(
-        &mut app,
-        Message::Resize {
-            width: 120,
-            height: 20,
-        },
-    );
-    app
 }
 
 pub fn key(app: &mut App, code: KeyCode) {
