@@ -30,7 +30,13 @@ pub struct CommonArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// Namespace to watch (default: the context's namespace, else all).
-    #[arg(short = 'n', long, global = true, value_name = "NS", conflicts_with = "all_namespaces")]
+    #[arg(
+        short = 'n',
+        long,
+        global = true,
+        value_name = "NS",
+        conflicts_with = "all_namespaces"
+    )]
     pub namespace: Option<String>,
     /// Watch all namespaces.
     #[arg(short = 'A', long, global = true)]

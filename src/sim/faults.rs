@@ -1,1 +1,99 @@
-//! sim::faults
+//! Fault injection for tests, on the server handle: drop every watch stream, answer watches
+//! with `410 Gone`, forbid a namespace (403), add latency to every reply.
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// The faults in force; cheap to clone (shared inside).
+#[derive(Clone)]
+pub struct Faults {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Bumped to end every open watch stream.
+    watch_epoch: watch::Sender<u64>,
+    watch_gone: AtomicBool,
+    forbidden: Mutex<HashSet<String>>,
+    latency_micros: AtomicU64,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            inner: Arc::new(Inner {
+                watch_epoch: watch::channel(0).0,
+                watch_gone: AtomicBool::new(false),
+                forbidden: Mutex::new(HashSet::new()),
+                latency_micros: AtomicU64::new(0),
+            }),
+        }
+    }
+}
+
+impl Faults {
+    /// End every open watch stream now (as a server restart or a load balancer would);
+    /// clients reconnect from their last resourceVersion.
+    pub fn drop_watches(&self) {
+        self.inner.watch_epoch.send_modify(|e| *e += 1);
+    }
+
+    /// While `true`, every watch from a resourceVersion gets an `ERROR` event with a `410
+    /// Expired` Status (as after etcd compaction), and open watches get one and end.
+    pub fn set_watch_gone(&self, gone: bool) {
+        self.inner.watch_gone.store(gone, Ordering::SeqCst);
+        if gone {
+            self.drop_watches();
+        }
+    }
+
+    pub fn watch_gone(&self) -> bool {
+        self.inner.watch_gone.load(Ordering::SeqCst)
+    }
+
+    /// Every request in `namespace` (and every list or watch across all namespaces) gets a
+    /// 403, as for a user whose RBAC grants only the other namespaces.
+    pub fn forbid_namespace(&self, namespace: &str) {
+        self.forbidden().insert(namespace.to_string());
+        // Open watches that can see the namespace end, so clients meet the 403 on reconnect.
+        self.drop_watches();
+    }
+
+    pub fn allow_namespace(&self, namespace: &str) {
+        self.forbidden().remove(namespace);
+    }
+
+    /// Is `namespace` forbidden? `None` asks about the cluster scope (all namespaces).
+    pub fn is_forbidden(&self, namespace: Option<&str>) -> bool {
+        let forbidden = self.forbidden();
+        match namespace {
+            Some(ns) => forbidden.contains(ns),
+            None => !forbidden.is_empty(),
+        }
+    }
+
+    /// Wait this long before answering each request (and each watch before its first event).
+    pub fn set_latency(&self, latency: Duration) {
+        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.inner.latency_micros.store(micros, Ordering::SeqCst);
+    }
+
+    pub fn latency(&self) -> Duration {
+        Duration::from_micros(self.inner.latency_micros.load(Ordering::SeqCst))
+    }
+
+    /// Changes when watches must end.
+    pub fn watch_epoch(&self) -> watch::Receiver<u64> {
+        self.inner.watch_epoch.subscribe()
+    }
+
+    fn forbidden(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .forbidden
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}

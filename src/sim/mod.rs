@@ -23,3 +23,7 @@ pub mod serve;
 pub mod server;
 pub mod ssa;
 pub mod store;
+
+pub use faults::Faults;
+pub use server::{SimConfig, SimError, SimServer};
+pub use store::{ApiError, Store, WriteOptions};

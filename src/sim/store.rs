@@ -3,11 +3,26 @@
 //! scenario alike — goes through [`Store`], so `managedFields`, generation and resourceVersion
 //! are kept in one place, as a real API server keeps them.
 //!
-//! CONTRACT (skeleton): the signatures below are what the controller, the scenario and the HTTP
-//! server code against. The bodies are filled in by the store's implementation.
+//! Objects are held serialized ([`Entry::json`]) with the few parsed fields selectors need: a
+//! `serde_json::Value` per object would not fit 30,000 objects in the memory target. A write
+//! parses, changes, and serializes once; that one serialization is shared by the list responses
+//! and by every watcher.
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
 use serde_json::Value;
+use tokio::sync::broadcast;
 
 use super::resources::ResourceType;
+
+mod select;
+mod validate;
+mod write;
+
+pub use select::{FieldSelector, LabelSelector};
+pub use validate::{FieldValidation, validate_name};
+pub use write::{not_found, scale_of};
 
 /// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -18,7 +33,10 @@ pub enum ApiError {
     AlreadyExists(String),
     /// A stale resourceVersion, or a server-side apply conflict (with the conflicting fields).
     #[error("{message}")]
-    Conflict { message: String, causes: Vec<StatusCause> },
+    Conflict {
+        message: String,
+        causes: Vec<StatusCause>,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -54,10 +72,18 @@ pub struct WriteOptions {
 
 impl WriteOptions {
     pub fn manager(manager: &str) -> WriteOptions {
-        WriteOptions { manager: manager.to_string(), subresource: None, dry_run: false }
+        WriteOptions {
+            manager: manager.to_string(),
+            subresource: None,
+            dry_run: false,
+        }
     }
     pub fn status(manager: &str) -> WriteOptions {
-        WriteOptions { manager: manager.to_string(), subresource: Some("status".into()), dry_run: false }
+        WriteOptions {
+            manager: manager.to_string(),
+            subresource: Some("status".into()),
+            dry_run: false,
+        }
     }
 }
 
@@ -90,50 +116,457 @@ pub enum EventType {
     Deleted,
 }
 
+impl EventType {
+    /// The `type` of a watch event on the wire.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One stored object: its JSON as served, and what selectors look at.
+#[derive(Debug)]
+pub struct Entry {
+    pub resource: ResourceType,
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+    pub resource_version: u64,
+    /// The object serialized once, shared by lists, gets and watch events.
+    pub json: Bytes,
+    pub labels: Box<[(Box<str>, Box<str>)]>,
+    /// Selectable fields beyond metadata (`status.phase`, `involvedObject.name`, ...).
+    pub fields: Box<[(&'static str, Box<str>)]>,
+}
+
+impl Entry {
+    /// Parse the stored JSON (it was serialized by the store, so it parses).
+    pub fn value(&self) -> Value {
+        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+    }
+}
+
+/// A change as watchers see it: serialized once, shared by all of them.
+#[derive(Debug)]
+pub struct WatchEvent {
+    pub kind: EventType,
+    pub entry: Arc<Entry>,
+    /// The object before a modification, so a watch with a selector can tell an object that
+    /// left its selection (sent as DELETED) from one that entered it (ADDED).
+    pub previous: Option<Arc<Entry>>,
+    line: std::sync::OnceLock<Bytes>,
+}
+
+impl WatchEvent {
+    pub fn new(kind: EventType, entry: Arc<Entry>, previous: Option<Arc<Entry>>) -> WatchEvent {
+        WatchEvent {
+            kind,
+            entry,
+            previous,
+            line: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The event as a watch stream line, with its own type; built once, for every watcher.
+    pub fn line(&self) -> Bytes {
+        self.line
+            .get_or_init(|| watch_line(self.kind.wire_name(), &self.entry.json))
+            .clone()
+    }
+}
+
+/// `{"type":TYPE,"object":OBJECT}` and a newline.
+pub fn watch_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
+}
+
+/// What a new watch starts from: the events it must replay, then the live feed.
+pub struct WatchStart {
+    pub replay: Vec<Arc<WatchEvent>>,
+    pub live: broadcast::Receiver<Arc<WatchEvent>>,
+    /// The resourceVersion of the store when the watch started.
+    pub resource_version: u64,
+}
+
+/// A page of a list.
+pub struct ListPage {
+    pub items: Vec<Arc<Entry>>,
+    /// The resourceVersion of the list (of the first page, for a paginated list).
+    pub resource_version: u64,
+    /// The key to continue after, when `limit` cut the list short.
+    pub continue_after: Option<(String, String)>,
+    pub remaining: usize,
+}
+
+/// How many changes the store remembers for watches that resume from a resourceVersion; older
+/// ones get `410 Expired`, as a real server does once etcd compacted them.
+pub const HISTORY_CAPACITY: usize = 10_000;
+/// Buffered events per live watcher before it is cut off (and must resume or relist).
+const WATCH_CHANNEL_CAPACITY: usize = 16_384;
+const CONTROLLER_CHANNEL_CAPACITY: usize = 4_096;
+
+/// The namespaces every cluster has.
+pub const SYSTEM_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+type Key = (String, String);
+
+struct Inner {
+    resource_version: u64,
+    objects: HashMap<ResourceType, BTreeMap<Key, Arc<Entry>>>,
+    history: VecDeque<Arc<WatchEvent>>,
+    /// Changes at or below this resourceVersion are forgotten.
+    history_floor: u64,
+}
+
+struct Shared {
+    inner: Mutex<Inner>,
+    watch_tx: broadcast::Sender<Arc<WatchEvent>>,
+    controller_tx: broadcast::Sender<StoreEvent>,
+}
+
 /// The demo cluster's object store. Cheap to clone (shared state inside).
-#[derive(Clone, Default)]
-pub struct Store {}
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
+}
 
 impl Store {
+    /// An empty cluster with the system namespaces.
+    pub fn new() -> Store {
+        let (watch_tx, _) = broadcast::channel(WATCH_CHANNEL_CAPACITY);
+        let (controller_tx, _) = broadcast::channel(CONTROLLER_CHANNEL_CAPACITY);
+        let store = Store {
+            shared: Arc::new(Shared {
+                inner: Mutex::new(Inner {
+                    resource_version: 0,
+                    objects: HashMap::new(),
+                    history: VecDeque::new(),
+                    history_floor: 0,
+                }),
+                watch_tx,
+                controller_tx,
+            }),
+        };
+        for ns in SYSTEM_NAMESPACES {
+            let object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            // Cannot fail: a valid name in an empty store.
+            let _ = store.create(
+                ResourceType::Namespace,
+                object,
+                &WriteOptions::manager("kube-apiserver"),
+            );
+        }
+        store
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave an entry half-written (entries are
+        // replaced whole), so a poisoned lock is still consistent.
+        self.shared.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// One object, or `None`.
-    pub fn get(&self, _resource: ResourceType, _namespace: &str, _name: &str) -> Option<Value> {
-        None
+    pub fn get(&self, resource: ResourceType, namespace: &str, name: &str) -> Option<Value> {
+        self.get_entry(resource, namespace, name).map(|e| e.value())
+    }
+
+    /// One stored entry, or `None`.
+    pub fn get_entry(
+        &self,
+        resource: ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<Entry>> {
+        let ns = if resource.namespaced() { namespace } else { "" };
+        let inner = self.lock();
+        inner
+            .objects
+            .get(&resource)?
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
     }
 
     /// Every object of a type, in one namespace or (with `None`) all, sorted by namespace, name.
-    pub fn list(&self, _resource: ResourceType, _namespace: Option<&str>) -> Vec<Value> {
-        Vec::new()
+    pub fn list(&self, resource: ResourceType, namespace: Option<&str>) -> Vec<Value> {
+        self.list_entries(resource, namespace)
+            .iter()
+            .map(|e| e.value())
+            .collect()
+    }
+
+    /// Every entry of a type, sorted by namespace, name, and the store's resourceVersion.
+    pub fn list_entries(&self, resource: ResourceType, namespace: Option<&str>) -> Vec<Arc<Entry>> {
+        self.list_page(resource, namespace, None, None, &|_| true)
+            .items
+    }
+
+    /// A page of entries matching `filter`, after the key `after`, at most `limit` of them.
+    pub fn list_page(
+        &self,
+        resource: ResourceType,
+        namespace: Option<&str>,
+        after: Option<&(String, String)>,
+        limit: Option<usize>,
+        filter: &dyn Fn(&Entry) -> bool,
+    ) -> ListPage {
+        let inner = self.lock();
+        let resource_version = inner.resource_version;
+        let Some(map) = inner.objects.get(&resource) else {
+            return ListPage {
+                items: Vec::new(),
+                resource_version,
+                continue_after: None,
+                remaining: 0,
+            };
+        };
+        let ns = namespace.filter(|_| resource.namespaced());
+        let start = match (after, ns) {
+            (Some(key), _) => std::ops::Bound::Excluded(key.clone()),
+            (None, Some(ns)) => std::ops::Bound::Included((ns.to_string(), String::new())),
+            (None, None) => std::ops::Bound::Unbounded,
+        };
+        let mut items = Vec::new();
+        let mut continue_after = None;
+        let mut remaining = 0;
+        for ((entry_ns, _), entry) in map.range((start, std::ops::Bound::Unbounded)) {
+            if ns.is_some_and(|ns| ns != entry_ns) {
+                break;
+            }
+            if !filter(entry) {
+                continue;
+            }
+            if continue_after.is_some() {
+                remaining += 1;
+            } else if limit.is_some_and(|l| items.len() >= l) {
+                let last: &Arc<Entry> = items.last().unwrap_or(entry);
+                continue_after = Some((last.namespace.to_string(), last.name.to_string()));
+                remaining += 1;
+            } else {
+                items.push(entry.clone());
+            }
+        }
+        ListPage {
+            items,
+            resource_version,
+            continue_after,
+            remaining,
+        }
+    }
+
+    /// The current resourceVersion of the whole store.
+    pub fn resource_version(&self) -> u64 {
+        self.lock().resource_version
+    }
+
+    /// Start a watch of every type from `since` (`None`: from now, without replay). A version
+    /// older than the history is `Gone`, worded as a real server words it.
+    pub fn watch_from(&self, since: Option<u64>) -> Result<WatchStart, ApiError> {
+        let inner = self.lock();
+        let live = self.shared.watch_tx.subscribe();
+        let replay = match since {
+            None => Vec::new(),
+            Some(rv) if rv < inner.history_floor => {
+                return Err(ApiError::Gone(format!(
+                    "too old resource version: {rv} ({})",
+                    inner.history_floor + 1
+                )));
+            }
+            Some(rv) => {
+                // History is sorted by resourceVersion: skip to the first newer change.
+                let start = inner
+                    .history
+                    .partition_point(|e| e.entry.resource_version <= rv);
+                inner.history.range(start..).cloned().collect()
+            }
+        };
+        Ok(WatchStart {
+            replay,
+            live,
+            resource_version: inner.resource_version,
+        })
+    }
+
+    /// Start a watch of `resource` (in `namespace`, or all) with the current objects as
+    /// synthetic ADDED events, then every change after them.
+    pub fn watch_current(&self, resource: ResourceType, namespace: Option<&str>) -> WatchStart {
+        let inner = self.lock();
+        let live = self.shared.watch_tx.subscribe();
+        let ns = namespace.filter(|_| resource.namespaced());
+        let replay = inner
+            .objects
+            .get(&resource)
+            .map(|m| {
+                m.iter()
+                    .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
+                    .map(|(_, e)| Arc::new(WatchEvent::new(EventType::Added, e.clone(), None)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        WatchStart {
+            replay,
+            live,
+            resource_version: inner.resource_version,
+        }
     }
 
     /// Create; fills uid, creationTimestamp, generation, resourceVersion, defaults, managedFields.
-    pub fn create(&self, _resource: ResourceType, _object: Value, _opts: &WriteOptions) -> Result<Value, ApiError> {
-        Err(ApiError::Internal("store not implemented".into()))
+    pub fn create(
+        &self,
+        resource: ResourceType,
+        object: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.create_validated(resource, object, opts, FieldValidation::Ignore)
+            .map(|(v, _)| v)
     }
 
     /// Replace (PUT). A `metadata.resourceVersion` that is not current is a 409 Conflict.
-    pub fn update(&self, _resource: ResourceType, _object: Value, _opts: &WriteOptions) -> Result<Value, ApiError> {
-        Err(ApiError::Internal("store not implemented".into()))
+    pub fn update(
+        &self,
+        resource: ResourceType,
+        object: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.update_validated(resource, object, opts, FieldValidation::Ignore)
+            .map(|(v, _)| v)
     }
 
     /// Patch (any content type), on the main resource or a subresource of `opts`.
     pub fn patch(
         &self,
-        _resource: ResourceType,
-        _namespace: &str,
-        _name: &str,
-        _patch: &Patch,
-        _opts: &WriteOptions,
+        resource: ResourceType,
+        namespace: &str,
+        name: &str,
+        patch: &Patch,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        Err(ApiError::Internal("store not implemented".into()))
+        self.patch_validated(
+            resource,
+            namespace,
+            name,
+            patch,
+            opts,
+            FieldValidation::Ignore,
+        )
+        .map(|(v, _)| v)
     }
 
     /// Delete; returns the object as it was.
-    pub fn delete(&self, _resource: ResourceType, _namespace: &str, _name: &str, _dry_run: bool) -> Result<Value, ApiError> {
-        Err(ApiError::Internal("store not implemented".into()))
+    pub fn delete(
+        &self,
+        resource: ResourceType,
+        namespace: &str,
+        name: &str,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let ns = if resource.namespaced() { namespace } else { "" };
+        let key = (ns.to_string(), name.to_string());
+        let mut inner = self.lock();
+        let Some(entry) = inner
+            .objects
+            .get(&resource)
+            .and_then(|m| m.get(&key))
+            .cloned()
+        else {
+            return Err(write::not_found(resource, name));
+        };
+        let object = entry.value();
+        if dry_run {
+            return Ok(object);
+        }
+        if resource == ResourceType::Namespace {
+            // No namespace controller: the contents go at once instead of after Terminating.
+            for r in ResourceType::ALL.into_iter().filter(|r| r.namespaced()) {
+                let keys: Vec<Key> = inner
+                    .objects
+                    .get(&r)
+                    .map(|m| m.keys().filter(|(n, _)| n == name).cloned().collect())
+                    .unwrap_or_default();
+                for k in keys {
+                    self.remove_locked(&mut inner, r, &k);
+                }
+            }
+        }
+        self.remove_locked(&mut inner, resource, &key);
+        Ok(object)
     }
 
     /// Every change from now on, for the controllers. A lagging receiver must resync by listing.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<StoreEvent> {
-        tokio::sync::broadcast::channel(1).1
+        self.shared.controller_tx.subscribe()
+    }
+
+    fn remove_locked(&self, inner: &mut Inner, resource: ResourceType, key: &Key) {
+        let Some(old) = inner.objects.get_mut(&resource).and_then(|m| m.remove(key)) else {
+            return;
+        };
+        let mut object = old.value();
+        inner.resource_version += 1;
+        let rv = inner.resource_version;
+        write::set_resource_version(&mut object, rv);
+        let entry = write::make_entry(resource, &object, rv);
+        self.publish(inner, EventType::Deleted, entry, None, object);
+    }
+
+    /// Store `object` (already complete, with its resourceVersion) and tell the watchers.
+    fn commit_locked(
+        &self,
+        inner: &mut Inner,
+        resource: ResourceType,
+        object: Value,
+        kind: EventType,
+    ) {
+        let rv = inner.resource_version;
+        let entry = write::make_entry(resource, &object, rv);
+        let previous = inner.objects.entry(resource).or_default().insert(
+            (entry.namespace.to_string(), entry.name.to_string()),
+            entry.clone(),
+        );
+        self.publish(inner, kind, entry, previous, object);
+    }
+
+    fn publish(
+        &self,
+        inner: &mut Inner,
+        kind: EventType,
+        entry: Arc<Entry>,
+        previous: Option<Arc<Entry>>,
+        object: Value,
+    ) {
+        let resource = entry.resource;
+        let event = Arc::new(WatchEvent::new(kind, entry, previous));
+        inner.history.push_back(event.clone());
+        while inner.history.len() > HISTORY_CAPACITY {
+            if let Some(gone) = inner.history.pop_front() {
+                inner.history_floor = gone.entry.resource_version;
+            }
+        }
+        // No receiver is not an error: nobody watches yet.
+        let _ = self.shared.watch_tx.send(event);
+        if self.shared.controller_tx.receiver_count() > 0 {
+            let _ = self.shared.controller_tx.send(StoreEvent {
+                resource,
+                kind,
+                object: Arc::new(object),
+            });
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

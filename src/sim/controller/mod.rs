@@ -1,0 +1,66 @@
+//! The demo cluster's controllers: deployment, replicaset, a simulated kubelet and the garbage
+//! collector, behaving like kube-controller-manager so that rollouts look real.
+//!
+//! The decisions are pure functions of the objects (tested without a store):
+//! - [`hash`]: the pod-template-hash of a pod template.
+//! - [`deployment`]: which ReplicaSets a Deployment wants (rolling update, Recreate, scaling).
+//! - [`deploy_status`]: Deployment status, conditions and progress deadlines.
+//! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
+//! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
+//! - [`events`]: `Event` objects as the components write them.
+//!
+//! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
+//! timers, calls the pure functions and writes their results through the store.
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::store::Store;
+
+pub mod deploy_status;
+pub mod deployment;
+pub mod driver;
+pub mod events;
+pub mod hash;
+pub mod object;
+pub mod pods;
+pub mod replicaset;
+
+/// How fast the simulated cluster moves.
+#[derive(Clone, Debug)]
+pub struct Timings {
+    /// From pod creation to Ready (with a healthy image).
+    pub pod_ready: Duration,
+    /// From pod creation to the first image pull result (ContainerCreating until then).
+    pub image_pull: Duration,
+    /// First back-off of a crashing container or a failing image pull; doubles up to 5 minutes
+    /// as the kubelet's does.
+    pub crash_backoff: Duration,
+}
+
+impl Default for Timings {
+    /// Demo timings: pods ready in about two seconds, so a rollout is visible but short.
+    fn default() -> Timings {
+        Timings {
+            pod_ready: Duration::from_secs(2),
+            image_pull: Duration::from_millis(800),
+            crash_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Timings {
+    /// Test timings: everything within about 100 ms.
+    pub fn fast() -> Timings {
+        Timings {
+            pod_ready: Duration::from_millis(100),
+            image_pull: Duration::from_millis(40),
+            crash_backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Run every controller against `store` until the task is aborted.
+pub fn spawn(store: Store, timings: Timings) -> JoinHandle<()> {
+    tokio::spawn(driver::run(store, timings))
+}

@@ -1,0 +1,680 @@
+//! The verbs on resources: get, list, create, update, patch, delete (and the `/status` and
+//! `/scale` subresources), with the query parameters and error replies of a real server.
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{Method, Request, StatusCode, header};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use super::ServerState;
+use super::response::{
+    Reply, Wanted, error_reply, full, json_bytes, json_value, negotiate, not_acceptable,
+    parse_query, read_body, status_value, with_warnings,
+};
+use super::router::{ResourcePath, Route, route};
+use super::table::{self, IncludeObject};
+use super::watch_stream;
+use crate::sim::discovery;
+use crate::sim::resources::ResourceType;
+use crate::sim::store::{
+    ApiError, Entry, FieldSelector, FieldValidation, LabelSelector, Patch, WriteOptions,
+};
+
+pub type Query = HashMap<String, String>;
+
+/// Every request enters here.
+pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let latency = state.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let query = parse_query(req.uri().query());
+    let reply = match route(req.uri().path()) {
+        Route::Version => json_value(StatusCode::OK, &discovery::version()),
+        Route::Health => json_bytes(StatusCode::OK, "ok"),
+        Route::CoreVersions => json_value(StatusCode::OK, &discovery::core_versions(state.addr)),
+        Route::Groups => json_value(StatusCode::OK, &discovery::groups()),
+        Route::Group(g) => match discovery::group(&g) {
+            Some(v) => json_value(StatusCode::OK, &v),
+            None => page_not_found(),
+        },
+        Route::OpenApiV3Index => json_value(StatusCode::OK, &discovery::openapi_v3_index()),
+        Route::OpenApiV3(group) => match discovery::openapi_v3(&group) {
+            Some(v) => json_value(StatusCode::OK, &v),
+            None => page_not_found(),
+        },
+        Route::Resources { group, .. } => json_value(StatusCode::OK, &discovery::resources(&group)),
+        Route::Resource(path) => resource_request(state, req, path, query).await,
+        Route::Unknown => page_not_found(),
+    };
+    Ok(reply)
+}
+
+/// What a real server answers for a path it does not serve.
+fn page_not_found() -> Reply {
+    let mut reply = hyper::Response::new(full("404 page not found\n"));
+    *reply.status_mut() = StatusCode::NOT_FOUND;
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    reply
+}
+
+fn method_not_allowed(method: &Method) -> Reply {
+    json_value(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &status_value(
+            405,
+            "MethodNotAllowed",
+            &format!("the server does not allow this method on the requested resource ({method})"),
+            Some(json!({})),
+        ),
+    )
+}
+
+fn verb(method: &Method, path: &ResourcePath, watch: bool) -> &'static str {
+    match *method {
+        Method::GET if watch => "watch",
+        Method::GET if path.name.is_none() => "list",
+        Method::GET => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if path.name.is_none() => "deletecollection",
+        Method::DELETE => "delete",
+        _ => "get",
+    }
+}
+
+/// 403 as RBAC words it, when a fault forbids the namespace.
+fn forbidden(
+    state: &ServerState,
+    method: &Method,
+    path: &ResourcePath,
+    watch: bool,
+) -> Option<ApiError> {
+    let r = path.resource;
+    let ns = if r == ResourceType::Namespace {
+        path.name.as_deref()
+    } else {
+        path.namespace.as_deref()
+    };
+    let scoped = r.namespaced() || ns.is_some();
+    if !scoped || !state.faults.is_forbidden(ns) {
+        return None;
+    }
+    let what = if r.group().is_empty() {
+        r.plural().to_string()
+    } else {
+        format!("{}.{}", r.plural(), r.group())
+    };
+    let scope = match ns {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_string(),
+    };
+    Some(ApiError::Forbidden(format!(
+        "{what} is forbidden: User \"kdrift-demo\" cannot {} resource \"{}\" in API group \"{}\" {scope}",
+        verb(method, path, watch),
+        r.plural(),
+        r.group()
+    )))
+}
+
+async fn resource_request(
+    state: Arc<ServerState>,
+    req: Request<Incoming>,
+    path: ResourcePath,
+    query: Query,
+) -> Reply {
+    let watch =
+        path.watch_prefix || matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    let method = req.method().clone();
+    if let Some(err) = forbidden(&state, &method, &path, watch) {
+        return error_reply(&err);
+    }
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    let Some(wanted) = negotiate(accept.as_deref()) else {
+        return not_acceptable();
+    };
+    if path.resource.namespaced() && path.namespace.is_none() && path.name.is_some() {
+        return error_reply(&ApiError::NotFound(
+            "the server could not find the requested resource".into(),
+        ));
+    }
+    match method {
+        Method::GET if watch => watch_stream::serve(state, path, &query, wanted).await,
+        Method::GET if path.name.is_none() => list(&state, &path, &query, wanted),
+        Method::GET => get(&state, &path, &query, wanted),
+        Method::DELETE if path.name.is_none() => delete_collection(&state, &path, &query),
+        Method::DELETE => delete(&state, &path, &query),
+        Method::POST if path.name.is_none() => write(state, req, path, query).await,
+        Method::PUT | Method::PATCH if path.name.is_some() => write(state, req, path, query).await,
+        _ => method_not_allowed(&method),
+    }
+}
+
+pub fn selectors(
+    path: &ResourcePath,
+    query: &Query,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let labels =
+        LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or(""))?;
+    let mut field_text = query.get("fieldSelector").cloned().unwrap_or_default();
+    if path.watch_prefix
+        && let Some(name) = &path.name
+    {
+        field_text = if field_text.is_empty() {
+            format!("metadata.name={name}")
+        } else {
+            format!("{field_text},metadata.name={name}")
+        };
+    }
+    let fields = FieldSelector::parse(path.resource, &field_text)?;
+    Ok((labels, fields))
+}
+
+/// `kind` and `apiVersion` of a list of `resource`.
+fn list_type(resource: ResourceType) -> (String, &'static str) {
+    (format!("{}List", resource.kind()), resource.api_version())
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<String> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// The `continue` token: the list's resourceVersion and the key to continue after.
+fn encode_continue(rv: u64, key: &(String, String)) -> String {
+    format!("{rv}.{}.{}", hex(&key.0), hex(&key.1))
+}
+
+fn decode_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
+    let bad = || ApiError::BadRequest(format!("continue key is not valid: \"{token}\""));
+    let mut parts = token.split('.');
+    let rv = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+    let ns = parts.next().and_then(unhex).ok_or_else(bad)?;
+    let name = parts.next().and_then(unhex).ok_or_else(bad)?;
+    Ok((rv, (ns, name)))
+}
+
+fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) -> Reply {
+    let (labels, fields) = match selectors(path, query) {
+        Ok(s) => s,
+        Err(e) => return error_reply(&e),
+    };
+    let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
+        None | Some(Ok(0)) => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) => {
+            return error_reply(&ApiError::BadRequest(format!(
+                "invalid limit: \"{}\"",
+                query.get("limit").map(String::as_str).unwrap_or("")
+            )));
+        }
+    };
+    let cont = match query
+        .get("continue")
+        .filter(|c| !c.is_empty())
+        .map(|c| decode_continue(c))
+    {
+        None => None,
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => return error_reply(&e),
+    };
+    let filter = |e: &Entry| labels.matches(&e.labels) && fields.matches(e);
+    let page = state.store.list_page(
+        path.resource,
+        path.namespace.as_deref(),
+        cont.as_ref().map(|c| &c.1),
+        limit,
+        &filter,
+    );
+    let rv = cont.as_ref().map_or(page.resource_version, |c| c.0);
+    let mut meta = serde_json::Map::new();
+    meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    if let Some(after) = &page.continue_after {
+        meta.insert("continue".into(), json!(encode_continue(rv, after)));
+        meta.insert("remainingItemCount".into(), json!(page.remaining));
+    }
+    let (kind, api_version) = list_type(path.resource);
+    match wanted {
+        Wanted::Table => {
+            let now = jiff::Timestamp::now();
+            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
+            let rows = page
+                .items
+                .iter()
+                .map(|e| table::row(path.resource, &e.value(), include, now))
+                .collect();
+            json_value(
+                StatusCode::OK,
+                &table::table(path.resource, rows, Value::Object(meta), true),
+            )
+        }
+        Wanted::Metadata => {
+            let items: Vec<Value> = page
+                .items
+                .iter()
+                .map(|e| table::partial_metadata(&e.value()))
+                .collect();
+            json_value(
+                StatusCode::OK,
+                &json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items}),
+            )
+        }
+        Wanted::Object => {
+            // Concatenate the stored serializations: no object is parsed to serve a list.
+            let head = serde_json::to_string(
+                &json!({"kind": kind, "apiVersion": api_version, "metadata": meta}),
+            )
+            .unwrap_or_default();
+            let size: usize =
+                page.items.iter().map(|e| e.json.len() + 1).sum::<usize>() + head.len() + 16;
+            let mut body = BytesMut::with_capacity(size);
+            body.put_slice(&head.as_bytes()[..head.len().saturating_sub(1)]);
+            body.put_slice(b",\"items\":[");
+            for (i, e) in page.items.iter().enumerate() {
+                if i > 0 {
+                    body.put_u8(b',');
+                }
+                body.put_slice(&e.json);
+            }
+            body.put_slice(b"]}");
+            json_bytes(StatusCode::OK, body.freeze())
+        }
+    }
+}
+
+fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) -> Reply {
+    let name = path.name.as_deref().unwrap_or("");
+    let ns = path.namespace.as_deref().unwrap_or("");
+    let Some(entry) = state.store.get_entry(path.resource, ns, name) else {
+        return error_reply(&crate::sim::store::not_found(path.resource, name));
+    };
+    if path.subresource.as_deref() == Some("scale") {
+        return json_value(StatusCode::OK, &crate::sim::store::scale_of(&entry.value()));
+    }
+    match wanted {
+        Wanted::Object => json_bytes(StatusCode::OK, entry.json.clone()),
+        Wanted::Metadata => json_value(StatusCode::OK, &table::partial_metadata(&entry.value())),
+        Wanted::Table => {
+            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
+            let row = table::row(
+                path.resource,
+                &entry.value(),
+                include,
+                jiff::Timestamp::now(),
+            );
+            let meta = json!({"resourceVersion": entry.resource_version.to_string()});
+            json_value(
+                StatusCode::OK,
+                &table::table(path.resource, vec![row], meta, true),
+            )
+        }
+    }
+}
+
+fn dry_run(query: &Query) -> Result<bool, ApiError> {
+    match query.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "Invalid dry run value: {other} (supported values: \"All\")"
+        ))),
+    }
+}
+
+fn deleted_status(resource: ResourceType, object: &Value) -> Value {
+    let mut details = json!({
+        "name": object.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "kind": resource.plural(),
+        "uid": object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+    });
+    if !resource.group().is_empty() {
+        details["group"] = json!(resource.group());
+    }
+    status_value(200, "", "", Some(details))
+}
+
+fn delete(state: &ServerState, path: &ResourcePath, query: &Query) -> Reply {
+    if path.subresource.is_some() {
+        return method_not_allowed(&Method::DELETE);
+    }
+    let dry = match dry_run(query) {
+        Ok(d) => d,
+        Err(e) => return error_reply(&e),
+    };
+    let ns = path.namespace.as_deref().unwrap_or("");
+    match state
+        .store
+        .delete(path.resource, ns, path.name.as_deref().unwrap_or(""), dry)
+    {
+        Ok(object) => {
+            let mut status = deleted_status(path.resource, &object);
+            if let Some(map) = status.as_object_mut() {
+                map.remove("message");
+                map.remove("reason");
+            }
+            json_value(StatusCode::OK, &status)
+        }
+        Err(e) => error_reply(&e),
+    }
+}
+
+fn delete_collection(state: &ServerState, path: &ResourcePath, query: &Query) -> Reply {
+    let (dry, (labels, fields)) =
+        match dry_run(query).and_then(|d| Ok((d, selectors(path, query)?))) {
+            Ok(x) => x,
+            Err(e) => return error_reply(&e),
+        };
+    if path.resource == ResourceType::Namespace {
+        return method_not_allowed(&Method::DELETE);
+    }
+    let filter = |e: &Entry| labels.matches(&e.labels) && fields.matches(e);
+    let page = state.store.list_page(
+        path.resource,
+        path.namespace.as_deref(),
+        None,
+        None,
+        &filter,
+    );
+    let mut items = Vec::new();
+    for e in &page.items {
+        if let Ok(object) = state
+            .store
+            .delete(path.resource, &e.namespace, &e.name, dry)
+        {
+            items.push(object);
+        }
+    }
+    let (kind, api_version) = list_type(path.resource);
+    json_value(
+        StatusCode::OK,
+        &json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": state.store.resource_version().to_string()}, "items": items}),
+    )
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
+/// server derives it (`kubectl/v1.32.0 (linux/amd64) ...` → `kubectl`).
+fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiError> {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        if m.len() > 128 {
+            return Err(ApiError::Invalid(format!(
+                "fieldManager: Too long: may not be longer than 128, given {}",
+                m.len()
+            )));
+        }
+        return Ok(m.clone());
+    }
+    let agent = user_agent.unwrap_or("");
+    Ok(agent
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(128)
+        .collect())
+}
+
+fn media_type(req: &Request<Incoming>) -> String {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
+fn unsupported_media_type() -> ApiError {
+    ApiError::UnsupportedMediaType("415: Unsupported Media Type".into())
+}
+
+/// Decode a create/update body (JSON or YAML).
+fn decode_object(media: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = match media {
+        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
+            ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
+        })?,
+        "application/yaml" => serde_yaml::from_slice(body).map_err(|e| {
+            ApiError::BadRequest(format!("couldn't get version/kind; yaml parse error: {e}"))
+        })?,
+        _ => return Err(unsupported_media_type()),
+    };
+    if !value.is_object() {
+        return Err(ApiError::BadRequest(
+            "couldn't get version/kind; json parse error: expected an object".into(),
+        ));
+    }
+    Ok(value)
+}
+
+fn decode_patch(media: &str, body: &[u8], force: bool) -> Result<Patch, ApiError> {
+    let parse_json = |body: &[u8]| -> Result<Value, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::BadRequest(format!("error decoding patch: {e}")))
+    };
+    match media {
+        "application/json-patch+json" => Ok(Patch::Json(parse_json(body)?)),
+        "application/merge-patch+json" => Ok(Patch::Merge(parse_json(body)?)),
+        "application/strategic-merge-patch+json" => Ok(Patch::Strategic(parse_json(body)?)),
+        "application/apply-patch+yaml" => {
+            let config: Value = serde_yaml::from_slice(body)
+                .map_err(|e| ApiError::BadRequest(format!("error decoding YAML: {e}")))?;
+            if !config.is_object() {
+                return Err(ApiError::BadRequest(
+                    "error decoding YAML: the applied configuration is not an object".into(),
+                ));
+            }
+            Ok(Patch::Apply { config, force })
+        }
+        _ => Err(unsupported_media_type()),
+    }
+}
+
+/// Check a body's `apiVersion`/`kind` against the URL, and fill in its namespace.
+fn check_body(path: &ResourcePath, object: &mut Value) -> Result<(), ApiError> {
+    let r = path.resource;
+    if let Some(v) = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .filter(|v| *v != r.api_version())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "the API version in the data ({v}) does not match the expected API version ({})",
+            r.api_version()
+        )));
+    }
+    if let Some(k) = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|k| *k != r.kind())
+    {
+        return Err(ApiError::BadRequest(format!(
+            "the kind in the data ({k}) does not match the expected kind ({})",
+            r.kind()
+        )));
+    }
+    let meta = object
+        .as_object_mut()
+        .map(|o| o.entry("metadata").or_insert_with(|| json!({})));
+    let Some(Value::Object(meta)) = meta else {
+        return Err(ApiError::BadRequest("metadata must be an object".into()));
+    };
+    if let Some(url_ns) = &path.namespace {
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("namespace".into(), json!(url_ns));
+            }
+            Some(ns) if ns != url_ns => {
+                return Err(ApiError::BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request".into(),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(url_name) = &path.name {
+        match meta.get("name").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("name".into(), json!(url_name));
+            }
+            Some(name) if name != url_name => {
+                return Err(ApiError::BadRequest(format!(
+                    "the name of the object ({name}) does not match the name on the URL ({url_name})"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+async fn write(
+    state: Arc<ServerState>,
+    req: Request<Incoming>,
+    path: ResourcePath,
+    query: Query,
+) -> Reply {
+    let method = req.method().clone();
+    let media = media_type(&req);
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    let body = match read_body(req.into_body()).await {
+        Ok(b) => b,
+        Err(reply) => return reply,
+    };
+    match write_inner(
+        &state,
+        &method,
+        &media,
+        user_agent.as_deref(),
+        &body,
+        &path,
+        &query,
+    ) {
+        Ok((code, value, warnings)) => with_warnings(json_value(code, &value), &warnings),
+        Err(e) => error_reply(&e),
+    }
+}
+
+type Written = (StatusCode, Value, Vec<String>);
+
+fn write_inner(
+    state: &ServerState,
+    method: &Method,
+    media: &str,
+    user_agent: Option<&str>,
+    body: &Bytes,
+    path: &ResourcePath,
+    query: &Query,
+) -> Result<Written, ApiError> {
+    let store = &state.store;
+    let r = path.resource;
+    let validation = FieldValidation::parse(
+        query
+            .get("fieldValidation")
+            .map(String::as_str)
+            .unwrap_or(""),
+    )?;
+    let opts = WriteOptions {
+        manager: field_manager(query, user_agent)?,
+        subresource: path.subresource.clone(),
+        dry_run: dry_run(query)?,
+    };
+    let scale = path.subresource.as_deref() == Some("scale");
+    let view = |v: Value| {
+        if scale {
+            crate::sim::store::scale_of(&v)
+        } else {
+            v
+        }
+    };
+    let ns = path.namespace.as_deref().unwrap_or("");
+    let name = path.name.as_deref().unwrap_or("");
+    match *method {
+        Method::POST => {
+            let mut object = decode_object(media, body)?;
+            check_body(path, &mut object)?;
+            let (value, warnings) = store.create_validated(r, object, &opts, validation)?;
+            Ok((StatusCode::CREATED, value, warnings))
+        }
+        Method::PUT if scale => {
+            let object = decode_object(media, body)?;
+            let rv = object
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let replicas = object
+                .pointer("/spec/replicas")
+                .cloned()
+                .unwrap_or(json!(0));
+            let patch = Patch::Merge(
+                json!({"metadata": {"resourceVersion": rv}, "spec": {"replicas": replicas}}),
+            );
+            let (value, warnings) =
+                store.patch_validated(r, ns, name, &patch, &opts, validation)?;
+            Ok((StatusCode::OK, view(value), warnings))
+        }
+        Method::PUT => {
+            let mut object = decode_object(media, body)?;
+            check_body(path, &mut object)?;
+            let (value, warnings) = store.update_validated(r, object, &opts, validation)?;
+            Ok((StatusCode::OK, value, warnings))
+        }
+        Method::PATCH => {
+            let force = matches!(query.get("force").map(String::as_str), Some("true" | "1"));
+            let patch = decode_patch(media, body, force)?;
+            if let Patch::Apply { config, .. } = &patch {
+                if query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+                    return Err(ApiError::BadRequest(
+                        "PATCH /apply requires fieldManager".into(),
+                    ));
+                }
+                let mut config = config.clone();
+                check_body(path, &mut config)?;
+            } else if force {
+                return Err(ApiError::BadRequest(
+                    "Force is only allowed for apply patches".into(),
+                ));
+            }
+            let existed = store.get_entry(r, ns, name).is_some();
+            let (value, warnings) =
+                store.patch_validated(r, ns, name, &patch, &opts, validation)?;
+            let code = if existed {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            Ok((code, view(value), warnings))
+        }
+        _ => Err(ApiError::BadRequest(format!(
+            "the server does not allow this method on the requested resource ({method})"
+        ))),
+    }
+}

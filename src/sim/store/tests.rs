@@ -1,0 +1,242 @@
+//! Store behaviour a client can observe: metadata, conflicts, namespaces, history.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use serde_json::json;
+
+use super::*;
+
+fn deployment(ns: &str, name: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}
+        }
+    })
+}
+
+#[test]
+fn a_new_store_has_the_system_namespaces() {
+    let store = Store::new();
+    let names: Vec<String> = store
+        .list(ResourceType::Namespace, None)
+        .iter()
+        .filter_map(|n| {
+            n.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
+}
+
+#[test]
+fn create_fills_server_metadata_and_update_bumps_generation_on_spec_only() {
+    let store = Store::new();
+    let created = store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "web", 2),
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    assert_eq!(created["metadata"]["generation"], 1);
+    assert!(
+        created["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|u| u.len() == 36)
+    );
+    assert!(
+        created["metadata"]["creationTimestamp"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+    let rv: u64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let mut labels_only = created.clone();
+    labels_only["metadata"]["labels"]["extra"] = json!("1");
+    let updated = store
+        .update(
+            ResourceType::Deployment,
+            labels_only,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    assert_eq!(updated["metadata"]["generation"], 1);
+    let rv2: u64 = updated["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv2 > rv);
+
+    let mut scaled = updated.clone();
+    scaled["spec"]["replicas"] = json!(5);
+    let updated = store
+        .update(
+            ResourceType::Deployment,
+            scaled,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    assert_eq!(updated["metadata"]["generation"], 2);
+    assert_eq!(updated["metadata"]["uid"], created["metadata"]["uid"]);
+}
+
+#[test]
+fn a_stale_resource_version_is_a_conflict_worded_as_a_real_server() {
+    let store = Store::new();
+    let created = store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "web", 2),
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    let mut first = created.clone();
+    first["spec"]["replicas"] = json!(3);
+    store
+        .update(
+            ResourceType::Deployment,
+            first,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    let mut stale = created;
+    stale["spec"]["replicas"] = json!(4);
+    let err = store
+        .update(
+            ResourceType::Deployment,
+            stale,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+}
+
+#[test]
+fn writing_into_a_missing_namespace_is_not_found() {
+    let store = Store::new();
+    let err = store
+        .create(
+            ResourceType::Deployment,
+            deployment("nope", "web", 1),
+            &WriteOptions::manager("test"),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, ApiError::NotFound(m) if m == "namespaces \"nope\" not found"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn dry_run_stores_nothing_and_invalid_names_are_refused() {
+    let store = Store::new();
+    let opts = WriteOptions {
+        dry_run: true,
+        ..WriteOptions::manager("test")
+    };
+    let made = store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "web", 1),
+            &opts,
+        )
+        .unwrap();
+    assert_eq!(made["metadata"]["name"], "web");
+    assert!(
+        store
+            .get(ResourceType::Deployment, "default", "web")
+            .is_none()
+    );
+    let err = store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "Bad_Name", 1),
+            &WriteOptions::manager("t"),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("Deployment.apps \"Bad_Name\" is invalid: metadata.name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_watch_replays_changes_after_its_version_and_refuses_forgotten_ones() {
+    let store = Store::new();
+    let start = store.resource_version();
+    for i in 0..3 {
+        store
+            .create(
+                ResourceType::Deployment,
+                deployment("default", &format!("d{i}"), 1),
+                &WriteOptions::manager("t"),
+            )
+            .unwrap();
+    }
+    let watch = store.watch_from(Some(start + 1)).unwrap();
+    let names: Vec<&str> = watch.replay.iter().map(|e| &*e.entry.name).collect();
+    assert_eq!(names, ["d1", "d2"]);
+    for i in 0..HISTORY_CAPACITY {
+        store
+            .delete(ResourceType::Namespace, "no-such", &i.to_string(), false)
+            .ok();
+        let mut d = store
+            .get(ResourceType::Deployment, "default", "d0")
+            .unwrap();
+        d["metadata"]["labels"]["n"] = json!(i.to_string());
+        store
+            .update(ResourceType::Deployment, d, &WriteOptions::manager("t"))
+            .unwrap();
+    }
+    let err = store.watch_from(Some(start)).err().unwrap();
+    assert!(
+        matches!(&err, ApiError::Gone(m) if m.starts_with(&format!("too old resource version: {start} ("))),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn deleting_a_namespace_deletes_what_it_holds() {
+    let store = Store::new();
+    store
+        .create(
+            ResourceType::Namespace,
+            json!({"metadata": {"name": "team"}}),
+            &WriteOptions::manager("t"),
+        )
+        .unwrap();
+    store
+        .create(
+            ResourceType::Deployment,
+            deployment("team", "web", 1),
+            &WriteOptions::manager("t"),
+        )
+        .unwrap();
+    store
+        .delete(ResourceType::Namespace, "", "team", false)
+        .unwrap();
+    assert!(
+        store
+            .list(ResourceType::Deployment, Some("team"))
+            .is_empty()
+    );
+    assert!(matches!(
+        store.delete(ResourceType::Namespace, "", "team", false),
+        Err(ApiError::NotFound(_))
+    ));
+}

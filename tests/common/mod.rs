@@ -1,0 +1,153 @@
+//! A demo cluster for integration tests: a `SimServer` on a free port with its kubeconfig in a
+//! temporary folder, and the real kubectl run against it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use kdrift::sim::controller::Timings;
+use kdrift::sim::scenario::Scenario;
+use kdrift::sim::{SimConfig, SimServer};
+use serde_json::Value;
+
+pub const KUBECTL: &str = "/usr/bin/kubectl";
+
+/// A running demo cluster (seeded, scenario none, fast timings) and a kubeconfig for it.
+pub struct Cluster {
+    pub server: SimServer,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: PathBuf,
+    // Declared last: dropped after the server, whose tasks run on it.
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        Self::start_with(true)
+    }
+
+    pub fn start_with(seed: bool) -> Cluster {
+        assert!(
+            Path::new(KUBECTL).exists(),
+            "these tests drive the real kubectl, expected at {KUBECTL}: install kubectl 1.30+ there"
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let config = SimConfig {
+            port: 0,
+            scenario: Scenario::None,
+            seed,
+            timings: Timings::fast(),
+        };
+        let server = runtime.block_on(SimServer::start(config)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+        Cluster {
+            server,
+            dir,
+            kubeconfig,
+            runtime,
+        }
+    }
+
+    /// A kubectl command against this cluster (its cache in the temporary folder).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(KUBECTL);
+        cmd.args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.dir.path())
+            .env("KUBECACHEDIR", self.dir.path().join("cache"))
+            .env_remove("KUBECTL_EXTERNAL_DIFF");
+        cmd
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// Run kubectl; it must succeed and say nothing on stderr (no warnings). Returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "kubectl {args:?} failed: {stderr}");
+        assert!(
+            stderr.trim().is_empty(),
+            "kubectl {args:?} warned: {stderr}"
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Run kubectl; it must fail. Returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            !out.status.success(),
+            "kubectl {args:?} should have failed: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// `kubectl get -o json` of one object.
+    pub fn get_json(&self, what: &str, namespace: &str) -> Value {
+        serde_json::from_str(&self.ok(&[
+            "get",
+            what,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .unwrap()
+    }
+
+    /// Write a file in the temporary folder.
+    pub fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+/// The managedFields entry of `manager`, or a panic listing the managers present.
+pub fn managed_entry<'a>(object: &'a Value, manager: &str) -> &'a Value {
+    let entries = object["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let managers: Vec<String> = entries.iter().map(|e| e["manager"].to_string()).collect();
+    object["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["manager"] == manager))
+        .unwrap_or_else(|| panic!("no managedFields entry for {manager}; managers: {managers:?}"))
+}
+
+/// Does `manager`'s fieldsV1 own the path of keys (`["f:spec", "f:replicas"]`)?
+pub fn owns(object: &Value, manager: &str, path: &[&str]) -> bool {
+    let mut node = &managed_entry(object, manager)["fieldsV1"];
+    for key in path {
+        node = &node[*key];
+        if node.is_null() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Poll `check` until it returns true or `timeout` passes (generous: the machine is shared).
+pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    check()
+}

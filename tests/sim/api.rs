@@ -1,0 +1,440 @@
+//! The demo cluster through kdrift's own client path (kube-rs): lists, watches, Status errors
+//! as a real server words them, and the injected faults.
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kdrift::sim::resources::ResourceType;
+use kdrift::sim::store::WriteOptions;
+use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use serde_json::{Value, json};
+
+use crate::common::Cluster;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn client(c: &Cluster) -> kube::Client {
+    let _guard = c.runtime.enter();
+    let config = kube::Config::new(c.server.url().parse().unwrap());
+    kube::Client::try_from(config).unwrap()
+}
+
+fn api_error(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected a Status from the server, got {other:?}"),
+    }
+}
+
+/// Change a Deployment through the store, as a controller or another client would.
+fn relabel(c: &Cluster, ns: &str, name: &str, key: &str, value: &str) {
+    let patch = kdrift::sim::store::Patch::Merge(json!({"metadata": {"labels": {key: value}}}));
+    c.server
+        .store()
+        .patch(
+            ResourceType::Deployment,
+            ns,
+            name,
+            &patch,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+}
+
+#[test]
+fn paginated_lists_return_every_object_once() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::all(client(&c));
+    let stored = c.server.store().list(ResourceType::Deployment, None).len();
+    let names = c.runtime.block_on(async {
+        let mut names = Vec::new();
+        let mut params = ListParams::default().limit(3);
+        loop {
+            let page = api.list(&params).await.unwrap();
+            names.extend(page.items.iter().map(|d| d.metadata.name.clone().unwrap()));
+            match page.metadata.continue_.filter(|t| !t.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => break names,
+            }
+        }
+    });
+    assert_eq!(names.len(), stored);
+    let mut unique = names.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), stored, "no object twice: {names:?}");
+}
+
+#[test]
+fn watches_see_changes_bookmarks_and_objects_leaving_a_selector() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    c.runtime.block_on(async {
+        let list = api.list(&ListParams::default()).await.unwrap();
+        let rv = list.metadata.resource_version.unwrap();
+        let params = WatchParams::default().labels("app.kubernetes.io/name=cart");
+        let mut stream = api.watch(&params, &rv).await.unwrap().boxed();
+        relabel(&c, "shop", "cart", "tier", "backend");
+        relabel(&c, "shop", "frontend", "tier", "web");
+        let first = tokio::time::timeout(PATIENCE, stream.try_next())
+            .await
+            .unwrap()
+            .unwrap();
+        match first {
+            Some(WatchEvent::Modified(d)) => {
+                assert_eq!(d.metadata.labels.unwrap()["tier"], "backend")
+            }
+            other => panic!("expected the cart change first, got {other:?}"),
+        }
+        // The selector no longer matches: the watcher is told the object is gone.
+        relabel(&c, "shop", "cart", "app.kubernetes.io/name", "basket");
+        let mut saw_delete = false;
+        let mut saw_bookmark = false;
+        while !(saw_delete && saw_bookmark) {
+            match tokio::time::timeout(PATIENCE, stream.try_next())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                Some(WatchEvent::Deleted(d)) => {
+                    assert_eq!(d.metadata.name.as_deref(), Some("cart"));
+                    saw_delete = true;
+                }
+                Some(WatchEvent::Bookmark(b)) => {
+                    assert!(!b.metadata.resource_version.is_empty());
+                    saw_bookmark = true;
+                }
+                Some(other) => panic!("unexpected {other:?}"),
+                None => panic!("the watch ended early"),
+            }
+        }
+    });
+}
+
+#[test]
+fn a_watch_from_a_forgotten_version_gets_410_expired() {
+    let c = Cluster::start();
+    let api: Api<Pod> = Api::all(client(&c));
+    c.server.faults().set_watch_gone(true);
+    c.runtime.block_on(async {
+        let mut stream = api
+            .watch(&WatchParams::default(), "1")
+            .await
+            .unwrap()
+            .boxed();
+        match stream.try_next().await.unwrap() {
+            Some(WatchEvent::Error(status)) => {
+                assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+                assert!(
+                    status.message.starts_with("too old resource version: 1 ("),
+                    "{}",
+                    status.message
+                );
+            }
+            other => panic!("expected a 410 ERROR event, got {other:?}"),
+        }
+        assert!(
+            stream.try_next().await.unwrap().is_none(),
+            "the stream ends after the error"
+        );
+    });
+    c.server.faults().set_watch_gone(false);
+    c.runtime.block_on(async {
+        let rv = c.server.store().resource_version().to_string();
+        let stream = api
+            .watch(&WatchParams::default().timeout(1), &rv)
+            .await
+            .unwrap()
+            .boxed();
+        let events: Vec<_> = stream.try_collect().await.unwrap();
+        assert!(
+            events.iter().all(|e| !matches!(e, WatchEvent::Error(_))),
+            "{events:?}"
+        );
+    });
+}
+
+#[test]
+fn dropped_watches_end_and_a_restart_keeps_state_on_the_same_port() {
+    let mut c = Cluster::start();
+    let api: Api<Deployment> = Api::all(client(&c));
+    let before = c
+        .runtime
+        .block_on(api.list(&ListParams::default()))
+        .unwrap();
+    let rv = before.metadata.resource_version.clone().unwrap();
+    let mut stream = c
+        .runtime
+        .block_on(api.watch(&WatchParams::default(), &rv))
+        .unwrap()
+        .boxed();
+    c.server.faults().drop_watches();
+    let ended = c.runtime.block_on(async {
+        loop {
+            match tokio::time::timeout(PATIENCE, stream.next()).await {
+                Ok(None) | Ok(Some(Err(_))) => break true,
+                Ok(Some(Ok(_))) => continue,
+                Err(_) => break false,
+            }
+        }
+    });
+    assert!(ended, "the watch stream ended after drop_watches()");
+
+    let port = c.server.addr().port();
+    c.runtime.block_on(c.server.restart()).unwrap();
+    assert_eq!(c.server.addr().port(), port);
+    let after = c
+        .runtime
+        .block_on(api.list(&ListParams::default()))
+        .unwrap();
+    let names = |l: &kube::api::ObjectList<Deployment>| -> Vec<String> {
+        l.items
+            .iter()
+            .map(|d| d.metadata.name.clone().unwrap())
+            .collect()
+    };
+    assert_eq!(names(&before), names(&after));
+    // Resuming from the old version still works: the history survived the restart.
+    let resumed = c
+        .runtime
+        .block_on(api.watch(&WatchParams::default().timeout(1), &rv));
+    assert!(resumed.is_ok());
+}
+
+#[test]
+fn a_forbidden_namespace_answers_403_and_the_others_keep_working() {
+    let c = Cluster::start();
+    let kube = client(&c);
+    c.server.faults().forbid_namespace("shop");
+    let shop: Api<Deployment> = Api::namespaced(kube.clone(), "shop");
+    let err = api_error(
+        c.runtime
+            .block_on(shop.list(&ListParams::default()))
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        err.message,
+        "deployments.apps is forbidden: User \"kdrift-demo\" cannot list resource \"deployments\" in API group \"apps\" in the namespace \"shop\""
+    );
+    let payments: Api<Deployment> = Api::namespaced(kube.clone(), "payments");
+    assert!(
+        !c.runtime
+            .block_on(payments.list(&ListParams::default()))
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let all: Api<Deployment> = Api::all(kube);
+    let err = api_error(
+        c.runtime
+            .block_on(all.list(&ListParams::default()))
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 403);
+    c.server.faults().allow_namespace("shop");
+    assert!(
+        c.runtime
+            .block_on(shop.list(&ListParams::default()))
+            .is_ok()
+    );
+}
+
+#[test]
+fn latency_slows_replies_without_breaking_them() {
+    let c = Cluster::start();
+    c.server.faults().set_latency(Duration::from_millis(50));
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    let got = c.runtime.block_on(api.get("frontend")).unwrap();
+    assert_eq!(got.metadata.name.as_deref(), Some("frontend"));
+}
+
+/// Send one raw request; returns the HTTP code and the body.
+fn raw(c: &Cluster, method: &str, path: &str, content_type: &str, body: &str) -> (u16, Value) {
+    let kube = client(&c);
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("Content-Type", content_type)
+        .body(body.as_bytes().to_vec())
+        .unwrap();
+    c.runtime.block_on(async {
+        let response = kube
+            .send(request.map(kube::client::Body::from))
+            .await
+            .unwrap();
+        let code = response.status().as_u16();
+        let bytes = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    })
+}
+
+/// The reference capture `name` of a real server: (code, body).
+fn reference(name: &str) -> (u16, Value) {
+    let text = std::fs::read_to_string(format!(
+        "{}/testdata/kubernetes-1.20/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let (code, body) = text.split_once('\n').unwrap();
+    (
+        code.trim().parse().unwrap(),
+        serde_json::from_str(body).unwrap(),
+    )
+}
+
+#[test]
+fn errors_are_worded_and_coded_as_a_real_server_words_them() {
+    let c = Cluster::start();
+    let path = "/apis/apps/v1/namespaces/shop/deployments";
+    assert_eq!(
+        raw(&c, "GET", &format!("{path}/nope"), "application/json", ""),
+        reference("status-404.txt")
+    );
+    assert_eq!(
+        raw(&c, "PATCH", &format!("{path}/frontend"), "text/plain", "{}"),
+        reference("status-415.txt")
+    );
+
+    let mut stale = c
+        .server
+        .store()
+        .get(ResourceType::Deployment, "shop", "frontend")
+        .unwrap();
+    stale["metadata"]["resourceVersion"] = json!("1");
+    stale["spec"]["replicas"] = json!(9);
+    let (code, body) = raw(
+        &c,
+        "PUT",
+        &format!("{path}/frontend"),
+        "application/json",
+        &stale.to_string(),
+    );
+    let (want_code, mut want) = reference("status-409-conflict.txt");
+    want["message"] = json!(
+        want["message"]
+            .as_str()
+            .unwrap()
+            .replace("\"web\"", "\"frontend\"")
+    );
+    want["details"]["name"] = json!("frontend");
+    assert_eq!((code, body), (want_code, want));
+
+    let (code, body) = raw(&c, "POST", path, "application/json", "{not json");
+    assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")));
+    let (code, body) = raw(
+        &c,
+        "POST",
+        "/apis/apps/v1/namespaces/nowhere/deployments",
+        "application/json",
+        &json!({"metadata": {"name": "x"}, "spec": {"selector": {}, "template": {}}}).to_string(),
+    );
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (404, Some("namespaces \"nowhere\" not found"))
+    );
+    let (code, body) = raw(
+        &c,
+        "POST",
+        path,
+        "application/json",
+        &json!({"metadata": {"name": "Bad_Name"}}).to_string(),
+    );
+    assert_eq!(
+        (
+            code,
+            body["reason"].as_str(),
+            body["details"]["causes"][0]["field"].as_str()
+        ),
+        (422, Some("Invalid"), Some("metadata.name"))
+    );
+}
+
+#[test]
+fn a_streaming_list_sends_the_objects_then_the_initial_events_end_bookmark() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    let stored: Vec<String> = c
+        .server
+        .store()
+        .list(ResourceType::Deployment, Some("shop"))
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    c.runtime.block_on(async {
+        let mut stream = api
+            .watch(&WatchParams::streaming_lists(), "")
+            .await
+            .unwrap()
+            .boxed();
+        let mut added = Vec::new();
+        loop {
+            match tokio::time::timeout(PATIENCE, stream.try_next())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                Some(WatchEvent::Added(d)) => added.push(d.metadata.name.unwrap()),
+                Some(WatchEvent::Bookmark(b)) => {
+                    assert_eq!(
+                        b.metadata
+                            .annotations
+                            .get("k8s.io/initial-events-end")
+                            .map(String::as_str),
+                        Some("true")
+                    );
+                    break;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        added.sort();
+        assert_eq!(added, stored);
+    });
+}
+
+#[test]
+fn a_kube_runtime_watcher_recovers_from_the_410_fault_and_keeps_up() {
+    use kube::runtime::watcher;
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    c.runtime.block_on(async {
+        let mut events = watcher(api, watcher::Config::default()).boxed();
+        // The initial list ends with InitDone.
+        loop {
+            match tokio::time::timeout(PATIENCE, events.try_next())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                Some(watcher::Event::InitDone) => break,
+                Some(_) => continue,
+                None => panic!("the watcher ended"),
+            }
+        }
+        c.server.faults().set_watch_gone(true);
+        c.server.faults().set_watch_gone(false);
+        relabel(&c, "shop", "cart", "after", "gone");
+        // Whether the change arrives live or in the relist, the watcher sees cart relabelled.
+        let seen = tokio::time::timeout(PATIENCE, async {
+            while let Ok(Some(event)) = events.try_next().await {
+                if let watcher::Event::Apply(d) | watcher::Event::InitApply(d) = event {
+                    if d.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get("after"))
+                        .is_some()
+                    {
+                        return true;
+                    }
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(seen, Ok(true));
+    });
+}
