@@ -39,8 +39,9 @@ pub enum Message {
     },
     /// A `Command::Switch` failed; the previous connection stays.
     SwitchFailed(String),
-    /// A problem found outside the app (a bad theme file), shown in the status bar.
-    Notice(String),
+    /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
+    /// the status bar until the next key.
+    Notice(Flash),
 }
 
 /// What the runtime must do for the app.
@@ -304,8 +305,8 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.dirty = true;
             Vec::new()
         }
-        Message::Notice(text) => {
-            app.flash = Some(Flash { text, error: true });
+        Message::Notice(flash) => {
+            app.flash = Some(flash);
             app.dirty = true;
             Vec::new()
         }

@@ -3,7 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::app::Flash;
 use crate::cli::{CommonArgs, DemoArgs};
+use crate::cluster::client::connect;
+use crate::sim::scenario::DEMO_MANIFESTS;
+use crate::sim::server::{Scenario, SimConfig, SimServer, Timings};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -140,9 +144,83 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), DemoError> {
     })
 }
 
-pub fn run(_common: &CommonArgs, _demo: &DemoArgs) -> ExitCode {
-    eprintln!("kdrift: the demo cluster is not available in this build yet");
-    ExitCode::from(super::EXIT_ERROR)
+/// Start the demo cluster and the live view on it; the cluster stops when the view quits.
+pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
+    let (_log, log_problem) = super::start_logging(common);
+    let fail = |e: &dyn std::fmt::Display| {
+        tracing::error!(error = %e, "demo cannot start");
+        eprintln!("kdrift: {e}");
+        ExitCode::from(super::EXIT_ERROR)
+    };
+    let scenario: Scenario = match demo.scenario.parse() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let rt = match super::tokio_runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&e),
+    };
+    let workdir = match prepare_workdir(demo.workdir.as_deref(), DEMO_MANIFESTS) {
+        Ok(w) => w,
+        Err(e) => return fail(&e),
+    };
+    rt.block_on(async {
+        let config = SimConfig {
+            port: demo.port,
+            scenario,
+            seed: true,
+            timings: Timings::default(),
+        };
+        let server = match SimServer::start(config).await {
+            Ok(s) => s,
+            Err(e) => return fail(&e),
+        };
+        // The kubeconfig lets the real kubectl drive the same cluster while kdrift watches it.
+        let kubeconfig = demo
+            .kubeconfig_out
+            .clone()
+            .unwrap_or_else(|| workdir.path.with_extension("kubeconfig"));
+        if let Err(source) = std::fs::write(&kubeconfig, server.kubeconfig_yaml()) {
+            server.shutdown().await;
+            return fail(&DemoError::Write {
+                path: kubeconfig,
+                source,
+            });
+        }
+        let mut args = common.clone();
+        args.kubeconfig = Some(kubeconfig.clone());
+        args.context = None;
+        if args.namespace.is_none() {
+            args.all_namespaces = true;
+        }
+        args.manifests = Some(workdir.path.clone());
+        let conn = match connect(&args).await {
+            Ok(c) => c,
+            Err(e) => {
+                server.shutdown().await;
+                return fail(&e);
+            }
+        };
+        tracing::info!(url = %server.url(), workdir = %workdir.path.display(), "demo started");
+        let notice = match log_problem {
+            Some(text) => Flash { text, error: true },
+            None => Flash {
+                text: format!(
+                    "demo cluster {} · kubectl --kubeconfig {} · manifests in {}",
+                    server.url(),
+                    kubeconfig.display(),
+                    workdir.path.display()
+                ),
+                error: false,
+            },
+        };
+        let code = super::event_loop::run(&args, conn, Some(notice)).await;
+        server.shutdown().await;
+        if demo.kubeconfig_out.is_none() {
+            let _ = std::fs::remove_file(&kubeconfig);
+        }
+        code
+    })
 }
 
 #[cfg(test)]

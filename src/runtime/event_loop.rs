@@ -13,7 +13,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::{Instant, sleep_until};
 
 use super::terminal;
-use crate::app::{App, Command, Message, update};
+use crate::app::{App, Command, Flash, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
 use crate::cluster::watch::{ClusterMessage, Watchers, spawn_detail_watchers, spawn_table_watcher};
@@ -225,8 +225,11 @@ impl Session {
     }
 
     /// Show a problem found at start-up in the status bar.
-    pub fn notice(&mut self, text: String) {
-        update(&mut self.state.app, Message::Notice(text));
+    pub fn problem(&mut self, text: String) {
+        update(
+            &mut self.state.app,
+            Message::Notice(Flash { text, error: true }),
+        );
     }
 
     /// Run until the user quits, SIGTERM, or the input closes.
@@ -301,15 +304,15 @@ impl Session {
 }
 
 /// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
-pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<String>) -> ExitCode {
+pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
     let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
     let mut session = Session::start(common, conn);
     if let Some(e) = theme_error {
         tracing::warn!(error = %e, "theme not loaded; using the default");
-        session.notice(format!("{e} — using the default theme"));
+        session.problem(format!("{e} — using the default theme"));
     }
     if let Some(n) = notice {
-        session.notice(n);
+        update(&mut session.state.app, Message::Notice(n));
     }
     let mut term = match terminal::enter() {
         Ok(t) => t,

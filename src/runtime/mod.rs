@@ -54,7 +54,7 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
             }
         };
         tracing::info!(context = %conn.context, url = %conn.cluster_url, version = %conn.server_version, "connected");
-        event_loop::run(common, conn, log_problem).await
+        event_loop::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
     })
 }
 
