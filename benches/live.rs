@@ -1,8 +1,18 @@
 //! The live view's figures (issue 3, point 9), printed as medians and p99s.
 //!
-//! Pure part (always): frame cost at 10,000 rows, the cost of applying a 1,000-event burst,
-//! memory held by slim rows. Run: `cargo bench --bench live` (add `-- --quick` for fewer rounds).
+//! Pure part: frame cost at 10,000 rows, the cost of applying a 1,000-event burst, memory held by
+//! slim rows. Live part (`client`, `cluster`): kdrift's real loop against a demo cluster in a
+//! child process — time to first row and full sync, memory at steady state and during a relist,
+//! event→frame latency and CPU under 1,000 events/s, idle CPU.
+//!
+//! Run: `cargo bench --bench live` (`-- --quick`: fewer rounds, 10 s idle; `-- --pure`: no cluster).
+
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "live/client.rs"]
+mod client;
+#[path = "live/cluster.rs"]
+mod cluster;
 
 use std::time::{Duration, Instant};
 
@@ -181,8 +191,16 @@ fn memory_figures() {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--serve-store") {
+        cluster::serve();
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
     let rounds = if quick { 50 } else { 300 };
     memory_figures();
     pure_figures(rounds);
+    if !args.iter().any(|a| a == "--pure") {
+        client::live_figures(if quick { 10 } else { 60 });
+    }
 }
