@@ -154,7 +154,10 @@ fn wait_for(
 /// The DESIRED column of `name`'s row, read from the screen.
 fn desired_of(screen: &Screen, name: &str) -> Option<String> {
     screen.lines().iter().find_map(|l| {
-        let words: Vec<&str> = l.split_whitespace().collect();
+        let words: Vec<&str> = l
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect();
         let i = words.iter().position(|w| *w == name)?;
         words.get(i + 1).map(|w| w.to_string())
     })

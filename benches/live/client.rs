@@ -51,7 +51,11 @@ impl Frontend<TestBackend> for Probe {
             s.full_sync = Some(self.start.elapsed());
         }
         if let Some((key, replicas, sent)) = s.marker.clone()
-            && app.cache.deployments.get(&key).is_some_and(|e| e.row.desired == replicas)
+            && app
+                .cache
+                .deployments
+                .get(&key)
+                .is_some_and(|e| e.row.desired == replicas)
         {
             s.latencies.push(sent.elapsed());
             s.marker = None;
@@ -87,7 +91,14 @@ impl ClusterChild {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         let url = line.trim().strip_prefix("URL ").unwrap().to_string();
-        (ClusterChild { child, stdin, stdout }, url)
+        (
+            ClusterChild {
+                child,
+                stdin,
+                stdout,
+            },
+            url,
+        )
     }
 
     fn command(&mut self, line: &str) -> String {
@@ -100,10 +111,16 @@ impl ClusterChild {
 }
 
 pub fn live_figures(idle_seconds: u64) {
-    println!("-- live: kdrift's loop on a 200x50 TestBackend against a demo cluster (child process) with {DEPLOYMENTS} Deployments in {} namespaces", super::NAMESPACES);
+    println!(
+        "-- live: kdrift's loop on a 200x50 TestBackend against a demo cluster (child process) with {DEPLOYMENTS} Deployments in {} namespaces",
+        super::NAMESPACES
+    );
     let seeding = Instant::now();
     let (mut child, url) = ClusterChild::start();
-    println!("   cluster seeded and serving in {:.1} s", seeding.elapsed().as_secs_f64());
+    println!(
+        "   cluster seeded and serving in {:.1} s",
+        seeding.elapsed().as_secs_f64()
+    );
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(

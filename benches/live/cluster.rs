@@ -43,12 +43,18 @@ fn seed(store: &Store) {
     let opts = WriteOptions::manager("bench");
     for n in 0..NAMESPACES {
         store
-            .create(ResourceType::Namespace, json!({"metadata": {"name": namespace(n)}}), &opts)
+            .create(
+                ResourceType::Namespace,
+                json!({"metadata": {"name": namespace(n)}}),
+                &opts,
+            )
             .unwrap();
     }
     let status = WriteOptions::status("kube-controller-manager");
     for i in 0..DEPLOYMENTS {
-        store.create(ResourceType::Deployment, deployment(i), &opts).unwrap();
+        store
+            .create(ResourceType::Deployment, deployment(i), &opts)
+            .unwrap();
         let s = json!({"status": {
             "observedGeneration": 1, "replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
             "conditions": [
@@ -59,7 +65,13 @@ fn seed(store: &Store) {
             ]
         }});
         store
-            .patch(ResourceType::Deployment, &namespace(i), &name(i), &Patch::Merge(s), &status)
+            .patch(
+                ResourceType::Deployment,
+                &namespace(i),
+                &name(i),
+                &Patch::Merge(s),
+                &status,
+            )
             .unwrap();
     }
 }
@@ -104,9 +116,17 @@ pub fn serve() {
                         // Skip the first ten Deployments: the parent scales those as markers.
                         let i = 10 + (counter * 7919) % (DEPLOYMENTS - 10);
                         counter += 1;
-                        let patch = Patch::Merge(json!({"metadata": {"labels": {"bench-t": counter.to_string()}}}));
+                        let patch = Patch::Merge(
+                            json!({"metadata": {"labels": {"bench-t": counter.to_string()}}}),
+                        );
                         store
-                            .patch(ResourceType::Deployment, &namespace(i), &name(i), &patch, &opts)
+                            .patch(
+                                ResourceType::Deployment,
+                                &namespace(i),
+                                &name(i),
+                                &patch,
+                                &opts,
+                            )
                             .unwrap();
                     }
                     println!("done {:.0}", total as f64 / start.elapsed().as_secs_f64());

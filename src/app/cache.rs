@@ -1,7 +1,9 @@
-//! The cluster cache: slim rows by key, with kube-runtime's relist semantics — rows between
-//! `Init` and `InitDone` replace the whole set at once, so nothing deleted during a disconnect
-//! survives, and the first list fills the table as it arrives.
-use std::collections::BTreeMap;
+//! The cluster cache: slim rows by key, with kube-runtime's relist semantics — a relist
+//! (`Init`…`InitDone`) refreshes every row it lists and, at its end, drops at once every row it
+//! did not list, so nothing deleted during a disconnect survives. Rows are refreshed in place
+//! (only their keys are remembered during the relist), so a relist of 10,000 Deployments does
+//! not hold a second copy of the table; the first list fills the table as it arrives.
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 use crate::cluster::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
@@ -33,30 +35,33 @@ pub trait Keyed {
 #[derive(Debug, Clone)]
 pub struct RowSet<T> {
     live: BTreeMap<ObjectKey, T>,
-    /// Rows of a relist in progress (after the first sync).
-    pending: Option<BTreeMap<ObjectKey, T>>,
+    /// Keys listed so far by a relist in progress; the rest go at its end.
+    seen: Option<HashSet<ObjectKey>>,
     /// The first `InitDone` has arrived.
     synced: bool,
+    /// How many lists (first sync and relists) have completed.
+    lists_done: u64,
 }
 
 impl<T> Default for RowSet<T> {
     fn default() -> Self {
         RowSet {
             live: BTreeMap::new(),
-            pending: None,
+            seen: None,
             synced: false,
+            lists_done: 0,
         }
     }
 }
 
-impl<T: Keyed + Clone> RowSet<T> {
+impl<T: Keyed> RowSet<T> {
     /// Apply one update and say what it changed on screen.
     pub fn apply(&mut self, update: WatchUpdate<T>) -> Change {
         match update {
-            WatchUpdate::Apply(row) => {
-                // kube-runtime sends no Apply during a relist; if one came, keep it across the swap.
-                if let Some(p) = &mut self.pending {
-                    p.insert(row.key().clone(), row.clone());
+            WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
+                // kube-runtime sends no Apply during a relist; if one came, it counts as listed.
+                if let Some(seen) = &mut self.seen {
+                    seen.insert(row.key().clone());
                 }
                 match self.live.insert(row.key().clone(), row) {
                     Some(_) => Change::Values,
@@ -64,8 +69,8 @@ impl<T: Keyed + Clone> RowSet<T> {
                 }
             }
             WatchUpdate::Delete(key) => {
-                if let Some(p) = &mut self.pending {
-                    p.remove(&key);
+                if let Some(seen) = &mut self.seen {
+                    seen.remove(&key);
                 }
                 match self.live.remove(&key) {
                     Some(_) => Change::Membership,
@@ -74,7 +79,7 @@ impl<T: Keyed + Clone> RowSet<T> {
             }
             WatchUpdate::Init => {
                 if self.synced {
-                    self.pending = Some(BTreeMap::new());
+                    self.seen = Some(HashSet::with_capacity(self.live.len()));
                     Change::Nothing
                 } else if self.live.is_empty() {
                     Change::Nothing
@@ -84,22 +89,18 @@ impl<T: Keyed + Clone> RowSet<T> {
                     Change::Membership
                 }
             }
-            WatchUpdate::InitApply(row) => match &mut self.pending {
-                Some(p) => {
-                    p.insert(row.key().clone(), row);
-                    Change::Nothing
-                }
-                None => match self.live.insert(row.key().clone(), row) {
-                    Some(_) => Change::Values,
-                    None => Change::Membership,
-                },
-            },
             WatchUpdate::InitDone => {
                 self.synced = true;
-                match self.pending.take() {
-                    Some(p) => {
-                        self.live = p;
-                        Change::Membership
+                self.lists_done += 1;
+                match self.seen.take() {
+                    Some(seen) => {
+                        let before = self.live.len();
+                        self.live.retain(|k, _| seen.contains(k));
+                        if self.live.len() == before {
+                            Change::Values
+                        } else {
+                            Change::Membership
+                        }
                     }
                     // The end of the first list changes "loading…" to "no Deployments".
                     None => Change::Values,
@@ -122,6 +123,10 @@ impl<T: Keyed + Clone> RowSet<T> {
 
     pub fn is_synced(&self) -> bool {
         self.synced
+    }
+
+    pub fn lists_done(&self) -> u64 {
+        self.lists_done
     }
 
     /// Rows in key order (namespace, then name).
@@ -241,10 +246,10 @@ mod tests {
         // Reconnect: the relist no longer has "gone".
         set.apply(WatchUpdate::Init);
         set.apply(WatchUpdate::InitApply(pod("a", "kept", 3)));
-        // Until InitDone the old state stays on screen, whole.
+        // Listed rows are fresh at once; unlisted ones wait for the end of the list.
         assert_eq!(names(&set), ["gone", "kept"]);
-        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 0);
-        set.apply(WatchUpdate::InitDone);
+        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
+        assert_eq!(set.apply(WatchUpdate::InitDone), Change::Membership);
         assert_eq!(names(&set), ["kept"]);
         assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
     }

@@ -167,6 +167,16 @@ async fn read_input(tx: UnboundedSender<Event>) {
     let _ = tx.send(Event::InputClosed);
 }
 
+/// A list of thousands of whole objects was just decoded into slim rows and dropped: hand the
+/// freed pages back to the system, or the allocator keeps them as resident memory for good.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// What differs between the real terminal and a test or benchmark backend.
 pub trait Frontend<B: Backend> {
     /// ctrl-z: give the terminal back and stop until resumed.
@@ -248,6 +258,7 @@ impl Session {
         let state = &mut self.state;
         let rx = &mut self.rx;
         let mut last_frame: Option<Instant> = None;
+        let mut lists_seen = 0;
         'outer: loop {
             let wake = ui::next_age_change(&state.app)
                 .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
@@ -288,6 +299,11 @@ impl Session {
                     if !rx.is_empty() {
                         continue;
                     }
+                }
+                let lists = state.app.cache.deployments.lists_done();
+                if lists != lists_seen {
+                    lists_seen = lists;
+                    release_freed_memory();
                 }
                 state.app.now = Timestamp::now();
                 state.app.prepare_frame();
