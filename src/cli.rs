@@ -7,7 +7,8 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "kdrift",
     version,
-    about = "Watch Kubernetes rollouts live and settle drift between the cluster and git"
+    about = "Watch Kubernetes rollouts live and settle drift between the cluster and git",
+    after_help = crate::logging::after_help()
 )]
 pub struct Cli {
     #[command(flatten)]

@@ -1,1 +1,314 @@
-//! app (see shared/DESIGN.md).
+//! The app: all state in one place and `update(&mut App, Message) -> Vec<Command>` (pure: no IO,
+//! no async, no clock — the runtime stamps `now`).
+//!
+//! - [`cache`]: the cluster rows, with relist semantics.
+//! - [`table`]: the sorted, filtered list of Deployments and the selection.
+//! - [`keys`]: what each key does in each mode.
+//! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
+pub mod cache;
+pub mod detail;
+pub mod keys;
+pub mod table;
+
+use std::collections::{BTreeMap, HashMap};
+
+use crossterm::event::KeyEvent;
+use jiff::Timestamp;
+
+use crate::cluster::client::NamespaceScope;
+use crate::cluster::rows::ObjectKey;
+use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchedKind};
+use cache::{ClusterCache, deployment_update};
+use table::TableView;
+
+/// Everything that can happen to the app, from any source.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Key(KeyEvent),
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    Cluster(ClusterMessage),
+    /// The runtime switched to a new connection or namespace scope (reply to `Command::Switch`).
+    Switched {
+        epoch: u64,
+        context: String,
+        contexts: Vec<String>,
+        scope: NamespaceScope,
+    },
+    /// A `Command::Switch` failed; the previous connection stays.
+    SwitchFailed(String),
+    /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
+    /// the status bar until the next key.
+    Notice(Flash),
+}
+
+/// What the runtime must do for the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Quit,
+    /// ctrl-z: restore the terminal, stop the process, re-enter on resume.
+    Suspend,
+    /// Restart the watchers on another context (`None` = the same) and namespace scope.
+    Switch {
+        context: Option<String>,
+        scope: NamespaceScope,
+    },
+    /// Watch ReplicaSets, Pods and Events of one namespace for the detail view, tagging their
+    /// messages with `epoch` (replaces any detail watchers).
+    WatchDetail {
+        namespace: String,
+        epoch: u64,
+    },
+    /// The detail view closed: stop its watchers.
+    StopDetail,
+}
+
+/// The drift slot of a row; filled by the drift engine once it lands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DriftSummary {
+    #[default]
+    NotComputed,
+    InSync,
+    Fields(usize),
+    Missing,
+    Error(String),
+}
+
+/// Which screen is showing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Screen {
+    Table,
+    Detail { key: ObjectKey, scroll: u16 },
+}
+
+/// A line being typed at the bottom: `/` filter or `:` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    Filter(String),
+    Command(String),
+}
+
+/// A one-line message in the status bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub context: String,
+    pub contexts: Vec<String>,
+    pub scope: NamespaceScope,
+    pub readonly: bool,
+    /// Which generation of the table's (Deployment) watcher is current.
+    pub epoch: u64,
+    /// Which generation of the detail view's watchers is current.
+    pub detail_epoch: u64,
+    pub cache: ClusterCache,
+    pub health: BTreeMap<WatchedKind, WatchHealth>,
+    pub drift: HashMap<ObjectKey, DriftSummary>,
+    pub table: TableView,
+    pub screen: Screen,
+    pub prompt: Option<Prompt>,
+    pub help: bool,
+    pub flash: Option<Flash>,
+    pub width: u16,
+    pub height: u16,
+    /// The time ages are measured against; set by the runtime before each frame.
+    pub now: Timestamp,
+    /// Something on screen changed since the last frame.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(
+        context: impl Into<String>,
+        contexts: Vec<String>,
+        scope: NamespaceScope,
+        now: Timestamp,
+    ) -> App {
+        App {
+            context: context.into(),
+            contexts,
+            scope,
+            readonly: false,
+            epoch: 0,
+            detail_epoch: 0,
+            cache: ClusterCache::default(),
+            health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
+            drift: HashMap::new(),
+            table: TableView::default(),
+            screen: Screen::Table,
+            prompt: None,
+            help: false,
+            flash: None,
+            width: 80,
+            height: 24,
+            now,
+            dirty: true,
+        }
+    }
+
+    /// Bring derived state (the sorted, filtered row list) up to date; call once before drawing.
+    pub fn prepare_frame(&mut self) {
+        self.table.refresh(&self.cache, self.table_height());
+    }
+
+    /// Table body rows that fit on screen (frame minus header, borders, status bar).
+    pub fn table_height(&self) -> usize {
+        usize::from(self.height.saturating_sub(5)).max(1)
+    }
+
+    pub fn drift_of(&self, key: &ObjectKey) -> &DriftSummary {
+        const NOT_COMPUTED: &DriftSummary = &DriftSummary::NotComputed;
+        self.drift.get(key).unwrap_or(NOT_COMPUTED)
+    }
+
+    /// The worst watch health, for the status bar: forbidden, then reconnecting, then syncing.
+    pub fn overall_health(&self) -> WatchHealth {
+        let rank = |h: &WatchHealth| match h {
+            WatchHealth::Forbidden { .. } => 0,
+            WatchHealth::Reconnecting { .. } => 1,
+            WatchHealth::Syncing => 2,
+            WatchHealth::Connected => 3,
+        };
+        self.health
+            .values()
+            .min_by_key(|h| rank(h))
+            .cloned()
+            .unwrap_or(WatchHealth::Connected)
+    }
+
+    /// Open the detail view of `key`, watching its namespace's ReplicaSets, Pods and Events.
+    pub fn open_detail(&mut self, key: ObjectKey) -> Vec<Command> {
+        let namespace = key.namespace.to_string();
+        self.screen = Screen::Detail { key, scroll: 0 };
+        self.clear_detail();
+        self.detail_epoch += 1;
+        for kind in [
+            WatchedKind::ReplicaSets,
+            WatchedKind::Pods,
+            WatchedKind::Events,
+        ] {
+            self.health.insert(kind, WatchHealth::Syncing);
+        }
+        vec![Command::WatchDetail {
+            namespace,
+            epoch: self.detail_epoch,
+        }]
+    }
+
+    /// Back to the table; the detail rows are dropped with their watchers.
+    pub fn close_detail(&mut self) -> Vec<Command> {
+        if !matches!(self.screen, Screen::Detail { .. }) {
+            return Vec::new();
+        }
+        self.screen = Screen::Table;
+        self.clear_detail();
+        self.detail_epoch += 1;
+        vec![Command::StopDetail]
+    }
+
+    fn clear_detail(&mut self) {
+        self.cache.replicasets = Default::default();
+        self.cache.pods = Default::default();
+        self.cache.events = Default::default();
+        for kind in [
+            WatchedKind::ReplicaSets,
+            WatchedKind::Pods,
+            WatchedKind::Events,
+        ] {
+            self.health.remove(&kind);
+        }
+    }
+
+    fn apply_cluster(&mut self, msg: ClusterMessage) {
+        let current = match &msg.event {
+            ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
+                self.epoch
+            }
+            _ => self.detail_epoch,
+        };
+        if msg.epoch != current {
+            return;
+        }
+        let changed = match msg.event {
+            ClusterEvent::Deployments(updates) => {
+                let change = fold(updates, |u| {
+                    self.cache.deployments.apply(deployment_update(u))
+                });
+                self.table.rows_changed(change);
+                change.any()
+            }
+            ClusterEvent::ReplicaSets(updates) => {
+                fold(updates, |u| self.cache.replicasets.apply(u)).any()
+            }
+            ClusterEvent::Pods(updates) => fold(updates, |u| self.cache.pods.apply(u)).any(),
+            ClusterEvent::Events(updates) => fold(updates, |u| self.cache.events.apply(u)).any(),
+            ClusterEvent::Health(kind, health) => {
+                self.health.insert(kind, health.clone()) != Some(health)
+            }
+        };
+        self.dirty |= changed;
+    }
+}
+
+/// Apply a batch; the biggest change wins.
+fn fold<T>(updates: Vec<T>, mut apply: impl FnMut(T) -> cache::Change) -> cache::Change {
+    updates
+        .into_iter()
+        .fold(cache::Change::Nothing, |acc, u| acc.max(apply(u)))
+}
+
+/// The one state transition.
+pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
+    match msg {
+        Message::Cluster(m) => {
+            app.apply_cluster(m);
+            Vec::new()
+        }
+        Message::Key(key) => {
+            app.dirty = true;
+            keys::handle_key(app, key)
+        }
+        Message::Resize { width, height } => {
+            app.width = width;
+            app.height = height;
+            app.table.mark_stale();
+            app.dirty = true;
+            Vec::new()
+        }
+        Message::Switched {
+            epoch,
+            context,
+            contexts,
+            scope,
+        } => {
+            app.epoch = epoch;
+            app.context = context;
+            app.contexts = contexts;
+            app.scope = scope;
+            app.cache = ClusterCache::default();
+            app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
+            app.drift.clear();
+            let commands = app.close_detail();
+            app.table.reset_selection();
+            app.table.mark_stale();
+            app.dirty = true;
+            commands
+        }
+        Message::SwitchFailed(text) => {
+            app.flash = Some(Flash { text, error: true });
+            app.dirty = true;
+            Vec::new()
+        }
+        Message::Notice(flash) => {
+            app.flash = Some(flash);
+            app.dirty = true;
+            Vec::new()
+        }
+    }
+}

@@ -1,1 +1,10 @@
-//! cluster (see shared/DESIGN.md).
+//! Kube IO: the connection (configured as kubectl would be) and the watchers that turn API
+//! objects into slim rows sent as messages.
+//!
+//! - [`client`]: `connect` — kubeconfig, context, namespace scope, reachability check. UI-free, so
+//!   the headless subcommands reuse it.
+//! - [`rows`]: the slim rows the screen needs, mapped from whole objects (pure).
+//! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
+pub mod client;
+pub mod rows;
+pub mod watch;

@@ -1,1 +1,217 @@
-//! ui (see shared/DESIGN.md).
+//! Pure rendering of the app state: `render(&App, &Theme, &mut Frame)`. Nothing here does IO.
+//!
+//! - [`table`]: the Deployment table (visible rows only).
+//! - [`detail`]: one Deployment's revisions, pods, events, conditions.
+//! - [`theme`]: TOML themes.
+//! - [`format`]: ages and gauges.
+pub mod detail;
+pub mod format;
+pub mod table;
+pub mod theme;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::app::keys::HELP;
+use crate::app::{App, DriftSummary, Prompt, Screen};
+use crate::cluster::watch::WatchHealth;
+use theme::Theme;
+
+/// Below this size the layout would break: a message is shown instead.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 8;
+
+pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "terminal too small: {}×{}, kdrift needs at least {MIN_WIDTH}×{MIN_HEIGHT} (q quits)",
+            area.width, area.height
+        );
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(theme.warning)
+                .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let [body, status, hints] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    match &app.screen {
+        Screen::Table => table::render_table(app, theme, frame, body),
+        Screen::Detail { key, scroll } => {
+            detail::render_detail(app, theme, frame, body, key, *scroll)
+        }
+    }
+    render_status(app, theme, frame, status);
+    render_hints(app, theme, frame, hints);
+    if app.help {
+        render_help(theme, frame, body);
+    }
+}
+
+fn health_text(app: &App) -> (String, bool) {
+    match app.overall_health() {
+        WatchHealth::Connected => ("connected".into(), false),
+        WatchHealth::Syncing => ("syncing…".into(), false),
+        WatchHealth::Reconnecting { since, .. } => {
+            let secs = app.now.as_second().saturating_sub(since.as_second()).max(0);
+            (format!("reconnecting for {secs}s"), true)
+        }
+        WatchHealth::Forbidden { namespace, .. } => match namespace {
+            Some(ns) => (format!("forbidden in \"{ns}\""), true),
+            None => ("forbidden".into(), true),
+        },
+    }
+}
+
+fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let (health, bad) = health_text(app);
+    let drifted = app
+        .drift
+        .values()
+        .filter(|d| matches!(d, DriftSummary::Fields(_) | DriftSummary::Missing))
+        .count();
+    let stuck_style = if app.table.stuck > 0 {
+        theme.stuck
+    } else {
+        theme.status_bar
+    };
+    let mut spans = vec![
+        Span::styled(" ctx ", theme.status_key),
+        Span::styled(format!(" {} ", app.context), theme.status_bar),
+        Span::styled(" ns ", theme.status_key),
+        Span::styled(format!(" {} ", app.scope.label()), theme.status_bar),
+        Span::styled(" watch ", theme.status_key),
+        Span::styled(
+            format!(" {health} "),
+            if bad { theme.error } else { theme.status_bar },
+        ),
+        Span::styled(
+            format!(" rows {} ", app.cache.deployments.len()),
+            theme.status_bar,
+        ),
+        Span::styled(format!(" stuck {} ", app.table.stuck), stuck_style),
+        Span::styled(format!(" drifted {drifted} "), theme.status_bar),
+    ];
+    if app.readonly {
+        spans.push(Span::styled(" readonly ", theme.status_key));
+    }
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let fill = usize::from(area.width).saturating_sub(used);
+    spans.push(Span::styled(" ".repeat(fill), theme.status_bar));
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let line = match &app.prompt {
+        Some(Prompt::Filter(text)) => Line::from(vec![
+            Span::styled("/", theme.status_key),
+            Span::raw(text.clone()),
+            Span::styled("▏", theme.muted),
+        ]),
+        Some(Prompt::Command(text)) => Line::from(vec![
+            Span::styled(":", theme.status_key),
+            Span::raw(text.clone()),
+            Span::styled("▏", theme.muted),
+        ]),
+        None => match &app.flash {
+            Some(f) => Line::styled(
+                f.text.clone(),
+                if f.error { theme.error } else { theme.warning },
+            ),
+            None => {
+                let hints: &[(&str, &str)] = match app.screen {
+                    Screen::Table => &[
+                        ("enter", "detail"),
+                        ("/", "filter"),
+                        (":ns", "namespace"),
+                        (":ctx", "context"),
+                        ("N/P/A", "sort"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                    Screen::Detail { .. } => &[
+                        ("esc", "back"),
+                        ("j/k", "scroll"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                };
+                let mut spans = Vec::with_capacity(hints.len() * 2);
+                for (k, what) in hints {
+                    spans.push(Span::styled(format!("<{k}>"), theme.status_key));
+                    spans.push(Span::styled(format!(" {what}  "), theme.muted));
+                }
+                Line::from(spans)
+            }
+        },
+    };
+    frame.render_widget(line, area);
+}
+
+fn render_help(theme: &Theme, frame: &mut Frame, area: Rect) {
+    let width = 64.min(area.width);
+    let height = (HELP.len() as u16 + 4).min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    let mut lines: Vec<Line> = HELP
+        .iter()
+        .map(|(keys, what)| {
+            Line::from(vec![
+                Span::styled(format!(" {keys:<15}"), theme.status_key),
+                Span::styled(what.to_string(), theme.text),
+            ])
+        })
+        .collect();
+    lines.push(Line::styled(" esc or ? closes this help", theme.muted));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(" keys ", theme.title));
+    frame.render_widget(Clear, popup);
+    frame.render_widget(Paragraph::new(lines).block(block), popup);
+}
+
+/// How long until some age on screen shows another text; `None` if nothing on screen ages.
+/// The runtime sleeps that long (never less than a second) instead of ticking.
+pub fn next_age_change(app: &App) -> Option<i64> {
+    let now = app.now;
+    let mut next: Option<i64> = None;
+    let mut consider = |t: Option<jiff::Timestamp>| {
+        if let Some(t) = t {
+            let wait = format::age_changes_in(t, now);
+            next = Some(next.map_or(wait, |n| n.min(wait)));
+        }
+    };
+    match &app.screen {
+        Screen::Table => {
+            let start = app.table.offset.min(app.table.keys.len());
+            let end = (start + app.table_height()).min(app.table.keys.len());
+            for key in &app.table.keys[start..end] {
+                consider(
+                    app.cache
+                        .deployments
+                        .get(key)
+                        .and_then(|e| e.row.last_change),
+                );
+            }
+        }
+        Screen::Detail { .. } => return Some(1),
+    }
+    if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
+        return Some(1);
+    }
+    next
+}

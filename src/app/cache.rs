@@ -1,0 +1,293 @@
+//! The cluster cache: slim rows by key, with kube-runtime's relist semantics — a relist
+//! (`Init`…`InitDone`) refreshes every row it lists and, at its end, drops at once every row it
+//! did not list, so nothing deleted during a disconnect survives. Rows are refreshed in place
+//! (only their keys are remembered during the relist), so a relist of 10,000 Deployments does
+//! not hold a second copy of the table; the first list fills the table as it arrives.
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+
+use crate::cluster::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
+use crate::cluster::watch::WatchUpdate;
+use crate::rollout::{RolloutStatus, rollout_status};
+
+/// What an update changed, so the table is re-sorted only when it must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    Nothing,
+    /// Rows changed in place: same keys.
+    Values,
+    /// Rows came or went.
+    Membership,
+}
+
+impl Change {
+    pub fn any(self) -> bool {
+        self != Change::Nothing
+    }
+}
+
+/// Something a [`RowSet`] can hold: it knows its key.
+pub trait Keyed {
+    fn key(&self) -> &ObjectKey;
+}
+
+/// One watched kind's rows.
+#[derive(Debug, Clone)]
+pub struct RowSet<T> {
+    live: BTreeMap<ObjectKey, T>,
+    /// Keys listed so far by a relist in progress; the rest go at its end.
+    seen: Option<HashSet<ObjectKey>>,
+    /// The first `InitDone` has arrived.
+    synced: bool,
+    /// How many lists (first sync and relists) have completed.
+    lists_done: u64,
+}
+
+impl<T> Default for RowSet<T> {
+    fn default() -> Self {
+        RowSet {
+            live: BTreeMap::new(),
+            seen: None,
+            synced: false,
+            lists_done: 0,
+        }
+    }
+}
+
+impl<T: Keyed> RowSet<T> {
+    /// Apply one update and say what it changed on screen.
+    pub fn apply(&mut self, update: WatchUpdate<T>) -> Change {
+        match update {
+            WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
+                // kube-runtime sends no Apply during a relist; if one came, it counts as listed.
+                if let Some(seen) = &mut self.seen {
+                    seen.insert(row.key().clone());
+                }
+                match self.live.insert(row.key().clone(), row) {
+                    Some(_) => Change::Values,
+                    None => Change::Membership,
+                }
+            }
+            WatchUpdate::Delete(key) => {
+                if let Some(seen) = &mut self.seen {
+                    seen.remove(&key);
+                }
+                match self.live.remove(&key) {
+                    Some(_) => Change::Membership,
+                    None => Change::Nothing,
+                }
+            }
+            WatchUpdate::Init => {
+                if self.synced {
+                    self.seen = Some(HashSet::with_capacity(self.live.len()));
+                    Change::Nothing
+                } else if self.live.is_empty() {
+                    Change::Nothing
+                } else {
+                    // A first list cut short: its partial rows may be stale now.
+                    self.live.clear();
+                    Change::Membership
+                }
+            }
+            WatchUpdate::InitDone => {
+                self.synced = true;
+                self.lists_done += 1;
+                match self.seen.take() {
+                    Some(seen) => {
+                        let before = self.live.len();
+                        self.live.retain(|k, _| seen.contains(k));
+                        if self.live.len() == before {
+                            Change::Values
+                        } else {
+                            Change::Membership
+                        }
+                    }
+                    // The end of the first list changes "loading…" to "no Deployments".
+                    None => Change::Values,
+                }
+            }
+        }
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<&T> {
+        self.live.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    pub fn is_synced(&self) -> bool {
+        self.synced
+    }
+
+    pub fn lists_done(&self) -> u64 {
+        self.lists_done
+    }
+
+    /// Rows in key order (namespace, then name).
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.live.values()
+    }
+
+    /// Rows of one namespace, in name order.
+    pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a T> + 'a {
+        let start = ObjectKey::new(namespace, "");
+        let ns = start.namespace.clone();
+        self.live
+            .range((Bound::Included(start), Bound::Unbounded))
+            .take_while(move |(k, _)| k.namespace == ns)
+            .map(|(_, v)| v)
+    }
+}
+
+/// A Deployment row with its rollout status computed once, when it arrives.
+#[derive(Debug, Clone)]
+pub struct DeploymentEntry {
+    pub row: DeploymentRow,
+    pub rollout: RolloutStatus,
+}
+
+impl From<DeploymentRow> for DeploymentEntry {
+    fn from(row: DeploymentRow) -> Self {
+        DeploymentEntry {
+            rollout: rollout_status(&row),
+            row,
+        }
+    }
+}
+
+impl Keyed for DeploymentEntry {
+    fn key(&self) -> &ObjectKey {
+        &self.row.key
+    }
+}
+impl Keyed for ReplicaSetRow {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+}
+impl Keyed for PodRow {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+}
+impl Keyed for EventRow {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+}
+
+/// Everything the watchers told us.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterCache {
+    pub deployments: RowSet<DeploymentEntry>,
+    pub replicasets: RowSet<ReplicaSetRow>,
+    pub pods: RowSet<PodRow>,
+    pub events: RowSet<EventRow>,
+}
+
+/// Turn a Deployment row update into an entry update (computing its rollout status).
+pub fn deployment_update(u: WatchUpdate<DeploymentRow>) -> WatchUpdate<DeploymentEntry> {
+    match u {
+        WatchUpdate::Apply(r) => WatchUpdate::Apply(r.into()),
+        WatchUpdate::InitApply(r) => WatchUpdate::InitApply(r.into()),
+        WatchUpdate::Delete(k) => WatchUpdate::Delete(k),
+        WatchUpdate::Init => WatchUpdate::Init,
+        WatchUpdate::InitDone => WatchUpdate::InitDone,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn pod(ns: &str, name: &str, restarts: i32) -> PodRow {
+        PodRow {
+            key: ObjectKey::new(ns, name),
+            owner: None,
+            phase: "Running".into(),
+            ready_containers: 1,
+            containers: 1,
+            reason: None,
+            restarts,
+            created: None,
+            deleting: false,
+        }
+    }
+
+    fn names(set: &RowSet<PodRow>) -> Vec<String> {
+        set.iter().map(|p| p.key.name.to_string()).collect()
+    }
+
+    #[test]
+    fn first_list_shows_rows_as_they_arrive() {
+        let mut set = RowSet::default();
+        set.apply(WatchUpdate::Init);
+        set.apply(WatchUpdate::InitApply(pod("a", "one", 0)));
+        assert_eq!(names(&set), ["one"]);
+        assert!(!set.is_synced());
+        set.apply(WatchUpdate::InitDone);
+        assert!(set.is_synced());
+    }
+
+    #[test]
+    fn a_row_deleted_during_a_disconnect_vanishes_at_relist_end() {
+        let mut set = RowSet::default();
+        set.apply(WatchUpdate::Init);
+        set.apply(WatchUpdate::InitApply(pod("a", "gone", 0)));
+        set.apply(WatchUpdate::InitApply(pod("a", "kept", 0)));
+        set.apply(WatchUpdate::InitDone);
+        // Reconnect: the relist no longer has "gone".
+        set.apply(WatchUpdate::Init);
+        set.apply(WatchUpdate::InitApply(pod("a", "kept", 3)));
+        // Listed rows are fresh at once; unlisted ones wait for the end of the list.
+        assert_eq!(names(&set), ["gone", "kept"]);
+        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
+        assert_eq!(set.apply(WatchUpdate::InitDone), Change::Membership);
+        assert_eq!(names(&set), ["kept"]);
+        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
+    }
+
+    #[test]
+    fn first_list_cut_short_starts_over() {
+        let mut set = RowSet::default();
+        set.apply(WatchUpdate::Init);
+        set.apply(WatchUpdate::InitApply(pod("a", "stale", 0)));
+        set.apply(WatchUpdate::Init);
+        set.apply(WatchUpdate::InitApply(pod("a", "fresh", 0)));
+        set.apply(WatchUpdate::InitDone);
+        assert_eq!(names(&set), ["fresh"]);
+    }
+
+    #[test]
+    fn apply_and_delete_change_rows() {
+        let mut set = RowSet::default();
+        set.apply(WatchUpdate::Apply(pod("a", "one", 0)));
+        set.apply(WatchUpdate::Apply(pod("b", "two", 0)));
+        assert_eq!(
+            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            Change::Membership
+        );
+        assert_eq!(
+            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            Change::Nothing
+        );
+        assert_eq!(names(&set), ["two"]);
+    }
+
+    #[test]
+    fn namespace_range_stops_at_the_namespace() {
+        let mut set = RowSet::default();
+        for (ns, n) in [("a", "x"), ("ab", "y"), ("b", "z"), ("a", "w")] {
+            set.apply(WatchUpdate::Apply(pod(ns, n, 0)));
+        }
+        let in_a: Vec<_> = set.in_namespace("a").map(|p| p.key.name.as_ref()).collect();
+        assert_eq!(in_a, ["w", "x"]);
+    }
+}

@@ -1,0 +1,374 @@
+//! What each key does, per mode (k9s conventions, shared/DESIGN.md "Look and keys").
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::table::SortBy;
+use super::{App, Command, Flash, Prompt, Screen};
+use crate::cluster::client::NamespaceScope;
+
+/// One line of the help overlay: keys and what they do. Every key handled below is listed.
+pub const HELP: &[(&str, &str)] = &[
+    ("j / ↓", "next row"),
+    ("k / ↑", "previous row"),
+    ("g / home", "first row"),
+    ("G / end", "last row"),
+    ("pgdn / ctrl-f", "page down"),
+    ("pgup / ctrl-b", "page up"),
+    ("enter", "open the Deployment's detail"),
+    ("esc", "back / clear the filter"),
+    ("/", "filter by name, namespace or phase"),
+    ("N  P  A", "sort by name, phase (stuck first), age"),
+    (":ns NAME", "watch one namespace (:ns all for every one)"),
+    (":ctx NAME", "switch kubeconfig context (:ctx lists them)"),
+    (":deploy", "the Deployment table"),
+    (":q", "quit"),
+    ("?", "this help"),
+    ("ctrl-z", "suspend to the shell"),
+    ("q / ctrl-c", "quit"),
+];
+
+pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && key.code == KeyCode::Char('c') {
+        return vec![Command::Quit];
+    }
+    if ctrl && key.code == KeyCode::Char('z') {
+        return vec![Command::Suspend];
+    }
+    if app.prompt.is_some() {
+        return prompt_key(app, key);
+    }
+    if app.help {
+        if matches!(
+            key.code,
+            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q')
+        ) {
+            app.help = false;
+        }
+        return Vec::new();
+    }
+    app.flash = None;
+    match key.code {
+        KeyCode::Char('q') => return vec![Command::Quit],
+        KeyCode::Char('?') => app.help = true,
+        KeyCode::Char('/') => {
+            app.prompt = Some(Prompt::Filter(app.table.filter.clone()));
+            return app.close_detail();
+        }
+        KeyCode::Char(':') => app.prompt = Some(Prompt::Command(String::new())),
+        KeyCode::Esc if matches!(app.screen, Screen::Detail { .. }) => return app.close_detail(),
+        _ => match &mut app.screen {
+            Screen::Table => return table_key(app, key),
+            Screen::Detail { scroll, .. } => match key.code {
+                KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
+                KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
+                KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
+                KeyCode::PageDown => *scroll = scroll.saturating_add(10),
+                KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
+                _ => {}
+            },
+        },
+    }
+    Vec::new()
+}
+
+fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let page = app.table_height() as isize;
+    // Keys may arrive in a burst between frames: act on the rows as they are now.
+    app.table.refresh(&app.cache, app.table_height());
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let t = &mut app.table;
+    match key.code {
+        KeyCode::Char('j') | KeyCode::Down => t.move_by(1),
+        KeyCode::Char('k') | KeyCode::Up => t.move_by(-1),
+        KeyCode::Char('g') | KeyCode::Home => t.select_first(),
+        KeyCode::Char('G') | KeyCode::End => t.select_last(),
+        KeyCode::PageDown => t.move_by(page),
+        KeyCode::Char('f') if ctrl => t.move_by(page),
+        KeyCode::PageUp => t.move_by(-page),
+        KeyCode::Char('b') if ctrl => t.move_by(-page),
+        KeyCode::Char('N') => set_sort(app, SortBy::Name),
+        KeyCode::Char('P') => set_sort(app, SortBy::Phase),
+        KeyCode::Char('A') => set_sort(app, SortBy::Age),
+        KeyCode::Esc if !t.filter.is_empty() => {
+            t.filter.clear();
+            t.mark_stale();
+        }
+        KeyCode::Enter => {
+            if let Some(key) = t.selected_key().cloned() {
+                return app.open_detail(key);
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn set_sort(app: &mut App, sort: SortBy) {
+    app.table.sort = sort;
+    app.table.mark_stale();
+}
+
+fn prompt_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let Some(prompt) = &mut app.prompt else {
+        return Vec::new();
+    };
+    let (Prompt::Filter(text) | Prompt::Command(text)) = prompt;
+    match key.code {
+        KeyCode::Char(c) => text.push(c),
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Esc => {
+            if matches!(prompt, Prompt::Filter(_)) {
+                app.table.filter.clear();
+                app.table.mark_stale();
+            }
+            app.prompt = None;
+            return Vec::new();
+        }
+        KeyCode::Enter => {
+            let prompt = app.prompt.take();
+            if let Some(Prompt::Command(line)) = prompt {
+                return run_command(app, &line);
+            }
+            return Vec::new();
+        }
+        _ => {}
+    }
+    // The filter applies as it is typed.
+    if let Some(Prompt::Filter(text)) = &app.prompt {
+        app.table.filter = text.clone();
+        app.table.mark_stale();
+    }
+    Vec::new()
+}
+
+/// `:` commands.
+fn run_command(app: &mut App, line: &str) -> Vec<Command> {
+    let mut words = line.split_whitespace();
+    let verb = words.next().unwrap_or("");
+    let arg = words.next();
+    match (verb, arg) {
+        ("q" | "q!" | "quit", _) => vec![Command::Quit],
+        ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
+        ("ns" | "namespace", None | Some("all" | "-A")) => vec![Command::Switch {
+            context: None,
+            scope: NamespaceScope::All,
+        }],
+        ("ns" | "namespace", Some(ns)) => vec![Command::Switch {
+            context: None,
+            scope: NamespaceScope::One(ns.to_string()),
+        }],
+        ("ctx" | "context", None) => {
+            let list = if app.contexts.is_empty() {
+                "none".to_string()
+            } else {
+                app.contexts.join(", ")
+            };
+            app.flash = Some(Flash {
+                text: format!("contexts: {list}"),
+                error: false,
+            });
+            Vec::new()
+        }
+        ("ctx" | "context", Some(ctx)) => {
+            if app.contexts.iter().any(|c| c == ctx) {
+                vec![Command::Switch {
+                    context: Some(ctx.to_string()),
+                    scope: app.scope.clone(),
+                }]
+            } else {
+                app.flash = Some(Flash {
+                    text: format!("no context \"{ctx}\" in the kubeconfig"),
+                    error: true,
+                });
+                Vec::new()
+            }
+        }
+        ("", _) => Vec::new(),
+        (other, _) => {
+            app.flash = Some(Flash {
+                text: format!("unknown command \":{other}\" (? lists the keys)"),
+                error: true,
+            });
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::app::{Message, update};
+    use jiff::Timestamp;
+
+    fn app() -> App {
+        App::new(
+            "kind-dev",
+            vec!["kind-dev".into(), "prod".into()],
+            NamespaceScope::All,
+            Timestamp::UNIX_EPOCH,
+        )
+    }
+
+    fn press(app: &mut App, keys: &str) -> Vec<Command> {
+        let mut out = Vec::new();
+        for c in keys.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                c => KeyCode::Char(c),
+            };
+            out.extend(update(app, Message::Key(KeyEvent::from(code))));
+        }
+        out
+    }
+
+    #[test]
+    fn q_and_ctrl_c_quit() {
+        assert_eq!(press(&mut app(), "q"), [Command::Quit]);
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        let mut a = app();
+        press(&mut a, "/we");
+        assert_eq!(update(&mut a, Message::Key(ctrl_c)), [Command::Quit]);
+    }
+
+    #[test]
+    fn q_typed_in_the_filter_is_text_not_quit() {
+        let mut a = app();
+        assert!(press(&mut a, "/q").is_empty());
+        assert_eq!(a.table.filter, "q");
+    }
+
+    #[test]
+    fn esc_in_filter_clears_it_enter_keeps_it() {
+        let mut a = app();
+        press(&mut a, "/web\n");
+        assert_eq!((a.table.filter.as_str(), a.prompt.is_none()), ("web", true));
+        press(&mut a, "\x1b");
+        assert_eq!(a.table.filter, "");
+        press(&mut a, "/cart\x1b");
+        assert_eq!(a.table.filter, "");
+    }
+
+    #[test]
+    fn ns_and_ctx_commands_ask_for_a_switch() {
+        let mut a = app();
+        assert_eq!(
+            press(&mut a, ":ns shop\n"),
+            [Command::Switch {
+                context: None,
+                scope: NamespaceScope::One("shop".into())
+            }]
+        );
+        assert_eq!(
+            press(&mut a, ":ns all\n"),
+            [Command::Switch {
+                context: None,
+                scope: NamespaceScope::All
+            }]
+        );
+        assert_eq!(
+            press(&mut a, ":ctx prod\n"),
+            [Command::Switch {
+                context: Some("prod".into()),
+                scope: NamespaceScope::All
+            }]
+        );
+        assert!(press(&mut a, ":ctx nope\n").is_empty());
+        assert!(a.flash.as_ref().unwrap().text.contains("\"nope\""));
+        assert!(press(&mut a, ":bogus\n").is_empty());
+        assert!(a.flash.as_ref().unwrap().error);
+        assert_eq!(press(&mut a, ":q\n"), [Command::Quit]);
+    }
+
+    #[test]
+    fn help_opens_and_closes_and_swallows_other_keys() {
+        let mut a = app();
+        press(&mut a, "?");
+        assert!(a.help);
+        assert!(press(&mut a, "j").is_empty());
+        press(&mut a, "\x1b");
+        assert!(!a.help);
+    }
+
+    #[test]
+    fn ctrl_z_suspends() {
+        let mut a = app();
+        let key = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);
+        assert_eq!(update(&mut a, Message::Key(key)), [Command::Suspend]);
+    }
+
+    #[test]
+    fn sort_keys_change_the_order() {
+        let mut a = app();
+        press(&mut a, "P");
+        assert_eq!(a.table.sort, SortBy::Phase);
+        press(&mut a, "A");
+        assert_eq!(a.table.sort, SortBy::Age);
+        press(&mut a, "N");
+        assert_eq!(a.table.sort, SortBy::Name);
+    }
+
+    #[test]
+    fn enter_watches_the_namespace_and_esc_stops_it_dropping_late_rows() {
+        use crate::cluster::rows::{ObjectKey, PodRow};
+        use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+        let mut a = app();
+        let row = crate::cluster::rows::DeploymentRow {
+            key: ObjectKey::new("shop", "web"),
+            generation: 1,
+            observed_generation: 1,
+            desired: 1,
+            replicas: 1,
+            updated: 1,
+            ready: 1,
+            available: 1,
+            paused: false,
+            conditions: vec![],
+            revision: Some(1),
+            images: vec![],
+            created: None,
+            last_change: None,
+        };
+        let msg = |epoch, event| Message::Cluster(ClusterMessage { epoch, event });
+        update(
+            &mut a,
+            msg(0, ClusterEvent::Deployments(vec![WatchUpdate::Apply(row)])),
+        );
+        let cmds = press(&mut a, "\n");
+        let [Command::WatchDetail { namespace, epoch }] = cmds.as_slice() else {
+            panic!("{cmds:?}");
+        };
+        assert_eq!(namespace, "shop");
+        let pod = PodRow {
+            key: ObjectKey::new("shop", "web-1"),
+            owner: None,
+            phase: "Running".into(),
+            ready_containers: 1,
+            containers: 1,
+            reason: None,
+            restarts: 0,
+            created: None,
+            deleting: false,
+        };
+        update(
+            &mut a,
+            msg(
+                *epoch,
+                ClusterEvent::Pods(vec![WatchUpdate::Apply(pod.clone())]),
+            ),
+        );
+        assert_eq!(a.cache.pods.len(), 1);
+        assert_eq!(press(&mut a, "\x1b"), [Command::StopDetail]);
+        assert_eq!(a.screen, Screen::Table);
+        assert!(a.cache.pods.is_empty());
+        // A batch still in flight from the stopped watcher is dropped.
+        update(
+            &mut a,
+            msg(*epoch, ClusterEvent::Pods(vec![WatchUpdate::Apply(pod)])),
+        );
+        assert!(a.cache.pods.is_empty());
+    }
+}

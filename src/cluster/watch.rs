@@ -1,0 +1,297 @@
+//! kube-runtime watchers (with backoff) for Deployments (always) and ReplicaSets, Pods and Events
+//! (one namespace, while its detail view is open), mapped to
+//! slim rows and sent as batches of [`WatchUpdate`]s; watch errors become [`WatchHealth`].
+//!
+//! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
+//! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
+use std::fmt::Debug;
+
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, watcher};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+
+use super::client::{Connection, NamespaceScope};
+use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
+
+/// Which watcher a message comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WatchedKind {
+    Deployments,
+    ReplicaSets,
+    Pods,
+    Events,
+}
+
+impl WatchedKind {
+    pub const ALL: [WatchedKind; 4] = [
+        WatchedKind::Deployments,
+        WatchedKind::ReplicaSets,
+        WatchedKind::Pods,
+        WatchedKind::Events,
+    ];
+
+    pub fn plural(self) -> &'static str {
+        match self {
+            WatchedKind::Deployments => "deployments",
+            WatchedKind::ReplicaSets => "replicasets",
+            WatchedKind::Pods => "pods",
+            WatchedKind::Events => "events",
+        }
+    }
+}
+
+/// One change to a cached set of rows, mirroring kube-runtime's `watcher::Event`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchUpdate<T> {
+    Apply(T),
+    Delete(ObjectKey),
+    /// A relist begins: rows until `InitDone` replace the whole set at once.
+    Init,
+    InitApply(T),
+    InitDone,
+}
+
+/// The state of one watcher, for the status bar and the affected rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchHealth {
+    /// Listing for the first time.
+    Syncing,
+    Connected,
+    /// The last request failed; kube-runtime retries with backoff.
+    Reconnecting {
+        since: Timestamp,
+        reason: String,
+    },
+    /// HTTP 403: the user may not list/watch there (`None` = the whole scope).
+    Forbidden {
+        namespace: Option<String>,
+        message: String,
+    },
+}
+
+/// What the watchers send; `epoch` tells the app which watcher generation it belongs to (the
+/// table's for Deployments, the detail view's for the rest), so a message still in flight after
+/// `:ns`, `:ctx` or leaving a detail view is ignored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterMessage {
+    pub epoch: u64,
+    pub event: ClusterEvent,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterEvent {
+    Deployments(Vec<WatchUpdate<DeploymentRow>>),
+    ReplicaSets(Vec<WatchUpdate<ReplicaSetRow>>),
+    Pods(Vec<WatchUpdate<PodRow>>),
+    Events(Vec<WatchUpdate<EventRow>>),
+    Health(WatchedKind, WatchHealth),
+}
+
+/// The running watcher tasks; dropping it stops them.
+pub struct Watchers {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Watchers {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Up to this many watch events that are ready at once travel as one message.
+const BATCH: usize = 1024;
+
+/// Start the Deployment watcher of a connection: the table needs nothing else.
+/// `send` returns false once the receiver is gone.
+pub fn spawn_table_watcher<S>(conn: &Connection, epoch: u64, send: S) -> Watchers
+where
+    S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
+{
+    let scope = &conn.scope;
+    let tasks = vec![spawn_one::<Deployment, DeploymentRow, _>(
+        api(&conn.client, scope),
+        scope.clone(),
+        WatchedKind::Deployments,
+        epoch,
+        send,
+        |d| Some(DeploymentRow::from_object(d)),
+        ClusterEvent::Deployments,
+    )];
+    Watchers { tasks }
+}
+
+/// Start the ReplicaSet, Pod and Event watchers of one namespace, while a detail view of a
+/// Deployment there is open: pods and ReplicaSets are kept only as far as the screen needs them,
+/// so memory does not grow with the size of the cluster.
+pub fn spawn_detail_watchers<S>(conn: &Connection, namespace: &str, epoch: u64, send: S) -> Watchers
+where
+    S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
+{
+    let scope = NamespaceScope::One(namespace.to_string());
+    let client = &conn.client;
+    let tasks = vec![
+        spawn_one::<ReplicaSet, ReplicaSetRow, _>(
+            api(client, &scope),
+            scope.clone(),
+            WatchedKind::ReplicaSets,
+            epoch,
+            send.clone(),
+            |r| Some(ReplicaSetRow::from_object(r)),
+            ClusterEvent::ReplicaSets,
+        ),
+        spawn_one::<Pod, PodRow, _>(
+            api(client, &scope),
+            scope.clone(),
+            WatchedKind::Pods,
+            epoch,
+            send.clone(),
+            |p| Some(PodRow::from_object(p)),
+            ClusterEvent::Pods,
+        ),
+        spawn_one::<Event, EventRow, _>(
+            api(client, &scope),
+            scope.clone(),
+            WatchedKind::Events,
+            epoch,
+            send,
+            EventRow::from_object,
+            ClusterEvent::Events,
+        ),
+    ];
+    Watchers { tasks }
+}
+
+fn api<K>(client: &Client, scope: &NamespaceScope) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+{
+    match scope.as_namespace() {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+fn key_of<K: Resource>(obj: &K) -> ObjectKey {
+    let meta = obj.meta();
+    ObjectKey::new(
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spawn_one<K, T, S>(
+    api: Api<K>,
+    scope: NamespaceScope,
+    kind: WatchedKind,
+    epoch: u64,
+    send: S,
+    map: fn(&K) -> Option<T>,
+    wrap: fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
+) -> JoinHandle<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    T: Send + 'static,
+    S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
+{
+    tokio::spawn(async move {
+        let config = watcher::Config::default().any_semantic();
+        let mut stream = watcher(api, config)
+            .default_backoff()
+            .ready_chunks(BATCH)
+            .boxed();
+        let mut health = WatchHealth::Syncing;
+        let emit = |event| send(ClusterMessage { epoch, event });
+        if !emit(ClusterEvent::Health(kind, health.clone())) {
+            return;
+        }
+        while let Some(chunk) = stream.next().await {
+            let mut updates = Vec::with_capacity(chunk.len());
+            let mut next = health.clone();
+            for item in chunk {
+                match item {
+                    Ok(ev) => {
+                        let init_done = matches!(ev, watcher::Event::InitDone);
+                        if let Some(u) = map_event(ev, map) {
+                            updates.push(u);
+                        }
+                        // The first list is "syncing" until its end; after a failure, any
+                        // answer from the server means it is back.
+                        if init_done || !matches!(next, WatchHealth::Syncing) {
+                            next = WatchHealth::Connected;
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!(resource = kind.plural(), error = %err, "watch failed; retrying with backoff");
+                        next = health_of_error(&err, &scope, &next);
+                    }
+                }
+            }
+            if !updates.is_empty() && !emit(wrap(updates)) {
+                return;
+            }
+            if next != health {
+                health = next;
+                if !emit(ClusterEvent::Health(kind, health.clone())) {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+fn map_event<K: Resource, T>(
+    ev: watcher::Event<K>,
+    map: fn(&K) -> Option<T>,
+) -> Option<WatchUpdate<T>> {
+    Some(match ev {
+        watcher::Event::Apply(o) => match map(&o) {
+            Some(row) => WatchUpdate::Apply(row),
+            None => return None,
+        },
+        watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
+        watcher::Event::Init => WatchUpdate::Init,
+        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(&o)?),
+        watcher::Event::InitDone => WatchUpdate::InitDone,
+    })
+}
+
+/// 403 → forbidden; anything else → reconnecting, keeping the time of the first failure.
+fn health_of_error(
+    err: &watcher::Error,
+    scope: &NamespaceScope,
+    previous: &WatchHealth,
+) -> WatchHealth {
+    let status = match err {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s.as_ref()),
+        watcher::Error::WatchError(s) => Some(s.as_ref()),
+        _ => None,
+    };
+    if let Some(s) = status
+        && s.code == 403
+    {
+        return WatchHealth::Forbidden {
+            namespace: scope.as_namespace().map(str::to_string),
+            message: s.message.clone(),
+        };
+    }
+    let since = match previous {
+        WatchHealth::Reconnecting { since, .. } => *since,
+        _ => Timestamp::now(),
+    };
+    WatchHealth::Reconnecting {
+        since,
+        reason: err.to_string().replace('\n', " "),
+    }
+}

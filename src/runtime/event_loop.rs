@@ -1,0 +1,354 @@
+//! The one loop (STYLE.md "The loop"): await one event, drain every pending one, update the app,
+//! draw at most once per frame interval and only when something changed. No periodic tick: the
+//! loop wakes for a message, a signal, or when an age shown on screen is due to change.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use futures::StreamExt;
+use jiff::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::time::{Instant, sleep_until};
+
+use super::terminal;
+use crate::app::{App, Command, Flash, Message, update};
+use crate::cli::CommonArgs;
+use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::cluster::watch::{ClusterMessage, Watchers, spawn_detail_watchers, spawn_table_watcher};
+use crate::ui::{self, theme::Theme, theme::no_color_from_env};
+
+/// Shortest time between two frames: a burst of watch events becomes one frame.
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// What reaches the loop: app messages, and results only the runtime handles.
+pub enum Event {
+    App(Message),
+    Connected {
+        epoch: u64,
+        result: Result<Connection, ConnectError>,
+    },
+    /// The terminal input ended (the terminal went away).
+    InputClosed,
+}
+
+enum Flow {
+    Continue,
+    Quit,
+    Suspend,
+}
+
+struct Loop {
+    app: App,
+    common: CommonArgs,
+    conn: Connection,
+    watchers: Watchers,
+    /// The detail view's watchers, while it is open.
+    detail: Option<Watchers>,
+    tx: UnboundedSender<Event>,
+}
+
+/// A watcher's way back into the loop.
+fn sink(
+    tx: &UnboundedSender<Event>,
+) -> impl Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static {
+    let tx = tx.clone();
+    move |m| tx.send(Event::App(Message::Cluster(m))).is_ok()
+}
+
+/// Start the table's watcher, whose messages come back into the loop.
+pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watchers {
+    spawn_table_watcher(conn, epoch, sink(tx))
+}
+
+impl Loop {
+    fn handle(&mut self, ev: Event) -> Flow {
+        let commands = match ev {
+            Event::App(msg) => update(&mut self.app, msg),
+            Event::InputClosed => return Flow::Quit,
+            Event::Connected { epoch, result } => {
+                // Only the latest switch counts.
+                if epoch != self.app.epoch + 1 {
+                    return Flow::Continue;
+                }
+                match result {
+                    Ok(conn) => self.switch_to(conn, epoch),
+                    Err(e) => update(&mut self.app, Message::SwitchFailed(e.to_string())),
+                }
+            }
+        };
+        let mut flow = Flow::Continue;
+        for c in commands {
+            match c {
+                Command::Quit => return Flow::Quit,
+                Command::Suspend => flow = Flow::Suspend,
+                Command::Switch { context, scope } => self.start_switch(context, scope),
+                Command::WatchDetail { namespace, epoch } => {
+                    self.detail = None;
+                    self.detail = Some(spawn_detail_watchers(
+                        &self.conn,
+                        &namespace,
+                        epoch,
+                        sink(&self.tx),
+                    ));
+                }
+                Command::StopDetail => self.detail = None,
+            }
+        }
+        flow
+    }
+
+    fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
+        let epoch = self.app.epoch + 1;
+        match context.filter(|c| *c != self.conn.context) {
+            None => {
+                // Same cluster, other namespaces: new watchers on the same client.
+                let mut conn = self.conn.clone();
+                conn.scope = scope;
+                let _ = self.tx.send(Event::Connected {
+                    epoch,
+                    result: Ok(conn),
+                });
+            }
+            Some(ctx) => {
+                let mut args = self.common.clone();
+                args.context = Some(ctx);
+                match &scope {
+                    NamespaceScope::All => {
+                        args.namespace = None;
+                        args.all_namespaces = true;
+                    }
+                    NamespaceScope::One(ns) => {
+                        args.namespace = Some(ns.clone());
+                        args.all_namespaces = false;
+                    }
+                }
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = connect(&args).await;
+                    let _ = tx.send(Event::Connected { epoch, result });
+                });
+            }
+        }
+    }
+
+    fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
+        tracing::info!(context = %conn.context, scope = conn.scope.label(), "switching");
+        self.detail = None;
+        self.watchers = watch(&conn, epoch, &self.tx);
+        let msg = Message::Switched {
+            epoch,
+            context: conn.context.clone(),
+            contexts: conn.contexts.clone(),
+            scope: conn.scope.clone(),
+        };
+        self.conn = conn;
+        update(&mut self.app, msg)
+    }
+}
+
+async fn read_input(tx: UnboundedSender<Event>) {
+    let mut events = EventStream::new();
+    while let Some(ev) = events.next().await {
+        let msg = match ev {
+            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Message::Key(k),
+            Ok(TermEvent::Resize(width, height)) => Message::Resize { width, height },
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::error!(error = %e, "terminal input failed");
+                break;
+            }
+        };
+        if tx.send(Event::App(msg)).is_err() {
+            return;
+        }
+    }
+    let _ = tx.send(Event::InputClosed);
+}
+
+/// A list of thousands of whole objects was just decoded into slim rows and dropped: hand the
+/// freed pages back to the system, or the allocator keeps them as resident memory for good.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// What differs between the real terminal and a test or benchmark backend.
+pub trait Frontend<B: Backend> {
+    /// ctrl-z: give the terminal back and stop until resumed.
+    fn suspend(&mut self, terminal: &mut Terminal<B>) -> std::io::Result<()>;
+    /// Called after each frame is drawn (benchmarks time frames here).
+    fn after_frame(&mut self, _app: &App) {}
+}
+
+/// The real terminal.
+struct Tty;
+
+impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
+    fn suspend(&mut self, terminal: &mut ratatui::DefaultTerminal) -> std::io::Result<()> {
+        terminal::suspend(terminal)
+    }
+}
+
+/// An app on a connection, its watchers and its message channel.
+pub struct Session {
+    state: Loop,
+    rx: UnboundedReceiver<Event>,
+}
+
+impl Session {
+    /// Build the app for `conn` and start its watchers.
+    pub fn start(common: &CommonArgs, conn: Connection) -> Session {
+        let (tx, rx) = unbounded_channel::<Event>();
+        let mut app = App::new(
+            conn.context.clone(),
+            conn.contexts.clone(),
+            conn.scope.clone(),
+            Timestamp::now(),
+        );
+        app.readonly = common.readonly;
+        let watchers = watch(&conn, 0, &tx);
+        Session {
+            state: Loop {
+                app,
+                common: common.clone(),
+                conn,
+                watchers,
+                detail: None,
+                tx,
+            },
+            rx,
+        }
+    }
+
+    pub fn app(&self) -> &App {
+        &self.state.app
+    }
+
+    /// A sender into the loop (for terminal input).
+    pub fn sender(&self) -> UnboundedSender<Event> {
+        self.state.tx.clone()
+    }
+
+    /// Show a problem found at start-up in the status bar.
+    pub fn problem(&mut self, text: String) {
+        update(
+            &mut self.state.app,
+            Message::Notice(Flash { text, error: true }),
+        );
+    }
+
+    /// Run until the user quits, SIGTERM, or the input closes.
+    pub async fn drive<B: Backend>(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<()> {
+        if let Ok(size) = term.size() {
+            self.state.app.width = size.width;
+            self.state.app.height = size.height;
+        }
+        let mut sigterm =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let state = &mut self.state;
+        let rx = &mut self.rx;
+        let mut last_frame: Option<Instant> = None;
+        let mut lists_seen = 0;
+        'outer: loop {
+            let wake = ui::next_age_change(&state.app)
+                .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
+            let first = tokio::select! {
+                _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
+                    tracing::info!("SIGTERM: quitting");
+                    break 'outer;
+                }
+                ev = rx.recv() => ev,
+                _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
+                    state.app.dirty = true;
+                    None
+                }
+            };
+            let mut pending = first.into_iter().collect::<Vec<_>>();
+            loop {
+                while let Ok(ev) = rx.try_recv() {
+                    pending.push(ev);
+                }
+                for ev in pending.drain(..) {
+                    match state.handle(ev) {
+                        Flow::Continue => {}
+                        Flow::Quit => break 'outer,
+                        Flow::Suspend => {
+                            frontend.suspend(term)?;
+                            state.app.dirty = true;
+                        }
+                    }
+                }
+                if !state.app.dirty {
+                    break;
+                }
+                // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
+                if let Some(next) = last_frame.map(|t| t + FRAME_INTERVAL)
+                    && next > Instant::now()
+                {
+                    sleep_until(next).await;
+                    if !rx.is_empty() {
+                        continue;
+                    }
+                }
+                let lists = state.app.cache.deployments.lists_done();
+                if lists != lists_seen {
+                    lists_seen = lists;
+                    release_freed_memory();
+                }
+                state.app.now = Timestamp::now();
+                state.app.prepare_frame();
+                term.draw(|f| ui::render(&state.app, theme, f))
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                state.app.dirty = false;
+                last_frame = Some(Instant::now());
+                frontend.after_frame(&state.app);
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
+pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
+    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
+    let mut session = Session::start(common, conn);
+    if let Some(e) = theme_error {
+        tracing::warn!(error = %e, "theme not loaded; using the default");
+        session.problem(format!("{e} — using the default theme"));
+    }
+    if let Some(n) = notice {
+        update(&mut session.state.app, Message::Notice(n));
+    }
+    let mut term = match terminal::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::leave();
+            eprintln!("kdrift: cannot use the terminal: {e}");
+            return ExitCode::from(super::EXIT_ERROR);
+        }
+    };
+    let input = tokio::spawn(read_input(session.sender()));
+    let result = session.drive(&mut term, &theme, &mut Tty).await;
+    input.abort();
+    drop(session);
+    terminal::leave();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "terminal failed");
+            eprintln!("kdrift: terminal failed: {e}");
+            ExitCode::from(super::EXIT_ERROR)
+        }
+    }
+}

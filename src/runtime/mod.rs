@@ -1,0 +1,65 @@
+//! The edge where IO happens: start-up in a fixed order (logging, connection, theme, terminal),
+//! the one event loop, and shutdown.
+//!
+//! - [`event_loop`]: await one message, drain the rest, update, draw at most once per frame.
+//! - [`terminal`]: entering, leaving, suspending and resuming the terminal.
+//! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
+pub mod demo;
+pub mod event_loop;
+pub mod terminal;
+
+use std::process::ExitCode;
+
+use crate::cli::{CommonArgs, DemoArgs};
+use crate::cluster::client::connect;
+use crate::logging;
+
+/// Exit code for errors before the UI starts (kubectl diff's convention: >1 is an error).
+pub const EXIT_ERROR: u8 = 2;
+
+/// The tokio runtime: two workers are plenty for four watchers and the UI.
+pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("kdrift")
+        .enable_all()
+        .build()
+}
+
+/// Start logging; a failure is not fatal and is shown in the status bar instead.
+pub fn start_logging(common: &CommonArgs) -> (Option<logging::LogGuard>, Option<String>) {
+    match logging::init(common.log_level.as_deref()) {
+        Ok(guard) => (Some(guard), None),
+        Err(e) => (None, Some(format!("logging off: {e}"))),
+    }
+}
+
+/// `kdrift`: the live view on the cluster of the kubeconfig.
+pub fn run_tui(common: &CommonArgs) -> ExitCode {
+    let (_log, log_problem) = start_logging(common);
+    let rt = match tokio_runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kdrift: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    rt.block_on(async {
+        let conn = match connect(common).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot connect");
+                eprintln!("kdrift: {e}");
+                return ExitCode::from(EXIT_ERROR);
+            }
+        };
+        tracing::info!(context = %conn.context, url = %conn.cluster_url, version = %conn.server_version, "connected");
+        event_loop::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
+    })
+}
+
+/// `kdrift demo`: the simulated cluster in-process, its manifests in a fresh git repository,
+/// then the live view on it.
+pub fn run_demo(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
+    demo::run(common, demo)
+}

@@ -1,0 +1,222 @@
+//! The detail view of one Deployment: summary, conditions, ReplicaSet revisions (with what
+//! changed), pods, recent events. One scrollable list of lines.
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::format::{age, fit, gauge};
+use super::table::{drift_cell, phase_style};
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::detail::detail;
+use crate::cluster::rows::ObjectKey;
+use crate::cluster::watch::{WatchHealth, WatchedKind};
+use crate::rollout::RolloutPhase;
+
+pub fn render_detail(
+    app: &App,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    key: &ObjectKey,
+    scroll: u16,
+) {
+    let title = Span::styled(
+        format!(" deployment {}/{} ", key.namespace, key.name),
+        theme.title,
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(title);
+    let lines = match detail(&app.cache, key) {
+        Some(d) => detail_lines(app, theme, &d),
+        None => vec![Line::styled(
+            "this Deployment is gone (deleted, or not in the watched namespaces) — esc goes back",
+            theme.warning,
+        )],
+    };
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+fn section<'a>(theme: &Theme, title: &str) -> Line<'a> {
+    Line::styled(title.to_string(), theme.header)
+}
+
+fn health_line<'a>(app: &App, theme: &Theme, kind: WatchedKind) -> Option<Line<'a>> {
+    match app.health.get(&kind)? {
+        WatchHealth::Forbidden { message, .. } => Some(Line::styled(
+            format!("  {} forbidden: {message}", kind.plural()),
+            theme.error,
+        )),
+        WatchHealth::Reconnecting { .. } => Some(Line::styled(
+            format!("  {} watch reconnecting: may be out of date", kind.plural()),
+            theme.warning,
+        )),
+        _ => None,
+    }
+}
+
+fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>) -> Vec<Line<'a>> {
+    let now = app.now;
+    let e = d.deployment;
+    let r = &e.row;
+    let pstyle = phase_style(theme, &e.rollout.phase);
+    let (filled, empty) = gauge(e.rollout.ratio, 20);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("phase    ", theme.muted),
+            Span::styled(e.rollout.phase.label(), pstyle),
+            Span::raw("   "),
+            Span::styled(filled, pstyle),
+            Span::styled(empty, theme.gauge_empty),
+            Span::styled(format!(" {:.0}%", e.rollout.ratio * 100.0), theme.muted),
+        ]),
+        Line::from(vec![
+            Span::styled("replicas ", theme.muted),
+            Span::raw(format!(
+                "desired {}  ready {}  updated {}  available {}  total {}",
+                r.desired, r.ready, r.updated, r.available, r.replicas
+            )),
+        ]),
+        Line::from(vec![
+            Span::styled("revision ", theme.muted),
+            Span::raw(r.revision.map_or("-".to_string(), |v| v.to_string())),
+            Span::styled("   generation ", theme.muted),
+            Span::raw(format!(
+                "{} (observed {})",
+                r.generation, r.observed_generation
+            )),
+            Span::styled("   drift ", theme.muted),
+            drift_cell(theme, app.drift_of(&r.key)),
+        ]),
+        Line::from(vec![
+            Span::styled("images   ", theme.muted),
+            Span::raw(r.images.join(", ")),
+        ]),
+    ];
+    if let RolloutPhase::Stuck { message, .. } = &e.rollout.phase
+        && !message.is_empty()
+    {
+        lines.push(Line::styled(format!("stuck    {message}"), theme.stuck));
+    }
+
+    lines.push(Line::raw(""));
+    lines.push(section(theme, "CONDITIONS"));
+    for c in &r.conditions {
+        let style = if c.status == "True" {
+            theme.text
+        } else {
+            theme.warning
+        };
+        lines.push(Line::styled(
+            format!(
+                "  {:<15} {:<6} {:<26} {:>5}  {}",
+                c.kind,
+                c.status,
+                fit(&c.reason, 26),
+                age(c.last_update, now),
+                c.message
+            ),
+            style,
+        ));
+    }
+    if r.conditions.is_empty() {
+        lines.push(Line::styled("  none reported yet", theme.muted));
+    }
+
+    lines.push(Line::raw(""));
+    lines.push(section(theme, "REVISIONS (ReplicaSets, newest first)"));
+    lines.extend(health_line(app, theme, WatchedKind::ReplicaSets));
+    for rev in &d.revisions {
+        let rs = rev.rs;
+        let current = r.revision.is_some() && rs.revision == r.revision;
+        let marker = if current { "▶" } else { " " };
+        let style = if current { theme.text } else { theme.muted };
+        lines.push(Line::styled(
+            format!(
+                " {marker}#{:<4} {:<36} {:>3} desired {:>3} ready {:>5}  {}",
+                rs.revision.map_or("?".to_string(), |v| v.to_string()),
+                fit(&rs.key.name, 36),
+                rs.desired,
+                rs.ready,
+                age(rs.created, now),
+                rev.images.join(", ")
+            ),
+            style,
+        ));
+        for change in &rev.changes {
+            lines.push(Line::styled(format!("         {change}"), theme.warning));
+        }
+    }
+    if d.revisions.is_empty() {
+        lines.push(Line::styled("  no ReplicaSets", theme.muted));
+    }
+
+    lines.push(Line::raw(""));
+    lines.push(section(theme, "PODS"));
+    lines.extend(health_line(app, theme, WatchedKind::Pods));
+    for p in &d.pods {
+        let bad = p.reason.is_some() || p.phase != "Running" || p.ready_containers < p.containers;
+        let style = if p.reason.is_some() {
+            theme.error
+        } else if bad {
+            theme.warning
+        } else {
+            theme.text
+        };
+        let phase = if p.deleting {
+            "Terminating"
+        } else {
+            p.phase.as_str()
+        };
+        lines.push(Line::styled(
+            format!(
+                "  {:<44} {:>2}/{:<2} {:<11} {:<26} {:>3} restarts {:>5}",
+                fit(&p.key.name, 44),
+                p.ready_containers,
+                p.containers,
+                phase,
+                fit(p.reason.as_deref().unwrap_or(""), 26),
+                p.restarts,
+                age(p.created, now)
+            ),
+            style,
+        ));
+    }
+    if d.pods.is_empty() {
+        lines.push(Line::styled("  no pods", theme.muted));
+    }
+
+    lines.push(Line::raw(""));
+    lines.push(section(theme, "EVENTS (newest first)"));
+    lines.extend(health_line(app, theme, WatchedKind::Events));
+    for ev in &d.events {
+        let style = if ev.warning {
+            theme.warning
+        } else {
+            theme.text
+        };
+        let count = if ev.count > 1 {
+            format!(" (x{})", ev.count)
+        } else {
+            String::new()
+        };
+        lines.push(Line::styled(
+            format!(
+                "  {:>5} {:<8} {:<24} {:<10} {}{count}",
+                age(ev.last_seen, now),
+                if ev.warning { "Warning" } else { "Normal" },
+                fit(&ev.reason, 24),
+                ev.involved_kind,
+                ev.message
+            ),
+            style,
+        ));
+    }
+    if d.events.is_empty() {
+        lines.push(Line::styled("  no recent events", theme.muted));
+    }
+    lines
+}

@@ -1,0 +1,182 @@
+//! The Deployment table: only the rows on screen are built, whatever the number of Deployments.
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+
+use super::format::{age, fit, gauge};
+use super::theme::Theme;
+use crate::app::cache::DeploymentEntry;
+use crate::app::{App, DriftSummary};
+use crate::cluster::watch::{WatchHealth, WatchedKind};
+use crate::rollout::RolloutPhase;
+
+const GAUGE_WIDTH: usize = 10;
+
+pub fn phase_style(theme: &Theme, phase: &RolloutPhase) -> Style {
+    match phase {
+        RolloutPhase::Stuck { .. } => theme.stuck,
+        RolloutPhase::Paused => theme.paused,
+        RolloutPhase::Progressing => theme.progressing,
+        RolloutPhase::Scaling => theme.scaling,
+        RolloutPhase::Complete => theme.complete,
+    }
+}
+
+pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
+    match drift {
+        DriftSummary::NotComputed => Span::styled("-", theme.muted),
+        DriftSummary::InSync => Span::styled("in sync", theme.in_sync),
+        DriftSummary::Fields(n) => Span::styled(
+            format!("{n} field{}", if *n == 1 { "" } else { "s" }),
+            theme.drifted,
+        ),
+        DriftSummary::Missing => Span::styled("missing", theme.drifted),
+        DriftSummary::Error(_) => Span::styled("error", theme.error),
+    }
+}
+
+/// Why the rows of a namespace may be out of date, if they may.
+fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
+    match app.health.get(&WatchedKind::Deployments)? {
+        WatchHealth::Reconnecting { .. } => Some("reconnecting"),
+        WatchHealth::Forbidden { namespace: ns, .. }
+            if ns.as_deref().is_none_or(|n| n == namespace) =>
+        {
+            Some("forbidden")
+        }
+        _ => None,
+    }
+}
+
+pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let show_ns = app.scope.as_namespace().is_none();
+    let total = app.cache.deployments.len();
+    let shown = app.table.keys.len();
+    let count = if shown == total {
+        format!("{total}")
+    } else {
+        format!("{shown}/{total}")
+    };
+    let filter = if app.table.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" </{}>", app.table.filter)
+    };
+    let title = Line::from(vec![
+        Span::styled(
+            format!(" deployments({})[{count}]", app.scope.label()),
+            theme.title,
+        ),
+        Span::styled(filter, theme.warning),
+        Span::styled(format!(" sort:{} ", app.table.sort.label()), theme.muted),
+    ]);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(title);
+
+    let mut header = Vec::with_capacity(8);
+    if show_ns {
+        header.push("NAMESPACE");
+    }
+    header.extend([
+        "NAME",
+        "DESIRED",
+        "READY/UPD/AVAIL",
+        "ROLLOUT",
+        "PHASE",
+        "AGE",
+        "DRIFT",
+    ]);
+    let header = Row::new(header).style(theme.header);
+
+    let height = usize::from(area.height.saturating_sub(3));
+    let start = app.table.offset.min(shown);
+    let end = (start + height).min(shown);
+    let rows = app.table.keys[start..end]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, key)| {
+            let entry = app.cache.deployments.get(key)?;
+            let selected = start + i == app.table.selected;
+            Some(build_row(app, theme, entry, show_ns, selected))
+        });
+
+    let mut widths = Vec::with_capacity(8);
+    if show_ns {
+        widths.push(Constraint::Length(16));
+    }
+    widths.extend([
+        Constraint::Min(16),
+        Constraint::Length(7),
+        Constraint::Length(15),
+        Constraint::Length(GAUGE_WIDTH as u16 + 5),
+        Constraint::Length(32),
+        Constraint::Length(5),
+        Constraint::Length(8),
+    ]);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(1);
+    frame.render_widget(table, area);
+    if shown == 0 {
+        let text = if total == 0 {
+            if app.cache.deployments.is_synced() {
+                "no Deployments"
+            } else {
+                "loading…"
+            }
+        } else {
+            "no Deployment matches the filter (esc clears it)"
+        };
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 2,
+            width: area.width.saturating_sub(4),
+            height: 1.min(area.height.saturating_sub(3)),
+        };
+        frame.render_widget(Span::styled(text, theme.muted), inner);
+    }
+}
+
+fn build_row<'a>(
+    app: &App,
+    theme: &Theme,
+    e: &'a DeploymentEntry,
+    show_ns: bool,
+    selected: bool,
+) -> Row<'a> {
+    let r = &e.row;
+    let phase = &e.rollout.phase;
+    let pstyle = phase_style(theme, phase);
+    let (filled, empty) = gauge(e.rollout.ratio, GAUGE_WIDTH);
+    let pct = format!("{:>3}%", (e.rollout.ratio * 100.0).round() as u32);
+    let mut phase_text = phase.label();
+    let mut row_style = theme.text;
+    if let Some(note) = stale_note(app, &r.key.namespace) {
+        phase_text = format!("{note}: {phase_text}");
+        row_style = theme.stale;
+    }
+    let mut cells = Vec::with_capacity(8);
+    if show_ns {
+        cells.push(Cell::from(fit(&r.key.namespace, 16)));
+    }
+    cells.extend([
+        Cell::from(r.key.name.as_ref()),
+        Cell::from(format!("{:>7}", r.desired)),
+        Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
+        Cell::from(Line::from(vec![
+            Span::styled(filled, pstyle),
+            Span::styled(empty, theme.gauge_empty),
+            Span::styled(pct, theme.muted),
+        ])),
+        Cell::from(Span::styled(fit(&phase_text, 32), pstyle)),
+        Cell::from(format!("{:>5}", age(r.last_change, app.now))),
+        Cell::from(drift_cell(theme, app.drift_of(&r.key))),
+    ]);
+    let style = if selected { theme.selected } else { row_style };
+    Row::new(cells).style(style)
+}

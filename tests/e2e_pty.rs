@@ -1,0 +1,340 @@
+//! The real binary in a pseudo-terminal against the demo cluster: rows appear, a scale through
+//! the API shows up on screen, `q` quits and the terminal is restored. And connect() errors exit 2.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
+use kube::api::{Patch, PatchParams};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+const ROWS: u16 = 40;
+const COLS: u16 = 140;
+/// Generous: the machine running tests may be loaded.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Just enough of a terminal to read what ratatui drew: cursor moves, clears, text.
+struct Screen {
+    cells: Vec<Vec<char>>,
+    x: usize,
+    y: usize,
+    pending: Vec<u8>,
+    /// Every byte seen, for checks on the escape sequences themselves.
+    raw: Vec<u8>,
+}
+
+impl Screen {
+    fn new() -> Screen {
+        Screen {
+            cells: vec![vec![' '; COLS as usize]; ROWS as usize],
+            x: 0,
+            y: 0,
+            pending: Vec::new(),
+            raw: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        self.raw.extend_from_slice(bytes);
+        self.pending.extend_from_slice(bytes);
+        // Decode the longest valid UTF-8 prefix; keep a split character for the next read.
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => e.valid_up_to() + e.error_len().unwrap_or(1),
+        };
+        let text: Vec<char> = String::from_utf8_lossy(&self.pending[..valid])
+            .chars()
+            .collect();
+        let mut i = 0;
+        let mut consumed_chars = text.len();
+        while i < text.len() {
+            let c = text[i];
+            if c == '\x1b' {
+                // An escape sequence may be cut by the read: wait for the rest.
+                match self.escape(&text[i..]) {
+                    Some(n) => i += n,
+                    None => {
+                        consumed_chars = i;
+                        break;
+                    }
+                }
+                continue;
+            }
+            match c {
+                '\r' => self.x = 0,
+                '\n' => self.y = (self.y + 1).min(ROWS as usize - 1),
+                c if c >= ' ' => {
+                    if self.x < COLS as usize && self.y < ROWS as usize {
+                        self.cells[self.y][self.x] = c;
+                    }
+                    self.x += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let consumed_bytes: usize = text[..consumed_chars].iter().map(|c| c.len_utf8()).sum();
+        self.pending.drain(..consumed_bytes.min(valid));
+    }
+
+    /// Handle one escape sequence at the start of `s`; its length, or None if incomplete.
+    fn escape(&mut self, s: &[char]) -> Option<usize> {
+        let kind = *s.get(1)?;
+        if kind != '[' {
+            return Some(2);
+        }
+        let mut end = 2;
+        while end < s.len() && !(s[end] >= '@' && s[end] <= '~') {
+            end += 1;
+        }
+        let fin = *s.get(end)?;
+        let params: String = s[2..end].iter().collect();
+        let nums: Vec<usize> = params
+            .trim_start_matches('?')
+            .split(';')
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let n = |i: usize| nums.get(i).copied().filter(|v| *v > 0).unwrap_or(1);
+        match fin {
+            'H' | 'f' => {
+                self.y = n(0) - 1;
+                self.x = n(1) - 1;
+            }
+            'J' if !params.starts_with('?') => {
+                for row in &mut self.cells {
+                    row.fill(' ');
+                }
+            }
+            'K' => {
+                if let Some(row) = self.cells.get_mut(self.y) {
+                    row[self.x.min(COLS as usize)..].fill(' ');
+                }
+            }
+            'C' => self.x += n(0),
+            'D' => self.x = self.x.saturating_sub(n(0)),
+            'A' => self.y = self.y.saturating_sub(n(0)),
+            'B' => self.y = (self.y + n(0)).min(ROWS as usize - 1),
+            'G' => self.x = n(0) - 1,
+            _ => {}
+        }
+        Some(end + 1)
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.cells.iter().map(|r| r.iter().collect()).collect()
+    }
+
+    fn text(&self) -> String {
+        self.lines().join("\n")
+    }
+}
+
+/// Read from the pty until `done(screen)` holds, or panic with the screen after PATIENCE.
+fn wait_for(
+    screen: &mut Screen,
+    rx: &Receiver<Vec<u8>>,
+    what: &str,
+    done: impl Fn(&Screen) -> bool,
+) {
+    let start = Instant::now();
+    while !done(screen) {
+        if start.elapsed() > PATIENCE {
+            panic!("waited {PATIENCE:?} for {what}; screen:\n{}", screen.text());
+        }
+        if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(200)) {
+            screen.feed(&bytes);
+        }
+    }
+}
+
+/// The DESIRED column of `name`'s row, read from the screen.
+fn desired_of(screen: &Screen, name: &str) -> Option<String> {
+    screen.lines().iter().find_map(|l| {
+        let words: Vec<&str> = l
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let i = words.iter().position(|w| *w == name)?;
+        words.get(i + 1).map(|w| w.to_string())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
+    let server = SimServer::start(SimConfig {
+        port: 0,
+        scenario: Scenario::None,
+        seed: true,
+        timings: Timings::fast(),
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args(["--kubeconfig", kubeconfig.to_str().unwrap(), "-A"]);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("XDG_STATE_HOME", dir.path().join("state"));
+    cmd.env_remove("NO_COLOR");
+    cmd.env_remove("KUBECONFIG");
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let mut writer = pty.master.take_writer().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut screen = Screen::new();
+    tokio::task::block_in_place(|| {
+        wait_for(&mut screen, &rx, "the demo Deployments", |s| {
+            let t = s.text();
+            ["frontend", "checkout", "payments-api", "ingress-gateway"]
+                .iter()
+                .all(|n| t.contains(n))
+        });
+        wait_for(&mut screen, &rx, "frontend to show 2 desired", |s| {
+            desired_of(s, "frontend").as_deref() == Some("2")
+        });
+    });
+
+    let api: kube::Api<Deployment> = kube::Api::namespaced(kube_client(&kubeconfig).await, "shop");
+    api.patch_scale(
+        "frontend",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 7}})),
+    )
+    .await
+    .unwrap();
+
+    tokio::task::block_in_place(|| {
+        wait_for(&mut screen, &rx, "frontend to show 7 desired", |s| {
+            desired_of(s, "frontend").as_deref() == Some("7")
+        });
+    });
+
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < PATIENCE, "kdrift did not quit on q");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Take what was written while quitting.
+    while let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) {
+        screen.feed(&bytes);
+    }
+    assert!(status.success(), "exit status {status:?}");
+    let raw = String::from_utf8_lossy(&screen.raw);
+    let entered = raw.rfind("\x1b[?1049h").unwrap();
+    let left = raw
+        .rfind("\x1b[?1049l")
+        .expect("the alternate screen was not left");
+    assert!(left > entered);
+    let shown = raw
+        .rfind("\x1b[?25h")
+        .expect("the cursor was not shown again");
+    assert!(shown > raw.rfind("\x1b[?25l").unwrap_or(0));
+    server.shutdown().await;
+}
+
+async fn kube_client(kubeconfig: &std::path::Path) -> kube::Client {
+    let conf = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(conf, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn run_kdrift(args: &[&str], home: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kdrift"))
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn unreachable_api_exits_2_with_one_line() {
+    let home = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: dev\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: dev\n  context:\n    cluster: c\nusers: []\n"
+        ),
+    )
+    .unwrap();
+    let out = run_kdrift(&["--kubeconfig", kubeconfig.to_str().unwrap()], home.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("unreachable"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing drawn before the check");
+}
+
+#[test]
+fn no_kubeconfig_exits_2_with_one_line() {
+    let home = tempfile::tempdir().unwrap();
+    let out = run_kdrift(&[], home.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no kubeconfig found"), "{err}");
+}
+
+#[test]
+fn unknown_context_exits_2_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dev\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:1\ncontexts:\n- name: dev\n  context:\n    cluster: c\nusers: []\n",
+    )
+    .unwrap();
+    let out = run_kdrift(
+        &[
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--context",
+            "prod",
+        ],
+        home.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"prod\""));
+}

@@ -1,0 +1,151 @@
+//! The real loop (`Session::drive`) on a TestBackend against the demo cluster: `:ns` switches,
+//! a 403 shows and clears, and the view recovers by itself after the API server restarts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent};
+use k8s_openapi::api::apps::v1::Deployment;
+use kdrift::app::{App, Message};
+use kdrift::cli::CommonArgs;
+use kdrift::cluster::client::connect;
+use kdrift::runtime::event_loop::{Event, Frontend, Session};
+use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
+use kdrift::ui::theme::Theme;
+use kube::api::{Patch, PatchParams};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Keeps the text of the last frame drawn.
+struct Screen(Arc<Mutex<String>>);
+
+impl Frontend<TestBackend> for Screen {
+    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn after_frame(&mut self, app: &App) {
+        let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
+        term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
+            .unwrap();
+        let buf = term.backend().buffer();
+        let mut text = String::new();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                text.push_str(buf[(x, y)].symbol());
+            }
+            text.push('\n');
+        }
+        *self.0.lock().unwrap() = text;
+    }
+}
+
+async fn wait_for(screen: &Arc<Mutex<String>>, what: &str, cond: impl Fn(&str) -> bool) {
+    let start = Instant::now();
+    loop {
+        if cond(&screen.lock().unwrap()) {
+            return;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "waited for {what}; screen:\n{}",
+            screen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
+    for c in text.chars() {
+        let code = if c == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        tx.send(Event::App(Message::Key(KeyEvent::from(code))))
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_switch_forbidden_and_restart_recovery() {
+    let mut server = SimServer::start(SimConfig {
+        port: 0,
+        scenario: Scenario::None,
+        seed: true,
+        timings: Timings::fast(),
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    let common = CommonArgs {
+        kubeconfig: Some(kubeconfig),
+        all_namespaces: true,
+        ..CommonArgs::default()
+    };
+    let conn = connect(&common).await.unwrap();
+    let client = conn.client.clone();
+    let mut session = Session::start(&common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut frontend = Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(140, 30)).unwrap();
+    let theme = Theme::default_theme();
+    let driver = session.drive(&mut term, &theme, &mut frontend);
+    let script = async {
+        wait_for(&text, "every namespace", |s| {
+            s.contains("payments-api") && s.contains("frontend")
+        })
+        .await;
+
+        keys(&tx, ":ns shop\n");
+        wait_for(&text, "only shop", |s| {
+            s.contains("deployments(shop)") && s.contains("frontend") && !s.contains("payments-api")
+        })
+        .await;
+
+        server.faults().forbid_namespace("shop");
+        wait_for(&text, "the 403 in the status bar and rows", |s| {
+            s.contains("forbidden in \"shop\"") && s.contains("forbidden: ")
+        })
+        .await;
+        server.faults().allow_namespace("shop");
+        wait_for(&text, "recovery from the 403", |s| {
+            s.contains("watch  connected")
+        })
+        .await;
+
+        server.restart().await.unwrap();
+        let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), "shop");
+        api.patch_scale(
+            "frontend",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"replicas": 6}})),
+        )
+        .await
+        .unwrap();
+        wait_for(&text, "the scale after the restart", |s| {
+            s.lines().any(|l| {
+                let w: Vec<&str> = l
+                    .split(|c: char| c.is_whitespace() || c == '│')
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                w.iter()
+                    .position(|x| *x == "frontend")
+                    .and_then(|i| w.get(i + 1))
+                    == Some(&"6")
+            })
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    let (result, ()) = tokio::join!(driver, script);
+    result.unwrap();
+    drop(session);
+    server.shutdown().await;
+}
