@@ -1,1 +1,2 @@
-//! drift (see shared/DESIGN.md).
+//! The drift engine: a live object compared with its manifest, field by field, by meaning.
+pub mod quantity;
