@@ -1,0 +1,156 @@
+//! Equality by meaning: quantities numerically, int-or-string values as values, numbers as
+//! numbers, and which fields are never drift (server-managed metadata, `status`, annotations).
+use serde_json::Value;
+
+use super::path::DriftPath;
+use super::quantity::same_quantity;
+
+/// Fields of type int-or-string: `8080` and `"8080"` are the same value there.
+const INT_OR_STRING: &[&str] = &["maxSurge", "maxUnavailable", "targetPort", "port", "minAvailable"];
+
+/// Maps whose values are resource quantities (`resources.limits`, quota `hard`, ...).
+const QUANTITY_MAPS: &[&str] = &["limits", "requests", "overhead", "hard", "capacity", "allocatable"];
+
+/// Fields holding one quantity.
+const QUANTITY_FIELDS: &[&str] = &["sizeLimit", "storage"];
+
+/// Metadata the server writes; never drift.
+const SERVER_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+    "managedFields",
+    "generateName",
+];
+
+/// Annotations the server or the client tools write; never drift.
+const SERVER_ANNOTATIONS: &[&str] = &[
+    "deployment.kubernetes.io/revision",
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/desired-replicas",
+    "deployment.kubernetes.io/max-replicas",
+];
+
+/// The template annotation `kubectl rollout restart` writes: a restart, not a change of config.
+pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// True for a field of `path` (given as its parent and its own name) that is never drift.
+pub fn never_drift(parent: &DriftPath, name: &str) -> bool {
+    match parent.0.len() {
+        0 => matches!(name, "status" | "apiVersion" | "kind"),
+        1 if parent.is_fields(&["metadata"]) => SERVER_METADATA.contains(&name),
+        2 if parent.is_fields(&["metadata", "annotations"]) => SERVER_ANNOTATIONS.contains(&name),
+        _ => false,
+    }
+}
+
+/// True when `path` is the restart annotation of a pod template.
+pub fn is_restart_annotation(path: &DriftPath) -> bool {
+    path.last_field() == Some(RESTARTED_AT) && path.parent_field() == Some("annotations")
+}
+
+fn is_quantity_path(path: &DriftPath) -> bool {
+    path.parent_field().is_some_and(|p| QUANTITY_MAPS.contains(&p)) || path.last_field().is_some_and(|f| QUANTITY_FIELDS.contains(&f))
+}
+
+/// Two numbers with the same value (`1` and `1.0`).
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    match (a.as_i64(), b.as_i64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// Scalars equal by meaning at `path`.
+pub fn same_scalar(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
+    if manifest == live {
+        return true;
+    }
+    match (manifest, live) {
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => return true,
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n))
+            if path.last_field().is_some_and(|f| INT_OR_STRING.contains(&f)) && s.parse::<serde_json::Number>().is_ok_and(|p| same_number(&p, n)) =>
+        {
+            return true;
+        }
+        _ => {}
+    }
+    is_quantity_path(path) && same_quantity(manifest, live)
+}
+
+/// Whole values equal by meaning (for atomic fields): the manifest's keys must match; keys the
+/// server added to an atomic object are defaults, not drift.
+pub fn same_value(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
+    match (manifest, live) {
+        (Value::Object(m), Value::Object(l)) => m.iter().all(|(k, mv)| match l.get(k) {
+            Some(lv) => same_value(&path.child(k), mv, lv),
+            None => is_empty(mv),
+        }),
+        (Value::Array(m), Value::Array(l)) => m.len() == l.len() && m.iter().zip(l).all(|(mv, lv)| same_value(path, mv, lv)),
+        _ => same_scalar(path, manifest, live),
+    }
+}
+
+/// `null`, `{}`, `[]`, `""`: what the server drops or fills with a zero value.
+pub fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(list) => list.is_empty(),
+        Value::String(text) => text.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn path(fields: &[&str]) -> DriftPath {
+        fields.iter().fold(DriftPath::default(), |p, f| p.child(f))
+    }
+
+    #[test]
+    fn normalisation_table() {
+        let limits_cpu = path(&["spec", "template", "spec", "containers", "resources", "limits", "cpu"]);
+        let max_surge = path(&["spec", "strategy", "rollingUpdate", "maxSurge"]);
+        let target_port = path(&["spec", "ports", "targetPort"]);
+        let replicas = path(&["spec", "replicas"]);
+        let image = path(&["spec", "image"]);
+        let table = [
+            (&limits_cpu, json!("500m"), json!(0.5), true),
+            (&limits_cpu, json!("1Gi"), json!("1024Mi"), true),
+            (&limits_cpu, json!("1e3"), json!("1k"), true),
+            (&limits_cpu, json!("500m"), json!("600m"), false),
+            (&max_surge, json!(1), json!("1"), true),
+            (&max_surge, json!("25%"), json!("25%"), true),
+            (&max_surge, json!(1), json!("25%"), false),
+            (&target_port, json!(8080), json!("8080"), true),
+            (&target_port, json!("http"), json!(8080), false),
+            (&replicas, json!(3), json!(3.0), true),
+            (&replicas, json!(3), json!("3"), false),
+            (&replicas, json!(3), json!(5), false),
+            (&image, json!("1e3"), json!("1k"), false),
+            (&image, json!("web:1"), json!("web:1"), true),
+        ];
+        for (at, manifest, live, same) in table {
+            assert_eq!(same_scalar(at, &manifest, &live), same, "{at}: {manifest} vs {live}");
+        }
+    }
+
+    #[test]
+    fn server_fields_are_never_drift() {
+        assert!(never_drift(&DriftPath::default(), "status"));
+        assert!(never_drift(&path(&["metadata"]), "resourceVersion"));
+        assert!(never_drift(&path(&["metadata", "annotations"]), "deployment.kubernetes.io/revision"));
+        assert!(never_drift(&path(&["metadata", "annotations"]), "kubectl.kubernetes.io/last-applied-configuration"));
+        assert!(!never_drift(&path(&["metadata", "annotations"]), "team"));
+        assert!(!never_drift(&path(&["spec"]), "status"));
+        assert!(is_restart_annotation(&path(&["spec", "template", "metadata", "annotations", RESTARTED_AT])));
+    }
+}
