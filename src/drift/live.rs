@@ -40,7 +40,10 @@ pub enum LiveError {
 
 fn entry_of(raw: &Value) -> Option<ManagerEntry> {
     let text = |field: &str| raw.get(field).and_then(Value::as_str).map(str::to_owned);
-    let mut fields = raw.get("fieldsV1").cloned().unwrap_or(Value::Object(Map::new()));
+    let mut fields = raw
+        .get("fieldsV1")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     if let Some(map) = fields.as_object_mut() {
         map.remove("f:status");
     }
@@ -60,8 +63,12 @@ fn entry_of(raw: &Value) -> Option<ManagerEntry> {
 
 /// Removes what is never drift, so that the extract stays small.
 fn strip_server_fields(body: &mut Value) {
-    let Some(root) = body.as_object_mut() else { return };
-    root.retain(|name, _| !never_drift(&DriftPath::default(), name) || name == "apiVersion" || name == "kind");
+    let Some(root) = body.as_object_mut() else {
+        return;
+    };
+    root.retain(|name, _| {
+        !never_drift(&DriftPath::default(), name) || name == "apiVersion" || name == "kind"
+    });
     let meta_path = DriftPath::default().child("metadata");
     if let Some(Value::Object(meta)) = root.get_mut("metadata") {
         meta.retain(|name, _| !never_drift(&meta_path, name));
@@ -77,14 +84,26 @@ impl LiveObject {
     /// drift compares and the `managedFields` entries that attribute it.
     pub fn from_value(mut value: Value) -> Result<LiveObject, LiveError> {
         let key = ObjectKey::of_object(&value, "").ok_or(LiveError::NotAnObject)?;
-        let metadata = value.get_mut("metadata").and_then(Value::as_object_mut).ok_or(LiveError::NotAnObject)?;
-        let resource_version = metadata.get("resourceVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let metadata = value
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .ok_or(LiveError::NotAnObject)?;
+        let resource_version = metadata
+            .get("resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let managers = match metadata.remove("managedFields") {
             Some(Value::Array(entries)) => entries.iter().filter_map(entry_of).collect(),
             _ => Vec::new(),
         };
         strip_server_fields(&mut value);
-        Ok(LiveObject { key, resource_version, body: value, managers })
+        Ok(LiveObject {
+            key,
+            resource_version,
+            body: value,
+            managers,
+        })
     }
 }
 
@@ -109,14 +128,20 @@ mod tests {
             "status": {"replicas": 2}
         });
         let object = LiveObject::from_value(live);
-        let Ok(object) = object else { unreachable!("{object:?}") };
+        let Ok(object) = object else {
+            unreachable!("{object:?}")
+        };
         assert_eq!(object.key.to_string(), "deployment/shop/web");
         assert_eq!(object.resource_version, "42");
         assert_eq!(
             object.body,
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop", "annotations": {"team": "a"}}, "spec": {"replicas": 2}})
         );
-        let managers: Vec<_> = object.managers.iter().map(|m| (m.manager.as_str(), m.time.as_deref())).collect();
+        let managers: Vec<_> = object
+            .managers
+            .iter()
+            .map(|m| (m.manager.as_str(), m.time.as_deref()))
+            .collect();
         assert_eq!(managers, [("kubectl-set", Some("2026-11-22T02:59:15Z"))]);
     }
 }

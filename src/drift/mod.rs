@@ -22,7 +22,6 @@ use serde_json::Value;
 pub use compare::{compare, missing, unmanaged};
 pub use live::{LiveObject, ManagerEntry};
 pub use path::{DriftPath, PathStep};
-pub use report::DriftReport;
 
 use crate::manifest::ObjectKey;
 
@@ -114,7 +113,10 @@ pub struct ObjectDrift {
 impl ObjectDrift {
     /// The number of drifted fields (notes such as autoscaled or restarted not counted).
     pub fn drift_count(&self) -> usize {
-        self.items.iter().filter(|item| item.class.is_drift()).count()
+        self.items
+            .iter()
+            .filter(|item| item.class.is_drift())
+            .count()
     }
 
     /// True when the pod template was restarted with `kubectl rollout restart`.

@@ -6,10 +6,23 @@ use super::path::DriftPath;
 use super::quantity::same_quantity;
 
 /// Fields of type int-or-string: `8080` and `"8080"` are the same value there.
-const INT_OR_STRING: &[&str] = &["maxSurge", "maxUnavailable", "targetPort", "port", "minAvailable"];
+const INT_OR_STRING: &[&str] = &[
+    "maxSurge",
+    "maxUnavailable",
+    "targetPort",
+    "port",
+    "minAvailable",
+];
 
 /// Maps whose values are resource quantities (`resources.limits`, quota `hard`, ...).
-const QUANTITY_MAPS: &[&str] = &["limits", "requests", "overhead", "hard", "capacity", "allocatable"];
+const QUANTITY_MAPS: &[&str] = &[
+    "limits",
+    "requests",
+    "overhead",
+    "hard",
+    "capacity",
+    "allocatable",
+];
 
 /// Fields holding one quantity.
 const QUANTITY_FIELDS: &[&str] = &["sizeLimit", "storage"];
@@ -54,7 +67,11 @@ pub fn is_restart_annotation(path: &DriftPath) -> bool {
 }
 
 fn is_quantity_path(path: &DriftPath) -> bool {
-    path.parent_field().is_some_and(|p| QUANTITY_MAPS.contains(&p)) || path.last_field().is_some_and(|f| QUANTITY_FIELDS.contains(&f))
+    path.parent_field()
+        .is_some_and(|p| QUANTITY_MAPS.contains(&p))
+        || path
+            .last_field()
+            .is_some_and(|f| QUANTITY_FIELDS.contains(&f))
 }
 
 /// Two numbers with the same value (`1` and `1.0`).
@@ -73,7 +90,11 @@ pub fn same_scalar(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
     match (manifest, live) {
         (Value::Number(a), Value::Number(b)) if same_number(a, b) => return true,
         (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n))
-            if path.last_field().is_some_and(|f| INT_OR_STRING.contains(&f)) && s.parse::<serde_json::Number>().is_ok_and(|p| same_number(&p, n)) =>
+            if path
+                .last_field()
+                .is_some_and(|f| INT_OR_STRING.contains(&f))
+                && s.parse::<serde_json::Number>()
+                    .is_ok_and(|p| same_number(&p, n)) =>
         {
             return true;
         }
@@ -90,7 +111,9 @@ pub fn same_value(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
             Some(lv) => same_value(&path.child(k), mv, lv),
             None => is_empty(mv),
         }),
-        (Value::Array(m), Value::Array(l)) => m.len() == l.len() && m.iter().zip(l).all(|(mv, lv)| same_value(path, mv, lv)),
+        (Value::Array(m), Value::Array(l)) => {
+            m.len() == l.len() && m.iter().zip(l).all(|(mv, lv)| same_value(path, mv, lv))
+        }
         _ => same_scalar(path, manifest, live),
     }
 }
@@ -117,7 +140,15 @@ mod tests {
 
     #[test]
     fn normalisation_table() {
-        let limits_cpu = path(&["spec", "template", "spec", "containers", "resources", "limits", "cpu"]);
+        let limits_cpu = path(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "resources",
+            "limits",
+            "cpu",
+        ]);
         let max_surge = path(&["spec", "strategy", "rollingUpdate", "maxSurge"]);
         let target_port = path(&["spec", "ports", "targetPort"]);
         let replicas = path(&["spec", "replicas"]);
@@ -139,7 +170,11 @@ mod tests {
             (&image, json!("web:1"), json!("web:1"), true),
         ];
         for (at, manifest, live, same) in table {
-            assert_eq!(same_scalar(at, &manifest, &live), same, "{at}: {manifest} vs {live}");
+            assert_eq!(
+                same_scalar(at, &manifest, &live),
+                same,
+                "{at}: {manifest} vs {live}"
+            );
         }
     }
 
@@ -147,10 +182,22 @@ mod tests {
     fn server_fields_are_never_drift() {
         assert!(never_drift(&DriftPath::default(), "status"));
         assert!(never_drift(&path(&["metadata"]), "resourceVersion"));
-        assert!(never_drift(&path(&["metadata", "annotations"]), "deployment.kubernetes.io/revision"));
-        assert!(never_drift(&path(&["metadata", "annotations"]), "kubectl.kubernetes.io/last-applied-configuration"));
+        assert!(never_drift(
+            &path(&["metadata", "annotations"]),
+            "deployment.kubernetes.io/revision"
+        ));
+        assert!(never_drift(
+            &path(&["metadata", "annotations"]),
+            "kubectl.kubernetes.io/last-applied-configuration"
+        ));
         assert!(!never_drift(&path(&["metadata", "annotations"]), "team"));
         assert!(!never_drift(&path(&["spec"]), "status"));
-        assert!(is_restart_annotation(&path(&["spec", "template", "metadata", "annotations", RESTARTED_AT])));
+        assert!(is_restart_annotation(&path(&[
+            "spec",
+            "template",
+            "metadata",
+            "annotations",
+            RESTARTED_AT
+        ])));
     }
 }

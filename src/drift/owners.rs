@@ -16,11 +16,22 @@ pub fn parse_item_key(entry: &str) -> Option<Map<String, Value>> {
 pub fn child<'a>(node: &'a Value, step: &PathStep) -> Option<&'a Value> {
     let map = node.as_object()?;
     match step {
-        PathStep::Field(name) => map.iter().find(|(k, _)| k.strip_prefix("f:") == Some(name)).map(|(_, v)| v),
-        PathStep::Item { key, .. } => map.iter().find(|(k, _)| k.starts_with("k:") && parse_item_key(k).as_ref() == Some(key)).map(|(_, v)| v),
+        PathStep::Field(name) => map
+            .iter()
+            .find(|(k, _)| k.strip_prefix("f:") == Some(name))
+            .map(|(_, v)| v),
+        PathStep::Item { key, .. } => map
+            .iter()
+            .find(|(k, _)| k.starts_with("k:") && parse_item_key(k).as_ref() == Some(key))
+            .map(|(_, v)| v),
         PathStep::Value(value) => map
             .iter()
-            .find(|(k, _)| k.strip_prefix("v:").and_then(|text| serde_json::from_str::<Value>(text).ok()).as_ref() == Some(value))
+            .find(|(k, _)| {
+                k.strip_prefix("v:")
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .as_ref()
+                    == Some(value)
+            })
             .map(|(_, v)| v),
     }
 }
@@ -43,7 +54,11 @@ pub fn owns(fields: &Value, path: &DriftPath) -> bool {
 
 /// The managers owning `path`, most recent write first.
 pub fn owners<'a>(live: &'a LiveObject, path: &DriftPath) -> Vec<&'a ManagerEntry> {
-    let mut found: Vec<&ManagerEntry> = live.managers.iter().filter(|entry| owns(&entry.fields, path)).collect();
+    let mut found: Vec<&ManagerEntry> = live
+        .managers
+        .iter()
+        .filter(|entry| owns(&entry.fields, path))
+        .collect();
     // RFC 3339 times from one server sort as text.
     found.sort_by(|a, b| b.time.cmp(&a.time));
     found
@@ -66,14 +81,42 @@ mod tests {
         });
         let key = |v: Value| v.as_object().cloned().unwrap_or_default();
         let spec = DriftPath::default().child("spec");
-        let web = spec.child("template").child("spec").child("containers").item(key(json!({"name": "web"})), Some(0));
-        assert!(owns(&fields, &web.child("env").item(key(json!({"name": "EXTRA"})), None).child("value")));
+        let web = spec
+            .child("template")
+            .child("spec")
+            .child("containers")
+            .item(key(json!({"name": "web"})), Some(0));
+        assert!(owns(
+            &fields,
+            &web.child("env")
+                .item(key(json!({"name": "EXTRA"})), None)
+                .child("value")
+        ));
         assert!(owns(&fields, &web));
         assert!(!owns(&fields, &web.child("image")));
-        assert!(owns(&fields, &spec.child("selector").child("matchLabels").child("app")));
-        assert!(owns(&fields, &spec.child("ports").item(key(json!({"protocol": "TCP", "containerPort": 8080})), None)));
-        assert!(!owns(&fields, &spec.child("ports").item(key(json!({"protocol": "UDP", "containerPort": 8080})), None)));
-        assert!(owns(&fields, &DriftPath::default().child("metadata").child("finalizers").value(json!("a/b"))));
+        assert!(owns(
+            &fields,
+            &spec.child("selector").child("matchLabels").child("app")
+        ));
+        assert!(owns(
+            &fields,
+            &spec
+                .child("ports")
+                .item(key(json!({"protocol": "TCP", "containerPort": 8080})), None)
+        ));
+        assert!(!owns(
+            &fields,
+            &spec
+                .child("ports")
+                .item(key(json!({"protocol": "UDP", "containerPort": 8080})), None)
+        ));
+        assert!(owns(
+            &fields,
+            &DriftPath::default()
+                .child("metadata")
+                .child("finalizers")
+                .value(json!("a/b"))
+        ));
         assert!(!owns(&fields, &spec.child("replicas")));
     }
 }

@@ -13,7 +13,10 @@ pub enum PathStep {
     Field(String),
     /// An item of a keyed list, by its key fields (`{"name":"web"}`), with its position in the
     /// manifest's list when the manifest has it.
-    Item { key: Map<String, Value>, index: Option<usize> },
+    Item {
+        key: Map<String, Value>,
+        index: Option<usize>,
+    },
     /// An item of a set list (`v:<value>` in `fieldsV1`).
     Value(Value),
 }
@@ -50,7 +53,12 @@ impl DriftPath {
 
     /// True when the path is exactly these field names (`["spec", "replicas"]`).
     pub fn is_fields(&self, names: &[&str]) -> bool {
-        self.0.len() == names.len() && self.0.iter().zip(names).all(|(step, name)| matches!(step, PathStep::Field(f) if f == name))
+        self.0.len() == names.len()
+            && self
+                .0
+                .iter()
+                .zip(names)
+                .all(|(step, name)| matches!(step, PathStep::Field(f) if f == name))
     }
 
     /// The last field name, if the path ends in a field.
@@ -76,7 +84,9 @@ impl DriftPath {
             out.push('/');
             let text = match step {
                 PathStep::Field(name) => name.clone(),
-                PathStep::Item { key, .. } => key.values().next().map(scalar_text).unwrap_or_default(),
+                PathStep::Item { key, .. } => {
+                    key.values().next().map(scalar_text).unwrap_or_default()
+                }
                 PathStep::Value(value) => scalar_text(value),
             };
             out.push_str(&text.replace('~', "~0").replace('/', "~1"));
@@ -91,7 +101,9 @@ impl DriftPath {
         for step in &self.0 {
             match step {
                 PathStep::Field(name) => steps.push(Step::Field(name)),
-                PathStep::Item { index: Some(index), .. } => steps.push(Step::Item(*index)),
+                PathStep::Item {
+                    index: Some(index), ..
+                } => steps.push(Step::Item(*index)),
                 PathStep::Item { index: None, .. } | PathStep::Value(_) => break,
             }
         }
@@ -107,7 +119,8 @@ impl DriftPath {
                     || match step {
                         PathStep::Field(name) => name == want,
                         PathStep::Item { key, index } => {
-                            key.values().any(|v| scalar_text(v) == *want) || index.is_some_and(|i| i.to_string() == *want)
+                            key.values().any(|v| scalar_text(v) == *want)
+                                || index.is_some_and(|i| i.to_string() == *want)
                         }
                         PathStep::Value(value) => scalar_text(value) == *want,
                     }
@@ -164,18 +177,48 @@ mod tests {
             .item(key(json!({"name": "web"})), Some(1))
             .child("env")
             .item(key(json!({"name": "EXTRA"})), None);
-        assert_eq!(path.to_string(), "spec.template.spec.containers[name=web].env[name=EXTRA]");
-        assert_eq!(path.pointer(), "/spec/template/spec/containers/web/env/EXTRA");
+        assert_eq!(
+            path.to_string(),
+            "spec.template.spec.containers[name=web].env[name=EXTRA]"
+        );
+        assert_eq!(
+            path.pointer(),
+            "/spec/template/spec/containers/web/env/EXTRA"
+        );
         let rule = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(path.is_under(&rule(&["spec", "template", "spec", "containers", "web", "env"])));
+        assert!(path.is_under(&rule(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "web",
+            "env"
+        ])));
         assert!(path.is_under(&rule(&["spec", "template", "spec", "containers", "1"])));
-        assert!(path.is_under(&rule(&["spec", "*", "spec", "containers", "*", "env", "EXTRA"])));
+        assert!(path.is_under(&rule(&[
+            "spec",
+            "*",
+            "spec",
+            "containers",
+            "*",
+            "env",
+            "EXTRA"
+        ])));
         assert!(!path.is_under(&rule(&["spec", "template", "spec", "containers", "api"])));
         assert!(!path.is_under(&rule(&["spec", "replicas"])));
 
-        let annotation = DriftPath::default().child("metadata").child("annotations").child("example.com/owner");
-        assert_eq!(annotation.to_string(), "metadata.annotations[\"example.com/owner\"]");
-        assert_eq!(annotation.pointer(), "/metadata/annotations/example.com~1owner");
+        let annotation = DriftPath::default()
+            .child("metadata")
+            .child("annotations")
+            .child("example.com/owner");
+        assert_eq!(
+            annotation.to_string(),
+            "metadata.annotations[\"example.com/owner\"]"
+        );
+        assert_eq!(
+            annotation.pointer(),
+            "/metadata/annotations/example.com~1owner"
+        );
         assert!(annotation.is_under(&rule(&["metadata", "annotations", "example.com/owner"])));
     }
 }

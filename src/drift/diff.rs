@@ -1,0 +1,1 @@
+//! One object diff.

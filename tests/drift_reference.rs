@@ -1,0 +1,118 @@
+//! The drift engine on objects captured from a real Kubernetes 1.20 API server
+//! (`shared/reference/kubernetes-1.20`): `web.yaml` applied, then changed out of band.
+use std::path::Path;
+use std::sync::Arc;
+
+use kdrift::drift::{Class, LiveObject, ObjectStatus, compare};
+use kdrift::manifest::{Config, ManifestObject, parse::parse_file};
+
+const REFERENCE: &str = "/work/shared/reference/kubernetes-1.20";
+
+fn manifest() -> ManifestObject {
+    let file: Arc<Path> = Arc::from(Path::new(REFERENCE).join("web.yaml").as_path());
+    let text = std::fs::read_to_string(&*file).expect("web.yaml");
+    let mut parsed = parse_file(&file, &Arc::from(text), "default");
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    parsed.objects.remove(0)
+}
+
+fn live(name: &str) -> LiveObject {
+    let text = std::fs::read_to_string(Path::new(REFERENCE).join(name)).expect("reference object");
+    LiveObject::from_value(serde_json::from_str(&text).expect("JSON")).expect("a Kubernetes object")
+}
+
+/// (class, path, manager) of every item, for comparison with what a user should see.
+fn summary(name: &str) -> (ObjectStatus, Vec<(Class, String, Option<String>)>) {
+    let drift = compare(&manifest(), &live(name), &Config::default());
+    let items = drift
+        .items
+        .iter()
+        .map(|i| (i.class, i.path.to_string(), i.attribution.manager.clone()))
+        .collect();
+    (drift.status, items)
+}
+
+#[test]
+fn right_after_apply_the_object_is_in_sync() {
+    assert_eq!(
+        summary("deploy-after-client-apply.json"),
+        (ObjectStatus::InSync, vec![])
+    );
+}
+
+#[test]
+fn set_env_and_set_resources_are_added_live_by_kubectl_set() {
+    let kubectl_set = Some("kubectl-set".to_owned());
+    assert_eq!(
+        summary("deploy-after-set-env-and-resources.json"),
+        (
+            ObjectStatus::Drifted,
+            vec![
+                (
+                    Class::AddedLive,
+                    "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                    kubectl_set.clone()
+                ),
+                (
+                    Class::AddedLive,
+                    "spec.template.spec.containers[name=web].resources.limits".to_owned(),
+                    kubectl_set
+                ),
+            ]
+        )
+    );
+    let drift = compare(
+        &manifest(),
+        &live("deploy-after-set-env-and-resources.json"),
+        &Config::default(),
+    );
+    assert_eq!(
+        drift.items[0].live,
+        Some(serde_json::json!({"name": "EXTRA", "value": "1"}))
+    );
+    assert_eq!(
+        drift.items[1].live,
+        Some(serde_json::json!({"memory": "256Mi"}))
+    );
+    assert_eq!(
+        drift.items[0].attribution.operation.as_deref(),
+        Some("Update")
+    );
+    assert_eq!(
+        drift.items[0].attribution.time.as_deref(),
+        Some("2026-11-22T02:59:15Z")
+    );
+}
+
+#[test]
+fn scale_on_an_old_server_is_changed_with_the_manager_unknown() {
+    let (status, items) = summary("deploy-after-scale.json");
+    assert_eq!(status, ObjectStatus::Drifted);
+    // The capture follows the set env / set resources one, so those stay added live.
+    let kubectl_set = Some("kubectl-set".to_owned());
+    assert_eq!(
+        items,
+        [
+            (Class::Changed, "spec.replicas".to_owned(), None),
+            (
+                Class::AddedLive,
+                "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                kubectl_set.clone()
+            ),
+            (
+                Class::AddedLive,
+                "spec.template.spec.containers[name=web].resources.limits".to_owned(),
+                kubectl_set
+            ),
+        ]
+    );
+    let drift = compare(
+        &manifest(),
+        &live("deploy-after-scale.json"),
+        &Config::default(),
+    );
+    assert_eq!(
+        (drift.items[0].manifest.clone(), drift.items[0].live.clone()),
+        (Some(2.into()), Some(4.into()))
+    );
+}
