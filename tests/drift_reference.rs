@@ -116,3 +116,104 @@ fn scale_on_an_old_server_is_changed_with_the_manager_unknown() {
         (Some(2.into()), Some(4.into()))
     );
 }
+
+fn now() -> jiff::Timestamp {
+    "2026-11-22T03:11:15Z".parse().expect("time")
+}
+
+#[test]
+fn text_report_has_one_line_per_field_with_manager_and_age() {
+    let manifest = manifest();
+    let mut report = kdrift::drift::DriftReport::default();
+    report.add(
+        compare(
+            &manifest,
+            &live("deploy-after-scale.json"),
+            &Config::default(),
+        ),
+        Some(&manifest),
+    );
+    let text = report.to_text(now());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "deployment/capture/web  spec.replicas  2 → 4  manager unknown",
+            "deployment/capture/web  spec.template.spec.containers[name=web].env[name=EXTRA]  (absent) → {\"name\":\"EXTRA\",\"value\":\"1\"}  kubectl-set (Update) 12m ago",
+            "deployment/capture/web  spec.template.spec.containers[name=web].resources.limits  (absent) → {\"memory\":\"256Mi\"}  kubectl-set (Update) 12m ago",
+            "1 objects: 0 in sync, 1 drifted (3 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems",
+        ]
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn json_report_names_file_line_class_path_values_and_manager() {
+    let manifest = manifest();
+    let mut report = kdrift::drift::DriftReport::default();
+    report.add(
+        compare(
+            &manifest,
+            &live("deploy-after-set-env-and-resources.json"),
+            &Config::default(),
+        ),
+        Some(&manifest),
+    );
+    let json = report.to_json();
+    let object = &json["objects"][0];
+    assert_eq!(object["key"], "deployment/capture/web");
+    assert_eq!(object["status"], "drifted");
+    assert_eq!(object["line"], 1);
+    assert!(
+        object["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("web.yaml"))
+    );
+    let item = &object["items"][0];
+    assert_eq!(item["class"], "added-live");
+    assert_eq!(
+        item["path"],
+        "spec.template.spec.containers[name=web].env[name=EXTRA]"
+    );
+    assert_eq!(
+        item["pointer"],
+        "/spec/template/spec/containers/web/env/EXTRA"
+    );
+    assert_eq!(item["manifest"], serde_json::Value::Null);
+    assert_eq!(
+        item["live"],
+        serde_json::json!({"name": "EXTRA", "value": "1"})
+    );
+    assert_eq!(item["manager"], "kubectl-set");
+    assert_eq!(item["operation"], "Update");
+    assert_eq!(item["time"], "2026-11-22T02:59:15Z");
+    // The env list is where the new entry would go.
+    assert_eq!(item["line"], 17);
+    assert_eq!(json["exit_code"], 1);
+    assert_eq!(json["summary"]["fields"], 2);
+}
+
+#[test]
+fn diff_shows_live_values_in_the_manifest_shape_annotated() {
+    let manifest = manifest();
+    let drift = compare(
+        &manifest,
+        &live("deploy-after-scale.json"),
+        &Config::default(),
+    );
+    let lines = kdrift::drift::diff::diff_lines(&manifest.body, &drift, "web.yaml", now(), 1);
+    let text = kdrift::drift::diff::render(&lines, false);
+    assert!(
+        text.contains("-  replicas: 2\n+  replicas: 4  # manager unknown\n"),
+        "{text}"
+    );
+    assert!(text.contains("           value: prod\n+        - name: EXTRA  # kubectl-set (Update) 12m ago\n+          value: '1'\n"), "{text}");
+    assert!(
+        text.contains(
+            "+          limits:  # kubectl-set (Update) 12m ago\n+            memory: 256Mi\n"
+        ),
+        "{text}"
+    );
+    let annotated: Vec<_> = lines.iter().filter_map(|l| l.item).collect();
+    assert_eq!(annotated, [0, 1, 2]);
+}

@@ -19,9 +19,10 @@ pub mod report;
 
 use serde_json::Value;
 
-pub use compare::{compare, missing, unmanaged};
+pub use compare::{compare, compare_values, missing, unmanaged};
 pub use live::{LiveObject, ManagerEntry};
 pub use path::{DriftPath, PathStep};
+pub use report::DriftReport;
 
 use crate::manifest::ObjectKey;
 

@@ -146,9 +146,12 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
                 &Arc::from(text),
                 default_namespace,
             ),
-            Err(problem) => parse::ParsedFile {
+            Err(reason) => parse::ParsedFile {
                 objects: Vec::new(),
-                problems: vec![problem],
+                problems: vec![Problem::Skipped {
+                    file: path.clone(),
+                    reason,
+                }],
             },
         };
         (path.clone(), parsed)

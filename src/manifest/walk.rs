@@ -88,29 +88,22 @@ pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> 
 }
 
 /// Reads a manifest file as text, or says why it is skipped (too big, binary, unreadable).
-pub fn read_manifest(path: &Path) -> Result<String, Problem> {
-    let skipped = |reason: String| Problem::Skipped {
-        file: path.to_path_buf(),
-        reason,
-    };
-    let mut file = fs::File::open(path).map_err(|e| skipped(format!("cannot read: {e}")))?;
-    let size = file
-        .metadata()
-        .map_err(|e| skipped(format!("cannot read: {e}")))?
-        .len();
+pub fn read_manifest(path: &Path) -> Result<String, String> {
+    let unreadable = |e: std::io::Error| format!("cannot read: {e}");
+    let mut file = fs::File::open(path).map_err(unreadable)?;
+    let size = file.metadata().map_err(unreadable)?.len();
     if size > MAX_FILE_BYTES {
-        return Err(skipped(format!("{size} bytes, over the 10 MB limit")));
+        return Err(format!("{size} bytes, over the 10 MB limit"));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut bytes)
-        .map_err(|e| skipped(format!("cannot read: {e}")))?;
+    file.read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.contains(&0) {
-        return Err(skipped("binary file (contains NUL bytes)".to_owned()));
+        return Err("binary file (contains NUL bytes)".to_owned());
     }
     String::from_utf8(bytes).map_err(|e| {
-        skipped(format!(
+        format!(
             "binary file (not UTF-8 at byte {})",
             e.utf8_error().valid_up_to()
-        ))
+        )
     })
 }
