@@ -133,15 +133,12 @@ impl fmt::Display for DriftPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (at, step) in self.0.iter().enumerate() {
             match step {
+                PathStep::Field(name) if name.contains(['.', '/', '[']) => write!(f, "[{name:?}]")?,
                 PathStep::Field(name) => {
                     if at > 0 {
                         f.write_str(".")?;
                     }
-                    if name.contains(['.', '/', '[']) {
-                        write!(f, "[{name:?}]")?;
-                    } else {
-                        f.write_str(name)?;
-                    }
+                    f.write_str(name)?;
                 }
                 PathStep::Item { key, .. } => {
                     f.write_str("[")?;
