@@ -55,7 +55,7 @@ fn set_env_and_set_resources_are_added_live_by_kubectl_set() {
                 ),
                 (
                     Class::AddedLive,
-                    "spec.template.spec.containers[name=web].resources.limits".to_owned(),
+                    "spec.template.spec.containers[name=web].resources.limits.memory".to_owned(),
                     kubectl_set
                 ),
             ]
@@ -70,10 +70,7 @@ fn set_env_and_set_resources_are_added_live_by_kubectl_set() {
         drift.items[0].live,
         Some(serde_json::json!({"name": "EXTRA", "value": "1"}))
     );
-    assert_eq!(
-        drift.items[1].live,
-        Some(serde_json::json!({"memory": "256Mi"}))
-    );
+    assert_eq!(drift.items[1].live, Some(serde_json::json!("256Mi")));
     assert_eq!(
         drift.items[0].attribution.operation.as_deref(),
         Some("Update")
@@ -101,7 +98,7 @@ fn scale_on_an_old_server_is_changed_with_the_manager_unknown() {
             ),
             (
                 Class::AddedLive,
-                "spec.template.spec.containers[name=web].resources.limits".to_owned(),
+                "spec.template.spec.containers[name=web].resources.limits.memory".to_owned(),
                 kubectl_set
             ),
         ]
@@ -140,7 +137,7 @@ fn text_report_has_one_line_per_field_with_manager_and_age() {
         [
             "deployment/capture/web  spec.replicas  2 → 4  manager unknown",
             "deployment/capture/web  spec.template.spec.containers[name=web].env[name=EXTRA]  (absent) → {\"name\":\"EXTRA\",\"value\":\"1\"}  kubectl-set (Update) 12m ago",
-            "deployment/capture/web  spec.template.spec.containers[name=web].resources.limits  (absent) → {\"memory\":\"256Mi\"}  kubectl-set (Update) 12m ago",
+            "deployment/capture/web  spec.template.spec.containers[name=web].resources.limits.memory  (absent) → 256Mi  kubectl-set (Update) 12m ago",
             "1 objects: 0 in sync, 1 drifted (3 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems",
         ]
     );
@@ -210,7 +207,7 @@ fn diff_shows_live_values_in_the_manifest_shape_annotated() {
     assert!(text.contains("           value: prod\n+        - name: EXTRA  # kubectl-set (Update) 12m ago\n+          value: '1'\n"), "{text}");
     assert!(
         text.contains(
-            "+          limits:  # kubectl-set (Update) 12m ago\n+            memory: 256Mi\n"
+            "+          limits:\n+            memory: 256Mi  # kubectl-set (Update) 12m ago\n"
         ),
         "{text}"
     );

@@ -275,6 +275,14 @@ impl Walk<'_> {
                 let manifest_value = manifest.and_then(|m| m.get(name)).filter(|v| !v.is_null());
                 self.path.0.push(PathStep::Field(name.to_owned()));
                 match (manifest_value, below.as_object()) {
+                    // Into maps and lists to what the manager set (`limits.memory`, each env entry),
+                    // so that it reads as `kubectl set` was typed; atomic values whole.
+                    (None, Some(below))
+                        if below.keys().any(|k| k != ".")
+                            && !schema.field(name).is_atomic_for(live_value) =>
+                    {
+                        self.added_fields(entry, below, None, live_value, schema.field(name));
+                    }
                     (None, _) => self.added(entry, live_value),
                     (Some(value), Some(below)) if !below.is_empty() => {
                         self.added_fields(

@@ -65,6 +65,10 @@ fn apply(target: &mut Value, schema: Schema, steps: &[PathStep], item: &DriftIte
             }
         }
         (PathStep::Field(name), Value::Object(map)) => {
+            // A field added live below a map the manifest does not have: make the map.
+            if item.class != Class::RemovedLive && !map.contains_key(name) {
+                map.insert(name.clone(), Value::Object(Map::new()));
+            }
             if let Some(next) = map.get_mut(name) {
                 apply(next, schema.field(name), rest, item);
             }
