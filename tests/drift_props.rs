@@ -10,7 +10,10 @@ struct Shuffle(u64);
 
 impl Shuffle {
     fn next(&mut self, bound: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % bound.max(1)
     }
 
@@ -91,7 +94,13 @@ fn memory(mi: u32, spelling: u8) -> Value {
     }
 }
 
-fn deployment(replicas: u32, surge: u32, containers: &[Container], spelling: u8, live: bool) -> Value {
+fn deployment(
+    replicas: u32,
+    surge: u32,
+    containers: &[Container],
+    spelling: u8,
+    live: bool,
+) -> Value {
     let containers: Vec<Value> = containers
         .iter()
         .enumerate()
@@ -111,7 +120,11 @@ fn deployment(replicas: u32, surge: u32, containers: &[Container], spelling: u8,
             })
         })
         .collect();
-    let max_surge = if live && spelling % 2 == 1 { json!(surge.to_string()) } else { json!(surge) };
+    let max_surge = if live && spelling % 2 == 1 {
+        json!(surge.to_string())
+    } else {
+        json!(surge)
+    };
     json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "shop", "labels": {"app": "web", "tier": "front"}},

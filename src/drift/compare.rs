@@ -6,7 +6,7 @@ use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{self, ListType, Schema};
 
 use super::live::{LiveObject, ManagerEntry};
-use super::normalize::{is_empty, is_restart_annotation, never_drift, same_value};
+use super::normalize::{Place, is_empty, is_restart_annotation, never_drift, same_value};
 use super::owners::{owners, parse_item_key};
 use super::path::{DriftPath, PathStep};
 use super::{
@@ -30,7 +30,8 @@ pub fn compare_values(
         live,
         config,
         items: Vec::new(),
-        path: DriftPath::default(),
+        stack: Vec::new(),
+        place: Place::default(),
     };
     let root = schema::root(&key.kind);
     walk.manifest_fields(manifest, Some(&live.body), root);
@@ -99,32 +100,95 @@ fn dedupe_added(items: &mut Vec<DriftItem>) {
     }
 }
 
-/// The index and value of the item of `list` with these key fields: by the schema's keys (with
-/// defaults such as `protocol: TCP`), else by the key fields themselves.
-fn find_by_key<'a>(
-    schema: Schema,
-    list: &'a [Value],
-    key: &Map<String, Value>,
-) -> Option<(usize, &'a Value)> {
-    list.iter()
-        .enumerate()
-        .find(|(_, item)| match schema.item_key(item) {
-            Some(item_key) => item_key == *key,
-            None => key
-                .iter()
-                .all(|(name, value)| item.get(name) == Some(value)),
+/// The value of key field `name` of a list item, with the server's default when absent.
+fn key_field<'v>(
+    item: &'v Value,
+    name: &str,
+    default: Option<&'static str>,
+) -> Option<KeyValue<'v>> {
+    match item.get(name).filter(|v| !v.is_null()) {
+        Some(value) => Some(KeyValue::Value(value)),
+        None => default.map(KeyValue::Default),
+    }
+}
+
+#[derive(PartialEq)]
+enum KeyValue<'v> {
+    Value(&'v Value),
+    Default(&'static str),
+}
+
+impl KeyValue<'_> {
+    fn same(&self, other: &KeyValue<'_>) -> bool {
+        match (self, other) {
+            (KeyValue::Value(a), KeyValue::Value(b)) => a == b,
+            (KeyValue::Value(v), KeyValue::Default(d))
+            | (KeyValue::Default(d), KeyValue::Value(v)) => v.as_str() == Some(d),
+            (KeyValue::Default(a), KeyValue::Default(b)) => a == b,
+        }
+    }
+}
+
+/// True when two items of a keyed list have the same key (defaults such as `protocol: TCP`
+/// filled in), without building the key.
+fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
+    let keys = schema.list_keys();
+    !keys.is_empty()
+        && keys.iter().all(|k| {
+            match (
+                key_field(a, k.name, k.default),
+                key_field(b, k.name, k.default),
+            ) {
+                (Some(x), Some(y)) => x.same(&y),
+                _ => false,
+            }
         })
+}
+
+/// True when `item` has the key fields of a `k:{...}` entry of `fieldsV1`.
+fn has_key(schema: Schema, item: &Value, key: &Map<String, Value>) -> bool {
+    let keys = schema.list_keys();
+    if keys.is_empty() {
+        return !key.is_empty()
+            && key
+                .iter()
+                .all(|(name, value)| item.get(name) == Some(value));
+    }
+    keys.iter().all(
+        |k| match (key_field(item, k.name, k.default), key.get(k.name)) {
+            (Some(x), Some(y)) => x.same(&KeyValue::Value(y)),
+            _ => false,
+        },
+    )
+}
+
+/// A step of the path being walked, borrowed from the values walked; made into a
+/// [`PathStep`] only when an item is reported.
+enum Step<'a> {
+    Field(&'a str),
+    /// An item of a keyed list, its key read from `item` when needed.
+    Item {
+        item: &'a Value,
+        schema: Schema,
+        index: Option<usize>,
+    },
+    /// An item named by a `k:{...}` entry of `fieldsV1`.
+    Key {
+        key: Map<String, Value>,
+        index: Option<usize>,
+    },
+    Value(&'a Value),
 }
 
 struct Walk<'a> {
     live: &'a LiveObject,
     config: &'a Config,
     items: Vec<DriftItem>,
-    /// The path being walked: steps pushed and popped, cloned only into items.
-    path: DriftPath,
+    stack: Vec<Step<'a>>,
+    place: Place<'a>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
     fn is_applier(&self, manager: &str) -> bool {
         BUILTIN_APPLIERS.contains(&manager) || self.config.appliers.iter().any(|a| a == manager)
     }
@@ -136,16 +200,58 @@ impl Walk<'_> {
             && !SYSTEM_MANAGERS.contains(&entry.manager.as_str())
     }
 
+    fn path(&self) -> DriftPath {
+        DriftPath(
+            self.stack
+                .iter()
+                .map(|step| match step {
+                    Step::Field(name) => PathStep::Field((*name).to_owned()),
+                    Step::Item {
+                        item,
+                        schema,
+                        index,
+                    } => PathStep::Item {
+                        key: schema.item_key(item).unwrap_or_default(),
+                        index: *index,
+                    },
+                    Step::Key { key, index } => PathStep::Item {
+                        key: key.clone(),
+                        index: *index,
+                    },
+                    Step::Value(value) => PathStep::Value((*value).clone()),
+                })
+                .collect(),
+        )
+    }
+
+    fn enter_field(&mut self, name: &'a str) -> Place<'a> {
+        self.stack.push(Step::Field(name));
+        let inner = self.place.child(name);
+        std::mem::replace(&mut self.place, inner)
+    }
+
+    fn enter(&mut self, step: Step<'a>) -> Place<'a> {
+        self.stack.push(step);
+        let inner = self.place.item();
+        std::mem::replace(&mut self.place, inner)
+    }
+
+    fn leave(&mut self, place: Place<'a>) {
+        self.stack.pop();
+        self.place = place;
+    }
+
     fn push(
         &mut self,
         class: Class,
+        path: DriftPath,
         manifest: Option<&Value>,
         live: Option<&Value>,
         attribution: Attribution,
     ) {
         self.items.push(DriftItem {
             class,
-            path: self.path.clone(),
+            path,
             manifest: manifest.cloned(),
             live: live.cloned(),
             attribution,
@@ -156,14 +262,15 @@ impl Walk<'_> {
     /// it; the autoscaler for `spec.replicas`; else unknown (the applier still owns it: old
     /// servers do not record scale writes) — shown, never hidden.
     fn changed(&mut self, manifest: &Value, live: &Value) {
-        let owners = owners(self.live, &self.path);
+        let path = self.path();
+        let owners = owners(self.live, &path);
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o));
         let autoscaler = owners
             .iter()
             .find(|o| AUTOSCALERS.contains(&o.manager.as_str()) && o.operation == "Update");
         let (class, attribution) = match (out_of_band, autoscaler) {
             (Some(entry), _) => (Class::Changed, Attribution::of(entry)),
-            (None, Some(entry)) if self.path.is_fields(&["spec", "replicas"]) => {
+            (None, Some(entry)) if path.is_fields(&["spec", "replicas"]) => {
                 (Class::Autoscaled, Attribution::of(entry))
             }
             (None, _) => match owners
@@ -174,17 +281,19 @@ impl Walk<'_> {
                 None => (Class::Changed, Attribution::default()),
             },
         };
-        self.push(class, Some(manifest), Some(live), attribution);
+        self.push(class, path, Some(manifest), Some(live), attribution);
     }
 
     /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
-    fn manifest_fields(&mut self, manifest: &Value, live: Option<&Value>, schema: Schema) {
+    fn manifest_fields(&mut self, manifest: &'a Value, live: Option<&'a Value>, schema: Schema) {
         match (manifest, live) {
             (Value::Null, _) => {}
             (_, None | Some(Value::Null)) => {
                 if !is_empty(manifest) {
+                    let path = self.path();
                     self.push(
                         Class::RemovedLive,
+                        path,
                         Some(manifest),
                         None,
                         Attribution::default(),
@@ -193,12 +302,12 @@ impl Walk<'_> {
             }
             (Value::Object(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
                 for (name, value) in fields {
-                    if never_drift(&self.path, name) {
+                    if never_drift(self.place, name) {
                         continue;
                     }
-                    self.path.0.push(PathStep::Field(name.clone()));
+                    let outer = self.enter_field(name);
                     self.manifest_fields(value, live_fields.get(name), schema.field(name));
-                    self.path.0.pop();
+                    self.leave(outer);
                 }
             }
             (Value::Array(items), Some(Value::Array(live_items)))
@@ -207,37 +316,38 @@ impl Walk<'_> {
                 let item_schema = schema.item();
                 for (index, item) in items.iter().enumerate() {
                     // An item without its key fields is invalid for the server; compare by position.
-                    let (key, live_item) = match schema.item_key(item) {
-                        Some(key) => {
-                            let found = find_by_key(schema, live_items, &key).map(|(_, v)| v);
-                            (key, found)
-                        }
-                        None => (Map::new(), live_items.get(index)),
+                    let live_item = if schema.item_key(item).is_some() {
+                        live_items.iter().find(|l| same_key(schema, item, l))
+                    } else {
+                        live_items.get(index)
                     };
-                    self.path.0.push(PathStep::Item {
-                        key,
+                    let outer = self.enter(Step::Item {
+                        item,
+                        schema,
                         index: Some(index),
                     });
                     self.manifest_fields(item, live_item, item_schema);
-                    self.path.0.pop();
+                    self.leave(outer);
                 }
             }
             (Value::Array(values), Some(Value::Array(live_values)))
                 if schema.list_type() == ListType::Set =>
             {
                 for value in values.iter().filter(|v| !live_values.contains(v)) {
-                    self.path.0.push(PathStep::Value(value.clone()));
+                    let outer = self.enter(Step::Value(value));
+                    let path = self.path();
                     self.push(
                         Class::RemovedLive,
+                        path,
                         Some(value),
                         None,
                         Attribution::default(),
                     );
-                    self.path.0.pop();
+                    self.leave(outer);
                 }
             }
             (_, Some(live)) => {
-                if !same_value(&self.path, manifest, live) {
+                if !same_value(self.place, manifest, live) {
                     self.changed(manifest, live);
                 }
             }
@@ -246,92 +356,97 @@ impl Walk<'_> {
 
     /// A field absent from the manifest, set live by `entry` (an out-of-band manager).
     fn added(&mut self, entry: &ManagerEntry, live: &Value) {
-        let class = if is_restart_annotation(&self.path) {
+        let class = if is_restart_annotation(self.place) {
             Class::Restarted
         } else {
             Class::AddedLive
         };
-        self.push(class, None, Some(live), Attribution::of(entry));
+        let path = self.path();
+        self.push(class, path, None, Some(live), Attribution::of(entry));
     }
 
     /// Added-live fields: what `entry` owns (its `fieldsV1` node `fields`) that the manifest
     /// (`manifest`, at the same place) does not set.
     fn added_fields(
         &mut self,
-        entry: &ManagerEntry,
-        fields: &Map<String, Value>,
-        manifest: Option<&Value>,
-        live: &Value,
+        entry: &'a ManagerEntry,
+        fields: &'a Map<String, Value>,
+        manifest: Option<&'a Value>,
+        live: &'a Value,
         schema: Schema,
     ) {
         for (owned, below) in fields {
             if let Some(name) = owned.strip_prefix("f:") {
-                if never_drift(&self.path, name) {
+                if never_drift(self.place, name) {
                     continue;
                 }
                 let Some(live_value) = live.get(name).filter(|v| !v.is_null()) else {
                     continue;
                 };
                 let manifest_value = manifest.and_then(|m| m.get(name)).filter(|v| !v.is_null());
-                self.path.0.push(PathStep::Field(name.to_owned()));
+                let field_schema = schema.field(name);
+                let outer = self.enter_field(name);
                 match (manifest_value, below.as_object()) {
                     // Into maps and lists to what the manager set (`limits.memory`, each env entry),
                     // so that it reads as `kubectl set` was typed; atomic values whole.
                     (None, Some(below))
                         if below.keys().any(|k| k != ".")
-                            && !schema.field(name).is_atomic_for(live_value) =>
+                            && !field_schema.is_atomic_for(live_value) =>
                     {
-                        self.added_fields(entry, below, None, live_value, schema.field(name));
+                        self.added_fields(entry, below, None, live_value, field_schema);
                     }
                     (None, _) => self.added(entry, live_value),
                     (Some(value), Some(below)) if !below.is_empty() => {
-                        self.added_fields(
-                            entry,
-                            below,
-                            Some(value),
-                            live_value,
-                            schema.field(name),
-                        );
+                        self.added_fields(entry, below, Some(value), live_value, field_schema);
                     }
                     _ => {}
                 }
-                self.path.0.pop();
+                self.leave(outer);
             } else if let Some(key) = parse_item_key(owned) {
                 let Some(live_items) = live.as_array() else {
                     continue;
                 };
-                let Some((_, live_item)) = find_by_key(schema, live_items, &key) else {
+                let Some(live_item) = live_items.iter().find(|item| has_key(schema, item, &key))
+                else {
                     continue;
                 };
                 let manifest_items = manifest
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default();
-                let manifest_item = find_by_key(schema, manifest_items, &key);
-                self.path.0.push(PathStep::Item {
+                let manifest_item = manifest_items
+                    .iter()
+                    .enumerate()
+                    .find(|(_, item)| has_key(schema, item, &key));
+                let outer = self.enter(Step::Key {
                     key,
                     index: manifest_item.map(|(i, _)| i),
                 });
                 match (manifest_item, below.as_object()) {
                     (None, _) => self.added(entry, live_item),
                     (Some((_, item)), Some(below)) => {
-                        self.added_fields(entry, below, Some(item), live_item, schema.item())
+                        self.added_fields(entry, below, Some(item), live_item, schema.item());
                     }
                     _ => {}
                 }
-                self.path.0.pop();
+                self.leave(outer);
             } else if let Some(text) = owned.strip_prefix("v:") {
                 let Ok(value) = serde_json::from_str::<Value>(text) else {
                     continue;
                 };
-                let in_live = live.as_array().is_some_and(|l| l.contains(&value));
+                let Some(live_value) = live
+                    .as_array()
+                    .and_then(|l| l.iter().find(|v| **v == value))
+                else {
+                    continue;
+                };
                 let in_manifest = manifest
                     .and_then(Value::as_array)
                     .is_some_and(|m| m.contains(&value));
-                if in_live && !in_manifest {
-                    self.path.0.push(PathStep::Value(value.clone()));
-                    self.added(entry, &value);
-                    self.path.0.pop();
+                if !in_manifest {
+                    let outer = self.enter(Step::Value(live_value));
+                    self.added(entry, live_value);
+                    self.leave(outer);
                 }
             }
         }

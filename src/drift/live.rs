@@ -4,8 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::manifest::ObjectKey;
 
-use super::normalize::never_drift;
-use super::path::DriftPath;
+use super::normalize::{Place, never_drift};
 
 /// One `managedFields` entry: who wrote which fields, how and when.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +39,13 @@ pub enum LiveError {
 
 fn entry_of(raw: &Value) -> Option<ManagerEntry> {
     let text = |field: &str| raw.get(field).and_then(Value::as_str).map(str::to_owned);
+    let manager = text("manager").unwrap_or_default();
+    let operation = text("operation").unwrap_or_default();
+    // What an applier owns is the manifest's: it attributes nothing (a differing value it owns
+    // is "manager unknown"), and its field set is the biggest. Not kept, to keep the extract small.
+    if operation == "Apply" || super::BUILTIN_APPLIERS.contains(&manager.as_str()) {
+        return None;
+    }
     let mut fields = raw
         .get("fieldsV1")
         .cloned()
@@ -53,8 +59,8 @@ fn entry_of(raw: &Value) -> Option<ManagerEntry> {
         return None;
     }
     Some(ManagerEntry {
-        manager: text("manager").unwrap_or_default(),
-        operation: text("operation").unwrap_or_default(),
+        manager,
+        operation,
         time: text("time"),
         subresource,
         fields,
@@ -67,14 +73,14 @@ fn strip_server_fields(body: &mut Value) {
         return;
     };
     root.retain(|name, _| {
-        !never_drift(&DriftPath::default(), name) || name == "apiVersion" || name == "kind"
+        !never_drift(Place::default(), name) || name == "apiVersion" || name == "kind"
     });
-    let meta_path = DriftPath::default().child("metadata");
+    let meta_place = Place::default().child("metadata");
     if let Some(Value::Object(meta)) = root.get_mut("metadata") {
-        meta.retain(|name, _| !never_drift(&meta_path, name));
-        let annotations_path = meta_path.child("annotations");
+        meta.retain(|name, _| !never_drift(meta_place, name));
+        let annotations_place = meta_place.child("annotations");
         if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
-            annotations.retain(|name, _| !never_drift(&annotations_path, name));
+            annotations.retain(|name, _| !never_drift(annotations_place, name));
         }
     }
 }

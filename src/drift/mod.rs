@@ -8,6 +8,7 @@
 //! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
 //! - [`path`]: [`DriftPath`], the address of a drifted field.
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
+pub mod check;
 pub mod compare;
 pub mod diff;
 pub mod live;
@@ -126,10 +127,11 @@ impl ObjectDrift {
     }
 }
 
-/// Managers that apply manifests: their writes are the manifest's, never drift.
+/// Managers that apply manifests with `Update`: their writes are the manifest's, never drift.
+/// Every `Apply` entry (`kubectl apply --server-side` as `kubectl`, Argo CD, Flux) is an applier
+/// too, whatever its name; `kubectl` with `Update` (old kubectl's edit) is not.
 pub const BUILTIN_APPLIERS: &[&str] = &[
     "kubectl-client-side-apply",
-    "kubectl",
     "argocd-controller",
     "kustomize-controller",
     "helm-controller",

@@ -51,27 +51,81 @@ const SERVER_ANNOTATIONS: &[&str] = &[
 /// The template annotation `kubectl rollout restart` writes: a restart, not a change of config.
 pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
 
-/// True for a field of `path` (given as its parent and its own name) that is never drift.
-pub fn never_drift(parent: &DriftPath, name: &str) -> bool {
-    match parent.0.len() {
-        0 => matches!(name, "status" | "apiVersion" | "kind"),
-        1 if parent.is_fields(&["metadata"]) => SERVER_METADATA.contains(&name),
-        2 if parent.is_fields(&["metadata", "annotations"]) => SERVER_ANNOTATIONS.contains(&name),
+/// Where a field sits, as far as its meaning depends on it: its name and its parent's name, and
+/// for the top of the object, the first two names of the path. Cheap to copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub depth: usize,
+    pub first: Option<&'a str>,
+    pub second: Option<&'a str>,
+    pub parent: Option<&'a str>,
+    pub field: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    /// The place of `path`.
+    pub fn of(path: &'a DriftPath) -> Place<'a> {
+        let name = |at: usize| match path.0.get(at) {
+            Some(super::path::PathStep::Field(name)) => Some(name.as_str()),
+            _ => None,
+        };
+        Place {
+            depth: path.0.len(),
+            first: name(0),
+            second: name(1),
+            parent: path.parent_field(),
+            field: path.last_field(),
+        }
+    }
+
+    /// The place of field `name` below this one.
+    pub fn child(self, name: &'a str) -> Place<'a> {
+        Place {
+            depth: self.depth + 1,
+            first: if self.depth == 0 {
+                Some(name)
+            } else {
+                self.first
+            },
+            second: if self.depth == 1 {
+                Some(name)
+            } else {
+                self.second
+            },
+            parent: self.field,
+            field: Some(name),
+        }
+    }
+
+    /// The place of a list item below this one (items have no name).
+    pub fn item(self) -> Place<'a> {
+        Place {
+            depth: self.depth + 1,
+            parent: self.field,
+            field: None,
+            ..self
+        }
+    }
+}
+
+/// True for field `name` of the node at `parent` that is never drift.
+pub fn never_drift(parent: Place<'_>, name: &str) -> bool {
+    match (parent.depth, parent.first, parent.second) {
+        (0, _, _) => matches!(name, "status" | "apiVersion" | "kind"),
+        (1, Some("metadata"), _) => SERVER_METADATA.contains(&name),
+        (2, Some("metadata"), Some("annotations")) => SERVER_ANNOTATIONS.contains(&name),
         _ => false,
     }
 }
 
-/// True when `path` is the restart annotation of a pod template.
-pub fn is_restart_annotation(path: &DriftPath) -> bool {
-    path.last_field() == Some(RESTARTED_AT) && path.parent_field() == Some("annotations")
+/// True at the restart annotation of a pod template.
+pub fn is_restart_annotation(place: Place<'_>) -> bool {
+    place.field == Some(RESTARTED_AT) && place.parent == Some("annotations")
 }
 
-fn is_quantity_path(path: &DriftPath) -> bool {
-    path.parent_field()
-        .is_some_and(|p| QUANTITY_MAPS.contains(&p))
-        || path
-            .last_field()
-            .is_some_and(|f| QUANTITY_FIELDS.contains(&f))
+fn is_quantity_place(place: Place<'_>) -> bool {
+    place.parent.is_some_and(|p| QUANTITY_MAPS.contains(&p))
+        || place.field.is_some_and(|f| QUANTITY_FIELDS.contains(&f))
 }
 
 /// Two numbers with the same value (`1` and `1.0`).
@@ -82,17 +136,15 @@ fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
     }
 }
 
-/// Scalars equal by meaning at `path`.
-pub fn same_scalar(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
+/// Scalars equal by meaning at `place`.
+pub fn same_scalar(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
     if manifest == live {
         return true;
     }
     match (manifest, live) {
         (Value::Number(a), Value::Number(b)) if same_number(a, b) => return true,
         (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n))
-            if path
-                .last_field()
-                .is_some_and(|f| INT_OR_STRING.contains(&f))
+            if place.field.is_some_and(|f| INT_OR_STRING.contains(&f))
                 && s.parse::<serde_json::Number>()
                     .is_ok_and(|p| same_number(&p, n)) =>
         {
@@ -100,21 +152,24 @@ pub fn same_scalar(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
         }
         _ => {}
     }
-    is_quantity_path(path) && same_quantity(manifest, live)
+    is_quantity_place(place) && same_quantity(manifest, live)
 }
 
 /// Whole values equal by meaning (for atomic fields): the manifest's keys must match; keys the
 /// server added to an atomic object are defaults, not drift.
-pub fn same_value(path: &DriftPath, manifest: &Value, live: &Value) -> bool {
+pub fn same_value(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
     match (manifest, live) {
         (Value::Object(m), Value::Object(l)) => m.iter().all(|(k, mv)| match l.get(k) {
-            Some(lv) => same_value(&path.child(k), mv, lv),
+            Some(lv) => same_value(place.child(k), mv, lv),
             None => is_empty(mv),
         }),
         (Value::Array(m), Value::Array(l)) => {
-            m.len() == l.len() && m.iter().zip(l).all(|(mv, lv)| same_value(path, mv, lv))
+            m.len() == l.len()
+                && m.iter()
+                    .zip(l)
+                    .all(|(mv, lv)| same_value(place.item(), mv, lv))
         }
-        _ => same_scalar(path, manifest, live),
+        _ => same_scalar(place, manifest, live),
     }
 }
 
@@ -171,7 +226,7 @@ mod tests {
         ];
         for (at, manifest, live, same) in table {
             assert_eq!(
-                same_scalar(at, &manifest, &live),
+                same_scalar(Place::of(at), &manifest, &live),
                 same,
                 "{at}: {manifest} vs {live}"
             );
@@ -180,24 +235,29 @@ mod tests {
 
     #[test]
     fn server_fields_are_never_drift() {
-        assert!(never_drift(&DriftPath::default(), "status"));
-        assert!(never_drift(&path(&["metadata"]), "resourceVersion"));
+        let at = |fields: &[&str]| path(fields);
+        let (root, metadata, annotations, spec) = (
+            at(&[]),
+            at(&["metadata"]),
+            at(&["metadata", "annotations"]),
+            at(&["spec"]),
+        );
+        assert!(never_drift(Place::of(&root), "status"));
+        assert!(never_drift(Place::of(&metadata), "resourceVersion"));
         assert!(never_drift(
-            &path(&["metadata", "annotations"]),
+            Place::of(&annotations),
             "deployment.kubernetes.io/revision"
         ));
         assert!(never_drift(
-            &path(&["metadata", "annotations"]),
+            Place::of(&annotations),
             "kubectl.kubernetes.io/last-applied-configuration"
         ));
-        assert!(!never_drift(&path(&["metadata", "annotations"]), "team"));
-        assert!(!never_drift(&path(&["spec"]), "status"));
-        assert!(is_restart_annotation(&path(&[
-            "spec",
-            "template",
-            "metadata",
-            "annotations",
-            RESTARTED_AT
-        ])));
+        assert!(!never_drift(Place::of(&annotations), "team"));
+        assert!(!never_drift(Place::of(&spec), "status"));
+        let restart = at(&["spec", "template", "metadata", "annotations", RESTARTED_AT]);
+        assert!(is_restart_annotation(Place::of(&restart)));
+        // A place built step by step is the place of the path.
+        let built = Place::default().child("metadata").child("annotations");
+        assert_eq!(built, Place::of(&annotations));
     }
 }
