@@ -62,7 +62,7 @@ fn live_json(i: usize) -> Value {
         json!({"name": "MODE", "value": "prod"}),
         json!({"name": "REGION", "value": "eu"}),
     ];
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         env.push(json!({"name": "DEBUG", "value": "1"}));
         managed.push(json!({"manager": "kubectl-set", "operation": "Update", "time": "2026-11-22T02:00:00Z", "fieldsV1": {
             "f:spec": {"f:template": {"f:spec": {"f:containers": {web: {"f:env": {"k:{\"name\":\"DEBUG\"}": {".": {}, "f:name": {}, "f:value": {}}}}}}}}}}));

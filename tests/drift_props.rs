@@ -78,7 +78,7 @@ fn container() -> impl Strategy<Value = Container> {
 fn cpu(millis: u32, spelling: u8) -> Value {
     match spelling % 4 {
         0 => json!(format!("{millis}m")),
-        1 if millis % 1000 == 0 => json!(millis / 1000),
+        1 if millis.is_multiple_of(1000) => json!(millis / 1000),
         1 | 2 => json!(format!("{}", f64::from(millis) / 1000.0)),
         _ => json!(format!("{millis}e-3")),
     }
@@ -89,7 +89,7 @@ fn memory(mi: u32, spelling: u8) -> Value {
     match spelling % 4 {
         0 => json!(format!("{mi}Mi")),
         1 => json!(format!("{}Ki", u64::from(mi) * 1024)),
-        2 if mi % 1024 == 0 => json!(format!("{}Gi", mi / 1024)),
+        2 if mi.is_multiple_of(1024) => json!(format!("{}Gi", mi / 1024)),
         _ => json!(format!("{}", u64::from(mi) * 1024 * 1024)),
     }
 }
