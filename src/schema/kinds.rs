@@ -1,286 +1,6 @@
-//! Kubernetes list merge keys and atomic fields of the workload kinds.
-//!
-//! A small tree of static descriptors, walked by field name from a kind's root alongside a
-//! `serde_json::Value`:
-//!
-//! ```
-//! use kdrift::schema;
-//! let containers = schema::root("Deployment").field("spec").field("template").field("spec").field("containers");
-//! assert_eq!(containers.smp_merge_key(), Some("name"));
-//! ```
-//!
-//! It records what server-side apply (list types and map keys), strategic merge patch
-//! (`patchMergeKey`, `patchStrategy`, `$retainKeys`) and `managedFields` need. Unknown kinds and
-//! fields behave as a server without a schema: maps are granular, lists atomic.
-use serde_json::{Map, Value};
-
-/// How a list is merged by server-side apply and recorded in `fieldsV1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListType {
-    /// Replaced as a whole (`x-kubernetes-list-type: atomic`, the default).
-    Atomic,
-    /// A set of scalars, items recorded as `v:<value>` (`x-kubernetes-list-type: set`).
-    Set,
-    /// Items identified by key fields, recorded as `k:{...}` (`x-kubernetes-list-type: map`).
-    Map,
-}
-
-/// How strategic merge patch treats a list (`patchStrategy` / `patchMergeKey`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SmpList {
-    /// No strategy: the patch's list replaces the live one.
-    Replace,
-    /// `patchStrategy: merge` with `patchMergeKey`: items merged by that field.
-    MergeByKey(&'static str),
-    /// `patchStrategy: merge` on a list of scalars: union of values.
-    MergePrimitives,
-}
-
-/// One key field of an associative list, with the value the server defaults it to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyField {
-    pub name: &'static str,
-    /// The default applied when an item omits this key (`protocol: TCP` for ports).
-    pub default: Option<&'static str>,
-}
-
-/// The shape of a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// A string, number or boolean (also int-or-string and quantities).
-    Scalar,
-    /// A struct with named fields (unknown fields fall back to [`Schema::UNKNOWN`]).
-    Struct,
-    /// A map from arbitrary string keys to values of one type (labels, resource limits).
-    Map,
-    /// A list.
-    List,
-    /// No schema: maps granular, lists atomic.
-    Unknown,
-}
-
-/// What the Go zero value of a field looks like when its parent struct is serialized: this is
-/// the "old" object a create is compared with, which decides where `fieldsV1` records `.`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Zero {
-    /// `omitempty` pointer, slice, map or scalar: absent.
-    Absent,
-    /// A non-omitempty pointer, slice or map, or a time: `null`.
-    Null,
-    /// A non-pointer struct: `{}` with its own zero fields.
-    Struct,
-    /// A non-omitempty number: `0`.
-    Int,
-    /// A non-omitempty string: `""`.
-    Str,
-}
-
-/// A static schema node (see the module documentation).
-#[derive(Debug)]
-pub struct Node {
-    pub shape: Shape,
-    /// Struct fields.
-    pub fields: &'static [FieldDef],
-    /// Map values or list items.
-    pub elem: Option<&'static Node>,
-    /// Whether the node is replaced as a whole (`x-kubernetes-map-type: atomic`,
-    /// `x-kubernetes-list-type: atomic`).
-    pub atomic: bool,
-    /// `patchStrategy: retainKeys` (Deployment strategy, volume sources).
-    pub retain_keys: bool,
-    /// List type for server-side apply.
-    pub list_type: ListType,
-    /// Key fields of a `ListType::Map` list.
-    pub keys: &'static [KeyField],
-    /// Strategic merge patch strategy of a list.
-    pub smp: SmpList,
-}
-
-/// A named field of a struct node.
-#[derive(Debug)]
-pub struct FieldDef {
-    pub name: &'static str,
-    pub node: &'static Node,
-    pub zero: Zero,
-}
-
-/// A position in the schema tree; cheap to copy.
-#[derive(Debug, Clone, Copy)]
-pub struct Schema {
-    node: &'static Node,
-}
-
-impl PartialEq for Schema {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.node, other.node)
-    }
-}
-
-impl Schema {
-    /// The schema of anything unknown: maps granular, lists atomic.
-    pub const UNKNOWN: Schema = Schema { node: &UNKNOWN };
-
-    pub fn node(self) -> &'static Node {
-        self.node
-    }
-
-    pub fn shape(self) -> Shape {
-        self.node.shape
-    }
-
-    pub fn is_unknown(self) -> bool {
-        self.node.shape == Shape::Unknown
-    }
-
-    /// The schema of field `name` of a struct (or of a value in a map); unknown otherwise.
-    pub fn field(self, name: &str) -> Schema {
-        match self.node.shape {
-            Shape::Struct => self
-                .node
-                .fields
-                .iter()
-                .find(|f| f.name == name)
-                .map(|f| Schema { node: f.node })
-                .unwrap_or(Schema::UNKNOWN),
-            Shape::Map => self.item(),
-            _ => Schema::UNKNOWN,
-        }
-    }
-
-    /// Whether `name` is a declared field of this struct (not a key of a map).
-    pub fn declares(self, name: &str) -> bool {
-        self.node.shape == Shape::Struct && self.node.fields.iter().any(|f| f.name == name)
-    }
-
-    /// The schema of the items of a list or the values of a map.
-    pub fn item(self) -> Schema {
-        self.node
-            .elem
-            .map(|node| Schema { node })
-            .unwrap_or(Schema::UNKNOWN)
-    }
-
-    /// Whether the value at this node is replaced and owned as a whole, for a value of this
-    /// JSON type: scalars, atomic maps and structs, atomic lists, and lists without a schema.
-    pub fn is_atomic_for(self, value: &Value) -> bool {
-        match value {
-            Value::Object(_) => self.node.atomic,
-            Value::Array(_) => self.node.atomic || self.list_type() == ListType::Atomic,
-            _ => true,
-        }
-    }
-
-    /// Whether this map or struct is atomic (`f:selector: {}`).
-    pub fn is_atomic(self) -> bool {
-        self.node.atomic
-    }
-
-    pub fn retain_keys(self) -> bool {
-        self.node.retain_keys
-    }
-
-    /// The server-side apply list type (`Atomic` for anything that is not a known list).
-    pub fn list_type(self) -> ListType {
-        if self.node.shape == Shape::List && !self.node.atomic {
-            self.node.list_type
-        } else {
-            ListType::Atomic
-        }
-    }
-
-    /// Key fields of an associative list (`containerPort`, `protocol` for ports).
-    pub fn list_keys(self) -> &'static [KeyField] {
-        if self.list_type() == ListType::Map {
-            self.node.keys
-        } else {
-            &[]
-        }
-    }
-
-    /// Strategic merge patch strategy of a list.
-    pub fn smp_list(self) -> SmpList {
-        if self.node.shape == Shape::List {
-            self.node.smp
-        } else {
-            SmpList::Replace
-        }
-    }
-
-    /// The strategic merge patch `patchMergeKey` of a list, if items are merged by key.
-    pub fn smp_merge_key(self) -> Option<&'static str> {
-        match self.smp_list() {
-            SmpList::MergeByKey(key) => Some(key),
-            _ => None,
-        }
-    }
-
-    /// The server-side apply key of a list item (`{"containerPort":8080,"protocol":"TCP"}`),
-    /// with key fields in name order and defaults filled in. `None` if this is not an
-    /// associative list, the item is not an object, or it lacks a key without default.
-    pub fn item_key(self, item: &Value) -> Option<Map<String, Value>> {
-        let keys = self.list_keys();
-        let object = item.as_object()?;
-        if keys.is_empty() {
-            return None;
-        }
-        let mut sorted: Vec<&KeyField> = keys.iter().collect();
-        sorted.sort_by_key(|k| k.name);
-        let mut out = Map::new();
-        for key in sorted {
-            match (object.get(key.name), key.default) {
-                (Some(v), _) if !v.is_null() => {
-                    out.insert(key.name.to_string(), v.clone());
-                }
-                (_, Some(default)) => {
-                    out.insert(key.name.to_string(), Value::String(default.to_string()));
-                }
-                _ => return None,
-            }
-        }
-        Some(out)
-    }
-
-    /// Index of the item of `list` whose server-side apply key equals `key`.
-    pub fn find_item(self, list: &[Value], key: &Map<String, Value>) -> Option<usize> {
-        list.iter()
-            .position(|item| self.item_key(item).as_ref() == Some(key))
-    }
-
-    /// The Go zero value of this struct, as the API server serializes an empty object: the
-    /// baseline against which a create is compared when recording `managedFields`.
-    pub fn zero_value(self) -> Value {
-        let mut out = Map::new();
-        if self.node.shape == Shape::Struct {
-            for f in self.node.fields {
-                let zero = match f.zero {
-                    Zero::Absent => continue,
-                    Zero::Null => Value::Null,
-                    Zero::Int => Value::from(0),
-                    Zero::Str => Value::String(String::new()),
-                    Zero::Struct => Schema { node: f.node }.zero_value(),
-                };
-                out.insert(f.name.to_string(), zero);
-            }
-        }
-        Value::Object(out)
-    }
-}
-
-/// The schema of a top-level kind (`Deployment`, `ReplicaSet`, `Pod`, `Namespace`, `Event`);
-/// unknown kinds get [`Schema::UNKNOWN`].
-pub fn root(kind: &str) -> Schema {
-    let node: &'static Node = match kind {
-        "Deployment" => &DEPLOYMENT,
-        "ReplicaSet" => &REPLICA_SET,
-        "Pod" => &POD,
-        "Namespace" => &NAMESPACE,
-        "Event" => &EVENT,
-        _ => &UNKNOWN,
-    };
-    Schema { node }
-}
-
-// ---- descriptors -------------------------------------------------------------------------------
+//! The static schema descriptors of the workload kinds: fields, list keys, patch strategies and
+//! Go zero values, as in the Kubernetes API types (k8s.io/api) of current servers.
+use super::{FieldDef, KeyField, ListType, Node, Shape, SmpList, Zero};
 
 const fn base(shape: Shape) -> Node {
     Node {
@@ -356,7 +76,7 @@ const fn fz(name: &'static str, node: &'static Node, zero: Zero) -> FieldDef {
     FieldDef { name, node, zero }
 }
 
-static UNKNOWN: Node = base(Shape::Unknown);
+pub(super) static UNKNOWN: Node = base(Shape::Unknown);
 static SCALAR: Node = base(Shape::Scalar);
 static STRING_MAP: Node = map_of(&SCALAR);
 static ATOMIC_STRING_MAP: Node = Node {
@@ -735,7 +455,7 @@ static DEPLOYMENT_STATUS: Node = strukt(&[
     f("conditions", &CONDITIONS),
     f("collisionCount", &SCALAR),
 ]);
-static DEPLOYMENT: Node = strukt(&[
+pub(super) static DEPLOYMENT: Node = strukt(&[
     f("apiVersion", &SCALAR),
     f("kind", &SCALAR),
     fz("metadata", &OBJECT_META, Zero::Struct),
@@ -760,7 +480,7 @@ static REPLICA_SET_STATUS: Node = strukt(&[
     f("observedGeneration", &SCALAR),
     f("conditions", &CONDITIONS),
 ]);
-static REPLICA_SET: Node = strukt(&[
+pub(super) static REPLICA_SET: Node = strukt(&[
     f("apiVersion", &SCALAR),
     f("kind", &SCALAR),
     fz("metadata", &OBJECT_META, Zero::Struct),
@@ -793,7 +513,7 @@ static POD_STATUS: Node = strukt(&[
     f("qosClass", &SCALAR),
     f("ephemeralContainerStatuses", &UNKNOWN_ATOMIC_LIST),
 ]);
-static POD: Node = strukt(&[
+pub(super) static POD: Node = strukt(&[
     f("apiVersion", &SCALAR),
     f("kind", &SCALAR),
     fz("metadata", &OBJECT_META, Zero::Struct),
@@ -805,7 +525,7 @@ static POD: Node = strukt(&[
 
 static NAMESPACE_SPEC: Node = strukt(&[f("finalizers", &SCALAR_ATOMIC_LIST)]);
 static NAMESPACE_STATUS: Node = strukt(&[f("phase", &SCALAR), f("conditions", &CONDITIONS)]);
-static NAMESPACE: Node = strukt(&[
+pub(super) static NAMESPACE: Node = strukt(&[
     f("apiVersion", &SCALAR),
     f("kind", &SCALAR),
     fz("metadata", &OBJECT_META, Zero::Struct),
@@ -825,7 +545,7 @@ static OBJECT_REFERENCE: Node = atomic_struct(&[
     f("fieldPath", &SCALAR),
 ]);
 static EVENT_SOURCE: Node = strukt(&[f("component", &SCALAR), f("host", &SCALAR)]);
-static EVENT: Node = strukt(&[
+pub(super) static EVENT: Node = strukt(&[
     f("apiVersion", &SCALAR),
     f("kind", &SCALAR),
     fz("metadata", &OBJECT_META, Zero::Struct),
@@ -844,166 +564,3 @@ static EVENT: Node = strukt(&[
     fz("reportingComponent", &SCALAR, Zero::Str),
     fz("reportingInstance", &SCALAR, Zero::Str),
 ]);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn pod_spec(kind: &str) -> Schema {
-        root(kind).field("spec").field("template").field("spec")
-    }
-
-    #[test]
-    fn containers_env_volumes_merge_by_name() {
-        let spec = pod_spec("Deployment");
-        for list in [
-            "containers",
-            "initContainers",
-            "ephemeralContainers",
-            "volumes",
-            "imagePullSecrets",
-        ] {
-            assert_eq!(spec.field(list).list_type(), ListType::Map, "{list}");
-            assert_eq!(spec.field(list).smp_merge_key(), Some("name"), "{list}");
-        }
-        let container = spec.field("containers").item();
-        assert_eq!(container.field("env").smp_merge_key(), Some("name"));
-        assert_eq!(
-            container.field("volumeMounts").smp_merge_key(),
-            Some("mountPath")
-        );
-        assert_eq!(spec.field("hostAliases").smp_merge_key(), Some("ip"));
-    }
-
-    #[test]
-    fn ports_key_on_container_port_and_protocol_for_ssa_but_container_port_for_smp() {
-        let ports = pod_spec("ReplicaSet")
-            .field("containers")
-            .item()
-            .field("ports");
-        assert_eq!(ports.smp_merge_key(), Some("containerPort"));
-        let key = ports.item_key(&json!({"containerPort": 8080}));
-        assert_eq!(
-            key,
-            json!({"containerPort": 8080, "protocol": "TCP"})
-                .as_object()
-                .cloned()
-        );
-        let key = ports.item_key(&json!({"protocol": "UDP", "containerPort": 53, "name": "dns"}));
-        assert_eq!(
-            serde_json::to_string(&key).ok(),
-            Some(r#"{"containerPort":53,"protocol":"UDP"}"#.to_string())
-        );
-    }
-
-    #[test]
-    fn atomic_lists_and_maps() {
-        let spec = root("Pod").field("spec");
-        assert!(spec.field("tolerations").is_atomic_for(&json!([])));
-        let container = spec.field("containers").item();
-        assert!(container.field("args").is_atomic_for(&json!(["a"])));
-        assert!(container.field("command").is_atomic_for(&json!(["a"])));
-        assert!(!container.field("env").is_atomic_for(&json!([])));
-        assert!(
-            root("Deployment")
-                .field("spec")
-                .field("selector")
-                .is_atomic()
-        );
-        assert!(
-            !root("Deployment")
-                .field("spec")
-                .field("strategy")
-                .is_atomic()
-        );
-        assert_eq!(
-            root("Pod")
-                .field("metadata")
-                .field("finalizers")
-                .list_type(),
-            ListType::Set
-        );
-        assert_eq!(
-            root("Pod").field("metadata").field("finalizers").smp_list(),
-            SmpList::MergePrimitives
-        );
-        assert_eq!(
-            root("Pod")
-                .field("metadata")
-                .field("ownerReferences")
-                .smp_merge_key(),
-            Some("uid")
-        );
-        assert_eq!(
-            root("Deployment")
-                .field("status")
-                .field("conditions")
-                .smp_merge_key(),
-            Some("type")
-        );
-    }
-
-    #[test]
-    fn retain_keys_on_strategy_and_volumes() {
-        assert!(
-            root("Deployment")
-                .field("spec")
-                .field("strategy")
-                .retain_keys()
-        );
-        assert!(pod_spec("Deployment").field("volumes").item().retain_keys());
-        assert!(!pod_spec("Deployment").retain_keys());
-    }
-
-    #[test]
-    fn unknown_kinds_and_fields_are_granular_maps_and_atomic_lists() {
-        let unknown = root("Widget").field("spec").field("things");
-        assert!(unknown.is_unknown());
-        assert!(unknown.is_atomic_for(&json!([1, 2])));
-        assert!(!unknown.is_atomic_for(&json!({"a": 1})));
-        let field = pod_spec("Deployment")
-            .field("containers")
-            .item()
-            .field("noSuchField");
-        assert!(field.is_unknown());
-        // Labels are a map: any key has the scalar schema, and is not a declared field.
-        let labels = root("Deployment").field("metadata").field("labels");
-        assert_eq!(labels.field("app").shape(), Shape::Scalar);
-        assert!(!labels.declares("app"));
-    }
-
-    #[test]
-    fn zero_value_is_the_serialized_empty_go_struct() {
-        assert_eq!(
-            root("Deployment").zero_value(),
-            json!({
-                "metadata": {"creationTimestamp": null},
-                "spec": {
-                    "selector": null,
-                    "template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": null}},
-                    "strategy": {}
-                },
-                "status": {}
-            })
-        );
-        assert_eq!(
-            root("ReplicaSet").zero_value()["status"],
-            json!({"replicas": 0})
-        );
-    }
-
-    #[test]
-    fn find_item_by_key() {
-        let env = pod_spec("Deployment")
-            .field("containers")
-            .item()
-            .field("env");
-        let list = vec![
-            json!({"name": "A", "value": "1"}),
-            json!({"name": "B", "value": "2"}),
-        ];
-        let key = env.item_key(&json!({"name": "B"}));
-        assert_eq!(key.and_then(|k| env.find_item(&list, &k)), Some(1));
-    }
-}
