@@ -1,18 +1,19 @@
 //! The comparison of one manifest with its live object: a walk of the manifest's fields
 //! (changed, removed live), then a walk of what out-of-band managers own (added live).
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{self, ListType, Schema};
 
-use super::live::{LiveObject, ManagerEntry};
+use super::live::LiveObject;
 use super::normalize::{Place, is_empty, is_restart_annotation, never_drift, same_value};
-use super::owners::{owners, parse_item_key};
+use super::owners::{drift_path, owners};
 use super::path::{DriftPath, PathStep};
 use super::{
     AUTOSCALERS, Attribution, BUILTIN_APPLIERS, Class, DriftItem, ObjectDrift, ObjectStatus,
     SYSTEM_MANAGERS,
 };
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElement};
 
 /// The drift of an object in git and in the cluster.
 pub fn compare(manifest: &ManifestObject, live: &LiveObject, config: &Config) -> ObjectDrift {
@@ -36,11 +37,8 @@ pub fn compare_values(
     let root = schema::root(&key.kind);
     walk.manifest_fields(manifest, Some(&live.body), root);
     for entry in &live.managers {
-        if !walk.is_out_of_band(entry) {
-            continue;
-        }
-        if let Some(fields) = entry.fields.as_object() {
-            walk.added_fields(entry, fields, Some(manifest), &live.body, root);
+        if walk.is_out_of_band(entry) {
+            walk.added_fields(&key.kind, entry, manifest);
         }
     }
     let mut items = walk.items;
@@ -145,23 +143,6 @@ fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
         })
 }
 
-/// True when `item` has the key fields of a `k:{...}` entry of `fieldsV1`.
-fn has_key(schema: Schema, item: &Value, key: &Map<String, Value>) -> bool {
-    let keys = schema.list_keys();
-    if keys.is_empty() {
-        return !key.is_empty()
-            && key
-                .iter()
-                .all(|(name, value)| item.get(name) == Some(value));
-    }
-    keys.iter().all(
-        |k| match (key_field(item, k.name, k.default), key.get(k.name)) {
-            (Some(x), Some(y)) => x.same(&KeyValue::Value(y)),
-            _ => false,
-        },
-    )
-}
-
 /// A step of the path being walked, borrowed from the values walked; made into a
 /// [`PathStep`] only when an item is reported.
 enum Step<'a> {
@@ -170,11 +151,6 @@ enum Step<'a> {
     Item {
         item: &'a Value,
         schema: Schema,
-        index: Option<usize>,
-    },
-    /// An item named by a `k:{...}` entry of `fieldsV1`.
-    Key {
-        key: Map<String, Value>,
         index: Option<usize>,
     },
     Value(&'a Value),
@@ -194,8 +170,8 @@ impl<'a> Walk<'a> {
     }
 
     /// An `Update` by a manager that neither applies manifests nor runs the control plane.
-    fn is_out_of_band(&self, entry: &ManagerEntry) -> bool {
-        entry.operation == "Update"
+    fn is_out_of_band(&self, entry: &ManagedFieldsEntry) -> bool {
+        entry.operation == Operation::Update
             && !self.is_applier(&entry.manager)
             && !SYSTEM_MANAGERS.contains(&entry.manager.as_str())
     }
@@ -212,10 +188,6 @@ impl<'a> Walk<'a> {
                         index,
                     } => PathStep::Item {
                         key: schema.item_key(item).unwrap_or_default(),
-                        index: *index,
-                    },
-                    Step::Key { key, index } => PathStep::Item {
-                        key: key.clone(),
                         index: *index,
                     },
                     Step::Value(value) => PathStep::Value((*value).clone()),
@@ -265,9 +237,9 @@ impl<'a> Walk<'a> {
         let path = self.path();
         let owners = owners(self.live, &path);
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o));
-        let autoscaler = owners
-            .iter()
-            .find(|o| AUTOSCALERS.contains(&o.manager.as_str()) && o.operation == "Update");
+        let autoscaler = owners.iter().find(|o| {
+            AUTOSCALERS.contains(&o.manager.as_str()) && o.operation == Operation::Update
+        });
         let (class, attribution) = match (out_of_band, autoscaler) {
             (Some(entry), _) => (Class::Changed, Attribution::of(entry)),
             (None, Some(entry)) if path.is_fields(&["spec", "replicas"]) => {
@@ -316,7 +288,9 @@ impl<'a> Walk<'a> {
                 let item_schema = schema.item();
                 for (index, item) in items.iter().enumerate() {
                     // An item without its key fields is invalid for the server; compare by position.
-                    let live_item = if schema.item_key(item).is_some() {
+                    let keyed = !schema.list_keys().is_empty()
+                        && schema.list_keys().iter().all(|k| key_field(item, k.name, k.default).is_some());
+                    let live_item = if keyed {
                         live_items.iter().find(|l| same_key(schema, item, l))
                     } else {
                         live_items.get(index)
@@ -354,101 +328,54 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// A field absent from the manifest, set live by `entry` (an out-of-band manager).
-    fn added(&mut self, entry: &ManagerEntry, live: &Value) {
-        let class = if is_restart_annotation(self.place) {
-            Class::Restarted
-        } else {
-            Class::AddedLive
-        };
-        let path = self.path();
-        self.push(class, path, None, Some(live), Attribution::of(entry));
-    }
-
-    /// Added-live fields: what `entry` owns (its `fieldsV1` node `fields`) that the manifest
-    /// (`manifest`, at the same place) does not set.
-    fn added_fields(
-        &mut self,
-        entry: &'a ManagerEntry,
-        fields: &'a Map<String, Value>,
-        manifest: Option<&'a Value>,
-        live: &'a Value,
-        schema: Schema,
-    ) {
-        for (owned, below) in fields {
-            if let Some(name) = owned.strip_prefix("f:") {
-                if never_drift(self.place, name) {
-                    continue;
-                }
-                let Some(live_value) = live.get(name).filter(|v| !v.is_null()) else {
-                    continue;
-                };
-                let manifest_value = manifest.and_then(|m| m.get(name)).filter(|v| !v.is_null());
-                let field_schema = schema.field(name);
-                let outer = self.enter_field(name);
-                match (manifest_value, below.as_object()) {
-                    // Into maps and lists to what the manager set (`limits.memory`, each env entry),
-                    // so that it reads as `kubectl set` was typed; atomic values whole.
-                    (None, Some(below))
-                        if below.keys().any(|k| k != ".")
-                            && !field_schema.is_atomic_for(live_value) =>
-                    {
-                        self.added_fields(entry, below, None, live_value, field_schema);
-                    }
-                    (None, _) => self.added(entry, live_value),
-                    (Some(value), Some(below)) if !below.is_empty() => {
-                        self.added_fields(entry, below, Some(value), live_value, field_schema);
-                    }
-                    _ => {}
-                }
-                self.leave(outer);
-            } else if let Some(key) = parse_item_key(owned) {
-                let Some(live_items) = live.as_array() else {
-                    continue;
-                };
-                let Some(live_item) = live_items.iter().find(|item| has_key(schema, item, &key))
-                else {
-                    continue;
-                };
-                let manifest_items = manifest
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
-                let manifest_item = manifest_items
-                    .iter()
-                    .enumerate()
-                    .find(|(_, item)| has_key(schema, item, &key));
-                let outer = self.enter(Step::Key {
-                    key,
-                    index: manifest_item.map(|(i, _)| i),
-                });
-                match (manifest_item, below.as_object()) {
-                    (None, _) => self.added(entry, live_item),
-                    (Some((_, item)), Some(below)) => {
-                        self.added_fields(entry, below, Some(item), live_item, schema.item());
-                    }
-                    _ => {}
-                }
-                self.leave(outer);
-            } else if let Some(text) = owned.strip_prefix("v:") {
-                let Ok(value) = serde_json::from_str::<Value>(text) else {
-                    continue;
-                };
-                let Some(live_value) = live
-                    .as_array()
-                    .and_then(|l| l.iter().find(|v| **v == value))
-                else {
-                    continue;
-                };
-                let in_manifest = manifest
-                    .and_then(Value::as_array)
-                    .is_some_and(|m| m.contains(&value));
-                if !in_manifest {
-                    let outer = self.enter(Step::Value(live_value));
-                    self.added(entry, live_value);
-                    self.leave(outer);
-                }
+    /// Added-live fields: what `entry` (an out-of-band manager) owns that the manifest does
+    /// not set. Reported where the manager set it: into granular maps and lists it owns entries
+    /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
+    /// or an atomic value whole.
+    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Value) {
+        let mut reported: Vec<FieldPath> = Vec::new();
+        for path in entry.fields.paths() {
+            if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
+                continue;
             }
+            if path.lookup(kind, manifest).is_some_and(|v| !v.is_null()) {
+                continue;
+            }
+            let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
+            if is_field
+                && !path.schema(kind).is_atomic_for(live)
+                && !entry.fields.child(&path).is_empty()
+            {
+                continue;
+            }
+            let drift_path = drift_path(kind, &path, manifest);
+            let class = if is_restart_annotation(Place::of(&drift_path)) {
+                Class::Restarted
+            } else {
+                Class::AddedLive
+            };
+            self.push(class, drift_path, None, Some(live), Attribution::of(entry));
+            reported.push(path);
         }
     }
+}
+
+/// True when `path` is, or lies under, a field that is never drift.
+fn never_drift_path(path: &FieldPath) -> bool {
+    let mut place = Place::default();
+    for element in &path.0 {
+        match element {
+            PathElement::Field(name) => {
+                if never_drift(place, name) {
+                    return true;
+                }
+                place = place.child(name);
+            }
+            _ => place = place.item(),
+        }
+    }
+    false
 }

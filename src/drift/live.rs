@@ -1,24 +1,12 @@
 //! The live side of a comparison: a compact extract of a live object — the fields drift needs and
 //! its `managedFields` — made from the API server's JSON.
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::managed_fields::ManagedFieldsEntry;
 
 use crate::manifest::ObjectKey;
 
 use super::normalize::{Place, never_drift};
-
-/// One `managedFields` entry: who wrote which fields, how and when.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ManagerEntry {
-    pub manager: String,
-    /// `Update` or `Apply`.
-    pub operation: String,
-    /// RFC 3339, as the server wrote it.
-    pub time: Option<String>,
-    /// `scale`, `status`, or `None` for the main resource.
-    pub subresource: Option<String>,
-    /// The `fieldsV1` tree (`f:`/`k:`/`v:`/`.` keys), `status` left out.
-    pub fields: Value,
-}
 
 /// A live object reduced to what drift needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +15,9 @@ pub struct LiveObject {
     pub resource_version: String,
     /// The object without `status`, `managedFields` and server-managed metadata.
     pub body: Value,
-    pub managers: Vec<ManagerEntry>,
+    /// The `managedFields` entries that can attribute drift (appliers' and status-only ones
+    /// are left out).
+    pub managers: Vec<ManagedFieldsEntry>,
 }
 
 /// Why a live object could not be read.
@@ -37,34 +27,21 @@ pub enum LiveError {
     NotAnObject,
 }
 
-fn entry_of(raw: &Value) -> Option<ManagerEntry> {
-    let text = |field: &str| raw.get(field).and_then(Value::as_str).map(str::to_owned);
-    let manager = text("manager").unwrap_or_default();
-    let operation = text("operation").unwrap_or_default();
-    // What an applier owns is the manifest's: it attributes nothing (a differing value it owns
-    // is "manager unknown"), and its field set is the biggest. Not kept, to keep the extract small.
-    if operation == "Apply" || super::BUILTIN_APPLIERS.contains(&manager.as_str()) {
+/// The entry, unless it cannot attribute drift: what an applier owns is the manifest's (a
+/// differing value it owns is "manager unknown"), and its field set is the biggest; status writes
+/// own nothing drift compares. Left out to keep the extract small.
+fn entry_of(index: usize, raw: &mut Value) -> Option<ManagedFieldsEntry> {
+    let text = |field: &str| raw.get(field).and_then(Value::as_str);
+    if text("operation") == Some("Apply")
+        || text("manager").is_some_and(|m| super::BUILTIN_APPLIERS.contains(&m))
+    {
         return None;
     }
-    let mut fields = raw
-        .get("fieldsV1")
-        .cloned()
-        .unwrap_or(Value::Object(Map::new()));
-    if let Some(map) = fields.as_object_mut() {
-        map.remove("f:status");
+    if let Some(fields) = raw.get_mut("fieldsV1").and_then(Value::as_object_mut) {
+        fields.remove("f:status");
     }
-    let subresource = text("subresource").filter(|s| !s.is_empty());
-    // Entries that own nothing but status (the controller's status writes) cannot attribute drift.
-    if fields.as_object().is_some_and(Map::is_empty) && subresource.as_deref() == Some("status") {
-        return None;
-    }
-    Some(ManagerEntry {
-        manager,
-        operation,
-        time: text("time"),
-        subresource,
-        fields,
-    })
+    let entry = ManagedFieldsEntry::from_value(index, raw).ok()?;
+    (!entry.fields.is_empty()).then_some(entry)
 }
 
 /// Removes what is never drift, so that the extract stays small.
@@ -100,7 +77,11 @@ impl LiveObject {
             .unwrap_or_default()
             .to_owned();
         let managers = match metadata.remove("managedFields") {
-            Some(Value::Array(entries)) => entries.iter().filter_map(entry_of).collect(),
+            Some(Value::Array(mut entries)) => entries
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, raw)| entry_of(index, raw))
+                .collect(),
             _ => Vec::new(),
         };
         strip_server_fields(&mut value);

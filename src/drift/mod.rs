@@ -4,7 +4,7 @@
 //!
 //! - [`live`]: the compact live extract ([`LiveObject`]) made from the server's JSON.
 //! - [`compare`]: the walk of manifest and live values ([`compare()`](compare::compare)).
-//! - [`owners`]: `managedFields` lookups: who owns a path, which fields an out-of-band manager set.
+//! - [`owners`]: attribution on the shared [`crate::managed_fields`] sets: who owns a path.
 //! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
 //! - [`path`]: [`DriftPath`], the address of a drifted field.
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
@@ -21,7 +21,7 @@ pub mod report;
 use serde_json::Value;
 
 pub use compare::{compare, compare_values, missing, unmanaged};
-pub use live::{LiveObject, ManagerEntry};
+pub use live::LiveObject;
 pub use path::{DriftPath, PathStep};
 pub use report::DriftReport;
 
@@ -70,10 +70,10 @@ pub struct Attribution {
 }
 
 impl Attribution {
-    pub fn of(entry: &ManagerEntry) -> Attribution {
+    pub fn of(entry: &crate::managed_fields::ManagedFieldsEntry) -> Attribution {
         Attribution {
             manager: Some(entry.manager.clone()),
-            operation: Some(entry.operation.clone()),
+            operation: Some(entry.operation.as_str().to_owned()),
             time: entry.time.clone(),
             subresource: entry.subresource.clone(),
         }

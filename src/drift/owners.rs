@@ -1,64 +1,69 @@
-//! `managedFields` lookups for attribution: which managers own a path of the object.
-//!
-//! Works on the `fieldsV1` tree as the server sends it (`f:<field>`, `k:<key json>`, `v:<value
-//! json>`, `.`), so that a live extract keeps it as is without a conversion per watch event.
+//! Attribution on the shared `managedFields` field sets ([`crate::managed_fields`]): drift paths
+//! to and from field paths, and the managers owning a path.
 use serde_json::{Map, Value};
 
-use super::live::{LiveObject, ManagerEntry};
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_in};
+use crate::schema;
+
+use super::live::LiveObject;
 use super::path::{DriftPath, PathStep};
 
-/// The key fields of a `k:{...}` entry.
-pub fn parse_item_key(entry: &str) -> Option<Map<String, Value>> {
-    serde_json::from_str(entry.strip_prefix("k:")?).ok()
-}
-
-/// The `fieldsV1` node of `step` below `node`.
-pub fn child<'a>(node: &'a Value, step: &PathStep) -> Option<&'a Value> {
-    let map = node.as_object()?;
-    match step {
-        PathStep::Field(name) => map
+/// The field path of a drift path (list items by key, by position when they have no key).
+pub fn field_path(path: &DriftPath) -> FieldPath {
+    FieldPath(
+        path.0
             .iter()
-            .find(|(k, _)| k.strip_prefix("f:") == Some(name))
-            .map(|(_, v)| v),
-        PathStep::Item { key, .. } => map
-            .iter()
-            .find(|(k, _)| k.starts_with("k:") && parse_item_key(k).as_ref() == Some(key))
-            .map(|(_, v)| v),
-        PathStep::Value(value) => map
-            .iter()
-            .find(|(k, _)| {
-                k.strip_prefix("v:")
-                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
-                    .as_ref()
-                    == Some(value)
+            .map(|step| match step {
+                PathStep::Field(name) => PathElement::field(name),
+                PathStep::Item { key, index } if key.is_empty() => {
+                    PathElement::Index(index.unwrap_or(0))
+                }
+                PathStep::Item { key, .. } => PathElement::key(key),
+                PathStep::Value(value) => PathElement::Value(value.clone()),
             })
-            .map(|(_, v)| v),
-    }
+            .collect(),
+    )
 }
 
-/// True when `fields` (a `fieldsV1` tree) covers `path`: the path itself, or an ancestor owned
-/// as a whole (an atomic field such as `f:selector: {}`).
-pub fn owns(fields: &Value, path: &DriftPath) -> bool {
-    let mut node = fields;
-    for (at, step) in path.0.iter().enumerate() {
-        if at > 0 && node.as_object().is_some_and(Map::is_empty) {
-            return true;
-        }
-        match child(node, step) {
-            Some(next) => node = next,
-            None => return false,
-        }
+/// The drift path of a field path, each list item with its position in `manifest` when the
+/// manifest has it (for the manifest line of the field).
+pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Value) -> DriftPath {
+    let mut schema = schema::root(kind);
+    let mut at = Some(manifest);
+    let mut steps = Vec::with_capacity(path.0.len());
+    for element in &path.0 {
+        let index = match (element, at) {
+            (PathElement::Key(_) | PathElement::Index(_), Some(Value::Array(items))) => element
+                .lookup(schema, at.unwrap_or(&Value::Null))
+                .and_then(|(found, _)| items.iter().position(|i| std::ptr::eq(i, found))),
+            _ => None,
+        };
+        steps.push(match element {
+            PathElement::Field(name) => PathStep::Field(name.clone()),
+            PathElement::Key(fields) => PathStep::Item {
+                key: fields.iter().cloned().collect::<Map<_, _>>(),
+                index,
+            },
+            PathElement::Index(i) => PathStep::Item {
+                key: Map::new(),
+                index: Some(*i),
+            },
+            PathElement::Value(value) => PathStep::Value(value.clone()),
+        });
+        let next = at.and_then(|value| element.lookup(schema, value));
+        at = next.map(|(value, _)| value);
+        schema = match element {
+            PathElement::Field(name) => schema.field(name),
+            _ => schema.item(),
+        };
     }
-    true
+    DriftPath(steps)
 }
 
-/// The managers owning `path`, most recent write first.
-pub fn owners<'a>(live: &'a LiveObject, path: &DriftPath) -> Vec<&'a ManagerEntry> {
-    let mut found: Vec<&ManagerEntry> = live
-        .managers
-        .iter()
-        .filter(|entry| owns(&entry.fields, path))
-        .collect();
+/// The managers owning `path` (the field itself or an atomic field above it), most recent
+/// write first.
+pub fn owners<'a>(live: &'a LiveObject, path: &DriftPath) -> Vec<&'a ManagedFieldsEntry> {
+    let mut found = owners_in(&live.key.kind, &live.managers, &field_path(path));
     // RFC 3339 times from one server sort as text.
     found.sort_by(|a, b| b.time.cmp(&a.time));
     found
@@ -70,53 +75,31 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn owns_fields_items_and_atomic_ancestors() {
-        let fields = json!({
-            "f:spec": {
-                "f:selector": {},
-                "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:env": {"k:{\"name\":\"EXTRA\"}": {".": {}, "f:value": {}}}}}}},
-                "f:ports": {"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}": {".": {}}}
-            },
-            "f:metadata": {"f:finalizers": {"v:\"a/b\"": {}}}
-        });
+    fn drift_paths_and_field_paths_convert_both_ways() {
+        let manifest = json!({"spec": {"template": {"spec": {"containers": [{"name": "side"}, {"name": "web", "ports": [{"containerPort": 80}]}]}}}});
         let key = |v: Value| v.as_object().cloned().unwrap_or_default();
-        let spec = DriftPath::default().child("spec");
-        let web = spec
+        let web = DriftPath::default()
+            .child("spec")
             .child("template")
             .child("spec")
             .child("containers")
-            .item(key(json!({"name": "web"})), Some(0));
-        assert!(owns(
-            &fields,
-            &web.child("env")
-                .item(key(json!({"name": "EXTRA"})), None)
-                .child("value")
-        ));
-        assert!(owns(&fields, &web));
-        assert!(!owns(&fields, &web.child("image")));
-        assert!(owns(
-            &fields,
-            &spec.child("selector").child("matchLabels").child("app")
-        ));
-        assert!(owns(
-            &fields,
-            &spec
-                .child("ports")
-                .item(key(json!({"protocol": "TCP", "containerPort": 8080})), None)
-        ));
-        assert!(!owns(
-            &fields,
-            &spec
-                .child("ports")
-                .item(key(json!({"protocol": "UDP", "containerPort": 8080})), None)
-        ));
-        assert!(owns(
-            &fields,
-            &DriftPath::default()
-                .child("metadata")
-                .child("finalizers")
-                .value(json!("a/b"))
-        ));
-        assert!(!owns(&fields, &spec.child("replicas")));
+            .item(key(json!({"name": "web"})), Some(1));
+        let port = web.child("ports").item(
+            key(json!({"containerPort": 80, "protocol": "TCP"})),
+            Some(0),
+        );
+        assert_eq!(
+            drift_path("Deployment", &field_path(&port), &manifest),
+            port
+        );
+        assert_eq!(
+            field_path(&port).to_string(),
+            ".spec.template.spec.containers[name=\"web\"].ports[containerPort=80,protocol=\"TCP\"]"
+        );
+        let absent = web.child("env").item(key(json!({"name": "EXTRA"})), None);
+        assert_eq!(
+            drift_path("Deployment", &field_path(&absent), &manifest),
+            absent
+        );
     }
 }
