@@ -214,3 +214,31 @@ fn diff_shows_live_values_in_the_manifest_shape_annotated() {
     let annotated: Vec<_> = lines.iter().filter_map(|l| l.item).collect();
     assert_eq!(annotated, [0, 1, 2]);
 }
+
+#[test]
+fn the_reduced_extract_keeps_only_what_drift_reads_and_gives_the_same_drift() {
+    let manifest = manifest();
+    for name in [
+        "deploy-after-client-apply.json",
+        "deploy-after-set-env-and-resources.json",
+        "deploy-after-scale.json",
+    ] {
+        let full = live(name);
+        let mut reduced = full.clone();
+        reduced.reduce_to(&manifest.body, &Config::default());
+        assert_eq!(
+            compare(&manifest, &reduced, &Config::default()),
+            compare(&manifest, &full, &Config::default()),
+            "{name}"
+        );
+        let spec = &reduced.body["spec"]["template"]["spec"];
+        assert_eq!(spec.get("dnsPolicy"), None, "{name}");
+        assert_eq!(
+            spec["containers"][0].get("terminationMessagePath"),
+            None,
+            "{name}"
+        );
+        let (small, big) = (reduced.body.to_string().len(), full.body.to_string().len());
+        assert!(small * 3 < big * 2, "{name}: {small} of {big} bytes");
+    }
+}

@@ -289,7 +289,10 @@ impl<'a> Walk<'a> {
                 for (index, item) in items.iter().enumerate() {
                     // An item without its key fields is invalid for the server; compare by position.
                     let keyed = !schema.list_keys().is_empty()
-                        && schema.list_keys().iter().all(|k| key_field(item, k.name, k.default).is_some());
+                        && schema
+                            .list_keys()
+                            .iter()
+                            .all(|k| key_field(item, k.name, k.default).is_some());
                     let live_item = if keyed {
                         live_items.iter().find(|l| same_key(schema, item, l))
                     } else {

@@ -2,7 +2,9 @@
 //! its `managedFields` — made from the API server's JSON.
 use serde_json::Value;
 
-use crate::managed_fields::ManagedFieldsEntry;
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElement};
+use crate::manifest::Config;
+use crate::schema::{self, ListType, Schema};
 
 use crate::manifest::ObjectKey;
 
@@ -91,6 +93,76 @@ impl LiveObject {
             body: value,
             managers,
         })
+    }
+}
+
+/// Keeps in `live` what `manifest` has and what lies on or under an `owned` path; `path` is
+/// where `live` sits.
+fn prune(
+    live: &mut Value,
+    manifest: Option<&Value>,
+    schema: Schema,
+    path: &mut FieldPath,
+    owned: &[FieldPath],
+) {
+    if owned.iter().any(|o| path.starts_with(o)) {
+        return;
+    }
+    let wanted = |path: &FieldPath, in_manifest: bool| {
+        in_manifest || owned.iter().any(|o| o.starts_with(path))
+    };
+    match live {
+        Value::Object(fields) => fields.retain(|name, value| {
+            let below = manifest.and_then(|m| m.get(name));
+            path.0.push(PathElement::field(name));
+            let keep = wanted(path, below.is_some());
+            if keep {
+                prune(value, below, schema.field(name), path, owned);
+            }
+            path.0.pop();
+            keep
+        }),
+        Value::Array(items) if schema.list_type() != ListType::Atomic => {
+            let mut index = 0;
+            items.retain_mut(|item| {
+                let element = PathElement::for_item(schema, item, index);
+                index += 1;
+                let below = manifest
+                    .and_then(|m| element.lookup(schema, m))
+                    .map(|(v, _)| v);
+                path.0.push(element);
+                let keep = wanted(path, below.is_some());
+                if keep {
+                    prune(item, below, schema.item(), path, owned);
+                }
+                path.0.pop();
+                keep
+            });
+        }
+        _ => {}
+    }
+}
+
+impl LiveObject {
+    /// Reduces the extract to what the drift against `manifest` reads: the manifest's fields and
+    /// those of out-of-band managers (everything else is in the applier's or the control plane's
+    /// hands). The result is valid for this manifest only: when the manifest changes, extract
+    /// again from the full object.
+    pub fn reduce_to(&mut self, manifest: &Value, config: &Config) {
+        let owned: Vec<FieldPath> = self
+            .managers
+            .iter()
+            .filter(|e| e.operation == Operation::Update && !config.appliers.contains(&e.manager))
+            .flat_map(|e| e.fields.paths())
+            .collect();
+        let root = schema::root(&self.key.kind);
+        prune(
+            &mut self.body,
+            Some(manifest),
+            root,
+            &mut FieldPath::default(),
+            &owned,
+        );
     }
 }
 
