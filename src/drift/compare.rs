@@ -129,7 +129,7 @@ impl KeyValue<'_> {
 
 /// True when two items of a keyed list have the same key (defaults such as `protocol: TCP`
 /// filled in), without building the key.
-fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
+pub(crate) fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
     let keys = schema.list_keys();
     !keys.is_empty()
         && keys.iter().all(|k| {

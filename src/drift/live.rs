@@ -8,6 +8,7 @@ use crate::schema::{self, ListType, Schema};
 
 use crate::manifest::ObjectKey;
 
+use super::compare::same_key;
 use super::normalize::{Place, never_drift};
 
 /// A live object reduced to what drift needs.
@@ -143,6 +144,38 @@ fn prune(
     }
 }
 
+/// Keeps in `live` only what `manifest` has (no out-of-band fields to keep): the common case,
+/// without building paths.
+fn prune_to_manifest(live: &mut Value, manifest: &Value, schema: Schema) {
+    match (live, manifest) {
+        (Value::Object(fields), Value::Object(wanted)) => {
+            let before = fields.len();
+            fields.retain(|name, _| wanted.contains_key(name));
+            for (name, value) in fields.iter_mut() {
+                if let Some(below) = wanted.get(name) {
+                    prune_to_manifest(value, below, schema.field(name));
+                }
+            }
+            if fields.len() < before {
+                // Give back the room of the fields dropped.
+                *fields = std::mem::take(fields).into_iter().collect();
+            }
+        }
+        (Value::Array(items), Value::Array(wanted)) if schema.list_type() == ListType::Map => {
+            items.retain_mut(
+                |item| match wanted.iter().find(|w| same_key(schema, item, w)) {
+                    Some(below) => {
+                        prune_to_manifest(item, below, schema.item());
+                        true
+                    }
+                    None => false,
+                },
+            );
+        }
+        _ => {}
+    }
+}
+
 impl LiveObject {
     /// Reduces the extract to what the drift against `manifest` reads: the manifest's fields and
     /// those of out-of-band managers (everything else is in the applier's or the control plane's
@@ -156,13 +189,17 @@ impl LiveObject {
             .flat_map(|e| e.fields.paths())
             .collect();
         let root = schema::root(&self.key.kind);
-        prune(
-            &mut self.body,
-            Some(manifest),
-            root,
-            &mut FieldPath::default(),
-            &owned,
-        );
+        if owned.is_empty() {
+            prune_to_manifest(&mut self.body, manifest, root);
+        } else {
+            prune(
+                &mut self.body,
+                Some(manifest),
+                root,
+                &mut FieldPath::default(),
+                &owned,
+            );
+        }
     }
 }
 
