@@ -149,16 +149,11 @@ fn prune(
 fn prune_to_manifest(live: &mut Value, manifest: &Value, schema: Schema) {
     match (live, manifest) {
         (Value::Object(fields), Value::Object(wanted)) => {
-            let before = fields.len();
             fields.retain(|name, _| wanted.contains_key(name));
             for (name, value) in fields.iter_mut() {
                 if let Some(below) = wanted.get(name) {
                     prune_to_manifest(value, below, schema.field(name));
                 }
-            }
-            if fields.len() < before {
-                // Give back the room of the fields dropped.
-                *fields = std::mem::take(fields).into_iter().collect();
             }
         }
         (Value::Array(items), Value::Array(wanted)) if schema.list_type() == ListType::Map => {
@@ -200,6 +195,8 @@ impl LiveObject {
                 &owned,
             );
         }
+        // Held for every object of the cluster: no spare room in its maps.
+        super::normalize::compact(&mut self.body);
     }
 }
 

@@ -173,6 +173,25 @@ pub fn same_value(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
     }
 }
 
+/// Rebuilds every map and list of `value` at its exact size: a parsed value keeps the room its
+/// maps and lists grew into, a third of its memory when thousands of objects are held.
+pub fn compact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let mut exact: serde_json::Map<String, Value> =
+                std::mem::take(map).into_iter().collect();
+            exact.values_mut().for_each(compact);
+            *map = exact;
+        }
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        Value::String(text) => text.shrink_to_fit(),
+        _ => {}
+    }
+}
+
 /// `null`, `{}`, `[]`, `""`: what the server drops or fills with a zero value.
 pub fn is_empty(value: &Value) -> bool {
     match value {
