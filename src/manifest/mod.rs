@@ -202,20 +202,20 @@ impl ManifestIndex {
         self.config_problems = problems;
     }
 
-    /// Re-reads one file after it changed, appeared or disappeared on disk, and returns the keys
-    /// whose manifest may have changed (their drift needs recomputing).
+    /// Re-reads one file after it changed, appeared or disappeared on disk (paths as the watcher
+    /// reports them, under the root), and returns the keys whose manifest may have changed (their
+    /// drift needs recomputing). Files the load would skip (`.git`, hidden folders) are ignored.
     pub fn reload_file(&mut self, path: &Path) -> Vec<ObjectKey> {
-        let mut touched: Vec<ObjectKey> = self
-            .files
-            .get(path)
-            .map(|f| f.objects.iter().map(|o| o.key.clone()).collect())
-            .unwrap_or_default();
-        if path.file_name().is_some_and(|n| n == config::CONFIG_FILE) {
+        if path == self.root.join(config::CONFIG_FILE) {
             self.reload_config();
             return self.objects.keys().cloned().collect();
         }
-        self.files.remove(path);
-        if path.exists() && walk::is_manifest_name(path) {
+        let mut touched: Vec<ObjectKey> = self
+            .files
+            .remove(path)
+            .map(|f| f.objects.into_iter().map(|o| o.key).collect())
+            .unwrap_or_default();
+        if path.exists() && walk::is_watched(&self.root, path) {
             let (_, parsed) = parse_files(vec![path.to_path_buf()], &self.default_namespace)
                 .into_iter()
                 .next()

@@ -20,6 +20,26 @@ pub fn is_manifest_name(path: &Path) -> bool {
         .is_some_and(|n| n.starts_with('.'))
 }
 
+/// True when a change to `path` (from a file watcher) concerns the manifests under `root`: a
+/// manifest name, not inside `.git` or a hidden folder, not a symlink leading out of the root.
+pub fn is_watched(root: &Path, path: &Path) -> bool {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return false;
+    };
+    let hidden = relative
+        .components()
+        .any(|c| c.as_os_str().to_str().is_some_and(|n| n.starts_with('.')));
+    if hidden || !is_manifest_name(path) {
+        return false;
+    }
+    match (fs::symlink_metadata(path), fs::canonicalize(root)) {
+        (Ok(meta), Ok(canonical_root)) if meta.file_type().is_symlink() => {
+            fs::canonicalize(path).is_ok_and(|target| target.starts_with(canonical_root))
+        }
+        _ => true,
+    }
+}
+
 /// Every manifest file below `root` in path order, skipping `.git` and hidden folders. Symlinks
 /// are followed only while they stay inside the root; the others are skipped with a problem.
 pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
