@@ -242,3 +242,15 @@ fn the_reduced_extract_keeps_only_what_drift_reads_and_gives_the_same_drift() {
         assert!(small * 3 < big * 2, "{name}: {small} of {big} bytes");
     }
 }
+
+#[test]
+fn kdrift_diff_names_the_file_line_of_each_hunk() {
+    let manifest = manifest();
+    let drift = compare(&manifest, &live("deploy-after-scale.json"), &Config::default());
+    let text = kdrift::drift::diff::unified(&manifest, &drift, now(), false);
+    let hunks: Vec<&str> = text.lines().filter(|l| l.starts_with("@@")).collect();
+    assert_eq!(hunks.len(), 2, "{text}");
+    assert!(hunks[0].ends_with("web.yaml:8"), "{text}");
+    // The env list and the resources of the container: lines 17 and 18 of web.yaml.
+    assert!(hunks[1].ends_with("web.yaml:17"), "{text}");
+}

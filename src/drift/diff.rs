@@ -294,7 +294,9 @@ fn key_label(key: &ObjectKey) -> String {
     key.to_string()
 }
 
-/// `kdrift diff`: the whole diff of one object with 3 lines of context, as text.
+/// `kdrift diff`: the whole diff of one object with 3 lines of context, as text. Hunk numbers
+/// count the lines of the manifest as drawn; each hunk also names the file line of its first
+/// drifted field.
 pub fn unified(
     manifest: &crate::manifest::ManifestObject,
     drift: &ObjectDrift,
@@ -302,9 +304,24 @@ pub fn unified(
     colour: bool,
 ) -> String {
     let name = format!("{}:{}", manifest.file.display(), manifest.line);
-    render(&diff_lines(&manifest.body, drift, &name, now, 3), colour)
+    let mut lines = diff_lines(&manifest.body, drift, &name, now, 3);
+    for at in 0..lines.len() {
+        if lines[at].kind != LineKind::Hunk {
+            continue;
+        }
+        let first_item = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.kind != LineKind::Hunk)
+            .find_map(|l| l.item);
+        if let Some(item) = first_item.and_then(|i| drift.items.get(i)) {
+            let line = manifest.line_of(&item.path.line_steps());
+            lines[at]
+                .text
+                .push_str(&format!(" {}:{line}", manifest.file.display()));
+        }
+    }
+    render(&lines, colour)
 }
-
 /// The diff as text: plain, or coloured with ANSI escapes for a terminal.
 pub fn render(lines: &[DiffLine], colour: bool) -> String {
     let mut out = String::new();
