@@ -1,1 +1,153 @@
-//! drift (see shared/DESIGN.md).
+//! The drift engine: a live object compared with its manifest, field by field, by meaning, each
+//! difference attributed to the field manager that made it (see `shared/DESIGN.md`, "Drift
+//! semantics"). Pure: no IO.
+//!
+//! - [`live`]: the compact live extract ([`LiveObject`]) made from the server's JSON.
+//! - [`compare`]: the walk of manifest and live values ([`compare()`](compare::compare)).
+//! - [`owners`]: attribution on the shared [`crate::managed_fields`] sets: who owns a path.
+//! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
+//! - [`path`]: [`DriftPath`], the address of a drifted field.
+//! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
+pub mod check;
+pub mod compare;
+pub mod diff;
+pub mod live;
+pub mod normalize;
+pub mod owners;
+pub mod path;
+pub mod quantity;
+pub mod report;
+
+use serde_json::Value;
+
+pub use compare::{compare, compare_values, missing, unmanaged};
+pub use live::LiveObject;
+pub use path::{DriftPath, PathStep};
+pub use report::DriftReport;
+
+use crate::manifest::ObjectKey;
+
+/// How a field differs. The last two are shown but are not drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// A field the manifest sets has another value live.
+    Changed,
+    /// A field the manifest sets is absent live.
+    RemovedLive,
+    /// A field absent from the manifest, set live by an out-of-band manager.
+    AddedLive,
+    /// `spec.replicas` owned by the horizontal pod autoscaler.
+    Autoscaled,
+    /// The pod template's `kubectl.kubernetes.io/restartedAt` annotation (`kubectl rollout restart`).
+    Restarted,
+}
+
+impl Class {
+    pub fn is_drift(self) -> bool {
+        matches!(self, Class::Changed | Class::RemovedLive | Class::AddedLive)
+    }
+
+    /// The stable name used in JSON and text (`changed`, `removed-live`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Changed => "changed",
+            Class::RemovedLive => "removed-live",
+            Class::AddedLive => "added-live",
+            Class::Autoscaled => "autoscaled",
+            Class::Restarted => "restarted",
+        }
+    }
+}
+
+/// Who last wrote a field, from `managedFields`; `manager: None` is "unknown".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attribution {
+    pub manager: Option<String>,
+    pub operation: Option<String>,
+    /// RFC 3339.
+    pub time: Option<String>,
+    pub subresource: Option<String>,
+}
+
+impl Attribution {
+    pub fn of(entry: &crate::managed_fields::ManagedFieldsEntry) -> Attribution {
+        Attribution {
+            manager: Some(entry.manager.clone()),
+            operation: Some(entry.operation.as_str().to_owned()),
+            time: entry.time.clone(),
+            subresource: entry.subresource.clone(),
+        }
+    }
+}
+
+/// One drifted (or noted) field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriftItem {
+    pub class: Class,
+    pub path: DriftPath,
+    pub manifest: Option<Value>,
+    pub live: Option<Value>,
+    pub attribution: Attribution,
+}
+
+/// The state of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectStatus {
+    InSync,
+    /// N drifted fields (the items with [`Class::is_drift`]).
+    Drifted,
+    /// In git, not in the cluster.
+    Missing,
+    /// In the cluster, not in git.
+    Unmanaged,
+    /// The object could not be compared (a fetch failed, the live object is unreadable).
+    Error(String),
+}
+
+/// The drift of one object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectDrift {
+    pub key: ObjectKey,
+    pub status: ObjectStatus,
+    pub items: Vec<DriftItem>,
+}
+
+impl ObjectDrift {
+    /// The number of drifted fields (notes such as autoscaled or restarted not counted).
+    pub fn drift_count(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| item.class.is_drift())
+            .count()
+    }
+
+    /// True when the pod template was restarted with `kubectl rollout restart`.
+    pub fn restarted(&self) -> bool {
+        self.items.iter().any(|item| item.class == Class::Restarted)
+    }
+}
+
+/// Managers that apply manifests with `Update`: their writes are the manifest's, never drift.
+/// Every `Apply` entry (`kubectl apply --server-side` as `kubectl`, Argo CD, Flux) is an applier
+/// too, whatever its name; `kubectl` with `Update` (old kubectl's edit) is not.
+pub const BUILTIN_APPLIERS: &[&str] = &[
+    "kubectl-client-side-apply",
+    "argocd-controller",
+    "kustomize-controller",
+    "helm-controller",
+    "before-first-apply",
+];
+
+/// Managers of the control plane: they fill defaults and status, not configuration.
+pub const SYSTEM_MANAGERS: &[&str] = &[
+    "kube-controller-manager",
+    "kubelet",
+    "kube-scheduler",
+    "kube-apiserver",
+    "kube-proxy",
+    "cloud-controller-manager",
+    "horizontal-pod-autoscaler",
+];
+
+/// Managers that write `spec.replicas` for an autoscaler.
+pub const AUTOSCALERS: &[&str] = &["kube-controller-manager", "horizontal-pod-autoscaler"];

@@ -1,1 +1,293 @@
-//! manifest (see shared/DESIGN.md).
+//! The manifests of a git checkout: load every YAML file under a root, index the Kubernetes
+//! objects by [`ObjectKey`] with file, document and line, and list the problems met on the way.
+//!
+//! - [`walk`]: which files are read (and which are skipped, with a reason).
+//! - [`parse`]: one file's documents into [`ManifestObject`]s.
+//! - [`lines`]: the line of a field inside a document.
+//! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers).
+pub mod config;
+pub mod key;
+pub mod lines;
+pub mod parse;
+pub mod walk;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use config::{Config, IgnoreRule};
+pub use key::ObjectKey;
+
+/// One Kubernetes object from a manifest file.
+#[derive(Debug, Clone)]
+pub struct ManifestObject {
+    pub key: ObjectKey,
+    pub api_version: String,
+    pub file: Arc<Path>,
+    /// Position of the document in its file, from 0.
+    pub document: usize,
+    /// 1-based line of the document's first content line.
+    pub line: usize,
+    /// The whole file's text, shared by its documents; `span` is this document's bytes.
+    pub source: Arc<str>,
+    pub span: Range<usize>,
+    pub body: Value,
+}
+
+impl ManifestObject {
+    /// The document's own text.
+    pub fn text(&self) -> &str {
+        self.source.get(self.span.clone()).unwrap_or_default()
+    }
+
+    /// 1-based line in the file of the node at `path` (or of its nearest ancestor written in
+    /// block style), for reports, diffs and accept.
+    pub fn line_of(&self, path: &[lines::Step<'_>]) -> usize {
+        let before = self.source.get(..self.span.start).unwrap_or_default();
+        before.matches('\n').count() + lines::line_of(self.text(), path) + 1
+    }
+}
+
+/// Something the operator should know about the manifests; the rest still loads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A document is not valid YAML.
+    Malformed {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// The same object is defined twice; the first (in path order) is the one compared.
+    Duplicate {
+        key: ObjectKey,
+        first: (PathBuf, usize),
+        second: (PathBuf, usize),
+    },
+    /// A file or folder that was not read, with the reason.
+    Skipped { file: PathBuf, reason: String },
+    /// A bad entry of `.kdrift.yaml`.
+    BadConfig {
+        file: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl Problem {
+    /// The file the problem is about, and its 1-based line when known.
+    pub fn place(&self) -> (&Path, Option<usize>) {
+        match self {
+            Problem::Malformed { file, line, .. } | Problem::BadConfig { file, line, .. } => {
+                (file, Some(*line))
+            }
+            Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
+            Problem::Skipped { file, .. } => (file, None),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Malformed {
+                file,
+                line,
+                message,
+                ..
+            } => {
+                write!(f, "{}:{line}: malformed YAML: {message}", file.display())
+            }
+            Problem::Duplicate { key, first, second } => write!(
+                f,
+                "{}:{}: {key} is also defined at {}:{} (that one is used)",
+                second.0.display(),
+                second.1,
+                first.0.display(),
+                first.1
+            ),
+            Problem::Skipped { file, reason } => write!(f, "{}: skipped: {reason}", file.display()),
+            Problem::BadConfig {
+                file,
+                line,
+                message,
+            } => write!(f, "{}:{line}: {message}", file.display()),
+        }
+    }
+}
+
+/// All manifests under a root, by object key, with the problems met. Built from per-file results
+/// so that one changed file can be re-read alone ([`ManifestIndex::reload_file`]).
+#[derive(Debug, Default)]
+pub struct ManifestIndex {
+    pub root: PathBuf,
+    pub default_namespace: String,
+    pub config: Config,
+    files: BTreeMap<PathBuf, parse::ParsedFile>,
+    objects: HashMap<ObjectKey, (PathBuf, usize)>,
+    walk_problems: Vec<Problem>,
+    config_problems: Vec<Problem>,
+    duplicate_problems: Vec<Problem>,
+}
+
+/// Parses files on all cores (the machine may have only two): each worker takes every n-th file.
+fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, parse::ParsedFile)> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let read_one = |path: &PathBuf| {
+        let parsed = match walk::read_manifest(path) {
+            Ok(text) => parse::parse_file(
+                &Arc::from(path.as_path()),
+                &Arc::from(text),
+                default_namespace,
+            ),
+            Err(reason) => parse::ParsedFile {
+                objects: Vec::new(),
+                problems: vec![Problem::Skipped {
+                    file: path.clone(),
+                    reason,
+                }],
+            },
+        };
+        (path.clone(), parsed)
+    };
+    if workers == 1 || files.len() < 64 {
+        return files.iter().map(read_one).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let files = &files;
+                scope.spawn(move || {
+                    files
+                        .iter()
+                        .skip(worker)
+                        .step_by(workers)
+                        .map(read_one)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+impl ManifestIndex {
+    /// Loads every manifest under `root` and its `.kdrift.yaml`. Never fails as a whole: what
+    /// cannot be read is in [`ManifestIndex::problems`].
+    pub fn load(root: &Path, default_namespace: &str) -> ManifestIndex {
+        let mut index = ManifestIndex {
+            root: root.to_path_buf(),
+            default_namespace: default_namespace.to_owned(),
+            ..ManifestIndex::default()
+        };
+        index.reload_config();
+        let files = walk::manifest_files(root, &mut index.walk_problems);
+        index.files = parse_files(files, default_namespace).into_iter().collect();
+        index.rebuild();
+        index
+    }
+
+    fn reload_config(&mut self) {
+        let (config, problems) = config::load(&self.root);
+        self.config = config;
+        self.config_problems = problems;
+    }
+
+    /// Re-reads one file after it changed, appeared or disappeared on disk (paths as the watcher
+    /// reports them, under the root), and returns the keys whose manifest may have changed (their
+    /// drift needs recomputing). Files the load would skip (`.git`, hidden folders) are ignored.
+    pub fn reload_file(&mut self, path: &Path) -> Vec<ObjectKey> {
+        if path == self.root.join(config::CONFIG_FILE) {
+            self.reload_config();
+            return self.objects.keys().cloned().collect();
+        }
+        let mut touched: Vec<ObjectKey> = self
+            .files
+            .remove(path)
+            .map(|f| f.objects.into_iter().map(|o| o.key).collect())
+            .unwrap_or_default();
+        if path.exists() && walk::is_watched(&self.root, path) {
+            let (_, parsed) = parse_files(vec![path.to_path_buf()], &self.default_namespace)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
+            self.files.insert(path.to_path_buf(), parsed);
+        }
+        self.rebuild();
+        touched.sort();
+        touched.dedup();
+        touched
+    }
+
+    /// Recomputes the key index and the duplicate problems from the per-file results.
+    fn rebuild(&mut self) {
+        self.objects.clear();
+        self.duplicate_problems.clear();
+        for (path, parsed) in &self.files {
+            for (at, object) in parsed.objects.iter().enumerate() {
+                match self.objects.get(&object.key) {
+                    None => {
+                        self.objects.insert(object.key.clone(), (path.clone(), at));
+                    }
+                    Some((first_path, first_at)) => {
+                        let first_line = self
+                            .files
+                            .get(first_path)
+                            .and_then(|f| f.objects.get(*first_at))
+                            .map_or(0, |o| o.line);
+                        self.duplicate_problems.push(Problem::Duplicate {
+                            key: object.key.clone(),
+                            first: (first_path.clone(), first_line),
+                            second: (path.clone(), object.line),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The manifest of `key`, if one exists.
+    pub fn get(&self, key: &ObjectKey) -> Option<&ManifestObject> {
+        let (path, at) = self.objects.get(key)?;
+        self.files.get(path)?.objects.get(*at)
+    }
+
+    /// Every indexed object (the first of duplicates), in file order.
+    pub fn objects(&self) -> impl Iterator<Item = &ManifestObject> {
+        self.files
+            .values()
+            .flat_map(|f| f.objects.iter())
+            .filter(|o| {
+                self.get(&o.key)
+                    .is_some_and(|first| std::ptr::eq(first, *o))
+            })
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Every problem: config, skipped files, malformed YAML, duplicates.
+    pub fn problems(&self) -> Vec<&Problem> {
+        self.config_problems
+            .iter()
+            .chain(&self.walk_problems)
+            .chain(self.files.values().flat_map(|f| f.problems.iter()))
+            .chain(&self.duplicate_problems)
+            .collect()
+    }
+}

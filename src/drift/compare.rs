@@ -1,0 +1,384 @@
+//! The comparison of one manifest with its live object: a walk of the manifest's fields
+//! (changed, removed live), then a walk of what out-of-band managers own (added live).
+use serde_json::Value;
+
+use crate::manifest::{Config, ManifestObject, ObjectKey};
+use crate::schema::{self, ListType, Schema};
+
+use super::live::LiveObject;
+use super::normalize::{Place, is_empty, is_restart_annotation, never_drift, same_value};
+use super::owners::{drift_path, owners};
+use super::path::{DriftPath, PathStep};
+use super::{
+    AUTOSCALERS, Attribution, BUILTIN_APPLIERS, Class, DriftItem, ObjectDrift, ObjectStatus,
+    SYSTEM_MANAGERS,
+};
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElement};
+
+/// The drift of an object in git and in the cluster.
+pub fn compare(manifest: &ManifestObject, live: &LiveObject, config: &Config) -> ObjectDrift {
+    compare_values(&manifest.key, &manifest.body, live, config)
+}
+
+/// [`compare`] on a bare manifest value (tests, benches, callers without a file).
+pub fn compare_values(
+    key: &ObjectKey,
+    manifest: &Value,
+    live: &LiveObject,
+    config: &Config,
+) -> ObjectDrift {
+    let mut walk = Walk {
+        live,
+        config,
+        items: Vec::new(),
+        stack: Vec::new(),
+        place: Place::default(),
+    };
+    let root = schema::root(&key.kind);
+    walk.manifest_fields(manifest, Some(&live.body), root);
+    for entry in &live.managers {
+        if walk.is_out_of_band(entry) {
+            walk.added_fields(&key.kind, entry, manifest);
+        }
+    }
+    let mut items = walk.items;
+    dedupe_added(&mut items);
+    items.retain(|item| {
+        !config
+            .ignore
+            .iter()
+            .any(|rule| rule.selects(key) && rule.paths.iter().any(|p| item.path.is_under(p)))
+    });
+    let status = if items.iter().any(|item| item.class.is_drift()) {
+        ObjectStatus::Drifted
+    } else {
+        ObjectStatus::InSync
+    };
+    ObjectDrift {
+        key: key.clone(),
+        status,
+        items,
+    }
+}
+
+/// An object in git that the cluster does not have.
+pub fn missing(key: &ObjectKey) -> ObjectDrift {
+    ObjectDrift {
+        key: key.clone(),
+        status: ObjectStatus::Missing,
+        items: Vec::new(),
+    }
+}
+
+/// An object in the cluster that no manifest describes.
+pub fn unmanaged(key: &ObjectKey) -> ObjectDrift {
+    ObjectDrift {
+        key: key.clone(),
+        status: ObjectStatus::Unmanaged,
+        items: Vec::new(),
+    }
+}
+
+/// Two managers may share an added field; keep the most recent writer only.
+fn dedupe_added(items: &mut Vec<DriftItem>) {
+    let mut at = 0;
+    while at < items.len() {
+        let duplicate = items[..at]
+            .iter()
+            .position(|seen| seen.path == items[at].path);
+        match duplicate {
+            Some(first) => {
+                if items[at].attribution.time > items[first].attribution.time {
+                    items.swap(first, at);
+                }
+                items.remove(at);
+            }
+            None => at += 1,
+        }
+    }
+}
+
+/// The value of key field `name` of a list item, with the server's default when absent.
+fn key_field<'v>(
+    item: &'v Value,
+    name: &str,
+    default: Option<&'static str>,
+) -> Option<KeyValue<'v>> {
+    match item.get(name).filter(|v| !v.is_null()) {
+        Some(value) => Some(KeyValue::Value(value)),
+        None => default.map(KeyValue::Default),
+    }
+}
+
+#[derive(PartialEq)]
+enum KeyValue<'v> {
+    Value(&'v Value),
+    Default(&'static str),
+}
+
+impl KeyValue<'_> {
+    fn same(&self, other: &KeyValue<'_>) -> bool {
+        match (self, other) {
+            (KeyValue::Value(a), KeyValue::Value(b)) => a == b,
+            (KeyValue::Value(v), KeyValue::Default(d))
+            | (KeyValue::Default(d), KeyValue::Value(v)) => v.as_str() == Some(d),
+            (KeyValue::Default(a), KeyValue::Default(b)) => a == b,
+        }
+    }
+}
+
+/// True when two items of a keyed list have the same key (defaults such as `protocol: TCP`
+/// filled in), without building the key.
+pub(crate) fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
+    let keys = schema.list_keys();
+    !keys.is_empty()
+        && keys.iter().all(|k| {
+            match (
+                key_field(a, k.name, k.default),
+                key_field(b, k.name, k.default),
+            ) {
+                (Some(x), Some(y)) => x.same(&y),
+                _ => false,
+            }
+        })
+}
+
+/// A step of the path being walked, borrowed from the values walked; made into a
+/// [`PathStep`] only when an item is reported.
+enum Step<'a> {
+    Field(&'a str),
+    /// An item of a keyed list, its key read from `item` when needed.
+    Item {
+        item: &'a Value,
+        schema: Schema,
+        index: Option<usize>,
+    },
+    Value(&'a Value),
+}
+
+struct Walk<'a> {
+    live: &'a LiveObject,
+    config: &'a Config,
+    items: Vec<DriftItem>,
+    stack: Vec<Step<'a>>,
+    place: Place<'a>,
+}
+
+impl<'a> Walk<'a> {
+    fn is_applier(&self, manager: &str) -> bool {
+        BUILTIN_APPLIERS.contains(&manager) || self.config.appliers.iter().any(|a| a == manager)
+    }
+
+    /// An `Update` by a manager that neither applies manifests nor runs the control plane.
+    fn is_out_of_band(&self, entry: &ManagedFieldsEntry) -> bool {
+        entry.operation == Operation::Update
+            && !self.is_applier(&entry.manager)
+            && !SYSTEM_MANAGERS.contains(&entry.manager.as_str())
+    }
+
+    fn path(&self) -> DriftPath {
+        DriftPath(
+            self.stack
+                .iter()
+                .map(|step| match step {
+                    Step::Field(name) => PathStep::Field((*name).to_owned()),
+                    Step::Item {
+                        item,
+                        schema,
+                        index,
+                    } => PathStep::Item {
+                        key: schema.item_key(item).unwrap_or_default(),
+                        index: *index,
+                    },
+                    Step::Value(value) => PathStep::Value((*value).clone()),
+                })
+                .collect(),
+        )
+    }
+
+    fn enter_field(&mut self, name: &'a str) -> Place<'a> {
+        self.stack.push(Step::Field(name));
+        let inner = self.place.child(name);
+        std::mem::replace(&mut self.place, inner)
+    }
+
+    fn enter(&mut self, step: Step<'a>) -> Place<'a> {
+        self.stack.push(step);
+        let inner = self.place.item();
+        std::mem::replace(&mut self.place, inner)
+    }
+
+    fn leave(&mut self, place: Place<'a>) {
+        self.stack.pop();
+        self.place = place;
+    }
+
+    fn push(
+        &mut self,
+        class: Class,
+        path: DriftPath,
+        manifest: Option<&Value>,
+        live: Option<&Value>,
+        attribution: Attribution,
+    ) {
+        self.items.push(DriftItem {
+            class,
+            path,
+            manifest: manifest.cloned(),
+            live: live.cloned(),
+            attribution,
+        });
+    }
+
+    /// A field the manifest sets differs live: who wrote it? An out-of-band manager if one owns
+    /// it; the autoscaler for `spec.replicas`; else unknown (the applier still owns it: old
+    /// servers do not record scale writes) — shown, never hidden.
+    fn changed(&mut self, manifest: &Value, live: &Value) {
+        let path = self.path();
+        let owners = owners(self.live, &path);
+        let out_of_band = owners.iter().find(|o| self.is_out_of_band(o));
+        let autoscaler = owners.iter().find(|o| {
+            AUTOSCALERS.contains(&o.manager.as_str()) && o.operation == Operation::Update
+        });
+        let (class, attribution) = match (out_of_band, autoscaler) {
+            (Some(entry), _) => (Class::Changed, Attribution::of(entry)),
+            (None, Some(entry)) if path.is_fields(&["spec", "replicas"]) => {
+                (Class::Autoscaled, Attribution::of(entry))
+            }
+            (None, _) => match owners
+                .iter()
+                .find(|o| SYSTEM_MANAGERS.contains(&o.manager.as_str()))
+            {
+                Some(entry) => (Class::Changed, Attribution::of(entry)),
+                None => (Class::Changed, Attribution::default()),
+            },
+        };
+        self.push(class, path, Some(manifest), Some(live), attribution);
+    }
+
+    /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
+    fn manifest_fields(&mut self, manifest: &'a Value, live: Option<&'a Value>, schema: Schema) {
+        match (manifest, live) {
+            (Value::Null, _) => {}
+            (_, None | Some(Value::Null)) => {
+                if !is_empty(manifest) {
+                    let path = self.path();
+                    self.push(
+                        Class::RemovedLive,
+                        path,
+                        Some(manifest),
+                        None,
+                        Attribution::default(),
+                    );
+                }
+            }
+            (Value::Object(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
+                for (name, value) in fields {
+                    if never_drift(self.place, name) {
+                        continue;
+                    }
+                    let outer = self.enter_field(name);
+                    self.manifest_fields(value, live_fields.get(name), schema.field(name));
+                    self.leave(outer);
+                }
+            }
+            (Value::Array(items), Some(Value::Array(live_items)))
+                if schema.list_type() == ListType::Map =>
+            {
+                let item_schema = schema.item();
+                for (index, item) in items.iter().enumerate() {
+                    // An item without its key fields is invalid for the server; compare by position.
+                    let keyed = !schema.list_keys().is_empty()
+                        && schema
+                            .list_keys()
+                            .iter()
+                            .all(|k| key_field(item, k.name, k.default).is_some());
+                    let live_item = if keyed {
+                        live_items.iter().find(|l| same_key(schema, item, l))
+                    } else {
+                        live_items.get(index)
+                    };
+                    let outer = self.enter(Step::Item {
+                        item,
+                        schema,
+                        index: Some(index),
+                    });
+                    self.manifest_fields(item, live_item, item_schema);
+                    self.leave(outer);
+                }
+            }
+            (Value::Array(values), Some(Value::Array(live_values)))
+                if schema.list_type() == ListType::Set =>
+            {
+                for value in values.iter().filter(|v| !live_values.contains(v)) {
+                    let outer = self.enter(Step::Value(value));
+                    let path = self.path();
+                    self.push(
+                        Class::RemovedLive,
+                        path,
+                        Some(value),
+                        None,
+                        Attribution::default(),
+                    );
+                    self.leave(outer);
+                }
+            }
+            (_, Some(live)) => {
+                if !same_value(self.place, manifest, live) {
+                    self.changed(manifest, live);
+                }
+            }
+        }
+    }
+
+    /// Added-live fields: what `entry` (an out-of-band manager) owns that the manifest does
+    /// not set. Reported where the manager set it: into granular maps and lists it owns entries
+    /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
+    /// or an atomic value whole.
+    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Value) {
+        let mut reported: Vec<FieldPath> = Vec::new();
+        for path in entry.fields.paths() {
+            if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
+                continue;
+            }
+            if path.lookup(kind, manifest).is_some_and(|v| !v.is_null()) {
+                continue;
+            }
+            let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {
+                continue;
+            };
+            let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
+            if is_field
+                && !path.schema(kind).is_atomic_for(live)
+                && !entry.fields.child(&path).is_empty()
+            {
+                continue;
+            }
+            let drift_path = drift_path(kind, &path, manifest);
+            let class = if is_restart_annotation(Place::of(&drift_path)) {
+                Class::Restarted
+            } else {
+                Class::AddedLive
+            };
+            self.push(class, drift_path, None, Some(live), Attribution::of(entry));
+            reported.push(path);
+        }
+    }
+}
+
+/// True when `path` is, or lies under, a field that is never drift.
+fn never_drift_path(path: &FieldPath) -> bool {
+    let mut place = Place::default();
+    for element in &path.0 {
+        match element {
+            PathElement::Field(name) => {
+                if never_drift(place, name) {
+                    return true;
+                }
+                place = place.child(name);
+            }
+            _ => place = place.item(),
+        }
+    }
+    false
+}

@@ -1,0 +1,282 @@
+//! Equality by meaning: quantities numerically, int-or-string values as values, numbers as
+//! numbers, and which fields are never drift (server-managed metadata, `status`, annotations).
+use serde_json::Value;
+
+use super::path::DriftPath;
+use super::quantity::same_quantity;
+
+/// Fields of type int-or-string: `8080` and `"8080"` are the same value there.
+const INT_OR_STRING: &[&str] = &[
+    "maxSurge",
+    "maxUnavailable",
+    "targetPort",
+    "port",
+    "minAvailable",
+];
+
+/// Maps whose values are resource quantities (`resources.limits`, quota `hard`, ...).
+const QUANTITY_MAPS: &[&str] = &[
+    "limits",
+    "requests",
+    "overhead",
+    "hard",
+    "capacity",
+    "allocatable",
+];
+
+/// Fields holding one quantity.
+const QUANTITY_FIELDS: &[&str] = &["sizeLimit", "storage"];
+
+/// Metadata the server writes; never drift.
+const SERVER_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+    "managedFields",
+    "generateName",
+];
+
+/// Annotations the server or the client tools write; never drift.
+const SERVER_ANNOTATIONS: &[&str] = &[
+    "deployment.kubernetes.io/revision",
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/desired-replicas",
+    "deployment.kubernetes.io/max-replicas",
+];
+
+/// The template annotation `kubectl rollout restart` writes: a restart, not a change of config.
+pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// Where a field sits, as far as its meaning depends on it: its name and its parent's name, and
+/// for the top of the object, the first two names of the path. Cheap to copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub depth: usize,
+    pub first: Option<&'a str>,
+    pub second: Option<&'a str>,
+    pub parent: Option<&'a str>,
+    pub field: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    /// The place of `path`.
+    pub fn of(path: &'a DriftPath) -> Place<'a> {
+        let name = |at: usize| match path.0.get(at) {
+            Some(super::path::PathStep::Field(name)) => Some(name.as_str()),
+            _ => None,
+        };
+        Place {
+            depth: path.0.len(),
+            first: name(0),
+            second: name(1),
+            parent: path.parent_field(),
+            field: path.last_field(),
+        }
+    }
+
+    /// The place of field `name` below this one.
+    pub fn child(self, name: &'a str) -> Place<'a> {
+        Place {
+            depth: self.depth + 1,
+            first: if self.depth == 0 {
+                Some(name)
+            } else {
+                self.first
+            },
+            second: if self.depth == 1 {
+                Some(name)
+            } else {
+                self.second
+            },
+            parent: self.field,
+            field: Some(name),
+        }
+    }
+
+    /// The place of a list item below this one (items have no name).
+    pub fn item(self) -> Place<'a> {
+        Place {
+            depth: self.depth + 1,
+            parent: self.field,
+            field: None,
+            ..self
+        }
+    }
+}
+
+/// True for field `name` of the node at `parent` that is never drift.
+pub fn never_drift(parent: Place<'_>, name: &str) -> bool {
+    match (parent.depth, parent.first, parent.second) {
+        (0, _, _) => matches!(name, "status" | "apiVersion" | "kind"),
+        (1, Some("metadata"), _) => SERVER_METADATA.contains(&name),
+        (2, Some("metadata"), Some("annotations")) => SERVER_ANNOTATIONS.contains(&name),
+        _ => false,
+    }
+}
+
+/// True at the restart annotation of a pod template.
+pub fn is_restart_annotation(place: Place<'_>) -> bool {
+    place.field == Some(RESTARTED_AT) && place.parent == Some("annotations")
+}
+
+fn is_quantity_place(place: Place<'_>) -> bool {
+    place.parent.is_some_and(|p| QUANTITY_MAPS.contains(&p))
+        || place.field.is_some_and(|f| QUANTITY_FIELDS.contains(&f))
+}
+
+/// Two numbers with the same value (`1` and `1.0`).
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    match (a.as_i64(), b.as_i64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// Scalars equal by meaning at `place`.
+pub fn same_scalar(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
+    if manifest == live {
+        return true;
+    }
+    match (manifest, live) {
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => return true,
+        (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n))
+            if place.field.is_some_and(|f| INT_OR_STRING.contains(&f))
+                && s.parse::<serde_json::Number>()
+                    .is_ok_and(|p| same_number(&p, n)) =>
+        {
+            return true;
+        }
+        _ => {}
+    }
+    is_quantity_place(place) && same_quantity(manifest, live)
+}
+
+/// Whole values equal by meaning (for atomic fields): the manifest's keys must match; keys the
+/// server added to an atomic object are defaults, not drift.
+pub fn same_value(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
+    match (manifest, live) {
+        (Value::Object(m), Value::Object(l)) => m.iter().all(|(k, mv)| match l.get(k) {
+            Some(lv) => same_value(place.child(k), mv, lv),
+            None => is_empty(mv),
+        }),
+        (Value::Array(m), Value::Array(l)) => {
+            m.len() == l.len()
+                && m.iter()
+                    .zip(l)
+                    .all(|(mv, lv)| same_value(place.item(), mv, lv))
+        }
+        _ => same_scalar(place, manifest, live),
+    }
+}
+
+/// Rebuilds every map and list of `value` at its exact size: a parsed value keeps the room its
+/// maps and lists grew into, a third of its memory when thousands of objects are held.
+pub fn compact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let mut exact: serde_json::Map<String, Value> =
+                std::mem::take(map).into_iter().collect();
+            exact.values_mut().for_each(compact);
+            *map = exact;
+        }
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        Value::String(text) => text.shrink_to_fit(),
+        _ => {}
+    }
+}
+
+/// `null`, `{}`, `[]`, `""`: what the server drops or fills with a zero value.
+pub fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(list) => list.is_empty(),
+        Value::String(text) => text.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn path(fields: &[&str]) -> DriftPath {
+        fields.iter().fold(DriftPath::default(), |p, f| p.child(f))
+    }
+
+    #[test]
+    fn normalisation_table() {
+        let limits_cpu = path(&[
+            "spec",
+            "template",
+            "spec",
+            "containers",
+            "resources",
+            "limits",
+            "cpu",
+        ]);
+        let max_surge = path(&["spec", "strategy", "rollingUpdate", "maxSurge"]);
+        let target_port = path(&["spec", "ports", "targetPort"]);
+        let replicas = path(&["spec", "replicas"]);
+        let image = path(&["spec", "image"]);
+        let table = [
+            (&limits_cpu, json!("500m"), json!(0.5), true),
+            (&limits_cpu, json!("1Gi"), json!("1024Mi"), true),
+            (&limits_cpu, json!("1e3"), json!("1k"), true),
+            (&limits_cpu, json!("500m"), json!("600m"), false),
+            (&max_surge, json!(1), json!("1"), true),
+            (&max_surge, json!("25%"), json!("25%"), true),
+            (&max_surge, json!(1), json!("25%"), false),
+            (&target_port, json!(8080), json!("8080"), true),
+            (&target_port, json!("http"), json!(8080), false),
+            (&replicas, json!(3), json!(3.0), true),
+            (&replicas, json!(3), json!("3"), false),
+            (&replicas, json!(3), json!(5), false),
+            (&image, json!("1e3"), json!("1k"), false),
+            (&image, json!("web:1"), json!("web:1"), true),
+        ];
+        for (at, manifest, live, same) in table {
+            assert_eq!(
+                same_scalar(Place::of(at), &manifest, &live),
+                same,
+                "{at}: {manifest} vs {live}"
+            );
+        }
+    }
+
+    #[test]
+    fn server_fields_are_never_drift() {
+        let at = |fields: &[&str]| path(fields);
+        let (root, metadata, annotations, spec) = (
+            at(&[]),
+            at(&["metadata"]),
+            at(&["metadata", "annotations"]),
+            at(&["spec"]),
+        );
+        assert!(never_drift(Place::of(&root), "status"));
+        assert!(never_drift(Place::of(&metadata), "resourceVersion"));
+        assert!(never_drift(
+            Place::of(&annotations),
+            "deployment.kubernetes.io/revision"
+        ));
+        assert!(never_drift(
+            Place::of(&annotations),
+            "kubectl.kubernetes.io/last-applied-configuration"
+        ));
+        assert!(!never_drift(Place::of(&annotations), "team"));
+        assert!(!never_drift(Place::of(&spec), "status"));
+        let restart = at(&["spec", "template", "metadata", "annotations", RESTARTED_AT]);
+        assert!(is_restart_annotation(Place::of(&restart)));
+        // A place built step by step is the place of the path.
+        let built = Place::default().child("metadata").child("annotations");
+        assert_eq!(built, Place::of(&annotations));
+    }
+}

@@ -1,0 +1,350 @@
+//! The headless drift report of `kdrift check`: text (one line per field), JSON with stable
+//! field names, and the exit code (0 in sync, 1 drift, 2 error).
+//!
+//! # JSON (`kdrift check -o json`)
+//!
+//! ```json
+//! {
+//!   "objects": [{
+//!     "key": "deployment/shop/web",          // kind/namespace/name, as in the text report
+//!     "group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
+//!     "status": "drifted",                   // in-sync | drifted | missing | unmanaged | error
+//!     "file": "apps/web.yaml", "line": 1,     // the manifest document (null when unmanaged)
+//!     "restarted": false,                    // `kubectl rollout restart` seen (not drift)
+//!     "error": null,                         // why the object could not be compared
+//!     "items": [{
+//!       "class": "changed",                  // changed | removed-live | added-live | autoscaled | restarted
+//!       "path": "spec.replicas",             // display path, list items by key: containers[name=web]
+//!       "pointer": "/spec/replicas",         // JSON pointer, list items by key value
+//!       "line": 7,                           // manifest line of the field (or nearest ancestor)
+//!       "manifest": 3,                       // null when absent from the manifest
+//!       "live": 5,                           // null when absent live
+//!       "manager": "kubectl-scale",          // null when unknown
+//!       "operation": "Update", "subresource": "scale",
+//!       "time": "2026-11-22T02:59:15Z"
+//!     }]
+//!   }],
+//!   "problems": [{"file": "bad.yaml", "line": 3, "message": "..."}],
+//!   "errors": ["..."],
+//!   "summary": {"objects": 1, "in_sync": 0, "drifted": 1, "missing": 0, "unmanaged": 0, "errors": 0, "fields": 1, "problems": 0},
+//!   "exit_code": 1
+//! }
+//! ```
+//! Objects with status `in-sync` are listed too, with no items.
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::manifest::{ManifestObject, Problem};
+
+use super::{Class, DriftItem, ObjectDrift, ObjectStatus};
+
+/// One object of the report with where its manifest is.
+#[derive(Debug, Clone)]
+pub struct ReportedObject {
+    pub drift: ObjectDrift,
+    pub file: Option<PathBuf>,
+    pub line: Option<usize>,
+    /// Manifest line of each item (same order as `drift.items`).
+    pub item_lines: Vec<Option<usize>>,
+}
+
+/// Everything `kdrift check` found: drift per object, manifest problems, errors.
+#[derive(Debug, Clone, Default)]
+pub struct DriftReport {
+    pub objects: Vec<ReportedObject>,
+    pub problems: Vec<Problem>,
+    /// Errors that stopped part of the check (a namespace forbidden, the cluster unreachable).
+    pub errors: Vec<String>,
+    /// Whether in-sync objects are listed in the text report.
+    pub show_in_sync: bool,
+}
+
+fn status_name(status: &ObjectStatus) -> &'static str {
+    match status {
+        ObjectStatus::InSync => "in-sync",
+        ObjectStatus::Drifted => "drifted",
+        ObjectStatus::Missing => "missing",
+        ObjectStatus::Unmanaged => "unmanaged",
+        ObjectStatus::Error(_) => "error",
+    }
+}
+
+/// A value as one short line: strings bare, anything else as compact JSON.
+pub fn short_value(value: Option<&Value>) -> String {
+    match value {
+        None => "(absent)".to_owned(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// `12m ago`, `3h ago`, from an RFC 3339 time; `None` when the time is missing or unreadable.
+pub fn age(time: Option<&str>, now: jiff::Timestamp) -> Option<String> {
+    let then: jiff::Timestamp = time?.parse().ok()?;
+    let seconds = now.as_second().saturating_sub(then.as_second()).max(0);
+    Some(match seconds {
+        s if s < 60 => format!("{s}s ago"),
+        s if s < 3600 => format!("{}m ago", s / 60),
+        s if s < 86_400 => format!("{}h ago", s / 3600),
+        s => format!("{}d ago", s / 86_400),
+    })
+}
+
+/// `kubectl-set (Update) 12m ago`, `manager unknown`, `autoscaled by kube-controller-manager 2m ago`.
+pub fn attribution_text(item: &DriftItem, now: jiff::Timestamp) -> String {
+    let who = match (&item.attribution.manager, &item.attribution.operation) {
+        (Some(manager), Some(operation)) => format!("{manager} ({operation})"),
+        (Some(manager), None) => manager.clone(),
+        (None, _) => "manager unknown".to_owned(),
+    };
+    let when = age(item.attribution.time.as_deref(), now)
+        .map(|a| format!(" {a}"))
+        .unwrap_or_default();
+    match item.class {
+        Class::Autoscaled => format!("autoscaled by {who}{when}"),
+        Class::Restarted => format!("restarted by {who}{when}"),
+        _ => format!("{who}{when}"),
+    }
+}
+
+#[derive(Serialize)]
+struct JsonItem<'a> {
+    class: &'static str,
+    path: String,
+    pointer: String,
+    line: Option<usize>,
+    manifest: Option<&'a Value>,
+    live: Option<&'a Value>,
+    manager: Option<&'a str>,
+    operation: Option<&'a str>,
+    subresource: Option<&'a str>,
+    time: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonObject<'a> {
+    key: String,
+    group: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    status: &'static str,
+    file: Option<String>,
+    line: Option<usize>,
+    restarted: bool,
+    error: Option<&'a str>,
+    items: Vec<JsonItem<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonProblem {
+    file: String,
+    line: Option<usize>,
+    message: String,
+}
+
+#[derive(Serialize, Default)]
+struct Summary {
+    objects: usize,
+    in_sync: usize,
+    drifted: usize,
+    missing: usize,
+    unmanaged: usize,
+    errors: usize,
+    fields: usize,
+    problems: usize,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    objects: Vec<JsonObject<'a>>,
+    problems: Vec<JsonProblem>,
+    errors: &'a [String],
+    summary: Summary,
+    exit_code: u8,
+}
+
+impl DriftReport {
+    /// Adds an object's drift with the place of its manifest (if it has one).
+    pub fn add(&mut self, drift: ObjectDrift, manifest: Option<&ManifestObject>) {
+        let item_lines = drift
+            .items
+            .iter()
+            .map(|item| manifest.map(|m| m.line_of(&item.path.line_steps())))
+            .collect();
+        self.objects.push(ReportedObject {
+            file: manifest.map(|m| m.file.to_path_buf()),
+            line: manifest.map(|m| m.line),
+            item_lines,
+            drift,
+        });
+    }
+
+    fn summary(&self) -> Summary {
+        let mut summary = Summary {
+            objects: self.objects.len(),
+            problems: self.problems.len(),
+            ..Summary::default()
+        };
+        for object in &self.objects {
+            summary.fields += object.drift.drift_count();
+            match object.drift.status {
+                ObjectStatus::InSync => summary.in_sync += 1,
+                ObjectStatus::Drifted => summary.drifted += 1,
+                ObjectStatus::Missing => summary.missing += 1,
+                ObjectStatus::Unmanaged => summary.unmanaged += 1,
+                ObjectStatus::Error(_) => summary.errors += 1,
+            }
+        }
+        summary
+    }
+
+    /// True for problems that make the check incomplete (skipped files are only warnings).
+    fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+            || self
+                .problems
+                .iter()
+                .any(|p| !matches!(p, Problem::Skipped { .. }))
+            || self
+                .objects
+                .iter()
+                .any(|o| matches!(o.drift.status, ObjectStatus::Error(_)))
+    }
+
+    /// 0 in sync, 1 drift (drifted or missing objects), 2 error — as `kubectl diff`.
+    pub fn exit_code(&self) -> u8 {
+        if self.has_errors() {
+            2
+        } else if self.objects.iter().any(|o| {
+            matches!(
+                o.drift.status,
+                ObjectStatus::Drifted | ObjectStatus::Missing
+            )
+        }) {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// One line per drifted field, then problems, errors and a summary line.
+    pub fn to_text(&self, now: jiff::Timestamp) -> String {
+        let mut out = String::new();
+        for object in &self.objects {
+            let key = object.drift.key.to_string();
+            let place = match (&object.file, object.line) {
+                (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+                _ => String::new(),
+            };
+            match &object.drift.status {
+                ObjectStatus::Missing => {
+                    let _ = writeln!(out, "{key}  missing from the cluster  {place}");
+                }
+                ObjectStatus::Unmanaged => {
+                    let _ = writeln!(out, "{key}  not in git");
+                }
+                ObjectStatus::Error(message) => {
+                    let _ = writeln!(out, "{key}  error: {message}");
+                }
+                ObjectStatus::InSync if self.show_in_sync && object.drift.items.is_empty() => {
+                    let _ = writeln!(out, "{key}  in sync");
+                }
+                _ => {}
+            }
+            for item in &object.drift.items {
+                let values = format!(
+                    "{} → {}",
+                    short_value(item.manifest.as_ref()),
+                    short_value(item.live.as_ref())
+                );
+                let _ = writeln!(
+                    out,
+                    "{key}  {}  {values}  {}",
+                    item.path,
+                    attribution_text(item, now)
+                );
+            }
+        }
+        for problem in &self.problems {
+            let _ = writeln!(out, "problem: {problem}");
+        }
+        for error in &self.errors {
+            let _ = writeln!(out, "error: {error}");
+        }
+        let s = self.summary();
+        let _ = writeln!(
+            out,
+            "{} objects: {} in sync, {} drifted ({} fields), {} missing, {} unmanaged, {} errors; {} problems",
+            s.objects, s.in_sync, s.drifted, s.fields, s.missing, s.unmanaged, s.errors, s.problems
+        );
+        out
+    }
+
+    /// The JSON document described in the module documentation.
+    pub fn to_json(&self) -> Value {
+        let objects = self
+            .objects
+            .iter()
+            .map(|object| {
+                let key = &object.drift.key;
+                JsonObject {
+                    key: key.to_string(),
+                    group: &key.group,
+                    kind: &key.kind,
+                    namespace: &key.namespace,
+                    name: &key.name,
+                    status: status_name(&object.drift.status),
+                    file: object.file.as_ref().map(|f| f.display().to_string()),
+                    line: object.line,
+                    restarted: object.drift.restarted(),
+                    error: match &object.drift.status {
+                        ObjectStatus::Error(message) => Some(message),
+                        _ => None,
+                    },
+                    items: object
+                        .drift
+                        .items
+                        .iter()
+                        .zip(object.item_lines.iter().chain(std::iter::repeat(&None)))
+                        .map(|(item, line)| JsonItem {
+                            class: item.class.name(),
+                            path: item.path.to_string(),
+                            pointer: item.path.pointer(),
+                            line: *line,
+                            manifest: item.manifest.as_ref(),
+                            live: item.live.as_ref(),
+                            manager: item.attribution.manager.as_deref(),
+                            operation: item.attribution.operation.as_deref(),
+                            subresource: item.attribution.subresource.as_deref(),
+                            time: item.attribution.time.as_deref(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let problems = self
+            .problems
+            .iter()
+            .map(|problem| {
+                let (file, line) = problem.place();
+                JsonProblem {
+                    file: file.display().to_string(),
+                    line,
+                    message: problem.to_string(),
+                }
+            })
+            .collect();
+        let report = JsonReport {
+            objects,
+            problems,
+            errors: &self.errors,
+            summary: self.summary(),
+            exit_code: self.exit_code(),
+        };
+        serde_json::to_value(report).unwrap_or(Value::Null)
+    }
+}

@@ -1,0 +1,356 @@
+//! `.kdrift.yaml` at the manifests root: paths to ignore and extra applier managers.
+//!
+//! # Format
+//!
+//! ```yaml
+//! # .kdrift.yaml — every key is optional
+//! appliers:                 # field managers that apply the manifests (their writes are never drift)
+//!   - my-deploy-bot
+//! ignore:                   # differences to leave out of the drift
+//!   - kind: Deployment      # optional: kind, as in the manifest
+//!     group: apps           # optional: API group ("" for core)
+//!     namespace: "shop-*"   # optional glob (`*`, `?`)
+//!     name: "web*"          # optional glob
+//!     paths:                # JSON pointers (RFC 6901) below which nothing is drift
+//!       - /spec/replicas
+//!       - /spec/template/spec/containers/*/image
+//!       - /metadata/annotations/example.com~1owner
+//! ```
+//!
+//! A rule applies to an object when every selector it names matches. In a path, a list item is
+//! addressed by its merge-key value (`containers/web`, `env/EXTRA`, `ports/8080`), its position in
+//! the manifest (`containers/0`), or `*` (any item; `*` matches any one step). `~1` is `/` and
+//! `~0` is `~`, as in JSON pointers. The built-in appliers are `kubectl-client-side-apply`,
+//! `kubectl` (server-side apply), `argocd-controller`, `kustomize-controller`, `helm-controller`
+//! and `before-first-apply`. A bad rule is reported with its line and the other rules still apply.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::lines::{Step, line_of};
+use super::{ObjectKey, Problem};
+
+pub const CONFIG_FILE: &str = ".kdrift.yaml";
+
+/// The parsed `.kdrift.yaml` (default: no rules, built-in appliers only).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    pub appliers: Vec<String>,
+    pub ignore: Vec<IgnoreRule>,
+}
+
+/// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IgnoreRule {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub paths: Vec<Vec<String>>,
+    /// 1-based line of the rule in `.kdrift.yaml`.
+    pub line: usize,
+}
+
+/// `*` any run of characters, `?` any one character.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+impl IgnoreRule {
+    /// True when the rule's selectors all match the object.
+    pub fn selects(&self, key: &ObjectKey) -> bool {
+        self.group.as_ref().is_none_or(|g| *g == key.group)
+            && self
+                .kind
+                .as_ref()
+                .is_none_or(|k| k.eq_ignore_ascii_case(&key.kind))
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| glob_matches(ns, &key.namespace))
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|n| glob_matches(n, &key.name))
+    }
+}
+
+/// Decodes a JSON pointer into its steps, or says what is wrong with it.
+fn decode_pointer(pointer: &str) -> Result<Vec<String>, String> {
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(format!(
+            "path \"{pointer}\" must be a JSON pointer starting with \"/\""
+        ));
+    };
+    rest.split('/')
+        .map(|step| {
+            let mut out = String::with_capacity(step.len());
+            let mut chars = step.chars();
+            while let Some(c) = chars.next() {
+                if c != '~' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('0') => out.push('~'),
+                    Some('1') => out.push('/'),
+                    _ => {
+                        return Err(format!(
+                            "path \"{pointer}\": \"~\" must be followed by 0 or 1"
+                        ));
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+fn optional_string(rule: &Value, field: &str) -> Result<Option<String>, String> {
+    match rule.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("\"{field}\" must be a string, not {other}")),
+    }
+}
+
+/// Parses one `ignore` entry; the error names the offending item's index in `paths` if any.
+fn parse_rule(rule: &Value) -> Result<IgnoreRule, (Option<usize>, String)> {
+    let Some(map) = rule.as_object() else {
+        return Err((
+            None,
+            "an ignore rule must be a mapping with \"paths\"".to_owned(),
+        ));
+    };
+    if let Some(unknown) = map
+        .keys()
+        .find(|k| !["group", "kind", "namespace", "name", "paths"].contains(&k.as_str()))
+    {
+        return Err((
+            None,
+            format!(
+                "unknown key \"{unknown}\" in ignore rule (expected group, kind, namespace, name, paths)"
+            ),
+        ));
+    }
+    let text = |field| optional_string(rule, field).map_err(|e| (None, e));
+    let Some(paths) = rule
+        .get("paths")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty())
+    else {
+        return Err((
+            None,
+            "an ignore rule needs a non-empty list \"paths\"".to_owned(),
+        ));
+    };
+    let paths = paths
+        .iter()
+        .enumerate()
+        .map(|(at, path)| match path.as_str() {
+            Some(pointer) => decode_pointer(pointer).map_err(|e| (Some(at), e)),
+            None => Err((Some(at), format!("path {path} must be a string"))),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(IgnoreRule {
+        group: text("group")?,
+        kind: text("kind")?,
+        namespace: text("namespace")?,
+        name: text("name")?,
+        paths,
+        line: 0,
+    })
+}
+
+/// Parses the text of a `.kdrift.yaml` (named `file` in problems).
+pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
+    let mut config = Config::default();
+    let mut problems = Vec::new();
+    let problem = |line: usize, message: String| Problem::BadConfig {
+        file: file.to_path_buf(),
+        line,
+        message,
+    };
+    let value: Value = match serde_yaml::from_str(text) {
+        Ok(Value::Null) => return (config, problems),
+        Ok(value) => value,
+        Err(error) => {
+            let line = error.location().map_or(1, |at| at.line());
+            problems.push(problem(line, format!("malformed YAML: {error}")));
+            return (config, problems);
+        }
+    };
+    let Some(map) = value.as_object() else {
+        problems.push(problem(
+            1,
+            "expected a mapping with \"ignore\" and \"appliers\"".to_owned(),
+        ));
+        return (config, problems);
+    };
+    for (key, _) in map
+        .iter()
+        .filter(|(k, _)| !["ignore", "appliers"].contains(&k.as_str()))
+    {
+        let line = line_of(text, &[Step::Field(key)]) + 1;
+        problems.push(problem(
+            line,
+            format!("unknown key \"{key}\" (expected ignore, appliers)"),
+        ));
+    }
+    match map.get("appliers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(names)) => {
+            for (at, name) in names.iter().enumerate() {
+                match name.as_str() {
+                    Some(name) if !name.is_empty() => config.appliers.push(name.to_owned()),
+                    _ => {
+                        let line = line_of(text, &[Step::Field("appliers"), Step::Item(at)]) + 1;
+                        problems.push(problem(
+                            line,
+                            format!("applier {name} must be a manager name"),
+                        ));
+                    }
+                }
+            }
+        }
+        Some(_) => problems.push(problem(
+            line_of(text, &[Step::Field("appliers")]) + 1,
+            "\"appliers\" must be a list of manager names".to_owned(),
+        )),
+    }
+    match map.get("ignore") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(rules)) => {
+            for (at, rule) in rules.iter().enumerate() {
+                let rule_steps = [Step::Field("ignore"), Step::Item(at)];
+                match parse_rule(rule) {
+                    Ok(mut rule) => {
+                        rule.line = line_of(text, &rule_steps) + 1;
+                        config.ignore.push(rule);
+                    }
+                    Err((path_at, message)) => {
+                        let line = match path_at {
+                            Some(p) => line_of(
+                                text,
+                                &[
+                                    Step::Field("ignore"),
+                                    Step::Item(at),
+                                    Step::Field("paths"),
+                                    Step::Item(p),
+                                ],
+                            ),
+                            None => line_of(text, &rule_steps),
+                        };
+                        problems.push(problem(line + 1, message));
+                    }
+                }
+            }
+        }
+        Some(_) => problems.push(problem(
+            line_of(text, &[Step::Field("ignore")]) + 1,
+            "\"ignore\" must be a list of rules".to_owned(),
+        )),
+    }
+    (config, problems)
+}
+
+/// Reads `.kdrift.yaml` under `root`; a missing file is the default config.
+pub fn load(root: &Path) -> (Config, Vec<Problem>) {
+    let file: PathBuf = root.join(CONFIG_FILE);
+    match std::fs::read_to_string(&file) {
+        Ok(text) => parse(&file, &text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            (Config::default(), Vec::new())
+        }
+        Err(error) => (
+            Config::default(),
+            vec![Problem::BadConfig {
+                file,
+                line: 1,
+                message: format!("cannot read: {error}"),
+            }],
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_and_appliers_are_parsed_with_their_lines() {
+        let text = "appliers: [deploy-bot]\nignore:\n  - kind: Deployment\n    name: \"web*\"\n    paths:\n      - /spec/replicas\n      - /metadata/annotations/a~1b\n";
+        let (config, problems) = parse(Path::new(".kdrift.yaml"), text);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config.appliers, ["deploy-bot"]);
+        let rule = &config.ignore[0];
+        assert_eq!(rule.line, 3);
+        assert_eq!(
+            rule.paths,
+            [
+                vec!["spec", "replicas"],
+                vec!["metadata", "annotations", "a/b"]
+            ]
+        );
+        assert!(rule.selects(&ObjectKey::new("apps", "Deployment", "shop", "web-1")));
+        assert!(!rule.selects(&ObjectKey::new("apps", "Deployment", "shop", "api")));
+        assert!(!rule.selects(&ObjectKey::new("apps", "StatefulSet", "shop", "web")));
+    }
+
+    #[test]
+    fn bad_rules_are_reported_with_their_line_and_good_ones_kept() {
+        let text = "ignore:\n  - kind: Deployment\n    paths: [/spec/replicas]\n  - kind: Deployment\n    paths:\n      - /ok\n      - spec/replicas\n  - kinds: Service\n    paths: [/x]\n  - name: web\ncolour: blue\n";
+        let (config, problems) = parse(Path::new("/m/.kdrift.yaml"), text);
+        assert_eq!(config.ignore.len(), 1);
+        let found: Vec<_> = problems
+            .iter()
+            .map(|p| (p.place().1, p.to_string()))
+            .collect();
+        let lines: Vec<_> = found.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [Some(11), Some(7), Some(8), Some(10)], "{found:?}");
+        assert!(found[1].1.contains("\"spec/replicas\""), "{found:?}");
+        assert!(found[2].1.contains("\"kinds\""), "{found:?}");
+    }
+
+    #[test]
+    fn malformed_config_names_its_line() {
+        let (config, problems) = parse(Path::new(".kdrift.yaml"), "ignore:\n  - paths: [/a\n");
+        assert_eq!(config, Config::default());
+        assert!(
+            matches!(problems.as_slice(), [Problem::BadConfig { line, .. }] if *line >= 2),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn globs() {
+        for (pattern, text, expected) in [
+            ("web*", "web-1", true),
+            ("*", "", true),
+            ("w?b", "web", true),
+            ("w?b", "weeb", false),
+            ("*-prod", "shop-prod", true),
+            ("shop", "shop-prod", false),
+        ] {
+            assert_eq!(glob_matches(pattern, text), expected, "{pattern} vs {text}");
+        }
+    }
+}

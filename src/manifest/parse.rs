@@ -1,0 +1,162 @@
+//! Parsing one manifest file: split into YAML documents, parse each, keep Kubernetes objects.
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{ManifestObject, ObjectKey, Problem};
+
+/// What one file holds: its objects and the problems met while reading it.
+#[derive(Debug, Default)]
+pub struct ParsedFile {
+    pub objects: Vec<ManifestObject>,
+    pub problems: Vec<Problem>,
+}
+
+/// A document of a multi-document file: its text, the byte offset and 0-based line it starts at.
+struct Document<'a> {
+    text: &'a str,
+    offset: usize,
+    line: usize,
+}
+
+/// Splits at `---` marker lines (and `...` end markers) so that a malformed document does not hide
+/// the others, and so that each object knows the line its document starts at.
+fn documents(text: &str) -> Vec<Document<'_>> {
+    let mut docs = Vec::new();
+    let (mut start, mut start_line, mut offset) = (0, 0, 0);
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end();
+        let is_marker = bare == "---" || bare.starts_with("--- ") || bare == "...";
+        if is_marker {
+            docs.push(Document {
+                text: &text[start..offset],
+                offset: start,
+                line: start_line,
+            });
+            // `--- key: value` keeps content on the marker line: the document starts there.
+            start = offset
+                + if bare.starts_with("--- ") {
+                    4
+                } else {
+                    line.len()
+                };
+            start_line = if bare.starts_with("--- ") {
+                number
+            } else {
+                number + 1
+            };
+        }
+        offset += line.len();
+    }
+    docs.push(Document {
+        text: &text[start..],
+        offset: start,
+        line: start_line,
+    });
+    docs
+}
+
+/// The first line of `text` that carries content (not blank, not a comment), 0-based.
+fn first_content_line(text: &str) -> Option<usize> {
+    text.lines().position(|line| {
+        let trimmed = line.trim();
+        !trimmed.is_empty() && !trimmed.starts_with('#')
+    })
+}
+
+/// Parses every document of `text` (the contents of `file`). YAML that is not a Kubernetes object
+/// is skipped quietly; malformed YAML becomes a problem naming the file and the line.
+pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) -> ParsedFile {
+    let mut parsed = ParsedFile::default();
+    for (doc_index, doc) in documents(text).into_iter().enumerate() {
+        let Some(first) = first_content_line(doc.text) else {
+            continue;
+        };
+        let mut value: Value = match serde_yaml::from_str(doc.text) {
+            Ok(value) => value,
+            Err(error) => {
+                let (line, column) = error
+                    .location()
+                    .map_or((first + 1, 0), |at| (at.line(), at.column()));
+                parsed.problems.push(Problem::Malformed {
+                    file: file.to_path_buf(),
+                    line: doc.line + line,
+                    column,
+                    message: error.to_string(),
+                });
+                continue;
+            }
+        };
+        let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
+            continue;
+        };
+        // Thousands of manifests are held at once: no spare room in their maps.
+        crate::drift::normalize::compact(&mut value);
+        let api_version = value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        parsed.objects.push(ManifestObject {
+            key,
+            api_version,
+            file: Arc::clone(file),
+            document: doc_index,
+            line: doc.line + first + 1,
+            source: Arc::clone(text),
+            span: doc.offset..doc.offset + doc.text.len(),
+            body: value,
+        });
+    }
+    parsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ParsedFile {
+        let file: Arc<Path> = Arc::from(Path::new("/m/app.yaml"));
+        parse_file(&file, &Arc::from(text), "default")
+    }
+
+    #[test]
+    fn multi_document_file_gives_each_object_its_document_and_line() {
+        let parsed = parse(
+            "# leading comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\n\n# b\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\n---\nnot: a kubernetes object\n",
+        );
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let found: Vec<_> = parsed
+            .objects
+            .iter()
+            .map(|o| (o.key.to_string(), o.document, o.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("deployment/default/a".to_owned(), 1, 3),
+                ("service/x/b".to_owned(), 2, 9)
+            ]
+        );
+        assert!(
+            parsed.objects[1]
+                .text()
+                .starts_with("\n# b\napiVersion: v1")
+        );
+    }
+
+    #[test]
+    fn malformed_document_is_named_with_its_file_line_and_the_rest_still_loads() {
+        let parsed = parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [broken\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: after}\n",
+        );
+        let names: Vec<_> = parsed.objects.iter().map(|o| o.key.name.as_str()).collect();
+        assert_eq!(names, ["ok", "after"]);
+        let [Problem::Malformed { file, line, .. }] = parsed.problems.as_slice() else {
+            unreachable!("expected one malformed problem, got {:?}", parsed.problems)
+        };
+        assert_eq!(file, Path::new("/m/app.yaml"));
+        assert!((8..=9).contains(line), "line {line}");
+    }
+}

@@ -1,0 +1,256 @@
+//! The drift engine on objects captured from a real Kubernetes 1.20 API server
+//! (`shared/reference/kubernetes-1.20`): `web.yaml` applied, then changed out of band.
+use std::path::Path;
+use std::sync::Arc;
+
+use kdrift::drift::{Class, LiveObject, ObjectStatus, compare};
+use kdrift::manifest::{Config, ManifestObject, parse::parse_file};
+
+const REFERENCE: &str = "/work/shared/reference/kubernetes-1.20";
+
+fn manifest() -> ManifestObject {
+    let file: Arc<Path> = Arc::from(Path::new(REFERENCE).join("web.yaml").as_path());
+    let text = std::fs::read_to_string(&*file).expect("web.yaml");
+    let mut parsed = parse_file(&file, &Arc::from(text), "default");
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    parsed.objects.remove(0)
+}
+
+fn live(name: &str) -> LiveObject {
+    let text = std::fs::read_to_string(Path::new(REFERENCE).join(name)).expect("reference object");
+    LiveObject::from_value(serde_json::from_str(&text).expect("JSON")).expect("a Kubernetes object")
+}
+
+/// (class, path, manager) of every item, for comparison with what a user should see.
+fn summary(name: &str) -> (ObjectStatus, Vec<(Class, String, Option<String>)>) {
+    let drift = compare(&manifest(), &live(name), &Config::default());
+    let items = drift
+        .items
+        .iter()
+        .map(|i| (i.class, i.path.to_string(), i.attribution.manager.clone()))
+        .collect();
+    (drift.status, items)
+}
+
+#[test]
+fn right_after_apply_the_object_is_in_sync() {
+    assert_eq!(
+        summary("deploy-after-client-apply.json"),
+        (ObjectStatus::InSync, vec![])
+    );
+}
+
+#[test]
+fn set_env_and_set_resources_are_added_live_by_kubectl_set() {
+    let kubectl_set = Some("kubectl-set".to_owned());
+    assert_eq!(
+        summary("deploy-after-set-env-and-resources.json"),
+        (
+            ObjectStatus::Drifted,
+            vec![
+                (
+                    Class::AddedLive,
+                    "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                    kubectl_set.clone()
+                ),
+                (
+                    Class::AddedLive,
+                    "spec.template.spec.containers[name=web].resources.limits.memory".to_owned(),
+                    kubectl_set
+                ),
+            ]
+        )
+    );
+    let drift = compare(
+        &manifest(),
+        &live("deploy-after-set-env-and-resources.json"),
+        &Config::default(),
+    );
+    assert_eq!(
+        drift.items[0].live,
+        Some(serde_json::json!({"name": "EXTRA", "value": "1"}))
+    );
+    assert_eq!(drift.items[1].live, Some(serde_json::json!("256Mi")));
+    assert_eq!(
+        drift.items[0].attribution.operation.as_deref(),
+        Some("Update")
+    );
+    assert_eq!(
+        drift.items[0].attribution.time.as_deref(),
+        Some("2026-11-22T02:59:15Z")
+    );
+}
+
+#[test]
+fn scale_on_an_old_server_is_changed_with_the_manager_unknown() {
+    let (status, items) = summary("deploy-after-scale.json");
+    assert_eq!(status, ObjectStatus::Drifted);
+    // The capture follows the set env / set resources one, so those stay added live.
+    let kubectl_set = Some("kubectl-set".to_owned());
+    assert_eq!(
+        items,
+        [
+            (Class::Changed, "spec.replicas".to_owned(), None),
+            (
+                Class::AddedLive,
+                "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                kubectl_set.clone()
+            ),
+            (
+                Class::AddedLive,
+                "spec.template.spec.containers[name=web].resources.limits.memory".to_owned(),
+                kubectl_set
+            ),
+        ]
+    );
+    let drift = compare(
+        &manifest(),
+        &live("deploy-after-scale.json"),
+        &Config::default(),
+    );
+    assert_eq!(
+        (drift.items[0].manifest.clone(), drift.items[0].live.clone()),
+        (Some(2.into()), Some(4.into()))
+    );
+}
+
+fn now() -> jiff::Timestamp {
+    "2026-11-22T03:11:15Z".parse().expect("time")
+}
+
+#[test]
+fn text_report_has_one_line_per_field_with_manager_and_age() {
+    let manifest = manifest();
+    let mut report = kdrift::drift::DriftReport::default();
+    report.add(
+        compare(
+            &manifest,
+            &live("deploy-after-scale.json"),
+            &Config::default(),
+        ),
+        Some(&manifest),
+    );
+    let text = report.to_text(now());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "deployment/capture/web  spec.replicas  2 → 4  manager unknown",
+            "deployment/capture/web  spec.template.spec.containers[name=web].env[name=EXTRA]  (absent) → {\"name\":\"EXTRA\",\"value\":\"1\"}  kubectl-set (Update) 12m ago",
+            "deployment/capture/web  spec.template.spec.containers[name=web].resources.limits.memory  (absent) → 256Mi  kubectl-set (Update) 12m ago",
+            "1 objects: 0 in sync, 1 drifted (3 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems",
+        ]
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn json_report_names_file_line_class_path_values_and_manager() {
+    let manifest = manifest();
+    let mut report = kdrift::drift::DriftReport::default();
+    report.add(
+        compare(
+            &manifest,
+            &live("deploy-after-set-env-and-resources.json"),
+            &Config::default(),
+        ),
+        Some(&manifest),
+    );
+    let json = report.to_json();
+    let object = &json["objects"][0];
+    assert_eq!(object["key"], "deployment/capture/web");
+    assert_eq!(object["status"], "drifted");
+    assert_eq!(object["line"], 1);
+    assert!(
+        object["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("web.yaml"))
+    );
+    let item = &object["items"][0];
+    assert_eq!(item["class"], "added-live");
+    assert_eq!(
+        item["path"],
+        "spec.template.spec.containers[name=web].env[name=EXTRA]"
+    );
+    assert_eq!(
+        item["pointer"],
+        "/spec/template/spec/containers/web/env/EXTRA"
+    );
+    assert_eq!(item["manifest"], serde_json::Value::Null);
+    assert_eq!(
+        item["live"],
+        serde_json::json!({"name": "EXTRA", "value": "1"})
+    );
+    assert_eq!(item["manager"], "kubectl-set");
+    assert_eq!(item["operation"], "Update");
+    assert_eq!(item["time"], "2026-11-22T02:59:15Z");
+    // The env list is where the new entry would go.
+    assert_eq!(item["line"], 17);
+    assert_eq!(json["exit_code"], 1);
+    assert_eq!(json["summary"]["fields"], 2);
+}
+
+#[test]
+fn diff_shows_live_values_in_the_manifest_shape_annotated() {
+    let manifest = manifest();
+    let drift = compare(
+        &manifest,
+        &live("deploy-after-scale.json"),
+        &Config::default(),
+    );
+    let lines = kdrift::drift::diff::diff_lines(&manifest.body, &drift, "web.yaml", now(), 1);
+    let text = kdrift::drift::diff::render(&lines, false);
+    assert!(
+        text.contains("-  replicas: 2\n+  replicas: 4  # manager unknown\n"),
+        "{text}"
+    );
+    assert!(text.contains("           value: prod\n+        - name: EXTRA  # kubectl-set (Update) 12m ago\n+          value: '1'\n"), "{text}");
+    assert!(
+        text.contains(
+            "+          limits:\n+            memory: 256Mi  # kubectl-set (Update) 12m ago\n"
+        ),
+        "{text}"
+    );
+    let annotated: Vec<_> = lines.iter().filter_map(|l| l.item).collect();
+    assert_eq!(annotated, [0, 1, 2]);
+}
+
+#[test]
+fn the_reduced_extract_keeps_only_what_drift_reads_and_gives_the_same_drift() {
+    let manifest = manifest();
+    for name in [
+        "deploy-after-client-apply.json",
+        "deploy-after-set-env-and-resources.json",
+        "deploy-after-scale.json",
+    ] {
+        let full = live(name);
+        let mut reduced = full.clone();
+        reduced.reduce_to(&manifest.body, &Config::default());
+        assert_eq!(
+            compare(&manifest, &reduced, &Config::default()),
+            compare(&manifest, &full, &Config::default()),
+            "{name}"
+        );
+        let spec = &reduced.body["spec"]["template"]["spec"];
+        assert_eq!(spec.get("dnsPolicy"), None, "{name}");
+        assert_eq!(
+            spec["containers"][0].get("terminationMessagePath"),
+            None,
+            "{name}"
+        );
+        let (small, big) = (reduced.body.to_string().len(), full.body.to_string().len());
+        assert!(small * 3 < big * 2, "{name}: {small} of {big} bytes");
+    }
+}
+
+#[test]
+fn kdrift_diff_names_the_file_line_of_each_hunk() {
+    let manifest = manifest();
+    let drift = compare(&manifest, &live("deploy-after-scale.json"), &Config::default());
+    let text = kdrift::drift::diff::unified(&manifest, &drift, now(), false);
+    let hunks: Vec<&str> = text.lines().filter(|l| l.starts_with("@@")).collect();
+    assert_eq!(hunks.len(), 2, "{text}");
+    assert!(hunks[0].ends_with("web.yaml:8"), "{text}");
+    // The env list and the resources of the container: lines 17 and 18 of web.yaml.
+    assert!(hunks[1].ends_with("web.yaml:17"), "{text}");
+}
