@@ -1,1 +1,2 @@
 //! manifest (see shared/DESIGN.md).
+pub mod edit;
