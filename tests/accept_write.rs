@@ -16,7 +16,13 @@ fn read(path: &Path) -> String {
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("list")
-        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     names.sort();
     names
@@ -44,7 +50,10 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
     write(&file, "replicas: 3 # someone else's edit\n");
     let error = write_verified(root.path(), &file, hash, "replicas: 5\n").expect_err("refused");
     assert!(matches!(error, WriteError::ChangedOnDisk { .. }), "{error}");
-    assert!(error.to_string().contains("web.yaml"), "names the file: {error}");
+    assert!(
+        error.to_string().contains("web.yaml"),
+        "names the file: {error}"
+    );
     assert_eq!(read(&file), "replicas: 3 # someone else's edit\n");
 }
 
@@ -64,7 +73,12 @@ fn never_writes_outside_the_root_or_through_a_symlink_that_leaves_it() {
     let error = write_verified(root.path(), &link, hash, "a: 2\n").expect_err("through link");
     assert!(matches!(error, WriteError::OutsideRoot { .. }), "{error}");
 
-    let error = write_verified(root.path(), Path::new("../x/../secret.yaml"), hash, "a: 2\n");
+    let error = write_verified(
+        root.path(),
+        Path::new("../x/../secret.yaml"),
+        hash,
+        "a: 2\n",
+    );
     assert!(error.is_err());
     assert_eq!(read(&outside), "a: 1\n");
 }
@@ -79,5 +93,10 @@ fn a_symlink_inside_the_root_writes_its_target_and_stays_a_link() {
     std::os::unix::fs::symlink("base/web.yaml", &link).expect("symlink");
     write_verified(root.path(), &link, ContentHash::of(b"a: 1\n"), "a: 2\n").expect("written");
     assert_eq!(read(&target), "a: 2\n");
-    assert!(std::fs::symlink_metadata(&link).expect("meta").file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("meta")
+            .file_type()
+            .is_symlink()
+    );
 }

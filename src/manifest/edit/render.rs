@@ -25,7 +25,8 @@ fn looks_numeric(text: &str) -> bool {
     {
         return !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit() || c == '_');
     }
-    body.chars().any(|c| c.is_ascii_digit())
+    body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && body.chars().any(|c| c.is_ascii_digit())
         && body
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | '_' | ':' | 'e' | 'E' | '+' | '-'))
