@@ -515,7 +515,7 @@ proptest! {
         // All new lines go in one place: where the edited node was, or right after its parent.
         prop_assert!(inserted_at.len() <= 1, "lines inserted in several places:\n{}", after);
         if let Some(place) = inserted_at.first() {
-            let allowed = deletable.first().map_or(false, |first| place == first) || insert_at.contains(place);
+            let allowed = deletable.first() == Some(place) || insert_at.contains(place);
             prop_assert!(allowed, "inserted at line {}:\n{}\n---\n{}", place, before, after);
         }
         prop_assert_eq!(after.ends_with('\n'), layout.final_newline);
