@@ -314,3 +314,70 @@ fn a_missing_document_is_refused() {
     let error = edit_document(&before, 7, &[edit]).expect_err("must refuse");
     assert!(error.to_string().contains("no document 7"), "{error}");
 }
+
+#[test]
+fn empty_and_whole_values_are_replaced_in_their_own_style() {
+    let app = container("app");
+    let (_, after) = golden(
+        "nulls",
+        "nulls",
+        0,
+        &[
+            set(
+                FieldPath::keys(&["metadata", "annotations", "example.com/by"]),
+                json!("kubectl"),
+            ),
+            set(
+                app.clone().key("resources").key("limits").key("cpu"),
+                json!("1"),
+            ),
+            set(
+                app.clone().key("args"),
+                json!(["serve", "--port=8080", "--debug"]),
+            ),
+            set(app.clone().key("command"), json!(["run", "--fast"])),
+            set(app.key("workingDir"), json!("/srv")),
+        ],
+    );
+    assert!(
+        after.contains("  annotations:\n    example.com/by: kubectl\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("        resources: {limits: {cpu: \"1\"}}\n"),
+        "{after}"
+    );
+    assert!(
+        after
+            .contains("        args:\n        - serve\n        - --port=8080\n        - --debug\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("        command: [run, --fast]  # entry point\n"),
+        "{after}"
+    );
+    assert!(after.ends_with("        workingDir: /srv\n"), "{after}");
+}
+
+#[test]
+fn prepared_edit_previews_the_diff_and_writes_only_if_the_file_is_unchanged() {
+    use kdrift::manifest::edit::PreparedEdit;
+    let root = tempfile::tempdir().expect("temp dir");
+    let file = root.path().join("web.yaml");
+    std::fs::copy(fixture("web.before.yaml"), &file).expect("copy");
+    let edit = set(FieldPath::keys(&["spec", "replicas"]), json!(5));
+    let prepared = PreparedEdit::new(&file, 0, &[edit]).expect("prepared");
+    let diff = prepared.diff("web.yaml");
+    assert!(diff.contains("-  replicas: 2 # scaled by hand during incidents\n+  replicas: 5 # scaled by hand during incidents\n"), "{diff}");
+    assert!(
+        diff.starts_with("--- a/web.yaml\n+++ b/web.yaml\n"),
+        "{diff}"
+    );
+    prepared.write(root.path()).expect("written");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        prepared.after
+    );
+    // A second write of the same preparation: the file is no longer what was read.
+    assert!(prepared.write(root.path()).is_err());
+}

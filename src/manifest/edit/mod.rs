@@ -6,10 +6,12 @@
 //! - [`documents`]: a file split into its documents, the same way the manifest loader splits it.
 //! - [`style`], [`render`]: the file's indentation habits and YAML text for new values.
 //! - [`tree`]: one edit applied to the text through `yaml-edit`'s lossless syntax tree.
+//! - [`prepare`]: [`PreparedEdit`], read + edit + preview diff, written later.
 //! - [`write`]: the verified atomic write ([`write_verified`]) and [`ContentHash`].
 pub mod documents;
 pub mod intended;
 pub mod path;
+pub mod prepare;
 pub mod render;
 pub mod style;
 pub mod tree;
@@ -18,6 +20,7 @@ pub mod write;
 use serde_json::Value;
 
 pub use path::{FieldPath, PathStep};
+pub use prepare::{PrepareError, PreparedEdit};
 pub use write::{ContentHash, WriteError, write_verified};
 
 /// One field edit. `Set` replaces a value or inserts it (creating missing parent maps and list

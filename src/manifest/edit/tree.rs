@@ -153,56 +153,68 @@ fn replace(
         Node::Other(_) => true,
     };
     // A scalar replaced by a scalar: in place, in the old quoting style, comments untouched.
-    if let (Node::Other(YamlNode::Scalar(scalar)), Some(_)) = (&target, render::inline(value, flow))
+    if let Node::Other(YamlNode::Scalar(scalar)) = &target
+        && !(value.is_object() || value.is_array())
     {
         let range = scalar.byte_range();
         let old = text
             .get(range.start as usize..range.end as usize)
             .unwrap_or("");
-        if !(value.is_object() || value.is_array()) {
-            scalar.set_value(&render::replacement(old, value, flow));
-            return Ok(file.to_string());
-        }
+        let new = render::replacement(old, value, flow);
+        // `key:` with no value has an empty scalar right after the colon.
+        let new = if old.is_empty() && !flow {
+            format!(" {new}")
+        } else {
+            new
+        };
+        scalar.set_value(&new);
+        return Ok(file.to_string());
     }
-    let range = match &target {
-        Node::Map(map) => map.byte_range(),
-        Node::Seq(seq) => seq.byte_range(),
-        Node::Other(node) => node.byte_range(),
+    let (range, target_flow) = match &target {
+        Node::Map(map) => (map.byte_range(), map.is_flow_style()),
+        Node::Seq(seq) => (seq.byte_range(), seq.is_flow_style()),
+        Node::Other(node) => (node.byte_range(), false),
     };
-    let (start, end) = (range.start as usize, range.end as usize);
+    let start = range.start as usize;
+    // A block node's range ends after its last line break, which stays.
+    let mut end = range.end as usize;
+    if end > start && text[..end].ends_with('\n') {
+        end -= 1;
+    }
+    // A flow collection, or any value inside one, stays on its line in flow style.
+    if flow || target_flow {
+        return Ok(splice(text, start, end, &render::flow_text(value)));
+    }
     let style = Style::of(text);
-    let column = column_of(text, start);
-    let new = match (&parent, last) {
-        _ if flow => render::flow_text(value),
+    match (&parent, last) {
         (Node::Map(map), PathStep::Key(name)) => {
             let key_column = map
                 .find_entry_by_key(name.as_str())
-                .map_or(column, |entry| {
+                .map_or(column_of(text, start), |entry| {
                     column_of(text, entry.byte_range().start as usize)
                 });
-            match render::block_value(value, key_column, &style) {
-                // After `key:` the block starts on the next line.
-                Some(block) => {
-                    let colon = text[..start].trim_end_matches(' ').len();
-                    return Ok(splice(
-                        text,
-                        colon,
-                        end,
-                        &format!("\n{}", trim_newline(&block)),
+            // From the colon of `key:`: a block starts on the next line, a scalar after a space.
+            let colon = text[..start].trim_end_matches([' ', '\n']).len();
+            let new = match render::block_value(value, key_column, &style) {
+                Some(block) => format!("\n{}", trim_newline(&block)),
+                None if text[..colon].ends_with(':') => format!(" {}", render::flow_text(value)),
+                None => {
+                    return Err(unsupported(
+                        steps,
+                        "a comment sits between the key and its value",
                     ));
                 }
-                None => render::flow_text(value),
-            }
+            };
+            Ok(splice(text, colon, end, &new))
         }
         (Node::Seq(_), _) => {
             let dash = text[..start].rfind('-').unwrap_or(start);
             let item = render::item_lines(value, column_of(text, dash), &style);
             let line_start = text[..dash].rfind('\n').map_or(0, |at| at + 1);
-            return Ok(splice(text, line_start, end, trim_newline(&item)));
+            Ok(splice(text, line_start, end, trim_newline(&item)))
         }
-        _ => render::flow_text(value),
-    };
-    Ok(splice(text, start, end, &new))
+        _ => Ok(splice(text, start, end, &render::flow_text(value))),
+    }
 }
 
 /// Inserts what `steps` sets, of which the first `existing` steps are present.
