@@ -381,3 +381,14 @@ fn prepared_edit_previews_the_diff_and_writes_only_if_the_file_is_unchanged() {
     // A second write of the same preparation: the file is no longer what was read.
     assert!(prepared.write(root.path()).is_err());
 }
+
+#[test]
+fn a_malformed_document_is_refused_with_its_line_in_the_file() {
+    let text = "a: 1\n---\nb: [1, 2\nc: 3\n";
+    let edit = set(FieldPath::keys(&["c"]), json!(4));
+    let error = edit_document(text, 1, &[edit]).expect_err("malformed");
+    assert!(
+        matches!(error, EditError::Parse { line: 4..=5, .. }),
+        "{error:?}"
+    );
+}

@@ -44,7 +44,7 @@ impl FieldEdit {
 pub enum EditError {
     #[error("the file has no document {index} (it has {count})")]
     NoSuchDocument { index: usize, count: usize },
-    #[error("document {index} is not valid YAML (line {line}): {message}")]
+    #[error("document {index} is not valid YAML (line {line} of the file): {message}")]
     Parse {
         index: usize,
         line: usize,
@@ -89,7 +89,21 @@ pub fn edit_document(
     } else {
         original_text.to_owned()
     };
-    let original = parse_object(&working, document_index)?;
+    // Parse errors name the line in the file, not in the document.
+    let first_line = source[..piece.start].matches('\n').count();
+    let in_file = |error: EditError| match error {
+        EditError::Parse {
+            index,
+            line,
+            message,
+        } => EditError::Parse {
+            index,
+            line: line + first_line,
+            message,
+        },
+        other => other,
+    };
+    let original = parse_object(&working, document_index).map_err(in_file)?;
     let intended = intended::apply(&original, edits);
 
     let mut text = working.clone();

@@ -40,7 +40,7 @@ pub fn plain_is_safe(text: &str, flow: bool) -> bool {
     if RESERVED.contains(&text) || looks_numeric(text) {
         return false;
     }
-    if text.trim() != text || text.chars().any(|c| c.is_control()) {
+    if text.trim() != text || !text.chars().all(is_printable) {
         return false;
     }
     if "?:,[]{}#&*!|>'\"%@`".contains(first) {
@@ -52,24 +52,55 @@ pub fn plain_is_safe(text: &str, flow: bool) -> bool {
     if text.contains(": ") || text.ends_with(':') || text.contains(" #") {
         return false;
     }
-    if flow && text.contains([',', '[', ']', '{', '}']) {
+    // libyaml is stricter about `:` inside flow collections than YAML itself.
+    if flow && text.contains([',', '[', ']', '{', '}', ':']) {
         return false;
     }
-    // The rules above are the known cases; the parser has the last word.
-    let probe = format!("k: {text}\n");
+    // The rules above are the known cases; the parser has the last word, in the context used.
+    let (probe, want) = if flow {
+        (
+            format!("k: [{text}]\n"),
+            Value::Array(vec![Value::String(text.to_owned())]),
+        )
+    } else {
+        (format!("k: {text}\n"), Value::String(text.to_owned()))
+    };
     serde_yaml::from_str::<serde_json::Map<String, Value>>(&probe)
         .ok()
         .and_then(|map| map.get("k").cloned())
-        == Some(Value::String(text.to_owned()))
+        == Some(want)
 }
 
-/// `text` in double quotes; JSON's escapes are all valid in a YAML double-quoted scalar.
+/// True for the characters YAML lets stand for themselves inside quotes: printable, and not
+/// one of the line breaks YAML 1.1 knows besides `\n` (NEL, LS, PS) nor a byte order mark.
+fn is_printable(c: char) -> bool {
+    matches!(c, ' '..='~' | '\u{a0}'..='\u{2027}' | '\u{202a}'..='\u{d7ff}' | '\u{e000}'..='\u{fefe}' | '\u{ff00}'..='\u{fffd}' | '\u{10000}'..)
+}
+
+/// `text` in double quotes. JSON's escapes are all valid in YAML; what JSON leaves raw but
+/// YAML would read as a line break or reject is escaped too.
 pub fn double_quoted(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    let json = Value::String(text.to_owned()).to_string();
+    if json.chars().all(|c| c == '\t' || is_printable(c)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if c == '\t' || is_printable(c) {
+            out.push(c);
+        } else if u32::from(c) <= 0xffff {
+            out.push_str(&format!("\\u{:04X}", u32::from(c)));
+        } else {
+            out.push_str(&format!("\\U{:08X}", u32::from(c)));
+        }
+    }
+    out
 }
 
 fn single_quoted(text: &str) -> Option<String> {
-    (!text.chars().any(|c| c.is_control())).then(|| format!("'{}'", text.replace('\'', "''")))
+    text.chars()
+        .all(is_printable)
+        .then(|| format!("'{}'", text.replace('\'', "''")))
 }
 
 /// A scalar value (or an empty map or list) on one line; `None` for a non-empty map or list.
