@@ -186,6 +186,23 @@ pub fn commit_file(
     })
 }
 
+/// True when `file` differs from HEAD (staged or not), or is not committed yet. `git commit
+/// --only` commits the whole file as it is on disk, so such changes would ride along with an
+/// accept: the caller can ask the user first. `false` outside a repository.
+pub fn has_uncommitted_changes(repo_dir: &Path, file: &Path) -> Result<bool, GitError> {
+    let Some(top) = repository_root(repo_dir)? else {
+        return Ok(false);
+    };
+    let absolute = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        repo_dir.join(file)
+    };
+    let path = absolute.to_string_lossy().into_owned();
+    let status = must(&top, "status", &["status", "--porcelain", "--", &path])?;
+    Ok(!status.is_empty())
+}
+
 /// A branch name from a template such as `hotfix/{namespace}-{name}`; characters git does not
 /// allow in a branch name become `-`.
 pub fn branch_name(template: &str, kind: &str, namespace: &str, name: &str) -> String {

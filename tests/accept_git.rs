@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
 
-use kdrift::git::{CommitOutcome, GitError, commit_file};
+use kdrift::git::{CommitOutcome, GitError, commit_file, has_uncommitted_changes};
 
 static ISOLATE: Once = Once::new();
 
@@ -289,4 +289,20 @@ fn branch_mode_with_a_failing_hook_goes_back_and_leaves_no_branch() {
     commit_file(&root, Path::new("deploy/web.yaml"), "m", Some("hotfix/x")).expect_err("hook");
     assert_eq!(git(&root, &["branch", "--show-current"]).trim(), "main");
     assert_eq!(git(&root, &["branch", "--list", "hotfix/x"]), "");
+}
+
+#[test]
+fn uncommitted_changes_to_the_manifest_itself_are_reported_before_an_accept() {
+    let (_dir, root) = repo(true);
+    let file = Path::new("deploy/web.yaml");
+    assert!(!has_uncommitted_changes(&root, file).expect("status"));
+    std::fs::write(
+        root.join(file),
+        "spec:\n  replicas: 2 # by hand\n  paused: true\n",
+    )
+    .expect("w");
+    assert!(has_uncommitted_changes(&root, file).expect("status"));
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    std::fs::write(elsewhere.path().join("a.yaml"), "a: 1\n").expect("w");
+    assert!(!has_uncommitted_changes(elsewhere.path(), Path::new("a.yaml")).expect("no repo"));
 }

@@ -477,6 +477,7 @@ proptest! {
         model in model(),
         layout in layout(),
         change in change(),
+        neighbours in any::<bool>(),
     ) {
         let (before, at) = render(&model, &layout);
         let planned = plan(&model, &at, &change);
@@ -484,8 +485,21 @@ proptest! {
         let Some((edit, after_model, deletable, insert_at)) = planned else {
             return Ok(());
         };
-        let after = edit_document(&before, 0, std::slice::from_ref(&edit))
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{before}")))?;
+        // With neighbours, the document is the second of three (the third only when the file
+        // ends in a line break), and they must come out byte for byte.
+        let end = if layout.crlf { "\r\n" } else { "\n" };
+        let (prefix, suffix) = match (neighbours, layout.final_newline) {
+            (false, _) => (String::new(), String::new()),
+            (true, with_third) => (
+                format!("# before{end}kind: ConfigMap{end}---{end}"),
+                if with_third { format!("---{end}kind: Secret # after{end}") } else { String::new() },
+            ),
+        };
+        let file = format!("{prefix}{before}{suffix}");
+        let edited = edit_document(&file, usize::from(neighbours), std::slice::from_ref(&edit))
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{file}")))?;
+        prop_assert!(edited.starts_with(&prefix) && edited.ends_with(&suffix), "neighbours changed:\n{}", edited);
+        let after = edited[prefix.len()..edited.len() - suffix.len()].to_owned();
 
         let parsed: Value = serde_yaml::from_str(&after).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&parsed, &to_json(&after_model), "re-parsed:\n{}", after);
