@@ -1,5 +1,6 @@
 //! [`FieldPath`]: the address of one field in a manifest object, and lookups along it in a parsed
-//! value. The drift engine's paths convert into it step for step.
+//! value. The drift engine's paths convert into it step for step: `Field(name)` is
+//! [`PathStep::Key`], `Item { key, .. }` is [`PathStep::Item`], `Value(v)` is [`PathStep::Value`].
 use std::fmt;
 
 use serde_json::{Map, Value};

@@ -68,7 +68,7 @@ fn node_at(file: &YamlFile, object: &Value, steps: &[PathStep]) -> Result<Node, 
             Some(YamlNode::Alias(_)) => {
                 return Err(unsupported(
                     here,
-                    "it is an alias (*name) of an anchor used elsewhere; edit the anchor by hand",
+                    "it is an alias (*name): the value lives at its anchor (&name), edit it there by hand",
                 ));
             }
             Some(other) => Node::Other(other),
