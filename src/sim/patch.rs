@@ -20,10 +20,6 @@ pub fn merge_patch(_target: &Value, _patch: &Value) -> Result<Value, ApiError> {
 /// Strategic merge patch for `resource` (merge keys from `crate::schema`), with the directives
 /// kubectl sends: `$patch` (replace, delete, merge), `$setElementOrder/<list>`,
 /// `$retainKeys`, `$deleteFromPrimitiveList/<list>`.
-pub fn strategic_merge_patch(
-    _resource: ResourceType,
-    _target: &Value,
-    _patch: &Value,
-) -> Result<Value, ApiError> {
+pub fn strategic_merge_patch(_resource: ResourceType, _target: &Value, _patch: &Value) -> Result<Value, ApiError> {
     Err(ApiError::Internal("not implemented".into()))
 }
