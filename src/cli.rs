@@ -4,7 +4,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "kdrift", version, about = "Watch Kubernetes rollouts live and settle drift between the cluster and git")]
+#[command(
+    name = "kdrift",
+    version,
+    about = "Watch Kubernetes rollouts live and settle drift between the cluster and git"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -25,7 +29,13 @@ pub struct CommonArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// Namespace to watch (default: the context's namespace, else all).
-    #[arg(short = 'n', long, global = true, value_name = "NS", conflicts_with = "all_namespaces")]
+    #[arg(
+        short = 'n',
+        long,
+        global = true,
+        value_name = "NS",
+        conflicts_with = "all_namespaces"
+    )]
     pub namespace: Option<String>,
     /// Watch all namespaces.
     #[arg(short = 'A', long, global = true)]

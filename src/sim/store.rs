@@ -18,7 +18,10 @@ pub enum ApiError {
     AlreadyExists(String),
     /// A stale resourceVersion, or a server-side apply conflict (with the conflicting fields).
     #[error("{message}")]
-    Conflict { message: String, causes: Vec<StatusCause> },
+    Conflict {
+        message: String,
+        causes: Vec<StatusCause>,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -54,10 +57,18 @@ pub struct WriteOptions {
 
 impl WriteOptions {
     pub fn manager(manager: &str) -> WriteOptions {
-        WriteOptions { manager: manager.to_string(), subresource: None, dry_run: false }
+        WriteOptions {
+            manager: manager.to_string(),
+            subresource: None,
+            dry_run: false,
+        }
     }
     pub fn status(manager: &str) -> WriteOptions {
-        WriteOptions { manager: manager.to_string(), subresource: Some("status".into()), dry_run: false }
+        WriteOptions {
+            manager: manager.to_string(),
+            subresource: Some("status".into()),
+            dry_run: false,
+        }
     }
 }
 
@@ -106,12 +117,22 @@ impl Store {
     }
 
     /// Create; fills uid, creationTimestamp, generation, resourceVersion, defaults, managedFields.
-    pub fn create(&self, _resource: ResourceType, _object: Value, _opts: &WriteOptions) -> Result<Value, ApiError> {
+    pub fn create(
+        &self,
+        _resource: ResourceType,
+        _object: Value,
+        _opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         Err(ApiError::Internal("store not implemented".into()))
     }
 
     /// Replace (PUT). A `metadata.resourceVersion` that is not current is a 409 Conflict.
-    pub fn update(&self, _resource: ResourceType, _object: Value, _opts: &WriteOptions) -> Result<Value, ApiError> {
+    pub fn update(
+        &self,
+        _resource: ResourceType,
+        _object: Value,
+        _opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         Err(ApiError::Internal("store not implemented".into()))
     }
 
@@ -128,7 +149,13 @@ impl Store {
     }
 
     /// Delete; returns the object as it was.
-    pub fn delete(&self, _resource: ResourceType, _namespace: &str, _name: &str, _dry_run: bool) -> Result<Value, ApiError> {
+    pub fn delete(
+        &self,
+        _resource: ResourceType,
+        _namespace: &str,
+        _name: &str,
+        _dry_run: bool,
+    ) -> Result<Value, ApiError> {
         Err(ApiError::Internal("store not implemented".into()))
     }
 

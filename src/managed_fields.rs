@@ -1,1 +1,0 @@
-//! `managedFields` field sets (`fieldsV1`): parse, build from an object, set algebra.

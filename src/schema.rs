@@ -1,1 +1,0 @@
-//! Kubernetes list merge keys and atomic fields of the workload kinds.
