@@ -4,8 +4,10 @@
 //! - [`walk`]: which files are read (and which are skipped, with a reason).
 //! - [`parse`]: one file's documents into [`ManifestObject`]s.
 //! - [`lines`]: the line of a field inside a document.
+//! - [`edit`]: format-preserving edits of one document (accept).
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers).
 pub mod config;
+pub mod edit;
 pub mod key;
 pub mod lines;
 pub mod parse;

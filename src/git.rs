@@ -1,0 +1,320 @@
+//! Git for accept: commit one manifest file alone, optionally on a new branch, by running the
+//! user's `git` command (so their identity, hooks and signing apply), and the commit message.
+//!
+//! Branch mode does what a person would type: `git switch -c hotfix/shop-web` then commit the
+//! file. Switching to a new branch at the current commit changes nothing in the working tree or
+//! the index, so the user's other staged and unstaged changes stay exactly as they were (still
+//! uncommitted, now on the new branch's checkout). An existing branch is never moved or reused,
+//! unless it is the current one. If the commit fails, the checkout goes back to the branch it was
+//! on and the new, empty branch is deleted, so a failed accept leaves no trace in git.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The commit was made; `branch` is the branch it is on (`None` on a detached HEAD).
+    Committed {
+        short_hash: String,
+        branch: Option<String>,
+    },
+    /// The folder is not inside a git repository: the file is written, nothing is committed.
+    NotARepository,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git in {dir}: {source}")]
+    Spawn {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file} is not inside the repository at {repo}")]
+    OutsideRepository { file: PathBuf, repo: PathBuf },
+    #[error("branch \"{branch}\" already exists; kdrift does not move an existing branch")]
+    BranchExists { branch: String },
+    #[error("\"{branch}\" is not a valid branch name (from the branch template)")]
+    BadBranchName { branch: String },
+    /// git refused (a failing hook, no identity, nothing to commit, ...): its own words.
+    #[error("git {action} failed; the file is written but not committed:\n{message}")]
+    Refused {
+        action: &'static str,
+        message: String,
+    },
+}
+
+/// What one git command printed.
+struct Output {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Output {
+    fn message(&self) -> String {
+        let text = format!("{}\n{}", self.stderr.trim(), self.stdout.trim());
+        text.trim().to_owned()
+    }
+}
+
+/// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person.
+fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    let output = Command::new("git")
+        .arg("--no-pager")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|source| GitError::Spawn {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    Ok(Output {
+        ok: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+fn must(dir: &Path, action: &'static str, args: &[&str]) -> Result<String, GitError> {
+    let output = run(dir, args)?;
+    if output.ok {
+        Ok(output.stdout.trim().to_owned())
+    } else {
+        Err(GitError::Refused {
+            action,
+            message: output.message(),
+        })
+    }
+}
+
+/// The top folder of the repository holding `dir`, or `None` when there is none.
+pub fn repository_root(dir: &Path) -> Result<Option<PathBuf>, GitError> {
+    let output = run(dir, &["rev-parse", "--show-toplevel"])?;
+    Ok(output
+        .ok
+        .then(|| PathBuf::from(output.stdout.trim()))
+        .filter(|root| !root.as_os_str().is_empty()))
+}
+
+/// The current branch, or `None` on a detached HEAD.
+fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
+    let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+    Ok(output.ok.then(|| output.stdout.trim().to_owned()))
+}
+
+/// Commits `file` alone with `message`, on `branch` when given (created from the current commit
+/// and checked out). Everything else in the index and working tree stays as it was.
+pub fn commit_file(
+    repo_dir: &Path,
+    file: &Path,
+    message: &str,
+    branch: Option<&str>,
+) -> Result<CommitOutcome, GitError> {
+    let Some(top) = repository_root(repo_dir)? else {
+        return Ok(CommitOutcome::NotARepository);
+    };
+    let outside = || GitError::OutsideRepository {
+        file: file.to_path_buf(),
+        repo: top.clone(),
+    };
+    let real_top = std::fs::canonicalize(&top).map_err(|_| outside())?;
+    let absolute = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        repo_dir.join(file)
+    };
+    let real_file = std::fs::canonicalize(&absolute).map_err(|_| outside())?;
+    let relative = real_file.strip_prefix(&real_top).map_err(|_| outside())?;
+    let relative = relative.to_string_lossy().into_owned();
+
+    // `commit --only` takes paths git knows; a new file is added first (only that path).
+    let tracked = run(&top, &["ls-files", "--error-unmatch", "--", &relative])?;
+    if !tracked.ok {
+        must(&top, "add", &["add", "--", &relative])?;
+    }
+
+    let before = current_branch(&top)?;
+    let mut created = None;
+    if let Some(name) = branch.filter(|name| before.as_deref() != Some(*name)) {
+        if !run(&top, &["check-ref-format", "--branch", name])?.ok {
+            return Err(GitError::BadBranchName {
+                branch: name.to_owned(),
+            });
+        }
+        let reference = format!("refs/heads/{name}");
+        if run(&top, &["rev-parse", "--verify", "--quiet", &reference])?.ok {
+            return Err(GitError::BranchExists {
+                branch: name.to_owned(),
+            });
+        }
+        let head = must(&top, "rev-parse", &["rev-parse", "HEAD"])?;
+        must(&top, "switch", &["switch", "--quiet", "-c", name])?;
+        created = Some((name.to_owned(), head));
+    }
+
+    let commit = run(
+        &top,
+        &[
+            "commit", "--quiet", "--only", "-m", message, "--", &relative,
+        ],
+    )?;
+    if !commit.ok {
+        if let Some((name, head)) = &created {
+            // Back to where the user was; the new branch has no commit of its own.
+            let back = match &before {
+                Some(original) => run(&top, &["switch", "--quiet", original])?,
+                None => run(&top, &["switch", "--quiet", "--detach", head])?,
+            };
+            if back.ok {
+                run(&top, &["branch", "--quiet", "-D", name])?;
+            }
+        }
+        return Err(GitError::Refused {
+            action: "commit",
+            message: commit.message(),
+        });
+    }
+    let short_hash = must(&top, "rev-parse", &["rev-parse", "--short", "HEAD"])?;
+    Ok(CommitOutcome::Committed {
+        short_hash,
+        branch: current_branch(&top)?,
+    })
+}
+
+/// True when `file` differs from HEAD (staged or not), or is not committed yet. `git commit
+/// --only` commits the whole file as it is on disk, so such changes would ride along with an
+/// accept: the caller can ask the user first. `false` outside a repository.
+pub fn has_uncommitted_changes(repo_dir: &Path, file: &Path) -> Result<bool, GitError> {
+    let Some(top) = repository_root(repo_dir)? else {
+        return Ok(false);
+    };
+    let absolute = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        repo_dir.join(file)
+    };
+    let path = absolute.to_string_lossy().into_owned();
+    let status = must(&top, "status", &["status", "--porcelain", "--", &path])?;
+    Ok(!status.is_empty())
+}
+
+/// A branch name from a template such as `hotfix/{namespace}-{name}`; characters git does not
+/// allow in a branch name become `-`.
+pub fn branch_name(template: &str, kind: &str, namespace: &str, name: &str) -> String {
+    let filled = template
+        .replace("{kind}", &kind.to_ascii_lowercase())
+        .replace("{namespace}", namespace)
+        .replace("{name}", name);
+    let cleaned: String = filled
+        .chars()
+        .map(|c| {
+            if c.is_control() || " ~^:?*[\\".contains(c) {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    cleaned
+        .replace("..", "-")
+        .trim_matches(['/', '.', '-'])
+        .to_owned()
+}
+
+/// One accepted field, for the commit message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedField {
+    /// As the drift report shows it (`spec.replicas`).
+    pub path: String,
+    /// The manifest's value before, `None` when the manifest did not set it.
+    pub old: Option<String>,
+    /// The live value accepted, `None` when the field was removed live.
+    pub new: Option<String>,
+    /// The field manager that changed it live (`kubectl-scale`), when known.
+    pub manager: Option<String>,
+    /// When it changed (RFC 3339), when known.
+    pub time: Option<String>,
+}
+
+/// `kdrift: accept live spec.replicas of deployment/shop/web`, then one body line per field:
+/// `spec.replicas: 2 → 5 (by kubectl-scale at 2026-11-22T03:10:00Z)`.
+pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[AcceptedField]) -> String {
+    let object = format!("{}/{namespace}/{name}", kind.to_ascii_lowercase());
+    let names: Vec<&str> = fields.iter().map(|field| field.path.as_str()).collect();
+    let mut subject = format!("kdrift: accept live {} of {object}", names.join(", "));
+    // A subject past 72 columns is cut by most tools: name the count, the body has the rest.
+    if subject.chars().count() > 72 && fields.len() > 1 {
+        subject = format!("kdrift: accept live {} fields of {object}", fields.len());
+    }
+    let mut message = subject;
+    message.push_str("\n\n");
+    for field in fields {
+        let old = field.old.as_deref().unwrap_or("(not set)");
+        let new = field.new.as_deref().unwrap_or("(removed)");
+        message.push_str(&format!("{}: {old} → {new}", field.path));
+        match (&field.manager, &field.time) {
+            (Some(manager), Some(time)) => message.push_str(&format!(" (by {manager} at {time})")),
+            (Some(manager), None) => message.push_str(&format!(" (by {manager})")),
+            (None, Some(time)) => message.push_str(&format!(" (at {time})")),
+            (None, None) => {}
+        }
+        message.push('\n');
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_names_object_fields_and_who_changed_them() {
+        let fields = [AcceptedField {
+            path: "spec.replicas".into(),
+            old: Some("2".into()),
+            new: Some("5".into()),
+            manager: Some("kubectl-scale".into()),
+            time: Some("2026-11-22T03:10:00Z".into()),
+        }];
+        assert_eq!(
+            commit_message("Deployment", "shop", "web", &fields),
+            "kdrift: accept live spec.replicas of deployment/shop/web\n\n\
+             spec.replicas: 2 → 5 (by kubectl-scale at 2026-11-22T03:10:00Z)\n"
+        );
+    }
+
+    #[test]
+    fn long_field_lists_are_counted_in_the_subject() {
+        let field = |path: &str| AcceptedField {
+            path: path.into(),
+            old: None,
+            new: Some("x".into()),
+            manager: None,
+            time: None,
+        };
+        let fields = [
+            field("spec.template.spec.containers[name=\"web\"].image"),
+            field("spec.template.spec.containers[name=\"web\"].resources.limits.memory"),
+        ];
+        let message = commit_message("deployment", "shop", "web", &fields);
+        assert!(message.starts_with("kdrift: accept live 2 fields of deployment/shop/web\n\n"));
+        assert!(message.contains("resources.limits.memory: (not set) → x\n"));
+    }
+
+    #[test]
+    fn branch_names_come_from_the_template_and_are_valid() {
+        assert_eq!(
+            branch_name("hotfix/{namespace}-{name}", "Deployment", "shop", "web"),
+            "hotfix/shop-web"
+        );
+        assert_eq!(
+            branch_name("hotfix/{kind}/{name}", "Deployment", "a", "we b~1"),
+            "hotfix/deployment/we-b-1"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! [`FieldPath`]: the address of one field in a manifest object, and lookups along it in a parsed
+//! value. The drift engine's paths convert into it step for step: `Field(name)` is
+//! [`PathStep::Key`], `Item { key, .. }` is [`PathStep::Item`], `Value(v)` is [`PathStep::Value`].
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// One step into an object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathStep {
+    /// A key of a map (`replicas`, `app.kubernetes.io/name`).
+    Key(String),
+    /// An item of a keyed list, by its merge key fields (`containers[name="web"]`).
+    Item(Map<String, Value>),
+    /// An item of a set list, by its value (`finalizers[="a"]`).
+    Value(Value),
+    /// An item of a list by position, for lists with no merge key (`args[2]`).
+    Index(usize),
+}
+
+/// A path from the object's root.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FieldPath(pub Vec<PathStep>);
+
+impl FieldPath {
+    /// A path of map keys only: `FieldPath::keys(&["spec", "replicas"])`.
+    pub fn keys(names: &[&str]) -> FieldPath {
+        FieldPath(
+            names
+                .iter()
+                .map(|name| PathStep::Key((*name).to_owned()))
+                .collect(),
+        )
+    }
+
+    pub fn key(mut self, name: &str) -> FieldPath {
+        self.0.push(PathStep::Key(name.to_owned()));
+        self
+    }
+
+    /// Appends a list item matched by one merge key field (`name`, `containerPort`, ...).
+    pub fn item(mut self, field: &str, value: impl Into<Value>) -> FieldPath {
+        let mut key = Map::new();
+        key.insert(field.to_owned(), value.into());
+        self.0.push(PathStep::Item(key));
+        self
+    }
+
+    pub fn steps(&self) -> &[PathStep] {
+        &self.0
+    }
+}
+
+fn is_plain_key(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl fmt::Display for FieldPath {
+    /// `spec.template.spec.containers[name="web"].env[name="A"].value`,
+    /// `metadata.labels["app.kubernetes.io/name"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (at, step) in self.0.iter().enumerate() {
+            match step {
+                PathStep::Key(name) if is_plain_key(name) => {
+                    if at > 0 {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(name)?;
+                }
+                PathStep::Key(name) => write!(f, "[{}]", Value::String(name.clone()))?,
+                PathStep::Item(key) => {
+                    let fields: Vec<String> = key.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    write!(f, "[{}]", fields.join(","))?;
+                }
+                PathStep::Value(value) => write!(f, "[={value}]")?,
+                PathStep::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True when list item `item` has every field of the merge key `key`.
+pub fn item_matches(item: &Value, key: &Map<String, Value>) -> bool {
+    key.iter()
+        .all(|(field, want)| item.get(field).is_some_and(|have| have == want))
+}
+
+/// The position in `list` that `step` addresses, if the list has it.
+pub fn position(list: &[Value], step: &PathStep) -> Option<usize> {
+    match step {
+        PathStep::Item(key) => list.iter().position(|item| item_matches(item, key)),
+        PathStep::Value(want) => list.iter().position(|item| item == want),
+        PathStep::Index(index) => (*index < list.len()).then_some(*index),
+        PathStep::Key(_) => None,
+    }
+}
+
+/// The child of `value` that `step` addresses.
+pub fn child<'v>(value: &'v Value, step: &PathStep) -> Option<&'v Value> {
+    match (value, step) {
+        (Value::Object(map), PathStep::Key(name)) => map.get(name),
+        (Value::Array(list), step) => position(list, step).and_then(|at| list.get(at)),
+        _ => None,
+    }
+}
+
+pub fn child_mut<'v>(value: &'v mut Value, step: &PathStep) -> Option<&'v mut Value> {
+    match (value, step) {
+        (Value::Object(map), PathStep::Key(name)) => map.get_mut(name),
+        (Value::Array(list), step) => position(list, step).and_then(|at| list.get_mut(at)),
+        _ => None,
+    }
+}
+
+/// The value at `steps` from `root`.
+pub fn lookup<'v>(root: &'v Value, steps: &[PathStep]) -> Option<&'v Value> {
+    steps.iter().try_fold(root, child)
+}
+
+/// The value `steps` would hold if made from nothing: nested maps for keys, and for a list item
+/// a map of its merge key fields merged with what follows.
+pub fn build(steps: &[PathStep], leaf: &Value) -> Value {
+    let Some((first, rest)) = steps.split_first() else {
+        return leaf.clone();
+    };
+    match first {
+        PathStep::Key(name) => {
+            let mut map = Map::new();
+            map.insert(name.clone(), build(rest, leaf));
+            Value::Object(map)
+        }
+        PathStep::Item(_) | PathStep::Value(_) | PathStep::Index(_) => {
+            Value::Array(vec![new_item(first, rest, leaf)])
+        }
+    }
+}
+
+/// A new list item for `step`, holding what `rest` sets.
+pub fn new_item(step: &PathStep, rest: &[PathStep], leaf: &Value) -> Value {
+    match step {
+        PathStep::Item(key) => {
+            let mut item = key.clone();
+            // With nothing after the item, the leaf is the whole item: its key fields come first.
+            if let Value::Object(more) = build(rest, leaf) {
+                for (field, value) in more {
+                    item.insert(field, value);
+                }
+            }
+            Value::Object(item)
+        }
+        PathStep::Value(value) => value.clone(),
+        PathStep::Index(_) | PathStep::Key(_) => build(rest, leaf),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn display_quotes_keys_with_dots_and_shows_merge_keys() {
+        let path = FieldPath::keys(&["spec", "template", "spec", "containers"])
+            .item("name", "web")
+            .key("image");
+        assert_eq!(
+            path.to_string(),
+            r#"spec.template.spec.containers[name="web"].image"#
+        );
+        let label = FieldPath::keys(&["metadata", "labels", "app.kubernetes.io/name"]);
+        assert_eq!(
+            label.to_string(),
+            r#"metadata.labels["app.kubernetes.io/name"]"#
+        );
+    }
+
+    #[test]
+    fn build_makes_parents_and_items_with_their_key() {
+        let steps = FieldPath::keys(&["env"]).item("name", "A").key("value");
+        assert_eq!(
+            build(&steps.0, &json!("1")),
+            json!({"env": [{"name": "A", "value": "1"}]})
+        );
+    }
+}

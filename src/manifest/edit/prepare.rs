@@ -1,0 +1,78 @@
+//! An accept prepared but not yet written: the file as read (and its hash), the edited text and
+//! the diff to preview. Writing it later refuses if the file changed on disk in between.
+use std::path::{Path, PathBuf};
+
+use super::write::{ContentHash, WriteError, write_verified};
+use super::{EditError, FieldEdit, edit_document};
+
+/// Why an accept could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("{file}: cannot read it: {source}")]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {source}")]
+    Edit {
+        file: PathBuf,
+        #[source]
+        source: EditError,
+    },
+}
+
+/// The edit of one file, checked, ready to preview and write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedEdit {
+    pub file: PathBuf,
+    pub before: String,
+    pub before_hash: ContentHash,
+    pub after: String,
+}
+
+impl PreparedEdit {
+    /// Reads `file` and applies `edits` to its document `document`.
+    pub fn new(file: &Path, document: usize, edits: &[FieldEdit]) -> Result<Self, PrepareError> {
+        let bytes = std::fs::read(file).map_err(|source| PrepareError::Read {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        let before_hash = ContentHash::of(&bytes);
+        let before = String::from_utf8(bytes).map_err(|error| PrepareError::Read {
+            file: file.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, error),
+        })?;
+        let after =
+            edit_document(&before, document, edits).map_err(|source| PrepareError::Edit {
+                file: file.to_path_buf(),
+                source,
+            })?;
+        Ok(PreparedEdit {
+            file: file.to_path_buf(),
+            before,
+            before_hash,
+            after,
+        })
+    }
+
+    /// The unified diff of the file (3 lines of context), labelled with `name`, as `git diff`
+    /// would show it.
+    pub fn diff(&self, name: &str) -> String {
+        similar::TextDiff::from_lines(&self.before, &self.after)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{name}"), &format!("b/{name}"))
+            .to_string()
+    }
+
+    /// True when the edit changes nothing (the manifest already says what is live).
+    pub fn is_noop(&self) -> bool {
+        self.before == self.after
+    }
+
+    /// Writes the edited text, unless the file changed since it was read or leaves `root`.
+    pub fn write(&self, root: &Path) -> Result<(), WriteError> {
+        write_verified(root, &self.file, self.before_hash, &self.after)
+    }
+}

@@ -1,0 +1,363 @@
+//! One [`FieldEdit`] applied to a document's text through `yaml-edit`'s lossless syntax tree.
+//!
+//! yaml-edit finds the nodes and does scalar replacement and removal in place. Block insertions
+//! are spliced here instead, using the node positions yaml-edit reports: yaml-edit lays a new
+//! nested block out with two spaces and always indents a new list under its key, where a manifest
+//! may use four spaces or kubectl's unindented lists ([`Style`]).
+use std::str::FromStr;
+
+use serde_json::Value;
+use yaml_edit::{Mapping, Sequence, YamlFile, YamlNode};
+
+use super::path::{self, FieldPath, PathStep};
+use super::style::Style;
+use super::{EditError, FieldEdit, intended, parse_object, render};
+
+/// A node of the tree at some path, with the parsed value it holds.
+enum Node {
+    Map(Mapping),
+    Seq(Sequence),
+    Other(YamlNode),
+}
+
+/// `text` with `edit` applied; `index` only names the document in errors.
+pub fn apply(text: &str, edit: &FieldEdit, index: usize) -> Result<String, EditError> {
+    match edit {
+        FieldEdit::Set { path, value } => set(text, path.steps(), value, index),
+        FieldEdit::Remove { path } => remove(text, path.steps(), true, index),
+    }
+}
+
+fn unsupported(steps: &[PathStep], reason: &str) -> EditError {
+    EditError::Unsupported {
+        path: FieldPath(steps.to_vec()).to_string(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn parse_tree(text: &str, index: usize) -> Result<YamlFile, EditError> {
+    YamlFile::from_str(text).map_err(|error| EditError::Parse {
+        index,
+        line: 0,
+        message: error.to_string(),
+    })
+}
+
+/// The node at `steps`, which `object` (the parsed document) must have.
+fn node_at(file: &YamlFile, object: &Value, steps: &[PathStep]) -> Result<Node, EditError> {
+    let root = file
+        .document()
+        .and_then(|doc| doc.as_mapping())
+        .ok_or_else(|| unsupported(steps, "the document is not a block or flow map"))?;
+    let mut node = Node::Map(root);
+    let mut value = object;
+    for (depth, step) in steps.iter().enumerate() {
+        let here = &steps[..=depth];
+        let next = match (&node, step, value) {
+            (Node::Map(map), PathStep::Key(name), _) => map.get(name.as_str()),
+            (Node::Seq(seq), step, Value::Array(list)) => {
+                path::position(list, step).and_then(|at| seq.get(at))
+            }
+            _ => None,
+        };
+        value = path::child(value, step)
+            .ok_or_else(|| unsupported(here, "the document does not have it"))?;
+        node = match next {
+            Some(YamlNode::Mapping(map)) => Node::Map(map),
+            Some(YamlNode::Sequence(seq)) => Node::Seq(seq),
+            Some(YamlNode::Alias(_)) => {
+                return Err(unsupported(
+                    here,
+                    "it is an alias (*name): the value lives at its anchor (&name), edit it there by hand",
+                ));
+            }
+            Some(other) => Node::Other(other),
+            None => return Err(unsupported(here, "the YAML tree does not have it")),
+        };
+    }
+    Ok(node)
+}
+
+fn set(text: &str, steps: &[PathStep], value: &Value, index: usize) -> Result<String, EditError> {
+    let object = parse_object(text, index)?;
+    let existing = (0..=steps.len())
+        .rev()
+        .find(|depth| path::lookup(&object, &steps[..*depth]).is_some())
+        .unwrap_or(0);
+    if existing < steps.len() {
+        return insert(text, &object, steps, existing, value, index);
+    }
+    let Some(old) = path::lookup(&object, steps) else {
+        return Ok(text.to_owned());
+    };
+    if old == value {
+        return Ok(text.to_owned());
+    }
+    // Two non-empty maps or two lists of one length: edit only the fields that differ, so that
+    // unchanged lines (and their comments) stay.
+    match (old, value) {
+        (Value::Object(a), Value::Object(b)) if !a.is_empty() && !b.is_empty() => {
+            let mut text = text.to_owned();
+            for (key, child) in b {
+                text = set(
+                    &text,
+                    &extend(steps, PathStep::Key(key.clone())),
+                    child,
+                    index,
+                )?;
+            }
+            for key in a.keys().filter(|key| !b.contains_key(*key)) {
+                text = remove(
+                    &text,
+                    &extend(steps, PathStep::Key(key.clone())),
+                    false,
+                    index,
+                )?;
+            }
+            Ok(text)
+        }
+        (Value::Array(a), Value::Array(b)) if !a.is_empty() && a.len() == b.len() => {
+            let mut text = text.to_owned();
+            for (at, child) in b.iter().enumerate() {
+                text = set(&text, &extend(steps, PathStep::Index(at)), child, index)?;
+            }
+            Ok(text)
+        }
+        _ => replace(text, &object, steps, value, index),
+    }
+}
+
+fn extend(steps: &[PathStep], step: PathStep) -> Vec<PathStep> {
+    let mut longer = steps.to_vec();
+    longer.push(step);
+    longer
+}
+
+/// Replaces the value at `steps` (present) by `value`.
+fn replace(
+    text: &str,
+    object: &Value,
+    steps: &[PathStep],
+    value: &Value,
+    index: usize,
+) -> Result<String, EditError> {
+    let Some((last, parent_steps)) = steps.split_last() else {
+        return Err(unsupported(steps, "the whole document cannot be replaced"));
+    };
+    let file = parse_tree(text, index)?;
+    let parent = node_at(&file, object, parent_steps)?;
+    let target = node_at(&file, object, steps)?;
+    let flow = match &parent {
+        Node::Map(map) => map.is_flow_style(),
+        Node::Seq(seq) => seq.is_flow_style(),
+        Node::Other(_) => true,
+    };
+    // A scalar replaced by a scalar: in place, in the old quoting style, comments untouched.
+    if let Node::Other(YamlNode::Scalar(scalar)) = &target
+        && !(value.is_object() || value.is_array())
+    {
+        let range = scalar.byte_range();
+        let old = text
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or("");
+        let new = render::replacement(old, value, flow);
+        // `key:` with no value has an empty scalar right after the colon.
+        let new = if old.is_empty() && !flow {
+            format!(" {new}")
+        } else {
+            new
+        };
+        scalar.set_value(&new);
+        return Ok(file.to_string());
+    }
+    let (range, target_flow) = match &target {
+        Node::Map(map) => (map.byte_range(), map.is_flow_style()),
+        Node::Seq(seq) => (seq.byte_range(), seq.is_flow_style()),
+        Node::Other(node) => (node.byte_range(), false),
+    };
+    let start = range.start as usize;
+    // A block node's range ends after its last line break, which stays.
+    let mut end = range.end as usize;
+    if end > start && text[..end].ends_with('\n') {
+        end -= 1;
+    }
+    // A flow collection, or any value inside one, stays on its line in flow style.
+    if flow || target_flow {
+        return Ok(splice(text, start, end, &render::flow_text(value)));
+    }
+    let style = Style::of(text);
+    match (&parent, last) {
+        (Node::Map(map), PathStep::Key(name)) => {
+            let key_column = map
+                .find_entry_by_key(name.as_str())
+                .map_or(column_of(text, start), |entry| {
+                    column_of(text, entry.byte_range().start as usize)
+                });
+            // From the colon of `key:`: a block starts on the next line, a scalar after a space.
+            let colon = text[..start].trim_end_matches([' ', '\n']).len();
+            let new = match render::block_value(value, key_column, &style) {
+                Some(block) => format!("\n{}", trim_newline(&block)),
+                None if text[..colon].ends_with(':') => format!(" {}", render::flow_text(value)),
+                None => {
+                    return Err(unsupported(
+                        steps,
+                        "a comment sits between the key and its value",
+                    ));
+                }
+            };
+            Ok(splice(text, colon, end, &new))
+        }
+        (Node::Seq(_), _) => {
+            let dash = text[..start].rfind('-').unwrap_or(start);
+            let item = render::item_lines(value, column_of(text, dash), &style);
+            let line_start = text[..dash].rfind('\n').map_or(0, |at| at + 1);
+            Ok(splice(text, line_start, end, trim_newline(&item)))
+        }
+        _ => Ok(splice(text, start, end, &render::flow_text(value))),
+    }
+}
+
+/// Inserts what `steps` sets, of which the first `existing` steps are present.
+fn insert(
+    text: &str,
+    object: &Value,
+    steps: &[PathStep],
+    existing: usize,
+    value: &Value,
+    index: usize,
+) -> Result<String, EditError> {
+    let parent_steps = &steps[..existing];
+    let (step, rest) = match steps.get(existing) {
+        Some(step) => (step, &steps[existing + 1..]),
+        None => return Ok(text.to_owned()),
+    };
+    let file = parse_tree(text, index)?;
+    let parent = node_at(&file, object, parent_steps)?;
+    let style = Style::of(text);
+    match (&parent, step) {
+        (Node::Map(map), PathStep::Key(name)) => {
+            let new = path::build(rest, value);
+            if map.is_flow_style() || map.is_empty() {
+                let node = flow_node(&new, steps)?;
+                map.set(name.as_str(), &node);
+                return Ok(file.to_string());
+            }
+            let column = map.entries().next().map_or(0, |entry| {
+                column_of(text, entry.byte_range().start as usize)
+            });
+            let at = line_end(text, map.byte_range().end as usize);
+            Ok(insert_lines(
+                text,
+                at,
+                &render::entry_lines(name, &new, column, &style),
+            ))
+        }
+        (Node::Seq(seq), step) if !matches!(step, PathStep::Key(_)) => {
+            let item = path::new_item(step, rest, value);
+            if seq.is_flow_style() || seq.is_empty() {
+                let node = flow_node(&item, steps)?;
+                seq.push(&node);
+                return Ok(file.to_string());
+            }
+            let first = seq
+                .get(0)
+                .map_or(0, |node| node.byte_range().start as usize);
+            let dash = text[..first].rfind('-').unwrap_or(first);
+            let at = line_end(text, seq.byte_range().end as usize);
+            let lines = render::item_lines(&item, column_of(text, dash), &style);
+            Ok(insert_lines(text, at, &lines))
+        }
+        // A null or scalar where a map or list must go: the parent's whole value is replaced.
+        _ => {
+            let mut new_parent = path::lookup(object, parent_steps)
+                .cloned()
+                .unwrap_or(Value::Null);
+            intended::set(&mut new_parent, &steps[existing..], value);
+            replace(text, object, parent_steps, &new_parent, index)
+        }
+    }
+}
+
+/// A yaml-edit node for `value` in flow style, for yaml-edit to put into a flow collection.
+fn flow_node(value: &Value, steps: &[PathStep]) -> Result<YamlNode, EditError> {
+    let text = format!("k: {}\n", render::flow_text(value));
+    YamlFile::from_str(&text)
+        .ok()
+        .and_then(|file| file.document())
+        .and_then(|doc| doc.as_mapping())
+        .and_then(|map| map.get("k"))
+        .ok_or_else(|| unsupported(steps, "its value cannot be written in flow style"))
+}
+
+fn remove(text: &str, steps: &[PathStep], prune: bool, index: usize) -> Result<String, EditError> {
+    let mut object = parse_object(text, index)?;
+    if path::lookup(&object, steps).is_none() {
+        return Ok(text.to_owned());
+    }
+    let Some((last, parent_steps)) = steps.split_last() else {
+        return Err(unsupported(steps, "the whole document cannot be removed"));
+    };
+    let file = parse_tree(text, index)?;
+    match (node_at(&file, &object, parent_steps)?, last) {
+        (Node::Map(map), PathStep::Key(name)) => {
+            map.remove(name.as_str());
+        }
+        (Node::Seq(seq), step) => {
+            let at = path::lookup(&object, parent_steps)
+                .and_then(Value::as_array)
+                .and_then(|list| path::position(list, step));
+            if let Some(at) = at {
+                seq.remove(at);
+            }
+        }
+        _ => return Err(unsupported(steps, "its parent is not a map or list")),
+    }
+    let mut edited = file.to_string();
+    // The same pruning as the intended object: an emptied map or list under a key goes too.
+    intended::remove(&mut object, steps, false);
+    if prune && intended::should_prune(&object, parent_steps) {
+        edited = remove(&edited, parent_steps, true, index)?;
+    }
+    Ok(edited)
+}
+
+/// 0-based column of byte `offset`.
+fn column_of(text: &str, offset: usize) -> usize {
+    let line_start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
+    offset.saturating_sub(line_start)
+}
+
+/// The start of the line after the one holding byte `offset` (a node's end); `offset` itself
+/// when it already starts a line.
+fn line_end(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    if offset == 0 || text[..offset].ends_with('\n') {
+        return offset;
+    }
+    text[offset..]
+        .find('\n')
+        .map_or(text.len(), |at| offset + at + 1)
+}
+
+/// `lines` (each ending in `\n`) inserted at line start `at`; at the end of a file with no final
+/// line break, the break goes before them instead.
+fn insert_lines(text: &str, at: usize, lines: &str) -> String {
+    if at >= text.len() && !text.is_empty() && !text.ends_with('\n') {
+        return format!("{text}\n{}", trim_newline(lines));
+    }
+    splice(text, at, at, lines)
+}
+
+fn trim_newline(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
+fn splice(text: &str, start: usize, end: usize, new: &str) -> String {
+    let mut out = String::with_capacity(text.len() + new.len());
+    out.push_str(&text[..start]);
+    out.push_str(new);
+    out.push_str(&text[end..]);
+    out
+}

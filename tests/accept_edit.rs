@@ -1,0 +1,394 @@
+//! Golden tests of the format-preserving manifest edit: each case edits a fixture under
+//! `tests/fixtures/accept/` and must give exactly the `.after.yaml` file next to it.
+//! `KDRIFT_BLESS=1 cargo test --test accept_edit` rewrites the expected files (review the diff).
+use std::path::PathBuf;
+
+use kdrift::manifest::edit::{EditError, FieldEdit, FieldPath, edit_document};
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/accept")
+        .join(name)
+}
+
+fn set(path: FieldPath, value: Value) -> FieldEdit {
+    FieldEdit::Set { path, value }
+}
+
+fn remove(path: FieldPath) -> FieldEdit {
+    FieldEdit::Remove { path }
+}
+
+fn container(name: &str) -> FieldPath {
+    FieldPath::keys(&["spec", "template", "spec", "containers"]).item("name", name)
+}
+
+/// Edits `<input>.before.yaml` and compares with `<case>.after.yaml`; returns both texts.
+fn golden(input: &str, case: &str, document: usize, edits: &[FieldEdit]) -> (String, String) {
+    let before = std::fs::read_to_string(fixture(&format!("{input}.before.yaml")))
+        .expect("fixture readable");
+    let after = edit_document(&before, document, edits).expect("edit accepted");
+    let expected_file = fixture(&format!("{case}.after.yaml"));
+    if std::env::var_os("KDRIFT_BLESS").is_some() {
+        std::fs::write(&expected_file, &after).expect("golden written");
+    }
+    let expected = std::fs::read_to_string(&expected_file).expect("golden file present");
+    assert_eq!(
+        after, expected,
+        "{case}: edited text differs from the golden file"
+    );
+    (before, after)
+}
+
+/// The lines that differ: (removed, added), from a line diff.
+fn changed_lines(before: &str, after: &str) -> (Vec<String>, Vec<String>) {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Delete => removed.push(change.value().to_owned()),
+            similar::ChangeTag::Insert => added.push(change.value().to_owned()),
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (removed, added)
+}
+
+#[test]
+fn changed_replicas_changes_one_line_and_keeps_its_comment() {
+    let (before, after) = golden(
+        "web",
+        "web-replicas",
+        0,
+        &[set(FieldPath::keys(&["spec", "replicas"]), json!(5))],
+    );
+    let (removed, added) = changed_lines(&before, &after);
+    assert_eq!(
+        removed,
+        vec!["  replicas: 2 # scaled by hand during incidents\n"]
+    );
+    assert_eq!(
+        added,
+        vec!["  replicas: 5 # scaled by hand during incidents\n"]
+    );
+}
+
+#[test]
+fn quoted_image_stays_double_quoted() {
+    let (before, after) = golden(
+        "web",
+        "web-image",
+        0,
+        &[set(
+            container("web").key("image"),
+            json!("registry.example.com/web:1.11"),
+        )],
+    );
+    let (_, added) = changed_lines(&before, &after);
+    assert_eq!(
+        added,
+        vec!["        image: \"registry.example.com/web:1.11\"\n"]
+    );
+}
+
+#[test]
+fn label_keys_with_dots_and_slashes() {
+    let labels = FieldPath::keys(&["metadata", "labels"]);
+    let (before, after) = golden(
+        "web",
+        "web-labels",
+        0,
+        &[
+            set(
+                labels.clone().key("app.kubernetes.io/name"),
+                json!("web-v2"),
+            ),
+            set(labels.key("app.kubernetes.io/version"), json!("1.10")),
+            remove(FieldPath::keys(&[
+                "metadata",
+                "annotations",
+                "example.com/owner",
+            ])),
+        ],
+    );
+    let (removed, added) = changed_lines(&before, &after);
+    assert_eq!(
+        removed.len(),
+        3,
+        "label line, annotations and its only key: {removed:?}"
+    );
+    assert_eq!(added.len(), 2, "{added:?}");
+    assert!(after.contains("    app.kubernetes.io/version: \"1.10\"\n"));
+}
+
+#[test]
+fn env_entries_added_removed_and_changed() {
+    let env = container("web").key("env");
+    let (before, after) = golden(
+        "web",
+        "web-env",
+        0,
+        &[
+            set(
+                env.clone().item("name", "FEATURE_X").key("value"),
+                json!("off"),
+            ),
+            remove(env.clone().item("name", "LOG_LEVEL")),
+            set(
+                env.clone().item("name", "VERSION").key("value"),
+                json!("1.11"),
+            ),
+            set(env.item("name", "TRACE").key("value"), json!("yes")),
+        ],
+    );
+    let (removed, added) = changed_lines(&before, &after);
+    assert_eq!(removed.len(), 4, "{removed:?}");
+    assert_eq!(added.len(), 4, "{added:?}");
+    assert!(after.contains("          value: \"off\"   # must stay a string\n"));
+    assert!(after.contains("          value: '1.11'\n"));
+    assert!(after.contains("        - name: TRACE\n          value: \"yes\"\n"));
+}
+
+#[test]
+fn resources_added_to_a_container_that_had_none() {
+    let (before, after) = golden(
+        "web",
+        "web-resources",
+        0,
+        &[
+            set(
+                container("sidecar")
+                    .key("resources")
+                    .key("limits")
+                    .key("memory"),
+                json!("64Mi"),
+            ),
+            set(container("sidecar").key("imagePullPolicy"), json!("Always")),
+        ],
+    );
+    let (removed, added) = changed_lines(&before, &after);
+    assert!(removed.is_empty(), "{removed:?}");
+    assert_eq!(
+        added.concat(),
+        "        resources:\n          limits:\n            memory: 64Mi\n        imagePullPolicy: Always\n"
+    );
+}
+
+#[test]
+fn removing_the_last_limit_removes_the_empty_resources() {
+    let (before, after) = golden(
+        "web",
+        "web-unlimited",
+        0,
+        &[remove(
+            container("web")
+                .key("resources")
+                .key("limits")
+                .key("memory"),
+        )],
+    );
+    let (removed, added) = changed_lines(&before, &after);
+    assert_eq!(removed.len(), 3, "{removed:?}");
+    assert!(added.is_empty());
+}
+
+#[test]
+fn four_space_indentation_and_indented_lists() {
+    let api = container("api");
+    let (_, after) = golden(
+        "fourspace",
+        "fourspace",
+        0,
+        &[
+            set(
+                api.clone().key("resources").key("limits").key("cpu"),
+                json!("1"),
+            ),
+            set(api.key("env").item("name", "B").key("value"), json!("2")),
+        ],
+    );
+    assert!(after.contains(
+        "                    resources:\n                        limits:\n                            cpu: \"1\"\n"
+    ));
+    assert!(after.contains(
+        "                        -   name: B\n                            value: \"2\"\n"
+    ));
+}
+
+#[test]
+fn crlf_line_ends_survive() {
+    let (_, after) = golden(
+        "crlf",
+        "crlf",
+        0,
+        &[
+            set(FieldPath::keys(&["data", "mode"]), json!("safe")),
+            set(FieldPath::keys(&["data", "extra"]), json!("on")),
+        ],
+    );
+    assert_eq!(after.matches('\n').count(), after.matches("\r\n").count());
+    assert!(after.contains("  mode: \"safe\"\r\n"));
+}
+
+#[test]
+fn missing_final_newline_stays_missing() {
+    let (_, after) = golden(
+        "nonewline",
+        "nonewline",
+        0,
+        &[set(FieldPath::keys(&["data", "b"]), json!("2"))],
+    );
+    assert!(after.ends_with("  b: \"2\""));
+}
+
+#[test]
+fn anchors_and_aliases_survive_an_edit_beside_them() {
+    let (before, after) = golden(
+        "anchors",
+        "anchors",
+        0,
+        &[set(FieldPath::keys(&["spec", "replicas"]), json!(4))],
+    );
+    assert_eq!(before.replace("replicas: 3", "replicas: 4"), after);
+}
+
+#[test]
+fn an_edit_through_an_anchor_is_refused() {
+    let before = std::fs::read_to_string(fixture("anchors.before.yaml")).expect("fixture");
+    let edit = set(
+        FieldPath::keys(&["metadata", "labels", "tier"]),
+        json!("front"),
+    );
+    let error = edit_document(&before, 0, &[edit]).expect_err("must refuse");
+    assert!(
+        matches!(error, EditError::NotIntended { .. }),
+        "the anchor is shared with the selector: {error}"
+    );
+    let through_alias = set(
+        FieldPath::keys(&["spec", "selector", "matchLabels", "tier"]),
+        json!("front"),
+    );
+    let error = edit_document(&before, 0, &[through_alias]).expect_err("must refuse");
+    assert!(error.to_string().contains("alias"), "{error}");
+}
+
+#[test]
+fn flow_style_stays_flow() {
+    let (_, after) = golden(
+        "flow",
+        "flow",
+        0,
+        &[
+            set(FieldPath::keys(&["metadata", "labels", "team"]), json!("a")),
+            set(container("app").key("image"), json!("app:2")),
+            set(
+                container("proxy")
+                    .key("resources")
+                    .key("limits")
+                    .key("memory"),
+                json!("128Mi"),
+            ),
+        ],
+    );
+    assert!(after.contains("metadata: {name: flowy, labels: {app: flowy, team: a}}\n"));
+    assert!(after.contains("resources: {limits: {cpu: 500m, memory: 128Mi}}\n"));
+}
+
+#[test]
+fn other_documents_are_untouched() {
+    let (before, after) = golden(
+        "multi",
+        "multi",
+        2,
+        &[set(container("web").key("image"), json!("web:2"))],
+    );
+    assert_eq!(before.replace("image: web:1", "image: web:2"), after);
+}
+
+#[test]
+fn a_missing_document_is_refused() {
+    let before = std::fs::read_to_string(fixture("multi.before.yaml")).expect("fixture");
+    let edit = set(FieldPath::keys(&["spec", "replicas"]), json!(1));
+    let error = edit_document(&before, 7, &[edit]).expect_err("must refuse");
+    assert!(error.to_string().contains("no document 7"), "{error}");
+}
+
+#[test]
+fn empty_and_whole_values_are_replaced_in_their_own_style() {
+    let app = container("app");
+    let (_, after) = golden(
+        "nulls",
+        "nulls",
+        0,
+        &[
+            set(
+                FieldPath::keys(&["metadata", "annotations", "example.com/by"]),
+                json!("kubectl"),
+            ),
+            set(
+                app.clone().key("resources").key("limits").key("cpu"),
+                json!("1"),
+            ),
+            set(
+                app.clone().key("args"),
+                json!(["serve", "--port=8080", "--debug"]),
+            ),
+            set(app.clone().key("command"), json!(["run", "--fast"])),
+            set(app.key("workingDir"), json!("/srv")),
+        ],
+    );
+    assert!(
+        after.contains("  annotations:\n    example.com/by: kubectl\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("        resources: {limits: {cpu: \"1\"}}\n"),
+        "{after}"
+    );
+    assert!(
+        after
+            .contains("        args:\n        - serve\n        - --port=8080\n        - --debug\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("        command: [run, --fast]  # entry point\n"),
+        "{after}"
+    );
+    assert!(after.ends_with("        workingDir: /srv\n"), "{after}");
+}
+
+#[test]
+fn prepared_edit_previews_the_diff_and_writes_only_if_the_file_is_unchanged() {
+    use kdrift::manifest::edit::PreparedEdit;
+    let root = tempfile::tempdir().expect("temp dir");
+    let file = root.path().join("web.yaml");
+    std::fs::copy(fixture("web.before.yaml"), &file).expect("copy");
+    let edit = set(FieldPath::keys(&["spec", "replicas"]), json!(5));
+    let prepared = PreparedEdit::new(&file, 0, &[edit]).expect("prepared");
+    let diff = prepared.diff("web.yaml");
+    assert!(diff.contains("-  replicas: 2 # scaled by hand during incidents\n+  replicas: 5 # scaled by hand during incidents\n"), "{diff}");
+    assert!(
+        diff.starts_with("--- a/web.yaml\n+++ b/web.yaml\n"),
+        "{diff}"
+    );
+    prepared.write(root.path()).expect("written");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        prepared.after
+    );
+    // A second write of the same preparation: the file is no longer what was read.
+    assert!(prepared.write(root.path()).is_err());
+}
+
+#[test]
+fn a_malformed_document_is_refused_with_its_line_in_the_file() {
+    let text = "a: 1\n---\nb: [1, 2\nc: 3\n";
+    let edit = set(FieldPath::keys(&["c"]), json!(4));
+    let error = edit_document(text, 1, &[edit]).expect_err("malformed");
+    assert!(
+        matches!(error, EditError::Parse { line: 4..=5, .. }),
+        "{error:?}"
+    );
+}
