@@ -1,5 +1,6 @@
 //! Property test of the manifest edit over generated Deployments in many layouts (2 or 4 spaces,
-//! indented or kubectl-style lists, quoting styles, comments, CRLF, missing final newline): the
+//! indented or kubectl-style lists, flow-style labels, quoting styles, comments, CRLF, missing final
+//! newline, alone or between two other documents): the
 //! result re-parses to the intended object, built here from the model, and no line outside the
 //! edited node changes.
 use std::collections::BTreeSet;
@@ -69,6 +70,8 @@ struct Layout {
     crlf: bool,
     final_newline: bool,
     comments: bool,
+    /// `labels: {app: web, tier: back}` on one line.
+    flow_labels: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -115,15 +118,19 @@ fn layout() -> impl Strategy<Value = Layout> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
     )
         .prop_map(
-            |(indent, indent_sequences, wide_dash, crlf, final_newline, comments)| Layout {
-                indent,
-                indent_sequences,
-                wide_dash,
-                crlf,
-                final_newline,
-                comments,
+            |(indent, indent_sequences, wide_dash, crlf, final_newline, comments, flow_labels)| {
+                Layout {
+                    flow_labels,
+                    indent,
+                    indent_sequences,
+                    wide_dash,
+                    crlf,
+                    final_newline,
+                    comments,
+                }
             },
         )
 }
@@ -131,6 +138,7 @@ fn layout() -> impl Strategy<Value = Layout> {
 /// Where things are in the rendered text (0-based line numbers).
 #[derive(Debug, Default)]
 struct Lines {
+    flow_labels: bool,
     labels_header: usize,
     labels: Vec<usize>,
     replicas: usize,
@@ -165,15 +173,38 @@ fn render(model: &Model, layout: &Layout) -> (String, Lines) {
     out.push("metadata:".into());
     out.push(format!("{}name: web", pad(i)));
     at.labels_header = out.len();
-    out.push(format!("{}labels:", pad(i)));
-    for (n, value) in model.labels.iter().enumerate() {
-        at.labels.push(out.len());
+    at.flow_labels = layout.flow_labels;
+    if layout.flow_labels {
+        // Plain values with `:` are quoted inside flow collections, as people write them.
+        let entries: Vec<String> = model
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(n, value)| {
+                let text = match value.quote {
+                    Quote::Plain if value.text.contains(':') => format!("\"{}\"", value.text),
+                    _ => value.render(),
+                };
+                format!("{}: {text}", LABEL_KEYS[n])
+            })
+            .collect();
+        at.labels = vec![out.len(); model.labels.len()];
         out.push(note(&format!(
-            "{}{}: {}",
-            pad(2 * i),
-            LABEL_KEYS[n],
-            value.render()
+            "{}labels: {{{}}}",
+            pad(i),
+            entries.join(", ")
         )));
+    } else {
+        out.push(format!("{}labels:", pad(i)));
+        for (n, value) in model.labels.iter().enumerate() {
+            at.labels.push(out.len());
+            out.push(note(&format!(
+                "{}{}: {}",
+                pad(2 * i),
+                LABEL_KEYS[n],
+                value.render()
+            )));
+        }
     }
     out.push("spec:".into());
     at.replicas = out.len();
@@ -345,6 +376,10 @@ fn plan(
                     return None;
                 }
                 after.labels.push(value.clone());
+                if at.flow_labels {
+                    let (del, ins) = one(at.labels_header);
+                    return Some((edit, after, del, ins));
+                }
                 let last = *at.labels.last()? + 1;
                 (edit, after, BTreeSet::new(), last..=last)
             }
