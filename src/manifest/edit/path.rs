@@ -83,6 +83,24 @@ impl fmt::Display for FieldPath {
     }
 }
 
+/// A `fieldsV1` path (what a field manager owns) as an edit path: the same steps.
+impl From<&crate::managed_fields::FieldPath> for FieldPath {
+    fn from(path: &crate::managed_fields::FieldPath) -> FieldPath {
+        use crate::managed_fields::PathElement;
+        FieldPath(
+            path.elements()
+                .iter()
+                .map(|element| match element {
+                    PathElement::Field(name) => PathStep::Key(name.clone()),
+                    PathElement::Key(fields) => PathStep::Item(fields.iter().cloned().collect()),
+                    PathElement::Value(value) => PathStep::Value(value.clone()),
+                    PathElement::Index(index) => PathStep::Index(*index),
+                })
+                .collect(),
+        )
+    }
+}
+
 /// True when list item `item` has every field of the merge key `key`.
 pub fn item_matches(item: &Value, key: &Map<String, Value>) -> bool {
     key.iter()
@@ -175,6 +193,21 @@ mod tests {
         assert_eq!(
             label.to_string(),
             r#"metadata.labels["app.kubernetes.io/name"]"#
+        );
+    }
+
+    #[test]
+    fn converts_from_a_fields_v1_path() {
+        use crate::managed_fields::{self, PathElement};
+        let mut key = Map::new();
+        key.insert("name".into(), json!("web"));
+        let owned = managed_fields::FieldPath::fields(&["spec", "template", "spec", "containers"])
+            .child(PathElement::key(&key))
+            .child(PathElement::field("image"));
+        let path = FieldPath::from(&owned);
+        assert_eq!(
+            path.to_string(),
+            r#"spec.template.spec.containers[name="web"].image"#
         );
     }
 
