@@ -246,7 +246,11 @@ fn the_reduced_extract_keeps_only_what_drift_reads_and_gives_the_same_drift() {
 #[test]
 fn kdrift_diff_names_the_file_line_of_each_hunk() {
     let manifest = manifest();
-    let drift = compare(&manifest, &live("deploy-after-scale.json"), &Config::default());
+    let drift = compare(
+        &manifest,
+        &live("deploy-after-scale.json"),
+        &Config::default(),
+    );
     let text = kdrift::drift::diff::unified(&manifest, &drift, now(), false);
     let hunks: Vec<&str> = text.lines().filter(|l| l.starts_with("@@")).collect();
     assert_eq!(hunks.len(), 2, "{text}");
