@@ -183,7 +183,7 @@ fn manifests_the_listing_did_not_cover_are_not_missing() {
 #[test]
 fn many_objects_keep_each_drift_with_its_own_object() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let count = 600;
+    let count: u32 = 600;
     for i in 0..count {
         fs::write(
             dir.path().join(format!("app-{i:03}.yaml")),
