@@ -118,10 +118,15 @@ fn scale_is_recorded_on_the_scale_subresource() {
     );
     let d = c.get_json("deployment/cart", "shop");
     assert_eq!(d["spec"]["replicas"], 5);
-    let entry = managed_entry(&d, "kubectl-scale");
+    // kubectl scale sends no fieldManager: a real server names the manager after the user
+    // agent ("kubectl/v1.33.1 ..." → "kubectl") and records the scale subresource.
+    let entries = d["metadata"]["managedFields"].as_array().unwrap();
+    let entry = entries
+        .iter()
+        .find(|e| e["manager"] == "kubectl" && e["subresource"] == "scale")
+        .unwrap_or_else(|| panic!("no scale entry in {entries:?}"));
     assert_eq!(entry["operation"], "Update");
-    assert_eq!(entry["subresource"], "scale");
-    assert!(owns(&d, "kubectl-scale", &["f:spec", "f:replicas"]));
+    assert!(entry["fieldsV1"]["f:spec"]["f:replicas"].is_object());
 }
 
 #[test]
@@ -280,7 +285,7 @@ fn merge_json_and_strategic_patches_apply_as_kubectl_patch() {
         "-p",
         r#"[{"op":"test","path":"/spec/replicas","value":99}]"#,
     ]);
-    assert!(bad.contains("Error from server"), "{bad}");
+    assert!(bad.contains("testing value /spec/replicas failed"), "{bad}");
     let missing = c.fails(&[
         "patch",
         "deployment/nope",
@@ -372,7 +377,7 @@ fn server_side_apply_owns_fields_and_conflicts_unless_forced() {
     c.ok(&["scale", "deployment/web", "-n", "capture", "--replicas=5"]);
     let conflict = c.fails(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
     assert!(
-        conflict.contains("conflict with \"kubectl-scale\""),
+        conflict.contains("conflict with \"kubectl\" with subresource \"scale\""),
         "{conflict}"
     );
     assert!(conflict.contains(".spec.replicas"), "{conflict}");
@@ -481,5 +486,51 @@ fn strict_validation_refuses_unknown_fields() {
     assert!(
         err.starts_with("The request is invalid: patch: Invalid value: "),
         "{err}"
+    );
+}
+
+#[test]
+fn create_namespace_and_deployment_send_protobuf_and_roll_out() {
+    let c = Cluster::start();
+    assert_eq!(
+        c.ok(&["create", "namespace", "team-a"]).trim(),
+        "namespace/team-a created"
+    );
+    let out = c.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "team-a",
+        "--image=nginx:1.25",
+        "--replicas=3",
+        "--port=8080",
+    ]);
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    let d = c.get_json("deployment/web", "team-a");
+    assert_eq!(d["spec"]["replicas"], 3);
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        (container["name"].as_str(), container["image"].as_str()),
+        (Some("nginx"), Some("nginx:1.25"))
+    );
+    assert_eq!(container["ports"][0]["containerPort"], 8080);
+    assert_eq!(
+        d["spec"]["strategy"]["type"], "RollingUpdate",
+        "no protobuf zero value hides a default"
+    );
+    assert_eq!(managed_entry(&d, "kubectl-create")["operation"], "Update");
+    let out = c.kubectl(&[
+        "rollout",
+        "status",
+        "deployment/web",
+        "-n",
+        "team-a",
+        "--timeout=90s",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

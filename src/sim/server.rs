@@ -22,8 +22,10 @@ use super::faults::Faults;
 use super::store::Store;
 
 mod handlers;
+mod protobuf;
 mod response;
 mod router;
+mod rows;
 pub mod table;
 mod watch_stream;
 
@@ -83,28 +85,34 @@ pub struct SimServer {
 }
 
 impl SimServer {
-    /// Bind 127.0.0.1:`port` (0 = any free port) and serve.
+    /// Bind 127.0.0.1:`port` (0 = any free port) and serve: seed the demo manifests, run the
+    /// controllers and play the scenario.
     pub async fn start(config: SimConfig) -> Result<SimServer, SimError> {
         let store = Store::new();
-        let faults = Faults::default();
-        let listener = bind(config.port).await?;
-        let addr = listener.local_addr().map_err(|source| SimError::Bind {
-            port: config.port,
-            source,
-        })?;
         if config.seed {
             super::scenario::seed(&store).map_err(|e| SimError::Seed(e.to_string()))?;
         }
-        let tasks = vec![
-            super::controller::spawn(store.clone(), config.timings.clone()),
-            super::scenario::spawn(store.clone(), config.scenario),
+        let mut server = SimServer::serve_store(store, config.port).await?;
+        server.tasks = vec![
+            super::controller::spawn(server.store.clone(), config.timings.clone()),
+            super::scenario::spawn(server.store.clone(), config.scenario),
         ];
+        Ok(server)
+    }
+
+    /// Serve `store` as it is, with no controller and no scenario: nothing changes unless a
+    /// client writes (benchmarks and tests that fill the store themselves).
+    pub async fn serve_store(store: Store, port: u16) -> Result<SimServer, SimError> {
+        let listener = bind(port).await?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| SimError::Bind { port, source })?;
         let mut server = SimServer {
             store,
-            faults,
+            faults: Faults::default(),
             addr,
             listening: None,
-            tasks,
+            tasks: Vec::new(),
         };
         server.listening = Some(server.serve(listener));
         Ok(server)

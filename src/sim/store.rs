@@ -139,7 +139,22 @@ pub struct Entry {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// Selectable fields beyond metadata (`status.phase`, `involvedObject.name`, ...).
     pub fields: Box<[(&'static str, Box<str>)]>,
+    /// This version as `kubectl get` prints it, filled on first use by the server's table
+    /// printer (an entry never changes: a write makes a new one).
+    pub printed: std::sync::OnceLock<PrintedRow>,
 }
+
+/// The parts of a Table row that do not depend on the time of the request.
+#[derive(Debug)]
+pub struct PrintedRow {
+    /// Cells; an age is kept as [`AGE_MARK`] followed by the unix seconds it counts from.
+    pub cells: Vec<Value>,
+    /// The object's `metadata`, serialized (for `PartialObjectMetadata`).
+    pub metadata: Bytes,
+}
+
+/// Marks an age cell in [`PrintedRow::cells`].
+pub const AGE_MARK: &str = "\u{0}age:";
 
 impl Entry {
     /// Parse the stored JSON (it was serialized by the store, so it parses).

@@ -95,7 +95,16 @@ impl Cluster {
 
     /// `kubectl get -o json` of one object.
     pub fn get_json(&self, what: &str, namespace: &str) -> Value {
-        serde_json::from_str(&self.ok(&["get", what, "-n", namespace, "-o", "json"])).unwrap()
+        serde_json::from_str(&self.ok(&[
+            "get",
+            what,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .unwrap()
     }
 
     /// Write a file in the temporary folder.

@@ -251,7 +251,7 @@ fn latency_slows_replies_without_breaking_them() {
 
 /// Send one raw request; returns the HTTP code and the body.
 fn raw(c: &Cluster, method: &str, path: &str, content_type: &str, body: &str) -> (u16, Value) {
-    let kube = client(&c);
+    let kube = client(c);
     let request = http::Request::builder()
         .method(method)
         .uri(path)
@@ -351,4 +351,89 @@ fn errors_are_worded_and_coded_as_a_real_server_words_them() {
         ),
         (422, Some("Invalid"), Some("metadata.name"))
     );
+}
+
+#[test]
+fn a_streaming_list_sends_the_objects_then_the_initial_events_end_bookmark() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    let stored: Vec<String> = c
+        .server
+        .store()
+        .list(ResourceType::Deployment, Some("shop"))
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    c.runtime.block_on(async {
+        let mut stream = api
+            .watch(&WatchParams::streaming_lists(), "")
+            .await
+            .unwrap()
+            .boxed();
+        let mut added = Vec::new();
+        loop {
+            match tokio::time::timeout(PATIENCE, stream.try_next())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                Some(WatchEvent::Added(d)) => added.push(d.metadata.name.unwrap()),
+                Some(WatchEvent::Bookmark(b)) => {
+                    assert_eq!(
+                        b.metadata
+                            .annotations
+                            .get("k8s.io/initial-events-end")
+                            .map(String::as_str),
+                        Some("true")
+                    );
+                    break;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        added.sort();
+        assert_eq!(added, stored);
+    });
+}
+
+#[test]
+fn a_kube_runtime_watcher_recovers_from_the_410_fault_and_keeps_up() {
+    use kube::runtime::watcher;
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    c.runtime.block_on(async {
+        let mut events = watcher(api, watcher::Config::default()).boxed();
+        // The initial list ends with InitDone.
+        loop {
+            match tokio::time::timeout(PATIENCE, events.try_next())
+                .await
+                .unwrap()
+                .unwrap()
+            {
+                Some(watcher::Event::InitDone) => break,
+                Some(_) => continue,
+                None => panic!("the watcher ended"),
+            }
+        }
+        c.server.faults().set_watch_gone(true);
+        c.server.faults().set_watch_gone(false);
+        relabel(&c, "shop", "cart", "after", "gone");
+        // Whether the change arrives live or in the relist, the watcher sees cart relabelled.
+        let seen = tokio::time::timeout(PATIENCE, async {
+            while let Ok(Some(event)) = events.try_next().await {
+                if let watcher::Event::Apply(d) | watcher::Event::InitApply(d) = event
+                    && d.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get("after"))
+                        .is_some()
+                {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(seen, Ok(true));
+    });
 }

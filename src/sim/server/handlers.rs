@@ -15,6 +15,7 @@ use super::response::{
     parse_query, read_body, status_value, with_warnings,
 };
 use super::router::{ResourcePath, Route, route};
+use super::rows;
 use super::table::{self, IncludeObject};
 use super::watch_stream;
 use crate::sim::discovery;
@@ -257,16 +258,11 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
     let (kind, api_version) = list_type(path.resource);
     match wanted {
         Wanted::Table => {
-            let now = jiff::Timestamp::now();
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
-            let rows = page
-                .items
-                .iter()
-                .map(|e| table::row(path.resource, &e.value(), include, now))
-                .collect();
-            json_value(
+            let meta = Value::Object(meta);
+            json_bytes(
                 StatusCode::OK,
-                &table::table(path.resource, rows, Value::Object(meta), true),
+                rows::table_body(path.resource, &page.items, include, &meta, true),
             )
         }
         Wanted::Metadata => {
@@ -314,19 +310,13 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
     }
     match wanted {
         Wanted::Object => json_bytes(StatusCode::OK, entry.json.clone()),
-        Wanted::Metadata => json_value(StatusCode::OK, &table::partial_metadata(&entry.value())),
+        Wanted::Metadata => json_bytes(StatusCode::OK, rows::partial_metadata(&entry)),
         Wanted::Table => {
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str));
-            let row = table::row(
-                path.resource,
-                &entry.value(),
-                include,
-                jiff::Timestamp::now(),
-            );
             let meta = json!({"resourceVersion": entry.resource_version.to_string()});
-            json_value(
+            json_bytes(
                 StatusCode::OK,
-                &table::table(path.resource, vec![row], meta, true),
+                rows::table_body(path.resource, &[entry], include, &meta, true),
             )
         }
     }
@@ -453,8 +443,9 @@ fn unsupported_media_type() -> ApiError {
 }
 
 /// Decode a create/update body (JSON or YAML).
-fn decode_object(media: &str, body: &[u8]) -> Result<Value, ApiError> {
+fn decode_object(resource: ResourceType, media: &str, body: &[u8]) -> Result<Value, ApiError> {
     let value: Value = match media {
+        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(resource, body)?,
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         })?,
@@ -619,13 +610,13 @@ fn write_inner(
     let name = path.name.as_deref().unwrap_or("");
     match *method {
         Method::POST => {
-            let mut object = decode_object(media, body)?;
+            let mut object = decode_object(r, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.create_validated(r, object, &opts, validation)?;
             Ok((StatusCode::CREATED, value, warnings))
         }
         Method::PUT if scale => {
-            let object = decode_object(media, body)?;
+            let object = decode_object(r, media, body)?;
             let rv = object
                 .pointer("/metadata/resourceVersion")
                 .cloned()
@@ -642,7 +633,7 @@ fn write_inner(
             Ok((StatusCode::OK, view(value), warnings))
         }
         Method::PUT => {
-            let mut object = decode_object(media, body)?;
+            let mut object = decode_object(r, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.update_validated(r, object, &opts, validation)?;
             Ok((StatusCode::OK, value, warnings))

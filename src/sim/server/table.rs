@@ -1,8 +1,9 @@
 //! Server-side printing: `meta.k8s.io/v1` Tables with the columns a real server gives each
 //! type, which is what `kubectl get` prints.
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::sim::resources::ResourceType;
+use crate::sim::store::AGE_MARK;
 
 /// What each row carries besides its cells (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -299,11 +300,15 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-fn age_of(timestamp: Option<&str>, now: jiff::Timestamp) -> String {
+/// An age cell; with no `now`, a mark to fill in at request time (see `PrintedRow`).
+fn age_of(timestamp: Option<&str>, now: Option<jiff::Timestamp>) -> String {
     let Some(ts) = timestamp.and_then(|t| t.parse::<jiff::Timestamp>().ok()) else {
         return "<unknown>".into();
     };
-    human_duration(now.as_second() - ts.as_second())
+    match now {
+        Some(now) => human_duration(now.as_second() - ts.as_second()),
+        None => format!("{AGE_MARK}{}", ts.as_second()),
+    }
 }
 
 fn int(v: &Value, pointer: &str) -> i64 {
@@ -382,6 +387,15 @@ fn pod_status(pod: &Value) -> String {
 
 /// The cells of one row.
 pub fn cells(resource: ResourceType, object: &Value, now: jiff::Timestamp) -> Vec<Value> {
+    cells_at(resource, object, Some(now))
+}
+
+/// The cells of one row with its ages left as marks, to cache.
+pub fn deferred_cells(resource: ResourceType, object: &Value) -> Vec<Value> {
+    cells_at(resource, object, None)
+}
+
+fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>) -> Vec<Value> {
     let name = json!(text(object, "/metadata/name"));
     let age = json!(age_of(
         object
@@ -501,38 +515,6 @@ pub fn partial_metadata(object: &Value) -> Value {
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
-    })
-}
-
-/// One row.
-pub fn row(
-    resource: ResourceType,
-    object: &Value,
-    include: IncludeObject,
-    now: jiff::Timestamp,
-) -> Value {
-    let mut row = Map::new();
-    row.insert("cells".into(), Value::Array(cells(resource, object, now)));
-    match include {
-        IncludeObject::None => {}
-        IncludeObject::Metadata => {
-            row.insert("object".into(), partial_metadata(object));
-        }
-        IncludeObject::Object => {
-            row.insert("object".into(), object.clone());
-        }
-    }
-    Value::Object(row)
-}
-
-/// A whole Table; `headers`: include the column definitions (the first watch event only).
-pub fn table(resource: ResourceType, rows: Vec<Value>, metadata: Value, headers: bool) -> Value {
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": metadata,
-        "columnDefinitions": if headers { columns(resource) } else { Value::Null },
-        "rows": rows,
     })
 }
 

@@ -19,7 +19,8 @@ use super::ServerState;
 use super::handlers::{Query, selectors};
 use super::response::{Reply, Wanted, error_reply, error_status};
 use super::router::ResourcePath;
-use super::table::{self, IncludeObject};
+use super::rows;
+use super::table::IncludeObject;
 use crate::sim::resources::ResourceType;
 use crate::sim::store::{
     ApiError, Entry, EventType, FieldSelector, LabelSelector, WatchEvent, watch_line,
@@ -28,7 +29,7 @@ use crate::sim::store::{
 /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK.
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(5);
 /// Lines buffered per watcher before the writer waits for the client.
-const LINES_BUFFERED: usize = 256;
+const LINES_BUFFERED: usize = 64;
 
 /// What one watcher sends.
 struct Watcher {
@@ -75,17 +76,22 @@ impl Watcher {
         match self.wanted {
             Wanted::Object if kind == event.kind => Some(event.line()),
             Wanted::Object => Some(watch_line(kind.wire_name(), &event.entry.json)),
-            Wanted::Metadata => {
-                let object = table::partial_metadata(&event.entry.value());
-                Some(value_line(kind.wire_name(), &object))
-            }
+            Wanted::Metadata => Some(watch_line(
+                kind.wire_name(),
+                &rows::partial_metadata(&event.entry),
+            )),
             Wanted::Table => {
-                let object = event.entry.value();
-                let row = table::row(self.resource, &object, self.include, jiff::Timestamp::now());
                 let meta = json!({"resourceVersion": event.entry.resource_version.to_string()});
-                let t = table::table(self.resource, vec![row], meta, !self.headers_sent);
+                let entries = [event.entry.clone()];
+                let t = rows::table_body(
+                    self.resource,
+                    &entries,
+                    self.include,
+                    &meta,
+                    !self.headers_sent,
+                );
                 self.headers_sent = true;
-                Some(value_line(kind.wire_name(), &t))
+                Some(watch_line(kind.wire_name(), &t))
             }
         }
     }

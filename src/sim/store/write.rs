@@ -89,6 +89,7 @@ pub fn make_entry(resource: ResourceType, object: &Value, rv: u64) -> Arc<Entry>
         json: bytes::Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
         labels,
         fields: entry_fields(resource, object),
+        printed: std::sync::OnceLock::new(),
     })
 }
 
@@ -167,19 +168,53 @@ fn qos_class(pod: &Value) -> &'static str {
 /// Compare two versions of an object for "nothing changed": managedFields timestamps and the
 /// resourceVersion do not count.
 fn same_object(a: &Value, b: &Value) -> bool {
-    fn scrub(v: &Value) -> Value {
-        let mut v = v.clone();
-        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("resourceVersion");
-            if let Some(Value::Array(fields)) = meta.get_mut("managedFields") {
-                for f in fields.iter_mut().filter_map(Value::as_object_mut) {
-                    f.remove("time");
-                }
-            }
-        }
-        v
+    /// Equal maps, ignoring the keys in `skip`; `nested` compares the values of some keys.
+    fn maps_equal(
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        skip: &[&str],
+        nested: &dyn Fn(&str, &Value, &Value) -> bool,
+    ) -> bool {
+        let keys =
+            |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+        keys(a) == keys(b)
+            && a.iter()
+                .filter(|(k, _)| !skip.contains(&k.as_str()))
+                .all(|(k, va)| b.get(k).is_some_and(|vb| nested(k, va, vb)))
     }
-    scrub(a) == scrub(b)
+    let entries_equal = |x: &Value, y: &Value| match (x.as_array(), y.as_array()) {
+        (Some(xs), Some(ys)) => {
+            xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .zip(ys)
+                    .all(|(e, f)| match (e.as_object(), f.as_object()) {
+                        (Some(e), Some(f)) => maps_equal(e, f, &["time"], &|_, p, q| p == q),
+                        _ => e == f,
+                    })
+        }
+        _ => x == y,
+    };
+    let meta_equal = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
+        (Some(x), Some(y)) => maps_equal(x, y, &["resourceVersion"], &|k, p, q| {
+            if k == "managedFields" {
+                entries_equal(p, q)
+            } else {
+                p == q
+            }
+        }),
+        _ => x == y,
+    };
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => maps_equal(a, b, &[], &|k, p, q| {
+            if k == "metadata" {
+                meta_equal(p, q)
+            } else {
+                p == q
+            }
+        }),
+        _ => a == b,
+    }
 }
 
 fn random_suffix() -> String {
