@@ -101,3 +101,80 @@ proptest! {
         }
     }
 }
+
+/// An applied configuration: web.yaml with some fields varied.
+fn config() -> impl Strategy<Value = Value> {
+    (
+        proptest::option::of(0..5u32),
+        0..3u8,
+        prop::sample::subsequence(vec!["A", "B", "MODE"], 0..=3),
+        prop::sample::subsequence(vec!["tier", "team"], 0..=2),
+    )
+        .prop_map(|(replicas, image, env, labels)| {
+            let mut config = json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "capture", "labels": {"app": "web"}},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                        {"name": "web", "image": format!("web:{image}")}
+                    ]}}
+                }
+            });
+            if let Some(r) = replicas {
+                config["spec"]["replicas"] = json!(r);
+            }
+            if !env.is_empty() {
+                config["spec"]["template"]["spec"]["containers"][0]["env"] = env
+                    .iter()
+                    .map(|n| json!({"name": n, "value": "v"}))
+                    .collect();
+            }
+            for key in labels {
+                config["metadata"]["labels"][key] = json!("x");
+            }
+            config
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A forced apply leaves the applied values in the object, fields applied before and owned by
+    /// nobody else are gone, and applying the same configuration again changes nothing.
+    #[test]
+    fn forced_applies_converge(steps in prop::collection::vec((config(), prop::collection::vec(write(), 0..3)), 1..6)) {
+        let mut live: Option<Value> = None;
+        for (step, (config, writes)) in steps.iter().enumerate() {
+            let time = format!("2026-11-22T02:00:{step:02}Z");
+            let mut object = apply(ResourceType::Deployment, live.as_ref(), config, "kubectl", true, &time).unwrap();
+            apply_defaults(ResourceType::Deployment, &mut object);
+            let applied = FieldSet::from_applied("Deployment", config);
+            for leaf in applied.leaves() {
+                prop_assert_eq!(leaf.lookup("Deployment", &object), leaf.lookup("Deployment", config), "{}", leaf);
+            }
+            let again = apply(ResourceType::Deployment, Some(&object), config, "kubectl", false, &time).unwrap();
+            prop_assert_eq!(&again, &object);
+            let entries = ManagedFieldsEntry::read(&object).unwrap();
+            for env in ["A", "B"] {
+                let applied_env = config["spec"]["template"]["spec"]["containers"][0]["env"]
+                    .as_array().is_some_and(|l| l.iter().any(|e| e["name"] == json!(env)));
+                let in_object = object["spec"]["template"]["spec"]["containers"][0]["env"]
+                    .as_array().is_some_and(|l| l.iter().any(|e| e["name"] == json!(env)));
+                let others = entries.iter().any(|e| e.manager != "kubectl"
+                    && serde_json::to_string(&e.fields.to_fields_v1()).unwrap().contains(&format!("{{\\\"name\\\":\\\"{env}\\\"}}")));
+                prop_assert_eq!(in_object, applied_env || others, "env {}", env);
+            }
+            // Out-of-band writes between applies.
+            let mut current = object;
+            for (i, write) in writes.iter().enumerate() {
+                let mut new = strategic_merge_patch(ResourceType::Deployment, &current, &patch_of(write)).unwrap();
+                apply_defaults(ResourceType::Deployment, &mut new);
+                let time = format!("2026-11-22T02:01:{step}{i}Z");
+                record_update(ResourceType::Deployment, Some(&current), &mut new, "kubectl-edit", None, &time);
+                current = new;
+            }
+            live = Some(current);
+        }
+    }
+}
