@@ -44,7 +44,7 @@ struct Driver {
     /// Objects to delete because their owner went (garbage collection).
     orphans: Vec<(ResourceType, Key)>,
     timers: Timers,
-    /// Repeated kubelet events (`BackOff`): (pod, reason) → event name, to count them.
+    /// Repeated kubelet events (`BackOff`, `Failed`): (pod, reason and message) → event name.
     repeated: HashMap<(Key, String), String>,
     /// Deployment uids seen, to tell orphans from objects whose owner is still coming.
     deployment_uids: HashSet<String>,
@@ -479,7 +479,9 @@ impl Driver {
                 key_of(involved),
                 format!("{}/{}", spec.reason, spec.message),
             );
-            let counted = spec.component == Component::Kubelet && spec.reason == "BackOff";
+            // The kubelet repeats these every back-off: counted, as the event recorder does.
+            let counted = spec.component == Component::Kubelet
+                && matches!(spec.reason.as_str(), "BackOff" | "Failed");
             if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
                 let event_key = Key::new(&repeat_key.0.namespace, &event_name);
                 let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
