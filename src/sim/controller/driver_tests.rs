@@ -234,6 +234,32 @@ async fn rolling_update_and_deletion_reach_the_pods() {
         "registry.example/payments/ledger:2.0.4"
     );
 
+    // A deleted pod is replaced by its ReplicaSet.
+    let victim = ledger_pods[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    store
+        .delete(ResourceType::Pod, "payments", &victim, false)
+        .unwrap();
+    eventually("the ledger pod to be replaced and ready", || {
+        let pods: Vec<Value> = store
+            .list(ResourceType::Pod, Some("payments"))
+            .into_iter()
+            .filter(|p| {
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("ledger-")
+            })
+            .collect();
+        (pods.len() == 1
+            && pods[0]["metadata"]["name"] != victim.as_str()
+            && pods[0]["status"]["phase"] == "Running")
+            .then_some(())
+    })
+    .await;
+
     store
         .delete(ResourceType::Deployment, "shop", "cart", false)
         .unwrap();
