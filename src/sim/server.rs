@@ -28,6 +28,7 @@ mod router;
 mod rows;
 pub mod table;
 mod watch_stream;
+mod writes;
 
 pub use super::controller::Timings;
 pub use super::scenario::Scenario;
