@@ -156,12 +156,25 @@ impl ManagedFieldsEntry {
     }
 }
 
-/// The entries that own `path` (the field itself, or an atomic field above it), in their order.
+/// The entries whose field set holds `path` itself, in their order.
 pub fn owners<'a>(
     entries: &'a [ManagedFieldsEntry],
     path: &FieldPath,
 ) -> Vec<&'a ManagedFieldsEntry> {
-    entries.iter().filter(|e| e.fields.owns(path)).collect()
+    entries.iter().filter(|e| e.fields.contains(path)).collect()
+}
+
+/// The entries that own `path` in an object of `kind`: the field itself, or an atomic field
+/// above it (`spec.selector` for `spec.selector.matchLabels.app`).
+pub fn owners_in<'a>(
+    kind: &str,
+    entries: &'a [ManagedFieldsEntry],
+    path: &FieldPath,
+) -> Vec<&'a ManagedFieldsEntry> {
+    entries
+        .iter()
+        .filter(|e| e.fields.owns(kind, path))
+        .collect()
 }
 
 #[cfg(test)]
@@ -185,7 +198,7 @@ mod tests {
         let object = reference("deploy-after-set-env-and-resources.json");
         let entries = ManagedFieldsEntry::read(&object).unwrap();
         let names = |path: &FieldPath| -> Vec<String> {
-            owners(&entries, path)
+            owners_in("Deployment", &entries, path)
                 .iter()
                 .map(|e| format!("{} {}", e.manager, e.operation))
                 .collect()

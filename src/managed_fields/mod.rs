@@ -8,12 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::schema::{ListType, Schema, Shape};
+
 pub mod build;
 pub mod entry;
 pub mod path;
 
 pub use build::Comparison;
-pub use entry::{ManagedFieldsEntry, Operation, owners};
+pub use entry::{ManagedFieldsEntry, Operation, owners, owners_in};
 pub use path::{FieldPath, PathElement};
 
 /// Why a `fieldsV1` or `managedFields` value could not be read.
@@ -25,6 +27,17 @@ pub enum FieldsError {
     NotAnObject { path: String, found: String },
     #[error("managedFields[{index}]: {reason}")]
     BadEntry { index: usize, reason: String },
+}
+
+/// Whether a value at `schema` is owned as a whole, its parts (`next` the first of them) with it.
+fn owned_whole(schema: Schema, next: &PathElement) -> bool {
+    match schema.shape() {
+        Shape::Scalar => true,
+        Shape::List => schema.list_type() == ListType::Atomic,
+        Shape::Struct | Shape::Map => schema.is_atomic(),
+        // Without a schema lists are atomic and maps granular.
+        Shape::Unknown => schema.is_atomic() || matches!(next, PathElement::Index(_)),
+    }
 }
 
 /// A set of field paths, as `fieldsV1` records them. A path is a *member* when the manager owns
@@ -81,17 +94,27 @@ impl FieldSet {
         }
     }
 
-    /// Whether this set owns `path`: it is a member, or lies under a member with nothing
-    /// recorded below it (an atomic field such as `f:selector` owns everything inside).
-    pub fn owns(&self, path: &FieldPath) -> bool {
+    /// Whether this set owns `path` in an object of `kind`: it is a member, or lies under a
+    /// member that is atomic in the schema (`f:selector` owns everything inside the selector).
+    pub fn owns(&self, kind: &str, path: &FieldPath) -> bool {
+        if self.contains(path) {
+            return true;
+        }
+        let mut schema = crate::schema::root(kind);
         let mut set = self;
-        for (i, element) in path.elements().iter().enumerate() {
-            let last = i + 1 == path.elements().len();
-            let child = set.children.get(element);
-            if set.members.contains(element) && (last || child.is_none()) {
+        let elements = path.elements();
+        for (i, element) in elements.iter().enumerate() {
+            schema = match element {
+                PathElement::Field(name) => schema.field(name),
+                _ => schema.item(),
+            };
+            if let Some(next) = elements.get(i + 1)
+                && set.members.contains(element)
+                && owned_whole(schema, next)
+            {
                 return true;
             }
-            match child {
+            match set.children.get(element) {
                 Some(child) => set = child,
                 None => return false,
             }
@@ -118,15 +141,21 @@ impl FieldSet {
 
     pub fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (element, child) in &other.children {
-            let merged = match out.children.get(element) {
-                Some(mine) => mine.union(child),
-                None => child.clone(),
-            };
-            out.children.insert(element.clone(), merged);
-        }
+        out.add(other);
         out
+    }
+
+    /// Add the members of `other` to `self` in place (as [`FieldSet::union`]).
+    pub fn add(&mut self, other: &FieldSet) {
+        self.members.extend(other.members.iter().cloned());
+        for (element, child) in &other.children {
+            match self.children.get_mut(element) {
+                Some(mine) => mine.add(child),
+                None => {
+                    self.children.insert(element.clone(), child.clone());
+                }
+            }
+        }
     }
 
     /// Members of `self` that are not members of `other` (children compared recursively).
@@ -143,6 +172,20 @@ impl FieldSet {
             }
         }
         FieldSet { members, children }
+    }
+
+    /// Remove the members of `other` from `self` in place (as [`FieldSet::difference`]).
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if other.is_empty() {
+            return;
+        }
+        self.members.retain(|m| !other.members.contains(m));
+        self.children.retain(|element, child| {
+            if let Some(theirs) = other.children.get(element) {
+                child.subtract(theirs);
+            }
+            !child.is_empty()
+        });
     }
 
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
@@ -365,17 +408,26 @@ mod tests {
         let match_labels = FieldPath::fields(&["spec", "selector", "matchLabels", "app"]);
         assert!(!s.contains(&match_labels));
         assert!(
-            s.owns(&match_labels),
+            s.owns("Deployment", &match_labels),
             "an atomic selector owns everything under it"
+        );
+        let mut labels = FieldSet::new();
+        labels.insert(&FieldPath::fields(&["metadata", "labels"]));
+        assert!(
+            !labels.owns(
+                "Deployment",
+                &FieldPath::fields(&["metadata", "labels", "app"])
+            ),
+            "a granular map left without entries owns none"
         );
         let web = FieldPath::fields(&["spec", "template", "spec", "containers"])
             .child(PathElement::parse(r#"k:{"name":"web"}"#).unwrap());
         assert!(s.contains(&web));
         assert!(
-            !s.owns(&web.child(PathElement::field("env"))),
+            !s.owns("Deployment", &web.child(PathElement::field("env"))),
             "owning an item is not owning its fields"
         );
-        assert!(s.owns(&web.child(PathElement::field("image"))));
+        assert!(s.owns("Deployment", &web.child(PathElement::field("image"))));
         assert!(s.touches(&FieldPath::fields(&["spec", "template"])));
     }
 
@@ -387,6 +439,9 @@ mod tests {
         assert!(union.contains(&FieldPath::fields(&["spec", "paused"])));
         assert_eq!(union.paths().len(), a.paths().len() + 1);
         let diff = a.difference(&b);
+        let mut in_place = a.clone();
+        in_place.subtract(&b);
+        assert_eq!(in_place, diff);
         assert!(!diff.contains(&FieldPath::fields(&["spec", "replicas"])));
         assert!(diff.contains(&FieldPath::fields(&["spec", "selector"])));
         assert_eq!(

@@ -127,6 +127,23 @@ fn retain_keys_drops_rolling_update_on_recreate() {
 }
 
 #[test]
+fn retain_keys_switches_a_volume_source() {
+    // kubectl apply of a manifest whose volume "cfg" now comes from a secret.
+    let pod = json!({"spec": {"containers": [{"name": "c"}], "volumes": [
+        {"name": "cfg", "configMap": {"name": "cfg", "defaultMode": 420}},
+        {"name": "tmp", "emptyDir": {}}
+    ]}});
+    let patch = json!({"spec": {"$setElementOrder/volumes": [{"name": "cfg"}, {"name": "tmp"}], "volumes": [
+        {"$retainKeys": ["name", "secret"], "name": "cfg", "secret": {"secretName": "cfg"}}
+    ]}});
+    let out = strategic_merge_patch(ResourceType::Pod, &pod, &patch).unwrap();
+    assert_eq!(
+        out["spec"]["volumes"],
+        json!([{"name": "cfg", "secret": {"secretName": "cfg"}}, {"name": "tmp", "emptyDir": {}}])
+    );
+}
+
+#[test]
 fn retain_keys_must_name_every_patched_key() {
     let err = smp(
         &web(),
