@@ -149,10 +149,10 @@ pub fn set_condition(
         if current["status"] == state && current["reason"] == reason {
             return;
         }
-        if current["status"] == state {
-            if let Some(t) = current["lastTransitionTime"].as_str() {
-                transition = t.to_string();
-            }
+        if current["status"] == state
+            && let Some(t) = current["lastTransitionTime"].as_str()
+        {
+            transition = t.to_string();
         }
     }
     put_condition(
@@ -198,10 +198,10 @@ fn put_condition(
 fn remove_condition(status: &mut Value, kind: &str) {
     if let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) {
         list.retain(|c| c["type"] != kind);
-        if list.is_empty() {
-            if let Some(map) = status.as_object_mut() {
-                map.remove("conditions");
-            }
+        if list.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("conditions");
         }
     }
 }

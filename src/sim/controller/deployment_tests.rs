@@ -1,5 +1,6 @@
 //! Tests of the deployment controller's decisions, against a small in-memory world where
 //! ReplicaSets get their pods at once and pods become available when the test says so.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use super::*;
 use crate::sim::controller::deploy_status::{TIMED_OUT, condition};
 
@@ -357,6 +358,12 @@ fn revisions_count_up_and_a_rollback_reuses_the_old_replica_set() {
     );
     assert_eq!(w.sizes(), [("2".to_string(), 0), ("3".to_string(), 2)]);
     assert_eq!(w.deploy["metadata"]["annotations"][REVISION], "3");
+    let revived = w
+        .rss
+        .iter()
+        .find(|rs| rs["metadata"]["annotations"][REVISION] == "3")
+        .unwrap();
+    assert_eq!(revived["metadata"]["annotations"][REVISION_HISTORY], "1");
 }
 
 #[test]

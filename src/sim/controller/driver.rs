@@ -2,8 +2,7 @@
 //! ReplicaSets → Pods) and timers, runs the pure decisions of the sibling modules for each changed
 //! object and writes their results through the store. Work is per changed object; an idle
 //! cluster has no work and no timers except pending readiness, back-offs and deadlines.
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -14,6 +13,7 @@ use tokio::time::Instant;
 use super::Timings;
 use super::deployment::{DeploymentAction, sync_deployment};
 use super::events::{Component, EventSpec, event_object};
+use super::index::{Index, Owned, Timer, Timers};
 use super::object::{Key, controller_uid, name, uid};
 use super::pods::{
     PodStage, next_stage, node_for, observed_stage, pod_outcome, pod_status, stage_events,
@@ -24,85 +24,12 @@ use crate::sim::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
 
 /// Work items handled between two looks at the store's change feed, so a burst (seeding
 /// thousands of Deployments) neither starves the HTTP server nor overflows the feed.
-const BATCH: usize = 128;
+const BATCH: usize = 64;
+/// Pause between two batches while there is a backlog.
+const PAUSE: Duration = Duration::from_millis(2);
 const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// Attempts of a read-modify-write that lost a race with another writer (409).
 const RETRIES: usize = 5;
-
-#[derive(Debug, Clone)]
-enum Timer {
-    Deployment(Key),
-    ReplicaSet(Key),
-    /// Move the pod with this uid to this stage.
-    Pod(Key, String, PodStage),
-}
-
-/// A timer in the heap, ordered by when it is due (then by when it was set).
-#[derive(Debug)]
-struct Due {
-    at: Instant,
-    seq: u64,
-    timer: Timer,
-}
-
-impl PartialEq for Due {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-
-impl Eq for Due {}
-
-impl PartialOrd for Due {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Due {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
-
-/// Where an object sits in the ownership tree.
-#[derive(Debug, Clone)]
-struct Owned {
-    key: Key,
-    owner: Option<String>,
-}
-
-#[derive(Default)]
-struct Index {
-    /// uid → key and controller uid, for Deployments and ReplicaSets.
-    by_uid: HashMap<String, Owned>,
-    /// controller uid → ReplicaSets (of a Deployment) or pods (of a ReplicaSet).
-    children: HashMap<String, BTreeSet<Key>>,
-    /// Pods: key → (uid, controller uid).
-    pods: HashMap<Key, (String, Option<String>)>,
-}
-
-impl Index {
-    fn add_child(&mut self, owner: Option<&str>, key: &Key) {
-        if let Some(owner) = owner {
-            self.children
-                .entry(owner.to_string())
-                .or_default()
-                .insert(key.clone());
-        }
-    }
-
-    fn remove_child(&mut self, owner: Option<&str>, key: &Key) {
-        if let Some(set) = owner.and_then(|o| self.children.get_mut(o)) {
-            set.remove(key);
-            if set.is_empty() {
-                if let Some(o) = owner {
-                    self.children.remove(o);
-                }
-            }
-        }
-    }
-}
 
 struct Driver {
     store: Store,
@@ -116,9 +43,10 @@ struct Driver {
     pod_stages: HashMap<Key, (String, PodStage)>,
     /// Objects to delete because their owner went (garbage collection).
     orphans: Vec<(ResourceType, Key)>,
-    timers: BinaryHeap<Reverse<Due>>,
-    timer_seq: u64,
-    /// Repeated kubelet events (`BackOff`): (pod, reason) → event name, to count them.
+    timers: Timers,
+    /// When each Deployment and ReplicaSet with a timer is next looked at.
+    planned: HashMap<(ResourceType, Key), Instant>,
+    /// Repeated kubelet events (`BackOff`, `Failed`): (pod, reason and message) → event name.
     repeated: HashMap<(Key, String), String>,
     /// Deployment uids seen, to tell orphans from objects whose owner is still coming.
     deployment_uids: HashSet<String>,
@@ -141,10 +69,12 @@ pub async fn run(store: Store, timings: Timings) {
         }
         driver.fire_due_timers();
         if driver.work(BATCH) {
-            tokio::task::yield_now().await;
+            // A real pause, not just a yield: the store is one lock, and a thread that is woken
+            // when it is released must get a chance to take it before the next write.
+            tokio::time::sleep(PAUSE).await;
             continue;
         }
-        let next_timer = driver.timers.peek().map(|Reverse(due)| due.at);
+        let next_timer = driver.timers.next_due();
         tokio::select! {
             received = feed.recv() => match received {
                 Ok(event) => driver.observe(&event),
@@ -178,8 +108,8 @@ impl Driver {
             new_pods: BTreeSet::new(),
             pod_stages: HashMap::new(),
             orphans: Vec::new(),
-            timers: BinaryHeap::new(),
-            timer_seq: 0,
+            timers: Timers::default(),
+            planned: HashMap::new(),
             repeated: HashMap::new(),
             deployment_uids: HashSet::new(),
         }
@@ -258,7 +188,6 @@ impl Driver {
                 self.mark_owner(owner.as_deref());
             }
             (ResourceType::Pod, EventType::Deleted) => {
-                self.index.pods.remove(&key);
                 self.index.remove_child(owner.as_deref(), &key);
                 self.pod_stages.remove(&key);
                 self.new_pods.remove(&key);
@@ -266,9 +195,6 @@ impl Driver {
                 self.mark_owner(owner.as_deref());
             }
             (ResourceType::Pod, _) => {
-                self.index
-                    .pods
-                    .insert(key.clone(), (id.clone(), owner.clone()));
                 self.index.add_child(owner.as_deref(), &key);
                 let followed = self.pod_stages.get(&key).is_some_and(|(u, _)| *u == id);
                 if !followed {
@@ -301,25 +227,40 @@ impl Driver {
     }
 
     fn schedule(&mut self, after: Duration, timer: Timer) {
-        self.timer_seq += 1;
-        self.timers.push(Reverse(Due {
-            at: Instant::now() + after,
-            seq: self.timer_seq,
-            timer,
-        }));
+        self.timers.schedule(after, timer);
+    }
+
+    /// Look at an object again after `after`, unless a look no later than that is already
+    /// planned: every sync of a rollout asks for its deadline, one timer per object is enough.
+    fn look_again(&mut self, after: Duration, timer: Timer) {
+        let (key, kind) = match &timer {
+            Timer::Deployment(key) => (key.clone(), ResourceType::Deployment),
+            Timer::ReplicaSet(key) => (key.clone(), ResourceType::ReplicaSet),
+            Timer::Pod(..) => return self.schedule(after, timer),
+        };
+        let now = Instant::now();
+        let at = now + after;
+        match self.planned.get(&(kind, key.clone())) {
+            Some(planned) if *planned > now && *planned <= at => {}
+            _ => {
+                self.planned.insert((kind, key), at);
+                self.schedule(after, timer);
+            }
+        }
     }
 
     fn fire_due_timers(&mut self) {
         let now = Instant::now();
-        while self.timers.peek().is_some_and(|Reverse(due)| due.at <= now) {
-            let Some(Reverse(due)) = self.timers.pop() else {
-                break;
-            };
-            match due.timer {
+        while let Some(timer) = self.timers.pop_due(now) {
+            match timer {
                 Timer::Deployment(key) => {
+                    self.planned
+                        .remove(&(ResourceType::Deployment, key.clone()));
                     self.dirty_deployments.insert(key);
                 }
                 Timer::ReplicaSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::ReplicaSet, key.clone()));
                     self.dirty_replica_sets.insert(key);
                 }
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
@@ -448,7 +389,7 @@ impl Driver {
             );
         }
         if let Some(after) = result.requeue_after {
-            self.schedule(after, Timer::Deployment(key.clone()));
+            self.look_again(after, Timer::Deployment(key.clone()));
         }
     }
 
@@ -502,7 +443,7 @@ impl Driver {
             );
         }
         if let Some(after) = result.requeue_after {
-            self.schedule(after, Timer::ReplicaSet(key.clone()));
+            self.look_again(after, Timer::ReplicaSet(key.clone()));
         }
     }
 
@@ -564,18 +505,18 @@ impl Driver {
                 key_of(involved),
                 format!("{}/{}", spec.reason, spec.message),
             );
-            let counted = spec.component == Component::Kubelet && spec.reason == "BackOff";
-            if counted {
-                if let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
-                    let event_key = Key::new(&repeat_key.0.namespace, &event_name);
-                    let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
-                        let patch = super::events::repeat_patch(e, now);
-                        e["count"] = patch["count"].clone();
-                        e["lastTimestamp"] = patch["lastTimestamp"].clone();
-                    });
-                    if bumped.is_some() {
-                        continue;
-                    }
+            // The kubelet repeats these every back-off: counted, as the event recorder does.
+            let counted = spec.component == Component::Kubelet
+                && matches!(spec.reason.as_str(), "BackOff" | "Failed");
+            if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
+                let event_key = Key::new(&repeat_key.0.namespace, &event_name);
+                let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
+                    let patch = super::events::repeat_patch(e, now);
+                    e["count"] = patch["count"].clone();
+                    e["lastTimestamp"] = patch["lastTimestamp"].clone();
+                });
+                if bumped.is_some() {
+                    continue;
                 }
             }
             let event = event_object(involved, spec, now, host);
@@ -624,3 +565,7 @@ fn set_annotations(object: &mut Value, annotations: &serde_json::Map<String, Val
         object["metadata"]["annotations"][k] = v.clone();
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

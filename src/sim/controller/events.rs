@@ -129,6 +129,7 @@ fn unique_nanos(now: Timestamp) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

@@ -35,10 +35,10 @@ fn without_hash_label(template: &Value) -> Value {
         labels.remove(POD_TEMPLATE_HASH);
     }
     // A server writes `creationTimestamp: null` into templates; it carries no meaning.
-    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-        if meta.get("creationTimestamp") == Some(&Value::Null) {
-            meta.remove("creationTimestamp");
-        }
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta.get("creationTimestamp") == Some(&Value::Null)
+    {
+        meta.remove("creationTimestamp");
     }
     copy
 }
@@ -90,6 +90,7 @@ impl Fnv1a32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -316,11 +316,18 @@ pub fn stage_events(pod: &Value, stage: PodStage) -> Vec<EventSpec> {
                 events.push(EventSpec::normal(kubelet, "Pulled", format!("Container image \"{img}\" already present on machine")));
                 events.push(EventSpec::normal(kubelet, "Started", format!("Started container {cname}")));
             }
-            PodStage::CrashLoop { .. } if outcome == ImageOutcome::Crashes => events.push(EventSpec::warning(
+            PodStage::CrashLoop { restarts } if outcome == ImageOutcome::Crashes => {
+                // The container did start before it crashed the first time.
+                if restarts == 1 {
+                    events.push(EventSpec::normal(kubelet, "Pulled", format!("Container image \"{img}\" already present on machine")));
+                    events.push(EventSpec::normal(kubelet, "Started", format!("Started container {cname}")));
+                }
+                events.push(EventSpec::warning(
                 kubelet,
                 "BackOff",
                 format!("Back-off restarting failed container {cname} in pod {pod_ref}"),
-            )),
+                ));
+            }
             PodStage::ErrImagePull { .. } if outcome == ImageOutcome::PullFails => events.push(EventSpec::warning(
                 kubelet,
                 "Failed",
@@ -352,6 +359,7 @@ pub fn observed_stage(pod: &Value) -> PodStage {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -472,6 +480,15 @@ mod tests {
         let events = stage_events(&p, stage);
         assert_eq!(events.len(), 1);
         assert!(events[0].warning && events[0].reason == "BackOff");
+        let first: Vec<String> = stage_events(&p, PodStage::CrashLoop { restarts: 1 })
+            .into_iter()
+            .map(|e| e.reason)
+            .collect();
+        assert_eq!(
+            first,
+            ["Pulled", "Started", "BackOff"],
+            "it ran before it crashed"
+        );
         assert_eq!(
             events[0].message,
             "Back-off restarting failed container web in pod web-585f666f7-9j9x5_shop(p1)"

@@ -152,11 +152,14 @@ pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
 /// The patch and options kubectl sends for `step` against the `live` Deployment.
 pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
     match step {
-        // kubectl scale patches the scale subresource with a JSON merge patch.
+        // kubectl scale patches the scale subresource with a JSON merge patch. It has no
+        // --field-manager and sends no fieldManager, so the server names the manager after the
+        // user agent ("kubectl/v1.32.0 ..." → "kubectl"), as it does for the real kubectl
+        // against this server (tests/kubectl.rs).
         Step::Scale { replicas, .. } => (
             Patch::Merge(json!({"spec": {"replicas": replicas}})),
             WriteOptions {
-                manager: "kubectl-scale".into(),
+                manager: "kubectl".into(),
                 subresource: Some("scale".into()),
                 dry_run: false,
             },
@@ -232,6 +235,7 @@ fn container_of<'a>(live: &'a Value, name: &str) -> Option<&'a Value> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::sim::scenario::manifests::demo_objects;
@@ -293,12 +297,129 @@ mod tests {
             names,
             [
                 "kubectl-set",
-                "kubectl-scale",
+                "kubectl",
                 "kubectl-set",
                 "kubectl-set",
                 "kubectl-edit"
             ]
         );
         assert_eq!(managers[1].1.as_deref(), Some("scale"));
+    }
+
+    fn managers(d: &Value) -> Vec<(String, String)> {
+        d["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["manager"].as_str().unwrap().to_string(),
+                    m["subresource"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_incident_leaves_the_changes_kubectl_would_leave() {
+        use crate::sim::controller::{Timings, spawn};
+        let store = Store::new();
+        let controllers = spawn(store.clone(), Timings::fast());
+        crate::sim::scenario::seed(&store).unwrap();
+        let seeded = store
+            .get(ResourceType::Deployment, "shop", "frontend")
+            .unwrap();
+        assert_eq!(
+            managers(&seeded)[0],
+            ("kubectl-client-side-apply".to_string(), String::new())
+        );
+        // As in the demo, the incident starts once the seeded cluster has rolled out.
+        let settled = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        while store
+            .list(ResourceType::ReplicaSet, None)
+            .iter()
+            .filter(|rs| rs["status"]["availableReplicas"].as_i64() > Some(0))
+            .count()
+            < 10
+        {
+            assert!(
+                tokio::time::Instant::now() < settled,
+                "the seeded demo did not settle"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        play(&store, &Pacing::immediate()).await;
+        let get = |ns: &str, name: &str| store.get(ResourceType::Deployment, ns, name).unwrap();
+
+        let frontend = get("shop", "frontend");
+        assert_eq!(frontend["spec"]["replicas"], 4);
+        assert!(
+            managers(&frontend).contains(&("kubectl".into(), "scale".into())),
+            "{:?}",
+            managers(&frontend)
+        );
+
+        let checkout = get("shop", "checkout");
+        let container = &checkout["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            container["image"],
+            "registry.example/shop/checkout:3.2.0-crash"
+        );
+        assert_eq!(
+            container["env"].as_array().unwrap().len(),
+            3,
+            "the other fields are untouched"
+        );
+        assert!(managers(&checkout).contains(&("kubectl-set".into(), String::new())));
+
+        let api = get("payments", "payments-api");
+        let resources = &api["spec"]["template"]["spec"]["containers"][0]["resources"];
+        assert_eq!(resources["limits"], json!({"cpu": "1", "memory": "512Mi"}));
+        assert_eq!(resources["requests"]["memory"], "256Mi");
+
+        let auth = get("platform", "auth");
+        let env: Vec<&str> = auth["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(env, ["LOG_FORMAT", "SIGNING_KEY", "LOG_LEVEL"]);
+
+        let gateway = get("platform", "ingress-gateway");
+        assert_eq!(
+            gateway["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["timeoutSeconds"],
+            3
+        );
+        assert!(managers(&gateway).contains(&("kubectl-edit".into(), String::new())));
+
+        // The hotfixes roll out; the crashing image does not.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let d = get("shop", "frontend");
+            let api = get("payments", "payments-api");
+            let done = |d: &Value| {
+                d["status"]["availableReplicas"] == d["spec"]["replicas"]
+                    && d["status"]["updatedReplicas"] == d["spec"]["replicas"]
+                    && d["status"]["replicas"] == d["spec"]["replicas"]
+            };
+            if done(&d)
+                && done(&api)
+                && api["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+            {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "frontend/payments-api did not roll out: {:#} {:#}",
+                d["status"],
+                api["status"]
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let checkout = get("shop", "checkout");
+        assert_eq!(checkout["status"]["updatedReplicas"], 2);
+        assert_eq!(checkout["status"]["availableReplicas"], 3);
+        controllers.abort();
     }
 }

@@ -91,6 +91,7 @@ pub fn demo_objects() -> Result<Vec<DemoObject>, ManifestError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use crate::sim::controller::object::{at, str_at};

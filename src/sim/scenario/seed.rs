@@ -40,10 +40,11 @@ pub fn seed(store: &Store) -> Result<(), ApiError> {
 /// The object `kubectl apply` sends on create: the manifest with its namespace filled in and
 /// the last-applied-configuration annotation holding the manifest itself.
 pub fn as_client_side_applied(resource: ResourceType, mut manifest: Value) -> Value {
-    if resource.namespaced() && manifest.pointer("/metadata/namespace").is_none() {
-        if let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.insert("namespace".into(), Value::String("default".into()));
-        }
+    if resource.namespaced()
+        && manifest.pointer("/metadata/namespace").is_none()
+        && let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.insert("namespace".into(), Value::String("default".into()));
     }
     let applied = last_applied_configuration(&manifest);
     if let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -89,6 +90,7 @@ fn sorted(value: &Value) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,116 @@
+//! The driver's bookkeeping: the owner index (which ReplicaSets a Deployment has, which pods a
+//! ReplicaSet has, found by uid) and the timers for readiness, back-offs and deadlines.
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::object::Key;
+use super::pods::PodStage;
+
+#[derive(Debug, Clone)]
+pub enum Timer {
+    Deployment(Key),
+    ReplicaSet(Key),
+    /// Move the pod with this uid to this stage.
+    Pod(Key, String, PodStage),
+}
+
+/// A timer in the heap, ordered by when it is due (then by when it was set).
+#[derive(Debug)]
+struct Due {
+    at: Instant,
+    seq: u64,
+    timer: Timer,
+}
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Due {}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
+/// Where an object sits in the ownership tree.
+#[derive(Debug, Clone)]
+pub struct Owned {
+    pub key: Key,
+    /// The controller's uid (`None` for a Deployment).
+    pub owner: Option<String>,
+}
+
+#[derive(Default)]
+pub struct Index {
+    /// uid → key and controller uid, for Deployments and ReplicaSets.
+    pub by_uid: HashMap<String, Owned>,
+    /// controller uid → ReplicaSets (of a Deployment) or pods (of a ReplicaSet).
+    pub children: HashMap<String, BTreeSet<Key>>,
+}
+
+impl Index {
+    pub fn add_child(&mut self, owner: Option<&str>, key: &Key) {
+        if let Some(owner) = owner {
+            self.children
+                .entry(owner.to_string())
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+
+    pub fn remove_child(&mut self, owner: Option<&str>, key: &Key) {
+        if let Some(set) = owner.and_then(|o| self.children.get_mut(o)) {
+            set.remove(key);
+            if set.is_empty()
+                && let Some(o) = owner
+            {
+                self.children.remove(o);
+            }
+        }
+    }
+}
+
+/// Timers, soonest first.
+#[derive(Default)]
+pub struct Timers {
+    heap: BinaryHeap<Reverse<Due>>,
+    seq: u64,
+}
+
+impl Timers {
+    pub fn schedule(&mut self, after: Duration, timer: Timer) {
+        self.seq += 1;
+        self.heap.push(Reverse(Due {
+            at: Instant::now() + after,
+            seq: self.seq,
+            timer,
+        }));
+    }
+
+    /// When the next timer is due.
+    pub fn next_due(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse(due)| due.at)
+    }
+
+    /// The next timer due by `now`, if any.
+    pub fn pop_due(&mut self, now: Instant) -> Option<Timer> {
+        if self.heap.peek().is_some_and(|Reverse(due)| due.at <= now) {
+            self.heap.pop().map(|Reverse(due)| due.timer)
+        } else {
+            None
+        }
+    }
+}
