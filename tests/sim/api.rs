@@ -437,3 +437,29 @@ fn a_kube_runtime_watcher_recovers_from_the_410_fault_and_keeps_up() {
         assert_eq!(seen, Ok(true));
     });
 }
+
+#[test]
+fn an_oversized_body_is_refused_before_it_is_stored() {
+    let c = Cluster::start();
+    let big = format!(
+        "{{\"metadata\":{{\"name\":\"big\",\"annotations\":{{\"a\":\"{}\"}}}}}}",
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let (code, body) = raw(
+        &c,
+        "POST",
+        "/apis/apps/v1/namespaces/shop/deployments",
+        "application/json",
+        &big,
+    );
+    assert_eq!(
+        (code, body["reason"].as_str()),
+        (413, Some("RequestEntityTooLarge"))
+    );
+    assert!(
+        c.server
+            .store()
+            .get(ResourceType::Deployment, "shop", "big")
+            .is_none()
+    );
+}
