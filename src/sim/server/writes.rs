@@ -169,6 +169,10 @@ pub async fn write(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(String::from);
+    // The permit is held while the body is read and the write is done, then released.
+    let Ok(_permit) = state.body_permits.clone().acquire_owned().await else {
+        return error_reply(&ApiError::Internal("the server is shutting down".into()));
+    };
     let body = match read_body(req.into_body()).await {
         Ok(b) => b,
         Err(reply) => return reply,
