@@ -346,7 +346,7 @@ mod tests {
 
     const REFERENCE: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/reference/kubernetes-1.20"
+        "/testdata/kubernetes-1.20"
     );
 
     fn reference(name: &str) -> serde_json::Value {

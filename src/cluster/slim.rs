@@ -149,7 +149,7 @@ mod tests {
     fn keeps_what_rows_need_and_drops_the_rest() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/reference/kubernetes-1.20/deploy-after-client-apply.json"
+            "/testdata/kubernetes-1.20/deploy-after-client-apply.json"
         ))
         .unwrap();
         let full: serde_json::Value = serde_json::from_str(&text).unwrap();
