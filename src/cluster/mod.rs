@@ -4,7 +4,9 @@
 //! - [`client`]: `connect` — kubeconfig, context, namespace scope, reachability check. UI-free, so
 //!   the headless subcommands reuse it.
 //! - [`rows`]: the slim rows the screen needs, mapped from whole objects (pure).
+//! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
+pub mod revert;
 pub mod rows;
 pub mod watch;

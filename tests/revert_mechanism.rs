@@ -1,0 +1,384 @@
+//! The revert mechanism on the demo cluster: out-of-band changes made with the real kubectl are
+//! undone (values, fields added live, ownership), a dry run changes nothing, a concurrent write is
+//! detected and kept, and RBAC and conflicts are reported as a person can act on them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{Cluster, managed_entry, owns};
+use kdrift::cli::CommonArgs;
+use kdrift::cluster::revert::{Preview, RevertError, Reverter, Stage};
+use kdrift::drift::{LiveObject, compare};
+use kdrift::manifest::{ManifestIndex, ManifestObject, ObjectKey};
+use kdrift::sim::WriteOptions;
+use kdrift::sim::resources::ResourceType;
+use kdrift::sim::store::Patch;
+use serde_json::{Value, json};
+
+fn demo_index() -> ManifestIndex {
+    ManifestIndex::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("demo"),
+        "default",
+    )
+}
+
+fn cart_key() -> ObjectKey {
+    ObjectKey::new("apps", "Deployment", "shop", "cart")
+}
+
+fn manifest(index: &ManifestIndex) -> ManifestObject {
+    index
+        .get(&cart_key())
+        .expect("demo manifest for cart")
+        .clone()
+}
+
+fn reverter(c: &Cluster, index: &ManifestIndex) -> Reverter {
+    let common = CommonArgs {
+        kubeconfig: Some(c.kubeconfig.clone()),
+        ..CommonArgs::default()
+    };
+    c.runtime.block_on(async {
+        let conn = kdrift::cluster::client::connect(&common).await.unwrap();
+        Reverter::new(&conn.client, &manifest(index), &index.config)
+            .await
+            .unwrap()
+    })
+}
+
+/// Drifted fields (class names and paths) of cart as the drift engine sees it now.
+fn drift_of(c: &Cluster, index: &ManifestIndex) -> Vec<String> {
+    let live = c
+        .server
+        .store()
+        .get(ResourceType::Deployment, "shop", "cart")
+        .unwrap();
+    let live = LiveObject::from_value(live).unwrap();
+    compare(&manifest(index), &live, &index.config)
+        .items
+        .iter()
+        .filter(|i| i.class.is_drift())
+        .map(|i| format!("{} {}", i.class.name(), i.path))
+        .collect()
+}
+
+fn break_cart(c: &Cluster) {
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/cart",
+        "-n",
+        "shop",
+        "cart=registry.example/shop/cart:6.6.6-bad",
+    ]);
+    c.ok(&["set", "env", "deployment/cart", "-n", "shop", "DEBUG=1"]);
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+}
+
+fn preview(c: &Cluster, r: &Reverter) -> Preview {
+    c.runtime.block_on(r.preview()).unwrap()
+}
+
+#[test]
+fn set_image_env_and_scale_are_reverted_to_the_manifest() {
+    let c = Cluster::start();
+    let index = demo_index();
+    assert_eq!(
+        drift_of(&c, &index),
+        Vec::<String>::new(),
+        "demo starts in sync"
+    );
+    break_cart(&c);
+    let drift = drift_of(&c, &index);
+    assert_eq!(drift.len(), 3, "{drift:?}");
+
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    let diff = p.diff(false);
+    assert!(
+        diff.contains("-        image: registry.example/shop/cart:6.6.6-bad"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+        image: registry.example/shop/cart:0.9.7"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("-  replicas: 5") && diff.contains("+  replicas: 2"),
+        "{diff}"
+    );
+    assert!(
+        diff.lines()
+            .any(|l| l.starts_with('-') && l.contains("DEBUG")),
+        "{diff}"
+    );
+    assert_eq!(p.removals.len(), 1, "{:?}", p.removals);
+
+    let outcome = c.runtime.block_on(r.execute(&p)).unwrap();
+    assert_eq!(outcome.removed.len(), 1);
+    assert_eq!(
+        drift_of(&c, &index),
+        Vec::<String>::new(),
+        "in sync after the revert"
+    );
+
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 2);
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "registry.example/shop/cart:0.9.7");
+    assert!(
+        !container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "DEBUG")
+    );
+    assert_eq!(managed_entry(&d, "kdrift")["operation"], "Apply");
+    assert!(owns(&d, "kdrift", &["f:spec", "f:replicas"]));
+    // The preview's "after" is what the server made.
+    assert_eq!(p.after["spec"], d["spec"]);
+}
+
+#[test]
+fn a_dry_run_changes_nothing() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    // What a revert would change: the spec, labels, annotations and field owners (the controller
+    // keeps writing status meanwhile).
+    let state = || {
+        let d = c
+            .server
+            .store()
+            .get(ResourceType::Deployment, "shop", "cart")
+            .unwrap();
+        (
+            d["spec"].clone(),
+            d["metadata"]["labels"].clone(),
+            d["metadata"]["managedFields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["subresource"] != "status")
+                .map(|e| (e["manager"].clone(), e["fieldsV1"].clone()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let before = state();
+    let p = preview(&c, &r);
+    assert!(!p.changes_nothing());
+    assert_eq!(before, state());
+}
+
+fn write_env(c: &Cluster, name: &str, value: &str) {
+    let patch = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": "cart", "env": [{"name": name, "value": value}]}
+    ]}}}});
+    c.server
+        .store()
+        .patch(
+            ResourceType::Deployment,
+            "shop",
+            "cart",
+            &Patch::Strategic(patch),
+            &WriteOptions::manager("kubectl-edit"),
+        )
+        .unwrap();
+}
+
+fn env_value(c: &Cluster, name: &str) -> Option<Value> {
+    let d = c
+        .server
+        .store()
+        .get(ResourceType::Deployment, "shop", "cart")
+        .unwrap();
+    d["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .map(|e| e["value"].clone())
+}
+
+#[test]
+fn a_write_between_the_preview_and_the_revert_is_detected_not_overwritten() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    // Someone changes the object after the operator saw the preview.
+    write_env(&c, "DEBUG", "2");
+    let err = c.runtime.block_on(r.execute(&p)).unwrap_err();
+    assert!(
+        matches!(err, RevertError::ChangedSincePreview { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("changed since the preview"),
+        "{err}"
+    );
+    assert_eq!(
+        env_value(&c, "DEBUG"),
+        Some(json!("2")),
+        "the write is kept"
+    );
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 5, "nothing was applied");
+}
+
+#[test]
+fn a_field_changed_between_apply_and_removal_is_kept() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    let hook = |stage: Stage| {
+        if stage == Stage::BeforeRemoval(1) {
+            write_env(&c, "DEBUG", "2");
+        }
+    };
+    let outcome = c.runtime.block_on(r.execute_with(&p, &hook)).unwrap();
+    assert!(outcome.retried);
+    assert!(outcome.removed.is_empty());
+    assert_eq!(outcome.kept.len(), 1);
+    assert_eq!(
+        env_value(&c, "DEBUG"),
+        Some(json!("2")),
+        "the concurrent value stays"
+    );
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 2, "the apply happened");
+}
+
+/// A busy writer: inserts an env var at the top of cart's list (every index below shifts).
+fn insert_env_first(c: &Cluster, name: &str) {
+    let patch = json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/0",
+        "value": {"name": name, "value": "x"}}]);
+    c.server
+        .store()
+        .patch(
+            ResourceType::Deployment,
+            "shop",
+            "cart",
+            &Patch::Json(patch),
+            &WriteOptions::manager("busy-bot"),
+        )
+        .unwrap();
+}
+
+#[test]
+fn removal_conflicting_twice_says_someone_else_is_changing_the_object() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    let writes = AtomicUsize::new(0);
+    let hook = |stage: Stage| {
+        if let Stage::BeforeRemoval(_) = stage {
+            let n = writes.fetch_add(1, Ordering::SeqCst);
+            insert_env_first(&c, &format!("BUSY{n}"));
+        }
+    };
+    let err = c.runtime.block_on(r.execute_with(&p, &hook)).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::Conflict { .. }), "{text}");
+    assert!(
+        text.contains("someone else is changing deployment/shop/cart"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the manifest was applied, but removing"),
+        "{text}"
+    );
+    assert!(text.contains("DEBUG"), "{text}");
+    assert_eq!(writes.load(Ordering::SeqCst), 2, "one retry");
+    assert_eq!(
+        env_value(&c, "DEBUG"),
+        Some(json!("1")),
+        "nothing removed blindly"
+    );
+    assert_eq!(
+        env_value(&c, "BUSY1"),
+        Some(json!("x")),
+        "the other writes stay"
+    );
+}
+
+#[test]
+fn apply_conflicting_twice_applies_nothing() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    let writes = AtomicUsize::new(0);
+    // A status write between the read and the apply (as the deployment controller makes during a
+    // rollout) bumps the resourceVersion without changing the spec: a 409, then a retry.
+    let hook = |stage: Stage| {
+        if let Stage::BeforeApply(_) = stage {
+            let n = writes.fetch_add(1, Ordering::SeqCst);
+            c.server
+                .store()
+                .patch(
+                    ResourceType::Deployment,
+                    "shop",
+                    "cart",
+                    &Patch::Merge(json!({"status": {"observedGeneration": 100 + n}})),
+                    &WriteOptions::status("kube-controller-manager"),
+                )
+                .unwrap();
+        }
+    };
+    let err = c.runtime.block_on(r.execute_with(&p, &hook)).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::Conflict { .. }), "{text}");
+    assert!(text.contains("nothing was applied"), "{text}");
+    assert_eq!(writes.load(Ordering::SeqCst), 2, "one retry");
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 5);
+
+    // One status write only: the retry succeeds.
+    let once = AtomicUsize::new(0);
+    let hook = |stage: Stage| {
+        if stage == Stage::BeforeApply(1) {
+            once.fetch_add(1, Ordering::SeqCst);
+            c.server
+                .store()
+                .patch(
+                    ResourceType::Deployment,
+                    "shop",
+                    "cart",
+                    &Patch::Merge(json!({"status": {"observedGeneration": 200}})),
+                    &WriteOptions::status("kube-controller-manager"),
+                )
+                .unwrap();
+        }
+    };
+    c.runtime.block_on(r.execute_with(&p, &hook)).unwrap();
+    assert_eq!(once.load(Ordering::SeqCst), 1);
+    assert_eq!(drift_of(&c, &index), Vec::<String>::new());
+}
+
+#[test]
+fn rbac_refusal_names_verb_resource_and_namespace() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    c.server.faults().forbid_namespace("shop");
+    let err = c.runtime.block_on(r.preview()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::Forbidden { .. }), "{text}");
+    assert!(
+        text.contains("deployments.apps") && text.contains("\"shop\""),
+        "{text}"
+    );
+    assert!(text.contains("get"), "{text}");
+}
