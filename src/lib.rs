@@ -18,6 +18,7 @@
 pub mod app;
 pub mod cli;
 pub mod cluster;
+pub mod commands;
 pub mod drift;
 pub mod git;
 pub mod logging;
