@@ -62,6 +62,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// Write an object's live values into its manifest file and commit that file.
     Accept(AcceptArgs),
+    /// Put an object back as its manifest says: server-side apply, then removal of fields added
+    /// live; previewed with a server-side dry run and confirmed.
+    Revert(RevertArgs),
 }
 
 /// `kdrift check`'s output formats.
@@ -100,6 +103,19 @@ pub struct AcceptArgs {
     /// The commit message's subject (the body still lists the fields).
     #[arg(short = 'm', long = "message", value_name = "MSG")]
     pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RevertArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Only show what the revert would change (a server-side dry run); change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Revert without asking (needed when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => kdrift::commands::check::run(&cli.common, &args),
         Some(Command::Diff(args)) => kdrift::commands::diff::run(&cli.common, &args),
         Some(Command::Accept(args)) => kdrift::commands::accept::run(&cli.common, &args),
+        Some(Command::Revert(args)) => kdrift::commands::revert::run(&cli.common, &args),
         None => kdrift::runtime::run_tui(&cli.common),
     }
 }

@@ -3,11 +3,12 @@
 //!
 //! - [`target`]: `TYPE/NAME` as kubectl reads it.
 //! - [`context`]: connect, load manifests, list or get live objects.
-//! - [`check`], [`diff`], [`accept`]: the subcommands.
+//! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
 pub mod accept;
 pub mod check;
 pub mod context;
 pub mod diff;
+pub mod revert;
 pub mod target;
 
 use std::future::Future;
