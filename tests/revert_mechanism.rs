@@ -382,3 +382,70 @@ fn rbac_refusal_names_verb_resource_and_namespace() {
     );
     assert!(text.contains("get"), "{text}");
 }
+
+#[test]
+fn a_manifest_the_server_refuses_is_reported_with_its_file_and_line() {
+    let c = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/shop/cart.yaml"))
+            .unwrap()
+            .replace("replicas: 2", "replicas: two");
+    std::fs::write(dir.path().join("cart.yaml"), text).unwrap();
+    let index = ManifestIndex::load(dir.path(), "default");
+    let r = reverter(&c, &index);
+    let err = c.runtime.block_on(r.preview()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::Invalid { .. }), "{text}");
+    let file = dir.path().join("cart.yaml");
+    // The server names no field here: the document's first line (after the comments).
+    assert!(text.contains(&format!("{}:3)", file.display())), "{text}");
+    assert!(text.contains("invalid type: string \"two\""), "{text}");
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 2);
+}
+
+#[test]
+fn apply_done_and_removal_refused_says_exactly_that() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    let hook = |stage: Stage| {
+        if stage == Stage::BeforeRemoval(1) {
+            c.server.faults().forbid_namespace("shop");
+        }
+    };
+    let err = c.runtime.block_on(r.execute_with(&p, &hook)).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::RemovalFailed { .. }), "{text}");
+    assert!(
+        text.starts_with("the manifest of deployment/shop/cart was applied, but removing the fields added live (spec.template.spec.containers[name=cart].env[name=DEBUG]) failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("you may not patch deployments.apps in namespace \"shop\""),
+        "{text}"
+    );
+    c.server.faults().allow_namespace("shop");
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 2, "the apply stays done");
+    assert_eq!(env_value(&c, "DEBUG"), Some(json!("1")));
+}
+
+#[test]
+fn an_api_server_gone_mid_revert_is_called_unreachable() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let Cluster {
+        server, runtime, ..
+    } = c;
+    runtime.block_on(server.shutdown());
+    let err = runtime.block_on(r.preview()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RevertError::Unreachable { .. }), "{text}");
+    assert!(text.starts_with("the API server is unreachable"), "{text}");
+}

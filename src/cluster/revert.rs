@@ -399,7 +399,7 @@ fn is_conflict(err: &RevertError) -> bool {
 }
 
 /// Turns a kube error into one a person can act on. `manifest` names the file and line of a
-/// 422 (the field the server names, else the document).
+/// 422 or 400 to the apply (the field the server names, else the document's first line).
 fn classify(
     err: kube::Error,
     verb: &'static str,
@@ -417,7 +417,7 @@ fn classify(
             namespace: namespace.to_owned(),
             message: status.message.clone(),
         },
-        kube::Error::Api(status) if status.code == 422 && manifest.is_some() => {
+        kube::Error::Api(status) if matches!(status.code, 400 | 422) && manifest.is_some() => {
             let Some(manifest) = manifest else {
                 return RevertError::Api {
                     verb,
@@ -429,7 +429,8 @@ fn classify(
                 .details
                 .as_ref()
                 .and_then(|d| d.causes.iter().find(|c| !c.field.is_empty()))
-                .map(|c| c.field.clone());
+                .map(|c| c.field.clone())
+                .or_else(|| field_in_message(&status.message));
             let line = field
                 .as_deref()
                 .map(|f| line_of_field(manifest, f))
@@ -455,6 +456,17 @@ fn classify(
             reason: one_line(&other),
         },
     }
+}
+
+/// A field path the server's message names (`... Go struct field DeploymentSpec.spec.replicas of
+/// type int32`), when its details do not.
+fn field_in_message(message: &str) -> Option<String> {
+    message.split_whitespace().find_map(|word| {
+        let word = word.trim_matches(|c: char| c == '"' || c == ',' || c == ':' || c == '\'');
+        let at = word.find("spec.").or_else(|| word.find("metadata."))?;
+        let field = word.get(at..)?;
+        (at == 0 || word.get(..at)?.ends_with('.')).then(|| field.to_owned())
+    })
 }
 
 /// The line of `spec.template.spec.containers[0].image` (a server's field path) in the manifest.
@@ -486,4 +498,28 @@ fn one_line(err: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_in_message;
+
+    #[test]
+    fn field_paths_are_found_in_server_messages() {
+        assert_eq!(
+            field_in_message(
+                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+            )
+            .as_deref(),
+            Some("spec.replicas")
+        );
+        assert_eq!(
+            field_in_message("Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Required value").as_deref(),
+            Some("spec.template.spec.containers[0].image")
+        );
+        assert_eq!(
+            field_in_message("invalid type: string \"two\", expected i32"),
+            None
+        );
+    }
 }
