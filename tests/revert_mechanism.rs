@@ -449,3 +449,79 @@ fn an_api_server_gone_mid_revert_is_called_unreachable() {
     assert!(matches!(err, RevertError::Unreachable { .. }), "{text}");
     assert!(text.starts_with("the API server is unreachable"), "{text}");
 }
+
+#[test]
+fn replicas_the_autoscaler_owns_are_left_to_it() {
+    let c = Cluster::start();
+    let index = demo_index();
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/cart",
+        "-n",
+        "shop",
+        "cart=registry.example/shop/cart:6.6.6-bad",
+    ]);
+    c.server
+        .store()
+        .patch(
+            ResourceType::Deployment,
+            "shop",
+            "cart",
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+            &WriteOptions {
+                manager: "horizontal-pod-autoscaler".into(),
+                subresource: Some("scale".into()),
+                dry_run: false,
+            },
+        )
+        .unwrap();
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    assert!(p.autoscaled);
+    assert!(!p.diff(false).contains("replicas"), "{}", p.diff(false));
+    c.runtime.block_on(r.execute(&p)).unwrap();
+    let d = c.get_json("deployment/cart", "shop");
+    assert_eq!(d["spec"]["replicas"], 4, "the autoscaler's count stays");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.example/shop/cart:0.9.7"
+    );
+    assert_eq!(drift_of(&c, &index), Vec::<String>::new());
+}
+
+#[test]
+fn a_resource_limit_added_live_is_removed_and_the_manifest_ones_stay() {
+    let c = Cluster::start();
+    let index = demo_index();
+    c.ok(&[
+        "set",
+        "resources",
+        "deployment/cart",
+        "-n",
+        "shop",
+        "--limits=cpu=2",
+    ]);
+    c.ok(&[
+        "annotate",
+        "deployment/cart",
+        "-n",
+        "shop",
+        "example.com/paged-by=alice",
+    ]);
+    let drift = drift_of(&c, &index);
+    assert_eq!(drift.len(), 2, "{drift:?}");
+    let r = reverter(&c, &index);
+    let p = preview(&c, &r);
+    assert_eq!(p.removals.len(), 2, "{:?}", p.removals);
+    c.runtime.block_on(r.execute(&p)).unwrap();
+    assert_eq!(drift_of(&c, &index), Vec::<String>::new());
+    let d = c.get_json("deployment/cart", "shop");
+    let resources = &d["spec"]["template"]["spec"]["containers"][0]["resources"];
+    assert_eq!(resources["limits"], json!({"memory": "128Mi"}));
+    assert!(
+        d["metadata"]["annotations"]
+            .get("example.com/paged-by")
+            .is_none()
+    );
+}

@@ -25,6 +25,8 @@ pub struct Preview {
     pub after: Value,
     /// The fields added live that the second step removes.
     pub removals: Vec<Removal>,
+    /// An autoscaler owns `spec.replicas`: the apply leaves them to it.
+    pub autoscaled: bool,
 }
 
 impl Preview {
@@ -158,7 +160,8 @@ impl Reverter {
     pub async fn preview(&self) -> Result<Preview, RevertError> {
         let before = self.get().await?;
         let rv = resource_version(&before);
-        let config = plan::apply_config(&self.manifest, None);
+        let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config);
+        let config = plan::apply_config(&self.manifest, None, autoscaled);
         let mut params = apply_params();
         params.dry_run = true;
         let applied = self.apply(&config, &params).await?;
@@ -182,6 +185,7 @@ impl Reverter {
             before,
             after,
             removals,
+            autoscaled,
         })
     }
 
@@ -265,7 +269,8 @@ impl Reverter {
                     object: self.object.clone(),
                 });
             }
-            let config = plan::apply_config(&self.manifest, Some(&resource_version(&now)));
+            let rv = resource_version(&now);
+            let config = plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled);
             at(Stage::BeforeApply(attempt));
             match self.apply(&config, &apply_params()).await {
                 Err(err) if is_conflict(&err) => continue,

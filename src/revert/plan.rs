@@ -26,8 +26,16 @@ impl Removal {
 
 /// The server-side apply configuration: the manifest, with the namespace the key resolved to and,
 /// when given, the resourceVersion the apply is conditional on (a 409 if the object changed).
-pub fn apply_config(manifest: &ManifestObject, resource_version: Option<&str>) -> Value {
+/// Without `spec.replicas` when an autoscaler owns them: a revert must not fight it.
+pub fn apply_config(
+    manifest: &ManifestObject,
+    resource_version: Option<&str>,
+    autoscaled: bool,
+) -> Value {
     let mut config = manifest.body.clone();
+    if autoscaled && let Some(spec) = config.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.remove("replicas");
+    }
     if let Some(root) = config.as_object_mut() {
         let meta = root
             .entry("metadata")
@@ -46,6 +54,16 @@ pub fn apply_config(manifest: &ManifestObject, resource_version: Option<&str>) -
         }
     }
     config
+}
+
+/// True when drift calls the live `spec.replicas` autoscaled (owned by the autoscaler).
+pub fn autoscaled(manifest: &ManifestObject, object: &Value, config: &Config) -> bool {
+    LiveObject::from_value(object.clone()).is_ok_and(|live| {
+        compare(manifest, &live, config)
+            .items
+            .iter()
+            .any(|item| item.class == Class::Autoscaled)
+    })
 }
 
 /// The fields of `object` (the live object after the apply) that drift still calls added live:
