@@ -35,6 +35,11 @@ impl Preview {
         plan::preview_diff(&self.before, &self.after, &self.object, colour)
     }
 
+    /// The diff as lines for a screen (the TUI colours them by kind).
+    pub fn lines(&self) -> Vec<plan::PreviewLine> {
+        plan::preview_lines(&self.before, &self.after, &self.object)
+    }
+
     /// True when the live object already equals what the revert would make it.
     pub fn changes_nothing(&self) -> bool {
         self.removals.is_empty()

@@ -266,13 +266,34 @@ pub fn relevant_yaml(object: &Value) -> String {
     serde_yaml::to_string(&Value::Object(view)).unwrap_or_default()
 }
 
-/// A unified diff of the relevant YAML, live now → live after; coloured with ANSI escapes when
-/// `colour`. Empty when the revert changes nothing.
-pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> String {
+/// What a line of the preview is, so a screen can colour it without parsing text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewKind {
+    /// `--- name (live now)` / `+++ name (after revert)`.
+    Header,
+    /// `@@ -3,7 +3,7 @@`.
+    Hunk,
+    Context,
+    /// Live now, gone after the revert.
+    Removed,
+    /// After the revert, not live now.
+    Added,
+}
+
+/// One line of the preview, with its `-`/`+`/` ` prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewLine {
+    pub kind: PreviewKind,
+    pub text: String,
+}
+
+/// The unified diff of the relevant YAML, live now → live after, with 3 lines of context, as
+/// lines for the TUI or [`preview_diff`]. Empty when the revert changes nothing.
+pub fn preview_lines(before: &Value, after: &Value, name: &str) -> Vec<PreviewLine> {
     let old = relevant_yaml(before);
     let new = relevant_yaml(after);
     if old == new {
-        return String::new();
+        return Vec::new();
     }
     let diff = similar::TextDiff::from_lines(&old, &new);
     let text = diff
@@ -283,26 +304,42 @@ pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> 
             &format!("{name} (after revert)"),
         )
         .to_string();
-    if !colour {
-        return text;
-    }
-    let mut out = String::with_capacity(text.len() + 256);
-    for line in text.lines() {
-        let paint = if line.starts_with("+++") || line.starts_with("---") {
-            "\x1b[1m"
-        } else if line.starts_with("@@") {
-            "\x1b[36m"
-        } else if line.starts_with('+') {
-            "\x1b[32m"
-        } else if line.starts_with('-') {
-            "\x1b[31m"
-        } else {
-            ""
+    text.lines()
+        .map(|line| {
+            let kind = if line.starts_with("+++ ") || line.starts_with("--- ") {
+                PreviewKind::Header
+            } else if line.starts_with("@@") {
+                PreviewKind::Hunk
+            } else if line.starts_with('+') {
+                PreviewKind::Added
+            } else if line.starts_with('-') {
+                PreviewKind::Removed
+            } else {
+                PreviewKind::Context
+            };
+            PreviewLine {
+                kind,
+                text: line.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// [`preview_lines`] as text, coloured with ANSI escapes when `colour`.
+pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> String {
+    let mut out = String::new();
+    for line in preview_lines(before, after, name) {
+        let paint = match line.kind {
+            PreviewKind::Header => "\x1b[1m",
+            PreviewKind::Hunk => "\x1b[36m",
+            PreviewKind::Added => "\x1b[32m",
+            PreviewKind::Removed => "\x1b[31m",
+            PreviewKind::Context => "",
         };
-        if paint.is_empty() {
-            out.push_str(line);
+        if colour && !paint.is_empty() {
+            out.push_str(&format!("{paint}{}\x1b[0m", line.text));
         } else {
-            out.push_str(&format!("{paint}{line}\x1b[0m"));
+            out.push_str(&line.text);
         }
         out.push('\n');
     }
@@ -422,6 +459,12 @@ mod tests {
         );
         assert!(text.contains("deployment/web (after revert)"), "{text}");
         assert!(preview_diff(&before, &before, "x", false).is_empty());
+        let kinds: Vec<PreviewKind> = preview_lines(&before, &after, "deployment/web")
+            .iter()
+            .map(|l| l.kind)
+            .filter(|k| matches!(k, PreviewKind::Added | PreviewKind::Removed))
+            .collect();
+        assert_eq!(kinds, [PreviewKind::Removed, PreviewKind::Removed]);
         let coloured = preview_diff(&before, &after, "deployment/web", true);
         assert!(coloured.contains("\x1b[31m-"), "{coloured}");
     }
