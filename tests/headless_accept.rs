@@ -256,3 +256,51 @@ fn a_branch_template_commits_on_a_new_branch() {
         "the body still lists the field: {message}"
     );
 }
+
+#[test]
+fn outside_git_or_with_a_failing_hook_the_file_is_written_and_git_says_why() {
+    let c = Cluster::start();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    // Not a repository: written, and said so.
+    let repo = Repo::demo();
+    std::fs::remove_dir_all(repo.path(".git")).unwrap();
+    let plain = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    assert!(
+        plain
+            .stdout
+            .contains("not in a git repository, so nothing was committed"),
+        "{plain:?}"
+    );
+    assert!(repo.read(CART).contains("  replicas: 5\n"));
+
+    // A pre-commit hook that refuses: the file stays written, git's words are shown, exit 2.
+    let repo = Repo::demo();
+    let hook = repo.path(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'lint: replicas must be reviewed' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .unwrap();
+    let start = repo.head();
+    let hooked = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(hooked.code, 2, "{hooked:?}");
+    assert!(
+        hooked.stderr.contains("lint: replicas must be reviewed"),
+        "{hooked:?}"
+    );
+    assert!(
+        hooked
+            .stderr
+            .contains("the file is written but not committed"),
+        "{hooked:?}"
+    );
+    assert_eq!(repo.head(), start);
+    assert!(repo.read(CART).contains("  replicas: 5\n"));
+}

@@ -243,3 +243,68 @@ fn no_kubeconfig_or_an_unreachable_api_is_one_line_and_exit_2() {
     }
     assert_eq!(repo.git(&["status", "--porcelain"]), "", "nothing written");
 }
+
+#[test]
+fn a_forbidden_namespace_and_a_bad_file_are_errors_yet_all_other_drift_is_reported() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    c.server.faults().forbid_namespace("payments");
+    repo.write(
+        "shop/broken.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: [\n",
+    );
+
+    let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(run.code, 2, "an incomplete check is an error: {run:?}");
+    let report = run.json();
+    assert_eq!(report["exit_code"], 2);
+    assert_eq!(
+        drifted_fields(&report),
+        vec![field(
+            "deployment/shop/cart",
+            "changed",
+            "spec.replicas",
+            "kubectl",
+            "scale"
+        )],
+        "the drift that could be computed is still there"
+    );
+    let errors: Vec<&str> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("cannot list deployments.apps in namespace \"payments\": ")
+            && errors[0].contains("forbidden"),
+        "{errors:?}"
+    );
+    let objects = report["objects"].as_array().unwrap();
+    assert!(
+        objects.iter().all(|o| o["namespace"] != "payments"),
+        "unlisted manifests are not called missing: {run:?}"
+    );
+    assert!(
+        objects.iter().any(|o| o["namespace"] == "platform"),
+        "{run:?}"
+    );
+    let problems = report["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(
+        problems[0]["file"],
+        repo.path("shop/broken.yaml").display().to_string()
+    );
+    assert!(problems[0]["line"].as_u64().is_some(), "{problems:?}");
+
+    let text = kdrift(&c, &repo, &["check", "-A"]);
+    assert_eq!(text.code, 2, "{text:?}");
+    assert!(text.stdout.contains("problem: "), "{text:?}");
+    assert!(
+        text.stdout
+            .contains("error: cannot list deployments.apps in namespace \"payments\""),
+        "{text:?}"
+    );
+}
