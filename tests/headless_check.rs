@@ -5,8 +5,11 @@
 mod common;
 mod headless_util;
 
+use std::io::Read;
+
 use common::Cluster;
 use headless_util::{Repo, drifted_fields, kdrift, kdrift_env};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 fn field(key: &str, class: &str, path: &str, manager: &str, sub: &str) -> [String; 6] {
     [key, class, path, manager, "Update", sub].map(str::to_owned)
@@ -306,5 +309,72 @@ fn a_forbidden_namespace_and_a_bad_file_are_errors_yet_all_other_drift_is_report
         text.stdout
             .contains("error: cannot list deployments.apps in namespace \"payments\""),
         "{text:?}"
+    );
+}
+
+/// `kdrift diff deploy/cart -n shop` on a pseudo-terminal: all it printed, and its exit code.
+fn diff_on_a_terminal(c: &Cluster, repo: &Repo, no_color: bool) -> (String, u32) {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 50,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args(["diff", "deploy/cart", "-n", "shop"]);
+    cmd.cwd(repo.root());
+    cmd.env("KUBECONFIG", &c.kubeconfig);
+    cmd.env("HOME", c.dir.path());
+    cmd.env("TERM", "xterm-256color");
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    } else {
+        cmd.env_remove("NO_COLOR");
+    }
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let collect = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        out
+    });
+    let status = child.wait().unwrap();
+    drop(pty.master);
+    let out = collect.join().unwrap();
+    (
+        String::from_utf8_lossy(&out).into_owned(),
+        status.exit_code(),
+    )
+}
+
+#[test]
+fn diff_is_coloured_on_a_terminal_unless_no_color() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    let (coloured, code) = diff_on_a_terminal(&c, &repo, false);
+    assert_eq!(code, 1, "{coloured}");
+    assert!(coloured.contains("replicas: 5"), "{coloured}");
+    assert!(
+        coloured.contains("\x1b["),
+        "colour on a terminal: {coloured:?}"
+    );
+
+    let (plain, code) = diff_on_a_terminal(&c, &repo, true);
+    assert_eq!(code, 1, "{plain}");
+    assert!(plain.contains("replicas: 5"), "{plain}");
+    assert!(
+        !plain.contains("\x1b["),
+        "NO_COLOR turns colour off: {plain:?}"
     );
 }
