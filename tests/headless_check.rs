@@ -155,6 +155,14 @@ fn check_of_one_namespace_does_not_call_other_namespaces_missing() {
         !payments.stdout.contains("missing from the cluster"),
         "{payments:?}"
     );
+    assert!(
+        payments.stderr.contains("were not checked")
+            && payments.stderr.contains("platform, shop")
+            && payments.stderr.contains("pass -A"),
+        "says what the scope left out: {payments:?}"
+    );
+    let all = kdrift(&c, &repo, &["check", "-A"]);
+    assert!(!all.stderr.contains("not checked"), "{all:?}");
 }
 
 #[test]
