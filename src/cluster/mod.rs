@@ -3,8 +3,10 @@
 //!
 //! - [`client`]: `connect` — kubeconfig, context, namespace scope, reachability check. UI-free, so
 //!   the headless subcommands reuse it.
-//! - [`rows`]: the slim rows the screen needs, mapped from whole objects (pure).
+//! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
+//! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
 pub mod rows;
+pub mod slim;
 pub mod watch;
