@@ -196,6 +196,8 @@ fn main() {
         cluster::serve();
         return;
     }
+    // As the kdrift binary does at start-up.
+    kdrift::runtime::tune_allocator();
     let quick = args.iter().any(|a| a == "--quick");
     let rounds = if quick { 50 } else { 300 };
     // The live part first, so its memory figures are not inflated by the pure part's rows.

@@ -179,3 +179,52 @@ fn manifests_the_listing_did_not_cover_are_not_missing() {
     );
     assert_eq!((report.objects.len(), report.exit_code()), (1, 0));
 }
+
+#[test]
+fn many_objects_keep_each_drift_with_its_own_object() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let count: u32 = 600;
+    for i in 0..count {
+        fs::write(
+            dir.path().join(format!("app-{i:03}.yaml")),
+            deployment_yaml(&format!("app-{i:03}"), 2),
+        )
+        .expect("write");
+    }
+    let index = ManifestIndex::load(dir.path(), "default");
+    // Every seventh object is scaled to its own number; one in eleven is missing.
+    let lives = (0..count)
+        .filter(|i| i % 11 != 5)
+        .map(|i| {
+            live(
+                &format!("app-{i:03}"),
+                if i.is_multiple_of(7) { 100 + i } else { 2 },
+                json!([]),
+            )
+        })
+        .collect();
+    let report = check(&index, lives, &all, false, vec![]);
+    assert_eq!(report.objects.len(), count as usize);
+    for object in &report.objects {
+        let i: u32 = object
+            .drift
+            .key
+            .name
+            .trim_start_matches("app-")
+            .parse()
+            .expect("number");
+        let expected_live = (i % 11 != 5 && i.is_multiple_of(7)).then(|| json!(100 + i));
+        let found_live = object
+            .drift
+            .items
+            .first()
+            .and_then(|item| item.live.clone());
+        assert_eq!(found_live, expected_live, "{}", object.drift.key);
+        assert_eq!(
+            object.drift.status == kdrift::drift::ObjectStatus::Missing,
+            i % 11 == 5,
+            "{}",
+            object.drift.key
+        );
+    }
+}

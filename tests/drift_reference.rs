@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kdrift::drift::{Class, LiveObject, ObjectStatus, compare};
 use kdrift::manifest::{Config, ManifestObject, parse::parse_file};
 
-const REFERENCE: &str = "/work/shared/reference/kubernetes-1.20";
+const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/kubernetes-1.20");
 
 fn manifest() -> ManifestObject {
     let file: Arc<Path> = Arc::from(Path::new(REFERENCE).join("web.yaml").as_path());

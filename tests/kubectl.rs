@@ -534,3 +534,32 @@ fn create_namespace_and_deployment_send_protobuf_and_roll_out() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn delete_removes_the_deployment_and_what_it_owns() {
+    let c = Cluster::start();
+    assert_eq!(
+        c.ok(&["delete", "deployment", "cart", "-n", "shop"]).trim(),
+        "deployment.apps \"cart\" deleted"
+    );
+    let err = c.fails(&["get", "deployment", "cart", "-n", "shop"]);
+    assert!(err.contains("deployments.apps \"cart\" not found"), "{err}");
+    let gone = eventually(PATIENCE, || {
+        c.ok(&[
+            "get",
+            "replicasets,pods",
+            "-n",
+            "shop",
+            "-l",
+            "app.kubernetes.io/name=cart",
+            "-o",
+            "name",
+        ])
+        .trim()
+        .is_empty()
+    });
+    assert!(
+        gone,
+        "the garbage collector removed cart's ReplicaSets and pods"
+    );
+}

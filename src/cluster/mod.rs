@@ -3,10 +3,12 @@
 //!
 //! - [`client`]: `connect` — kubeconfig, context, namespace scope, reachability check. UI-free, so
 //!   the headless subcommands reuse it.
-//! - [`rows`]: the slim rows the screen needs, mapped from whole objects (pure).
+//! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
+//! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
 pub mod revert;
 pub mod rows;
+pub mod slim;
 pub mod watch;

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::ReplicaSet;
+
+use super::slim::SlimDeployment;
 use k8s_openapi::api::core::v1::{Event, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -128,7 +130,7 @@ fn created_of(meta: &ObjectMeta) -> Option<Timestamp> {
 }
 
 impl DeploymentRow {
-    pub fn from_object(d: &Deployment) -> DeploymentRow {
+    pub fn from_object(d: &SlimDeployment) -> DeploymentRow {
         let spec = d.spec.as_ref();
         let status = d.status.as_ref();
         let conditions: Vec<ConditionRow> = status
@@ -362,7 +364,7 @@ mod tests {
 
     #[test]
     fn rollout_in_progress_deployment_maps_counts_and_conditions() {
-        let d: Deployment =
+        let d: SlimDeployment =
             serde_json::from_value(reference("deploy-rollout-in-progress.json")).unwrap();
         let row = DeploymentRow::from_object(&d);
         let spec_replicas = d.spec.as_ref().unwrap().replicas.unwrap_or(1);

@@ -8,7 +8,7 @@ use std::fmt::Debug;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
 use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
+use super::slim::SlimDeployment;
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -116,7 +117,7 @@ where
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
     let scope = &conn.scope;
-    let tasks = vec![spawn_one::<Deployment, DeploymentRow, _>(
+    let tasks = vec![spawn_one::<SlimDeployment, DeploymentRow, _>(
         api(&conn.client, scope),
         scope.clone(),
         WatchedKind::Deployments,

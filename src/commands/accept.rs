@@ -39,7 +39,7 @@ pub enum AcceptError {
         drifted: String,
     },
     #[error(
-        "\"{field}\" of {key} is {what}, not drift: the manifest keeps its value (list it in .kdrift.yaml's ignore rules to hide it)"
+        "\"{field}\" of {key} is {what}, not drift: there is nothing to accept (the manifest keeps its value)"
     )]
     NotDrift {
         key: String,
@@ -451,6 +451,18 @@ mod tests {
             err.contains("spec.replicas, spec.template.spec.containers[name=web].env[name=EXTRA]"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn autoscaled_replicas_are_never_accepted() {
+        let mut d = drift();
+        d.items[0].class = Class::Autoscaled;
+        let all = select(&d, &[]).unwrap();
+        assert!(!paths(&all).contains(&"spec.replicas".to_owned()));
+        let err = select(&d, &["spec.replicas".to_owned()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("set by the autoscaler, not drift"), "{err}");
     }
 
     #[test]

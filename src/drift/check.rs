@@ -2,8 +2,9 @@
 //! (missing, unmanaged, drift per object, problems). The caller lists the live objects.
 use std::collections::HashMap;
 
-use crate::manifest::{ManifestIndex, ObjectKey};
+use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
 
+use super::ObjectDrift;
 use super::compare::{compare, missing, unmanaged};
 use super::live::LiveObject;
 use super::report::DriftReport;
@@ -37,14 +38,45 @@ pub fn check(
     };
     let mut live: HashMap<ObjectKey, LiveObject> =
         live.into_iter().map(|l| (l.key.clone(), l)).collect();
-    for manifest in index.objects() {
-        if !coverage.covers(&manifest.key) {
-            continue;
-        }
-        let drift = match live.remove(&manifest.key) {
-            Some(object) => compare(manifest, &object, &index.config),
-            None => missing(&manifest.key),
-        };
+    let pairs: Vec<(&ManifestObject, Option<LiveObject>)> = index
+        .objects()
+        .filter(|manifest| coverage.covers(&manifest.key))
+        .map(|manifest| (manifest, live.remove(&manifest.key)))
+        .collect();
+    let compare_pair = |(manifest, object): &(&ManifestObject, Option<LiveObject>)| match object {
+        Some(object) => compare(manifest, object, &index.config),
+        None => missing(&manifest.key),
+    };
+    // Thousands of objects: every core takes a share (each compare is independent).
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let drifts: Vec<ObjectDrift> = if workers == 1 || pairs.len() < 256 {
+        pairs.iter().map(compare_pair).collect()
+    } else {
+        let chunk = pairs.len().div_ceil(workers);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = pairs
+                .chunks(chunk)
+                .map(|share| {
+                    (
+                        share,
+                        scope.spawn(move || share.iter().map(compare_pair).collect::<Vec<_>>()),
+                    )
+                })
+                .collect();
+            // A share whose worker died is computed again here, so that drifts stay in order.
+            handles
+                .into_iter()
+                .flat_map(|(share, handle)| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|_| share.iter().map(compare_pair).collect())
+                })
+                .collect()
+        })
+    };
+    for ((manifest, _), drift) in pairs.iter().zip(drifts) {
         report.add(drift, Some(manifest));
     }
     if show_unmanaged {

@@ -3,11 +3,18 @@
 //! semantics"). Pure: no IO.
 //!
 //! - [`live`]: the compact live extract ([`LiveObject`]) made from the server's JSON.
-//! - [`compare`]: the walk of manifest and live values ([`compare()`](compare::compare)).
+//! - [`compare`](mod@compare): the walk of manifest and live values ([`compare()`](compare::compare)).
 //! - [`owners`]: attribution on the shared [`crate::managed_fields`] sets: who owns a path.
 //! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
 //! - [`path`]: [`DriftPath`], the address of a drifted field.
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
+//! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
+//!
+//! Feeding it from the live view: on a watch event, `LiveObject::from_value(object)`, then
+//! [`LiveObject::reduce_to`] the object's manifest (keeps only what drift reads), then
+//! [`compare()`]; keep the [`ObjectDrift`] (and the reduced extract if wanted). When
+//! [`crate::manifest::ManifestIndex::reload_file`] names changed keys, recompute those from the
+//! full live object (a reduced extract only holds the old manifest's fields).
 pub mod check;
 pub mod compare;
 pub mod diff;

@@ -26,12 +26,8 @@ impl Comparison {
         let root = schema::root(kind);
         // A server compares typed objects: fields of the Go zero value are always there.
         let zero = root.zero_value();
-        let mut old = old.cloned().unwrap_or_else(|| zero.clone());
-        let mut new = new.clone();
-        fill_zero(&zero, &mut old);
-        fill_zero(&zero, &mut new);
         let mut out = Comparison::default();
-        compare(root, Some(&old), Some(&new), &mut Vec::new(), &mut out);
+        compare(root, old, Some(new), Some(&zero), &mut Vec::new(), &mut out);
         Comparison {
             added: out.added.without_server_fields(),
             modified: out.modified.without_server_fields(),
@@ -42,21 +38,6 @@ impl Comparison {
     /// Added or modified: what the writer of `new` takes ownership of.
     pub fn changed(&self) -> FieldSet {
         self.added.union(&self.modified)
-    }
-}
-
-/// Add the fields of the Go zero value `zero` that `object` lacks.
-fn fill_zero(zero: &Value, object: &mut Value) {
-    let (Value::Object(zero), Value::Object(object)) = (zero, object) else {
-        return;
-    };
-    for (key, z) in zero {
-        match object.get_mut(key) {
-            Some(existing) => fill_zero(z, existing),
-            None => {
-                object.insert(key.clone(), z.clone());
-            }
-        }
     }
 }
 
@@ -100,13 +81,17 @@ fn pair<'a>(schema: Schema, lhs: Option<&'a Value>, rhs: Option<&'a Value>) -> P
     }
 }
 
+/// Compare two versions of the node at `path`; `zero` is the Go zero value there, which
+/// stands in for a side that lacks the node.
 fn compare(
     schema: Schema,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
+    zero: Option<&Value>,
     path: &mut Vec<PathElement>,
     out: &mut Comparison,
 ) {
+    let (lhs, rhs) = (lhs.or(zero), rhs.or(zero));
     match pair(schema, lhs, rhs) {
         // Both sides empty (or null) maps or lists are leaves, keeping `{}` apart from absent.
         Pair::Maps(l, r) if l.is_none_or(|m| m.is_empty()) && r.is_none_or(|m| m.is_empty()) => {
@@ -122,12 +107,18 @@ fn compare(
                 .into_iter()
                 .flat_map(|m| m.keys())
                 .filter(|k| !l.is_some_and(|m| m.contains_key(*k)));
+            let in_metadata = matches!(path.as_slice(), [PathElement::Field(f)] if f == "metadata");
             for key in old_keys.chain(new_keys) {
+                // Never owned, and the largest part of an object: not worth comparing.
+                if in_metadata && key == "managedFields" {
+                    continue;
+                }
                 path.push(PathElement::Field(key.clone()));
                 compare(
                     schema.field(key),
                     l.and_then(|m| m.get(key)),
                     r.and_then(|m| m.get(key)),
+                    zero.and_then(|z| z.get(key)),
                     path,
                     out,
                 );
@@ -147,7 +138,7 @@ fn compare(
                 let old = left.iter().find(|(e, _)| e == element).map(|(_, v)| *v);
                 let new = right.iter().find(|(e, _)| e == element).map(|(_, v)| *v);
                 path.push(element.clone());
-                compare(item, old, new, path, out);
+                compare(item, old, new, None, path, out);
                 path.pop();
             }
             node_presence(lhs, rhs, path, out);
@@ -211,9 +202,9 @@ impl FieldSet {
     /// metadata (name, namespace, uid, resourceVersion, generation, creationTimestamp,
     /// managedFields, selfLink).
     pub fn without_server_fields(&self) -> FieldSet {
-        let mut out = self
-            .without_subtree(&FieldPath::fields(&["apiVersion"]))
-            .without_subtree(&FieldPath::fields(&["kind"]));
+        let mut out = self.clone();
+        out.remove_subtree(&[PathElement::field("apiVersion")]);
+        out.remove_subtree(&[PathElement::field("kind")]);
         out.members.remove(&PathElement::field("metadata"));
         for name in [
             "name",
@@ -226,7 +217,7 @@ impl FieldSet {
             "selfLink",
             "clusterName",
         ] {
-            out = out.without_subtree(&FieldPath::fields(&["metadata", name]));
+            out.remove_subtree(&[PathElement::field("metadata"), PathElement::field(name)]);
         }
         out
     }

@@ -141,15 +141,21 @@ impl FieldSet {
 
     pub fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (element, child) in &other.children {
-            let merged = match out.children.get(element) {
-                Some(mine) => mine.union(child),
-                None => child.clone(),
-            };
-            out.children.insert(element.clone(), merged);
-        }
+        out.add(other);
         out
+    }
+
+    /// Add the members of `other` to `self` in place (as [`FieldSet::union`]).
+    pub fn add(&mut self, other: &FieldSet) {
+        self.members.extend(other.members.iter().cloned());
+        for (element, child) in &other.children {
+            match self.children.get_mut(element) {
+                Some(mine) => mine.add(child),
+                None => {
+                    self.children.insert(element.clone(), child.clone());
+                }
+            }
+        }
     }
 
     /// Members of `self` that are not members of `other` (children compared recursively).
@@ -166,6 +172,20 @@ impl FieldSet {
             }
         }
         FieldSet { members, children }
+    }
+
+    /// Remove the members of `other` from `self` in place (as [`FieldSet::difference`]).
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if other.is_empty() {
+            return;
+        }
+        self.members.retain(|m| !other.members.contains(m));
+        self.children.retain(|element, child| {
+            if let Some(theirs) = other.children.get(element) {
+                child.subtract(theirs);
+            }
+            !child.is_empty()
+        });
     }
 
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
@@ -419,6 +439,9 @@ mod tests {
         assert!(union.contains(&FieldPath::fields(&["spec", "paused"])));
         assert_eq!(union.paths().len(), a.paths().len() + 1);
         let diff = a.difference(&b);
+        let mut in_place = a.clone();
+        in_place.subtract(&b);
+        assert_eq!(in_place, diff);
         assert!(!diff.contains(&FieldPath::fields(&["spec", "replicas"])));
         assert!(diff.contains(&FieldPath::fields(&["spec", "selector"])));
         assert_eq!(

@@ -46,7 +46,12 @@ pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> 
     let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut files = Vec::new();
     let mut pending = vec![root.to_path_buf()];
+    // Folders already listed, by real path: a symlink back up the tree must not loop.
+    let mut seen = std::collections::HashSet::new();
     while let Some(dir) = pending.pop() {
+        if !seen.insert(fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+            continue;
+        }
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(error) => {

@@ -146,6 +146,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), DemoError> {
 
 /// Start the demo cluster and the live view on it; the cluster stops when the view quits.
 pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
+    super::tune_allocator();
     let (_log, log_problem) = super::start_logging(common);
     let fail = |e: &dyn std::fmt::Display| {
         tracing::error!(error = %e, "demo cannot start");

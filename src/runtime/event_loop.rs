@@ -46,6 +46,8 @@ struct Loop {
     watchers: Watchers,
     /// The detail view's watchers, while it is open.
     detail: Option<Watchers>,
+    /// The epoch of the latest `:ns`/`:ctx` switch asked for.
+    requested: u64,
     tx: UnboundedSender<Event>,
 }
 
@@ -69,7 +71,7 @@ impl Loop {
             Event::InputClosed => return Flow::Quit,
             Event::Connected { epoch, result } => {
                 // Only the latest switch counts.
-                if epoch != self.app.epoch + 1 {
+                if epoch != self.requested {
                     return Flow::Continue;
                 }
                 match result {
@@ -100,7 +102,9 @@ impl Loop {
     }
 
     fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
-        let epoch = self.app.epoch + 1;
+        // Every request gets a new epoch; only the latest one's result is used.
+        self.requested = self.requested.max(self.app.epoch) + 1;
+        let epoch = self.requested;
         match context.filter(|c| *c != self.conn.context) {
             None => {
                 // Same cluster, other namespaces: new watchers on the same client.
@@ -219,6 +223,7 @@ impl Session {
                 conn,
                 watchers,
                 detail: None,
+                requested: 0,
                 tx,
             },
             rx,

@@ -28,6 +28,7 @@ mod router;
 mod rows;
 pub mod table;
 mod watch_stream;
+mod writes;
 
 pub use super::controller::Timings;
 pub use super::scenario::Scenario;
@@ -63,7 +64,13 @@ pub(crate) struct ServerState {
     pub addr: SocketAddr,
     /// Flips to true when the listener closes: open connections and watches end.
     pub closing: watch::Receiver<bool>,
+    /// Request bodies read at once: with the 3 MiB cap, at most 96 MiB of bodies in memory
+    /// however many clients write together.
+    pub body_permits: Arc<Semaphore>,
 }
+
+/// See [`ServerState::body_permits`].
+const BODIES_AT_ONCE: usize = 32;
 
 /// Connections served at once; more wait in the kernel's accept queue, so a flood of clients
 /// cannot grow memory without bound.
@@ -125,6 +132,7 @@ impl SimServer {
             faults: self.faults.clone(),
             addr: self.addr,
             closing: closing.clone(),
+            body_permits: Arc::new(Semaphore::new(BODIES_AT_ONCE)),
         });
         let task = tokio::spawn(accept_loop(listener, state, closing));
         Listening { close, task }

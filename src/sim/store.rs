@@ -139,24 +139,26 @@ pub struct Entry {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// Selectable fields beyond metadata (`status.phase`, `involvedObject.name`, ...).
     pub fields: Box<[(&'static str, Box<str>)]>,
-    /// This version as `kubectl get` prints it, filled on first use by the server's table
-    /// printer (an entry never changes: a write makes a new one).
-    pub printed: std::sync::OnceLock<PrintedRow>,
+    /// The cells `kubectl get` prints for this version (see `server::table`), printed once per
+    /// write like the serialization; an age is kept as [`AGE_MARK`] and the unix seconds it
+    /// counts from, and filled in per request.
+    pub cells: Box<[Value]>,
+    /// Where `metadata` sits in [`Entry::json`], to serve `PartialObjectMetadata` without a parse.
+    pub metadata_range: std::ops::Range<usize>,
 }
 
-/// The parts of a Table row that do not depend on the time of the request.
-#[derive(Debug)]
-pub struct PrintedRow {
-    /// Cells; an age is kept as [`AGE_MARK`] followed by the unix seconds it counts from.
-    pub cells: Vec<Value>,
-    /// The object's `metadata`, serialized (for `PartialObjectMetadata`).
-    pub metadata: Bytes,
-}
-
-/// Marks an age cell in [`PrintedRow::cells`].
+/// Marks an age cell in [`Entry::cells`].
 pub const AGE_MARK: &str = "\u{0}age:";
 
 impl Entry {
+    /// The serialized `metadata` of the object (a slice of [`Entry::json`]).
+    pub fn metadata_json(&self) -> Bytes {
+        if self.metadata_range.is_empty() {
+            return Bytes::from_static(b"{}");
+        }
+        self.json.slice(self.metadata_range.clone())
+    }
+
     /// Parse the stored JSON (it was serialized by the store, so it parses).
     pub fn value(&self) -> Value {
         serde_json::from_slice(&self.json).unwrap_or(Value::Null)

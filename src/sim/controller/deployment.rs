@@ -21,6 +21,7 @@ use super::object::{
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
 pub const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";
 pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
+pub const REVISION_HISTORY: &str = "deployment.kubernetes.io/revision-history";
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// One write the deployment controller wants.
@@ -94,11 +95,21 @@ pub fn sync_deployment(deploy: &Value, owned: &[Value], now: Timestamp) -> Deplo
         if revision_of(rs) < next_revision {
             let mut annotations = Map::new();
             annotations.insert(REVISION.into(), json!(next_revision.to_string()));
+            // A ReplicaSet brought back (rollback) remembers the revisions it had.
+            if let Some(old) = annotation(rs, REVISION) {
+                let history = match annotation(rs, REVISION_HISTORY) {
+                    Some(h) => format!("{h},{old}"),
+                    None => old.to_string(),
+                };
+                annotations.insert(REVISION_HISTORY.into(), json!(history));
+            }
             out.actions.push(DeploymentAction::AnnotateReplicaSet {
                 name: name(rs).to_string(),
-                annotations,
+                annotations: annotations.clone(),
             });
-            rs["metadata"]["annotations"][REVISION] = json!(next_revision.to_string());
+            for (k, v) in &annotations {
+                rs["metadata"]["annotations"][k] = v.clone();
+            }
         }
         set_revision(&mut d, &mut out, revision_of(rs));
         if progress_deadline(&d).is_some()

@@ -358,6 +358,12 @@ fn revisions_count_up_and_a_rollback_reuses_the_old_replica_set() {
     );
     assert_eq!(w.sizes(), [("2".to_string(), 0), ("3".to_string(), 2)]);
     assert_eq!(w.deploy["metadata"]["annotations"][REVISION], "3");
+    let revived = w
+        .rss
+        .iter()
+        .find(|rs| rs["metadata"]["annotations"][REVISION] == "3")
+        .unwrap();
+    assert_eq!(revived["metadata"]["annotations"][REVISION_HISTORY], "1");
 }
 
 #[test]

@@ -44,7 +44,9 @@ struct Driver {
     /// Objects to delete because their owner went (garbage collection).
     orphans: Vec<(ResourceType, Key)>,
     timers: Timers,
-    /// Repeated kubelet events (`BackOff`): (pod, reason) → event name, to count them.
+    /// When each Deployment and ReplicaSet with a timer is next looked at.
+    planned: HashMap<(ResourceType, Key), Instant>,
+    /// Repeated kubelet events (`BackOff`, `Failed`): (pod, reason and message) → event name.
     repeated: HashMap<(Key, String), String>,
     /// Deployment uids seen, to tell orphans from objects whose owner is still coming.
     deployment_uids: HashSet<String>,
@@ -107,6 +109,7 @@ impl Driver {
             pod_stages: HashMap::new(),
             orphans: Vec::new(),
             timers: Timers::default(),
+            planned: HashMap::new(),
             repeated: HashMap::new(),
             deployment_uids: HashSet::new(),
         }
@@ -227,14 +230,37 @@ impl Driver {
         self.timers.schedule(after, timer);
     }
 
+    /// Look at an object again after `after`, unless a look no later than that is already
+    /// planned: every sync of a rollout asks for its deadline, one timer per object is enough.
+    fn look_again(&mut self, after: Duration, timer: Timer) {
+        let (key, kind) = match &timer {
+            Timer::Deployment(key) => (key.clone(), ResourceType::Deployment),
+            Timer::ReplicaSet(key) => (key.clone(), ResourceType::ReplicaSet),
+            Timer::Pod(..) => return self.schedule(after, timer),
+        };
+        let now = Instant::now();
+        let at = now + after;
+        match self.planned.get(&(kind, key.clone())) {
+            Some(planned) if *planned > now && *planned <= at => {}
+            _ => {
+                self.planned.insert((kind, key), at);
+                self.schedule(after, timer);
+            }
+        }
+    }
+
     fn fire_due_timers(&mut self) {
         let now = Instant::now();
         while let Some(timer) = self.timers.pop_due(now) {
             match timer {
                 Timer::Deployment(key) => {
+                    self.planned
+                        .remove(&(ResourceType::Deployment, key.clone()));
                     self.dirty_deployments.insert(key);
                 }
                 Timer::ReplicaSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::ReplicaSet, key.clone()));
                     self.dirty_replica_sets.insert(key);
                 }
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
@@ -363,7 +389,7 @@ impl Driver {
             );
         }
         if let Some(after) = result.requeue_after {
-            self.schedule(after, Timer::Deployment(key.clone()));
+            self.look_again(after, Timer::Deployment(key.clone()));
         }
     }
 
@@ -417,7 +443,7 @@ impl Driver {
             );
         }
         if let Some(after) = result.requeue_after {
-            self.schedule(after, Timer::ReplicaSet(key.clone()));
+            self.look_again(after, Timer::ReplicaSet(key.clone()));
         }
     }
 
@@ -479,7 +505,9 @@ impl Driver {
                 key_of(involved),
                 format!("{}/{}", spec.reason, spec.message),
             );
-            let counted = spec.component == Component::Kubelet && spec.reason == "BackOff";
+            // The kubelet repeats these every back-off: counted, as the event recorder does.
+            let counted = spec.component == Component::Kubelet
+                && matches!(spec.reason.as_str(), "BackOff" | "Failed");
             if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
                 let event_key = Key::new(&repeat_key.0.namespace, &event_name);
                 let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {

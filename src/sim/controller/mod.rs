@@ -10,7 +10,8 @@
 //! - [`events`]: `Event` objects as the components write them.
 //!
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
-//! timers, calls the pure functions and writes their results through the store.
+//! timers (`index`), calls the pure functions and writes their results through the store.
+//! [`object`] holds the small JSON readers they share.
 use std::time::Duration;
 
 use tokio::task::JoinHandle;

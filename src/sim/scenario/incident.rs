@@ -152,11 +152,14 @@ pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
 /// The patch and options kubectl sends for `step` against the `live` Deployment.
 pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
     match step {
-        // kubectl scale patches the scale subresource with a JSON merge patch.
+        // kubectl scale patches the scale subresource with a JSON merge patch. It has no
+        // --field-manager and sends no fieldManager, so the server names the manager after the
+        // user agent ("kubectl/v1.32.0 ..." → "kubectl"), as it does for the real kubectl
+        // against this server (tests/kubectl.rs).
         Step::Scale { replicas, .. } => (
             Patch::Merge(json!({"spec": {"replicas": replicas}})),
             WriteOptions {
-                manager: "kubectl-scale".into(),
+                manager: "kubectl".into(),
                 subresource: Some("scale".into()),
                 dry_run: false,
             },
@@ -294,7 +297,7 @@ mod tests {
             names,
             [
                 "kubectl-set",
-                "kubectl-scale",
+                "kubectl",
                 "kubectl-set",
                 "kubectl-set",
                 "kubectl-edit"
@@ -351,7 +354,7 @@ mod tests {
         let frontend = get("shop", "frontend");
         assert_eq!(frontend["spec"]["replicas"], 4);
         assert!(
-            managers(&frontend).contains(&("kubectl-scale".into(), "scale".into())),
+            managers(&frontend).contains(&("kubectl".into(), "scale".into())),
             "{:?}",
             managers(&frontend)
         );

@@ -1,5 +1,5 @@
 //! What the demo cluster holds and does by itself: the demo manifests ([`manifests`]), the seed
-//! that creates them as `kubectl apply` would ([`seed`]), and scenarios — out-of-band changes
+//! that creates them as `kubectl apply` would ([`seed()`]), and scenarios — out-of-band changes
 //! played over time, each written exactly as kubectl writes it ([`incident`]).
 use std::str::FromStr;
 

@@ -1,6 +1,6 @@
-//! Table bodies written straight from the stored entries: each entry's cells and metadata are
-//! printed once (cached on the entry) and only the ages are filled in per request, so
-//! `kubectl get -A` over 10,000 objects costs a copy, not 10,000 parses.
+//! Table bodies written straight from the stored entries: each entry's cells are printed once
+//! per write and its metadata is a slice of its JSON; only the ages are filled in per request,
+//! so `kubectl get -A` over 10,000 objects costs a copy, not 10,000 parses.
 use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -8,22 +8,7 @@ use serde_json::Value;
 
 use super::table::{self, IncludeObject, human_duration};
 use crate::sim::resources::ResourceType;
-use crate::sim::store::{AGE_MARK, Entry, PrintedRow};
-
-/// The printed row of `entry`, computed on first use.
-pub fn printed(entry: &Entry) -> &PrintedRow {
-    entry.printed.get_or_init(|| {
-        let object = entry.value();
-        let metadata = object
-            .get("metadata")
-            .map(|m| serde_json::to_vec(m).unwrap_or_default())
-            .unwrap_or_default();
-        PrintedRow {
-            cells: table::deferred_cells(entry.resource, &object),
-            metadata: Bytes::from(metadata),
-        }
-    })
-}
+use crate::sim::store::{AGE_MARK, Entry};
 
 fn put_json(out: &mut BytesMut, value: &impl serde::Serialize) {
     let _ = serde_json::to_writer(out.writer(), value);
@@ -31,9 +16,8 @@ fn put_json(out: &mut BytesMut, value: &impl serde::Serialize) {
 
 /// One row: `{"cells":[...],"object":...}`.
 pub fn write_row(out: &mut BytesMut, entry: &Entry, include: IncludeObject, now: i64) {
-    let row = printed(entry);
     out.put_slice(b"{\"cells\":[");
-    for (i, cell) in row.cells.iter().enumerate() {
+    for (i, cell) in entry.cells.iter().enumerate() {
         if i > 0 {
             out.put_u8(b',');
         }
@@ -51,7 +35,7 @@ pub fn write_row(out: &mut BytesMut, entry: &Entry, include: IncludeObject, now:
         IncludeObject::None => {}
         IncludeObject::Metadata => {
             out.put_slice(b",\"object\":{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":");
-            out.put_slice(&row.metadata);
+            out.put_slice(&entry.metadata_json());
             out.put_u8(b'}');
         }
         IncludeObject::Object => {
@@ -97,7 +81,7 @@ pub fn partial_metadata(entry: &Entry) -> Bytes {
     out.put_slice(
         b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":",
     );
-    out.put_slice(&printed(entry).metadata);
+    out.put_slice(&entry.metadata_json());
     out.put_u8(b'}');
     out.freeze()
 }

@@ -300,7 +300,7 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// An age cell; with no `now`, a mark to fill in at request time (see `PrintedRow`).
+/// An age cell; with no `now`, a mark to fill in at request time (see `Entry::cells`).
 fn age_of(timestamp: Option<&str>, now: Option<jiff::Timestamp>) -> String {
     let Some(ts) = timestamp.and_then(|t| t.parse::<jiff::Timestamp>().ok()) else {
         return "<unknown>".into();

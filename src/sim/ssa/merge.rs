@@ -43,42 +43,59 @@ fn merge_maps(
     out
 }
 
+/// Merge list items by their path element: shared items in the applied order, live-only items
+/// where they were relative to them, applied-only items where the configuration puts them.
 fn merge_lists(schema: Schema, live: &[Value], config: &[Value]) -> Vec<Value> {
     let element = |v: &Value, i: usize| PathElement::for_item(schema, v, i);
-    let live_elements: Vec<PathElement> = live
+    let lives: Vec<PathElement> = live
         .iter()
         .enumerate()
         .map(|(i, v)| element(v, i))
         .collect();
-    let config_elements: Vec<PathElement> = config
+    let applied: Vec<PathElement> = config
         .iter()
         .enumerate()
         .map(|(i, v)| element(v, i))
         .collect();
-    let live_item = |e: &PathElement| live_elements.iter().position(|l| l == e).map(|i| &live[i]);
+    let live_item = |e: &PathElement| lives.iter().position(|l| l == e).map(|i| &live[i]);
     let item_schema = schema.item();
+    let mut shared = applied.iter().filter(|e| lives.contains(e));
+    let mut next_shared = shared.next();
+    let mut done: Vec<&PathElement> = Vec::new();
     let mut out = Vec::with_capacity(live.len().max(config.len()));
-    let mut emitted: Vec<&PathElement> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < live.len() || j < config.len() {
-        if i < live.len() && emitted.contains(&&live_elements[i]) {
-            i += 1;
+    let (mut l, mut r) = (0, 0);
+    while l < live.len() || r < config.len() {
+        if l < live.len() && r < config.len() {
+            if lives[l] == applied[r] {
+                out.push(merge(item_schema, Some(&live[l]), &config[r]));
+                done.push(&applied[r]);
+                (l, r) = (l + 1, r + 1);
+                next_shared = shared.next();
+                continue;
+            }
+            // A shared item that comes later in the applied order waits for its turn.
+            if applied.contains(&lives[l]) && next_shared.is_some_and(|n| *n != lives[l]) {
+                l += 1;
+                continue;
+            }
+        }
+        if l < live.len()
+            && (!applied.contains(&lives[l]) || done.contains(&&lives[l]) || r >= config.len())
+        {
+            if !applied.contains(&lives[l]) {
+                out.push(live[l].clone());
+            }
+            l += 1;
             continue;
         }
-        let take_live =
-            i < live.len() && (j >= config.len() || !config_elements.contains(&live_elements[i]));
-        if take_live {
-            out.push(live[i].clone());
-            emitted.push(&live_elements[i]);
-            i += 1;
-        } else {
-            let e = &config_elements[j];
-            out.push(merge(item_schema, live_item(e), &config[j]));
-            emitted.push(e);
-            if i < live.len() && live_elements[i] == *e {
-                i += 1;
+        if r < config.len() {
+            let e = &applied[r];
+            out.push(merge(item_schema, live_item(e), &config[r]));
+            done.push(e);
+            r += 1;
+            if next_shared == Some(e) {
+                next_shared = shared.next();
             }
-            j += 1;
         }
     }
     out
@@ -143,5 +160,55 @@ fn remove_at(schema: Schema, value: &mut Value, elements: &[PathElement]) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env(names: &[&str]) -> Value {
+        Value::Array(
+            names
+                .iter()
+                .map(|n| json!({"name": n, "value": "1"}))
+                .collect(),
+        )
+    }
+
+    fn names(list: &Value) -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn list_merge_keeps_applied_order_and_live_only_items_in_place() {
+        let schema = crate::schema::root("Pod")
+            .field("spec")
+            .field("containers")
+            .item()
+            .field("env");
+        let merged = merge(schema, Some(&env(&["a", "x", "b"])), &env(&["b", "a", "c"]));
+        assert_eq!(names(&merged), ["x", "b", "a", "c"]);
+        let merged = merge(schema, Some(&env(&["EXTRA"])), &env(&["MODE"]));
+        assert_eq!(names(&merged), ["EXTRA", "MODE"]);
+        let merged = merge(schema, Some(&env(&["a", "b"])), &env(&["a", "n", "b"]));
+        assert_eq!(names(&merged), ["a", "n", "b"]);
+    }
+
+    #[test]
+    fn merge_replaces_atomic_values_and_null_removes() {
+        let spec = crate::schema::root("Deployment").field("spec");
+        let live = json!({"selector": {"matchLabels": {"a": "1", "b": "2"}}, "paused": true, "replicas": 1});
+        let config = json!({"selector": {"matchLabels": {"a": "1"}}, "paused": null});
+        assert_eq!(
+            merge(spec, Some(&live), &config),
+            json!({"selector": {"matchLabels": {"a": "1"}}, "replicas": 1})
+        );
     }
 }

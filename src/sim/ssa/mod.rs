@@ -39,7 +39,8 @@ pub fn record_update(
     let changed = scope(&comparison.changed());
     let removed = scope(&comparison.removed);
     for entry in &mut entries {
-        entry.fields = entry.fields.difference(&changed).difference(&removed);
+        entry.fields.subtract(&changed);
+        entry.fields.subtract(&removed);
     }
     if !changed.is_empty() {
         match entries
@@ -47,7 +48,7 @@ pub fn record_update(
             .find(|e| e.is_for(manager, Operation::Update, subresource))
         {
             Some(entry) => {
-                entry.fields = entry.fields.union(&changed);
+                entry.fields.add(&changed);
                 entry.time = Some(time.to_string());
             }
             None => entries.push(ManagedFieldsEntry {
@@ -104,7 +105,10 @@ pub fn apply(
     let keep = entries
         .iter()
         .filter(|e| !mine(e))
-        .fold(applied.clone(), |acc, e| acc.union(&e.fields));
+        .fold(applied.clone(), |mut acc, e| {
+            acc.add(&e.fields);
+            acc
+        });
     let dropped: Vec<FieldPath> = previous
         .paths()
         .into_iter()
@@ -131,7 +135,8 @@ pub fn apply(
         return Err(conflict_error(conflicts));
     }
     for entry in entries.iter_mut().filter(|e| !mine(e)) {
-        entry.fields = entry.fields.difference(&changed).difference(&removed);
+        entry.fields.subtract(&changed);
+        entry.fields.subtract(&removed);
     }
     let object_changed = live.is_none_or(|l| strip_managed(l) != strip_managed(&merged));
     match entries.iter_mut().find(|e| mine(e)) {

@@ -240,3 +240,24 @@ fn deleting_a_namespace_deletes_what_it_holds() {
         Err(ApiError::NotFound(_))
     ));
 }
+
+#[test]
+fn an_entry_serializes_as_serde_does_and_finds_its_metadata() {
+    let store = Store::new();
+    let created = store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "web", 2),
+            &WriteOptions::manager("t"),
+        )
+        .unwrap();
+    let entry = store
+        .get_entry(ResourceType::Deployment, "default", "web")
+        .unwrap();
+    assert_eq!(
+        entry.json.as_ref(),
+        serde_json::to_vec(&created).unwrap().as_slice()
+    );
+    let metadata: Value = serde_json::from_slice(&entry.metadata_json()).unwrap();
+    assert_eq!(metadata, created["metadata"]);
+}

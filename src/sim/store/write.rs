@@ -81,16 +81,42 @@ pub fn make_entry(resource: ResourceType, object: &Value, rv: u64) -> Arc<Entry>
                 .into_boxed_slice()
         })
         .unwrap_or_default();
+    let (json, metadata_range) = serialize(object);
     Arc::new(Entry {
         resource,
         namespace: meta_str(object, "namespace").into(),
         name: meta_str(object, "name").into(),
         resource_version: rv,
-        json: bytes::Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
+        json: bytes::Bytes::from(json),
         labels,
         fields: entry_fields(resource, object),
-        printed: std::sync::OnceLock::new(),
+        cells: crate::sim::server::table::deferred_cells(resource, object).into_boxed_slice(),
+        metadata_range,
     })
+}
+
+/// Serialize an object as `serde_json::to_vec` does, noting where its `metadata` value is.
+fn serialize(object: &Value) -> (Vec<u8>, std::ops::Range<usize>) {
+    let Value::Object(map) = object else {
+        return (serde_json::to_vec(object).unwrap_or_default(), 0..0);
+    };
+    let mut out = Vec::with_capacity(4096);
+    let mut range = 0..0;
+    out.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let start = out.len();
+        let _ = serde_json::to_writer(&mut out, value);
+        if key == "metadata" {
+            range = start..out.len();
+        }
+    }
+    out.push(b'}');
+    (out, range)
 }
 
 /// Types whose `metadata.generation` counts spec changes.

@@ -1,0 +1,67 @@
+//! Cost of the demo cluster's per-write algorithms on the reference Deployment: strategic merge
+//! patch, managedFields bookkeeping of an update, and a server-side apply.
+use criterion::{Criterion, criterion_group, criterion_main};
+use kdrift::sim::resources::ResourceType;
+use kdrift::sim::{defaults, patch, ssa};
+use serde_json::{Value, json};
+
+fn reference(file: &str) -> Value {
+    let path = format!(
+        "{}/testdata/kubernetes-1.20/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+fn per_write(c: &mut Criterion) {
+    let live = reference("deploy-after-set-env-and-resources.json");
+    let set_image = json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "web:2"}]}}}});
+    c.bench_function("strategic merge patch (set image)", |b| {
+        b.iter(|| patch::strategic_merge_patch(ResourceType::Deployment, &live, &set_image))
+    });
+    let mut new = patch::strategic_merge_patch(ResourceType::Deployment, &live, &set_image)
+        .unwrap_or(Value::Null);
+    defaults::apply_defaults(ResourceType::Deployment, &mut new);
+    c.bench_function("record_update (set image)", |b| {
+        b.iter(|| {
+            let mut n = new.clone();
+            ssa::record_update(
+                ResourceType::Deployment,
+                Some(&live),
+                &mut n,
+                "kubectl-set",
+                None,
+                "2026-11-22T04:00:00Z",
+            );
+            n
+        })
+    });
+    c.bench_function("read managedFields", |b| {
+        b.iter(|| kdrift::managed_fields::ManagedFieldsEntry::read(&live))
+    });
+    c.bench_function("compare old/new", |b| {
+        b.iter(|| kdrift::managed_fields::Comparison::of("Deployment", Some(&live), &new))
+    });
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/kubernetes-1.20/web.yaml"
+    );
+    let config: Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap_or_default())
+        .unwrap_or(Value::Null);
+    c.bench_function("server-side apply (web.yaml, forced)", |b| {
+        b.iter(|| {
+            ssa::apply(
+                ResourceType::Deployment,
+                Some(&live),
+                &config,
+                "kubectl",
+                true,
+                "2026-11-22T04:00:00Z",
+            )
+        })
+    });
+}
+
+criterion_group!(benches, per_write);
+criterion_main!(benches);

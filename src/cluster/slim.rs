@@ -1,0 +1,177 @@
+//! `SlimDeployment`: what the watcher decodes from each Deployment — only the fields a row needs.
+//! `managedFields`, the pod template's details and annotations such as
+//! `last-applied-configuration` are skipped while parsing, never allocated: at 1,000 watch
+//! events a second and 10,000 objects per list, that is most of the decoding cost.
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::apps::v1::DeploymentStatus;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use super::rows::REVISION_ANNOTATION;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SlimDeployment {
+    #[serde(deserialize_with = "slim_meta", default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<SlimDeploymentSpec>,
+    #[serde(default)]
+    pub status: Option<DeploymentStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimDeploymentSpec {
+    pub replicas: Option<i32>,
+    pub paused: Option<bool>,
+    #[serde(default)]
+    pub template: SlimTemplate,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct SlimTemplate {
+    #[serde(default)]
+    pub spec: Option<SlimPodSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct SlimPodSpec {
+    #[serde(default)]
+    pub containers: Vec<SlimContainer>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SlimContainer {
+    pub image: Option<String>,
+}
+
+/// The metadata fields kept: identity, resourceVersion (the watcher resumes from it),
+/// generation, creation time and the revision annotation.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SlimMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+    generation: Option<i64>,
+    creation_timestamp: Option<Time>,
+    #[serde(default, deserialize_with = "revision_only")]
+    annotations: Option<BTreeMap<String, String>>,
+}
+
+fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
+    let m = SlimMeta::deserialize(d)?;
+    Ok(ObjectMeta {
+        name: m.name,
+        namespace: m.namespace,
+        uid: m.uid,
+        resource_version: m.resource_version,
+        generation: m.generation,
+        creation_timestamp: m.creation_timestamp,
+        annotations: m.annotations,
+        ..ObjectMeta::default()
+    })
+}
+
+/// Annotations, keeping only the revision: other values are skipped unread.
+fn revision_only<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BTreeMap<String, String>>, D::Error> {
+    struct RevisionVisitor;
+    impl<'de> Visitor<'de> for RevisionVisitor {
+        type Value = Option<BTreeMap<String, String>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of annotations")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(RevisionVisitor)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut kept = BTreeMap::new();
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                if key == REVISION_ANNOTATION {
+                    kept.insert(key.into_owned(), map.next_value::<String>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Some(kept))
+        }
+    }
+    d.deserialize_option(RevisionVisitor)
+}
+
+impl kube::Resource for SlimDeployment {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("Deployment")
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("apps")
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("v1")
+    }
+    fn api_version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("apps/v1")
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("deployments")
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_what_rows_need_and_drops_the_rest() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/reference/kubernetes-1.20/deploy-after-client-apply.json"
+        ))
+        .unwrap();
+        let full: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let slim: SlimDeployment = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            slim.metadata.name.as_deref(),
+            full["metadata"]["name"].as_str()
+        );
+        assert_eq!(
+            slim.metadata.resource_version.as_deref(),
+            full["metadata"]["resourceVersion"].as_str()
+        );
+        assert!(slim.metadata.managed_fields.is_none());
+        let annotations = slim.metadata.annotations.unwrap();
+        assert_eq!(
+            annotations.keys().collect::<Vec<_>>(),
+            [REVISION_ANNOTATION]
+        );
+        let image = &slim.spec.unwrap().template.spec.unwrap().containers[0].image;
+        assert_eq!(
+            image.as_deref(),
+            full["spec"]["template"]["spec"]["containers"][0]["image"].as_str()
+        );
+    }
+}
