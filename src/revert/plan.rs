@@ -172,7 +172,14 @@ pub fn removal_patch(object: &Value, planned: &[Removal]) -> RemovalPatch {
             None => {}
         }
     }
-    // Deepest and last first: removing item 3 before item 1 keeps both pointers right.
+    // A field inside another removed field goes with it (its own test would see it gone).
+    let pointers: Vec<String> = found.iter().map(|f| f.1.clone()).collect();
+    found.retain(|(_, pointer, _)| {
+        !pointers
+            .iter()
+            .any(|outer| pointer.starts_with(&format!("{outer}/")))
+    });
+    // Last first: removing item 3 before item 1 keeps both pointers right.
     found.sort_by(|a, b| compare_segments(&b.0, &a.0));
     // Guarded by the values, not the resourceVersion: the controller's status writes bump the
     // latter all through a rollout, and they do not touch what is removed.
@@ -426,6 +433,38 @@ mod tests {
             .pointer("/spec/template/spec/containers/1/env")
             .unwrap();
         assert_eq!(env, &json!([{"name": "B", "value": "2"}]));
+    }
+
+    #[test]
+    fn a_field_inside_another_removed_field_goes_with_it() {
+        let mut outer = DriftPath::default()
+            .child("spec")
+            .child("template")
+            .child("spec")
+            .child("containers");
+        let mut key = Map::new();
+        key.insert("name".into(), json!("web"));
+        outer = outer.item(key, None).child("env");
+        let env = object()
+            .pointer("/spec/template/spec/containers/1/env")
+            .unwrap()
+            .clone();
+        let planned = [
+            removal("B", json!({"name": "B", "value": "2"})),
+            Removal {
+                path: outer,
+                value: env,
+                manager: None,
+            },
+        ];
+        let patch = removal_patch(&object(), &planned);
+        assert_eq!(patch.removed.len(), 1);
+        let after = patched(&object(), &patch);
+        assert!(
+            after
+                .pointer("/spec/template/spec/containers/1/env")
+                .is_none()
+        );
     }
 
     #[test]
