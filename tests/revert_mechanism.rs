@@ -525,3 +525,32 @@ fn a_resource_limit_added_live_is_removed_and_the_manifest_ones_stay() {
             .is_none()
     );
 }
+
+#[test]
+fn preview_and_revert_run_on_spawned_tasks_as_the_tui_runs_them() {
+    let c = Cluster::start();
+    let index = demo_index();
+    break_cart(&c);
+    let r = reverter(&c, &index);
+    let task = r.clone();
+    let p = c
+        .runtime
+        .block_on(c.runtime.spawn(async move { task.preview().await }))
+        .unwrap()
+        .unwrap();
+    let lines = p.lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.kind == kdrift::revert::PreviewKind::Added
+                && l.text.contains("registry.example/shop/cart:0.9.7"))
+    );
+    let task = r.clone();
+    let outcome = c
+        .runtime
+        .block_on(c.runtime.spawn(async move { task.execute(&p).await }))
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome.removed.len(), 1);
+    assert_eq!(drift_of(&c, &index), Vec::<String>::new());
+}

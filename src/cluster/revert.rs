@@ -117,7 +117,9 @@ pub enum RevertError {
     },
 }
 
-/// One object to revert: its manifest and the API for its kind.
+/// One object to revert: its manifest and the API for its kind. Cheap to clone, `Send`, so the
+/// TUI can run the preview and the revert on tasks.
+#[derive(Clone)]
 pub struct Reverter {
     api: Api<DynamicObject>,
     resource: ApiResource,

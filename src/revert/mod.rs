@@ -6,4 +6,4 @@
 //!   and the preview diff (live now → live after).
 pub mod plan;
 
-pub use plan::{Removal, RemovalPatch};
+pub use plan::{PreviewKind, PreviewLine, Removal, RemovalPatch};
