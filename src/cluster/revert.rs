@@ -12,6 +12,9 @@ use crate::revert::plan::{self, Removal};
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
 
+/// Apply attempts while only the object's status moves under it (each after a fresh read).
+pub const APPLY_ATTEMPTS: u8 = 4;
+
 /// What a revert will do, from a server-side dry run of both steps.
 #[derive(Debug, Clone)]
 pub struct Preview {
@@ -262,14 +265,16 @@ impl Reverter {
 
     /// Applies the manifest if the object is still as previewed (its spec, labels and
     /// annotations: status writes do not count), conditional on the resourceVersion just read so
-    /// that nothing written in between is overwritten; a 409 is re-read and retried once.
+    /// that nothing written in between is overwritten. A 409 is re-read: a changed object stops
+    /// the revert; an unchanged one (a status write, as the deployment controller makes many
+    /// during the very rollout being reverted) is retried, up to [`APPLY_ATTEMPTS`] times.
     async fn apply_unchanged(
         &self,
         preview: &Preview,
         at: &(dyn Fn(Stage) + Sync),
     ) -> Result<Value, RevertError> {
         let previewed = plan::relevant_yaml(&preview.before);
-        for attempt in 1..=2u8 {
+        for attempt in 1..=APPLY_ATTEMPTS {
             let now = self.get().await?;
             if plan::relevant_yaml(&now) != previewed {
                 return Err(RevertError::ChangedSincePreview {
@@ -286,8 +291,9 @@ impl Reverter {
         }
         Err(RevertError::Conflict {
             object: self.object.clone(),
-            what: "nothing was applied: the object was written to between each read and the apply"
-                .into(),
+            what: format!(
+                "nothing was applied: the object was written to between the read and the apply {APPLY_ATTEMPTS} times"
+            ),
         })
     }
 
