@@ -20,7 +20,8 @@ pub const APPLY_ATTEMPTS: u8 = 4;
 pub struct Preview {
     /// `deployment/shop/web`.
     pub object: String,
-    /// The resourceVersion the preview was made from; the revert is conditional on it.
+    /// The resourceVersion the preview was made from (the revert compares content, not this:
+    /// status writes move it all through a rollout).
     pub resource_version: String,
     /// The live object now.
     pub before: Value,
@@ -199,9 +200,10 @@ impl Reverter {
         })
     }
 
-    /// Reverts as previewed: apply if the object is still as previewed, then remove the previewed
-    /// fields added live, guarded by `test` operations. A conflict in either step is re-read and
-    /// retried once.
+    /// Reverts as previewed: apply if the object is still as previewed (else
+    /// [`RevertError::ChangedSincePreview`]: show a new preview), then remove the previewed fields
+    /// added live, guarded by `test` operations; a conflicting removal is re-read and retried
+    /// once, and a field whose value changed meanwhile is kept ([`Outcome::kept`]).
     pub async fn execute(&self, preview: &Preview) -> Result<Outcome, RevertError> {
         self.execute_with(preview, &|_| {}).await
     }
@@ -383,7 +385,7 @@ fn apply_params() -> PatchParams {
 fn to_value(object: DynamicObject) -> Result<Value, RevertError> {
     serde_json::to_value(object).map_err(|e| RevertError::Api {
         verb: "read",
-        object: String::new(),
+        object: "the API server's reply".into(),
         reason: e.to_string(),
     })
 }
