@@ -56,6 +56,66 @@ pub struct CommonArgs {
 pub enum Command {
     /// Start the embedded demo cluster (and, without --serve, open the TUI on it).
     Demo(DemoArgs),
+    /// Compare every manifest with the cluster; exit 0 in sync, 1 drift, 2 error.
+    Check(CheckArgs),
+    /// The drift of one object (TYPE/NAME, as kubectl) as an annotated diff.
+    Diff(DiffArgs),
+    /// Write an object's live values into its manifest file and commit that file.
+    Accept(AcceptArgs),
+    /// Put an object back as its manifest says: server-side apply, then removal of fields added
+    /// live; previewed with a server-side dry run and confirmed.
+    Revert(RevertArgs),
+}
+
+/// `kdrift check`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AcceptArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Accept only this drifted field, as `kdrift check` prints it (repeatable; default: all).
+    #[arg(long = "field", value_name = "PATH")]
+    pub fields: Vec<String>,
+    /// Write the manifest file but do not commit it.
+    #[arg(long)]
+    pub no_commit: bool,
+    /// The commit message's subject (the body still lists the fields).
+    #[arg(short = 'm', long = "message", value_name = "MSG")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RevertArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Only show what the revert would change (a server-side dry run); change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Revert without asking (needed when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Clone, Args)]

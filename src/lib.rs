@@ -7,6 +7,7 @@
 //! - [`drift`], [`rollout`]: pure functions — live vs manifest, rollout phase.
 //! - [`schema`], [`managed_fields`]: Kubernetes list merge keys and `fieldsV1` field sets,
 //!   shared by the drift engine and the demo cluster.
+//! - [`revert`]: the pure decisions of a revert (apply config, removals, preview diff).
 //! - [`git`]: commits of accepted manifest files through the `git` command.
 //! - [`app`]: pure state and `update(Message) -> Vec<Command>`.
 //! - [`ui`]: pure rendering of the app state.
@@ -17,11 +18,13 @@
 pub mod app;
 pub mod cli;
 pub mod cluster;
+pub mod commands;
 pub mod drift;
 pub mod git;
 pub mod logging;
 pub mod managed_fields;
 pub mod manifest;
+pub mod revert;
 pub mod rollout;
 pub mod runtime;
 pub mod schema;

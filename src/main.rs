@@ -11,6 +11,10 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Demo(args)) if args.serve => kdrift::sim::serve::run(&args),
         Some(Command::Demo(args)) => kdrift::runtime::run_demo(&cli.common, &args),
+        Some(Command::Check(args)) => kdrift::commands::check::run(&cli.common, &args),
+        Some(Command::Diff(args)) => kdrift::commands::diff::run(&cli.common, &args),
+        Some(Command::Accept(args)) => kdrift::commands::accept::run(&cli.common, &args),
+        Some(Command::Revert(args)) => kdrift::commands::revert::run(&cli.common, &args),
         None => kdrift::runtime::run_tui(&cli.common),
     }
 }

@@ -5,8 +5,10 @@
 //!   the headless subcommands reuse it.
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
+//! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
+pub mod revert;
 pub mod rows;
 pub mod slim;
 pub mod watch;

@@ -93,9 +93,25 @@ pub fn age(time: Option<&str>, now: jiff::Timestamp) -> Option<String> {
     })
 }
 
-/// `kubectl-set (Update) 12m ago`, `manager unknown`, `autoscaled by kube-controller-manager 2m ago`.
+/// `kubectl-set (Update) 12m ago`, `kubectl (Update via /scale) 1m ago`, `manager unknown`, `autoscaled by kube-controller-manager 2m ago`.
 pub fn attribution_text(item: &DriftItem, now: jiff::Timestamp) -> String {
     let who = match (&item.attribution.manager, &item.attribution.operation) {
+        // A write through a subresource says so (`kubectl (Update via /scale)`): kubectl 1.32's
+        // `scale` sends no field manager, so the bare name alone would not say what was run.
+        (Some(manager), operation)
+            if item.class.is_drift()
+                && item
+                    .attribution
+                    .subresource
+                    .as_deref()
+                    .is_some_and(|s| !s.is_empty()) =>
+        {
+            let sub = item.attribution.subresource.as_deref().unwrap_or_default();
+            match operation {
+                Some(operation) => format!("{manager} ({operation} via /{sub})"),
+                None => format!("{manager} (via /{sub})"),
+            }
+        }
         (Some(manager), Some(operation)) => format!("{manager} ({operation})"),
         (Some(manager), None) => manager.clone(),
         (None, _) => "manager unknown".to_owned(),

@@ -15,6 +15,9 @@
 //!       - /spec/replicas
 //!       - /spec/template/spec/containers/*/image
 //!       - /metadata/annotations/example.com~1owner
+//! accept:                   # how `kdrift accept` commits
+//!   branch: "hotfix/{namespace}-{name}"   # commit on a new branch named from this template
+//!                                         # ({kind}, {namespace}, {name}); default: current branch
 //! ```
 //!
 //! A rule applies to an object when every selector it names matches. In a path, a list item is
@@ -37,6 +40,8 @@ pub const CONFIG_FILE: &str = ".kdrift.yaml";
 pub struct Config {
     pub appliers: Vec<String>,
     pub ignore: Vec<IgnoreRule>,
+    /// `accept.branch`: the template of the branch an accept commits on (none: the current one).
+    pub accept_branch: Option<String>,
 }
 
 /// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
@@ -180,6 +185,54 @@ fn parse_rule(rule: &Value) -> Result<IgnoreRule, (Option<usize>, String)> {
     })
 }
 
+/// Parses `accept:`; the error says whether it is about `branch` (for its line).
+fn parse_accept(accept: &Value) -> Result<Option<String>, (bool, String)> {
+    let map = match accept {
+        Value::Null => return Ok(None),
+        Value::Object(map) => map,
+        _ => {
+            return Err((
+                false,
+                "\"accept\" must be a mapping with \"branch\"".to_owned(),
+            ));
+        }
+    };
+    if let Some(unknown) = map.keys().find(|k| k.as_str() != "branch") {
+        return Err((
+            false,
+            format!("unknown key \"{unknown}\" in accept (expected branch)"),
+        ));
+    }
+    match map.get("branch") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(t)) if t.trim().is_empty() => {
+            Err((true, "accept.branch must not be empty".to_owned()))
+        }
+        Some(Value::String(t)) => {
+            let unknown = t
+                .split('{')
+                .skip(1)
+                .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+                .find(|name| !["kind", "namespace", "name"].contains(name));
+            match unknown {
+                Some(name) => Err((
+                    true,
+                    format!(
+                        "accept.branch \"{t}\": unknown placeholder {{{name}}} (use {{kind}}, {{namespace}}, {{name}})"
+                    ),
+                )),
+                None => Ok(Some(t.clone())),
+            }
+        }
+        Some(other) => Err((
+            true,
+            format!(
+                "accept.branch must be a string such as \"hotfix/{{namespace}}-{{name}}\", not {other}"
+            ),
+        )),
+    }
+}
+
 /// Parses the text of a `.kdrift.yaml` (named `file` in problems).
 pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
     let mut config = Config::default();
@@ -207,13 +260,25 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
     };
     for (key, _) in map
         .iter()
-        .filter(|(k, _)| !["ignore", "appliers"].contains(&k.as_str()))
+        .filter(|(k, _)| !["ignore", "appliers", "accept"].contains(&k.as_str()))
     {
         let line = line_of(text, &[Step::Field(key)]) + 1;
         problems.push(problem(
             line,
-            format!("unknown key \"{key}\" (expected ignore, appliers)"),
+            format!("unknown key \"{key}\" (expected ignore, appliers, accept)"),
         ));
+    }
+    if let Some(accept) = map.get("accept") {
+        match parse_accept(accept) {
+            Ok(branch) => config.accept_branch = branch,
+            Err((at_branch, message)) => {
+                let mut steps = vec![Step::Field("accept")];
+                if at_branch {
+                    steps.push(Step::Field("branch"));
+                }
+                problems.push(problem(line_of(text, &steps) + 1, message));
+            }
+        }
     }
     match map.get("appliers") {
         None | Some(Value::Null) => {}
@@ -338,6 +403,42 @@ mod tests {
             matches!(problems.as_slice(), [Problem::BadConfig { line, .. }] if *line >= 2),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn accept_branch_template_and_its_bad_values() {
+        let text = "appliers: [bot]\naccept:\n  branch: \"hotfix/{namespace}-{name}\"\n";
+        let (config, problems) = parse(Path::new(".kdrift.yaml"), text);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            config.accept_branch.as_deref(),
+            Some("hotfix/{namespace}-{name}")
+        );
+        for (text, line, words) in [
+            ("accept:\n  branch: 3\n", 2, "must be a string"),
+            ("accept:\n  branch: \"\"\n", 2, "must not be empty"),
+            (
+                "x: 1\naccept:\n  branch: \"h/{team}\"\n",
+                3,
+                "unknown placeholder {team}",
+            ),
+            ("accept:\n  brunch: a\n", 1, "unknown key \"brunch\""),
+            ("accept: yes\n", 1, "must be a mapping"),
+        ] {
+            let (config, problems) = parse(Path::new(".kdrift.yaml"), text);
+            assert_eq!(config.accept_branch, None, "{text}");
+            let found: Vec<(usize, String)> = problems
+                .iter()
+                .filter_map(|p| match p {
+                    Problem::BadConfig { line, message, .. } => Some((*line, message.clone())),
+                    _ => None,
+                })
+                .filter(|(_, m)| m.contains(words))
+                .collect();
+            assert_eq!(found.len(), 1, "{text}: {problems:?}");
+            assert_eq!(found[0].0, line, "{text}: {found:?}");
+            assert!(found[0].1.contains(words), "{text}: {found:?}");
+        }
     }
 
     #[test]

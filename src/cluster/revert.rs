@@ -1,0 +1,545 @@
+//! The revert mechanism against the API server: a server-side dry run for the preview, then
+//! server-side apply of the manifest under kdrift's field manager (forcing ownership of the fields
+//! out-of-band managers took) and a guarded JSON patch removing the fields added live. No
+//! printing: the headless command and the TUI both show a [`Preview`] and call [`Reverter::execute`].
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::Value;
+
+use crate::manifest::{Config, ManifestObject};
+use crate::revert::plan::{self, Removal};
+
+/// The field manager kdrift applies and patches as.
+pub const FIELD_MANAGER: &str = "kdrift";
+
+/// Apply attempts while only the object's status moves under it (each after a fresh read).
+pub const APPLY_ATTEMPTS: u8 = 4;
+
+/// What a revert will do, from a server-side dry run of both steps.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    /// `deployment/shop/web`.
+    pub object: String,
+    /// The resourceVersion the preview was made from (the revert compares content, not this:
+    /// status writes move it all through a rollout).
+    pub resource_version: String,
+    /// The live object now.
+    pub before: Value,
+    /// The live object as the server says it will be after both steps.
+    pub after: Value,
+    /// The fields added live that the second step removes.
+    pub removals: Vec<Removal>,
+    /// An autoscaler owns `spec.replicas`: the apply leaves them to it.
+    pub autoscaled: bool,
+}
+
+impl Preview {
+    /// The coloured (or plain) diff of live now → live after; empty when nothing changes.
+    pub fn diff(&self, colour: bool) -> String {
+        plan::preview_diff(&self.before, &self.after, &self.object, colour)
+    }
+
+    /// The diff as lines for a screen (the TUI colours them by kind).
+    pub fn lines(&self) -> Vec<plan::PreviewLine> {
+        plan::preview_lines(&self.before, &self.after, &self.object)
+    }
+
+    /// True when the live object already equals what the revert would make it.
+    pub fn changes_nothing(&self) -> bool {
+        self.removals.is_empty()
+            && plan::relevant_yaml(&self.before) == plan::relevant_yaml(&self.after)
+    }
+}
+
+/// What a revert did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The live object afterwards.
+    pub after: Value,
+    /// The fields added live that were removed.
+    pub removed: Vec<Removal>,
+    /// Fields planned for removal that someone else changed meanwhile: left as they are.
+    pub kept: Vec<Removal>,
+    /// True when the removal met a conflict and was re-read and retried.
+    pub retried: bool,
+}
+
+/// The points between the steps of [`Reverter::execute`], for a caller (a test) that needs to act
+/// there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Before each apply attempt (1, then 2 after a conflict), after the object was re-read.
+    BeforeApply(u8),
+    /// Before each removal attempt (1, then 2 after a conflict).
+    BeforeRemoval(u8),
+}
+
+/// Why a revert did not happen, or happened only in part. Each message fits on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum RevertError {
+    #[error(
+        "RBAC refused: you may not {verb} {resource} in namespace \"{namespace}\" (API server: {message})"
+    )]
+    Forbidden {
+        verb: &'static str,
+        resource: String,
+        namespace: String,
+        message: String,
+    },
+    #[error(
+        "{object} changed since the preview (its spec, labels or annotations): nothing was reverted; look at the new preview and confirm again"
+    )]
+    ChangedSincePreview { object: String },
+    #[error("someone else is changing {object}: {what}; run the revert again")]
+    Conflict { object: String, what: String },
+    #[error("the API server refused the manifest of {object} ({file}:{line}): {message}")]
+    Invalid {
+        object: String,
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "{object} does not exist in the cluster: there is nothing to revert (kubectl apply creates it)"
+    )]
+    NotFound { object: String },
+    #[error("the API server is unreachable: {reason}")]
+    Unreachable { reason: String },
+    #[error(
+        "the manifest of {object} was applied, but removing the fields added live ({fields}) failed: {reason}"
+    )]
+    RemovalFailed {
+        object: String,
+        fields: String,
+        reason: String,
+    },
+    #[error("cannot {verb} {object}: {reason}")]
+    Api {
+        verb: &'static str,
+        object: String,
+        reason: String,
+    },
+}
+
+/// One object to revert: its manifest and the API for its kind. Cheap to clone, `Send`, so the
+/// TUI can run the preview and the revert on tasks.
+#[derive(Clone)]
+pub struct Reverter {
+    api: Api<DynamicObject>,
+    resource: ApiResource,
+    manifest: ManifestObject,
+    config: Config,
+    object: String,
+}
+
+impl Reverter {
+    /// Finds the kind's resource through discovery (one request).
+    pub async fn new(
+        client: &Client,
+        manifest: &ManifestObject,
+        config: &Config,
+    ) -> Result<Reverter, RevertError> {
+        let (group, version) = match manifest.api_version.rsplit_once('/') {
+            Some((group, version)) => (group, version),
+            None => ("", manifest.api_version.as_str()),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, &manifest.key.kind);
+        let object = manifest.key.to_string();
+        let (resource, _) = kube::discovery::pinned_kind(client, &gvk)
+            .await
+            .map_err(|err| classify(err, "discover", &object, &manifest.key.namespace, None))?;
+        let api = if manifest.key.namespace.is_empty() {
+            Api::all_with(client.clone(), &resource)
+        } else {
+            Api::namespaced_with(client.clone(), &manifest.key.namespace, &resource)
+        };
+        Ok(Reverter {
+            api,
+            resource,
+            manifest: manifest.clone(),
+            config: config.clone(),
+            object,
+        })
+    }
+
+    /// `deployment/shop/web`.
+    pub fn object(&self) -> &str {
+        &self.object
+    }
+
+    /// The server-side dry run of both steps (`dryRun=All`): live now and live after.
+    pub async fn preview(&self) -> Result<Preview, RevertError> {
+        let before = self.get().await?;
+        let rv = resource_version(&before);
+        let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config);
+        let config = plan::apply_config(&self.manifest, None, autoscaled);
+        let mut params = apply_params();
+        params.dry_run = true;
+        let applied = self.apply(&config, &params).await?;
+        let removals = plan::removals(&self.manifest, &applied, &self.config);
+        let after = if removals.is_empty() {
+            applied
+        } else {
+            // The removal as the server would take it on the object as it is now (RBAC, schema) …
+            let on_live = plan::removal_patch(&before, &removals);
+            let params = PatchParams {
+                dry_run: true,
+                ..PatchParams::default()
+            };
+            self.remove(&on_live, &params).await?;
+            // … and its effect on the applied object, which is what the operator will get.
+            plan::patched(&applied, &plan::removal_patch(&applied, &removals))
+        };
+        Ok(Preview {
+            object: self.object.clone(),
+            resource_version: rv,
+            before,
+            after,
+            removals,
+            autoscaled,
+        })
+    }
+
+    /// Reverts as previewed: apply if the object is still as previewed (else
+    /// [`RevertError::ChangedSincePreview`]: show a new preview), then remove the previewed fields
+    /// added live, guarded by `test` operations; a conflicting removal is re-read and retried
+    /// once, and a field whose value changed meanwhile is kept ([`Outcome::kept`]).
+    pub async fn execute(&self, preview: &Preview) -> Result<Outcome, RevertError> {
+        self.execute_with(preview, &|_| {}).await
+    }
+
+    /// [`Reverter::execute`], calling `at` between the steps.
+    pub async fn execute_with(
+        &self,
+        preview: &Preview,
+        at: &(dyn Fn(Stage) + Sync),
+    ) -> Result<Outcome, RevertError> {
+        let mut object = self.apply_unchanged(preview, at).await?;
+        let mut retried = false;
+        for attempt in 1..=2u8 {
+            let patch = plan::removal_patch(&object, &preview.removals);
+            let kept = patch.changed.clone();
+            if patch.is_empty() {
+                return Ok(Outcome {
+                    after: object,
+                    removed: Vec::new(),
+                    kept,
+                    retried,
+                });
+            }
+            at(Stage::BeforeRemoval(attempt));
+            match self.remove(&patch, &PatchParams::default()).await {
+                Ok(after) => {
+                    return Ok(Outcome {
+                        after,
+                        removed: patch.removed,
+                        kept,
+                        retried,
+                    });
+                }
+                Err(err) if is_conflict(&err) && attempt == 1 => {
+                    retried = true;
+                    object = self
+                        .get()
+                        .await
+                        .map_err(|e| self.removal_failed(&patch.removed, e))?;
+                }
+                Err(err) if is_conflict(&err) => {
+                    return Err(RevertError::Conflict {
+                        object: self.object.clone(),
+                        what: format!(
+                            "the manifest was applied, but removing {} conflicted twice",
+                            labels(&patch.removed)
+                        ),
+                    });
+                }
+                Err(err) => return Err(self.removal_failed(&patch.removed, err)),
+            }
+        }
+        Err(RevertError::Conflict {
+            object: self.object.clone(),
+            what: format!(
+                "the manifest was applied, but removing {} conflicted twice",
+                labels(&preview.removals)
+            ),
+        })
+    }
+
+    /// Applies the manifest if the object is still as previewed (its spec, labels and
+    /// annotations: status writes do not count), conditional on the resourceVersion just read so
+    /// that nothing written in between is overwritten. A 409 is re-read: a changed object stops
+    /// the revert; an unchanged one (a status write, as the deployment controller makes many
+    /// during the very rollout being reverted) is retried, up to [`APPLY_ATTEMPTS`] times.
+    async fn apply_unchanged(
+        &self,
+        preview: &Preview,
+        at: &(dyn Fn(Stage) + Sync),
+    ) -> Result<Value, RevertError> {
+        let previewed = plan::relevant_yaml(&preview.before);
+        for attempt in 1..=APPLY_ATTEMPTS {
+            let now = self.get().await?;
+            if plan::relevant_yaml(&now) != previewed {
+                return Err(RevertError::ChangedSincePreview {
+                    object: self.object.clone(),
+                });
+            }
+            let rv = resource_version(&now);
+            let config = plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled);
+            at(Stage::BeforeApply(attempt));
+            match self.apply(&config, &apply_params()).await {
+                Err(err) if is_conflict(&err) => continue,
+                other => return other,
+            }
+        }
+        Err(RevertError::Conflict {
+            object: self.object.clone(),
+            what: format!(
+                "nothing was applied: the object was written to between the read and the apply {APPLY_ATTEMPTS} times"
+            ),
+        })
+    }
+
+    fn removal_failed(&self, removals: &[Removal], err: RevertError) -> RevertError {
+        RevertError::RemovalFailed {
+            object: self.object.clone(),
+            fields: labels(removals),
+            reason: err.to_string(),
+        }
+    }
+
+    async fn get(&self) -> Result<Value, RevertError> {
+        let name = &self.manifest.key.name;
+        match self.api.get(name).await {
+            Ok(object) => to_value(object),
+            Err(kube::Error::Api(status)) if status.code == 404 => Err(RevertError::NotFound {
+                object: self.object.clone(),
+            }),
+            Err(err) => Err(classify(
+                err,
+                "get",
+                &rbac_resource(&self.resource),
+                &self.manifest.key.namespace,
+                None,
+            )),
+        }
+    }
+
+    async fn apply(&self, config: &Value, params: &PatchParams) -> Result<Value, RevertError> {
+        let name = &self.manifest.key.name;
+        match self.api.patch(name, params, &Patch::Apply(config)).await {
+            Ok(object) => to_value(object),
+            Err(err) => Err(classify(
+                err,
+                "patch",
+                &rbac_resource(&self.resource),
+                &self.manifest.key.namespace,
+                Some(&self.manifest),
+            )),
+        }
+    }
+
+    async fn remove(
+        &self,
+        patch: &plan::RemovalPatch,
+        params: &PatchParams,
+    ) -> Result<Value, RevertError> {
+        let operations: json_patch::Patch = serde_json::from_value(patch.operations.clone())
+            .map_err(|e| RevertError::Api {
+                verb: "patch",
+                object: self.object.clone(),
+                reason: e.to_string(),
+            })?;
+        let mut params = params.clone();
+        params.field_manager = Some(FIELD_MANAGER.to_owned());
+        let name = &self.manifest.key.name;
+        match self
+            .api
+            .patch(name, &params, &Patch::Json::<()>(operations))
+            .await
+        {
+            Ok(object) => to_value(object),
+            Err(err) => Err(classify(
+                err,
+                "patch",
+                &rbac_resource(&self.resource),
+                &self.manifest.key.namespace,
+                None,
+            )),
+        }
+    }
+}
+
+/// `deployments.apps`, as RBAC rules and kubectl name a resource.
+fn rbac_resource(resource: &ApiResource) -> String {
+    if resource.group.is_empty() {
+        resource.plural.clone()
+    } else {
+        format!("{}.{}", resource.plural, resource.group)
+    }
+}
+
+fn apply_params() -> PatchParams {
+    PatchParams::apply(FIELD_MANAGER).force()
+}
+
+fn to_value(object: DynamicObject) -> Result<Value, RevertError> {
+    serde_json::to_value(object).map_err(|e| RevertError::Api {
+        verb: "read",
+        object: "the API server's reply".into(),
+        reason: e.to_string(),
+    })
+}
+
+fn resource_version(object: &Value) -> String {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn labels(removals: &[Removal]) -> String {
+    removals
+        .iter()
+        .map(Removal::label)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A removal that met someone else's write: a 409, or a failed `test` operation (422).
+fn is_conflict(err: &RevertError) -> bool {
+    match err {
+        RevertError::Api { reason, .. } => {
+            reason.starts_with("HTTP 409")
+                || (reason.starts_with("HTTP 422") && reason.contains("testing value"))
+        }
+        RevertError::Invalid { message, .. } => message.contains("testing value"),
+        _ => false,
+    }
+}
+
+/// Turns a kube error into one a person can act on. `manifest` names the file and line of a
+/// 422 or 400 to the apply (the field the server names, else the document's first line).
+fn classify(
+    err: kube::Error,
+    verb: &'static str,
+    resource: &str,
+    namespace: &str,
+    manifest: Option<&ManifestObject>,
+) -> RevertError {
+    let object = manifest
+        .map(|m| m.key.to_string())
+        .unwrap_or_else(|| resource.to_owned());
+    match err {
+        kube::Error::Api(status) if status.code == 403 => RevertError::Forbidden {
+            verb,
+            resource: resource.to_owned(),
+            namespace: namespace.to_owned(),
+            message: status.message.clone(),
+        },
+        kube::Error::Api(status) if matches!(status.code, 400 | 422) && manifest.is_some() => {
+            let Some(manifest) = manifest else {
+                return RevertError::Api {
+                    verb,
+                    object,
+                    reason: status.message.clone(),
+                };
+            };
+            let field = status
+                .details
+                .as_ref()
+                .and_then(|d| d.causes.iter().find(|c| !c.field.is_empty()))
+                .map(|c| c.field.clone())
+                .or_else(|| field_in_message(&status.message));
+            let line = field
+                .as_deref()
+                .map(|f| line_of_field(manifest, f))
+                .unwrap_or(manifest.line);
+            RevertError::Invalid {
+                object,
+                file: manifest.file.display().to_string(),
+                line,
+                message: status.message.clone(),
+            }
+        }
+        kube::Error::Api(status) => RevertError::Api {
+            verb,
+            object,
+            reason: format!("HTTP {} {}: {}", status.code, status.reason, status.message),
+        },
+        kube::Error::HyperError(_) | kube::Error::Service(_) => RevertError::Unreachable {
+            reason: one_line(&err),
+        },
+        other => RevertError::Api {
+            verb,
+            object,
+            reason: one_line(&other),
+        },
+    }
+}
+
+/// A field path the server's message names (`... Go struct field DeploymentSpec.spec.replicas of
+/// type int32`), when its details do not.
+fn field_in_message(message: &str) -> Option<String> {
+    message.split_whitespace().find_map(|word| {
+        let word = word.trim_matches(|c: char| c == '"' || c == ',' || c == ':' || c == '\'');
+        let at = word.find("spec.").or_else(|| word.find("metadata."))?;
+        let field = word.get(at..)?;
+        (at == 0 || word.get(..at)?.ends_with('.')).then(|| field.to_owned())
+    })
+}
+
+/// The line of `spec.template.spec.containers[0].image` (a server's field path) in the manifest.
+fn line_of_field(manifest: &ManifestObject, field: &str) -> usize {
+    use crate::manifest::lines::Step;
+    let mut steps = Vec::new();
+    for part in field.split('.') {
+        let (name, index) = match part.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        steps.push(Step::Field(name));
+        if let Some(index) = index {
+            steps.push(Step::Item(index));
+        }
+    }
+    manifest.line_of(&steps)
+}
+
+fn one_line(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_in_message;
+
+    #[test]
+    fn field_paths_are_found_in_server_messages() {
+        assert_eq!(
+            field_in_message(
+                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+            )
+            .as_deref(),
+            Some("spec.replicas")
+        );
+        assert_eq!(
+            field_in_message("Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Required value").as_deref(),
+            Some("spec.template.spec.containers[0].image")
+        );
+        assert_eq!(
+            field_in_message("invalid type: string \"two\", expected i32"),
+            None
+        );
+    }
+}

@@ -1,0 +1,260 @@
+//! The plumbing the headless commands share: connect as kubectl would, load the manifests, and
+//! read live objects — one list call per kind and namespace scope, or one get for one object —
+//! as `serde_json::Value`s for the drift engine.
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+
+use crate::cli::CommonArgs;
+use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::drift::LiveObject;
+use crate::manifest::{ManifestIndex, ObjectKey};
+
+use super::target::KindInfo;
+
+/// Page size of list calls: big lists come in pages, as kubectl does.
+const PAGE: u32 = 500;
+
+/// Why a headless command could not start or read the cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error("manifests folder \"{}\" is not a readable folder: {reason}", path.display())]
+    Manifests { path: PathBuf, reason: String },
+    #[error("cannot read {what}: {reason}")]
+    Api { what: String, reason: String },
+    #[error("live object {what} has no apiVersion, kind or metadata.name")]
+    NotAnObject { what: String },
+}
+
+/// A connection and the manifests, ready for a command.
+pub struct Context {
+    pub conn: Connection,
+    pub index: ManifestIndex,
+    /// The namespace of a manifest or `TYPE/NAME` without one: `-n`, else the context's, else
+    /// `default` (as kubectl).
+    pub default_namespace: String,
+}
+
+/// The manifests root: `--manifests`, else the current directory.
+pub fn manifests_root(common: &CommonArgs) -> Result<PathBuf, ContextError> {
+    let path = match &common.manifests {
+        Some(p) => p.clone(),
+        None => std::env::current_dir().map_err(|e| ContextError::Manifests {
+            path: PathBuf::from("."),
+            reason: e.to_string(),
+        })?,
+    };
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => Ok(path),
+        Ok(_) => Err(ContextError::Manifests {
+            path,
+            reason: "not a folder".into(),
+        }),
+        Err(e) => Err(ContextError::Manifests {
+            path,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Connects (one-line error when there is no kubeconfig or the API is unreachable) and loads
+/// the manifests (bad files become problems in the index, never an error here).
+pub async fn open(common: &CommonArgs) -> Result<Context, ContextError> {
+    let root = manifests_root(common)?;
+    let conn = connect(common).await?;
+    let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
+    let index = ManifestIndex::load(&root, &default_namespace);
+    Ok(Context {
+        conn,
+        index,
+        default_namespace,
+    })
+}
+
+fn api_resource(kind: &KindInfo) -> ApiResource {
+    let gvk = GroupVersionKind::gvk(kind.group, kind.version, kind.kind);
+    ApiResource::from_gvk_with_plural(&gvk, kind.plural)
+}
+
+fn api(client: &Client, kind: &KindInfo, namespace: Option<&str>) -> Api<DynamicObject> {
+    let resource = api_resource(kind);
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// `kube::Error` in a line a person can act on (the server's own message for API errors).
+pub fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => {
+            format!(
+                "{} ({}, HTTP {})",
+                status.message, status.reason, status.code
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+fn is_forbidden(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.is_forbidden())
+}
+
+/// A live object as the drift engine reads it: list items carry no apiVersion and kind, so they
+/// are filled in from the kind that was listed.
+fn to_value(object: DynamicObject, kind: &KindInfo) -> Result<Value, serde_json::Error> {
+    let mut value = serde_json::to_value(object)?;
+    if let Some(map) = value.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(kind.api_version()));
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.kind.to_owned()));
+    }
+    Ok(value)
+}
+
+/// Every object of `kind` in `namespace` (all when `None`), page by page.
+async fn list_scope(
+    client: &Client,
+    kind: &KindInfo,
+    namespace: Option<&str>,
+) -> Result<Vec<Value>, kube::Error> {
+    let api = api(client, kind, namespace);
+    let mut out = Vec::new();
+    let mut params = ListParams::default().limit(PAGE);
+    loop {
+        let page = api.list(&params).await?;
+        let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+        for item in page.items {
+            out.push(to_value(item, kind).map_err(kube::Error::SerdeError)?);
+        }
+        match next {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// What a listing read: the live objects, the failures (one line each), and the scopes it
+/// covered, so that manifests outside them are not called missing.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub objects: Vec<LiveObject>,
+    pub errors: Vec<String>,
+    /// (group, kind, namespace) listed; namespace `None` means every namespace.
+    pub covered: BTreeSet<(String, String, Option<String>)>,
+}
+
+impl Listing {
+    /// Was `key`'s kind listed in its namespace?
+    pub fn covers(&self, key: &ObjectKey) -> bool {
+        let all = (key.group.clone(), key.kind.clone(), None);
+        let one = (
+            key.group.clone(),
+            key.kind.clone(),
+            Some(key.namespace.clone()),
+        );
+        self.covered.contains(&all) || self.covered.contains(&one)
+    }
+
+    fn add(&mut self, kind: &KindInfo, namespace: Option<&str>, items: Vec<Value>) {
+        self.covered.insert((
+            kind.group.to_owned(),
+            kind.kind.to_owned(),
+            namespace.map(str::to_owned),
+        ));
+        for value in items {
+            match LiveObject::from_value(value) {
+                Ok(object) => self.objects.push(object),
+                Err(e) => self
+                    .errors
+                    .push(format!("a live {} was not readable: {e}", kind.kind)),
+            }
+        }
+    }
+}
+
+/// Lists `kind` once for the connection's scope. When a cluster-wide list is forbidden (RBAC
+/// that grants only some namespaces), it lists each namespace the manifests name instead, so
+/// that what can be read is still compared; each failure is one error line.
+pub async fn list_kind(ctx: &Context, kind: &KindInfo, listing: &mut Listing) {
+    let client = &ctx.conn.client;
+    let what = |ns: Option<&str>| match ns {
+        Some(ns) => format!("{} in namespace \"{ns}\"", kind.resource()),
+        None => format!("{} in all namespaces", kind.resource()),
+    };
+    match ctx.conn.scope.clone() {
+        NamespaceScope::One(ns) => match list_scope(client, kind, Some(&ns)).await {
+            Ok(items) => listing.add(kind, Some(&ns), items),
+            Err(e) => {
+                listing
+                    .errors
+                    .push(format!("cannot list {}: {}", what(Some(&ns)), describe(&e)))
+            }
+        },
+        NamespaceScope::All => match list_scope(client, kind, None).await {
+            Ok(items) => listing.add(kind, None, items),
+            Err(e) if is_forbidden(&e) => {
+                let namespaces: BTreeSet<String> = ctx
+                    .index
+                    .objects()
+                    .filter(|m| m.key.group == kind.group && m.key.kind == kind.kind)
+                    .map(|m| m.key.namespace.clone())
+                    .collect();
+                if namespaces.is_empty() {
+                    listing
+                        .errors
+                        .push(format!("cannot list {}: {}", what(None), describe(&e)));
+                }
+                for ns in namespaces {
+                    match list_scope(client, kind, Some(&ns)).await {
+                        Ok(items) => listing.add(kind, Some(&ns), items),
+                        Err(e) => listing.errors.push(format!(
+                            "cannot list {}: {}",
+                            what(Some(&ns)),
+                            describe(&e)
+                        )),
+                    }
+                }
+            }
+            Err(e) => listing
+                .errors
+                .push(format!("cannot list {}: {}", what(None), describe(&e))),
+        },
+    }
+}
+
+/// One live object as the API server has it now (`None` when it does not exist).
+pub async fn get_live(
+    ctx: &Context,
+    kind: &KindInfo,
+    key: &ObjectKey,
+) -> Result<Option<Value>, ContextError> {
+    let what = format!(
+        "{}/{} in namespace \"{}\"",
+        kind.resource(),
+        key.name,
+        key.namespace
+    );
+    let api = api(&ctx.conn.client, kind, Some(&key.namespace));
+    let object = api
+        .get_opt(&key.name)
+        .await
+        .map_err(|e| ContextError::Api {
+            what: what.clone(),
+            reason: describe(&e),
+        })?;
+    object
+        .map(|o| to_value(o, kind))
+        .transpose()
+        .map_err(|e| ContextError::Api {
+            what,
+            reason: e.to_string(),
+        })
+}

@@ -1,0 +1,89 @@
+//! `kdrift diff TYPE/NAME`: one object's drift as an annotated unified diff, coloured on a
+//! terminal; exit 0 in sync, 1 drift (or missing from the cluster), 2 error.
+use std::process::ExitCode;
+
+use crate::cli::{CommonArgs, DiffArgs};
+use crate::drift::{LiveObject, ObjectStatus, compare};
+
+use super::context::{self, Context};
+use super::target::{self, Target};
+use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
+
+pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
+    let target = match target::parse(&args.target) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kdrift: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    block_on(async {
+        match context::open(common).await {
+            Ok(ctx) => diff(&ctx, &target, colour_stdout()).await,
+            Err(e) => {
+                eprintln!("kdrift: {e}");
+                EXIT_ERROR
+            }
+        }
+    })
+}
+
+async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
+    let key = target.key(&ctx.default_namespace);
+    let Some(manifest) = ctx.index.get(&key) else {
+        eprintln!(
+            "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
+            ctx.index.root.display()
+        );
+        return EXIT_ERROR;
+    };
+    for problem in ctx.index.problems() {
+        if *problem.place().0 == *manifest.file {
+            eprintln!("problem: {problem}");
+        }
+    }
+    let live = match context::get_live(ctx, target.kind, &key).await {
+        Ok(Some(value)) => value,
+        Ok(None) => {
+            println!(
+                "{key} is missing from the cluster (manifest {}:{})",
+                manifest.file.display(),
+                manifest.line
+            );
+            return EXIT_DRIFT;
+        }
+        Err(e) => {
+            eprintln!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let live = match LiveObject::from_value(live) {
+        Ok(live) => live,
+        Err(e) => {
+            eprintln!("kdrift: live {key}: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let drift = compare(manifest, &live, &ctx.index.config);
+    if let ObjectStatus::Error(message) = &drift.status {
+        eprintln!("kdrift: {key}: {message}");
+        return EXIT_ERROR;
+    }
+    if drift.items.is_empty() {
+        eprintln!(
+            "{key} is in sync with {}:{}",
+            manifest.file.display(),
+            manifest.line
+        );
+        return EXIT_IN_SYNC;
+    }
+    print!(
+        "{}",
+        crate::drift::diff::unified(manifest, &drift, jiff::Timestamp::now(), colour)
+    );
+    if drift.drift_count() > 0 {
+        EXIT_DRIFT
+    } else {
+        EXIT_IN_SYNC
+    }
+}

@@ -1,0 +1,261 @@
+//! `kdrift revert TYPE/NAME [--dry-run] [--yes]`: show what a revert changes (server-side dry run,
+//! live now → live after), ask on a terminal, then put the object back as its manifest says.
+//!
+//! Exit codes: 0 reverted (or a dry run shown, or nothing to revert), 1 not reverted by the
+//! operator's choice or fields kept because someone else changed them (drift remains), 2 an error
+//! or a refusal (read-only, no terminal to ask on).
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use crate::cli::{CommonArgs, RevertArgs};
+use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
+use crate::manifest::ManifestObject;
+
+use super::context::{self, Context};
+use super::target::{self, Target};
+use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
+
+/// How the operator confirms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    /// `--yes`.
+    Given,
+    /// Ask on the terminal.
+    Ask,
+}
+
+/// Why the command refuses before touching the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error(
+        "revert is disabled: kdrift runs read-only (--readonly); run without --readonly to revert"
+    )]
+    ReadOnly,
+    #[error(
+        "refusing to revert without confirmation: stdin is not a terminal to ask on; pass --yes to revert, or --dry-run to only see the preview"
+    )]
+    NoTerminal,
+}
+
+/// The refusals that come before any request: read-only, or nobody to ask and no `--yes`.
+pub fn check_allowed(
+    readonly: bool,
+    args: &RevertArgs,
+    terminal: bool,
+) -> Result<Confirmation, Refusal> {
+    if readonly {
+        return Err(Refusal::ReadOnly);
+    }
+    if args.yes || args.dry_run {
+        return Ok(Confirmation::Given);
+    }
+    if terminal {
+        Ok(Confirmation::Ask)
+    } else {
+        Err(Refusal::NoTerminal)
+    }
+}
+
+pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
+    let terminal = std::io::stdin().is_terminal();
+    let confirmation = match check_allowed(common.readonly, args, terminal) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("kdrift: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let target = match target::parse(&args.target) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("kdrift: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    block_on(async {
+        match context::open(common).await {
+            Ok(ctx) => revert(&ctx, &target, args, confirmation, colour_stdout()).await,
+            Err(e) => {
+                eprintln!("kdrift: {e}");
+                EXIT_ERROR
+            }
+        }
+    })
+}
+
+async fn revert(
+    ctx: &Context,
+    target: &Target,
+    args: &RevertArgs,
+    confirmation: Confirmation,
+    colour: bool,
+) -> u8 {
+    let key = target.key(&ctx.default_namespace);
+    let Some(manifest) = ctx.index.get(&key) else {
+        eprintln!(
+            "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
+            ctx.index.root.display()
+        );
+        return EXIT_ERROR;
+    };
+    let reverter = match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config).await {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let mut preview = match reverter.preview().await {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    if preview.changes_nothing() {
+        println!(
+            "{} is in sync with {}: nothing to revert",
+            preview.object,
+            place(manifest)
+        );
+        return EXIT_IN_SYNC;
+    }
+    show(&preview, manifest, colour);
+    if args.dry_run {
+        println!("dry run: nothing was changed");
+        return EXIT_IN_SYNC;
+    }
+    if confirmation == Confirmation::Ask {
+        let stdin = std::io::stdin();
+        let question = format!("Revert {} to {}? [y/N] ", preview.object, place(manifest));
+        if !ask(&question, &mut stdin.lock(), &mut std::io::stderr()) {
+            eprintln!("not reverted");
+            return EXIT_DRIFT;
+        }
+    }
+    let mut outcome = reverter.execute(&preview).await;
+    if let Err(RevertError::ChangedSincePreview { .. }) = &outcome
+        && args.yes
+    {
+        // Nobody looked at the preview before `--yes` confirmed it: re-read and retry once.
+        eprintln!("{} changed meanwhile; previewing again", preview.object);
+        preview = match reverter.preview().await {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        show(&preview, manifest, colour);
+        outcome = match reverter.execute(&preview).await {
+            Err(RevertError::ChangedSincePreview { object }) => Err(RevertError::Conflict {
+                object,
+                what: "it changed again between the preview and the apply; nothing was applied"
+                    .into(),
+            }),
+            other => other,
+        };
+    }
+    match outcome {
+        Ok(outcome) => report(&preview, manifest, &outcome),
+        Err(e) => fail(&e),
+    }
+}
+
+fn place(manifest: &ManifestObject) -> String {
+    format!("{}:{}", manifest.file.display(), manifest.line)
+}
+
+fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
+    println!("Revert {} to {}:", preview.object, place(manifest));
+    print!("{}", preview.diff(colour));
+    for removal in &preview.removals {
+        println!(
+            "removes {} (added live by {})",
+            removal.label(),
+            removal.manager.as_deref().unwrap_or("an unknown manager")
+        );
+    }
+}
+
+/// Asks `question` on `out`; only `y` or `yes` (any case) confirms.
+pub fn ask(question: &str, input: &mut dyn BufRead, out: &mut dyn Write) -> bool {
+    let _ = write!(out, "{question}");
+    let _ = out.flush();
+    let mut answer = String::new();
+    if input.read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+fn report(preview: &Preview, manifest: &ManifestObject, outcome: &Outcome) -> u8 {
+    println!(
+        "reverted {}: applied {} as field manager \"{FIELD_MANAGER}\"",
+        preview.object,
+        place(manifest)
+    );
+    for removal in &outcome.removed {
+        println!("removed {}", removal.label());
+    }
+    if outcome.kept.is_empty() {
+        return EXIT_IN_SYNC;
+    }
+    for removal in &outcome.kept {
+        eprintln!(
+            "kept {}: someone else changed it after the preview (run kdrift revert again to see it)",
+            removal.label()
+        );
+    }
+    EXIT_DRIFT
+}
+
+fn fail(error: &RevertError) -> u8 {
+    eprintln!("kdrift: {error}");
+    EXIT_ERROR
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn args(dry_run: bool, yes: bool) -> RevertArgs {
+        RevertArgs {
+            target: "deploy/web".into(),
+            dry_run,
+            yes,
+        }
+    }
+
+    #[test]
+    fn refusals_come_before_any_request() {
+        assert_eq!(
+            check_allowed(true, &args(false, true), true),
+            Err(Refusal::ReadOnly)
+        );
+        assert_eq!(
+            check_allowed(false, &args(false, false), false),
+            Err(Refusal::NoTerminal)
+        );
+        assert_eq!(
+            check_allowed(false, &args(false, false), true),
+            Ok(Confirmation::Ask)
+        );
+        assert_eq!(
+            check_allowed(false, &args(false, true), false),
+            Ok(Confirmation::Given)
+        );
+        assert_eq!(
+            check_allowed(false, &args(true, false), false),
+            Ok(Confirmation::Given)
+        );
+    }
+
+    #[test]
+    fn only_yes_confirms() {
+        for (answer, confirmed) in [
+            ("y\n", true),
+            ("YES\n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("", false),
+        ] {
+            let mut out = Vec::new();
+            let got = ask("Revert? [y/N] ", &mut answer.as_bytes(), &mut out);
+            assert_eq!(got, confirmed, "{answer:?}");
+            assert_eq!(String::from_utf8(out).unwrap(), "Revert? [y/N] ");
+        }
+    }
+}

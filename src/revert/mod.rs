@@ -1,0 +1,9 @@
+//! Revert: make a live object equal its manifest again (see `shared/DESIGN.md`, "Accept and
+//! revert"). The decisions are pure and live here, apart from the drift engine they use, so the
+//! TUI and the headless command share them; the kube IO is in [`crate::cluster::revert`].
+//!
+//! - [`plan`]: the apply configuration, the fields added live to remove, the guarded JSON patch,
+//!   and the preview diff (live now → live after).
+pub mod plan;
+
+pub use plan::{PreviewKind, PreviewLine, Removal, RemovalPatch};

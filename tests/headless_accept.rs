@@ -1,0 +1,306 @@
+//! `kdrift accept` on the demo cluster: a `kubectl scale` hotfix goes into git as a one-line
+//! commit with the comments intact, and the user's own changes are never swept into it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod headless_util;
+
+use common::Cluster;
+use headless_util::{Repo, kdrift};
+
+const CART: &str = "shop/cart.yaml";
+
+/// The lines of a unified diff that were added or removed (without the file headers).
+fn changed_lines(diff: &str) -> Vec<&str> {
+    diff.lines()
+        .filter(|l| l.starts_with(['+', '-']) && !l.starts_with("+++") && !l.starts_with("---"))
+        .collect()
+}
+
+#[test]
+fn a_scale_is_accepted_as_one_changed_line_and_check_is_clean_after() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let before = repo.read(CART);
+    let start = repo.head();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert_eq!(
+        changed_lines(&accept.stdout),
+        ["-  replicas: 2", "+  replicas: 5"],
+        "the preview shows the one line: {accept:?}"
+    );
+    let hash = repo.git(&["rev-parse", "--short", "HEAD"]);
+    assert!(
+        accept
+            .stdout
+            .contains(&format!("committed {} on main", hash.trim())),
+        "{accept:?}"
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD~1"]).trim(), start);
+
+    let stat = repo.git(&["show", "--stat", "--format=", "HEAD"]);
+    assert!(stat.contains("shop/cart.yaml | 2 +-"), "{stat}");
+    assert!(
+        stat.contains("1 file changed, 1 insertion(+), 1 deletion(-)"),
+        "{stat}"
+    );
+    let show = repo.git(&["show", "--format=", "HEAD"]);
+    assert_eq!(
+        changed_lines(&show),
+        ["-  replicas: 2", "+  replicas: 5"],
+        "{show}"
+    );
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("kdrift: accept live spec.replicas of deployment/shop/cart\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.replicas: 2 → 5 (by kubectl via /scale at "),
+        "{message}"
+    );
+
+    // Every other line, comments included, is as it was.
+    let after = repo.read(CART);
+    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    assert_eq!(old.len(), new.len());
+    let differing: Vec<usize> = (0..old.len()).filter(|&i| old[i] != new[i]).collect();
+    assert_eq!(differing.len(), 1, "{after}");
+    assert!(
+        old.iter().any(|l| l.trim_start().starts_with('#')),
+        "the demo file has comments"
+    );
+
+    let check = kdrift(&c, &repo, &["check", "-A"]);
+    assert_eq!(check.code, 0, "in sync after the accept: {check:?}");
+    let again = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stdout.contains("nothing to accept"), "{again:?}");
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD~1"]).trim(),
+        start,
+        "no second commit"
+    );
+}
+
+#[test]
+fn no_commit_writes_the_file_only_and_field_picks_one_of_several() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let start = repo.head();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=4"]);
+    c.ok(&["set", "env", "deployment/cart", "-n", "shop", "EXTRA=on"]);
+
+    let unknown = kdrift(
+        &c,
+        &repo,
+        &[
+            "accept",
+            "deploy/cart",
+            "-n",
+            "shop",
+            "--field",
+            "spec.paused",
+        ],
+    );
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains(
+            "drifted fields: spec.replicas, spec.template.spec.containers[name=cart].env[name=EXTRA]"
+        ),
+        "the error lists what can be accepted: {unknown:?}"
+    );
+
+    let env_path = "spec.template.spec.containers[name=cart].env[name=EXTRA]";
+    let run = kdrift(
+        &c,
+        &repo,
+        &[
+            "accept",
+            "deploy/cart",
+            "-n",
+            "shop",
+            "--field",
+            env_path,
+            "--no-commit",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("not committed"), "{run:?}");
+    assert_eq!(repo.head(), start, "no commit with --no-commit");
+    assert_eq!(repo.git(&["status", "--porcelain"]), " M shop/cart.yaml\n");
+    let added = changed_lines(&run.stdout);
+    assert_eq!(added.len(), 2, "{run:?}");
+    assert!(
+        added[0].starts_with('+') && added[0].contains("- name: EXTRA"),
+        "{run:?}"
+    );
+    assert!(
+        added[1].contains("value: \"on\""),
+        "\"on\" stays a string: {run:?}"
+    );
+
+    let check = kdrift(&c, &repo, &["check", "-n", "shop", "-o", "json"]);
+    assert_eq!(check.code, 1, "the replicas are still drift: {check:?}");
+    let fields = headless_util::drifted_fields(&check.json());
+    assert_eq!(fields.len(), 1, "{fields:?}");
+    assert_eq!(fields[0][2], "spec.replicas");
+}
+
+#[test]
+fn the_users_own_changes_stay_and_a_dirty_manifest_is_refused() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    c.ok(&["scale", "deployment/frontend", "-n", "shop", "--replicas=3"]);
+
+    // Staged and unstaged work elsewhere in the tree.
+    let staged = repo.read("shop/checkout.yaml") + "# staged note\n";
+    repo.write("shop/checkout.yaml", &staged);
+    repo.git(&["add", "shop/checkout.yaml"]);
+    let unstaged = repo.read("namespaces.yaml") + "# unstaged note\n";
+    repo.write("namespaces.yaml", &unstaged);
+    let status = repo.git(&["status", "--porcelain"]);
+
+    let run = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        repo.git(&["show", "--name-only", "--format=", "HEAD"]),
+        "shop/cart.yaml\n",
+        "the commit holds the accepted file alone"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        status,
+        "other changes as they were"
+    );
+    assert_eq!(repo.read("shop/checkout.yaml"), staged);
+    assert_eq!(repo.read("namespaces.yaml"), unstaged);
+    assert_eq!(
+        repo.git(&["diff", "--cached", "--name-only"]),
+        "shop/checkout.yaml\n"
+    );
+
+    // The manifest itself has the user's unfinished edit: refused, nothing written.
+    let mine = repo
+        .read("shop/frontend.yaml")
+        .replace("# Owner:", "# Owners:");
+    repo.write("shop/frontend.yaml", &mine);
+    let head = repo.head();
+    let refused = kdrift(&c, &repo, &["accept", "deploy/frontend", "-n", "shop"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("shop/frontend.yaml has uncommitted changes"),
+        "{refused:?}"
+    );
+    assert!(
+        refused.stderr.contains("--no-commit"),
+        "says how to proceed: {refused:?}"
+    );
+    assert_eq!(repo.read("shop/frontend.yaml"), mine, "nothing written");
+    assert_eq!(repo.head(), head);
+}
+
+#[test]
+fn a_branch_template_commits_on_a_new_branch() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    repo.write(
+        ".kdrift.yaml",
+        "accept:\n  branch: \"hotfix/{namespace}-{name}\"\n",
+    );
+    repo.git(&["add", ".kdrift.yaml"]);
+    repo.git(&["commit", "--quiet", "-m", "kdrift config"]);
+    let main = repo.head();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=6"]);
+
+    let run = kdrift(
+        &c,
+        &repo,
+        &[
+            "accept",
+            "deploy/cart",
+            "-n",
+            "shop",
+            "-m",
+            "Keep cart at 6 for the sale",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("on hotfix/shop-cart: Keep cart at 6 for the sale"),
+        "{run:?}"
+    );
+    assert_eq!(
+        repo.git(&["symbolic-ref", "--short", "HEAD"]).trim(),
+        "hotfix/shop-cart"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "main"]).trim(),
+        main,
+        "main is not moved"
+    );
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("Keep cart at 6 for the sale\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.replicas: 2 → 6"),
+        "the body still lists the field: {message}"
+    );
+}
+
+#[test]
+fn outside_git_or_with_a_failing_hook_the_file_is_written_and_git_says_why() {
+    let c = Cluster::start();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    // Not a repository: written, and said so.
+    let repo = Repo::demo();
+    std::fs::remove_dir_all(repo.path(".git")).unwrap();
+    let plain = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    assert!(
+        plain
+            .stdout
+            .contains("not in a git repository, so nothing was committed"),
+        "{plain:?}"
+    );
+    assert!(repo.read(CART).contains("  replicas: 5\n"));
+
+    // A pre-commit hook that refuses: the file stays written, git's words are shown, exit 2.
+    let repo = Repo::demo();
+    let hook = repo.path(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'lint: replicas must be reviewed' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .unwrap();
+    let start = repo.head();
+    let hooked = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(hooked.code, 2, "{hooked:?}");
+    assert!(
+        hooked.stderr.contains("lint: replicas must be reviewed"),
+        "{hooked:?}"
+    );
+    assert!(
+        hooked
+            .stderr
+            .contains("the file is written but not committed"),
+        "{hooked:?}"
+    );
+    assert_eq!(repo.head(), start);
+    assert!(repo.read(CART).contains("  replicas: 5\n"));
+}

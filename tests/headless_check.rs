@@ -1,0 +1,388 @@
+//! `kdrift check` and `kdrift diff` against the demo cluster, after the changes an operator makes
+//! with the real kubectl: exactly those fields are reported, with the managers that made them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod headless_util;
+
+use std::io::Read;
+
+use common::Cluster;
+use headless_util::{Repo, drifted_fields, kdrift, kdrift_env};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+fn field(key: &str, class: &str, path: &str, manager: &str, sub: &str) -> [String; 6] {
+    [key, class, path, manager, "Update", sub].map(str::to_owned)
+}
+
+#[test]
+fn check_reports_exactly_what_kubectl_changed_with_its_manager() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+
+    let first = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(first.code, 0, "the demo cluster starts in sync: {first:?}");
+    let report = first.json();
+    assert_eq!(report["summary"]["drifted"], 0, "{first:?}");
+    assert!(
+        report["summary"]["in_sync"].as_u64().unwrap() >= 10,
+        "{first:?}"
+    );
+
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    c.ok(&["set", "env", "deployment/checkout", "-n", "shop", "EXTRA=1"]);
+    c.ok(&[
+        "set",
+        "resources",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "--limits=memory=512Mi",
+    ]);
+    let editor = c.file(
+        "editor.sh",
+        "#!/bin/sh\nsed -i 's/cpu: 100m/cpu: 150m/' \"$1\"\n",
+    );
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .unwrap();
+    let edited = c
+        .command(&["edit", "deployment/catalog", "-n", "shop"])
+        .env("EDITOR", &editor)
+        .output()
+        .unwrap();
+    assert!(
+        edited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
+
+    let after = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(after.code, 1, "drift is exit 1: {after:?}");
+    let containers = "spec.template.spec.containers";
+    assert_eq!(
+        drifted_fields(&after.json()),
+        vec![
+            // kubectl 1.32's scale sends no field manager: the server records `kubectl`, an
+            // Update through the scale subresource.
+            field(
+                "deployment/shop/cart",
+                "changed",
+                "spec.replicas",
+                "kubectl",
+                "scale"
+            ),
+            field(
+                "deployment/shop/catalog",
+                "changed",
+                &format!("{containers}[name=catalog].resources.requests.cpu"),
+                "kubectl-edit",
+                "-",
+            ),
+            field(
+                "deployment/shop/checkout",
+                "added-live",
+                &format!("{containers}[name=checkout].env[name=EXTRA]"),
+                "kubectl-set",
+                "-",
+            ),
+            field(
+                "deployment/shop/frontend",
+                "changed",
+                &format!("{containers}[name=frontend].resources.limits.memory"),
+                "kubectl-set",
+                "-",
+            ),
+        ]
+    );
+    let report = after.json();
+    let cart = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == "deployment/shop/cart")
+        .unwrap();
+    assert_eq!(
+        cart["file"],
+        repo.path("shop/cart.yaml").display().to_string()
+    );
+    assert_eq!(cart["items"][0]["manifest"], 2);
+    assert_eq!(cart["items"][0]["live"], 5);
+    let line = cart["items"][0]["line"].as_u64().unwrap() as usize;
+    assert_eq!(
+        repo.read("shop/cart.yaml")
+            .lines()
+            .nth(line - 1)
+            .map(str::trim),
+        Some("replicas: 2"),
+        "the reported line is the manifest's replicas line"
+    );
+
+    let text = kdrift(&c, &repo, &["check", "-A"]);
+    assert_eq!(text.code, 1, "{text:?}");
+    assert!(
+        text.stdout
+            .contains("deployment/shop/cart  spec.replicas  2 → 5  kubectl (Update via /scale)"),
+        "{text:?}"
+    );
+    assert!(text.stdout.contains("4 drifted (4 fields)"), "{text:?}");
+}
+
+#[test]
+fn check_of_one_namespace_does_not_call_other_namespaces_missing() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["delete", "deployment/cart", "-n", "shop"]);
+
+    let shop = kdrift(&c, &repo, &["check", "-n", "shop", "-o", "json"]);
+    assert_eq!(shop.code, 1, "a deleted deployment is missing: {shop:?}");
+    let report = shop.json();
+    let objects = report["objects"].as_array().unwrap();
+    assert!(!objects.is_empty());
+    assert!(objects.iter().all(|o| o["namespace"] == "shop"), "{shop:?}");
+    let missing: Vec<&str> = objects
+        .iter()
+        .filter(|o| o["status"] == "missing")
+        .map(|o| o["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["deployment/shop/cart"]);
+
+    let payments = kdrift(&c, &repo, &["check", "-n", "payments"]);
+    assert_eq!(payments.code, 0, "{payments:?}");
+    assert!(
+        !payments.stdout.contains("missing from the cluster"),
+        "{payments:?}"
+    );
+    assert!(
+        payments.stderr.contains("were not checked")
+            && payments.stderr.contains("platform, shop")
+            && payments.stderr.contains("pass -A"),
+        "says what the scope left out: {payments:?}"
+    );
+    let all = kdrift(&c, &repo, &["check", "-A"]);
+    assert!(!all.stderr.contains("not checked"), "{all:?}");
+}
+
+#[test]
+fn diff_prints_one_object_plain_when_not_on_a_terminal() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let clean = kdrift(&c, &repo, &["diff", "deploy/cart", "-n", "shop"]);
+    assert_eq!(clean.code, 0, "{clean:?}");
+    assert_eq!(clean.stdout, "", "nothing to show in sync: {clean:?}");
+
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    for spelling in ["deploy/cart", "deployment/cart", "deployments.apps/cart"] {
+        let diff = kdrift(&c, &repo, &["diff", spelling, "-n", "shop"]);
+        assert_eq!(diff.code, 1, "{diff:?}");
+        assert!(
+            !diff.stdout.contains('\x1b'),
+            "no colour off a terminal: {diff:?}"
+        );
+        let lines: Vec<&str> = diff.stdout.lines().collect();
+        assert!(lines.contains(&"-  replicas: 2"), "{diff:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("+  replicas: 5  # kubectl (Update via /scale)")),
+            "{diff:?}"
+        );
+        let changed = lines
+            .iter()
+            .filter(|l| l.starts_with(['+', '-']) && !l.starts_with("+++") && !l.starts_with("---"))
+            .count();
+        assert_eq!(changed, 2, "only the replicas line differs: {diff:?}");
+    }
+
+    let unknown = kdrift(&c, &repo, &["diff", "deploy/nope", "-n", "shop"]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown
+            .stderr
+            .contains("no manifest for deployment/shop/nope"),
+        "{unknown:?}"
+    );
+    let bad = kdrift(&c, &repo, &["diff", "cart", "-n", "shop"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("TYPE/NAME"), "{bad:?}");
+}
+
+#[test]
+fn no_kubeconfig_or_an_unreachable_api_is_one_line_and_exit_2() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::demo();
+    let none = kdrift_env(home.path(), repo.root(), &["check"], &[]);
+    assert_eq!(none.code, 2, "{none:?}");
+    assert_eq!(none.stderr.lines().count(), 1, "{none:?}");
+    assert!(none.stderr.contains("no kubeconfig"), "{none:?}");
+
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: gone\n  context:\n    cluster: gone\n    user: u\n    namespace: shop\nusers:\n- name: u\n  user: {{}}\ncurrent-context: gone\n"
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["check"][..],
+        &["check", "-o", "json"],
+        &["diff", "deploy/cart"],
+        &["accept", "deploy/cart"],
+    ] {
+        let run = kdrift_env(
+            home.path(),
+            repo.root(),
+            args,
+            &[("KUBECONFIG", kubeconfig.as_path())],
+        );
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("unreachable") || run.stderr.contains("did not answer"),
+            "{run:?}"
+        );
+        assert_eq!(run.stdout, "", "{args:?}: {run:?}");
+    }
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "nothing written");
+}
+
+#[test]
+fn a_forbidden_namespace_and_a_bad_file_are_errors_yet_all_other_drift_is_reported() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    c.server.faults().forbid_namespace("payments");
+    repo.write(
+        "shop/broken.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: [\n",
+    );
+
+    let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(run.code, 2, "an incomplete check is an error: {run:?}");
+    let report = run.json();
+    assert_eq!(report["exit_code"], 2);
+    assert_eq!(
+        drifted_fields(&report),
+        vec![field(
+            "deployment/shop/cart",
+            "changed",
+            "spec.replicas",
+            "kubectl",
+            "scale"
+        )],
+        "the drift that could be computed is still there"
+    );
+    let errors: Vec<&str> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("cannot list deployments.apps in namespace \"payments\": ")
+            && errors[0].contains("forbidden"),
+        "{errors:?}"
+    );
+    let objects = report["objects"].as_array().unwrap();
+    assert!(
+        objects.iter().all(|o| o["namespace"] != "payments"),
+        "unlisted manifests are not called missing: {run:?}"
+    );
+    assert!(
+        objects.iter().any(|o| o["namespace"] == "platform"),
+        "{run:?}"
+    );
+    let problems = report["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(
+        problems[0]["file"],
+        repo.path("shop/broken.yaml").display().to_string()
+    );
+    assert!(problems[0]["line"].as_u64().is_some(), "{problems:?}");
+
+    let text = kdrift(&c, &repo, &["check", "-A"]);
+    assert_eq!(text.code, 2, "{text:?}");
+    assert!(text.stdout.contains("problem: "), "{text:?}");
+    assert!(
+        text.stdout
+            .contains("error: cannot list deployments.apps in namespace \"payments\""),
+        "{text:?}"
+    );
+}
+
+/// `kdrift diff deploy/cart -n shop` on a pseudo-terminal: all it printed, and its exit code.
+fn diff_on_a_terminal(c: &Cluster, repo: &Repo, no_color: bool) -> (String, u32) {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 50,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args(["diff", "deploy/cart", "-n", "shop"]);
+    cmd.cwd(repo.root());
+    cmd.env("KUBECONFIG", &c.kubeconfig);
+    cmd.env("HOME", c.dir.path());
+    cmd.env("TERM", "xterm-256color");
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    } else {
+        cmd.env_remove("NO_COLOR");
+    }
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let collect = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        out
+    });
+    let status = child.wait().unwrap();
+    drop(pty.master);
+    let out = collect.join().unwrap();
+    (
+        String::from_utf8_lossy(&out).into_owned(),
+        status.exit_code(),
+    )
+}
+
+#[test]
+fn diff_is_coloured_on_a_terminal_unless_no_color() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    let (coloured, code) = diff_on_a_terminal(&c, &repo, false);
+    assert_eq!(code, 1, "{coloured}");
+    assert!(coloured.contains("replicas: 5"), "{coloured}");
+    assert!(
+        coloured.contains("\x1b["),
+        "colour on a terminal: {coloured:?}"
+    );
+
+    let (plain, code) = diff_on_a_terminal(&c, &repo, true);
+    assert_eq!(code, 1, "{plain}");
+    assert!(plain.contains("replicas: 5"), "{plain}");
+    assert!(
+        !plain.contains("\x1b["),
+        "NO_COLOR turns colour off: {plain:?}"
+    );
+}

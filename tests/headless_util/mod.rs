@@ -1,0 +1,173 @@
+//! For the headless tests: a copy of the demo manifests in a fresh git repository, and the
+//! `kdrift` binary run against a demo cluster from it, as a user would type it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::common::Cluster;
+
+/// The demo manifests (the files the demo cluster is seeded from) in a git repository with one
+/// commit, in a temporary folder.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+impl Repo {
+    pub fn demo() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("demo"),
+            dir.path(),
+        );
+        let repo = Repo { dir };
+        repo.git(&["init", "--quiet", "--initial-branch=main"]);
+        repo.git(&["config", "user.name", "On Call"]);
+        repo.git(&["config", "user.email", "oncall@example.com"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "--quiet", "-m", "demo manifests"]);
+        repo
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.path(rel), text).unwrap();
+    }
+
+    /// Runs git in the repository (no global or system config); it must succeed. Returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.root())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"]).trim().to_owned()
+    }
+}
+
+/// What one run of `kdrift` gave.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn finish(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The `kdrift` binary with a clean environment: no colour variables, git without the user's
+/// configuration, `HOME` in a temporary folder.
+pub fn command(home: &Path, cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("KDRIFT_LOG", "off")
+        .env_remove("NO_COLOR")
+        .env_remove("KUBECONFIG");
+    cmd
+}
+
+/// `kdrift ARGS` run in the repository against the demo cluster.
+pub fn kdrift(cluster: &Cluster, repo: &Repo, args: &[&str]) -> Run {
+    let mut cmd = command(cluster.dir.path(), repo.root(), args);
+    cmd.env("KUBECONFIG", &cluster.kubeconfig);
+    finish(cmd.output().unwrap())
+}
+
+/// `kdrift ARGS` with a chosen environment (for the error cases).
+pub fn kdrift_env(home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Run {
+    let mut cmd = command(home, cwd, args);
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    finish(cmd.output().unwrap())
+}
+
+/// (object key, class, path, manager, operation, subresource) of every drifted field of a
+/// `kdrift check -o json` report, sorted.
+pub fn drifted_fields(report: &Value) -> Vec<[String; 6]> {
+    let text = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    let mut out: Vec<[String; 6]> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|object| {
+            object["items"].as_array().unwrap().iter().map(move |item| {
+                [
+                    text(&object["key"]),
+                    text(&item["class"]),
+                    text(&item["path"]),
+                    text(&item["manager"]),
+                    text(&item["operation"]),
+                    text(&item["subresource"]),
+                ]
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
