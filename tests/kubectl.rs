@@ -24,7 +24,16 @@ fn get_prints_the_server_side_table_and_json() {
     assert_eq!(header, ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
     assert!(table.lines().any(|l| l.starts_with("frontend ")), "{table}");
 
-    let pods = c.ok(&["get", "pods", "-n", "shop"]);
+    // The controller creates pods just after start-up; on a loaded machine the first get may
+    // come before them (kubectl then prints nothing on stdout).
+    let mut pods = String::new();
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            pods = c.ok(&["get", "pods", "-n", "shop"]);
+            !pods.trim().is_empty()
+        }),
+        "no pods in shop"
+    );
     let header: Vec<&str> = pods.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
 

@@ -344,10 +344,7 @@ impl EventRow {
 mod tests {
     use super::*;
 
-    const REFERENCE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/testdata/kubernetes-1.20"
-    );
+    const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/kubernetes-1.20");
 
     fn reference(name: &str) -> serde_json::Value {
         let path = format!("{REFERENCE}/{name}");
