@@ -80,6 +80,9 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+    /// Also list the objects in the cluster that no manifest describes.
+    #[arg(long)]
+    pub unmanaged: bool,
 }
 
 #[derive(Debug, Clone, Args)]

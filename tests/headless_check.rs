@@ -166,6 +166,39 @@ fn check_of_one_namespace_does_not_call_other_namespaces_missing() {
 }
 
 #[test]
+fn unmanaged_objects_are_listed_only_when_asked_for() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&[
+        "create",
+        "deployment",
+        "hand-made",
+        "-n",
+        "shop",
+        "--image=registry.example/shop/tool:1.0",
+    ]);
+
+    let plain = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(
+        plain.code, 0,
+        "unmanaged objects are not drift by default: {plain:?}"
+    );
+    assert_eq!(plain.json()["summary"]["unmanaged"], 0, "{plain:?}");
+
+    let asked = kdrift(&c, &repo, &["check", "-A", "--unmanaged", "-o", "json"]);
+    assert_eq!(asked.code, 1, "{asked:?}");
+    let report = asked.json();
+    let unmanaged: Vec<&str> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["status"] == "unmanaged")
+        .map(|o| o["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(unmanaged, ["deployment/shop/hand-made"], "{asked:?}");
+}
+
+#[test]
 fn diff_prints_one_object_plain_when_not_on_a_terminal() {
     let c = Cluster::start();
     let repo = Repo::demo();

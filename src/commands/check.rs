@@ -20,7 +20,7 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
                 return EXIT_ERROR;
             }
         };
-        let (report, skipped) = report(&ctx).await;
+        let (report, skipped) = report(&ctx, args.unmanaged).await;
         if let Some(note) = skipped_note(&skipped) {
             eprintln!("{note}");
         }
@@ -67,10 +67,11 @@ fn skipped_note(skipped: &BTreeMap<String, usize>) -> Option<String> {
     ))
 }
 
-/// Lists each kind once for the scope and builds the drift report; also returns, per namespace,
+/// Lists each kind once for the scope and builds the drift report (with the live objects no
+/// manifest describes when `show_unmanaged`); also returns, per namespace,
 /// how many manifests of the listed kinds the scope left out (a forbidden namespace's are
 /// reported as errors instead).
-pub async fn report(ctx: &Context) -> (DriftReport, BTreeMap<String, usize>) {
+pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeMap<String, usize>) {
     let mut listing = Listing::default();
     for kind in kinds_to_list(ctx) {
         context::list_kind(ctx, kind, &mut listing).await;
@@ -98,6 +99,6 @@ pub async fn report(ctx: &Context) -> (DriftReport, BTreeMap<String, usize>) {
             }
         }
     }
-    let report = crate::drift::check::check(&ctx.index, objects, &covers, false, errors);
+    let report = crate::drift::check::check(&ctx.index, objects, &covers, show_unmanaged, errors);
     (report, skipped)
 }

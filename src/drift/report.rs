@@ -231,14 +231,15 @@ impl DriftReport {
                 .any(|o| matches!(o.drift.status, ObjectStatus::Error(_)))
     }
 
-    /// 0 in sync, 1 drift (drifted or missing objects), 2 error — as `kubectl diff`.
+    /// 0 in sync, 1 drift (drifted or missing objects, and unmanaged ones when they were asked
+    /// for: only then are they in the report), 2 error — as `kubectl diff`.
     pub fn exit_code(&self) -> u8 {
         if self.has_errors() {
             2
         } else if self.objects.iter().any(|o| {
             matches!(
                 o.drift.status,
-                ObjectStatus::Drifted | ObjectStatus::Missing
+                ObjectStatus::Drifted | ObjectStatus::Missing | ObjectStatus::Unmanaged
             )
         }) {
             1
