@@ -288,20 +288,23 @@ fn one_line(err: &kube::Error) -> String {
         kube::Error::Api(status) => {
             format!("HTTP {} {}: {}", status.code, status.reason, status.message)
         }
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(s) = source {
-                let next = s.to_string();
-                if !text.contains(&next) {
-                    text.push_str(": ");
-                    text.push_str(&next);
-                }
-                source = s.source();
-            }
-            text.replace('\n', " ")
-        }
+        other => error_chain(other),
     }
+}
+
+/// An error followed by each of its sources not already in its text, on one line.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text.replace('\n', " ")
 }
 
 #[cfg(test)]

@@ -468,12 +468,12 @@ fn classify(
             reason: format!("HTTP {} {}: {}", status.code, status.reason, status.message),
         },
         kube::Error::HyperError(_) | kube::Error::Service(_) => RevertError::Unreachable {
-            reason: one_line(&err),
+            reason: super::client::error_chain(&err),
         },
         other => RevertError::Api {
             verb,
             object,
-            reason: one_line(&other),
+            reason: super::client::error_chain(&other),
         },
     }
 }
@@ -504,20 +504,6 @@ fn line_of_field(manifest: &ManifestObject, field: &str) -> usize {
         }
     }
     manifest.line_of(&steps)
-}
-
-fn one_line(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = s.source();
-    }
-    text.replace('\n', " ")
 }
 
 #[cfg(test)]
