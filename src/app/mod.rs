@@ -11,6 +11,7 @@ pub mod keys;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 use jiff::Timestamp;
@@ -109,6 +110,9 @@ pub struct App {
     pub detail_epoch: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
+    /// Deployment watch health per namespace, while the all-namespaces watch is refused and one
+    /// watcher per namespace stands in (empty otherwise).
+    pub ns_health: BTreeMap<Arc<str>, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
     pub table: TableView,
     pub screen: Screen,
@@ -139,6 +143,7 @@ impl App {
             detail_epoch: 0,
             cache: ClusterCache::default(),
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
+            ns_health: BTreeMap::new(),
             drift: HashMap::new(),
             table: TableView::default(),
             screen: Screen::Table,
@@ -177,6 +182,7 @@ impl App {
         };
         self.health
             .values()
+            .chain(self.ns_health.values())
             .min_by_key(|h| rank(h))
             .cloned()
             .unwrap_or(WatchHealth::Connected)
@@ -226,37 +232,26 @@ impl App {
     }
 
     fn apply_cluster(&mut self, msg: ClusterMessage) {
-        let current = match &msg.event {
-            ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
-                self.epoch
-            }
-            _ => self.detail_epoch,
+        let current = if msg.event.is_table() {
+            self.epoch
+        } else {
+            self.detail_epoch
         };
         if msg.epoch != current {
             return;
         }
         let changed = match msg.event {
-            ClusterEvent::Deployments(updates) => {
-                let rows = &mut self.cache.deployments;
-                let change = fold(updates, |u| {
-                    let u = deployment_update(u);
-                    // Same phase and same last change: the order and the filter's matches stay.
-                    let same_order = match &u {
-                        WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
-                            rows.get(&new.row.key).is_some_and(|old| {
-                                old.rollout.phase == new.rollout.phase
-                                    && old.row.last_change == new.row.last_change
-                            })
-                        }
-                        _ => false,
-                    };
-                    match rows.apply(u) {
-                        Change::Values if same_order => Change::Display,
-                        other => other,
-                    }
-                });
-                self.table.rows_changed(change);
-                change.any()
+            ClusterEvent::Deployments(updates) => self.apply_deployments(None, updates),
+            ClusterEvent::NamespaceDeployments(ns, updates) => {
+                self.apply_deployments(Some(&ns), updates)
+            }
+            ClusterEvent::NamespaceHealth(ns, health) => {
+                self.ns_health.insert(ns, health.clone()) != Some(health)
+            }
+            ClusterEvent::AllNamespacesWatch => {
+                let had = !self.ns_health.is_empty();
+                self.ns_health.clear();
+                had
             }
             ClusterEvent::ReplicaSets(updates) => {
                 fold(updates, |u| self.cache.replicasets.apply(u)).any()
@@ -268,6 +263,39 @@ impl App {
             }
         };
         self.dirty |= changed;
+    }
+
+    /// Apply a batch of Deployment updates, from the watcher of one namespace or of the whole
+    /// scope (`None`), and tell the table what it must redo.
+    fn apply_deployments(
+        &mut self,
+        namespace: Option<&Arc<str>>,
+        updates: Vec<WatchUpdate<crate::cluster::rows::DeploymentRow>>,
+    ) -> bool {
+        let rows = &mut self.cache.deployments;
+        let change = fold(updates, |u| {
+            let u = deployment_update(u);
+            // Same phase and same last change: the order and the filter's matches stay.
+            let same_order = match &u {
+                WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
+                    rows.get(&new.row.key).is_some_and(|old| {
+                        old.rollout.phase == new.rollout.phase
+                            && old.row.last_change == new.row.last_change
+                    })
+                }
+                _ => false,
+            };
+            let change = match namespace {
+                Some(ns) => rows.apply_in(ns, u),
+                None => rows.apply(u),
+            };
+            match change {
+                Change::Values if same_order => Change::Display,
+                other => other,
+            }
+        });
+        self.table.rows_changed(change);
+        change.any()
     }
 }
 
@@ -308,6 +336,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.scope = scope;
             app.cache = ClusterCache::default();
             app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
+            app.ns_health.clear();
             app.drift.clear();
             let commands = app.close_detail();
             app.table.reset_selection();

@@ -6,7 +6,10 @@
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
+//! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
+//!   refused (403), back to one when it is allowed.
 pub mod client;
+pub mod fallback;
 pub mod rows;
 pub mod slim;
 pub mod watch;

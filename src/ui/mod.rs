@@ -66,7 +66,21 @@ fn health_text(app: &App) -> (String, bool) {
             (format!("reconnecting for {secs}s"), true)
         }
         WatchHealth::Forbidden { namespace, .. } => match namespace {
-            Some(ns) => (format!("forbidden in \"{ns}\""), true),
+            Some(ns) => {
+                let more = app
+                    .ns_health
+                    .iter()
+                    .filter(|(n, h)| {
+                        n.as_ref() != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
+                    })
+                    .count();
+                let text = if more == 0 {
+                    format!("forbidden in \"{ns}\"")
+                } else {
+                    format!("forbidden in \"{ns}\" and {more} more")
+                };
+                (text, true)
+            }
             None => ("forbidden".into(), true),
         },
     }

@@ -39,6 +39,12 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
 
 /// Why the rows of a namespace may be out of date, if they may.
 fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
+    // While one watcher per namespace stands in for the all-namespaces watch, each has its own.
+    match app.ns_health.get(namespace) {
+        Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
+        Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
+        _ => {}
+    }
     match app.health.get(&WatchedKind::Deployments)? {
         WatchHealth::Reconnecting { .. } => Some("reconnecting"),
         WatchHealth::Forbidden { namespace: ns, .. }
