@@ -266,35 +266,40 @@ impl App {
     }
 
     /// Apply a batch of Deployment updates, from the watcher of one namespace or of the whole
-    /// scope (`None`), and tell the table what it must redo.
+    /// scope (`None`), moving each changed row in the table's order (O(log n) each).
     fn apply_deployments(
         &mut self,
         namespace: Option<&Arc<str>>,
         updates: Vec<WatchUpdate<crate::cluster::rows::DeploymentRow>>,
     ) -> bool {
         let rows = &mut self.cache.deployments;
+        let table = &mut self.table;
         let change = fold(updates, |u| {
             let u = deployment_update(u);
-            // Same phase and same last change: the order and the filter's matches stay.
-            let same_order = match &u {
-                WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
-                    rows.get(&new.row.key).is_some_and(|old| {
-                        old.rollout.phase == new.rollout.phase
-                            && old.row.last_change == new.row.last_change
-                    })
-                }
-                _ => false,
+            let key = match &u {
+                WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => Some(e.row.key.clone()),
+                WatchUpdate::Delete(k) => Some(k.clone()),
+                WatchUpdate::Init | WatchUpdate::InitDone => None,
             };
+            let before = key
+                .as_ref()
+                .and_then(|k| rows.get(k))
+                .map(|e| table.placement(e));
             let change = match namespace {
                 Some(ns) => rows.apply_in(ns, u),
                 None => rows.apply(u),
             };
-            match change {
-                Change::Values if same_order => Change::Display,
-                other => other,
+            match &key {
+                Some(k) => {
+                    let after = rows.get(k).map(|e| table.placement(e));
+                    table.row_changed(k, before, after);
+                }
+                // A relist began or ended and dropped rows at once.
+                None if change == Change::Membership => table.mark_stale(),
+                None => {}
             }
+            change
         });
-        self.table.rows_changed(change);
         change.any()
     }
 }

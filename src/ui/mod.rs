@@ -211,9 +211,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     };
     match &app.screen {
         Screen::Table => {
-            let start = app.table.offset.min(app.table.keys.len());
-            let end = (start + app.table_height()).min(app.table.keys.len());
-            for key in &app.table.keys[start..end] {
+            for key in app.table.window(app.table.offset, app.table_height()) {
                 consider(
                     app.cache
                         .deployments

@@ -59,7 +59,7 @@ fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
 pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let show_ns = app.scope.as_namespace().is_none();
     let total = app.cache.deployments.len();
-    let shown = app.table.keys.len();
+    let shown = app.table.len();
     let count = if shown == total {
         format!("{total}")
     } else {
@@ -101,8 +101,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let height = usize::from(area.height.saturating_sub(3));
     let start = app.table.offset.min(shown);
     let end = (start + height).min(shown);
-    let rows = app.table.keys[start..end]
-        .iter()
+    let rows = app
+        .table
+        .window(start, end - start)
         .enumerate()
         .filter_map(|(i, key)| {
             let entry = app.cache.deployments.get(key)?;
