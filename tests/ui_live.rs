@@ -198,6 +198,13 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         })
         .await;
 
+        keys(&tx, ":ns\n");
+        wait_for(&text, "the namespaces to choose from", |s| {
+            s.lines()
+                .any(|l| l.contains("namespaces: ") && l.contains("payments") && l.contains("shop"))
+        })
+        .await;
+
         keys(&tx, ":ns shop\n");
         wait_for(&text, "only shop", |s| {
             s.contains("deployments(shop)") && s.contains("frontend") && !s.contains("payments-api")

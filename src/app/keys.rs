@@ -17,7 +17,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
-    (":ns NAME", "watch one namespace (:ns all for every one)"),
+    (":ns NAME", "watch one namespace (:ns all; :ns lists)"),
     (":ctx NAME", "switch kubeconfig context (:ctx lists them)"),
     (":deploy", "the Deployment table"),
     (":q", "quit"),
@@ -151,7 +151,8 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
         ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
-        ("ns" | "namespace", None | Some("all" | "-A")) => vec![Command::Switch {
+        ("ns" | "namespace", None) => vec![Command::ListNamespaces],
+        ("ns" | "namespace", Some("all" | "-A")) => vec![Command::Switch {
             context: None,
             scope: NamespaceScope::All,
         }],
@@ -262,6 +263,7 @@ mod tests {
                 scope: NamespaceScope::One("shop".into())
             }]
         );
+        assert_eq!(press(&mut a, ":ns\n"), [Command::ListNamespaces]);
         assert_eq!(
             press(&mut a, ":ns all\n"),
             [Command::Switch {

@@ -64,6 +64,8 @@ pub enum Command {
     },
     /// The detail view closed: stop its watchers.
     StopDetail,
+    /// `:ns` without a name: list the cluster's namespaces (the answer comes as a `Notice`).
+    ListNamespaces,
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.

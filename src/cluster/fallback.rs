@@ -147,16 +147,23 @@ where
     })
 }
 
+/// Names of every namespace, sorted (also for `:ns` without a name).
+pub async fn list_namespaces(client: &Client) -> Result<Vec<String>, kube::Error> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let list = api.list(&ListParams::default()).await?;
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Names of every namespace, or `None` if they cannot be listed (refused or unreachable).
 async fn namespace_names(client: &Client) -> Option<BTreeSet<Arc<str>>> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    match api.list(&ListParams::default()).await {
-        Ok(list) => Some(
-            list.items
-                .iter()
-                .filter_map(|n| n.metadata.name.as_deref().map(Arc::from))
-                .collect(),
-        ),
+    match list_namespaces(client).await {
+        Ok(names) => Some(names.iter().map(|n| Arc::from(n.as_str())).collect()),
         Err(err) => {
             tracing::warn!(error = %err, "cannot list namespaces; watching those seen so far");
             None

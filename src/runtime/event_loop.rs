@@ -96,9 +96,29 @@ impl Loop {
                     ));
                 }
                 Command::StopDetail => self.detail = None,
+                Command::ListNamespaces => self.list_namespaces(),
             }
         }
         flow
+    }
+
+    /// `:ns` alone: the namespaces to choose from, in the status bar (asked off the loop).
+    fn list_namespaces(&self) {
+        let client = self.conn.client.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let flash = match crate::cluster::fallback::list_namespaces(&client).await {
+                Ok(names) => Flash {
+                    text: format!("namespaces: {} (:ns NAME switches)", names.join(", ")),
+                    error: false,
+                },
+                Err(e) => Flash {
+                    text: format!("cannot list namespaces: {e}"),
+                    error: true,
+                },
+            };
+            let _ = tx.send(Event::App(Message::Notice(flash)));
+        });
     }
 
     fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
