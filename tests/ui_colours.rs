@@ -187,3 +187,41 @@ fn messages_from_an_old_connection_are_ignored() {
     assert!(find_line(&terminal, "stale").is_none());
     assert!(find_line(&terminal, "ctx  prod").is_some());
 }
+
+#[test]
+fn sorted_by_phase_a_row_turning_stuck_moves_up_and_a_count_change_keeps_its_place() {
+    let mut app = sample_app();
+    keys(&mut app, "P");
+    let terminal = draw(&mut app, &Theme::default_theme());
+    assert!(line(&terminal, 2).contains("checkout"));
+    // Only a count changes (same phase): the row stays where it is and shows the new count.
+    let mut web = deploy("shop", "web", 3, 3, 3, 3, 4);
+    web.ready = 2;
+    send(
+        &mut app,
+        ClusterEvent::Deployments(vec![WatchUpdate::Apply(web.clone())]),
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let web_row = find_line(&terminal, " web ").unwrap();
+    assert_eq!(web_row, 6);
+    assert!(line(&terminal, web_row).contains("2/3/3"));
+    // Now it is stuck: it moves to the top group.
+    web.conditions.push(kdrift::cluster::rows::ConditionRow {
+        kind: "Progressing".into(),
+        status: "False".into(),
+        reason: "ProgressDeadlineExceeded".into(),
+        message: String::new(),
+        last_update: ago(1),
+    });
+    send(
+        &mut app,
+        ClusterEvent::Deployments(vec![WatchUpdate::Apply(web)]),
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    assert!(
+        find_line(&terminal, " web ").unwrap() <= 3,
+        "{}",
+        line(&terminal, 3)
+    );
+    assert!(find_line(&terminal, "stuck 2").is_some());
+}

@@ -14,6 +14,8 @@ use crate::rollout::{RolloutStatus, rollout_status};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Change {
     Nothing,
+    /// Rows changed in place, but not what the table sorts or filters on (phase, last change).
+    Display,
     /// Rows changed in place: same keys.
     Values,
     /// Rows came or went.

@@ -17,8 +17,8 @@ use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::rows::ObjectKey;
-use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchedKind};
-use cache::{ClusterCache, deployment_update};
+use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use cache::{Change, ClusterCache, deployment_update};
 use table::TableView;
 
 /// Everything that can happen to the app, from any source.
@@ -237,8 +237,23 @@ impl App {
         }
         let changed = match msg.event {
             ClusterEvent::Deployments(updates) => {
+                let rows = &mut self.cache.deployments;
                 let change = fold(updates, |u| {
-                    self.cache.deployments.apply(deployment_update(u))
+                    let u = deployment_update(u);
+                    // Same phase and same last change: the order and the filter's matches stay.
+                    let same_order = match &u {
+                        WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
+                            rows.get(&new.row.key).is_some_and(|old| {
+                                old.rollout.phase == new.rollout.phase
+                                    && old.row.last_change == new.row.last_change
+                            })
+                        }
+                        _ => false,
+                    };
+                    match rows.apply(u) {
+                        Change::Values if same_order => Change::Display,
+                        other => other,
+                    }
                 });
                 self.table.rows_changed(change);
                 change.any()

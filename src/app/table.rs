@@ -55,6 +55,7 @@ impl TableView {
     pub fn rows_changed(&mut self, change: Change) {
         match change {
             Change::Nothing => {}
+            Change::Display => self.recount = true,
             Change::Membership => self.stale = true,
             Change::Values => {
                 self.recount = true;

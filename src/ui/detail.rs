@@ -205,11 +205,14 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         };
         lines.push(Line::styled(
             format!(
-                "  {:>5} {:<8} {:<24} {:<10} {}{count}",
+                "  {:>5} {:<8} {:<22} {:<34} {}{count}",
                 age(ev.last_seen, now),
                 if ev.warning { "Warning" } else { "Normal" },
-                fit(&ev.reason, 24),
-                ev.involved_kind,
+                fit(&ev.reason, 22),
+                fit(
+                    &format!("{}/{}", ev.involved_kind.to_lowercase(), ev.involved_name),
+                    34
+                ),
                 ev.message
             ),
             style,
