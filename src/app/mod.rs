@@ -5,19 +5,25 @@
 //! - [`table`]: the sorted, filtered list of Deployments and the selection.
 //! - [`keys`]: what each key does in each mode.
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
+//! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
 pub mod cache;
 pub mod detail;
+pub mod drift;
 pub mod keys;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
+use crate::cluster::live::Fetched;
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use crate::manifest::ManifestIndex;
+use crate::manifest::reload::FileChange;
 use cache::{Change, ClusterCache, deployment_update};
 use table::TableView;
 
@@ -42,6 +48,14 @@ pub enum Message {
     /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
     /// the status bar until the next key.
     Notice(Flash),
+    /// The manifests were loaded (off the UI thread) at start.
+    Manifests(Arc<ManifestIndex>),
+    /// Manifest files changed on disk and were re-read.
+    ManifestsChanged(Vec<FileChange>),
+    /// Live objects fetched for `Command::FetchLive`.
+    LiveFetched(Vec<Fetched>),
+    /// The whole live object for `Command::FetchDiff`.
+    DiffFetched(Fetched),
 }
 
 /// What the runtime must do for the app.
@@ -63,6 +77,11 @@ pub enum Command {
     },
     /// The detail view closed: stop its watchers.
     StopDetail,
+    /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
+    /// changed and no live object is kept to compare again.
+    FetchLive(Vec<ObjectKey>),
+    /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
+    FetchDiff(ObjectKey),
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -73,6 +92,8 @@ pub enum DriftSummary {
     InSync,
     Fields(usize),
     Missing,
+    /// Live, without a manifest.
+    Unmanaged,
     Error(String),
 }
 
@@ -80,7 +101,16 @@ pub enum DriftSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Screen {
     Table,
-    Detail { key: ObjectKey, scroll: u16 },
+    Detail {
+        key: ObjectKey,
+        scroll: u16,
+    },
+    /// `d`: manifest against live.
+    Diff(Box<drift::DiffView>),
+    /// `:problems`: what could not be read in the manifests.
+    Problems {
+        scroll: u16,
+    },
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -110,6 +140,8 @@ pub struct App {
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
+    /// The manifests, once loaded (`None` before, or when there are none to watch).
+    pub manifests: Option<Arc<ManifestIndex>>,
     pub table: TableView,
     pub screen: Screen,
     pub prompt: Option<Prompt>,
@@ -140,6 +172,7 @@ impl App {
             cache: ClusterCache::default(),
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             drift: HashMap::new(),
+            manifests: None,
             table: TableView::default(),
             screen: Screen::Table,
             prompt: None,
@@ -203,6 +236,11 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        if matches!(self.screen, Screen::Diff(_) | Screen::Problems { .. }) {
+            // These views watch nothing.
+            self.screen = Screen::Table;
+            return Vec::new();
+        }
         if !matches!(self.screen, Screen::Detail { .. }) {
             return Vec::new();
         }
@@ -227,36 +265,25 @@ impl App {
 
     fn apply_cluster(&mut self, msg: ClusterMessage) {
         let current = match &msg.event {
-            ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
-                self.epoch
-            }
+            ClusterEvent::Deployments(_)
+            | ClusterEvent::DeploymentsLive(_)
+            | ClusterEvent::Health(WatchedKind::Deployments, _) => self.epoch,
             _ => self.detail_epoch,
         };
         if msg.epoch != current {
             return;
         }
         let changed = match msg.event {
-            ClusterEvent::Deployments(updates) => {
-                let rows = &mut self.cache.deployments;
-                let change = fold(updates, |u| {
-                    let u = deployment_update(u);
-                    // Same phase and same last change: the order and the filter's matches stay.
-                    let same_order = match &u {
-                        WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
-                            rows.get(&new.row.key).is_some_and(|old| {
-                                old.rollout.phase == new.rollout.phase
-                                    && old.row.last_change == new.row.last_change
-                            })
-                        }
-                        _ => false,
-                    };
-                    match rows.apply(u) {
-                        Change::Values if same_order => Change::Display,
-                        other => other,
-                    }
-                });
-                self.table.rows_changed(change);
-                change.any()
+            ClusterEvent::Deployments(updates) => self.apply_rows(updates),
+            ClusterEvent::DeploymentsLive(updates) => {
+                let rows = self.drift_from_watch(updates);
+                let listed = rows.iter().any(|u| matches!(u, WatchUpdate::InitDone));
+                self.apply_rows(rows);
+                if listed {
+                    self.reconcile_missing();
+                }
+                // A drift cell may change while its row does not.
+                true
             }
             ClusterEvent::ReplicaSets(updates) => {
                 fold(updates, |u| self.cache.replicasets.apply(u)).any()
@@ -268,6 +295,33 @@ impl App {
             }
         };
         self.dirty |= changed;
+    }
+
+    /// Apply Deployment row updates to the cache and the table; true when the screen changes.
+    fn apply_rows(
+        &mut self,
+        updates: Vec<WatchUpdate<crate::cluster::rows::DeploymentRow>>,
+    ) -> bool {
+        let rows = &mut self.cache.deployments;
+        let change = fold(updates, |u| {
+            let u = deployment_update(u);
+            // Same phase and same last change: the order and the filter's matches stay.
+            let same_order = match &u {
+                WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
+                    rows.get(&new.row.key).is_some_and(|old| {
+                        old.rollout.phase == new.rollout.phase
+                            && old.row.last_change == new.row.last_change
+                    })
+                }
+                _ => false,
+            };
+            match rows.apply(u) {
+                Change::Values if same_order => Change::Display,
+                other => other,
+            }
+        });
+        self.table.rows_changed(change);
+        change.any()
     }
 }
 
@@ -323,6 +377,16 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::Notice(flash) => {
             app.flash = Some(flash);
             app.dirty = true;
+            Vec::new()
+        }
+        Message::Manifests(index) => app.manifests_loaded(index),
+        Message::ManifestsChanged(changes) => app.manifests_changed(changes),
+        Message::LiveFetched(fetched) => {
+            app.live_fetched(fetched);
+            Vec::new()
+        }
+        Message::DiffFetched(fetched) => {
+            app.diff_fetched(fetched);
             Vec::new()
         }
     }

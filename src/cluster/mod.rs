@@ -7,6 +7,7 @@
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 pub mod client;
+pub mod live;
 pub mod rows;
 pub mod slim;
 pub mod watch;

@@ -17,8 +17,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
+use super::live::{LiveDeployment, LiveRow};
 use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
-use super::slim::SlimDeployment;
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -88,6 +88,8 @@ pub struct ClusterMessage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterEvent {
     Deployments(Vec<WatchUpdate<DeploymentRow>>),
+    /// What the table watcher sends: Deployment rows with their drift extracts.
+    DeploymentsLive(Vec<WatchUpdate<LiveRow>>),
     ReplicaSets(Vec<WatchUpdate<ReplicaSetRow>>),
     Pods(Vec<WatchUpdate<PodRow>>),
     Events(Vec<WatchUpdate<EventRow>>),
@@ -117,14 +119,14 @@ where
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
     let scope = &conn.scope;
-    let tasks = vec![spawn_one::<SlimDeployment, DeploymentRow, _>(
+    let tasks = vec![spawn_one::<LiveDeployment, LiveRow, _>(
         api(&conn.client, scope),
         scope.clone(),
         WatchedKind::Deployments,
         epoch,
         send,
-        |d| Some(DeploymentRow::from_object(d)),
-        ClusterEvent::Deployments,
+        |d| Some(LiveRow::from_object(d)),
+        ClusterEvent::DeploymentsLive,
     )];
     Watchers { tasks }
 }
@@ -145,7 +147,7 @@ where
             WatchedKind::ReplicaSets,
             epoch,
             send.clone(),
-            |r| Some(ReplicaSetRow::from_object(r)),
+            |r| Some(ReplicaSetRow::from_object(&r)),
             ClusterEvent::ReplicaSets,
         ),
         spawn_one::<Pod, PodRow, _>(
@@ -154,7 +156,7 @@ where
             WatchedKind::Pods,
             epoch,
             send.clone(),
-            |p| Some(PodRow::from_object(p)),
+            |p| Some(PodRow::from_object(&p)),
             ClusterEvent::Pods,
         ),
         spawn_one::<Event, EventRow, _>(
@@ -163,7 +165,7 @@ where
             WatchedKind::Events,
             epoch,
             send,
-            EventRow::from_object,
+            |e| EventRow::from_object(&e),
             ClusterEvent::Events,
         ),
     ];
@@ -196,7 +198,7 @@ fn spawn_one<K, T, S>(
     kind: WatchedKind,
     epoch: u64,
     send: S,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
     wrap: fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
 ) -> JoinHandle<()>
 where
@@ -252,16 +254,16 @@ where
 
 fn map_event<K: Resource, T>(
     ev: watcher::Event<K>,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
     Some(match ev {
-        watcher::Event::Apply(o) => match map(&o) {
+        watcher::Event::Apply(o) => match map(o) {
             Some(row) => WatchUpdate::Apply(row),
             None => return None,
         },
         watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
         watcher::Event::Init => WatchUpdate::Init,
-        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(&o)?),
+        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
     })
 }

@@ -33,6 +33,7 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
             theme.drifted,
         ),
         DriftSummary::Missing => Span::styled("missing", theme.drifted),
+        DriftSummary::Unmanaged => Span::styled("unmanaged", theme.unmanaged),
         DriftSummary::Error(_) => Span::styled("error", theme.error),
     }
 }
@@ -115,7 +116,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(GAUGE_WIDTH as u16 + 5),
         Constraint::Length(32),
         Constraint::Length(5),
-        Constraint::Length(8),
+        Constraint::Length(9),
     ]);
     let table = Table::new(rows, widths)
         .header(header)
