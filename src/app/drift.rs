@@ -182,6 +182,23 @@ impl App {
         }
     }
 
+    /// The table lists missing objects as rows of their own: keep its list in step.
+    pub(crate) fn sync_missing_rows(&mut self) {
+        let mut missing: Vec<ObjectKey> = self
+            .drift
+            .iter()
+            .filter(|(k, d)| {
+                **d == DriftSummary::Missing && self.cache.deployments.get(k).is_none()
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        missing.sort();
+        if missing != self.table.missing {
+            self.table.missing = missing;
+            self.table.mark_stale();
+        }
+    }
+
     /// After a full list (or a manifest load): every Deployment manifest in scope without a row
     /// is missing, and entries with neither row nor manifest go.
     pub fn reconcile_missing(&mut self) {
@@ -224,6 +241,7 @@ impl App {
             }
         }
         self.reconcile_missing();
+        self.sync_missing_rows();
         if fetch.is_empty() {
             Vec::new()
         } else {
@@ -267,6 +285,7 @@ impl App {
         if !fetch.is_empty() {
             commands.push(Command::FetchLive(fetch));
         }
+        self.sync_missing_rows();
         commands
     }
 
@@ -285,6 +304,7 @@ impl App {
             };
             self.set_drift(key, summary);
         }
+        self.sync_missing_rows();
         self.dirty = true;
     }
 

@@ -282,6 +282,7 @@ impl App {
                 if listed {
                     self.reconcile_missing();
                 }
+                self.sync_missing_rows();
                 // A drift cell may change while its row does not.
                 true
             }

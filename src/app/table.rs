@@ -42,6 +42,8 @@ pub struct TableView {
     /// Row values changed in place: the stuck count must be redone.
     recount: bool,
     pub stuck: usize,
+    /// Objects in git and not in the cluster (missing): listed after the live rows, sorted.
+    pub missing: Vec<ObjectKey>,
 }
 
 impl TableView {
@@ -148,6 +150,17 @@ impl TableView {
         }
         self.stuck = stuck;
         self.keys = rows.into_iter().map(|e| e.row.key.clone()).collect();
+        self.keys.extend(
+            self.missing
+                .iter()
+                .filter(|k| {
+                    needle.is_empty()
+                        || contains_ignore_case(&k.name, &needle)
+                        || contains_ignore_case(&k.namespace, &needle)
+                        || "missing".contains(needle.as_str())
+                })
+                .cloned(),
+        );
     }
 }
 
