@@ -5,8 +5,10 @@
 //! - [`table`]: the sorted, filtered list of Deployments and the selection.
 //! - [`keys`]: what each key does in each mode.
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
+//! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
 pub mod cache;
 pub mod detail;
+pub mod drift;
 pub mod keys;
 pub mod table;
 
@@ -17,8 +19,11 @@ use crossterm::event::KeyEvent;
 use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
+use crate::cluster::live::{Fetched, LiveRow};
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use crate::manifest::ManifestIndex;
+use crate::manifest::reload::FileChange;
 use cache::{Change, ClusterCache, deployment_update};
 use table::TableView;
 
@@ -43,6 +48,14 @@ pub enum Message {
     /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
     /// the status bar until the next key.
     Notice(Flash),
+    /// The manifests were loaded (off the UI thread) at start.
+    Manifests(Arc<ManifestIndex>),
+    /// Manifest files changed on disk and were re-read.
+    ManifestsChanged(Vec<FileChange>),
+    /// Live objects fetched for `Command::FetchLive`.
+    LiveFetched(Vec<Fetched>),
+    /// The whole live object for `Command::FetchDiff`.
+    DiffFetched(Fetched),
 }
 
 /// What the runtime must do for the app.
@@ -66,6 +79,11 @@ pub enum Command {
     StopDetail,
     /// `:ns` without a name: list the cluster's namespaces (the answer comes as a `Notice`).
     ListNamespaces,
+    /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
+    /// changed and no live object is kept to compare again.
+    FetchLive(Vec<ObjectKey>),
+    /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
+    FetchDiff(ObjectKey),
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -76,6 +94,8 @@ pub enum DriftSummary {
     InSync,
     Fields(usize),
     Missing,
+    /// Live, without a manifest.
+    Unmanaged,
     Error(String),
 }
 
@@ -83,7 +103,16 @@ pub enum DriftSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Screen {
     Table,
-    Detail { key: ObjectKey, scroll: u16 },
+    Detail {
+        key: ObjectKey,
+        scroll: u16,
+    },
+    /// `d`: manifest against live.
+    Diff(Box<drift::DiffView>),
+    /// `:problems`: what could not be read in the manifests.
+    Problems {
+        scroll: u16,
+    },
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -116,6 +145,8 @@ pub struct App {
     /// watcher per namespace stands in (empty otherwise).
     pub ns_health: BTreeMap<Arc<str>, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
+    /// The manifests, once loaded (`None` before, or when there are none to watch).
+    pub manifests: Option<Arc<ManifestIndex>>,
     pub table: TableView,
     pub screen: Screen,
     pub prompt: Option<Prompt>,
@@ -147,6 +178,7 @@ impl App {
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             ns_health: BTreeMap::new(),
             drift: HashMap::new(),
+            manifests: None,
             table: TableView::default(),
             screen: Screen::Table,
             prompt: None,
@@ -211,6 +243,11 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        if matches!(self.screen, Screen::Diff(_) | Screen::Problems { .. }) {
+            // These views watch nothing.
+            self.screen = Screen::Table;
+            return Vec::new();
+        }
         if !matches!(self.screen, Screen::Detail { .. }) {
             return Vec::new();
         }
@@ -244,9 +281,8 @@ impl App {
         }
         let changed = match msg.event {
             ClusterEvent::Deployments(updates) => self.apply_deployments(None, updates),
-            ClusterEvent::NamespaceDeployments(ns, updates) => {
-                self.apply_deployments(Some(&ns), updates)
-            }
+            ClusterEvent::DeploymentsLive(updates) => self.apply_live(None, updates),
+            ClusterEvent::NamespaceDeployments(ns, updates) => self.apply_live(Some(&ns), updates),
             ClusterEvent::NamespaceHealth(ns, health) => {
                 self.ns_health.insert(ns, health.clone()) != Some(health)
             }
@@ -265,6 +301,24 @@ impl App {
             }
         };
         self.dirty |= changed;
+    }
+
+    /// Deployments with their drift extracts, from the watcher of one namespace or of the whole
+    /// scope (`None`): drift first (the extracts are dropped), then the rows.
+    fn apply_live(
+        &mut self,
+        namespace: Option<&Arc<str>>,
+        updates: Vec<WatchUpdate<LiveRow>>,
+    ) -> bool {
+        let rows = self.drift_from_watch(updates);
+        let listed = rows.iter().any(|u| matches!(u, WatchUpdate::InitDone));
+        self.apply_deployments(namespace, rows);
+        if listed {
+            self.reconcile_missing();
+        }
+        self.sync_missing_rows();
+        // A drift cell may change while its row does not.
+        true
     }
 
     /// Apply a batch of Deployment updates, from the watcher of one namespace or of the whole
@@ -359,6 +413,16 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::Notice(flash) => {
             app.flash = Some(flash);
             app.dirty = true;
+            Vec::new()
+        }
+        Message::Manifests(index) => app.manifests_loaded(index),
+        Message::ManifestsChanged(changes) => app.manifests_changed(changes),
+        Message::LiveFetched(fetched) => {
+            app.live_fetched(fetched);
+            Vec::new()
+        }
+        Message::DiffFetched(fetched) => {
+            app.diff_fetched(fetched);
             Vec::new()
         }
     }

@@ -39,9 +39,17 @@ impl SortBy {
 /// of one time, stay in name order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Rank {
+    /// Objects in git and not in the cluster come after the live rows, by key.
+    missing: bool,
     phase: u8,
     newest_first: Reverse<Option<Timestamp>>,
 }
+
+const MISSING: Rank = Rank {
+    missing: true,
+    phase: 0,
+    newest_first: Reverse(None),
+};
 
 /// What the table needs to know of one row to place it: computed before and after an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +75,8 @@ pub struct TableView {
     /// Rows moved since the last refresh: find the selected row's index again.
     moved: bool,
     pub stuck: usize,
+    /// Objects in git and not in the cluster (missing): listed after the live rows, sorted.
+    pub missing: Vec<ObjectKey>,
 }
 
 impl TableView {
@@ -81,11 +91,11 @@ impl TableView {
             SortBy::Name => Rank::default(),
             SortBy::Phase => Rank {
                 phase: e.rollout.phase.rank(),
-                newest_first: Reverse(None),
+                ..Rank::default()
             },
             SortBy::Age => Rank {
-                phase: 0,
                 newest_first: Reverse(e.row.last_change),
+                ..Rank::default()
             },
         };
         let needle = self.filter.trim();
@@ -176,9 +186,11 @@ impl TableView {
         if self.moved {
             self.moved = false;
             let found = self.selected_key.as_ref().and_then(|key| {
-                let entry = cache.deployments.get(key)?;
-                let place = self.placement(entry);
-                let item = (place.rank, key.clone());
+                let rank = match cache.deployments.get(key) {
+                    Some(entry) => self.placement(entry).rank,
+                    None => MISSING,
+                };
+                let item = (rank, key.clone());
                 self.order
                     .contains(&item)
                     .then(|| self.order.range(..item).count())
@@ -213,6 +225,16 @@ impl TableView {
             }
         }
         self.stuck = stuck;
+        let needle = self.filter.trim().to_ascii_lowercase();
+        for k in &self.missing {
+            let shown = needle.is_empty()
+                || contains_ignore_case(&k.name, &needle)
+                || contains_ignore_case(&k.namespace, &needle)
+                || "missing".contains(needle.as_str());
+            if shown {
+                order.insert((MISSING, k.clone()));
+            }
+        }
         self.order = order;
     }
 }

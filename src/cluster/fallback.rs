@@ -15,8 +15,7 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 
 use super::client::NamespaceScope;
-use super::rows::DeploymentRow;
-use super::slim::SlimDeployment;
+use super::live::{LiveDeployment, LiveRow};
 use super::watch::{
     ClusterEvent, ClusterMessage, PumpEnd, WatchHealth, WatchedKind, Watchers, pump,
 };
@@ -34,17 +33,17 @@ where
     // Namespaces seen in Deployments: where to watch if even the namespace list is refused.
     let mut seen: BTreeSet<Arc<str>> = BTreeSet::new();
     loop {
-        let end = pump::<SlimDeployment, DeploymentRow>(
+        let end = pump::<LiveDeployment, LiveRow>(
             Api::all(client.clone()),
             &NamespaceScope::All,
             WatchedKind::Deployments,
             &emit,
-            ClusterEvent::Deployments,
+            ClusterEvent::DeploymentsLive,
             |h| ClusterEvent::Health(WatchedKind::Deployments, h),
-            |d| Some(DeploymentRow::from_object(d)),
+            |d| Some(LiveRow::from_object(d)),
             true,
-            |d: &SlimDeployment| {
-                if let Some(ns) = d.metadata.namespace.as_deref()
+            |d: &LiveDeployment| {
+                if let Some(ns) = d.slim.metadata.namespace.as_deref()
                     && !seen.contains(ns)
                 {
                     seen.insert(Arc::from(ns));
@@ -132,16 +131,16 @@ where
         let emit = |event| send(ClusterMessage { epoch, event });
         let scope = NamespaceScope::One(ns.to_string());
         let (a, b) = (ns.clone(), ns);
-        pump::<SlimDeployment, DeploymentRow>(
+        pump::<LiveDeployment, LiveRow>(
             api,
             &scope,
             WatchedKind::Deployments,
             &emit,
             move |u| ClusterEvent::NamespaceDeployments(a.clone(), u),
             move |h| ClusterEvent::NamespaceHealth(b.clone(), h),
-            |d| Some(DeploymentRow::from_object(d)),
+            |d| Some(LiveRow::from_object(d)),
             false,
-            |_: &SlimDeployment| {},
+            |_: &LiveDeployment| {},
         )
         .await;
     })
@@ -173,6 +172,6 @@ async fn namespace_names(client: &Client) -> Option<BTreeSet<Arc<str>>> {
 
 /// Does the cluster-wide Deployment list answer again? (One item asked, not the whole list.)
 async fn cluster_list_allowed(client: &Client) -> bool {
-    let api: Api<SlimDeployment> = Api::all(client.clone());
+    let api: Api<crate::cluster::slim::SlimDeployment> = Api::all(client.clone());
     api.list(&ListParams::default().limit(1)).await.is_ok()
 }

@@ -10,6 +10,7 @@
 //!   refused (403), back to one when it is allowed.
 pub mod client;
 pub mod fallback;
+pub mod live;
 pub mod rows;
 pub mod slim;
 pub mod watch;

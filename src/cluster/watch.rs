@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
+use super::live::{LiveDeployment, LiveRow};
 use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
-use super::slim::SlimDeployment;
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,13 +89,15 @@ pub struct ClusterMessage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterEvent {
     Deployments(Vec<WatchUpdate<DeploymentRow>>),
+    /// What the table watcher sends: Deployment rows with their drift extracts.
+    DeploymentsLive(Vec<WatchUpdate<LiveRow>>),
     ReplicaSets(Vec<WatchUpdate<ReplicaSetRow>>),
     Pods(Vec<WatchUpdate<PodRow>>),
     Events(Vec<WatchUpdate<EventRow>>),
     Health(WatchedKind, WatchHealth),
     /// While the all-namespaces watch is refused (403), Deployments come from one watcher per
     /// namespace: a relist here replaces only that namespace's rows.
-    NamespaceDeployments(Arc<str>, Vec<WatchUpdate<DeploymentRow>>),
+    NamespaceDeployments(Arc<str>, Vec<WatchUpdate<LiveRow>>),
     /// The health of one namespace's Deployment watcher, while they stand in for the
     /// all-namespaces watch.
     NamespaceHealth(Arc<str>, WatchHealth),
@@ -110,6 +112,7 @@ impl ClusterEvent {
         matches!(
             self,
             ClusterEvent::Deployments(_)
+                | ClusterEvent::DeploymentsLive(_)
                 | ClusterEvent::Health(WatchedKind::Deployments, _)
                 | ClusterEvent::NamespaceDeployments(..)
                 | ClusterEvent::NamespaceHealth(..)
@@ -150,14 +153,14 @@ where
         ));
         return Watchers { tasks: vec![task] };
     }
-    let tasks = vec![spawn_one::<SlimDeployment, DeploymentRow, _>(
+    let tasks = vec![spawn_one::<LiveDeployment, LiveRow, _>(
         api(&conn.client, scope),
         scope.clone(),
         WatchedKind::Deployments,
         epoch,
         send,
-        |d| Some(DeploymentRow::from_object(d)),
-        ClusterEvent::Deployments,
+        |d| Some(LiveRow::from_object(d)),
+        ClusterEvent::DeploymentsLive,
     )];
     Watchers { tasks }
 }
@@ -178,7 +181,7 @@ where
             WatchedKind::ReplicaSets,
             epoch,
             send.clone(),
-            |r| Some(ReplicaSetRow::from_object(r)),
+            |r| Some(ReplicaSetRow::from_object(&r)),
             ClusterEvent::ReplicaSets,
         ),
         spawn_one::<Pod, PodRow, _>(
@@ -187,7 +190,7 @@ where
             WatchedKind::Pods,
             epoch,
             send.clone(),
-            |p| Some(PodRow::from_object(p)),
+            |p| Some(PodRow::from_object(&p)),
             ClusterEvent::Pods,
         ),
         spawn_one::<Event, EventRow, _>(
@@ -196,7 +199,7 @@ where
             WatchedKind::Events,
             epoch,
             send,
-            EventRow::from_object,
+            |e| EventRow::from_object(&e),
             ClusterEvent::Events,
         ),
     ];
@@ -229,7 +232,7 @@ fn spawn_one<K, T, S>(
     kind: WatchedKind,
     epoch: u64,
     send: S,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
     wrap: fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
 ) -> JoinHandle<()>
 where
@@ -275,7 +278,7 @@ pub(super) async fn pump<K, T>(
     emit: &(impl Fn(ClusterEvent) -> bool + Sync),
     wrap: impl Fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
     to_health: impl Fn(WatchHealth) -> ClusterEvent,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
     stop_on_forbidden: bool,
     mut on_object: impl FnMut(&K),
 ) -> PumpEnd
@@ -335,16 +338,16 @@ where
 
 fn map_event<K: Resource, T>(
     ev: watcher::Event<K>,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
     Some(match ev {
-        watcher::Event::Apply(o) => match map(&o) {
+        watcher::Event::Apply(o) => match map(o) {
             Some(row) => WatchUpdate::Apply(row),
             None => return None,
         },
         watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
         watcher::Event::Init => WatchUpdate::Init,
-        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(&o)?),
+        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
     })
 }

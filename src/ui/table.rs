@@ -33,6 +33,7 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
             theme.drifted,
         ),
         DriftSummary::Missing => Span::styled("missing", theme.drifted),
+        DriftSummary::Unmanaged => Span::styled("unmanaged", theme.unmanaged),
         DriftSummary::Error(_) => Span::styled("error", theme.error),
     }
 }
@@ -58,7 +59,7 @@ fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
 
 pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let show_ns = app.scope.as_namespace().is_none();
-    let total = app.cache.deployments.len();
+    let total = app.cache.deployments.len() + app.table.missing.len();
     let shown = app.table.len();
     let count = if shown == total {
         format!("{total}")
@@ -105,10 +106,12 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .table
         .window(start, end - start)
         .enumerate()
-        .filter_map(|(i, key)| {
-            let entry = app.cache.deployments.get(key)?;
+        .map(|(i, key)| {
             let selected = start + i == app.table.selected;
-            Some(build_row(app, theme, entry, show_ns, selected))
+            match app.cache.deployments.get(key) {
+                Some(entry) => build_row(app, theme, entry, show_ns, selected),
+                None => missing_row(app, theme, key, show_ns, selected),
+            }
         });
 
     let mut widths = Vec::with_capacity(8);
@@ -122,7 +125,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(GAUGE_WIDTH as u16 + 5),
         Constraint::Length(32),
         Constraint::Length(5),
-        Constraint::Length(8),
+        Constraint::Length(9),
     ]);
     let table = Table::new(rows, widths)
         .header(header)
@@ -147,6 +150,30 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         };
         frame.render_widget(Span::styled(text, theme.muted), inner);
     }
+}
+
+/// An object in git and not in the cluster: its name and the drift cell, nothing live.
+fn missing_row<'a>(
+    app: &App,
+    theme: &Theme,
+    key: &'a crate::cluster::rows::ObjectKey,
+    show_ns: bool,
+    selected: bool,
+) -> Row<'a> {
+    let mut cells = Vec::with_capacity(8);
+    if show_ns {
+        cells.push(Cell::from(fit(&key.namespace, 16)));
+    }
+    cells.extend([
+        Cell::from(key.name.as_ref()),
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(Span::styled("not in the cluster", theme.muted)),
+        Cell::from(""),
+        Cell::from(drift_cell(theme, app.drift_of(key))),
+    ]);
+    Row::new(cells).style(if selected { theme.selected } else { theme.text })
 }
 
 fn build_row<'a>(
