@@ -7,7 +7,7 @@
 //! backoff and goes back to the single watch (one relist) once it is allowed: the per-namespace
 //! watchers, and their relists, exist only after a 403.
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
@@ -80,6 +80,9 @@ where
     let emit = |event| send(ClusterMessage { epoch, event });
     // Dropping a `Watchers` stops its task: leaving this function stops every namespace watcher.
     let mut watchers: BTreeMap<Arc<str>, Watchers> = BTreeMap::new();
+    // Aborting a task does not stop it mid-send: the namespace watchers send under this lock
+    // and only while it holds true, so nothing of theirs follows `AllNamespacesWatch`.
+    let open = Arc::new(Mutex::new(true));
     let mut delay = RETRY_FIRST;
     let mut health = None;
     loop {
@@ -90,7 +93,13 @@ where
         };
         for ns in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = watchers.entry(ns) {
-                let task = spawn_namespace(client, slot.key().clone(), epoch, send.clone());
+                let task = spawn_namespace(
+                    client,
+                    slot.key().clone(),
+                    epoch,
+                    send.clone(),
+                    open.clone(),
+                );
                 slot.insert(Watchers { tasks: vec![task] });
             }
         }
@@ -112,6 +121,7 @@ where
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(RETRY_MAX);
         if cluster_list_allowed(client).await {
+            *open.lock().unwrap_or_else(|e| e.into_inner()) = false;
             return true;
         }
     }
@@ -122,13 +132,18 @@ fn spawn_namespace<S>(
     ns: Arc<str>,
     epoch: u64,
     send: S,
+    open: Arc<Mutex<bool>>,
 ) -> tokio::task::JoinHandle<()>
 where
     S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
 {
     let api = Api::namespaced(client.clone(), &ns);
     tokio::spawn(async move {
-        let emit = |event| send(ClusterMessage { epoch, event });
+        let emit = |event| {
+            let open = open.lock().unwrap_or_else(|e| e.into_inner());
+            // Closed: the all-namespaces watch took over; end as if the receiver were gone.
+            *open && send(ClusterMessage { epoch, event })
+        };
         let scope = NamespaceScope::One(ns.to_string());
         let (a, b) = (ns.clone(), ns);
         pump::<LiveDeployment, LiveRow>(
