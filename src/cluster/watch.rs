@@ -4,6 +4,7 @@
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
 //! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
+//! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
 use std::sync::Arc;
 
