@@ -1,5 +1,6 @@
 //! The real binary in a pseudo-terminal against the demo cluster: rows appear, a scale through
-//! the API shows up on screen, `q` quits and the terminal is restored. And connect() errors exit 2.
+//! the API shows up on screen, `q` quits and the terminal is restored; ctrl-z gives the terminal
+//! back and stops, `fg` brings the screen back. And connect() errors exit 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
@@ -259,6 +260,143 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
         .expect("the cursor was not shown again");
     assert!(shown > raw.rfind("\x1b[?25l").unwrap_or(0));
     server.shutdown().await;
+}
+
+/// The state letter of a process (`T` = stopped), from /proc.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+#[test]
+fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(SimServer::start(SimConfig {
+            port: 0,
+            scenario: Scenario::None,
+            seed: true,
+            timings: Timings::fast(),
+        }))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    // A shell with job control, as the user's: kdrift runs as its foreground job; once it
+    // stops, the shell waits for a line, then `fg` resumes it (SIGCONT, terminal handed back).
+    let mut cmd = CommandBuilder::new("bash");
+    cmd.args([
+        "-c",
+        "set -m; \"$@\"; read -r _; fg",
+        "shell",
+        env!("CARGO_BIN_EXE_kdrift"),
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "-A",
+    ]);
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("XDG_STATE_HOME", dir.path().join("state"));
+    cmd.env_remove("KUBECONFIG");
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let shell = child.process_id().unwrap();
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let mut writer = pty.master.take_writer().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut screen = Screen::new();
+    wait_for(&mut screen, &rx, "the demo Deployments", |s| {
+        s.text().contains("frontend")
+    });
+    let kdrift: u32 = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .expect("kdrift runs under the shell")
+        .parse()
+        .unwrap();
+
+    let before = screen.raw.len();
+    writer.write_all(&[0x1a]).unwrap(); // ctrl-z
+    writer.flush().unwrap();
+    wait_for(
+        &mut screen,
+        &rx,
+        "kdrift to leave the screen and stop",
+        |s| {
+            let after = String::from_utf8_lossy(&s.raw[before..]).into_owned();
+            after.contains("\x1b[?1049l") && process_state(kdrift) == Some('T')
+        },
+    );
+
+    // The shell's screen shows now: forget what kdrift drew, so only a redraw brings it back.
+    for row in &mut screen.cells {
+        row.fill(' ');
+    }
+    let stopped = screen.raw.len();
+    writer.write_all(b"\n").unwrap(); // the shell's `read`, then `fg`
+    writer.flush().unwrap();
+    wait_for(
+        &mut screen,
+        &rx,
+        "kdrift back on the alternate screen",
+        |s| {
+            let after = String::from_utf8_lossy(&s.raw[stopped..]).into_owned();
+            after.contains("\x1b[?1049h")
+                && s.text().contains("frontend")
+                && process_state(kdrift).is_some_and(|c| c != 'T')
+        },
+    );
+
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "kdrift did not quit on q after fg"
+        );
+        if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(50)) {
+            screen.feed(&bytes);
+        }
+    };
+    while let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) {
+        screen.feed(&bytes);
+    }
+    let raw = String::from_utf8_lossy(&screen.raw);
+    let tail: String = raw
+        .chars()
+        .rev()
+        .take(600)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        status.success(),
+        "exit status {status:?}; last output: {tail:?}"
+    );
+    rt.block_on(server.shutdown());
 }
 
 async fn kube_client(kubeconfig: &std::path::Path) -> kube::Client {

@@ -1,5 +1,6 @@
 //! The real loop (`Session::drive`) on a TestBackend against the demo cluster: `:ns` switches,
-//! a 403 shows and clears, and the view recovers by itself after the API server restarts.
+//! a 403 shows and clears (on one namespace, and under `-A` where only the refused namespace is
+//! marked), and the view recovers by itself after the API server restarts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,100 @@ fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
     }
 }
 
+/// The words of the screen line showing Deployment `name`.
+fn row_of(screen: &str, name: &str) -> Option<Vec<String>> {
+    screen.lines().find_map(|l| {
+        let w: Vec<String> = l
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect();
+        w.iter().any(|x| x == name).then_some(w)
+    })
+}
+
+/// The DESIRED column of Deployment `name`, as shown.
+fn desired_of(screen: &str, name: &str) -> Option<String> {
+    let w = row_of(screen, name)?;
+    let i = w.iter().position(|x| x == name)?;
+    w.get(i + 1).cloned()
+}
+
+fn marked_forbidden(screen: &str, name: &str) -> bool {
+    row_of(screen, name).is_some_and(|w| w.iter().any(|x| x == "forbidden:"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_under_all_namespaces_marks_only_that_namespace() {
+    let server = SimServer::start(SimConfig {
+        port: 0,
+        scenario: Scenario::None,
+        seed: true,
+        timings: Timings::fast(),
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    let common = CommonArgs {
+        kubeconfig: Some(kubeconfig),
+        all_namespaces: true,
+        ..CommonArgs::default()
+    };
+    let conn = connect(&common).await.unwrap();
+    let client = conn.client.clone();
+    let mut session = Session::start(&common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut frontend = Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(140, 30)).unwrap();
+    let theme = Theme::default_theme();
+    let driver = session.drive(&mut term, &theme, &mut frontend);
+    let script = async {
+        wait_for(&text, "every namespace", |s| {
+            s.contains("payments-api") && s.contains("frontend") && s.contains("watch  connected")
+        })
+        .await;
+
+        server.faults().forbid_namespace("shop");
+        wait_for(&text, "shop marked, payments not", |s| {
+            s.contains("forbidden in \"shop\"")
+                && marked_forbidden(s, "frontend")
+                && !marked_forbidden(s, "payments-api")
+        })
+        .await;
+
+        // The other namespaces stay live.
+        let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), "payments");
+        api.patch_scale(
+            "payments-api",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .unwrap();
+        wait_for(&text, "the scale in payments while shop is refused", |s| {
+            desired_of(s, "payments-api").as_deref() == Some("7") && marked_forbidden(s, "frontend")
+        })
+        .await;
+
+        server.faults().allow_namespace("shop");
+        wait_for(&text, "recovery from the 403", |s| {
+            s.contains("watch  connected")
+                && !s.contains("forbidden")
+                && s.contains("frontend")
+                && desired_of(s, "payments-api").as_deref() == Some("7")
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    let (result, ()) = tokio::join!(driver, script);
+    result.unwrap();
+    drop(session);
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_forbidden_and_restart_recovery() {
     let mut server = SimServer::start(SimConfig {
@@ -103,6 +198,13 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         })
         .await;
 
+        keys(&tx, ":ns\n");
+        wait_for(&text, "the namespaces to choose from", |s| {
+            s.lines()
+                .any(|l| l.contains("namespaces: ") && l.contains("payments") && l.contains("shop"))
+        })
+        .await;
+
         keys(&tx, ":ns shop\n");
         wait_for(&text, "only shop", |s| {
             s.contains("deployments(shop)") && s.contains("frontend") && !s.contains("payments-api")
@@ -130,16 +232,7 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         .await
         .unwrap();
         wait_for(&text, "the scale after the restart", |s| {
-            s.lines().any(|l| {
-                let w: Vec<&str> = l
-                    .split(|c: char| c.is_whitespace() || c == '│')
-                    .filter(|w| !w.is_empty())
-                    .collect();
-                w.iter()
-                    .position(|x| *x == "frontend")
-                    .and_then(|i| w.get(i + 1))
-                    == Some(&"6")
-            })
+            desired_of(s, "frontend").as_deref() == Some("6")
         })
         .await;
         keys(&tx, "q");

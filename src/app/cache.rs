@@ -3,8 +3,9 @@
 //! did not list, so nothing deleted during a disconnect survives. Rows are refreshed in place
 //! (only their keys are remembered during the relist), so a relist of 10,000 Deployments does
 //! not hold a second copy of the table; the first list fills the table as it arrives.
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use crate::cluster::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
 use crate::cluster::watch::WatchUpdate;
@@ -39,6 +40,8 @@ pub struct RowSet<T> {
     live: BTreeMap<ObjectKey, T>,
     /// Keys listed so far by a relist in progress; the rest go at its end.
     seen: Option<HashSet<ObjectKey>>,
+    /// The same for relists of one namespace (per-namespace watchers, see `cluster::fallback`).
+    ns_seen: HashMap<Arc<str>, HashSet<ObjectKey>>,
     /// The first `InitDone` has arrived.
     synced: bool,
     /// How many lists (first sync and relists) have completed.
@@ -50,6 +53,7 @@ impl<T> Default for RowSet<T> {
         RowSet {
             live: BTreeMap::new(),
             seen: None,
+            ns_seen: HashMap::new(),
             synced: false,
             lists_done: 0,
         }
@@ -80,6 +84,8 @@ impl<T: Keyed> RowSet<T> {
                 }
             }
             WatchUpdate::Init => {
+                // A relist of everything supersedes those of single namespaces.
+                self.ns_seen.clear();
                 if self.synced {
                     self.seen = Some(HashSet::with_capacity(self.live.len()));
                     Change::Nothing
@@ -107,6 +113,49 @@ impl<T: Keyed> RowSet<T> {
                     // The end of the first list changes "loading…" to "no Deployments".
                     None => Change::Values,
                 }
+            }
+        }
+    }
+
+    /// Apply one update from the watcher of one namespace: its relist replaces only that
+    /// namespace's rows, and relists of several namespaces may interleave.
+    pub fn apply_in(&mut self, namespace: &Arc<str>, update: WatchUpdate<T>) -> Change {
+        match update {
+            WatchUpdate::Init => {
+                self.ns_seen.insert(namespace.clone(), HashSet::new());
+                Change::Nothing
+            }
+            WatchUpdate::InitDone => {
+                self.synced = true;
+                let Some(seen) = self.ns_seen.remove(namespace) else {
+                    return Change::Values;
+                };
+                let gone: Vec<ObjectKey> = self
+                    .in_namespace(namespace)
+                    .map(|row| row.key())
+                    .filter(|k| !seen.contains(*k))
+                    .cloned()
+                    .collect();
+                for key in &gone {
+                    self.live.remove(key);
+                }
+                if gone.is_empty() {
+                    Change::Values
+                } else {
+                    Change::Membership
+                }
+            }
+            WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
+                if let Some(seen) = self.ns_seen.get_mut(namespace) {
+                    seen.insert(row.key().clone());
+                }
+                self.apply(WatchUpdate::Apply(row))
+            }
+            WatchUpdate::Delete(key) => {
+                if let Some(seen) = self.ns_seen.get_mut(namespace) {
+                    seen.remove(&key);
+                }
+                self.apply(WatchUpdate::Delete(key))
             }
         }
     }
@@ -281,6 +330,24 @@ mod tests {
             Change::Nothing
         );
         assert_eq!(names(&set), ["two"]);
+    }
+
+    #[test]
+    fn a_namespace_relist_replaces_only_that_namespace() {
+        let mut set = RowSet::default();
+        for (ns, n) in [("a", "gone"), ("a", "kept"), ("b", "other")] {
+            set.apply(WatchUpdate::Apply(pod(ns, n, 0)));
+        }
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        set.apply_in(&a, WatchUpdate::Init);
+        set.apply_in(&b, WatchUpdate::Init);
+        set.apply_in(&a, WatchUpdate::InitApply(pod("a", "kept", 2)));
+        assert_eq!(set.apply_in(&a, WatchUpdate::InitDone), Change::Membership);
+        // b's relist is still running: its row stays until b's own end.
+        assert_eq!(names(&set), ["kept", "other"]);
+        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 2);
+        set.apply_in(&b, WatchUpdate::InitDone);
+        assert_eq!(names(&set), ["kept"]);
     }
 
     #[test]

@@ -14,12 +14,16 @@ pub const HELP: &[(&str, &str)] = &[
     ("pgdn / ctrl-f", "page down"),
     ("pgup / ctrl-b", "page up"),
     ("enter", "open the Deployment's detail"),
+    ("d", "diff: manifest against live, who changed what"),
+    ("n / ]  N / [", "diff: next / previous drifted field"),
+    ("r", "diff: fetch the live object again"),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
-    (":ns NAME", "watch one namespace (:ns all for every one)"),
+    (":ns NAME", "watch one namespace (:ns all; :ns lists)"),
     (":ctx NAME", "switch kubeconfig context (:ctx lists them)"),
     (":deploy", "the Deployment table"),
+    (":problems", "what could not be read in the manifests"),
     (":q", "quit"),
     ("?", "this help"),
     ("ctrl-z", "suspend to the shell"),
@@ -58,6 +62,14 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Esc if matches!(app.screen, Screen::Detail { .. }) => return app.close_detail(),
         _ => match &mut app.screen {
             Screen::Table => return table_key(app, key),
+            Screen::Diff(_) => return super::drift::diff_key(app, key),
+            Screen::Problems { scroll } => match key.code {
+                KeyCode::Esc => app.screen = Screen::Table,
+                KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
+                KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
+                KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
+                _ => {}
+            },
             Screen::Detail { scroll, .. } => match key.code {
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
@@ -96,6 +108,11 @@ fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Enter => {
             if let Some(key) = t.selected_key().cloned() {
                 return app.open_detail(key);
+            }
+        }
+        KeyCode::Char('d') => {
+            if let Some(key) = t.selected_key().cloned() {
+                return app.open_diff(key);
             }
         }
         _ => {}
@@ -151,7 +168,13 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
         ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
-        ("ns" | "namespace", None | Some("all" | "-A")) => vec![Command::Switch {
+        ("problems" | "problem", _) => {
+            let commands = app.close_detail();
+            app.screen = Screen::Problems { scroll: 0 };
+            commands
+        }
+        ("ns" | "namespace", None) => vec![Command::ListNamespaces],
+        ("ns" | "namespace", Some("all" | "-A")) => vec![Command::Switch {
             context: None,
             scope: NamespaceScope::All,
         }],
@@ -262,6 +285,7 @@ mod tests {
                 scope: NamespaceScope::One("shop".into())
             }]
         );
+        assert_eq!(press(&mut a, ":ns\n"), [Command::ListNamespaces]);
         assert_eq!(
             press(&mut a, ":ns all\n"),
             [Command::Switch {

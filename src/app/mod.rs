@@ -5,19 +5,25 @@
 //! - [`table`]: the sorted, filtered list of Deployments and the selection.
 //! - [`keys`]: what each key does in each mode.
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
+//! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
 pub mod cache;
 pub mod detail;
+pub mod drift;
 pub mod keys;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
+use crate::cluster::live::{Fetched, LiveRow};
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use crate::manifest::ManifestIndex;
+use crate::manifest::reload::FileChange;
 use cache::{Change, ClusterCache, deployment_update};
 use table::TableView;
 
@@ -42,6 +48,14 @@ pub enum Message {
     /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
     /// the status bar until the next key.
     Notice(Flash),
+    /// The manifests were loaded (off the UI thread) at start.
+    Manifests(Arc<ManifestIndex>),
+    /// Manifest files changed on disk and were re-read.
+    ManifestsChanged(Vec<FileChange>),
+    /// Live objects fetched for `Command::FetchLive`.
+    LiveFetched(Vec<Fetched>),
+    /// The whole live object for `Command::FetchDiff`.
+    DiffFetched(Fetched),
 }
 
 /// What the runtime must do for the app.
@@ -63,6 +77,13 @@ pub enum Command {
     },
     /// The detail view closed: stop its watchers.
     StopDetail,
+    /// `:ns` without a name: list the cluster's namespaces (the answer comes as a `Notice`).
+    ListNamespaces,
+    /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
+    /// changed and no live object is kept to compare again.
+    FetchLive(Vec<ObjectKey>),
+    /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
+    FetchDiff(ObjectKey),
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -73,6 +94,8 @@ pub enum DriftSummary {
     InSync,
     Fields(usize),
     Missing,
+    /// Live, without a manifest.
+    Unmanaged,
     Error(String),
 }
 
@@ -80,7 +103,16 @@ pub enum DriftSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Screen {
     Table,
-    Detail { key: ObjectKey, scroll: u16 },
+    Detail {
+        key: ObjectKey,
+        scroll: u16,
+    },
+    /// `d`: manifest against live.
+    Diff(Box<drift::DiffView>),
+    /// `:problems`: what could not be read in the manifests.
+    Problems {
+        scroll: u16,
+    },
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -109,7 +141,12 @@ pub struct App {
     pub detail_epoch: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
+    /// Deployment watch health per namespace, while the all-namespaces watch is refused and one
+    /// watcher per namespace stands in (empty otherwise).
+    pub ns_health: BTreeMap<Arc<str>, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
+    /// The manifests, once loaded (`None` before, or when there are none to watch).
+    pub manifests: Option<Arc<ManifestIndex>>,
     pub table: TableView,
     pub screen: Screen,
     pub prompt: Option<Prompt>,
@@ -139,7 +176,9 @@ impl App {
             detail_epoch: 0,
             cache: ClusterCache::default(),
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
+            ns_health: BTreeMap::new(),
             drift: HashMap::new(),
+            manifests: None,
             table: TableView::default(),
             screen: Screen::Table,
             prompt: None,
@@ -177,6 +216,7 @@ impl App {
         };
         self.health
             .values()
+            .chain(self.ns_health.values())
             .min_by_key(|h| rank(h))
             .cloned()
             .unwrap_or(WatchHealth::Connected)
@@ -203,6 +243,11 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        if matches!(self.screen, Screen::Diff(_) | Screen::Problems { .. }) {
+            // These views watch nothing.
+            self.screen = Screen::Table;
+            return Vec::new();
+        }
         if !matches!(self.screen, Screen::Detail { .. }) {
             return Vec::new();
         }
@@ -226,37 +271,25 @@ impl App {
     }
 
     fn apply_cluster(&mut self, msg: ClusterMessage) {
-        let current = match &msg.event {
-            ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
-                self.epoch
-            }
-            _ => self.detail_epoch,
+        let current = if msg.event.is_table() {
+            self.epoch
+        } else {
+            self.detail_epoch
         };
         if msg.epoch != current {
             return;
         }
         let changed = match msg.event {
-            ClusterEvent::Deployments(updates) => {
-                let rows = &mut self.cache.deployments;
-                let change = fold(updates, |u| {
-                    let u = deployment_update(u);
-                    // Same phase and same last change: the order and the filter's matches stay.
-                    let same_order = match &u {
-                        WatchUpdate::Apply(new) | WatchUpdate::InitApply(new) => {
-                            rows.get(&new.row.key).is_some_and(|old| {
-                                old.rollout.phase == new.rollout.phase
-                                    && old.row.last_change == new.row.last_change
-                            })
-                        }
-                        _ => false,
-                    };
-                    match rows.apply(u) {
-                        Change::Values if same_order => Change::Display,
-                        other => other,
-                    }
-                });
-                self.table.rows_changed(change);
-                change.any()
+            ClusterEvent::Deployments(updates) => self.apply_deployments(None, updates),
+            ClusterEvent::DeploymentsLive(updates) => self.apply_live(None, updates),
+            ClusterEvent::NamespaceDeployments(ns, updates) => self.apply_live(Some(&ns), updates),
+            ClusterEvent::NamespaceHealth(ns, health) => {
+                self.ns_health.insert(ns, health.clone()) != Some(health)
+            }
+            ClusterEvent::AllNamespacesWatch => {
+                let had = !self.ns_health.is_empty();
+                self.ns_health.clear();
+                had
             }
             ClusterEvent::ReplicaSets(updates) => {
                 fold(updates, |u| self.cache.replicasets.apply(u)).any()
@@ -268,6 +301,62 @@ impl App {
             }
         };
         self.dirty |= changed;
+    }
+
+    /// Deployments with their drift extracts, from the watcher of one namespace or of the whole
+    /// scope (`None`): drift first (the extracts are dropped), then the rows.
+    fn apply_live(
+        &mut self,
+        namespace: Option<&Arc<str>>,
+        updates: Vec<WatchUpdate<LiveRow>>,
+    ) -> bool {
+        let rows = self.drift_from_watch(updates);
+        let listed = rows.iter().any(|u| matches!(u, WatchUpdate::InitDone));
+        self.apply_deployments(namespace, rows);
+        if listed {
+            self.reconcile_missing();
+        }
+        self.sync_missing_rows();
+        // A drift cell may change while its row does not.
+        true
+    }
+
+    /// Apply a batch of Deployment updates, from the watcher of one namespace or of the whole
+    /// scope (`None`), moving each changed row in the table's order (O(log n) each).
+    fn apply_deployments(
+        &mut self,
+        namespace: Option<&Arc<str>>,
+        updates: Vec<WatchUpdate<crate::cluster::rows::DeploymentRow>>,
+    ) -> bool {
+        let rows = &mut self.cache.deployments;
+        let table = &mut self.table;
+        let change = fold(updates, |u| {
+            let u = deployment_update(u);
+            let key = match &u {
+                WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => Some(e.row.key.clone()),
+                WatchUpdate::Delete(k) => Some(k.clone()),
+                WatchUpdate::Init | WatchUpdate::InitDone => None,
+            };
+            let before = key
+                .as_ref()
+                .and_then(|k| rows.get(k))
+                .map(|e| table.placement(e));
+            let change = match namespace {
+                Some(ns) => rows.apply_in(ns, u),
+                None => rows.apply(u),
+            };
+            match &key {
+                Some(k) => {
+                    let after = rows.get(k).map(|e| table.placement(e));
+                    table.row_changed(k, before, after);
+                }
+                // A relist began or ended and dropped rows at once.
+                None if change == Change::Membership => table.mark_stale(),
+                None => {}
+            }
+            change
+        });
+        change.any()
     }
 }
 
@@ -308,6 +397,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.scope = scope;
             app.cache = ClusterCache::default();
             app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
+            app.ns_health.clear();
             app.drift.clear();
             let commands = app.close_detail();
             app.table.reset_selection();
@@ -323,6 +413,16 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::Notice(flash) => {
             app.flash = Some(flash);
             app.dirty = true;
+            Vec::new()
+        }
+        Message::Manifests(index) => app.manifests_loaded(index),
+        Message::ManifestsChanged(changes) => app.manifests_changed(changes),
+        Message::LiveFetched(fetched) => {
+            app.live_fetched(fetched);
+            Vec::new()
+        }
+        Message::DiffFetched(fetched) => {
+            app.diff_fetched(fetched);
             Vec::new()
         }
     }

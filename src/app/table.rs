@@ -1,8 +1,16 @@
-//! The Deployment table's derived state: the filtered, sorted keys, the selection and the scroll
-//! offset. Rebuilt at most once per frame, only when rows, sort or filter changed.
+//! The Deployment table's derived state: the filtered rows in display order, the selection and
+//! the scroll offset.
+//!
+//! The order is kept incrementally: a `BTreeSet` of (sort rank, key) that each watch event
+//! updates in O(log n) — a row's place by phase or by last change moves only when that row
+//! changes, and ages ticking move nothing. A frame reads only the rows on screen. The whole set
+//! is rebuilt only when the sort or filter changes or a relist ends.
 use std::cmp::Reverse;
+use std::collections::BTreeSet;
 
-use super::cache::{Change, ClusterCache, DeploymentEntry};
+use jiff::Timestamp;
+
+use super::cache::{ClusterCache, DeploymentEntry};
 use crate::cluster::rows::ObjectKey;
 use crate::rollout::RolloutPhase;
 
@@ -27,43 +35,98 @@ impl SortBy {
     }
 }
 
+/// Where a row goes under the current sort, before its key breaks ties (so rows of one phase, or
+/// of one time, stay in name order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Rank {
+    /// Objects in git and not in the cluster come after the live rows, by key.
+    missing: bool,
+    phase: u8,
+    newest_first: Reverse<Option<Timestamp>>,
+}
+
+const MISSING: Rank = Rank {
+    missing: true,
+    phase: 0,
+    newest_first: Reverse(None),
+};
+
+/// What the table needs to know of one row to place it: computed before and after an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    rank: Rank,
+    /// It passes the filter.
+    shown: bool,
+    stuck: bool,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct TableView {
     pub sort: SortBy,
     /// The `/` filter (case-insensitive; matches namespace/name or phase).
     pub filter: String,
-    /// Keys of the rows shown, in order.
-    pub keys: Vec<ObjectKey>,
+    /// The rows shown, in order.
+    order: BTreeSet<(Rank, ObjectKey)>,
     pub selected: usize,
     /// Index of the first row on screen.
     pub offset: usize,
     selected_key: Option<ObjectKey>,
     stale: bool,
-    /// Row values changed in place: the stuck count must be redone.
-    recount: bool,
+    /// Rows moved since the last refresh: find the selected row's index again.
+    moved: bool,
     pub stuck: usize,
+    /// Objects in git and not in the cluster (missing): listed after the live rows, sorted.
+    pub missing: Vec<ObjectKey>,
 }
 
 impl TableView {
-    /// Rebuild the keys before the next frame.
+    /// Rebuild the order before the next frame.
     pub fn mark_stale(&mut self) {
         self.stale = true;
     }
 
-    /// Deployment rows changed: the key list must be rebuilt only if rows came or went, or the
-    /// order or the filter depends on values (phase, age); otherwise only the stuck count moves.
-    pub fn rows_changed(&mut self, change: Change) {
-        match change {
-            Change::Nothing => {}
-            Change::Display => self.recount = true,
-            Change::Membership => self.stale = true,
-            Change::Values => {
-                self.recount = true;
-                if self.sort != SortBy::Name || !self.filter.trim().is_empty() {
-                    self.stale = true;
-                }
-            }
+    /// How a row is placed under the current sort and filter.
+    pub fn placement(&self, e: &DeploymentEntry) -> Placement {
+        let rank = match self.sort {
+            SortBy::Name => Rank::default(),
+            SortBy::Phase => Rank {
+                phase: e.rollout.phase.rank(),
+                ..Rank::default()
+            },
+            SortBy::Age => Rank {
+                newest_first: Reverse(e.row.last_change),
+                ..Rank::default()
+            },
+        };
+        let needle = self.filter.trim();
+        let shown = needle.is_empty() || matches_filter(e, &needle.to_ascii_lowercase());
+        Placement {
+            rank,
+            shown,
+            stuck: matches!(e.rollout.phase, RolloutPhase::Stuck { .. }),
         }
+    }
+
+    /// One row came (`before` = None), went (`after` = None) or changed; `before` must have been
+    /// computed with [`Self::placement`] under the same sort and filter.
+    pub fn row_changed(
+        &mut self,
+        key: &ObjectKey,
+        before: Option<Placement>,
+        after: Option<Placement>,
+    ) {
+        if self.stale || before == after {
+            return;
+        }
+        self.stuck = (self.stuck + usize::from(after.is_some_and(|p| p.stuck)))
+            .saturating_sub(usize::from(before.is_some_and(|p| p.stuck)));
+        if let Some(b) = before.filter(|b| b.shown) {
+            self.order.remove(&(b.rank, key.clone()));
+        }
+        if let Some(a) = after.filter(|a| a.shown) {
+            self.order.insert((a.rank, key.clone()));
+        }
+        self.moved = true;
     }
 
     pub fn reset_selection(&mut self) {
@@ -72,19 +135,37 @@ impl TableView {
         self.selected_key = None;
     }
 
+    /// How many rows are shown (after the filter).
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The keys of rows `start..start + count`, in order (costs the rows skipped, not the table).
+    pub fn window(&self, start: usize, count: usize) -> impl Iterator<Item = &ObjectKey> {
+        self.order.iter().skip(start).take(count).map(|(_, k)| k)
+    }
+
+    pub fn key_at(&self, index: usize) -> Option<&ObjectKey> {
+        self.window(index, 1).next()
+    }
+
     pub fn selected_key(&self) -> Option<&ObjectKey> {
-        self.keys.get(self.selected)
+        self.key_at(self.selected)
     }
 
     /// Move the selection by `delta` rows (clamped), remembering the row by key so it stays
     /// selected while rows are re-sorted under it.
     pub fn move_by(&mut self, delta: isize) {
-        if self.keys.is_empty() {
+        if self.order.is_empty() {
             return;
         }
-        let last = self.keys.len() - 1;
+        let last = self.order.len() - 1;
         self.selected = self.selected.saturating_add_signed(delta).min(last);
-        self.selected_key = self.keys.get(self.selected).cloned();
+        self.selected_key = self.key_at(self.selected).cloned();
     }
 
     pub fn select_first(&mut self) {
@@ -95,29 +176,34 @@ impl TableView {
         self.move_by(isize::MAX);
     }
 
-    /// Rebuild the keys if stale, then keep the selection on its row and on screen.
+    /// Rebuild the order if stale, then keep the selection on its row and on screen.
     pub fn refresh(&mut self, cache: &ClusterCache, height: usize) {
         if self.stale {
             self.stale = false;
-            self.recount = false;
             self.rebuild(cache);
-            if let Some(key) = &self.selected_key
-                && let Some(i) = self.keys.iter().position(|k| k == key)
-            {
-                self.selected = i;
+            self.moved = true;
+        }
+        if self.moved {
+            self.moved = false;
+            let found = self.selected_key.as_ref().and_then(|key| {
+                let rank = match cache.deployments.get(key) {
+                    Some(entry) => self.placement(entry).rank,
+                    None => MISSING,
+                };
+                let item = (rank, key.clone());
+                self.order
+                    .contains(&item)
+                    .then(|| self.order.range(..item).count())
+            });
+            match found {
+                Some(i) => self.selected = i,
+                // The selected row went: the selection stays where it was, on another row.
+                None => self.selected_key = None,
             }
         }
-        if self.recount {
-            self.recount = false;
-            self.stuck = cache
-                .deployments
-                .iter()
-                .filter(|e| matches!(e.rollout.phase, RolloutPhase::Stuck { .. }))
-                .count();
-        }
-        self.selected = self.selected.min(self.keys.len().saturating_sub(1));
+        self.selected = self.selected.min(self.order.len().saturating_sub(1));
         if self.selected_key.is_none() {
-            self.selected_key = self.keys.get(self.selected).cloned();
+            self.selected_key = self.key_at(self.selected).cloned();
         }
         let height = height.max(1);
         if self.selected < self.offset {
@@ -125,29 +211,31 @@ impl TableView {
         } else if self.selected >= self.offset + height {
             self.offset = self.selected + 1 - height;
         }
-        self.offset = self.offset.min(self.keys.len().saturating_sub(height));
+        self.offset = self.offset.min(self.order.len().saturating_sub(height));
     }
 
     fn rebuild(&mut self, cache: &ClusterCache) {
-        let needle = self.filter.trim().to_ascii_lowercase();
         let mut stuck = 0;
-        let mut rows: Vec<&DeploymentEntry> = Vec::with_capacity(cache.deployments.len());
+        let mut order = BTreeSet::new();
         for e in cache.deployments.iter() {
-            if matches!(e.rollout.phase, RolloutPhase::Stuck { .. }) {
-                stuck += 1;
+            let place = self.placement(e);
+            stuck += usize::from(place.stuck);
+            if place.shown {
+                order.insert((place.rank, e.row.key.clone()));
             }
-            if needle.is_empty() || matches_filter(e, &needle) {
-                rows.push(e);
-            }
-        }
-        match self.sort {
-            SortBy::Name => {}
-            // Stable: rows of one phase keep name order.
-            SortBy::Phase => rows.sort_by_key(|e| e.rollout.phase.rank()),
-            SortBy::Age => rows.sort_by_key(|e| Reverse(e.row.last_change)),
         }
         self.stuck = stuck;
-        self.keys = rows.into_iter().map(|e| e.row.key.clone()).collect();
+        let needle = self.filter.trim().to_ascii_lowercase();
+        for k in &self.missing {
+            let shown = needle.is_empty()
+                || contains_ignore_case(&k.name, &needle)
+                || contains_ignore_case(&k.namespace, &needle)
+                || "missing".contains(needle.as_str());
+            if shown {
+                order.insert((MISSING, k.clone()));
+            }
+        }
+        self.order = order;
     }
 }
 
@@ -213,10 +301,22 @@ mod tests {
     }
 
     fn names(t: &TableView) -> Vec<String> {
-        t.keys
-            .iter()
+        t.window(0, usize::MAX)
             .map(|k| format!("{}/{}", k.namespace, k.name))
             .collect()
+    }
+
+    /// Apply one update as the app does: the row moves in the table's order.
+    fn apply(c: &mut ClusterCache, t: &mut TableView, u: WatchUpdate<DeploymentEntry>) {
+        let key = match &u {
+            WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => e.row.key.clone(),
+            WatchUpdate::Delete(k) => k.clone(),
+            _ => unreachable!("the tests send rows only"),
+        };
+        let before = c.deployments.get(&key).map(|e| t.placement(e));
+        c.deployments.apply(u);
+        let after = c.deployments.get(&key).map(|e| t.placement(e));
+        t.row_changed(&key, before, after);
     }
 
     fn sample() -> ClusterCache {
@@ -300,11 +400,11 @@ mod tests {
         let mut t = TableView::default();
         t.mark_stale();
         t.refresh(&c, 10);
-        let change = c
-            .deployments
-            .apply(WatchUpdate::Apply(deploy("shop", "web", true, 100).into()));
-        assert_eq!(change, Change::Values);
-        t.rows_changed(change);
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Apply(deploy("shop", "web", true, 100).into()),
+        );
         t.refresh(&c, 10);
         assert_eq!(t.stuck, 2);
         assert_eq!(names(&t), ["auth/login", "shop/cart", "shop/web"]);
@@ -312,12 +412,97 @@ mod tests {
         t.sort = SortBy::Phase;
         t.mark_stale();
         t.refresh(&c, 10);
-        let change = c.deployments.apply(WatchUpdate::Apply(
-            deploy("auth", "login", true, 300).into(),
-        ));
-        t.rows_changed(change);
+        assert_eq!(names(&t), ["shop/cart", "shop/web", "auth/login"]);
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Apply(deploy("auth", "login", true, 300).into()),
+        );
         t.refresh(&c, 10);
         assert_eq!(names(&t), ["auth/login", "shop/cart", "shop/web"]);
         assert_eq!(t.stuck, 3);
+    }
+
+    #[test]
+    fn under_age_sort_a_change_moves_only_its_row_and_the_selection_follows() {
+        let mut c = sample();
+        let mut t = TableView {
+            sort: SortBy::Age,
+            ..TableView::default()
+        };
+        t.mark_stale();
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["auth/login", "shop/web", "shop/cart"]);
+        t.move_by(1); // shop/web
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Apply(deploy("shop", "cart", false, 400).into()),
+        );
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["shop/cart", "auth/login", "shop/web"]);
+        assert_eq!(&*t.selected_key().unwrap().name, "web");
+        assert_eq!(t.selected, 2);
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Delete(ObjectKey::new("auth", "login")),
+        );
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["shop/cart", "shop/web"]);
+        assert_eq!((t.selected, t.stuck), (1, 0));
+    }
+
+    #[test]
+    fn a_filtered_row_leaves_and_joins_as_it_changes() {
+        let mut c = sample();
+        let mut t = TableView {
+            filter: "stuck".into(),
+            ..TableView::default()
+        };
+        t.mark_stale();
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["shop/cart"]);
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Apply(deploy("shop", "web", true, 100).into()),
+        );
+        apply(
+            &mut c,
+            &mut t,
+            WatchUpdate::Apply(deploy("shop", "cart", false, 50).into()),
+        );
+        t.refresh(&c, 10);
+        assert_eq!(names(&t), ["shop/web"]);
+    }
+
+    proptest::proptest! {
+        /// Whatever the updates, the order kept event by event is the order a rebuild makes.
+        #[test]
+        fn incremental_order_equals_a_rebuild(
+            sort in 0..3u8,
+            filter in proptest::sample::select(vec!["", "a", "stuck", "n1/"]),
+            updates in proptest::collection::vec((0..4u8, 0..6u8, proptest::bool::ANY, 0..5i64, proptest::bool::ANY), 0..40),
+        ) {
+            let sort = [SortBy::Name, SortBy::Phase, SortBy::Age][usize::from(sort)];
+            let mut c = ClusterCache::default();
+            let mut t = TableView { sort, filter: filter.into(), ..TableView::default() };
+            for (ns, name, stuck, secs, delete) in updates {
+                let (ns, name) = (format!("n{ns}"), format!("d{name}"));
+                let u = if delete {
+                    WatchUpdate::Delete(ObjectKey::new(ns, name))
+                } else {
+                    WatchUpdate::Apply(deploy(&ns, &name, stuck, secs).into())
+                };
+                apply(&mut c, &mut t, u);
+            }
+            t.refresh(&c, 10);
+            let mut fresh = TableView { sort, filter: filter.into(), ..TableView::default() };
+            fresh.mark_stale();
+            fresh.refresh(&c, 10);
+            proptest::prop_assert_eq!(names(&t), names(&fresh));
+            proptest::prop_assert_eq!(t.stuck, fresh.stuck);
+        }
     }
 }

@@ -7,7 +7,11 @@
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
+//! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
+//!   refused (403), back to one when it is allowed.
 pub mod client;
+pub mod fallback;
+pub mod live;
 pub mod revert;
 pub mod rows;
 pub mod slim;

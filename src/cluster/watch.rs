@@ -4,7 +4,9 @@
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
 //! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
+//! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -17,8 +19,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
+use super::live::{LiveDeployment, LiveRow};
 use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
-use super::slim::SlimDeployment;
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -88,15 +90,41 @@ pub struct ClusterMessage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterEvent {
     Deployments(Vec<WatchUpdate<DeploymentRow>>),
+    /// What the table watcher sends: Deployment rows with their drift extracts.
+    DeploymentsLive(Vec<WatchUpdate<LiveRow>>),
     ReplicaSets(Vec<WatchUpdate<ReplicaSetRow>>),
     Pods(Vec<WatchUpdate<PodRow>>),
     Events(Vec<WatchUpdate<EventRow>>),
     Health(WatchedKind, WatchHealth),
+    /// While the all-namespaces watch is refused (403), Deployments come from one watcher per
+    /// namespace: a relist here replaces only that namespace's rows.
+    NamespaceDeployments(Arc<str>, Vec<WatchUpdate<LiveRow>>),
+    /// The health of one namespace's Deployment watcher, while they stand in for the
+    /// all-namespaces watch.
+    NamespaceHealth(Arc<str>, WatchHealth),
+    /// The all-namespaces watch is allowed again and replaces the per-namespace watchers: their
+    /// health no longer applies (its relist follows).
+    AllNamespacesWatch,
+}
+
+impl ClusterEvent {
+    /// Does it belong to the table's watchers (else to the detail view's)?
+    pub fn is_table(&self) -> bool {
+        matches!(
+            self,
+            ClusterEvent::Deployments(_)
+                | ClusterEvent::DeploymentsLive(_)
+                | ClusterEvent::Health(WatchedKind::Deployments, _)
+                | ClusterEvent::NamespaceDeployments(..)
+                | ClusterEvent::NamespaceHealth(..)
+                | ClusterEvent::AllNamespacesWatch
+        )
+    }
 }
 
 /// The running watcher tasks; dropping it stops them.
 pub struct Watchers {
-    tasks: Vec<JoinHandle<()>>,
+    pub(super) tasks: Vec<JoinHandle<()>>,
 }
 
 impl Drop for Watchers {
@@ -110,21 +138,30 @@ impl Drop for Watchers {
 /// Up to this many watch events that are ready at once travel as one message.
 const BATCH: usize = 1024;
 
-/// Start the Deployment watcher of a connection: the table needs nothing else.
-/// `send` returns false once the receiver is gone.
+/// Start the Deployment watcher of a connection: the table needs nothing else. Across all
+/// namespaces, one watch, which falls back to one per namespace while it is refused (see
+/// [`super::fallback`]). `send` returns false once the receiver is gone.
 pub fn spawn_table_watcher<S>(conn: &Connection, epoch: u64, send: S) -> Watchers
 where
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
     let scope = &conn.scope;
-    let tasks = vec![spawn_one::<SlimDeployment, DeploymentRow, _>(
+    if *scope == NamespaceScope::All {
+        let task = tokio::spawn(super::fallback::watch_all_namespaces(
+            conn.client.clone(),
+            epoch,
+            send,
+        ));
+        return Watchers { tasks: vec![task] };
+    }
+    let tasks = vec![spawn_one::<LiveDeployment, LiveRow, _>(
         api(&conn.client, scope),
         scope.clone(),
         WatchedKind::Deployments,
         epoch,
         send,
-        |d| Some(DeploymentRow::from_object(d)),
-        ClusterEvent::Deployments,
+        |d| Some(LiveRow::from_object(d)),
+        ClusterEvent::DeploymentsLive,
     )];
     Watchers { tasks }
 }
@@ -145,7 +182,7 @@ where
             WatchedKind::ReplicaSets,
             epoch,
             send.clone(),
-            |r| Some(ReplicaSetRow::from_object(r)),
+            |r| Some(ReplicaSetRow::from_object(&r)),
             ClusterEvent::ReplicaSets,
         ),
         spawn_one::<Pod, PodRow, _>(
@@ -154,7 +191,7 @@ where
             WatchedKind::Pods,
             epoch,
             send.clone(),
-            |p| Some(PodRow::from_object(p)),
+            |p| Some(PodRow::from_object(&p)),
             ClusterEvent::Pods,
         ),
         spawn_one::<Event, EventRow, _>(
@@ -163,7 +200,7 @@ where
             WatchedKind::Events,
             epoch,
             send,
-            EventRow::from_object,
+            |e| EventRow::from_object(&e),
             ClusterEvent::Events,
         ),
     ];
@@ -196,7 +233,7 @@ fn spawn_one<K, T, S>(
     kind: WatchedKind,
     epoch: u64,
     send: S,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
     wrap: fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
 ) -> JoinHandle<()>
 where
@@ -205,63 +242,113 @@ where
     S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
 {
     tokio::spawn(async move {
-        let config = watcher::Config::default().any_semantic();
-        let mut stream = watcher(api, config)
-            .default_backoff()
-            .ready_chunks(BATCH)
-            .boxed();
-        let mut health = WatchHealth::Syncing;
         let emit = |event| send(ClusterMessage { epoch, event });
-        if !emit(ClusterEvent::Health(kind, health.clone())) {
-            return;
-        }
-        while let Some(chunk) = stream.next().await {
-            let mut updates = Vec::with_capacity(chunk.len());
-            let mut next = health.clone();
-            for item in chunk {
-                match item {
-                    Ok(ev) => {
-                        let init_done = matches!(ev, watcher::Event::InitDone);
-                        if let Some(u) = map_event(ev, map) {
-                            updates.push(u);
-                        }
-                        // The first list is "syncing" until its end; after a failure, any
-                        // answer from the server means it is back.
-                        if init_done || !matches!(next, WatchHealth::Syncing) {
-                            next = WatchHealth::Connected;
-                        }
-                    }
-                    Err(err) => {
-                        tracing::warn!(resource = kind.plural(), error = %err, "watch failed; retrying with backoff");
-                        next = health_of_error(&err, &scope, &next);
-                    }
-                }
-            }
-            if !updates.is_empty() && !emit(wrap(updates)) {
-                return;
-            }
-            if next != health {
-                health = next;
-                if !emit(ClusterEvent::Health(kind, health.clone())) {
-                    return;
-                }
-            }
-        }
+        let to_health = move |h| ClusterEvent::Health(kind, h);
+        pump(
+            api,
+            &scope,
+            kind,
+            &emit,
+            wrap,
+            to_health,
+            map,
+            false,
+            |_: &K| {},
+        )
+        .await;
     })
+}
+
+/// How a [`pump`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum PumpEnd {
+    /// The receiver is gone: the app quit or moved on.
+    ReceiverGone,
+    /// A 403, when the caller asked to hear of it instead of retrying (its message).
+    Forbidden(String),
+}
+
+/// Run one watch stream (with kube-runtime's backoff), sending its updates in batches and its
+/// health when it changes. `on_object` sees every object (the all-namespaces watcher remembers
+/// which namespaces exist, in case it must fall back to one watcher per namespace).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn pump<K, T>(
+    api: Api<K>,
+    scope: &NamespaceScope,
+    kind: WatchedKind,
+    emit: &(impl Fn(ClusterEvent) -> bool + Sync),
+    wrap: impl Fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
+    to_health: impl Fn(WatchHealth) -> ClusterEvent,
+    map: fn(K) -> Option<T>,
+    stop_on_forbidden: bool,
+    mut on_object: impl FnMut(&K),
+) -> PumpEnd
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let config = watcher::Config::default().any_semantic();
+    let mut stream = watcher(api, config)
+        .default_backoff()
+        .ready_chunks(BATCH)
+        .boxed();
+    let mut health = WatchHealth::Syncing;
+    if !emit(to_health(health.clone())) {
+        return PumpEnd::ReceiverGone;
+    }
+    while let Some(chunk) = stream.next().await {
+        let mut updates = Vec::with_capacity(chunk.len());
+        let mut next = health.clone();
+        for item in chunk {
+            match item {
+                Ok(ev) => {
+                    let init_done = matches!(ev, watcher::Event::InitDone);
+                    if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = &ev {
+                        on_object(o);
+                    }
+                    if let Some(u) = map_event(ev, map) {
+                        updates.push(u);
+                    }
+                    // The first list is "syncing" until its end; after a failure, any
+                    // answer from the server means it is back.
+                    if init_done || !matches!(next, WatchHealth::Syncing) {
+                        next = WatchHealth::Connected;
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(resource = kind.plural(), namespace = scope.label(), error = %err, "watch failed; retrying with backoff");
+                    next = health_of_error(&err, scope, &next);
+                }
+            }
+        }
+        if !updates.is_empty() && !emit(wrap(updates)) {
+            return PumpEnd::ReceiverGone;
+        }
+        if stop_on_forbidden && let WatchHealth::Forbidden { message, .. } = &next {
+            return PumpEnd::Forbidden(message.clone());
+        }
+        if next != health {
+            health = next;
+            if !emit(to_health(health.clone())) {
+                return PumpEnd::ReceiverGone;
+            }
+        }
+    }
+    // A watcher stream with backoff never ends; if it did, there is nothing more to send.
+    PumpEnd::ReceiverGone
 }
 
 fn map_event<K: Resource, T>(
     ev: watcher::Event<K>,
-    map: fn(&K) -> Option<T>,
+    map: fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
     Some(match ev {
-        watcher::Event::Apply(o) => match map(&o) {
+        watcher::Event::Apply(o) => match map(o) {
             Some(row) => WatchUpdate::Apply(row),
             None => return None,
         },
         watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
         watcher::Event::Init => WatchUpdate::Init,
-        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(&o)?),
+        watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
     })
 }

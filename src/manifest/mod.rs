@@ -11,6 +11,7 @@ pub mod edit;
 pub mod key;
 pub mod lines;
 pub mod parse;
+pub mod reload;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -124,7 +125,7 @@ impl fmt::Display for Problem {
 
 /// All manifests under a root, by object key, with the problems met. Built from per-file results
 /// so that one changed file can be re-read alone ([`ManifestIndex::reload_file`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ManifestIndex {
     pub root: PathBuf,
     pub default_namespace: String,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{ManifestObject, ObjectKey, Problem};
 
 /// What one file holds: its objects and the problems met while reading it.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ParsedFile {
     pub objects: Vec<ManifestObject>,
     pub problems: Vec<Problem>,

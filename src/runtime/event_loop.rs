@@ -16,6 +16,7 @@ use super::terminal;
 use crate::app::{App, Command, Flash, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::cluster::live::fetch;
 use crate::cluster::watch::{ClusterMessage, Watchers, spawn_detail_watchers, spawn_table_watcher};
 use crate::ui::{self, theme::Theme, theme::no_color_from_env};
 
@@ -49,6 +50,8 @@ struct Loop {
     /// The epoch of the latest `:ns`/`:ctx` switch asked for.
     requested: u64,
     tx: UnboundedSender<Event>,
+    /// The manifests' load and file watcher.
+    _manifests: Option<super::manifests::ManifestWatch>,
 }
 
 /// A watcher's way back into the loop.
@@ -96,9 +99,44 @@ impl Loop {
                     ));
                 }
                 Command::StopDetail => self.detail = None,
+                Command::ListNamespaces => self.list_namespaces(),
+                Command::FetchLive(keys) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        let fetched = fetch(&client, keys).await;
+                        let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                    });
+                }
+                Command::FetchDiff(key) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        if let Some(one) = fetch(&client, vec![key]).await.into_iter().next() {
+                            let _ = tx.send(Event::App(Message::DiffFetched(one)));
+                        }
+                    });
+                }
             }
         }
         flow
+    }
+
+    /// `:ns` alone: the namespaces to choose from, in the status bar (asked off the loop).
+    fn list_namespaces(&self) {
+        let client = self.conn.client.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let flash = match crate::cluster::fallback::list_namespaces(&client).await {
+                Ok(names) => Flash {
+                    text: format!("namespaces: {} (:ns NAME switches)", names.join(", ")),
+                    error: false,
+                },
+                Err(e) => Flash {
+                    text: format!("cannot list namespaces: {e}"),
+                    error: true,
+                },
+            };
+            let _ = tx.send(Event::App(Message::Notice(flash)));
+        });
     }
 
     fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
@@ -216,6 +254,16 @@ impl Session {
         );
         app.readonly = common.readonly;
         let watchers = watch(&conn, 0, &tx);
+        let root = match &common.manifests {
+            Some(dir) => Some(dir.clone()),
+            None => std::env::current_dir().ok(),
+        };
+        // Objects without a namespace take `-n`, else `default`, as kubectl does.
+        let namespace = common
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let manifests = root.map(|root| super::manifests::start(root, namespace, tx.clone()));
         Session {
             state: Loop {
                 app,
@@ -225,6 +273,7 @@ impl Session {
                 detail: None,
                 requested: 0,
                 tx,
+                _manifests: manifests,
             },
             rx,
         }

@@ -4,7 +4,7 @@ use std::io::{Write, stdout};
 
 use crossterm::cursor::Show;
 use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use ratatui::DefaultTerminal;
 
 /// Enter the UI. The panic hook restores the terminal, shows the cursor, then chains to the
@@ -36,6 +36,10 @@ pub fn suspend(terminal: &mut DefaultTerminal) -> std::io::Result<()> {
     }
     // Execution resumes here after SIGCONT.
     enable_raw_mode()?;
-    execute!(stdout(), EnterAlternateScreen)?;
-    terminal.clear()
+    execute!(stdout(), EnterAlternateScreen, Clear(ClearType::All))?;
+    // Blank both of ratatui's buffers so the next frame redraws everything. Not
+    // `Terminal::clear`: it asks the terminal for the cursor position and gives up (kdrift
+    // would exit) when no answer comes within 2 s.
+    terminal.swap_buffers();
+    Ok(())
 }

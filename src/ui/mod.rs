@@ -2,9 +2,11 @@
 //!
 //! - [`table`]: the Deployment table (visible rows only).
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
+//! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
 //! - [`theme`]: TOML themes.
 //! - [`format`]: ages and gauges.
 pub mod detail;
+pub mod diff_view;
 pub mod format;
 pub mod table;
 pub mod theme;
@@ -49,6 +51,8 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Detail { key, scroll } => {
             detail::render_detail(app, theme, frame, body, key, *scroll)
         }
+        Screen::Diff(view) => diff_view::render_diff(app, theme, frame, body, view),
+        Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
@@ -66,7 +70,21 @@ fn health_text(app: &App) -> (String, bool) {
             (format!("reconnecting for {secs}s"), true)
         }
         WatchHealth::Forbidden { namespace, .. } => match namespace {
-            Some(ns) => (format!("forbidden in \"{ns}\""), true),
+            Some(ns) => {
+                let more = app
+                    .ns_health
+                    .iter()
+                    .filter(|(n, h)| {
+                        n.as_ref() != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
+                    })
+                    .count();
+                let text = if more == 0 {
+                    format!("forbidden in \"{ns}\"")
+                } else {
+                    format!("forbidden in \"{ns}\" and {more} more")
+                };
+                (text, true)
+            }
             None => ("forbidden".into(), true),
         },
     }
@@ -99,8 +117,22 @@ fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             theme.status_bar,
         ),
         Span::styled(format!(" stuck {} ", app.table.stuck), stuck_style),
-        Span::styled(format!(" drifted {drifted} "), theme.status_bar),
+        Span::styled(
+            format!(" drifted {drifted} "),
+            if drifted > 0 {
+                theme.drifted
+            } else {
+                theme.status_bar
+            },
+        ),
     ];
+    let problems = app.manifests.as_ref().map_or(0, |m| m.problems().len());
+    if problems > 0 {
+        spans.push(Span::styled(
+            format!(" :problems {problems} "),
+            theme.warning,
+        ));
+    }
     if app.readonly {
         spans.push(Span::styled(" readonly ", theme.status_key));
     }
@@ -131,6 +163,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                 let hints: &[(&str, &str)] = match app.screen {
                     Screen::Table => &[
                         ("enter", "detail"),
+                        ("d", "diff"),
                         ("/", "filter"),
                         (":ns", "namespace"),
                         (":ctx", "context"),
@@ -144,6 +177,15 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("?", "help"),
                         ("q", "quit"),
                     ],
+                    Screen::Diff(_) => &[
+                        ("esc", "back"),
+                        ("n/N", "next/prev field"),
+                        ("j/k", "scroll"),
+                        ("r", "refresh"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                    Screen::Problems { .. } => &[("esc", "back"), ("j/k", "scroll"), ("q", "quit")],
                 };
                 let mut spans = Vec::with_capacity(hints.len() * 2);
                 for (k, what) in hints {
@@ -197,9 +239,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     };
     match &app.screen {
         Screen::Table => {
-            let start = app.table.offset.min(app.table.keys.len());
-            let end = (start + app.table_height()).min(app.table.keys.len());
-            for key in &app.table.keys[start..end] {
+            for key in app.table.window(app.table.offset, app.table_height()) {
                 consider(
                     app.cache
                         .deployments
@@ -209,6 +249,9 @@ pub fn next_age_change(app: &App) -> Option<i64> {
             }
         }
         Screen::Detail { .. } => return Some(1),
+        // Attribution ages ("12m ago") change by the minute at the fastest shown.
+        Screen::Diff(_) => return Some(60),
+        Screen::Problems { .. } => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);

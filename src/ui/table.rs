@@ -33,12 +33,19 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
             theme.drifted,
         ),
         DriftSummary::Missing => Span::styled("missing", theme.drifted),
+        DriftSummary::Unmanaged => Span::styled("unmanaged", theme.unmanaged),
         DriftSummary::Error(_) => Span::styled("error", theme.error),
     }
 }
 
 /// Why the rows of a namespace may be out of date, if they may.
 fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
+    // While one watcher per namespace stands in for the all-namespaces watch, each has its own.
+    match app.ns_health.get(namespace) {
+        Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
+        Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
+        _ => {}
+    }
     match app.health.get(&WatchedKind::Deployments)? {
         WatchHealth::Reconnecting { .. } => Some("reconnecting"),
         WatchHealth::Forbidden { namespace: ns, .. }
@@ -52,8 +59,8 @@ fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
 
 pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let show_ns = app.scope.as_namespace().is_none();
-    let total = app.cache.deployments.len();
-    let shown = app.table.keys.len();
+    let total = app.cache.deployments.len() + app.table.missing.len();
+    let shown = app.table.len();
     let count = if shown == total {
         format!("{total}")
     } else {
@@ -95,13 +102,16 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let height = usize::from(area.height.saturating_sub(3));
     let start = app.table.offset.min(shown);
     let end = (start + height).min(shown);
-    let rows = app.table.keys[start..end]
-        .iter()
+    let rows = app
+        .table
+        .window(start, end - start)
         .enumerate()
-        .filter_map(|(i, key)| {
-            let entry = app.cache.deployments.get(key)?;
+        .map(|(i, key)| {
             let selected = start + i == app.table.selected;
-            Some(build_row(app, theme, entry, show_ns, selected))
+            match app.cache.deployments.get(key) {
+                Some(entry) => build_row(app, theme, entry, show_ns, selected),
+                None => missing_row(app, theme, key, show_ns, selected),
+            }
         });
 
     let mut widths = Vec::with_capacity(8);
@@ -115,7 +125,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(GAUGE_WIDTH as u16 + 5),
         Constraint::Length(32),
         Constraint::Length(5),
-        Constraint::Length(8),
+        Constraint::Length(9),
     ]);
     let table = Table::new(rows, widths)
         .header(header)
@@ -140,6 +150,30 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         };
         frame.render_widget(Span::styled(text, theme.muted), inner);
     }
+}
+
+/// An object in git and not in the cluster: its name and the drift cell, nothing live.
+fn missing_row<'a>(
+    app: &App,
+    theme: &Theme,
+    key: &'a crate::cluster::rows::ObjectKey,
+    show_ns: bool,
+    selected: bool,
+) -> Row<'a> {
+    let mut cells = Vec::with_capacity(8);
+    if show_ns {
+        cells.push(Cell::from(fit(&key.namespace, 16)));
+    }
+    cells.extend([
+        Cell::from(key.name.as_ref()),
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(Span::styled("not in the cluster", theme.muted)),
+        Cell::from(""),
+        Cell::from(drift_cell(theme, app.drift_of(key))),
+    ]);
+    Row::new(cells).style(if selected { theme.selected } else { theme.text })
 }
 
 fn build_row<'a>(

@@ -57,6 +57,11 @@ theme_styles!(
     warning,
     error,
     stale,
+    unmanaged,
+    diff_added,
+    diff_removed,
+    diff_hunk,
+    diff_note,
 );
 
 #[derive(Debug, thiserror::Error)]

@@ -147,11 +147,10 @@ pub fn event(
 
 /// Send as the current watcher of that kind would (table or detail generation).
 pub fn send(app: &mut App, event: ClusterEvent) {
-    let epoch = match &event {
-        ClusterEvent::Deployments(_) | ClusterEvent::Health(WatchedKind::Deployments, _) => {
-            app.epoch
-        }
-        _ => app.detail_epoch,
+    let epoch = if event.is_table() {
+        app.epoch
+    } else {
+        app.detail_epoch
     };
     update(app, Message::Cluster(ClusterMessage { epoch, event }));
 }

@@ -1,0 +1,231 @@
+//! Drift in the live view at scale (issue 4, point 9): kdrift's real loop against a demo cluster
+//! (child process, the `live` bench's) of 10,000 Deployments, with a manifest for each in a
+//! folder (one in ten drifted). Prints the time until every row has its drift, resident memory
+//! with manifests and drift held, and the time from a manifest edit on disk to the row's new
+//! drift.
+//!
+//! Run: `cargo bench --bench live_drift`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "live/cluster.rs"]
+mod cluster;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent};
+use kdrift::app::{App, DriftSummary, Message};
+use kdrift::cli::CommonArgs;
+use kdrift::cluster::client::connect;
+use kdrift::cluster::rows::ObjectKey;
+use kdrift::runtime::event_loop::{Event, Frontend, Session};
+use kdrift::ui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use cluster::{name, namespace};
+
+pub const DEPLOYMENTS: usize = 10_000;
+pub const NAMESPACES: usize = 500;
+
+fn rss_mb() -> f64 {
+    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0.0);
+    pages * 4096.0 / 1e6
+}
+
+/// The manifest of Deployment `i` as the bench cluster seeds it; `image` differs for drift.
+fn manifest(i: usize, image: &str) -> String {
+    let (name, ns) = (name(i), namespace(i));
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: {ns}
+  labels:
+    app: {name}
+spec:
+  replicas: 3
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+    spec:
+      containers:
+        - name: app
+          image: registry.example/{name}:{image}
+          env:
+            - name: LOG_LEVEL
+              value: info
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+"
+    )
+}
+
+#[derive(Default)]
+struct Stats {
+    all_drift: Option<Duration>,
+    counts: (usize, usize, usize),
+    /// A row whose drift must become this, and since when.
+    marker: Option<(ObjectKey, DriftSummary, Instant)>,
+    marker_latency: Option<Duration>,
+}
+
+struct Probe {
+    start: Instant,
+    stats: Arc<Mutex<Stats>>,
+}
+
+impl Frontend<TestBackend> for Probe {
+    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn after_frame(&mut self, app: &App) {
+        let mut s = self.stats.lock().unwrap();
+        if s.all_drift.is_none()
+            && app.drift.len() >= DEPLOYMENTS
+            && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
+        {
+            s.all_drift = Some(self.start.elapsed());
+            let in_sync = app
+                .drift
+                .values()
+                .filter(|d| **d == DriftSummary::InSync)
+                .count();
+            let drifted = app
+                .drift
+                .values()
+                .filter(|d| matches!(d, DriftSummary::Fields(_)))
+                .count();
+            s.counts = (in_sync, drifted, app.drift.len() - in_sync - drifted);
+        }
+        if let Some((key, want, since)) = &s.marker
+            && app.drift_of(key) == want
+        {
+            s.marker_latency = Some(since.elapsed());
+            s.marker = None;
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--serve-store") {
+        cluster::serve();
+        return;
+    }
+    kdrift::runtime::tune_allocator();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("manifests");
+    for i in 0..DEPLOYMENTS {
+        let folder = root.join(namespace(i));
+        std::fs::create_dir_all(&folder).unwrap();
+        let image = if i % 10 == 9 { "1.4.3" } else { "1.4.2" };
+        std::fs::write(folder.join(format!("{}.yaml", name(i))), manifest(i, image)).unwrap();
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .arg("--serve-store")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child_in = child.stdin.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().strip_prefix("URL ").unwrap().to_string();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {url}\ncontexts:\n- name: b\n  context:\n    cluster: b\ncurrent-context: b\nusers: []\n"),
+    )
+    .unwrap();
+    let common = CommonArgs {
+        kubeconfig: Some(kubeconfig),
+        all_namespaces: true,
+        manifests: Some(root.clone()),
+        ..CommonArgs::default()
+    };
+    println!(
+        "-- live drift: {DEPLOYMENTS} Deployments in {NAMESPACES} namespaces, one manifest file each (1 in 10 drifted)"
+    );
+    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    rt.block_on(async move {
+        let rss_before = rss_mb();
+        let start = Instant::now();
+        let conn = connect(&common).await.unwrap();
+        let mut session = Session::start(&common, conn);
+        let tx = session.sender();
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let mut probe = Probe {
+            start,
+            stats: stats.clone(),
+        };
+        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+        let theme = Theme::default_theme();
+        let driver = session.drive(&mut term, &theme, &mut probe);
+        let script = async {
+            while stats.lock().unwrap().all_drift.is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                assert!(start.elapsed() < Duration::from_secs(180), "drift never complete");
+            }
+            {
+                let s = stats.lock().unwrap();
+                println!(
+                    "every row's drift         {:>8.1} ms after start (manifests loaded, listed, compared); in sync {}, drifted {}, other {}",
+                    s.all_drift.unwrap().as_secs_f64() * 1000.0,
+                    s.counts.0,
+                    s.counts.1,
+                    s.counts.2
+                );
+            }
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let steady = rss_mb();
+            println!(
+                "resident memory, steady   {steady:>6.1} MB (process, manifests + drift; {rss_before:.1} MB before connecting; target ≤ 100 MB)"
+            );
+            let mut latencies = Vec::new();
+            for round in 0..5usize {
+                let i = 100 + round * 10; // in sync at start
+                let file = root.join(namespace(i)).join(format!("{}.yaml", name(i)));
+                let key = ObjectKey::new(namespace(i), name(i));
+                stats.lock().unwrap().marker = Some((key, DriftSummary::Fields(1), Instant::now()));
+                std::fs::write(&file, manifest(i, "2.0.0")).unwrap();
+                let t = Instant::now();
+                while stats.lock().unwrap().marker.is_some() {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    assert!(t.elapsed() < Duration::from_secs(30), "edit never shown");
+                }
+                latencies.push(stats.lock().unwrap().marker_latency.unwrap());
+            }
+            latencies.sort();
+            println!(
+                "manifest edit → row drift {:>8.1} ms median of {} (150 ms of it is the debounce; includes the GET)",
+                latencies[latencies.len() / 2].as_secs_f64() * 1000.0,
+                latencies.len()
+            );
+            tx.send(Event::App(Message::Key(KeyEvent::from(KeyCode::Char('q')))))
+                .unwrap();
+        };
+        let (result, ()) = tokio::join!(driver, script);
+        result.unwrap();
+    });
+    writeln!(child_in, "quit").unwrap();
+    let _ = child.wait();
+}

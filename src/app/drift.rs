@@ -1,0 +1,420 @@
+//! Drift in the live view, as decisions only: each Deployment watch event's drift against its
+//! manifest (the live extract is compared and dropped, never kept), missing and unmanaged rows,
+//! manifest reloads (which ask the runtime to fetch the affected objects again), and the `d` diff
+//! view (which asks for the whole object when it opens).
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::{App, Command, DriftSummary, Screen};
+use crate::cluster::live::{Fetched, LiveRow};
+use crate::cluster::rows::{DeploymentRow, ObjectKey};
+use crate::cluster::watch::WatchUpdate;
+use crate::drift::diff::{DiffLine, diff_lines};
+use crate::drift::{Attribution, Class, LiveObject, ObjectDrift, ObjectStatus, compare};
+use crate::manifest::ManifestIndex;
+use crate::manifest::reload::FileChange;
+
+/// Lines of context around each change in the diff view.
+const DIFF_CONTEXT: usize = 3;
+
+/// The manifest key of a Deployment row.
+pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
+    crate::manifest::ObjectKey::new("apps", "Deployment", &key.namespace, &key.name)
+}
+
+/// The row key of a manifest, when it is a Deployment (the only kind the table shows).
+fn row_key(key: &crate::manifest::ObjectKey) -> Option<ObjectKey> {
+    (key.group == "apps" && key.kind == "Deployment")
+        .then(|| ObjectKey::new(key.namespace.as_str(), key.name.as_str()))
+}
+
+/// What the diff view shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffContent {
+    /// The whole object is being fetched.
+    Loading,
+    /// The diff lines and, for each drift item, its class and attribution (notes are written at
+    /// drawing time, so that ages stay current).
+    Ready {
+        lines: Vec<DiffLine>,
+        items: Vec<(Class, Attribution)>,
+        /// Where the manifest is: `path:line`.
+        place: String,
+    },
+    /// Nothing to compare, with the reason (no manifest, not in the cluster, fetch failed).
+    Unavailable(String),
+}
+
+/// The `d` view of one Deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffView {
+    pub key: ObjectKey,
+    pub content: DiffContent,
+    /// First line on screen.
+    pub scroll: usize,
+}
+
+impl DiffView {
+    /// Line indexes where a drifted field's lines start, in order.
+    pub fn field_starts(&self) -> Vec<usize> {
+        let DiffContent::Ready { lines, .. } = &self.content else {
+            return Vec::new();
+        };
+        let mut starts = Vec::new();
+        let mut previous = None;
+        for (at, line) in lines.iter().enumerate() {
+            if line.item.is_some() && line.item != previous {
+                starts.push(at);
+            }
+            previous = line.item;
+        }
+        starts
+    }
+
+    fn line_count(&self) -> usize {
+        match &self.content {
+            DiffContent::Ready { lines, .. } => lines.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// `kubectl-set · 12m ago`; a write through a subresource names it: `kubectl (scale) · 3m ago`.
+pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) -> String {
+    let who = match (&attribution.manager, &attribution.subresource) {
+        (Some(manager), Some(sub)) if !sub.is_empty() => format!("{manager} ({sub})"),
+        (Some(manager), _) => manager.clone(),
+        (None, _) => "manager unknown".to_owned(),
+    };
+    let mut text = match class {
+        Class::Autoscaled => format!("autoscaled by {who}"),
+        Class::Restarted => format!("restarted by {who}"),
+        _ => who,
+    };
+    if let Some(age) = crate::drift::report::age(attribution.time.as_deref(), now) {
+        text.push_str(" · ");
+        text.push_str(&age);
+    }
+    text
+}
+
+fn summary_of(drift: &ObjectDrift) -> DriftSummary {
+    match &drift.status {
+        ObjectStatus::InSync => DriftSummary::InSync,
+        ObjectStatus::Drifted => match drift.drift_count() {
+            0 => DriftSummary::InSync,
+            n => DriftSummary::Fields(n),
+        },
+        ObjectStatus::Missing => DriftSummary::Missing,
+        ObjectStatus::Unmanaged => DriftSummary::Unmanaged,
+        ObjectStatus::Error(e) => DriftSummary::Error(e.clone()),
+    }
+}
+
+impl App {
+    /// True when `key`'s namespace is watched (a manifest elsewhere is neither missing nor shown).
+    fn in_scope(&self, key: &ObjectKey) -> bool {
+        self.scope
+            .as_namespace()
+            .is_none_or(|ns| ns == key.namespace.as_ref())
+    }
+
+    /// The drift of one live object against its manifest (pure; about 35 µs).
+    fn drift_of_live(&self, key: &ObjectKey, live: Option<&LiveObject>) -> DriftSummary {
+        let Some(index) = &self.manifests else {
+            return DriftSummary::NotComputed;
+        };
+        let Some(manifest) = index.get(&manifest_key(key)) else {
+            return DriftSummary::Unmanaged;
+        };
+        match live {
+            Some(live) => summary_of(&compare(manifest, live, &index.config)),
+            None => DriftSummary::Error("the live object could not be read".to_owned()),
+        }
+    }
+
+    fn has_manifest(&self, key: &ObjectKey) -> bool {
+        self.manifests
+            .as_ref()
+            .is_some_and(|index| index.get(&manifest_key(key)).is_some())
+    }
+
+    /// Computes the drift of each watched Deployment as it arrives and returns the row updates
+    /// for the cache; the live extracts are dropped here.
+    pub fn drift_from_watch(
+        &mut self,
+        updates: Vec<WatchUpdate<LiveRow>>,
+    ) -> Vec<WatchUpdate<DeploymentRow>> {
+        let mut rows = Vec::with_capacity(updates.len());
+        for update in updates {
+            rows.push(match update {
+                WatchUpdate::Apply(LiveRow { row, live }) => {
+                    let summary = self.drift_of_live(&row.key, live.as_deref());
+                    self.set_drift(row.key.clone(), summary);
+                    WatchUpdate::Apply(row)
+                }
+                WatchUpdate::InitApply(LiveRow { row, live }) => {
+                    let summary = self.drift_of_live(&row.key, live.as_deref());
+                    self.set_drift(row.key.clone(), summary);
+                    WatchUpdate::InitApply(row)
+                }
+                WatchUpdate::Delete(key) => {
+                    if self.has_manifest(&key) {
+                        self.set_drift(key.clone(), DriftSummary::Missing);
+                    } else {
+                        self.drift.remove(&key);
+                    }
+                    WatchUpdate::Delete(key)
+                }
+                WatchUpdate::Init => WatchUpdate::Init,
+                WatchUpdate::InitDone => WatchUpdate::InitDone,
+            });
+        }
+        rows
+    }
+
+    fn set_drift(&mut self, key: ObjectKey, summary: DriftSummary) {
+        if summary == DriftSummary::NotComputed {
+            self.drift.remove(&key);
+        } else {
+            self.drift.insert(key, summary);
+        }
+    }
+
+    /// The table lists missing objects as rows of their own: keep its list in step.
+    pub(crate) fn sync_missing_rows(&mut self) {
+        let mut missing: Vec<ObjectKey> = self
+            .drift
+            .iter()
+            .filter(|(k, d)| {
+                **d == DriftSummary::Missing && self.cache.deployments.get(k).is_none()
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        missing.sort();
+        if missing != self.table.missing {
+            self.table.missing = missing;
+            self.table.mark_stale();
+        }
+    }
+
+    /// After a full list (or a manifest load): every Deployment manifest in scope without a row
+    /// is missing, and entries with neither row nor manifest go.
+    pub fn reconcile_missing(&mut self) {
+        if !self.cache.deployments.is_synced() {
+            return;
+        }
+        let Some(index) = self.manifests.clone() else {
+            return;
+        };
+        let cache = &self.cache.deployments;
+        self.drift
+            .retain(|key, _| cache.get(key).is_some() || index.get(&manifest_key(key)).is_some());
+        for manifest in index.objects() {
+            let Some(key) = row_key(&manifest.key) else {
+                continue;
+            };
+            if self.in_scope(&key) && self.cache.deployments.get(&key).is_none() {
+                self.drift.insert(key, DriftSummary::Missing);
+            }
+        }
+    }
+
+    /// The manifests were loaded: rows already listed are compared again (their live objects
+    /// are fetched: none is kept), rows without a manifest are unmanaged.
+    pub fn manifests_loaded(&mut self, index: Arc<ManifestIndex>) -> Vec<Command> {
+        self.manifests = Some(index);
+        self.dirty = true;
+        let mut fetch = Vec::new();
+        let keys: Vec<ObjectKey> = self
+            .cache
+            .deployments
+            .iter()
+            .map(|e| e.row.key.clone())
+            .collect();
+        for key in keys {
+            if self.has_manifest(&key) {
+                fetch.push(key);
+            } else {
+                self.drift.insert(key, DriftSummary::Unmanaged);
+            }
+        }
+        self.reconcile_missing();
+        self.sync_missing_rows();
+        if fetch.is_empty() {
+            Vec::new()
+        } else {
+            vec![Command::FetchLive(fetch)]
+        }
+    }
+
+    /// Files changed on disk and were re-read: the objects they define (before or after) are
+    /// fetched again to be compared with their new manifests.
+    pub fn manifests_changed(&mut self, changes: Vec<FileChange>) -> Vec<Command> {
+        let Some(index) = self.manifests.as_mut() else {
+            return Vec::new();
+        };
+        // The app holds the only reference, so this does not copy the index.
+        let index = Arc::make_mut(index);
+        let mut touched: Vec<ObjectKey> = changes
+            .into_iter()
+            .flat_map(|change| index.apply_change(change))
+            .filter_map(|key| row_key(&key))
+            .collect();
+        touched.sort();
+        touched.dedup();
+        touched.retain(|key| self.in_scope(key));
+        self.dirty = true;
+        let mut fetch = Vec::new();
+        for key in touched {
+            if self.has_manifest(&key) {
+                fetch.push(key);
+            } else if self.cache.deployments.get(&key).is_some() {
+                self.drift.insert(key, DriftSummary::Unmanaged);
+            } else {
+                self.drift.remove(&key);
+            }
+        }
+        let mut commands = Vec::new();
+        if let Screen::Diff(view) = &self.screen
+            && fetch.contains(&view.key)
+        {
+            commands.push(Command::FetchDiff(view.key.clone()));
+        }
+        if !fetch.is_empty() {
+            commands.push(Command::FetchLive(fetch));
+        }
+        self.sync_missing_rows();
+        commands
+    }
+
+    /// Objects fetched after a manifest change: compared, then dropped.
+    pub fn live_fetched(&mut self, fetched: Vec<Fetched>) {
+        for (key, result) in fetched {
+            // An answer for a namespace no longer watched (after `:ns`).
+            if !self.in_scope(&key) {
+                continue;
+            }
+            let summary = match result {
+                Ok(Some(live)) => self.drift_of_live(&key, Some(&live)),
+                Ok(None) if self.has_manifest(&key) => DriftSummary::Missing,
+                Ok(None) => DriftSummary::NotComputed,
+                Err(e) => DriftSummary::Error(e),
+            };
+            self.set_drift(key, summary);
+        }
+        self.sync_missing_rows();
+        self.dirty = true;
+    }
+
+    /// `d`: open the diff of `key`, fetching its whole live object.
+    pub fn open_diff(&mut self, key: ObjectKey) -> Vec<Command> {
+        let (content, commands) = if self.manifests.is_none() {
+            (
+                DiffContent::Unavailable("the manifests are still loading".to_owned()),
+                Vec::new(),
+            )
+        } else if !self.has_manifest(&key) {
+            (
+                DiffContent::Unavailable(format!(
+                    "no manifest for Deployment \"{}\" in \"{}\" under the manifests folder (unmanaged)",
+                    key.name, key.namespace
+                )),
+                Vec::new(),
+            )
+        } else {
+            (DiffContent::Loading, vec![Command::FetchDiff(key.clone())])
+        };
+        self.screen = Screen::Diff(Box::new(DiffView {
+            key,
+            content,
+            scroll: 0,
+        }));
+        commands
+    }
+
+    /// The whole live object of the open diff arrived: compare, draw, drop.
+    pub fn diff_fetched(&mut self, (key, result): Fetched) {
+        let Screen::Diff(view) = &self.screen else {
+            return;
+        };
+        if view.key != key {
+            return;
+        }
+        let manifest = self
+            .manifests
+            .as_ref()
+            .and_then(|index| Some((index.get(&manifest_key(&key))?, &index.config)));
+        let content = match (manifest, result) {
+            (None, _) => DiffContent::Unavailable("the manifest is gone".to_owned()),
+            (Some(_), Err(e)) => DiffContent::Unavailable(e),
+            (Some((manifest, _)), Ok(None)) => DiffContent::Unavailable(format!(
+                "missing: {}:{} defines it, the cluster does not have it",
+                manifest.file.display(),
+                manifest.line
+            )),
+            (Some((manifest, config)), Ok(Some(live))) => {
+                let drift = compare(manifest, &live, config);
+                let place = format!("{}:{}", manifest.file.display(), manifest.line);
+                let lines = diff_lines(&manifest.body, &drift, &place, self.now, DIFF_CONTEXT);
+                let items = drift
+                    .items
+                    .iter()
+                    .map(|i| (i.class, i.attribution.clone()))
+                    .collect();
+                self.drift.insert(key.clone(), summary_of(&drift));
+                DiffContent::Ready {
+                    lines,
+                    items,
+                    place,
+                }
+            }
+        };
+        if let Screen::Diff(view) = &mut self.screen {
+            view.content = content;
+            // A refresh keeps the place, as far as the new diff reaches.
+            view.scroll = view.scroll.min(view.line_count().saturating_sub(1));
+        }
+        self.dirty = true;
+    }
+}
+
+/// Keys of the diff view: scroll, move between drifted fields, refresh, back.
+pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let page = app.table_height();
+    let Screen::Diff(view) = &mut app.screen else {
+        return Vec::new();
+    };
+    let last = view.line_count().saturating_sub(1);
+    let starts = view.field_starts();
+    match key.code {
+        KeyCode::Esc => app.screen = Screen::Table,
+        KeyCode::Char('j') | KeyCode::Down => view.scroll = (view.scroll + 1).min(last),
+        KeyCode::Char('k') | KeyCode::Up => view.scroll = view.scroll.saturating_sub(1),
+        KeyCode::Char('g') | KeyCode::Home => view.scroll = 0,
+        KeyCode::Char('G') | KeyCode::End => view.scroll = last,
+        KeyCode::PageDown => view.scroll = (view.scroll + page).min(last),
+        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
+        // The field shown at the top is the current one: keep two lines above it for context.
+        KeyCode::Char('n') | KeyCode::Char(']') => {
+            if let Some(next) = starts.iter().find(|s| s.saturating_sub(2) > view.scroll) {
+                view.scroll = next.saturating_sub(2);
+            }
+        }
+        KeyCode::Char('N') | KeyCode::Char('[') => {
+            if let Some(prev) = starts
+                .iter()
+                .rev()
+                .find(|s| s.saturating_sub(2) < view.scroll)
+            {
+                view.scroll = prev.saturating_sub(2);
+            }
+        }
+        KeyCode::Char('r') if view.content != DiffContent::Loading && app.manifests.is_some() => {
+            return vec![Command::FetchDiff(view.key.clone())];
+        }
+        _ => {}
+    }
+    Vec::new()
+}

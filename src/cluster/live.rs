@@ -1,0 +1,163 @@
+//! The live side of drift in the live view: the table watcher's Deployment type, which decodes
+//! each object once into both the slim row and the compact drift extract ([`LiveObject`]), and
+//! the fetches the app asks for when a manifest changes or a diff opens (one GET per object, or
+//! one list per namespace when many objects of it are wanted). The app keeps no live object:
+//! it compares and drops it.
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde_json::Value;
+
+use super::rows::{DeploymentRow, ObjectKey};
+use super::slim::SlimDeployment;
+use crate::drift::LiveObject;
+
+/// A Deployment as the table watcher decodes it: the slim fields for the row and the drift
+/// extract (`None` when the object cannot be compared, which the app shows as `error`).
+#[derive(Debug, Clone)]
+pub struct LiveDeployment {
+    pub slim: SlimDeployment,
+    pub live: Option<Box<LiveObject>>,
+}
+
+impl<'de> Deserialize<'de> for LiveDeployment {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let slim = SlimDeployment::deserialize(&value).map_err(D::Error::custom)?;
+        let live = LiveObject::from_value(value).ok().map(Box::new);
+        Ok(LiveDeployment { slim, live })
+    }
+}
+
+impl kube::Resource for LiveDeployment {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("Deployment")
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("apps")
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("v1")
+    }
+    fn api_version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("apps/v1")
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("deployments")
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.slim.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.slim.metadata
+    }
+}
+
+/// A row and, when it could be read, its drift extract: one watch event for the app.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRow {
+    pub row: DeploymentRow,
+    pub live: Option<Box<LiveObject>>,
+}
+
+impl LiveRow {
+    pub fn from_object(d: LiveDeployment) -> LiveRow {
+        LiveRow {
+            row: DeploymentRow::from_object(&d.slim),
+            live: d.live,
+        }
+    }
+}
+
+/// The result of fetching one object: `Ok(None)` when it does not exist (missing), `Err` with
+/// the reason when it could not be fetched or read.
+pub type Fetched = (ObjectKey, Result<Option<Box<LiveObject>>, String>);
+
+/// More wanted objects than this in one namespace: one list instead of a GET each.
+const LIST_THRESHOLD: usize = 8;
+
+fn deployments(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
+fn extract(object: &DynamicObject) -> Result<Box<LiveObject>, String> {
+    let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
+    LiveObject::from_value(value)
+        .map(Box::new)
+        .map_err(|e| e.to_string())
+}
+
+/// Fetches the Deployments of `keys`: a GET each, or a paged list of a namespace when many of its
+/// objects are wanted. Every key gets an answer.
+pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+    let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
+    for key in keys {
+        by_namespace
+            .entry(key.namespace.to_string())
+            .or_default()
+            .push(key);
+    }
+    let mut out = Vec::new();
+    for (namespace, keys) in by_namespace {
+        let api = deployments(client, &namespace);
+        if keys.len() > LIST_THRESHOLD {
+            out.extend(list_namespace(&api, &namespace, keys).await);
+            continue;
+        }
+        for key in keys {
+            let result = match api.get_opt(&key.name).await {
+                Ok(Some(object)) => extract(&object).map(Some),
+                Ok(None) => Ok(None),
+                Err(e) => Err(format!(
+                    "cannot get Deployment \"{}\" in \"{namespace}\": {e}",
+                    key.name
+                )),
+            };
+            out.push((key, result));
+        }
+    }
+    out
+}
+
+async fn list_namespace(
+    api: &Api<DynamicObject>,
+    namespace: &str,
+    keys: Vec<ObjectKey>,
+) -> Vec<Fetched> {
+    let mut found: BTreeMap<String, Result<Box<LiveObject>, String>> = BTreeMap::new();
+    let mut params = ListParams::default().limit(500);
+    loop {
+        match api.list(&params).await {
+            Ok(list) => {
+                for object in &list.items {
+                    if let Some(name) = object.metadata.name.clone() {
+                        found.insert(name, extract(object));
+                    }
+                }
+                match list.metadata.continue_ {
+                    Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                    _ => break,
+                }
+            }
+            Err(e) => {
+                let reason = format!("cannot list Deployments in \"{namespace}\": {e}");
+                return keys.into_iter().map(|k| (k, Err(reason.clone()))).collect();
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|key| {
+            let result = found.remove(key.name.as_ref()).transpose();
+            (key, result)
+        })
+        .collect()
+}

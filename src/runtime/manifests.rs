@@ -1,0 +1,147 @@
+//! The manifests for the live view: loaded off the UI thread at start, then watched on disk
+//! (`notify`); changed files are re-read after a short quiet period (an editor's save or a
+//! `git pull` is a burst of events) and only they are sent to the app.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher};
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+
+use super::event_loop::Event;
+use crate::app::{Flash, Message};
+use crate::manifest::ManifestIndex;
+use crate::manifest::config::CONFIG_FILE;
+use crate::manifest::reload::read_change;
+
+/// Events closer together than this are one change.
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// The load and the file watcher; dropping it stops both.
+pub struct ManifestWatch {
+    task: JoinHandle<()>,
+}
+
+impl Drop for ManifestWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Whether an event on `path` may change a manifest: YAML files and the config, not `.git`.
+fn relevant(root: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    if rel == Path::new(CONFIG_FILE) {
+        return true;
+    }
+    let hidden = rel
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+    let yaml = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    );
+    yaml && !hidden
+}
+
+/// Loads the manifests under `root` (objects without a namespace take `default_namespace`), sends
+/// `Message::Manifests`, then watches the folder and sends `Message::ManifestsChanged`.
+pub fn start(
+    root: PathBuf,
+    default_namespace: String,
+    tx: UnboundedSender<Event>,
+) -> ManifestWatch {
+    let task = tokio::spawn(async move {
+        // Watch first, so that an edit made during the load is not lost (it is applied after).
+        let (paths_tx, mut paths_rx) = unbounded_channel::<PathBuf>();
+        let watch_root = root.clone();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(event) = res
+                && !matches!(event.kind, EventKind::Access(_))
+            {
+                for path in event.paths {
+                    if relevant(&watch_root, &path) {
+                        let _ = paths_tx.send(path);
+                    }
+                }
+            }
+        })
+        .and_then(|mut w| w.watch(&root, RecursiveMode::Recursive).map(|()| w));
+        let watcher = match watcher {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(root = %root.display(), error = %e, "cannot watch the manifests");
+                let text = format!(
+                    "manifests in \"{}\" are not watched ({e}): restart kdrift to see edits",
+                    root.display()
+                );
+                let _ = tx.send(Event::App(Message::Notice(Flash { text, error: true })));
+                None
+            }
+        };
+        let load_root = root.clone();
+        let namespace = default_namespace.clone();
+        let loaded =
+            tokio::task::spawn_blocking(move || ManifestIndex::load(&load_root, &namespace)).await;
+        let Ok(index) = loaded else {
+            return;
+        };
+        tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), "manifests loaded");
+        if tx
+            .send(Event::App(Message::Manifests(Arc::new(index))))
+            .is_err()
+        {
+            return;
+        }
+        while let Some(first) = paths_rx.recv().await {
+            let mut paths = BTreeSet::from([first]);
+            // Wait for the burst to end.
+            while let Ok(Some(path)) = tokio::time::timeout(DEBOUNCE, paths_rx.recv()).await {
+                paths.insert(path);
+            }
+            let (root, namespace) = (root.clone(), default_namespace.clone());
+            let read = tokio::task::spawn_blocking(move || {
+                paths
+                    .iter()
+                    .map(|path| read_change(&root, &namespace, path))
+                    .collect::<Vec<_>>()
+            })
+            .await;
+            let Ok(changes) = read else {
+                continue;
+            };
+            tracing::debug!(files = changes.len(), "manifest files changed");
+            if tx
+                .send(Event::App(Message::ManifestsChanged(changes)))
+                .is_err()
+            {
+                break;
+            }
+        }
+        drop(watcher);
+    });
+    ManifestWatch { task }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_yaml_and_the_config_outside_hidden_folders_are_relevant() {
+        let root = Path::new("/m");
+        assert!(relevant(root, Path::new("/m/apps/web.yaml")));
+        assert!(relevant(root, Path::new("/m/web.yml")));
+        assert!(relevant(root, Path::new("/m/.kdrift.yaml")));
+        assert!(!relevant(root, Path::new("/m/.git/index")));
+        assert!(!relevant(root, Path::new("/m/.git/x.yaml")));
+        assert!(!relevant(root, Path::new("/m/apps/.web.yaml.swp")));
+        assert!(!relevant(root, Path::new("/m/README.md")));
+        assert!(!relevant(root, Path::new("/elsewhere/web.yaml")));
+    }
+}

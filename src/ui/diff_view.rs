@@ -1,0 +1,125 @@
+//! The `d` diff view (manifest against live, coloured, each drifted field annotated with its
+//! manager and age) and the `:problems` list of the manifests.
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::table::drift_cell;
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::drift::{DiffContent, DiffView, note_text};
+use crate::drift::diff::LineKind;
+
+pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &DiffView) {
+    let key = &view.key;
+    let mut title = vec![
+        Span::styled(
+            format!(" diff deployment {}/{} ", key.namespace, key.name),
+            theme.title,
+        ),
+        drift_cell(theme, app.drift_of(key)),
+        Span::raw(" "),
+    ];
+    let starts = view.field_starts();
+    if !starts.is_empty() {
+        let current = starts
+            .iter()
+            .filter(|s| s.saturating_sub(2) <= view.scroll)
+            .count();
+        title.push(Span::styled(
+            format!(" field {}/{} ", current.max(1), starts.len()),
+            theme.muted,
+        ));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Line::from(title));
+    let height = usize::from(area.height.saturating_sub(2));
+    let lines: Vec<Line> = match &view.content {
+        DiffContent::Loading => vec![Line::styled("fetching the live object…", theme.muted)],
+        DiffContent::Unavailable(why) => vec![
+            Line::styled(why.clone(), theme.warning),
+            Line::styled("esc goes back", theme.muted),
+        ],
+        DiffContent::Ready { lines, items, .. } if lines.len() <= 2 => {
+            let mut out = vec![Line::styled(
+                "in sync: every field of the manifest has its value live",
+                theme.in_sync,
+            )];
+            // Notes that are not drift (autoscaled replicas, a restart) are still worth seeing.
+            for (class, attribution) in items {
+                out.push(Line::styled(
+                    note_text(*class, attribution, app.now),
+                    theme.diff_note,
+                ));
+            }
+            out
+        }
+        DiffContent::Ready { lines, items, .. } => lines
+            .iter()
+            .skip(view.scroll)
+            .take(height)
+            .map(|line| {
+                let (prefix, style) = match line.kind {
+                    LineKind::Header => ("", theme.header),
+                    LineKind::Hunk => ("", theme.diff_hunk),
+                    LineKind::Context => (" ", theme.text),
+                    LineKind::Removed => ("-", theme.diff_removed),
+                    LineKind::Added => ("+", theme.diff_added),
+                };
+                let mut spans = vec![Span::styled(format!("{prefix}{}", line.text), style)];
+                if let Some((class, attribution)) = line.item.and_then(|i| items.get(i)) {
+                    spans.push(Span::styled(
+                        format!("  # {}", note_text(*class, attribution, app.now)),
+                        theme.diff_note,
+                    ));
+                }
+                Line::from(spans)
+            })
+            .collect(),
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+pub fn render_problems(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, scroll: u16) {
+    let problems = app
+        .manifests
+        .as_ref()
+        .map(|index| index.problems())
+        .unwrap_or_default();
+    let root = app
+        .manifests
+        .as_ref()
+        .map(|index| index.root.display().to_string())
+        .unwrap_or_default();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(" manifest problems({}) {root} ", problems.len()),
+            theme.title,
+        ));
+    let lines: Vec<Line> = if app.manifests.is_none() {
+        vec![Line::styled(
+            "the manifests are still loading…",
+            theme.muted,
+        )]
+    } else if problems.is_empty() {
+        vec![Line::styled(
+            "no problems: every manifest file was read",
+            theme.in_sync,
+        )]
+    } else {
+        problems
+            .iter()
+            .map(|p| {
+                // Paths are shown relative to the manifests folder: shorter, and what git shows.
+                let text = p.to_string().replace(&format!("{root}/"), "");
+                Line::styled(text, theme.warning)
+            })
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}

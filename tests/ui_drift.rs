@@ -1,0 +1,398 @@
+//! Drift in the live view, through `update()` only (no IO): drift arriving with watch events,
+//! manifest reloads asking for the affected objects, missing and unmanaged rows, the `d` diff
+//! view (snapshot, field keys) and the colours of the DRIFT column.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use jiff::Timestamp;
+use kdrift::app::drift::DiffContent;
+use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
+use kdrift::cluster::client::NamespaceScope;
+use kdrift::cluster::live::{LiveDeployment, LiveRow};
+use kdrift::cluster::rows::ObjectKey;
+use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+use kdrift::drift::LiveObject;
+use kdrift::manifest::ManifestIndex;
+use kdrift::manifest::reload::read_change;
+use kdrift::sim::defaults::apply_defaults;
+use kdrift::sim::patch::strategic_merge_patch;
+use kdrift::sim::resources::ResourceType;
+use kdrift::sim::ssa::record_update;
+use kdrift::ui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+
+const DEPLOYMENT: ResourceType = ResourceType::Deployment;
+const NOW: &str = "2026-11-22T02:12:00Z";
+
+fn manifest_text(name: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: shop
+  labels:
+    app: {name}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+    spec:
+      containers:
+        - name: {name}
+          image: {name}:1.0
+          env:
+            - name: MODE
+              value: prod
+"
+    )
+}
+
+/// A manifests folder with `web` and `cart` in `shop`.
+fn manifests() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), manifest_text("web", 3)).unwrap();
+    std::fs::write(dir.path().join("cart.yaml"), manifest_text("cart", 2)).unwrap();
+    dir
+}
+
+fn index(dir: &Path) -> Arc<ManifestIndex> {
+    Arc::new(ManifestIndex::load(dir, "default"))
+}
+
+/// The object as the API server holds it after `kubectl apply` of the manifest.
+fn applied(name: &str, replicas: u32) -> Value {
+    let mut object: Value = serde_yaml::from_str(&manifest_text(name, replicas)).unwrap();
+    apply_defaults(DEPLOYMENT, &mut object);
+    object["metadata"]["resourceVersion"] = json!("1");
+    record_update(
+        DEPLOYMENT,
+        None,
+        &mut object,
+        "kubectl-client-side-apply",
+        None,
+        "2026-11-22T01:00:00Z",
+    );
+    object
+}
+
+/// `kubectl set env deploy/NAME EXTRA=1`, 12 minutes before `NOW`.
+fn set_env(old: &Value) -> Value {
+    let name = old["metadata"]["name"].as_str().unwrap();
+    let patch = json!({"spec": {"template": {"spec": {"containers": [
+        {"name": name, "env": [{"name": "EXTRA", "value": "1"}]}
+    ]}}}});
+    let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
+    apply_defaults(DEPLOYMENT, &mut new);
+    record_update(
+        DEPLOYMENT,
+        Some(old),
+        &mut new,
+        "kubectl-set",
+        None,
+        "2026-11-22T02:00:00Z",
+    );
+    new
+}
+
+fn live_row(object: &Value) -> LiveRow {
+    LiveRow::from_object(serde_json::from_value::<LiveDeployment>(object.clone()).unwrap())
+}
+
+fn watch(app: &mut App, updates: Vec<WatchUpdate<LiveRow>>) -> Vec<Command> {
+    update(
+        app,
+        Message::Cluster(ClusterMessage {
+            epoch: 0,
+            event: ClusterEvent::DeploymentsLive(updates),
+        }),
+    )
+}
+
+fn listed(app: &mut App, objects: &[Value]) {
+    let mut updates = vec![WatchUpdate::Init];
+    updates.extend(objects.iter().map(|o| WatchUpdate::InitApply(live_row(o))));
+    updates.push(WatchUpdate::InitDone);
+    watch(app, updates);
+}
+
+fn app() -> App {
+    App::new(
+        "kind-dev",
+        vec![],
+        NamespaceScope::All,
+        NOW.parse::<Timestamp>().unwrap(),
+    )
+}
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("shop", name)
+}
+
+fn extract(object: &Value) -> Option<Box<LiveObject>> {
+    Some(Box::new(LiveObject::from_value(object.clone()).unwrap()))
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<Command> {
+    update(app, Message::Key(KeyEvent::from(code)))
+}
+
+fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    app.width = width;
+    app.height = height;
+    app.prepare_frame();
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
+        .unwrap();
+    term
+}
+
+fn screen_text(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            text.push_str(buf[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn drift_follows_watch_events_and_unmanaged_and_missing_are_told_apart() {
+    let dir = manifests();
+    let mut app = app();
+    assert!(update(&mut app, Message::Manifests(index(dir.path()))).is_empty());
+    let web = applied("web", 3);
+    let mut stray = applied("stray", 1);
+    stray["metadata"]["namespace"] = json!("shop");
+    listed(&mut app, &[web.clone(), stray]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
+    assert_eq!(app.drift_of(&key("stray")), &DriftSummary::Unmanaged);
+    // In git, never listed: a row of its own, missing.
+    assert_eq!(app.drift_of(&key("cart")), &DriftSummary::Missing);
+
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&set_env(&web)))]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
+
+    watch(&mut app, vec![WatchUpdate::Delete(key("web"))]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Missing);
+    watch(&mut app, vec![WatchUpdate::Delete(key("stray"))]);
+    assert_eq!(app.drift_of(&key("stray")), &DriftSummary::NotComputed);
+}
+
+#[test]
+fn manifests_loaded_after_the_list_fetch_the_rows_they_manage() {
+    let dir = manifests();
+    let mut app = app();
+    let web = applied("web", 3);
+    listed(&mut app, std::slice::from_ref(&web));
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::NotComputed);
+    let commands = update(&mut app, Message::Manifests(index(dir.path())));
+    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    assert_eq!(app.drift_of(&key("cart")), &DriftSummary::Missing);
+    update(
+        &mut app,
+        Message::LiveFetched(vec![(key("web"), Ok(extract(&set_env(&web))))]),
+    );
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
+}
+
+#[test]
+fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let web = applied("web", 3);
+    listed(&mut app, &[web.clone(), applied("cart", 2)]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
+
+    // Someone changes git: replicas 3 → 5. Only web.yaml is re-read, only web is fetched.
+    let file = dir.path().join("web.yaml");
+    std::fs::write(&file, manifest_text("web", 5)).unwrap();
+    let change = read_change(dir.path(), "default", &file);
+    let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
+    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    update(
+        &mut app,
+        Message::LiveFetched(vec![(key("web"), Ok(extract(&web)))]),
+    );
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
+
+    // The file broken: the object has no manifest any more, the problem is counted.
+    std::fs::write(&file, "spec: [unclosed\n").unwrap();
+    let change = read_change(dir.path(), "default", &file);
+    assert!(update(&mut app, Message::ManifestsChanged(vec![change])).is_empty());
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Unmanaged);
+    assert_eq!(app.drift_of(&key("cart")), &DriftSummary::InSync);
+    let text = screen_text(&draw(&mut app, 120, 12));
+    assert!(text.contains(":problems 1"), "{text}");
+    update(&mut app, Message::Key(KeyEvent::from(KeyCode::Char(':'))));
+    for c in "problems".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    let text = screen_text(&draw(&mut app, 120, 12));
+    assert!(text.contains("web.yaml:2: malformed YAML"), "{text}");
+
+    // A fetch that fails shows as an error, not as in sync.
+    update(
+        &mut app,
+        Message::LiveFetched(vec![(key("cart"), Err("cannot get".to_owned()))]),
+    );
+    assert!(matches!(app.drift_of(&key("cart")), DriftSummary::Error(_)));
+}
+
+/// The app with web drifted by `kubectl set env` and the diff view of web open.
+fn diff_open() -> (App, tempfile::TempDir) {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let web = set_env(&applied("web", 3));
+    listed(&mut app, &[web.clone(), applied("cart", 2)]);
+    draw(&mut app, 120, 16);
+    // Rows are sorted by name: cart, web.
+    press(&mut app, KeyCode::Char('j'));
+    let commands = press(&mut app, KeyCode::Char('d'));
+    assert_eq!(commands, vec![Command::FetchDiff(key("web"))]);
+    let text = screen_text(&draw(&mut app, 120, 16));
+    assert!(text.contains("fetching the live object"), "{text}");
+    update(
+        &mut app,
+        Message::DiffFetched((key("web"), Ok(extract(&web)))),
+    );
+    (app, dir)
+}
+
+#[test]
+fn diff_view_names_the_manager_and_age_of_each_drifted_field() {
+    let (mut app, dir) = diff_open();
+    let term = draw(&mut app, 120, 16);
+    let text = screen_text(&term).replace(&dir.path().display().to_string(), "<manifests>");
+    insta::assert_snapshot!(text);
+    assert!(text.contains("kubectl-set · 12m ago"), "{text}");
+    // Added lines are green, their notes dim: colour carries meaning.
+    let buf = term.backend().buffer();
+    let theme = Theme::default_theme();
+    let y = text
+        .lines()
+        .position(|l| l.contains("- name: EXTRA"))
+        .expect("the added env line") as u16;
+    assert_eq!(buf[(1, y)].symbol(), "+");
+    assert_eq!(buf[(1, y)].fg, theme.diff_added.fg.unwrap());
+    let note_x = text
+        .lines()
+        .nth(y as usize)
+        .unwrap()
+        .chars()
+        .position(|c| c == '#')
+        .unwrap();
+    assert_eq!(buf[(note_x as u16, y)].fg, theme.diff_note.fg.unwrap());
+
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.screen, Screen::Table);
+}
+
+#[test]
+fn diff_keys_move_between_drifted_fields_and_r_fetches_again() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    // Two drifted fields far apart: replicas and the env.
+    let web = set_env(&applied("web", 3));
+    let mut scaled = web.clone();
+    scaled["spec"]["replicas"] = json!(7);
+    listed(&mut app, &[scaled.clone()]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(2));
+    app.open_diff(key("web"));
+    update(
+        &mut app,
+        Message::DiffFetched((key("web"), Ok(extract(&scaled)))),
+    );
+    let Screen::Diff(view) = &app.screen else {
+        panic!("diff view expected");
+    };
+    let starts = view.field_starts();
+    assert_eq!(starts.len(), 2, "{:?}", view.content);
+    let at = |app: &App| match &app.screen {
+        Screen::Diff(v) => v.scroll,
+        other => panic!("{other:?}"),
+    };
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(at(&app), starts[0].saturating_sub(2));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(at(&app), starts[1].saturating_sub(2));
+    press(&mut app, KeyCode::Char('n'));
+    assert_eq!(at(&app), starts[1].saturating_sub(2), "stays on the last");
+    press(&mut app, KeyCode::Char('['));
+    assert_eq!(at(&app), starts[0].saturating_sub(2));
+    assert_eq!(
+        press(&mut app, KeyCode::Char('r')),
+        vec![Command::FetchDiff(key("web"))]
+    );
+}
+
+#[test]
+fn diff_of_an_unmanaged_row_says_so_without_fetching() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let mut stray = applied("stray", 1);
+    stray["metadata"]["namespace"] = json!("shop");
+    listed(&mut app, &[stray]);
+    assert!(app.open_diff(key("stray")).is_empty());
+    let Screen::Diff(view) = &app.screen else {
+        panic!("diff view expected");
+    };
+    assert!(
+        matches!(&view.content, DiffContent::Unavailable(why) if why.contains("unmanaged")),
+        "{:?}",
+        view.content
+    );
+}
+
+#[test]
+fn drift_column_snapshot_and_colours() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let mut stray = applied("stray", 1);
+    stray["metadata"]["namespace"] = json!("shop");
+    listed(&mut app, &[set_env(&applied("web", 3)), stray]);
+    let term = draw(&mut app, 120, 10);
+    let text = screen_text(&term);
+    insta::assert_snapshot!(text);
+    let theme = Theme::default_theme();
+    let buf = term.backend().buffer();
+    let style_of = |word: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        for (y, line) in lines.iter().enumerate() {
+            // Cells are one per char (no wide chars in these rows).
+            let chars: Vec<char> = line.chars().collect();
+            let w: Vec<char> = word.chars().collect();
+            if let Some(x) = chars.windows(w.len()).position(|c| c == w.as_slice()) {
+                return buf[(x as u16, y as u16)].fg;
+            }
+        }
+        panic!("{word} not on screen:\n{text}");
+    };
+    assert_eq!(style_of("1 field"), theme.drifted.fg.unwrap());
+    assert_eq!(style_of("unmanaged"), theme.unmanaged.fg.unwrap());
+    assert_eq!(style_of("missing"), theme.drifted.fg.unwrap());
+    assert_ne!(theme.drifted.fg, theme.in_sync.fg);
+    assert!(
+        text.contains("drifted 2"),
+        "web and the missing cart:\n{text}"
+    );
+}
