@@ -136,11 +136,7 @@ fn main() {
         let folder = root.join(namespace(i));
         std::fs::create_dir_all(&folder).unwrap();
         let image = if i % 10 == 9 { "1.4.3" } else { "1.4.2" };
-        std::fs::write(
-            folder.join(format!("{}.yaml", name(i))),
-            manifest(i, image),
-        )
-        .unwrap();
+        std::fs::write(folder.join(format!("{}.yaml", name(i))), manifest(i, image)).unwrap();
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
         .arg("--serve-store")

@@ -364,6 +364,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.cache = ClusterCache::default();
             app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
             app.drift.clear();
+            app.table.missing.clear();
             let commands = app.close_detail();
             app.table.reset_selection();
             app.table.mark_stale();
