@@ -132,6 +132,9 @@ fn main() {
     kdrift::runtime::tune_allocator();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("manifests");
+    std::fs::create_dir_all(&root).unwrap();
+    // The bench cluster's objects were written by the "bench" manager: it is the applier here.
+    std::fs::write(root.join(".kdrift.yaml"), "appliers: [bench]\n").unwrap();
     for i in 0..DEPLOYMENTS {
         let folder = root.join(namespace(i));
         std::fs::create_dir_all(&folder).unwrap();
@@ -206,6 +209,7 @@ fn main() {
                 let file = root.join(namespace(i)).join(format!("{}.yaml", name(i)));
                 let key = ObjectKey::new(namespace(i), name(i));
                 stats.lock().unwrap().marker = Some((key, DriftSummary::Fields(1), Instant::now()));
+                stats.lock().unwrap().marker_latency = None;
                 std::fs::write(&file, manifest(i, "2.0.0")).unwrap();
                 let t = Instant::now();
                 while stats.lock().unwrap().marker.is_some() {

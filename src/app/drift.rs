@@ -418,3 +418,47 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     }
     Vec::new()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn attribution(manager: Option<&str>, subresource: Option<&str>) -> Attribution {
+        Attribution {
+            manager: manager.map(str::to_owned),
+            operation: Some("Update".to_owned()),
+            time: Some("2026-11-22T02:00:00Z".to_owned()),
+            subresource: subresource.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn notes_name_the_manager_its_subresource_and_the_age() {
+        let now: jiff::Timestamp = "2026-11-22T02:12:30Z".parse().unwrap();
+        let cases = [
+            (
+                Class::AddedLive,
+                Some("kubectl-set"),
+                None,
+                "kubectl-set · 12m ago",
+            ),
+            (
+                Class::Changed,
+                Some("kubectl"),
+                Some("scale"),
+                "kubectl (scale) · 12m ago",
+            ),
+            (Class::Changed, None, None, "manager unknown · 12m ago"),
+            (
+                Class::Autoscaled,
+                Some("horizontal-pod-autoscaler"),
+                None,
+                "autoscaled by horizontal-pod-autoscaler · 12m ago",
+            ),
+        ];
+        for (class, manager, sub, want) in cases {
+            assert_eq!(note_text(class, &attribution(manager, sub), now), want);
+        }
+    }
+}

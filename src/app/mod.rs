@@ -399,6 +399,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
             app.ns_health.clear();
             app.drift.clear();
+            app.table.missing.clear();
             let commands = app.close_detail();
             app.table.reset_selection();
             app.table.mark_stale();

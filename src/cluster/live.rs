@@ -83,6 +83,8 @@ pub type Fetched = (ObjectKey, Result<Option<Box<LiveObject>>, String>);
 
 /// More wanted objects than this in one namespace: one list instead of a GET each.
 const LIST_THRESHOLD: usize = 8;
+/// More wanted objects than this in all: one paged list of every namespace.
+const LIST_ALL_THRESHOLD: usize = 256;
 
 fn deployments(client: &Client, namespace: &str) -> Api<DynamicObject> {
     let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
@@ -99,6 +101,11 @@ fn extract(object: &DynamicObject) -> Result<Box<LiveObject>, String> {
 /// Fetches the Deployments of `keys`: a GET each, or a paged list of a namespace when many of its
 /// objects are wanted. Every key gets an answer.
 pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+    if keys.len() > LIST_ALL_THRESHOLD {
+        let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        return list_matching(&api, "every namespace", keys).await;
+    }
     let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
         by_namespace
@@ -110,7 +117,7 @@ pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
     for (namespace, keys) in by_namespace {
         let api = deployments(client, &namespace);
         if keys.len() > LIST_THRESHOLD {
-            out.extend(list_namespace(&api, &namespace, keys).await);
+            out.extend(list_matching(&api, &format!("\"{namespace}\""), keys).await);
             continue;
         }
         for key in keys {
@@ -128,19 +135,27 @@ pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
     out
 }
 
-async fn list_namespace(
+/// Lists `api` page by page and answers each key; `place` names where, for the error.
+async fn list_matching(
     api: &Api<DynamicObject>,
-    namespace: &str,
+    place: &str,
     keys: Vec<ObjectKey>,
 ) -> Vec<Fetched> {
-    let mut found: BTreeMap<String, Result<Box<LiveObject>, String>> = BTreeMap::new();
+    let wanted: std::collections::HashSet<&ObjectKey> = keys.iter().collect();
+    let mut found: std::collections::HashMap<ObjectKey, Result<Box<LiveObject>, String>> =
+        std::collections::HashMap::new();
     let mut params = ListParams::default().limit(500);
     loop {
         match api.list(&params).await {
             Ok(list) => {
                 for object in &list.items {
-                    if let Some(name) = object.metadata.name.clone() {
-                        found.insert(name, extract(object));
+                    let key = ObjectKey::new(
+                        object.metadata.namespace.as_deref().unwrap_or_default(),
+                        object.metadata.name.as_deref().unwrap_or_default(),
+                    );
+                    // Only the wanted ones are read into drift extracts.
+                    if wanted.contains(&key) {
+                        found.insert(key, extract(object));
                     }
                 }
                 match list.metadata.continue_ {
@@ -149,14 +164,14 @@ async fn list_namespace(
                 }
             }
             Err(e) => {
-                let reason = format!("cannot list Deployments in \"{namespace}\": {e}");
+                let reason = format!("cannot list Deployments in {place}: {e}");
                 return keys.into_iter().map(|k| (k, Err(reason.clone()))).collect();
             }
         }
     }
     keys.into_iter()
         .map(|key| {
-            let result = found.remove(key.name.as_ref()).transpose();
+            let result = found.remove(&key).transpose();
             (key, result)
         })
         .collect()

@@ -70,6 +70,12 @@ pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watc
 impl Loop {
     fn handle(&mut self, ev: Event) -> Flow {
         let commands = match ev {
+            // Thousands of fetched live objects were compared and dropped: give the pages back.
+            Event::App(Message::LiveFetched(fetched)) if fetched.len() > 256 => {
+                let commands = update(&mut self.app, Message::LiveFetched(fetched));
+                release_freed_memory();
+                commands
+            }
             Event::App(msg) => update(&mut self.app, msg),
             Event::InputClosed => return Flow::Quit,
             Event::Connected { epoch, result } => {
