@@ -188,6 +188,8 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
         .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
     cmd.args(["--kubeconfig", kubeconfig.to_str().unwrap(), "-A"]);
+    // kdrift reads the manifests of its working directory: a temporary one, not the crate.
+    cmd.cwd(dir.path());
     cmd.env("TERM", "xterm-256color");
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("NO_COLOR");
@@ -303,6 +305,7 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
         kubeconfig.to_str().unwrap(),
         "-A",
     ]);
+    cmd.cwd(dir.path());
     cmd.env("TERM", "xterm-256color");
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("KUBECONFIG");

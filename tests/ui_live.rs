@@ -107,8 +107,13 @@ async fn a_403_under_all_namespaces_marks_only_that_namespace() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    // An empty manifests folder: these runs are about watching, and the default (the current
+    // directory) is the crate, whose target/ a fresh clone keeps inside it.
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
     let common = CommonArgs {
         kubeconfig: Some(kubeconfig),
+        manifests: Some(manifests),
         all_namespaces: true,
         ..CommonArgs::default()
     };
@@ -178,8 +183,13 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    // An empty manifests folder: these runs are about watching, and the default (the current
+    // directory) is the crate, whose target/ a fresh clone keeps inside it.
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
     let common = CommonArgs {
         kubeconfig: Some(kubeconfig),
+        manifests: Some(manifests),
         all_namespaces: true,
         ..CommonArgs::default()
     };

@@ -128,8 +128,13 @@ pub fn live_figures(idle_seconds: u64) {
         format!("apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {url}\ncontexts:\n- name: b\n  context:\n    cluster: b\ncurrent-context: b\nusers: []\n"),
     )
     .unwrap();
+    // An empty manifests folder: these runs are about watching, and the default (the current
+    // directory) is the crate, whose target/ a fresh clone keeps inside it.
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
     let common = CommonArgs {
         kubeconfig: Some(kubeconfig),
+        manifests: Some(manifests),
         all_namespaces: true,
         ..CommonArgs::default()
     };
