@@ -4,79 +4,21 @@
 //! row back in sync without a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod live_screen;
 
-use crossterm::event::{KeyCode, KeyEvent};
-use kdrift::app::{App, Message};
+use std::sync::{Arc, Mutex};
+
+use crossterm::event::KeyCode;
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::runtime::demo::prepare_workdir;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
+use kdrift::runtime::event_loop::Session;
 use kdrift::sim::scenario::DEMO_MANIFESTS;
 use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
 use kdrift::ui::theme::Theme;
+use live_screen::{Screen, key, keys, wait_for};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Keeps the text of the last frame drawn.
-struct Screen(Arc<Mutex<String>>);
-
-impl Frontend<TestBackend> for Screen {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
-        term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
-            .unwrap();
-        let buf = term.backend().buffer();
-        let mut text = String::new();
-        for y in 0..buf.area.height {
-            for x in 0..buf.area.width {
-                text.push_str(buf[(x, y)].symbol());
-            }
-            text.push('\n');
-        }
-        *self.0.lock().unwrap() = text;
-    }
-}
-
-async fn wait_for(screen: &Arc<Mutex<String>>, what: &str, cond: impl Fn(&str) -> bool) {
-    let start = Instant::now();
-    loop {
-        if cond(&screen.lock().unwrap()) {
-            return;
-        }
-        assert!(
-            start.elapsed() < PATIENCE,
-            "waited for {what}; screen:\n{}",
-            screen.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn key(tx: &tokio::sync::mpsc::UnboundedSender<Event>, code: KeyCode) {
-    tx.send(Event::App(Message::Key(KeyEvent::from(code))))
-        .unwrap();
-}
-
-fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
-    for c in text.chars() {
-        key(
-            tx,
-            if c == '\n' {
-                KeyCode::Enter
-            } else {
-                KeyCode::Char(c)
-            },
-        );
-    }
-}
 
 /// The DRIFT cell of a row: what follows the last column before the border.
 fn row_drift(screen: &str, name: &str) -> Option<String> {

@@ -3,73 +3,20 @@
 //! marked), and the view recovers by itself after the API server restarts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+mod live_screen;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use std::sync::{Arc, Mutex};
+
 use k8s_openapi::api::apps::v1::Deployment;
-use kdrift::app::{App, Message};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
+use kdrift::runtime::event_loop::Session;
 use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
 use kdrift::ui::theme::Theme;
 use kube::api::{Patch, PatchParams};
+use live_screen::{Screen, keys, wait_for};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Keeps the text of the last frame drawn.
-struct Screen(Arc<Mutex<String>>);
-
-impl Frontend<TestBackend> for Screen {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
-    }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
-        term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
-            .unwrap();
-        let buf = term.backend().buffer();
-        let mut text = String::new();
-        for y in 0..buf.area.height {
-            for x in 0..buf.area.width {
-                text.push_str(buf[(x, y)].symbol());
-            }
-            text.push('\n');
-        }
-        *self.0.lock().unwrap() = text;
-    }
-}
-
-async fn wait_for(screen: &Arc<Mutex<String>>, what: &str, cond: impl Fn(&str) -> bool) {
-    let start = Instant::now();
-    loop {
-        if cond(&screen.lock().unwrap()) {
-            return;
-        }
-        assert!(
-            start.elapsed() < PATIENCE,
-            "waited for {what}; screen:\n{}",
-            screen.lock().unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
-    for c in text.chars() {
-        let code = if c == '\n' {
-            KeyCode::Enter
-        } else {
-            KeyCode::Char(c)
-        };
-        tx.send(Event::App(Message::Key(KeyEvent::from(code))))
-            .unwrap();
-    }
-}
 
 /// The words of the screen line showing Deployment `name`.
 fn row_of(screen: &str, name: &str) -> Option<Vec<String>> {
