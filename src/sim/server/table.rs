@@ -35,6 +35,21 @@ const AGE_DOC: &str = "CreationTimestamp is a timestamp representing the server 
 pub fn columns(resource: ResourceType) -> Value {
     let name = column("Name", "string", "name", NAME_DOC, 0);
     let age = column("Age", "string", "", AGE_DOC, 0);
+    // The template columns Deployments and ReplicaSets share (wide output).
+    let containers = column(
+        "Containers",
+        "string",
+        "",
+        "Names of each container in the template.",
+        1,
+    );
+    let images = column(
+        "Images",
+        "string",
+        "",
+        "Images referenced by each container in the template.",
+        1,
+    );
     let cols = match resource {
         ResourceType::Deployment => vec![
             name,
@@ -60,20 +75,8 @@ pub fn columns(resource: ResourceType) -> Value {
                 0,
             ),
             age,
-            column(
-                "Containers",
-                "string",
-                "",
-                "Names of each container in the template.",
-                1,
-            ),
-            column(
-                "Images",
-                "string",
-                "",
-                "Images referenced by each container in the template.",
-                1,
-            ),
+            containers.clone(),
+            images.clone(),
             column(
                 "Selector",
                 "string",
@@ -106,20 +109,8 @@ pub fn columns(resource: ResourceType) -> Value {
                 0,
             ),
             age,
-            column(
-                "Containers",
-                "string",
-                "",
-                "Names of each container in the template.",
-                1,
-            ),
-            column(
-                "Images",
-                "string",
-                "",
-                "Images referenced by each container in the template.",
-                1,
-            ),
+            containers.clone(),
+            images.clone(),
             column(
                 "Selector",
                 "string",
