@@ -3,11 +3,8 @@
 //! the fetches the app asks for when a manifest changes or a diff opens (one GET per object, or
 //! one list per namespace when many objects of it are wanted). The app keeps no live object:
 //! it compares and drops it.
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
@@ -34,32 +31,7 @@ impl<'de> Deserialize<'de> for LiveDeployment {
     }
 }
 
-impl kube::Resource for LiveDeployment {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("Deployment")
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("apps")
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("v1")
-    }
-    fn api_version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("apps/v1")
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("deployments")
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.slim.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.slim.metadata
-    }
-}
+super::slim::deployment_resource!(LiveDeployment, slim.metadata);
 
 /// A row and, when it could be read, its drift extract: one watch event for the app.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::DeploymentStatus;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::Deserialize;
@@ -113,32 +112,41 @@ fn revision_only<'de, D: Deserializer<'de>>(
     d.deserialize_option(RevisionVisitor)
 }
 
-impl kube::Resource for SlimDeployment {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
+/// `kube::Resource` for a partial decoding of `apps/v1` Deployments (the watcher's own types),
+/// whose `ObjectMeta` sits at `$($meta).+`.
+macro_rules! deployment_resource {
+    ($ty:ty, $($meta:ident).+) => {
+        impl kube::Resource for $ty {
+            type DynamicType = ();
+            type Scope = k8s_openapi::NamespaceResourceScope;
 
-    fn kind(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("Deployment")
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("apps")
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("v1")
-    }
-    fn api_version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("apps/v1")
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed("deployments")
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                std::borrow::Cow::Borrowed("Deployment")
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                std::borrow::Cow::Borrowed("apps")
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                std::borrow::Cow::Borrowed("v1")
+            }
+            fn api_version(_: &()) -> std::borrow::Cow<'_, str> {
+                std::borrow::Cow::Borrowed("apps/v1")
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                std::borrow::Cow::Borrowed("deployments")
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.$($meta).+
+            }
+            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.$($meta).+
+            }
+        }
+    };
 }
+pub(crate) use deployment_resource;
+
+deployment_resource!(SlimDeployment, metadata);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
