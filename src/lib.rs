@@ -8,6 +8,7 @@
 //! - [`schema`], [`managed_fields`]: Kubernetes list merge keys and `fieldsV1` field sets,
 //!   shared by the drift engine and the demo cluster.
 //! - [`revert`]: the pure decisions of a revert (apply config, removals, preview diff).
+//! - [`accept`]: accepting live values into a manifest (shared by `kdrift accept` and the TUI).
 //! - [`git`]: commits of accepted manifest files through the `git` command.
 //! - [`app`]: pure state and `update(Message) -> Vec<Command>`.
 //! - [`ui`]: pure rendering of the app state.
@@ -15,6 +16,7 @@
 //! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod accept;
 pub mod app;
 pub mod cli;
 pub mod cluster;

@@ -43,6 +43,19 @@ impl PreparedEdit {
             file: file.to_path_buf(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidData, error),
         })?;
+        Self::from_text(file, before, before_hash, document, edits)
+    }
+
+    /// Applies `edits` to document `document` of `before`, the text of `file` as read earlier
+    /// (`before_hash` is the hash of its bytes then). Pure: the live view recomputes the preview
+    /// with it as fields are toggled.
+    pub fn from_text(
+        file: &Path,
+        before: String,
+        before_hash: ContentHash,
+        document: usize,
+        edits: &[FieldEdit],
+    ) -> Result<Self, PrepareError> {
         let after =
             edit_document(&before, document, edits).map_err(|source| PrepareError::Edit {
                 file: file.to_path_buf(),
