@@ -102,7 +102,7 @@ pub fn repository_root(dir: &Path) -> Result<Option<PathBuf>, GitError> {
 }
 
 /// The current branch, or `None` on a detached HEAD.
-fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
+pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;
     Ok(output.ok.then(|| output.stdout.trim().to_owned()))
 }

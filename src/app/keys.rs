@@ -17,6 +17,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("d", "diff: manifest against live, who changed what"),
     ("n / ]  N / [", "diff: next / previous drifted field"),
     ("r", "diff: fetch the live object again"),
+    ("a", "accept: the live values into the manifest, committed"),
+    ("space  enter", "accept: check a field / write and commit"),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
@@ -60,9 +62,24 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         }
         KeyCode::Char(':') => app.prompt = Some(Prompt::Command(String::new())),
         KeyCode::Esc if matches!(app.screen, Screen::Detail { .. }) => return app.close_detail(),
+        KeyCode::Char('a')
+            if !app.readonly && matches!(app.screen, Screen::Table | Screen::Diff(_)) =>
+        {
+            let target = match &app.screen {
+                Screen::Diff(view) => Some((view.key.clone(), true)),
+                _ => {
+                    app.table.refresh(&app.cache, app.table_height());
+                    app.table.selected_key().cloned().map(|k| (k, false))
+                }
+            };
+            if let Some((row, from_diff)) = target {
+                return app.open_accept(row, from_diff);
+            }
+        }
         _ => match &mut app.screen {
             Screen::Table => return table_key(app, key),
             Screen::Diff(_) => return super::drift::diff_key(app, key),
+            Screen::Accept(_) => return super::accept::accept_key(app, key),
             Screen::Problems { scroll } => match key.code {
                 KeyCode::Esc => app.screen = Screen::Table,
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),

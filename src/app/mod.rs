@@ -6,6 +6,8 @@
 //! - [`keys`]: what each key does in each mode.
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
 //! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
+//! - [`accept`](mod@accept): the `a` view: fields to accept, the file diff, enter to commit.
+pub mod accept;
 pub mod cache;
 pub mod detail;
 pub mod drift;
@@ -56,6 +58,13 @@ pub enum Message {
     LiveFetched(Vec<Fetched>),
     /// The whole live object for `Command::FetchDiff`.
     DiffFetched(Fetched),
+    /// The live object, manifest file and git state for `Command::PrepareAccept`.
+    AcceptReady(Box<accept::AcceptFetched>),
+    /// The end of `Command::Accept`: what was committed, or why nothing was.
+    Accepted {
+        key: ObjectKey,
+        result: Result<String, String>,
+    },
 }
 
 /// What the runtime must do for the app.
@@ -84,6 +93,16 @@ pub enum Command {
     FetchLive(Vec<ObjectKey>),
     /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
     FetchDiff(ObjectKey),
+    /// GET one Deployment, read its manifest `file` and ask git about it (under the manifests
+    /// `root`) for the accept view; answer with `Message::AcceptReady`.
+    PrepareAccept {
+        key: ObjectKey,
+        file: std::path::PathBuf,
+        root: std::path::PathBuf,
+    },
+    /// Check the live values again, write the file and commit it; answer with
+    /// `Message::Accepted`.
+    Accept(Box<accept::AcceptRequest>),
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -113,6 +132,8 @@ pub enum Screen {
     Problems {
         scroll: u16,
     },
+    /// `a`: the fields to accept into the manifest and the file diff.
+    Accept(Box<accept::AcceptView>),
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -243,7 +264,10 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
-        if matches!(self.screen, Screen::Diff(_) | Screen::Problems { .. }) {
+        if matches!(
+            self.screen,
+            Screen::Diff(_) | Screen::Problems { .. } | Screen::Accept(_)
+        ) {
             // These views watch nothing.
             self.screen = Screen::Table;
             return Vec::new();
@@ -426,5 +450,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.diff_fetched(fetched);
             Vec::new()
         }
+        Message::AcceptReady(fetched) => app.accept_ready(*fetched),
+        Message::Accepted { key, result } => app.accepted(key, result),
     }
 }

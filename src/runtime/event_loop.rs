@@ -113,6 +113,21 @@ impl Loop {
                         let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
                     });
                 }
+                Command::PrepareAccept { key, file, root } => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        let fetched = super::accept::prepare(client, key, file, root).await;
+                        let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
+                    });
+                }
+                Command::Accept(request) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        let key = request.key.clone();
+                        let result = super::accept::accept(client, *request).await;
+                        let _ = tx.send(Event::App(Message::Accepted { key, result }));
+                    });
+                }
                 Command::FetchDiff(key) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {

@@ -4,7 +4,9 @@
 //! - [`event_loop`]: await one message, drain the rest, update, draw at most once per frame.
 //! - [`terminal`]: entering, leaving, suspending and resuming the terminal.
 //! - [`manifests`]: the manifests loaded off the UI thread, then watched on disk.
+//! - [`accept`]: the accept view's reads, and its write + commit.
 //! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
+pub mod accept;
 pub mod demo;
 pub mod event_loop;
 pub mod manifests;

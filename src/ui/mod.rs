@@ -5,6 +5,8 @@
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
 //! - [`theme`]: TOML themes.
 //! - [`format`]: ages and gauges.
+//! - [`accept`]: the `a` view: fields to accept and the file diff to be written.
+pub mod accept;
 pub mod detail;
 pub mod diff_view;
 pub mod format;
@@ -53,11 +55,12 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         }
         Screen::Diff(view) => diff_view::render_diff(app, theme, frame, body, view),
         Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
+        Screen::Accept(view) => accept::render_accept(app, theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
     if app.help {
-        render_help(theme, frame, body);
+        render_help(app, theme, frame, body);
     }
 }
 
@@ -186,7 +189,19 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("q", "quit"),
                     ],
                     Screen::Problems { .. } => &[("esc", "back"), ("j/k", "scroll"), ("q", "quit")],
+                    Screen::Accept(_) => &[
+                        ("space", "check/uncheck"),
+                        ("j/k", "move"),
+                        ("enter", "write and commit"),
+                        ("esc", "cancel"),
+                        ("pgdn/pgup", "scroll diff"),
+                    ],
                 };
+                let mut hints = hints.to_vec();
+                // Accept is offered where it can be pressed, never when read-only.
+                if !app.readonly && matches!(app.screen, Screen::Table | Screen::Diff(_)) {
+                    hints.insert(2, ("a", "accept"));
+                }
                 let mut spans = Vec::with_capacity(hints.len() * 2);
                 for (k, what) in hints {
                     spans.push(Span::styled(format!("<{k}>"), theme.status_key));
@@ -199,17 +214,22 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(line, area);
 }
 
-fn render_help(theme: &Theme, frame: &mut Frame, area: Rect) {
+fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    // Read-only: the keys that change files or the cluster are not handled, so not listed.
+    let help: Vec<&(&str, &str)> = HELP
+        .iter()
+        .filter(|(keys, what)| !(app.readonly && (*keys == "a" || what.starts_with("accept:"))))
+        .collect();
     let width = 64.min(area.width);
-    let height = (HELP.len() as u16 + 4).min(area.height);
+    let height = (help.len() as u16 + 4).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
         width,
         height,
     };
-    let mut lines: Vec<Line> = HELP
-        .iter()
+    let mut lines: Vec<Line> = help
+        .into_iter()
         .map(|(keys, what)| {
             Line::from(vec![
                 Span::styled(format!(" {keys:<15}"), theme.status_key),
@@ -250,7 +270,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         }
         Screen::Detail { .. } => return Some(1),
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
-        Screen::Diff(_) => return Some(60),
+        Screen::Diff(_) | Screen::Accept(_) => return Some(60),
         Screen::Problems { .. } => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {

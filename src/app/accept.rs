@@ -1,0 +1,424 @@
+//! The accept view as decisions only: `a` on a drifted row (or in its diff) asks the runtime for
+//! the whole live object and the manifest file as it is on disk; the view lists the fields to
+//! accept with checkboxes and the exact file diff that will be written, recomputed (purely, from
+//! the text read) as fields are toggled; `enter` asks the runtime to write and commit, through
+//! the same [`crate::accept`] sequence as `kdrift accept`.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::drift::manifest_key;
+use super::{App, Command, DriftSummary, Flash, Screen};
+use crate::accept::{self, CommitPlan};
+use crate::cluster::rows::ObjectKey;
+use crate::drift::{DriftItem, LiveObject, ObjectStatus, compare};
+use crate::manifest::Config;
+use crate::manifest::edit::{ContentHash, PreparedEdit};
+
+/// A manifest file as the runtime read it for the accept view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileText {
+    pub path: Arc<Path>,
+    pub text: Arc<str>,
+    /// The hash of the bytes read: the write refuses if the file no longer has them.
+    pub hash: ContentHash,
+}
+
+/// Where a commit would go, as git says before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitState {
+    NotARepository,
+    Repository {
+        /// The current branch, `None` on a detached HEAD.
+        branch: Option<String>,
+        /// The manifest file has uncommitted changes (the accept will be refused).
+        dirty: bool,
+    },
+    /// git could not be asked; the reason.
+    Unknown(String),
+}
+
+/// What the runtime found for `Command::PrepareAccept`.
+#[derive(Debug, Clone)]
+pub struct AcceptFetched {
+    pub key: ObjectKey,
+    pub live: Result<Option<Box<LiveObject>>, String>,
+    pub file: Result<FileText, String>,
+    pub git: GitState,
+}
+
+/// Everything the runtime needs to write and commit (`Command::Accept`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptRequest {
+    /// The row, to fetch the live object again.
+    pub key: ObjectKey,
+    pub root: PathBuf,
+    pub default_namespace: String,
+    pub config: Config,
+    pub prepared: PreparedEdit,
+    /// The fields as shown: refused if a live value is no longer the one shown.
+    pub chosen: Vec<DriftItem>,
+    pub commit: CommitPlan,
+}
+
+// Every field compares by total equality (JSON values, text); DriftItem just does not derive it.
+impl Eq for AcceptRequest {}
+
+/// One field of the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptField {
+    pub item: DriftItem,
+    pub checked: bool,
+}
+
+/// The file diff below the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preview {
+    /// Nothing is checked.
+    Nothing,
+    Edit(PreparedEdit),
+    /// The edit was refused (the reason; nothing would be written).
+    Refused(String),
+}
+
+/// The view once the live object and the file are in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptForm {
+    pub fields: Vec<AcceptField>,
+    pub cursor: usize,
+    pub file: FileText,
+    /// The file relative to the manifests root, as git shows it.
+    pub shown: String,
+    /// The line of the object's document in the file.
+    pub line: usize,
+    pub document: usize,
+    /// Where the commit goes, for the header.
+    pub target: String,
+    /// Said in the header when the accept will be refused before it is tried.
+    pub warning: Option<String>,
+    pub preview: Preview,
+    /// First diff line on screen.
+    pub scroll: usize,
+    /// `enter` was pressed; waiting for the runtime.
+    pub committing: bool,
+}
+
+/// What the accept view shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AcceptContent {
+    Loading,
+    Ready(Box<AcceptForm>),
+}
+
+/// The `a` view of one Deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptView {
+    pub key: ObjectKey,
+    /// Opened from the diff view, which `esc` goes back to.
+    pub from_diff: bool,
+    pub content: AcceptContent,
+}
+
+impl Eq for AcceptView {}
+
+impl AcceptForm {
+    fn chosen(&self) -> Vec<&DriftItem> {
+        self.fields
+            .iter()
+            .filter(|f| f.checked)
+            .map(|f| &f.item)
+            .collect()
+    }
+
+    /// The diff for the checked fields, from the text read (pure).
+    fn recompute(&mut self) {
+        let chosen = self.chosen();
+        self.preview = if chosen.is_empty() {
+            Preview::Nothing
+        } else {
+            match accept::prepare(
+                &self.file.path,
+                &self.file.text,
+                self.file.hash,
+                self.document,
+                &chosen,
+            ) {
+                Ok(edit) => Preview::Edit(edit),
+                Err(e) => Preview::Refused(e.to_string()),
+            }
+        };
+        self.scroll = 0;
+    }
+
+    /// The diff lines, labelled with the file as git shows it.
+    pub fn diff_text(&self) -> String {
+        match &self.preview {
+            Preview::Edit(edit) => edit.diff(&self.shown),
+            _ => String::new(),
+        }
+    }
+}
+
+fn flash(app: &mut App, text: String) {
+    app.flash = Some(Flash { text, error: true });
+}
+
+/// The header's commit target: the branch template of `.kdrift.yaml`, else the current branch.
+fn target_text(git: &GitState, config: &Config, key: &crate::manifest::ObjectKey) -> String {
+    let template = config
+        .accept_branch
+        .as_deref()
+        .map(|template| crate::git::branch_name(template, &key.kind, &key.namespace, &key.name));
+    match (git, template) {
+        (GitState::NotARepository, _) => {
+            "no git repository: the file will only be written".to_owned()
+        }
+        (_, Some(branch)) => format!("commit on new branch {branch}"),
+        (
+            GitState::Repository {
+                branch: Some(branch),
+                ..
+            },
+            None,
+        ) => format!("commit on {branch}"),
+        (GitState::Repository { branch: None, .. }, None) => {
+            "commit on the detached HEAD".to_owned()
+        }
+        (GitState::Unknown(_), None) => "commit on the current branch".to_owned(),
+    }
+}
+
+impl App {
+    /// `a`: open the accept view of `key` if it has drift to accept; otherwise say why not.
+    pub fn open_accept(&mut self, key: ObjectKey, from_diff: bool) -> Vec<Command> {
+        let object = format!("deployment {}/{}", key.namespace, key.name);
+        let why_not = match self.drift_of(&key) {
+            DriftSummary::Fields(_) => None,
+            DriftSummary::InSync => Some(format!(
+                "{object} is in sync with its manifest: nothing to accept"
+            )),
+            DriftSummary::Missing => Some(format!(
+                "{object} is missing: it is not in the cluster, there is no live value to accept"
+            )),
+            DriftSummary::Unmanaged => Some(format!(
+                "{object} has no manifest under the manifests folder: nothing to accept into"
+            )),
+            DriftSummary::NotComputed => Some(format!(
+                "the drift of {object} is not known yet: try again in a moment"
+            )),
+            DriftSummary::Error(e) => Some(format!("{object} cannot be compared: {e}")),
+        };
+        if let Some(text) = why_not {
+            flash(self, text);
+            return Vec::new();
+        }
+        let file = self
+            .manifests
+            .as_ref()
+            .and_then(|index| Some((index.get(&manifest_key(&key))?, &index.root)));
+        let Some((manifest, root)) = file else {
+            flash(
+                self,
+                format!("{object} has no manifest: nothing to accept into"),
+            );
+            return Vec::new();
+        };
+        let command = Command::PrepareAccept {
+            key: key.clone(),
+            file: manifest.file.to_path_buf(),
+            root: root.clone(),
+        };
+        self.screen = Screen::Accept(Box::new(AcceptView {
+            key,
+            from_diff,
+            content: AcceptContent::Loading,
+        }));
+        vec![command]
+    }
+
+    /// Back to where `a` was pressed.
+    fn close_accept(&mut self) -> Vec<Command> {
+        let Screen::Accept(view) = &self.screen else {
+            return Vec::new();
+        };
+        if view.from_diff {
+            let key = view.key.clone();
+            // The diff is fetched again: after an accept it has changed.
+            self.open_diff(key)
+        } else {
+            self.screen = Screen::Table;
+            Vec::new()
+        }
+    }
+
+    /// The live object and the file arrived: list the fields and preview the edit.
+    pub fn accept_ready(&mut self, fetched: AcceptFetched) -> Vec<Command> {
+        let waiting = matches!(&self.screen, Screen::Accept(view)
+            if view.key == fetched.key && view.content == AcceptContent::Loading);
+        if !waiting {
+            return Vec::new();
+        }
+        self.dirty = true;
+        match self.accept_form(fetched) {
+            Ok(form) => {
+                if let Screen::Accept(view) = &mut self.screen {
+                    view.content = AcceptContent::Ready(Box::new(form));
+                }
+                Vec::new()
+            }
+            Err(text) => {
+                let commands = self.close_accept();
+                flash(self, text);
+                commands
+            }
+        }
+    }
+
+    fn accept_form(&self, fetched: AcceptFetched) -> Result<AcceptForm, String> {
+        let object = format!("deployment {}/{}", fetched.key.namespace, fetched.key.name);
+        let index = self
+            .manifests
+            .as_ref()
+            .ok_or_else(|| "the manifests are still loading".to_owned())?;
+        let live = fetched
+            .live?
+            .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
+        let file = fetched.file?;
+        let manifest = accept::manifest_in(
+            &file.path,
+            &file.text,
+            &manifest_key(&fetched.key),
+            &index.default_namespace,
+        )
+        .map_err(|e| e.to_string())?;
+        let drift = compare(&manifest, &live, &index.config);
+        if let ObjectStatus::Error(e) = &drift.status {
+            return Err(format!("{object} cannot be compared: {e}"));
+        }
+        let fields: Vec<AcceptField> = accept::offered(&drift)
+            .into_iter()
+            .map(|(item, checked)| AcceptField { item, checked })
+            .collect();
+        if fields.is_empty() {
+            return Err(format!(
+                "{object} is in sync with its manifest now: nothing to accept"
+            ));
+        }
+        let shown = accept::shown_path(&index.root, &file.path);
+        let warning = match &fetched.git {
+            GitState::Repository { dirty: true, .. } => Some(format!(
+                "{shown} has uncommitted changes: enter will refuse (commit or stash them first, or use kdrift accept --no-commit)"
+            )),
+            GitState::Unknown(e) => Some(format!("git: {e}")),
+            _ => None,
+        };
+        let mut form = AcceptForm {
+            fields,
+            cursor: 0,
+            target: target_text(&fetched.git, &index.config, &manifest.key),
+            shown,
+            line: manifest.line,
+            document: manifest.document,
+            file,
+            warning,
+            preview: Preview::Nothing,
+            scroll: 0,
+            committing: false,
+        };
+        form.recompute();
+        Ok(form)
+    }
+
+    /// The runtime's answer to `Command::Accept`: close the view, say what happened.
+    pub fn accepted(&mut self, key: ObjectKey, result: Result<String, String>) -> Vec<Command> {
+        self.dirty = true;
+        let showing = matches!(&self.screen, Screen::Accept(view) if view.key == key);
+        let commands = if showing {
+            self.close_accept()
+        } else {
+            Vec::new()
+        };
+        self.flash = Some(match result {
+            Ok(text) => Flash { text, error: false },
+            Err(text) => Flash { text, error: true },
+        });
+        commands
+    }
+}
+
+/// Keys of the accept view: move, toggle, scroll the diff, accept, cancel.
+pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    if key.code == KeyCode::Esc {
+        return app.close_accept();
+    }
+    let page = app.table_height();
+    let Screen::Accept(view) = &mut app.screen else {
+        return Vec::new();
+    };
+    let AcceptContent::Ready(form) = &mut view.content else {
+        return Vec::new();
+    };
+    if form.committing {
+        return Vec::new();
+    }
+    let last = form.fields.len().saturating_sub(1);
+    match key.code {
+        KeyCode::Char('j') | KeyCode::Down => form.cursor = (form.cursor + 1).min(last),
+        KeyCode::Char('k') | KeyCode::Up => form.cursor = form.cursor.saturating_sub(1),
+        KeyCode::Char(' ') => {
+            if let Some(field) = form.fields.get_mut(form.cursor) {
+                field.checked = !field.checked;
+                form.recompute();
+            }
+        }
+        KeyCode::PageDown => form.scroll += page / 2,
+        KeyCode::PageUp => form.scroll = form.scroll.saturating_sub(page / 2),
+        KeyCode::Enter => return enter(app),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// `enter`: the checked fields, written and committed by the runtime.
+fn enter(app: &mut App) -> Vec<Command> {
+    let Some(index) = app.manifests.clone() else {
+        return Vec::new();
+    };
+    let Screen::Accept(view) = &mut app.screen else {
+        return Vec::new();
+    };
+    let AcceptContent::Ready(form) = &mut view.content else {
+        return Vec::new();
+    };
+    let refusal = match &form.preview {
+        Preview::Nothing => Some("nothing checked: space checks a field to accept".to_owned()),
+        Preview::Refused(why) => Some(why.clone()),
+        Preview::Edit(edit) if edit.is_noop() => Some(format!(
+            "{} already says what is live: nothing to write",
+            form.shown
+        )),
+        Preview::Edit(_) => None,
+    };
+    if let Some(text) = refusal {
+        flash(app, text);
+        return Vec::new();
+    }
+    let Preview::Edit(prepared) = &form.preview else {
+        return Vec::new();
+    };
+    let key = manifest_key(&view.key);
+    let chosen = form.chosen();
+    let commit = CommitPlan::new(&key, &chosen, None, &index.config);
+    let request = AcceptRequest {
+        key: view.key.clone(),
+        root: index.root.clone(),
+        default_namespace: index.default_namespace.clone(),
+        config: index.config.clone(),
+        prepared: prepared.clone(),
+        chosen: chosen.into_iter().cloned().collect(),
+        commit,
+    };
+    form.committing = true;
+    vec![Command::Accept(Box::new(request))]
+}

@@ -1,0 +1,114 @@
+//! The IO of the accept view, run off the loop: reading what the view shows (the whole live
+//! object, the manifest file as it is on disk, where git would commit) and, on `enter`, reading
+//! the live object again, then the shared write + commit of [`crate::accept`] (git is blocking:
+//! it runs on the blocking pool).
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kube::Client;
+
+use crate::accept::{AcceptError, check_still_live, manifest_in, shown_path, write_and_commit};
+use crate::app::accept::{AcceptFetched, AcceptRequest, FileText, GitState};
+use crate::cluster::live::fetch;
+use crate::cluster::rows::ObjectKey;
+use crate::drift::{LiveObject, compare};
+use crate::manifest::edit::ContentHash;
+
+/// The whole live object of `key`, or why it cannot be had.
+async fn live_object(client: &Client, key: &ObjectKey) -> Result<Option<Box<LiveObject>>, String> {
+    match fetch(client, vec![key.clone()]).await.into_iter().next() {
+        Some((_, result)) => result,
+        None => Err(format!(
+            "no answer for Deployment \"{}\" in \"{}\"",
+            key.name, key.namespace
+        )),
+    }
+}
+
+/// The file's text and the hash of its bytes.
+fn read_file(file: &Path) -> Result<FileText, String> {
+    let bytes =
+        std::fs::read(file).map_err(|e| format!("{}: cannot read it: {e}", file.display()))?;
+    let hash = ContentHash::of(&bytes);
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", file.display()))?;
+    Ok(FileText {
+        path: Arc::from(file),
+        text: Arc::from(text),
+        hash,
+    })
+}
+
+/// Is there a repository, on which branch, and is the file already changed in it.
+fn git_state(root: &Path, file: &Path) -> GitState {
+    let top = match crate::git::repository_root(root) {
+        Ok(Some(top)) => top,
+        Ok(None) => return GitState::NotARepository,
+        Err(e) => return GitState::Unknown(e.to_string()),
+    };
+    let branch = match crate::git::current_branch(&top) {
+        Ok(branch) => branch,
+        Err(e) => return GitState::Unknown(e.to_string()),
+    };
+    match crate::git::has_uncommitted_changes(root, file) {
+        Ok(dirty) => GitState::Repository { branch, dirty },
+        Err(e) => GitState::Unknown(e.to_string()),
+    }
+}
+
+/// `Command::PrepareAccept`: what the accept view needs to show.
+pub async fn prepare(
+    client: Client,
+    key: ObjectKey,
+    file: PathBuf,
+    root: PathBuf,
+) -> AcceptFetched {
+    let local = tokio::task::spawn_blocking(move || (read_file(&file), git_state(&root, &file)));
+    let live = live_object(&client, &key).await;
+    let (file, git) = match local.await {
+        Ok(found) => found,
+        Err(e) => (
+            Err(format!("reading the manifest failed: {e}")),
+            GitState::Unknown(e.to_string()),
+        ),
+    };
+    AcceptFetched {
+        key,
+        live,
+        file,
+        git,
+    }
+}
+
+/// `Command::Accept`: refuse if a chosen live value moved since it was shown, else write and
+/// commit. The answer is the line for the status bar.
+pub async fn accept(client: Client, request: AcceptRequest) -> Result<String, String> {
+    let object = format!("deployment {}/{}", request.key.namespace, request.key.name);
+    let live = live_object(&client, &request.key)
+        .await?
+        .ok_or_else(|| format!("{object} is no longer in the cluster; nothing was written"))?;
+    let prepared = &request.prepared;
+    let manifest = manifest_in(
+        &Arc::from(prepared.file.as_path()),
+        &Arc::from(prepared.before.as_str()),
+        &crate::app::drift::manifest_key(&request.key),
+        &request.default_namespace,
+    )
+    .map_err(|e| e.to_string())?;
+    let now = compare(&manifest, &live, &request.config);
+    check_still_live(&request.chosen, &now).map_err(|e| e.to_string())?;
+    let shown = shown_path(&request.root, &prepared.file);
+    let done = tokio::task::spawn_blocking(move || {
+        write_and_commit(&request.root, &request.prepared, Some(&request.commit))
+    })
+    .await
+    .map_err(|e| format!("the accept task failed: {e}"))?;
+    match done {
+        Ok(outcome) => Ok(outcome.describe(&shown)),
+        Err(e @ AcceptError::Commit(_)) => {
+            // Git's own words can span lines; the status bar has one.
+            Err(e.to_string().replace('\n', " "))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}

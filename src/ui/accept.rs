@@ -1,0 +1,112 @@
+//! The `a` accept view: where the file is and where the commit goes, the drifted fields with
+//! checkboxes (manifest value → live value, manager, age), and below them the exact file diff
+//! that `enter` writes.
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::accept::{AcceptContent, AcceptForm, AcceptView, Preview};
+use crate::app::drift::note_text;
+use crate::drift::report::short_value;
+
+pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &AcceptView) {
+    let key = &view.key;
+    let mut title = vec![Span::styled(
+        format!(" accept deployment {}/{} ", key.namespace, key.name),
+        theme.title,
+    )];
+    if let AcceptContent::Ready(form) = &view.content
+        && form.committing
+    {
+        title.push(Span::styled(" writing and committing… ", theme.warning));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(Line::from(title));
+    let height = usize::from(area.height.saturating_sub(2));
+    let lines = match &view.content {
+        AcceptContent::Loading => vec![Line::styled(
+            "fetching the live object and reading the manifest…",
+            theme.muted,
+        )],
+        AcceptContent::Ready(form) => form_lines(app, theme, form, height),
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize) -> Vec<Line<'a>> {
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("{}:{}", form.shown, form.line), theme.header),
+        Span::styled("  →  ", theme.muted),
+        Span::styled(form.target.clone(), theme.text),
+    ])];
+    if let Some(warning) = &form.warning {
+        lines.push(Line::styled(warning.clone(), theme.warning));
+    }
+    lines.push(Line::raw(""));
+    let width = form
+        .fields
+        .iter()
+        .map(|f| f.item.path.to_string().chars().count())
+        .max()
+        .unwrap_or(0);
+    for (at, field) in form.fields.iter().enumerate() {
+        let item = &field.item;
+        let mark = if field.checked { "[x]" } else { "[ ]" };
+        let cursor = if at == form.cursor { "▸" } else { " " };
+        let text = format!(
+            "{cursor} {mark} {:<width$}  {} → {}",
+            item.path.to_string(),
+            short_value(item.manifest.as_ref()),
+            short_value(item.live.as_ref()),
+        );
+        let style = if at == form.cursor {
+            theme.selected
+        } else {
+            theme.text
+        };
+        lines.push(Line::from(vec![
+            Span::styled(text, style),
+            Span::styled(
+                format!("  {}", note_text(item.class, &item.attribution, app.now)),
+                theme.diff_note,
+            ),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    match &form.preview {
+        Preview::Nothing => lines.push(Line::styled(
+            "nothing checked: nothing will be written (space checks a field)",
+            theme.muted,
+        )),
+        Preview::Refused(why) => lines.push(Line::styled(why.clone(), theme.error)),
+        Preview::Edit(edit) if edit.is_noop() => lines.push(Line::styled(
+            "the file already says what is live: nothing to write",
+            theme.muted,
+        )),
+        Preview::Edit(_) => {
+            lines.push(Line::styled("enter writes and commits:", theme.muted));
+            let room = height.saturating_sub(lines.len());
+            let diff = form.diff_text();
+            for text in diff.lines().skip(form.scroll).take(room) {
+                let style = if text.starts_with("+++") || text.starts_with("---") {
+                    theme.header
+                } else if text.starts_with('+') {
+                    theme.diff_added
+                } else if text.starts_with('-') {
+                    theme.diff_removed
+                } else if text.starts_with("@@") {
+                    theme.diff_hunk
+                } else {
+                    theme.text
+                };
+                lines.push(Line::styled(text.to_owned(), style));
+            }
+        }
+    }
+    lines
+}
