@@ -17,8 +17,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("d", "diff: manifest against live, who changed what"),
     ("n / ]  N / [", "diff: next / previous drifted field"),
     ("r", "diff: fetch the live object again"),
-    ("a", "accept: the live values into the manifest, committed"),
-    ("space  enter", "accept: check a field / write and commit"),
+    ("a", "accept live values into the manifest + commit"),
+    (
+        "space  enter",
+        "accept view: check a field / write and commit",
+    ),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),

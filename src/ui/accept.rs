@@ -48,34 +48,31 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
         lines.push(Line::styled(warning.clone(), theme.warning));
     }
     lines.push(Line::raw(""));
-    let width = form
-        .fields
-        .iter()
-        .map(|f| f.item.path.to_string().chars().count())
-        .max()
-        .unwrap_or(0);
+    // Two lines a field: the path and who changed it when, then manifest value → live value
+    // (values can be long: an env entry, a resources block).
     for (at, field) in form.fields.iter().enumerate() {
         let item = &field.item;
         let mark = if field.checked { "[x]" } else { "[ ]" };
-        let cursor = if at == form.cursor { "▸" } else { " " };
-        let text = format!(
-            "{cursor} {mark} {:<width$}  {} → {}",
-            item.path.to_string(),
-            short_value(item.manifest.as_ref()),
-            short_value(item.live.as_ref()),
-        );
-        let style = if at == form.cursor {
-            theme.selected
+        let (cursor, style) = if at == form.cursor {
+            ("▸", theme.selected)
         } else {
-            theme.text
+            (" ", theme.text)
         };
         lines.push(Line::from(vec![
-            Span::styled(text, style),
+            Span::styled(format!("{cursor} {mark} {}", item.path), style),
             Span::styled(
                 format!("  {}", note_text(item.class, &item.attribution, app.now)),
                 theme.diff_note,
             ),
         ]));
+        lines.push(Line::styled(
+            format!(
+                "      {} → {}",
+                short_value(item.manifest.as_ref()),
+                short_value(item.live.as_ref())
+            ),
+            style,
+        ));
     }
     lines.push(Line::raw(""));
     match &form.preview {

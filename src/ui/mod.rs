@@ -218,7 +218,7 @@ fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     // Read-only: the keys that change files or the cluster are not handled, so not listed.
     let help: Vec<&(&str, &str)> = HELP
         .iter()
-        .filter(|(keys, what)| !(app.readonly && (*keys == "a" || what.starts_with("accept:"))))
+        .filter(|(_, what)| !(app.readonly && what.starts_with("accept")))
         .collect();
     let width = 64.min(area.width);
     let height = (help.len() as u16 + 4).min(area.height);

@@ -1,0 +1,584 @@
+//! The accept view through `update()` only (no IO): `a` on a drifted row asks for the live
+//! object and the file, the view lists the fields and the exact file diff, toggles recompute the
+//! diff, `enter` asks for the write with the checked fields, `esc` cancels; rows without drift
+//! and read-only mode do not open it. A snapshot of the view and the colours of its diff.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use jiff::Timestamp;
+use kdrift::app::accept::{AcceptContent, AcceptFetched, AcceptForm, FileText, GitState};
+use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
+use kdrift::cluster::client::NamespaceScope;
+use kdrift::cluster::live::{LiveDeployment, LiveRow};
+use kdrift::cluster::rows::ObjectKey;
+use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+use kdrift::drift::LiveObject;
+use kdrift::manifest::ManifestIndex;
+use kdrift::manifest::edit::ContentHash;
+use kdrift::sim::defaults::apply_defaults;
+use kdrift::sim::patch::strategic_merge_patch;
+use kdrift::sim::resources::ResourceType;
+use kdrift::sim::ssa::record_update;
+use kdrift::ui::theme::Theme;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::{Value, json};
+
+const DEPLOYMENT: ResourceType = ResourceType::Deployment;
+const NOW: &str = "2026-11-22T02:12:00Z";
+
+const WEB: &str = "# The storefront.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  # Two is enough off-peak.
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: web:1.0
+          env:
+            - name: MODE
+              value: prod # not staging
+";
+
+const CART: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cart
+  namespace: shop
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: cart
+  template:
+    metadata:
+      labels:
+        app: cart
+    spec:
+      containers:
+        - name: cart
+          image: cart:1.0
+";
+
+fn manifests() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("web.yaml"), WEB).unwrap();
+    std::fs::write(dir.path().join("cart.yaml"), CART).unwrap();
+    dir
+}
+
+fn applied(text: &str) -> Value {
+    let mut object: Value = serde_yaml::from_str(text).unwrap();
+    apply_defaults(DEPLOYMENT, &mut object);
+    object["metadata"]["resourceVersion"] = json!("1");
+    record_update(
+        DEPLOYMENT,
+        None,
+        &mut object,
+        "kubectl-client-side-apply",
+        None,
+        "2026-11-22T01:00:00Z",
+    );
+    object
+}
+
+/// `patch` written live by `manager` (through `subresource`) at `time`.
+fn hotfix(
+    old: &Value,
+    patch: Value,
+    manager: &str,
+    subresource: Option<&str>,
+    time: &str,
+) -> Value {
+    let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
+    apply_defaults(DEPLOYMENT, &mut new);
+    record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
+    new
+}
+
+/// web scaled to 5 (12 minutes ago) and given `EXTRA=1` by `kubectl set env` (2 minutes ago).
+fn web_hotfixed() -> Value {
+    let scaled = hotfix(
+        &applied(WEB),
+        json!({"spec": {"replicas": 5}}),
+        "kubectl",
+        Some("scale"),
+        "2026-11-22T02:00:00Z",
+    );
+    hotfix(
+        &scaled,
+        json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "web", "env": [{"name": "EXTRA", "value": "1"}]}
+        ]}}}}),
+        "kubectl-set",
+        None,
+        "2026-11-22T02:10:00Z",
+    )
+}
+
+fn live_row(object: &Value) -> LiveRow {
+    LiveRow::from_object(serde_json::from_value::<LiveDeployment>(object.clone()).unwrap())
+}
+
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("shop", name)
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<Command> {
+    update(app, Message::Key(KeyEvent::from(code)))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+/// The app on `dir` with web drifted (two fields) and cart in sync, web selected.
+fn drifted_app(dir: &Path, readonly: bool) -> App {
+    let mut app = App::new(
+        "kind-dev",
+        vec![],
+        NamespaceScope::All,
+        NOW.parse::<Timestamp>().unwrap(),
+    );
+    app.readonly = readonly;
+    update(
+        &mut app,
+        Message::Manifests(Arc::new(ManifestIndex::load(dir, "default"))),
+    );
+    let updates = vec![
+        WatchUpdate::Init,
+        WatchUpdate::InitApply(live_row(&web_hotfixed())),
+        WatchUpdate::InitApply(live_row(&applied(CART))),
+        WatchUpdate::InitDone,
+    ];
+    update(
+        &mut app,
+        Message::Cluster(ClusterMessage {
+            epoch: 0,
+            event: ClusterEvent::DeploymentsLive(updates),
+        }),
+    );
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(2));
+    assert_eq!(app.drift_of(&key("cart")), &DriftSummary::InSync);
+    select(&mut app, "web");
+    app
+}
+
+fn select(app: &mut App, name: &str) {
+    // esc clears the filter of an earlier selection.
+    press(app, KeyCode::Esc);
+    press(app, KeyCode::Char('/'));
+    typed(app, &format!("shop/{name}"));
+    press(app, KeyCode::Enter);
+}
+
+/// What the runtime answers to `PrepareAccept` for web.
+fn fetched(dir: &Path, git: GitState) -> Message {
+    let text = std::fs::read_to_string(dir.join("web.yaml")).unwrap();
+    Message::AcceptReady(Box::new(AcceptFetched {
+        key: key("web"),
+        live: Ok(Some(Box::new(
+            LiveObject::from_value(web_hotfixed()).unwrap(),
+        ))),
+        file: Ok(FileText {
+            path: Arc::from(dir.join("web.yaml")),
+            hash: ContentHash::of(text.as_bytes()),
+            text: Arc::from(text),
+        }),
+        git,
+    }))
+}
+
+fn on_main() -> GitState {
+    GitState::Repository {
+        branch: Some("main".into()),
+        dirty: false,
+    }
+}
+
+/// `a` on web and the runtime's answer: the view, ready.
+fn open(dir: &Path) -> App {
+    let mut app = drifted_app(dir, false);
+    let commands = press(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        commands,
+        [Command::PrepareAccept {
+            key: key("web"),
+            file: dir.join("web.yaml"),
+            root: dir.to_path_buf(),
+        }]
+    );
+    assert!(matches!(&app.screen, Screen::Accept(v) if v.content == AcceptContent::Loading));
+    assert!(update(&mut app, fetched(dir, on_main())).is_empty());
+    app
+}
+
+fn form(app: &App) -> &AcceptForm {
+    match &app.screen {
+        Screen::Accept(view) => match &view.content {
+            AcceptContent::Ready(form) => form,
+            other => panic!("not ready: {other:?}"),
+        },
+        other => panic!("not the accept view: {other:?}"),
+    }
+}
+
+/// The `+`/`-` lines of the preview.
+fn changed_lines(app: &App) -> Vec<String> {
+    form(app)
+        .diff_text()
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+    app.width = width;
+    app.height = height;
+    app.prepare_frame();
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
+        .unwrap();
+    term
+}
+
+fn screen_text(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            text.push_str(buf[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn the_view_lists_the_drifted_fields_checked_and_the_diff_of_both() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    let f = form(&app);
+    let fields: Vec<(String, bool)> = f
+        .fields
+        .iter()
+        .map(|f| (f.item.path.to_string(), f.checked))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("spec.replicas".to_owned(), true),
+            (
+                "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                true
+            ),
+        ]
+    );
+    assert_eq!(
+        changed_lines(&app),
+        [
+            "-  replicas: 2",
+            "+  replicas: 5",
+            "+            - name: EXTRA",
+            "+              value: \"1\"",
+        ]
+    );
+    let term = draw(&mut app, 110, 30);
+    let text = screen_text(&term);
+    // Paths are shown relative to the manifests folder: nothing of the temp folder shows.
+    assert!(!text.contains(&dir.path().display().to_string()), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn space_toggles_a_field_and_the_diff_follows() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    press(&mut app, KeyCode::Char(' '));
+    assert!(!form(&app).fields[0].checked);
+    assert_eq!(
+        changed_lines(&app),
+        ["+            - name: EXTRA", "+              value: \"1\""]
+    );
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(changed_lines(&app), Vec::<String>::new());
+    let text = screen_text(&draw(&mut app, 110, 30));
+    assert!(
+        text.contains("nothing checked: nothing will be written"),
+        "{text}"
+    );
+    press(&mut app, KeyCode::Char('k'));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(changed_lines(&app), ["-  replicas: 2", "+  replicas: 5"]);
+}
+
+#[test]
+fn enter_asks_to_write_and_commit_the_checked_fields_only() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    let commands = press(&mut app, KeyCode::Enter);
+    let [Command::Accept(request)] = commands.as_slice() else {
+        panic!("{commands:?}");
+    };
+    assert_eq!(request.key, key("web"));
+    let chosen: Vec<String> = request.chosen.iter().map(|i| i.path.to_string()).collect();
+    assert_eq!(chosen, ["spec.replicas"]);
+    assert_eq!(request.chosen[0].live, Some(json!(5)));
+    assert!(
+        request
+            .commit
+            .message
+            .starts_with("kdrift: accept live spec.replicas of deployment/shop/web\n"),
+        "{}",
+        request.commit.message
+    );
+    assert_eq!(request.commit.branch, None);
+    assert_eq!(
+        request.prepared.after,
+        WEB.replace("replicas: 2", "replicas: 5")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("web.yaml")).unwrap(),
+        WEB,
+        "the app writes nothing"
+    );
+    assert!(form(&app).committing);
+    // A second enter while the first is under way asks for nothing.
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+
+    // The runtime's answer closes the view and is shown in the status bar.
+    let said =
+        "committed 1a2b3c4 on main: kdrift: accept live spec.replicas of deployment/shop/web";
+    update(
+        &mut app,
+        Message::Accepted {
+            key: key("web"),
+            result: Ok(said.to_owned()),
+        },
+    );
+    assert_eq!(app.screen, Screen::Table);
+    let text = screen_text(&draw(&mut app, 110, 20));
+    assert!(text.contains(said), "{text}");
+}
+
+#[test]
+fn enter_with_nothing_checked_says_so_and_does_nothing() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char(' '));
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    assert!(!form(&app).committing);
+    let flash = app.flash.clone().unwrap();
+    assert!(flash.text.starts_with("nothing checked"), "{flash:?}");
+}
+
+#[test]
+fn esc_cancels_back_to_the_table_or_to_the_diff_it_came_from() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    assert!(press(&mut app, KeyCode::Esc).is_empty());
+    assert_eq!(app.screen, Screen::Table);
+
+    let mut app = drifted_app(dir.path(), false);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('d')),
+        [Command::FetchDiff(key("web"))]
+    );
+    let commands = press(&mut app, KeyCode::Char('a'));
+    assert!(
+        matches!(commands.as_slice(), [Command::PrepareAccept { .. }]),
+        "{commands:?}"
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Esc),
+        [Command::FetchDiff(key("web"))]
+    );
+    assert!(matches!(&app.screen, Screen::Diff(v) if v.key == key("web")));
+}
+
+#[test]
+fn a_refused_accept_closes_the_view_and_shows_why() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    press(&mut app, KeyCode::Enter);
+    let why = "spec.replicas changed live since it was shown (5 → 6); press a again";
+    update(
+        &mut app,
+        Message::Accepted {
+            key: key("web"),
+            result: Err(why.to_owned()),
+        },
+    );
+    assert_eq!(app.screen, Screen::Table);
+    assert_eq!(
+        app.flash.as_ref().map(|f| (f.text.as_str(), f.error)),
+        Some((why, true))
+    );
+}
+
+#[test]
+fn rows_without_drift_say_why_and_open_nothing() {
+    let dir = manifests();
+    let mut app = drifted_app(dir.path(), false);
+    select(&mut app, "cart");
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    assert_eq!(app.screen, Screen::Table);
+    let flash = app.flash.clone().unwrap();
+    assert!(
+        flash.text.contains("deployment shop/cart is in sync"),
+        "{flash:?}"
+    );
+
+    // Drift gone by the time the object is fetched: the view closes, saying so.
+    let mut app = drifted_app(dir.path(), false);
+    press(&mut app, KeyCode::Char('a'));
+    let text = std::fs::read_to_string(dir.path().join("web.yaml")).unwrap();
+    let in_sync = applied(WEB);
+    update(
+        &mut app,
+        Message::AcceptReady(Box::new(AcceptFetched {
+            key: key("web"),
+            live: Ok(Some(Box::new(LiveObject::from_value(in_sync).unwrap()))),
+            file: Ok(FileText {
+                path: Arc::from(dir.path().join("web.yaml")),
+                hash: ContentHash::of(text.as_bytes()),
+                text: Arc::from(text),
+            }),
+            git: on_main(),
+        })),
+    );
+    assert_eq!(app.screen, Screen::Table);
+    assert!(
+        app.flash.as_ref().unwrap().text.contains("in sync"),
+        "{:?}",
+        app.flash
+    );
+}
+
+#[test]
+fn read_only_has_no_accept_key_hint_or_help_line() {
+    let dir = manifests();
+    let mut app = drifted_app(dir.path(), true);
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    assert_eq!(app.screen, Screen::Table);
+    let text = screen_text(&draw(&mut app, 140, 30));
+    assert!(!text.contains("<a>"), "{text}");
+    press(&mut app, KeyCode::Char('?'));
+    let text = screen_text(&draw(&mut app, 140, 40));
+    assert!(!text.contains("accept"), "{text}");
+
+    let mut app = drifted_app(dir.path(), false);
+    let text = screen_text(&draw(&mut app, 140, 30));
+    assert!(text.contains("<a> accept"), "{text}");
+    press(&mut app, KeyCode::Char('?'));
+    let text = screen_text(&draw(&mut app, 140, 40));
+    assert!(
+        text.contains("accept live values into the manifest + commit"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_header_names_the_branch_template_no_repository_and_a_dirty_file() {
+    let dir = manifests();
+    std::fs::write(
+        dir.path().join(".kdrift.yaml"),
+        "accept:\n  branch: hotfix/{namespace}-{name}\n",
+    )
+    .unwrap();
+    let mut app = drifted_app(dir.path(), false);
+    press(&mut app, KeyCode::Char('a'));
+    update(&mut app, fetched(dir.path(), on_main()));
+    assert_eq!(form(&app).target, "commit on new branch hotfix/shop-web");
+    let commands = press(&mut app, KeyCode::Enter);
+    let [Command::Accept(request)] = commands.as_slice() else {
+        panic!("{commands:?}");
+    };
+    assert_eq!(request.commit.branch.as_deref(), Some("hotfix/shop-web"));
+
+    let dir = manifests();
+    let mut app = drifted_app(dir.path(), false);
+    press(&mut app, KeyCode::Char('a'));
+    update(&mut app, fetched(dir.path(), GitState::NotARepository));
+    let text = screen_text(&draw(&mut app, 110, 30));
+    assert!(
+        text.contains("no git repository: the file will only be written"),
+        "{text}"
+    );
+
+    let mut app = drifted_app(dir.path(), false);
+    press(&mut app, KeyCode::Char('a'));
+    update(
+        &mut app,
+        fetched(
+            dir.path(),
+            GitState::Repository {
+                branch: Some("main".into()),
+                dirty: true,
+            },
+        ),
+    );
+    let text = screen_text(&draw(&mut app, 150, 30));
+    assert!(
+        text.contains("web.yaml has uncommitted changes: enter will refuse"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_diff_is_coloured_added_green_removed_red() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    let term = draw(&mut app, 110, 30);
+    let theme = Theme::default_theme();
+    let buf = term.backend().buffer();
+    let row_of = |needle: &str| {
+        (0..buf.area.height)
+            .find(|&y| {
+                let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+                line.contains(needle)
+            })
+            .unwrap()
+    };
+    let style_at = |y: u16| {
+        let x = (0..buf.area.width)
+            .find(|&x| {
+                buf[(x, y)].symbol() == "+"
+                    || buf[(x, y)].symbol() == "-"
+                    || buf[(x, y)].symbol() == "@"
+            })
+            .unwrap();
+        buf[(x, y)].style()
+    };
+    assert_eq!(style_at(row_of("+  replicas: 5")).fg, theme.diff_added.fg);
+    assert_eq!(style_at(row_of("-  replicas: 2")).fg, theme.diff_removed.fg);
+    assert_eq!(style_at(row_of("@@ ")).fg, theme.diff_hunk.fg);
+    assert_ne!(theme.diff_added.fg, theme.diff_removed.fg);
+}
