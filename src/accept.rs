@@ -536,4 +536,94 @@ mod tests {
         assert_eq!(lines.next(), Some("Keep web at 5 replicas"));
         assert!(custom.contains("spec.replicas: 2 → 5"), "{custom}");
     }
+
+    #[test]
+    fn the_view_offers_drift_checked_and_a_restart_unchecked_never_autoscaled() {
+        let mut d = drift();
+        d.items[0].class = Class::Autoscaled;
+        let offered: Vec<(String, bool)> = offered(&d)
+            .into_iter()
+            .map(|(item, checked)| (item.path.to_string(), checked))
+            .collect();
+        assert_eq!(
+            offered,
+            [
+                (
+                    "spec.template.spec.containers[name=web].env[name=EXTRA]".to_owned(),
+                    true
+                ),
+                (
+                    "spec.template.spec.containers[name=web].args".to_owned(),
+                    true
+                ),
+                (
+                    "spec.template.metadata.annotations[\"kubectl.kubernetes.io/restartedAt\"]"
+                        .to_owned(),
+                    false
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_live_value_that_moved_since_it_was_shown_is_refused() {
+        let shown = drift();
+        let chosen = vec![shown.items[0].clone(), shown.items[2].clone()];
+        assert!(check_still_live(&chosen, &shown).is_ok());
+
+        let mut now = drift();
+        now.items[0].live = Some(json!(6));
+        let err = check_still_live(&chosen, &now).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "spec.replicas changed live since it was shown (5 → 6); press a again"
+        );
+
+        // Scaled back to the manifest's value: no longer drift at all.
+        let mut now = drift();
+        now.items.remove(0);
+        let err = check_still_live(&chosen, &now).unwrap_err().to_string();
+        assert!(err.contains("(5 → 2 again)"), "{err}");
+        // A field not chosen may move freely.
+        let mut now = drift();
+        now.items[1].live = Some(json!({"name": "EXTRA", "value": "2"}));
+        assert!(check_still_live(&chosen, &now).is_ok());
+    }
+
+    #[test]
+    fn outcomes_read_as_one_line() {
+        let committed = Outcome::Committed {
+            short_hash: "1a2b3c4".into(),
+            branch: Some("main".into()),
+            subject: "kdrift: accept live spec.replicas of deployment/shop/web".into(),
+        };
+        assert_eq!(
+            committed.describe("shop/web.yaml"),
+            "committed 1a2b3c4 on main: kdrift: accept live spec.replicas of deployment/shop/web"
+        );
+        assert_eq!(
+            Outcome::NotARepository.describe("shop/web.yaml"),
+            "wrote shop/web.yaml; not in a git repository, so nothing was committed"
+        );
+    }
+
+    #[test]
+    fn the_commit_plan_takes_the_branch_from_the_template() {
+        let d = drift();
+        let chosen = vec![&d.items[0]];
+        let config = Config {
+            accept_branch: Some("hotfix/{namespace}-{name}".into()),
+            ..Config::default()
+        };
+        let plan = CommitPlan::new(&d.key, &chosen, None, &config);
+        assert_eq!(plan.branch.as_deref(), Some("hotfix/shop-web"));
+        assert_eq!(
+            plan.subject(),
+            "kdrift: accept live spec.replicas of deployment/shop/web"
+        );
+        assert_eq!(
+            CommitPlan::new(&d.key, &chosen, None, &Config::default()).branch,
+            None
+        );
+    }
 }
