@@ -1,0 +1,122 @@
+//! The end of an accept: the commit plan (message, branch), the dirty-file rule, and the
+//! sequence verified write → commit of that file alone, whose outcome is returned.
+use std::path::Path;
+
+use super::{AcceptError, accepted_field, message};
+use crate::drift::DriftItem;
+use crate::git::{self, AcceptedField, CommitOutcome};
+use crate::manifest::edit::PreparedEdit;
+use crate::manifest::{Config, ObjectKey};
+
+/// What to commit: the message and the branch (from `.kdrift.yaml`'s template), or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitPlan {
+    pub message: String,
+    pub branch: Option<String>,
+}
+
+impl CommitPlan {
+    /// The commit of `chosen` fields of `key`; `subject` replaces the generated subject line.
+    pub fn new(
+        key: &ObjectKey,
+        chosen: &[&DriftItem],
+        subject: Option<&str>,
+        config: &Config,
+    ) -> CommitPlan {
+        let fields: Vec<AcceptedField> = chosen.iter().map(|item| accepted_field(item)).collect();
+        CommitPlan {
+            message: message(key, &fields, subject),
+            branch: config
+                .accept_branch
+                .as_deref()
+                .map(|template| git::branch_name(template, &key.kind, &key.namespace, &key.name)),
+        }
+    }
+
+    pub fn subject(&self) -> &str {
+        self.message.lines().next().unwrap_or_default()
+    }
+}
+
+/// How an accept ended when it did not fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Committed {
+        short_hash: String,
+        /// `None` on a detached HEAD.
+        branch: Option<String>,
+        subject: String,
+    },
+    /// Written; the folder is not in a git repository.
+    NotARepository,
+    /// Written and, as asked, not committed.
+    Written,
+}
+
+impl Outcome {
+    /// One line for the user: `committed 1a2b3c4 on main: kdrift: accept live …`. `file` is the
+    /// file as shown (relative to the manifests root).
+    pub fn describe(&self, file: &str) -> String {
+        match self {
+            Outcome::Committed {
+                short_hash,
+                branch: Some(branch),
+                subject,
+            } => format!("committed {short_hash} on {branch}: {subject}"),
+            Outcome::Committed {
+                short_hash,
+                branch: None,
+                subject,
+            } => format!("committed {short_hash} (detached HEAD): {subject}"),
+            Outcome::NotARepository => {
+                format!("wrote {file}; not in a git repository, so nothing was committed")
+            }
+            Outcome::Written => format!("wrote {file} (--no-commit: not committed)"),
+        }
+    }
+}
+
+/// `file` as the user knows it: relative to the manifests root.
+pub fn shown_path(root: &Path, file: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// The dirty-file rule: refuse before writing when `file` has uncommitted changes.
+pub fn ensure_clean(root: &Path, file: &Path) -> Result<(), AcceptError> {
+    match git::has_uncommitted_changes(root, file) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(AcceptError::DirtyFile {
+            file: shown_path(root, file),
+        }),
+        Err(e) => Err(AcceptError::Status(e)),
+    }
+}
+
+/// Writes `prepared` (refused if the file changed on disk since it was read, or leaves `root`)
+/// and commits that file alone as `commit` says (`None`: only write). With a commit, the
+/// dirty-file rule is checked first. Blocking (git runs as a process).
+pub fn write_and_commit(
+    root: &Path,
+    prepared: &PreparedEdit,
+    commit: Option<&CommitPlan>,
+) -> Result<Outcome, AcceptError> {
+    if commit.is_some() {
+        ensure_clean(root, &prepared.file)?;
+    }
+    prepared.write(root)?;
+    let Some(plan) = commit else {
+        return Ok(Outcome::Written);
+    };
+    match git::commit_file(root, &prepared.file, &plan.message, plan.branch.as_deref()) {
+        Ok(CommitOutcome::Committed { short_hash, branch }) => Ok(Outcome::Committed {
+            short_hash,
+            branch,
+            subject: plan.subject().to_owned(),
+        }),
+        Ok(CommitOutcome::NotARepository) => Ok(Outcome::NotARepository),
+        Err(e) => Err(AcceptError::Commit(e)),
+    }
+}

@@ -1,0 +1,255 @@
+//! Accepting live values into a manifest, shared by `kdrift accept` and the live view's accept
+//! view: which drifted fields are offered and chosen, the edit and commit-message line of each,
+//! the check that a live value has not moved since it was shown, and the sequence dirty check →
+//! verified write → commit of that file alone, whose outcome is returned (never printed).
+//!
+//! When the manifest file already has uncommitted changes of the user's, the sequence refuses
+//! before writing anything: committing the file would put the user's unfinished edits into a
+//! commit named after the hotfix, and writing without committing would mix the two in the
+//! working tree.
+//!
+//! - [`commit`]: the commit plan, the dirty-file rule and the write + commit sequence.
+use std::path::Path;
+use std::sync::Arc;
+
+pub mod commit;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
+
+pub use commit::{CommitPlan, Outcome, ensure_clean, shown_path, write_and_commit};
+
+use crate::drift::report::short_value;
+use crate::drift::{self, Class, DriftItem, ObjectDrift};
+use crate::git::{self, AcceptedField, GitError};
+use crate::manifest::edit::{
+    FieldEdit, FieldPath, PathStep, PrepareError, PreparedEdit, WriteError,
+};
+use crate::manifest::{ManifestObject, ObjectKey};
+
+/// Why nothing (or not everything) was accepted; each message says how to proceed.
+#[derive(Debug, thiserror::Error)]
+pub enum AcceptError {
+    #[error(
+        "no manifest for {key} under \"{root}\" (pass --manifests DIR, or -n NS for another namespace)"
+    )]
+    NoManifest { key: String, root: String },
+    #[error("{key} is not in the cluster: there is no live value to accept")]
+    NotLive { key: String },
+    #[error("{key} cannot be compared: {message}")]
+    NotComparable { key: String, message: String },
+    #[error("{key} has no drifted field \"{field}\"; drifted fields: {drifted}")]
+    UnknownField {
+        key: String,
+        field: String,
+        drifted: String,
+    },
+    #[error(
+        "\"{field}\" of {key} is {what}, not drift: there is nothing to accept (the manifest keeps its value)"
+    )]
+    NotDrift {
+        key: String,
+        field: String,
+        what: &'static str,
+    },
+    #[error(
+        "{file} has uncommitted changes: commit or stash them first (so the accept commit holds only the live values), or pass --no-commit to write the file without committing; nothing was written"
+    )]
+    DirtyFile { file: String },
+    #[error("{field} changed live since it was shown ({shown} → {now}); press a again")]
+    ChangedLive {
+        field: String,
+        shown: String,
+        now: String,
+    },
+    #[error("{file} no longer defines {key}; nothing was written")]
+    ManifestGone { file: String, key: String },
+    #[error("{0}; nothing was written")]
+    Prepare(#[from] PrepareError),
+    #[error("{0}")]
+    Write(#[from] WriteError),
+    /// `git status` failed before anything was written.
+    #[error("{0}; nothing was written")]
+    Status(#[source] GitError),
+    /// The file is written; git could not commit it (a hook, no identity): git's own words.
+    #[error("{0}")]
+    Commit(#[source] GitError),
+}
+
+impl AcceptError {
+    /// True when the file was written although the accept did not finish (the commit failed).
+    pub fn file_written(&self) -> bool {
+        matches!(self, AcceptError::Commit(_))
+    }
+}
+
+/// The drifted fields to accept: all of them, or those named by `--field` (as `kdrift check`
+/// prints a path, or as its JSON pointer). A restart annotation is accepted only when named.
+pub fn select<'d>(
+    drift: &'d ObjectDrift,
+    fields: &[String],
+) -> Result<Vec<&'d DriftItem>, AcceptError> {
+    if fields.is_empty() {
+        return Ok(drift
+            .items
+            .iter()
+            .filter(|item| item.class.is_drift())
+            .collect());
+    }
+    let mut chosen: Vec<&DriftItem> = Vec::new();
+    for field in fields {
+        let found = drift
+            .items
+            .iter()
+            .find(|item| item.path.to_string() == *field || item.path.pointer() == *field);
+        match found {
+            Some(item) if item.class == Class::Autoscaled => {
+                return Err(AcceptError::NotDrift {
+                    key: drift.key.to_string(),
+                    field: field.clone(),
+                    what: "set by the autoscaler",
+                });
+            }
+            Some(item) => {
+                if !chosen.iter().any(|c| std::ptr::eq(*c, item)) {
+                    chosen.push(item);
+                }
+            }
+            None => {
+                let drifted: Vec<String> = drift
+                    .items
+                    .iter()
+                    .filter(|item| item.class.is_drift() || item.class == Class::Restarted)
+                    .map(|item| item.path.to_string())
+                    .collect();
+                return Err(AcceptError::UnknownField {
+                    key: drift.key.to_string(),
+                    field: field.clone(),
+                    drifted: if drifted.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        drifted.join(", ")
+                    },
+                });
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// The edit path of a drifted field: the same steps.
+fn edit_path(path: &drift::DriftPath) -> FieldPath {
+    FieldPath(
+        path.0
+            .iter()
+            .map(|step| match step {
+                drift::PathStep::Field(name) => PathStep::Key(name.clone()),
+                drift::PathStep::Item { key, .. } => PathStep::Item(key.clone()),
+                drift::PathStep::Value(value) => PathStep::Value(value.clone()),
+            })
+            .collect(),
+    )
+}
+
+/// Changed and added live → set the live value; removed live → remove it from the manifest.
+pub fn field_edit(item: &DriftItem) -> FieldEdit {
+    let path = edit_path(&item.path);
+    match &item.live {
+        Some(value) if item.class != Class::RemovedLive => FieldEdit::Set {
+            path,
+            value: value.clone(),
+        },
+        _ => FieldEdit::Remove { path },
+    }
+}
+
+/// The field as the commit message lists it.
+pub fn accepted_field(item: &DriftItem) -> AcceptedField {
+    AcceptedField {
+        path: item.path.to_string(),
+        old: item.manifest.as_ref().map(|v| short_value(Some(v))),
+        new: item.live.as_ref().map(|v| short_value(Some(v))),
+        manager: item.attribution.manager.as_ref().map(|m| {
+            match item.attribution.subresource.as_deref() {
+                Some(sub) if !sub.is_empty() => format!("{m} via /{sub}"),
+                _ => m.clone(),
+            }
+        }),
+        time: item.attribution.time.clone(),
+    }
+}
+
+/// The commit message: git's own, with `-m` replacing the subject line.
+pub fn message(key: &ObjectKey, fields: &[AcceptedField], subject: Option<&str>) -> String {
+    let generated = git::commit_message(&key.kind, &key.namespace, &key.name, fields);
+    match subject {
+        Some(subject) => {
+            let body = generated.split_once('\n').map_or("", |(_, body)| body);
+            format!("{}\n{body}", subject.trim_end())
+        }
+        None => generated,
+    }
+}
+
+/// The fields an accept view lists, each with whether it starts checked: every drifted field
+/// (checked) and a restart annotation (unchecked: a restart, not configuration). Autoscaled
+/// replicas are never offered.
+pub fn offered(drift: &ObjectDrift) -> Vec<(DriftItem, bool)> {
+    drift
+        .items
+        .iter()
+        .filter(|item| item.class.is_drift() || item.class == Class::Restarted)
+        .map(|item| (item.clone(), item.class.is_drift()))
+        .collect()
+}
+
+/// The edit of `chosen` fields, prepared from the file text read earlier (pure).
+pub fn prepare(
+    file: &Path,
+    text: &str,
+    hash: crate::manifest::edit::ContentHash,
+    document: usize,
+    chosen: &[&DriftItem],
+) -> Result<PreparedEdit, PrepareError> {
+    let edits: Vec<FieldEdit> = chosen.iter().map(|item| field_edit(item)).collect();
+    PreparedEdit::from_text(file, text.to_owned(), hash, document, &edits)
+}
+
+/// The object `key` as `text` (the contents of `file`) defines it now.
+pub fn manifest_in(
+    file: &Arc<Path>,
+    text: &Arc<str>,
+    key: &ObjectKey,
+    default_namespace: &str,
+) -> Result<ManifestObject, AcceptError> {
+    crate::manifest::parse::parse_file(file, text, default_namespace)
+        .objects
+        .into_iter()
+        .find(|object| object.key == *key)
+        .ok_or_else(|| AcceptError::ManifestGone {
+            file: file.display().to_string(),
+            key: key.to_string(),
+        })
+}
+
+/// Refuses when a chosen field's live value is not the one shown (`now` is the drift against
+/// the live object as read again just before writing).
+pub fn check_still_live(chosen: &[DriftItem], now: &ObjectDrift) -> Result<(), AcceptError> {
+    for shown in chosen {
+        let current = now.items.iter().find(|item| item.path == shown.path);
+        let same = current.is_some_and(|item| item.class == shown.class && item.live == shown.live);
+        if !same {
+            let now_text = match current {
+                Some(item) => short_value(item.live.as_ref()),
+                // No longer drift: the live value is the manifest's again.
+                None => format!("{} again", short_value(shown.manifest.as_ref())),
+            };
+            return Err(AcceptError::ChangedLive {
+                field: shown.path.to_string(),
+                shown: short_value(shown.live.as_ref()),
+                now: now_text,
+            });
+        }
+    }
+    Ok(())
+}
