@@ -1,6 +1,7 @@
 //! The real binary in a pseudo-terminal against the demo cluster: rows appear, a scale through
 //! the API shows up on screen, `q` quits and the terminal is restored; ctrl-z gives the terminal
-//! back and stops, `fg` brings the screen back. And connect() errors exit 2.
+//! back and stops, `fg` brings the screen back; `kdrift demo` accepts a scale hotfix in three keys.
+//! And connect() errors exit 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
@@ -478,4 +479,146 @@ fn unknown_context_exits_2_naming_it() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"prod\""));
+}
+
+/// The `git` command in `dir` as the user of `home` (no identity of the machine's own).
+fn git_as(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The issue's "done when": `kdrift demo` as a new user (no git identity), a `kubectl scale`
+/// hotfix, then select the row, `a`, `enter`: one line committed, comments intact, the row back
+/// in sync.
+#[test]
+fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let repo = dir.path().join("manifests");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS,
+            cols: COLS,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args([
+        "demo",
+        "--scenario",
+        "none",
+        "--workdir",
+        repo.to_str().unwrap(),
+        "--kubeconfig-out",
+        kubeconfig.to_str().unwrap(),
+    ]);
+    cmd.cwd(dir.path());
+    cmd.env("HOME", &home);
+    cmd.env("XDG_CONFIG_HOME", home.join(".config"));
+    cmd.env("XDG_STATE_HOME", dir.path().join("state"));
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1");
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("NO_COLOR");
+    cmd.env_remove("KUBECONFIG");
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let mut writer = pty.master.take_writer().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let row_ends = |s: &Screen, drift: &str| {
+        s.lines().iter().any(|l| {
+            l.split(|c: char| c.is_whitespace() || c == '│')
+                .filter(|w| !w.is_empty())
+                .nth(1)
+                == Some("frontend")
+                && l.trim_end()
+                    .trim_end_matches('│')
+                    .trim_end()
+                    .ends_with(drift)
+        })
+    };
+    let mut screen = Screen::new();
+    wait_for(&mut screen, &rx, "frontend in sync", |s| {
+        row_ends(s, "in sync")
+    });
+    let before = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
+    let first = git_as(&home, &repo, &["rev-parse", "HEAD"]);
+
+    let scale = std::process::Command::new("/usr/bin/kubectl")
+        .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+        .args(["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
+        .output()
+        .unwrap();
+    assert!(scale.status.success(), "{scale:?}");
+    wait_for(&mut screen, &rx, "frontend drifted", |s| {
+        row_ends(s, "1 field")
+    });
+
+    // Select the row (the filter is the quickest way there in a test), then the three keys.
+    writer.write_all(b"/shop/frontend\r").unwrap();
+    writer.flush().unwrap();
+    wait_for(&mut screen, &rx, "the filtered table", |s| {
+        s.text().contains("</shop/frontend>")
+    });
+    writer.write_all(b"a").unwrap();
+    writer.flush().unwrap();
+    wait_for(&mut screen, &rx, "the accept view", |s| {
+        let t = s.text();
+        t.contains("[x] spec.replicas") && t.contains("+  replicas: 5")
+    });
+    writer.write_all(b"\r").unwrap();
+    writer.flush().unwrap();
+    wait_for(&mut screen, &rx, "the commit in the status bar", |s| {
+        s.text()
+            .contains("kdrift: accept live spec.replicas of deployment/shop/frontend")
+    });
+    let head = git_as(&home, &repo, &["rev-parse", "--short", "HEAD"]);
+    assert!(
+        screen
+            .text()
+            .contains(&format!("committed {}", head.trim()))
+    );
+    assert_ne!(git_as(&home, &repo, &["rev-parse", "HEAD"]), first);
+    let patch = git_as(&home, &repo, &["show", "--format=", "--unified=0", "HEAD"]);
+    let changed: Vec<&str> = patch
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect();
+    assert_eq!(changed, ["-  replicas: 2", "+  replicas: 5"], "{patch}");
+    let after = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
+    assert_eq!(after, before.replace("  replicas: 2\n", "  replicas: 5\n"));
+    wait_for(&mut screen, &rx, "frontend back in sync", |s| {
+        row_ends(s, "in sync")
+    });
+
+    writer.write_all(b"q").unwrap();
+    writer.flush().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < PATIENCE, "kdrift did not quit on q");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -84,25 +84,22 @@ pub fn prepare_workdir(
     }
     git(&path, &["init", "-q"])?;
     git(&path, &["add", "-A"])?;
-    let mut commit: Vec<&str> = Vec::new();
     // A fallback identity only when the user has none, so their own identity applies otherwise.
+    // It is set in this throwaway repository (not for one command), so that accepting from the
+    // demo commits for a user who never configured git too.
     if !has_identity(&path) {
-        commit.extend([
-            "-c",
-            "user.name=kdrift",
-            "-c",
-            "user.email=kdrift@localhost",
-        ]);
+        git(&path, &["config", "user.name", "kdrift"])?;
+        git(&path, &["config", "user.email", "kdrift@localhost"])?;
     }
     // The demo's first commit must never wait on a signing prompt.
-    commit.extend([
+    let commit = [
         "-c",
         "commit.gpgsign=false",
         "commit",
         "-q",
         "-m",
         "kdrift demo manifests",
-    ]);
+    ];
     git(&path, &commit)?;
     Ok(Workdir { path, _temp: temp })
 }
