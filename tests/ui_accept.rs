@@ -4,6 +4,8 @@
 //! and read-only mode do not open it. A snapshot of the view and the colours of its diff.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod ui_fixture;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -257,23 +259,14 @@ fn changed_lines(app: &App) -> Vec<String> {
 fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     app.width = width;
     app.height = height;
-    app.prepare_frame();
-    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-    term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
-        .unwrap();
-    term
+    ui_fixture::draw(app, &Theme::default_theme())
 }
 
 fn screen_text(term: &Terminal<TestBackend>) -> String {
-    let buf = term.backend().buffer();
-    let mut text = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            text.push_str(buf[(x, y)].symbol());
-        }
-        text.push('\n');
-    }
-    text
+    let height = term.backend().buffer().area.height;
+    (0..height)
+        .map(|y| ui_fixture::line(term, y) + "\n")
+        .collect()
 }
 
 #[test]
@@ -559,14 +552,7 @@ fn the_diff_is_coloured_added_green_removed_red() {
     let term = draw(&mut app, 110, 30);
     let theme = Theme::default_theme();
     let buf = term.backend().buffer();
-    let row_of = |needle: &str| {
-        (0..buf.area.height)
-            .find(|&y| {
-                let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-                line.contains(needle)
-            })
-            .unwrap()
-    };
+    let row_of = |needle: &str| ui_fixture::find_line(&term, needle).unwrap();
     let style_at = |y: u16| {
         let x = (0..buf.area.width)
             .find(|&x| {

@@ -148,6 +148,22 @@ fn status_line(screen: &str) -> String {
     screen.lines().last().unwrap_or_default().trim().to_owned()
 }
 
+/// frontend in sync, then `kubectl scale` to 5: the row drifts; select it and press `a`.
+async fn scale_and_press_a(d: &Demo, tx: &UnboundedSender<Event>, text: &Arc<Mutex<String>>) {
+    wait_for(text, "frontend in sync", |s| {
+        row_ends_with(s, "frontend", "in sync")
+    })
+    .await;
+    d.kubectl(&["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
+        .await;
+    wait_for(text, "frontend drifted by one field", |s| {
+        row_ends_with(s, "frontend", "1 field")
+    })
+    .await;
+    keys(tx, "/shop/frontend\n");
+    keys(tx, "a");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scale_hotfix_is_accepted_in_three_keys_and_the_row_goes_back_in_sync() {
     let demo = Demo::start().await;
@@ -156,19 +172,7 @@ async fn a_scale_hotfix_is_accepted_in_three_keys_and_the_row_goes_back_in_sync(
     let first = git(&repo, &["rev-parse", "HEAD"]);
     let d = &demo;
     let script = move |tx: UnboundedSender<Event>, text: Arc<Mutex<String>>| async move {
-        wait_for(&text, "frontend in sync", |s| {
-            row_ends_with(s, "frontend", "in sync")
-        })
-        .await;
-        d.kubectl(&["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
-            .await;
-        wait_for(&text, "frontend drifted by one field", |s| {
-            row_ends_with(s, "frontend", "1 field")
-        })
-        .await;
-
-        keys(&tx, "/shop/frontend\n");
-        keys(&tx, "a");
+        scale_and_press_a(d, &tx, &text).await;
         wait_for(&text, "the accept view with its diff", |s| {
             s.contains("accept deployment shop/frontend")
                 && s.contains("[x] spec.replicas")
@@ -238,18 +242,7 @@ async fn a_moved_value_a_dirty_file_and_a_failing_hook_are_refused_and_say_so() 
     let first = git(&repo, &["rev-parse", "HEAD"]);
     let d = &demo;
     let script = move |tx: UnboundedSender<Event>, text: Arc<Mutex<String>>| async move {
-        wait_for(&text, "frontend in sync", |s| {
-            row_ends_with(s, "frontend", "in sync")
-        })
-        .await;
-        d.kubectl(&["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
-            .await;
-        wait_for(&text, "frontend drifted", |s| {
-            row_ends_with(s, "frontend", "1 field")
-        })
-        .await;
-        keys(&tx, "/shop/frontend\n");
-        keys(&tx, "a");
+        scale_and_press_a(d, &tx, &text).await;
         wait_for(&text, "the accept view", |s| s.contains("2 → 5")).await;
 
         // Scaled again while the view is open: enter refuses, nothing is written.

@@ -372,7 +372,10 @@ pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 form.recompute();
             }
         }
-        KeyCode::PageDown => form.scroll += page / 2,
+        KeyCode::PageDown => {
+            let lines = form.diff_text().lines().count();
+            form.scroll = (form.scroll + page / 2).min(lines.saturating_sub(1));
+        }
         KeyCode::PageUp => form.scroll = form.scroll.saturating_sub(page / 2),
         KeyCode::Enter => return enter(app),
         _ => {}
