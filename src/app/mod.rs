@@ -6,10 +6,12 @@
 //! - [`keys`]: what each key does in each mode.
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
 //! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
+//! - [`revert`](mod@revert): the `r` view — dry-run preview, confirmation, outcome.
 pub mod cache;
 pub mod detail;
 pub mod drift;
 pub mod keys;
+pub mod revert;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
@@ -56,6 +58,17 @@ pub enum Message {
     LiveFetched(Vec<Fetched>),
     /// The whole live object for `Command::FetchDiff`.
     DiffFetched(Fetched),
+    /// The server-side dry run for `Command::PreviewRevert` (the error as the headless command
+    /// words it).
+    RevertPreviewed {
+        id: u64,
+        result: Result<revert::PreviewShown, String>,
+    },
+    /// The answer to `Command::Revert`.
+    Reverted {
+        id: u64,
+        result: Result<revert::RevertDone, String>,
+    },
 }
 
 /// What the runtime must do for the app.
@@ -84,6 +97,17 @@ pub enum Command {
     FetchLive(Vec<ObjectKey>),
     /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
     FetchDiff(ObjectKey),
+    /// Server-side dry run of reverting `key` to its manifest; answer with
+    /// `Message::RevertPreviewed` tagged `id`.
+    PreviewRevert {
+        id: u64,
+        key: ObjectKey,
+    },
+    /// Revert `key` as previewed under `id`; answer with `Message::Reverted`.
+    Revert {
+        id: u64,
+        key: ObjectKey,
+    },
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -113,6 +137,8 @@ pub enum Screen {
     Problems {
         scroll: u16,
     },
+    /// `r`: the dry-run preview of a revert, then its confirmation.
+    Revert(Box<revert::RevertView>),
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -139,6 +165,8 @@ pub struct App {
     pub epoch: u64,
     /// Which generation of the detail view's watchers is current.
     pub detail_epoch: u64,
+    /// The id of the latest revert view opened (late answers for older ones are dropped).
+    pub revert_seq: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
     /// Deployment watch health per namespace, while the all-namespaces watch is refused and one
@@ -174,6 +202,7 @@ impl App {
             readonly: false,
             epoch: 0,
             detail_epoch: 0,
+            revert_seq: 0,
             cache: ClusterCache::default(),
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             ns_health: BTreeMap::new(),
@@ -243,6 +272,10 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        if let Screen::Revert(view) = &self.screen {
+            // A revert view closes with the screen it was opened from.
+            self.screen = view.back.clone();
+        }
         if matches!(self.screen, Screen::Diff(_) | Screen::Problems { .. }) {
             // These views watch nothing.
             self.screen = Screen::Table;
@@ -426,5 +459,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.diff_fetched(fetched);
             Vec::new()
         }
+        Message::RevertPreviewed { id, result } => app.revert_previewed(id, result),
+        Message::Reverted { id, result } => app.reverted(id, result),
     }
 }

@@ -4,10 +4,12 @@
 //! - [`event_loop`]: await one message, drain the rest, update, draw at most once per frame.
 //! - [`terminal`]: entering, leaving, suspending and resuming the terminal.
 //! - [`manifests`]: the manifests loaded off the UI thread, then watched on disk.
+//! - [`revert`](mod@revert): the revert view's dry run and revert, on tasks.
 //! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
 pub mod demo;
 pub mod event_loop;
 pub mod manifests;
+pub mod revert;
 pub mod terminal;
 
 use std::process::ExitCode;

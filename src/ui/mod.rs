@@ -3,11 +3,13 @@
 //! - [`table`]: the Deployment table (visible rows only).
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
+//! - [`revert`]: the `r` revert preview and confirmation.
 //! - [`theme`]: TOML themes.
 //! - [`format`]: ages and gauges.
 pub mod detail;
 pub mod diff_view;
 pub mod format;
+pub mod revert;
 pub mod table;
 pub mod theme;
 
@@ -16,7 +18,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::app::keys::HELP;
+use crate::app::keys::{WRITE_KEYS, help};
 use crate::app::{App, DriftSummary, Prompt, Screen};
 use crate::cluster::watch::WatchHealth;
 use theme::Theme;
@@ -53,11 +55,12 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         }
         Screen::Diff(view) => diff_view::render_diff(app, theme, frame, body, view),
         Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
+        Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
     if app.help {
-        render_help(theme, frame, body);
+        render_help(app, theme, frame, body);
     }
 }
 
@@ -164,6 +167,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Table => &[
                         ("enter", "detail"),
                         ("d", "diff"),
+                        ("r", "revert"),
                         ("/", "filter"),
                         (":ns", "namespace"),
                         (":ctx", "context"),
@@ -174,6 +178,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Detail { .. } => &[
                         ("esc", "back"),
                         ("j/k", "scroll"),
+                        ("r", "revert"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
@@ -181,14 +186,24 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "back"),
                         ("n/N", "next/prev field"),
                         ("j/k", "scroll"),
-                        ("r", "refresh"),
+                        ("r", "revert"),
+                        ("ctrl-r", "refresh"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
                     Screen::Problems { .. } => &[("esc", "back"), ("j/k", "scroll"), ("q", "quit")],
+                    Screen::Revert(_) => &[
+                        ("y/enter", "revert"),
+                        ("esc", "cancel"),
+                        ("j/k", "scroll"),
+                        ("q", "quit"),
+                    ],
                 };
                 let mut spans = Vec::with_capacity(hints.len() * 2);
-                for (k, what) in hints {
+                let offered = hints
+                    .iter()
+                    .filter(|(k, _)| !(app.readonly && WRITE_KEYS.contains(k)));
+                for (k, what) in offered {
                     spans.push(Span::styled(format!("<{k}>"), theme.status_key));
                     spans.push(Span::styled(format!(" {what}  "), theme.muted));
                 }
@@ -199,17 +214,16 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(line, area);
 }
 
-fn render_help(theme: &Theme, frame: &mut Frame, area: Rect) {
+fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let width = 64.min(area.width);
-    let height = (HELP.len() as u16 + 4).min(area.height);
+    let height = (help(app.readonly).count() as u16 + 4).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
         width,
         height,
     };
-    let mut lines: Vec<Line> = HELP
-        .iter()
+    let mut lines: Vec<Line> = help(app.readonly)
         .map(|(keys, what)| {
             Line::from(vec![
                 Span::styled(format!(" {keys:<15}"), theme.status_key),
@@ -251,7 +265,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         Screen::Detail { .. } => return Some(1),
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) => return Some(60),
-        Screen::Problems { .. } => {}
+        Screen::Problems { .. } | Screen::Revert(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);
