@@ -20,7 +20,7 @@ pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &Revert
                 format!(" revert deployment {}/{} ", key.namespace, key.name),
                 theme.title,
             ),
-            Span::styled(format!(" to {} ", view.place), theme.muted),
+            Span::styled(format!("to {} ", view.place), theme.muted),
         ]));
     let inner = block.inner(area);
     frame.render_widget(block, area);
