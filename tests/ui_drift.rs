@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::Timestamp;
 use kdrift::app::drift::DiffContent;
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
@@ -305,7 +305,7 @@ fn diff_view_names_the_manager_and_age_of_each_drifted_field() {
 }
 
 #[test]
-fn diff_keys_move_between_drifted_fields_and_r_fetches_again() {
+fn diff_keys_move_between_drifted_fields_and_ctrl_r_fetches_again() {
     let dir = manifests();
     let mut app = app();
     update(&mut app, Message::Manifests(index(dir.path())));
@@ -337,10 +337,16 @@ fn diff_keys_move_between_drifted_fields_and_r_fetches_again() {
     assert_eq!(at(&app), starts[1].saturating_sub(2), "stays on the last");
     press(&mut app, KeyCode::Char('['));
     assert_eq!(at(&app), starts[0].saturating_sub(2));
+    let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
     assert_eq!(
-        press(&mut app, KeyCode::Char('r')),
+        update(&mut app, Message::Key(ctrl_r)),
         vec![Command::FetchDiff(key("web"))]
     );
+    // Plain `r` reverts now.
+    assert!(matches!(
+        press(&mut app, KeyCode::Char('r')).as_slice(),
+        [Command::PreviewRevert { .. }]
+    ));
 }
 
 #[test]

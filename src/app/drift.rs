@@ -4,7 +4,7 @@
 //! view (which asks for the whole object when it opens).
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Command, DriftSummary, Screen};
 use crate::cluster::live::{Fetched, LiveRow};
@@ -380,7 +380,7 @@ impl App {
     }
 }
 
-/// Keys of the diff view: scroll, move between drifted fields, refresh, back.
+/// Keys of the diff view: scroll, move between drifted fields, refresh (ctrl-r), back.
 pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let page = app.table_height();
     let Screen::Diff(view) = &mut app.screen else {
@@ -411,7 +411,12 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 view.scroll = prev.saturating_sub(2);
             }
         }
-        KeyCode::Char('r') if view.content != DiffContent::Loading && app.manifests.is_some() => {
+        // `r` reverts (keys.rs); ctrl-r fetches again, as k9s refreshes.
+        KeyCode::Char('r')
+            if key.modifiers.contains(KeyModifiers::CONTROL)
+                && view.content != DiffContent::Loading
+                && app.manifests.is_some() =>
+        {
             return vec![Command::FetchDiff(view.key.clone())];
         }
         _ => {}

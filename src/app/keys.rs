@@ -16,12 +16,9 @@ pub const HELP: &[(&str, &str)] = &[
     ("enter", "open the Deployment's detail"),
     ("d", "diff: manifest against live, who changed what"),
     ("n / ]  N / [", "diff: next / previous drifted field"),
-    ("r", "diff: fetch the live object again"),
-    ("a", "accept live values into the manifest + commit"),
-    (
-        "space  enter",
-        "accept view: check a field / write and commit",
-    ),
+    ("ctrl-r", "diff: fetch the live object again"),
+    ("r", "revert to the manifest: dry run, then y/enter"),
+    ("a", "accept into git: space toggles, enter commits"),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
@@ -34,6 +31,15 @@ pub const HELP: &[(&str, &str)] = &[
     ("ctrl-z", "suspend to the shell"),
     ("q / ctrl-c", "quit"),
 ];
+
+/// Keys that change the cluster or the manifests: not handled, not shown, when read-only.
+pub const WRITE_KEYS: &[&str] = &["a", "r"];
+
+/// The help lines to show: without the write keys when read-only.
+pub fn help(readonly: bool) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    HELP.iter()
+        .filter(move |(keys, _)| !(readonly && WRITE_KEYS.contains(keys)))
+}
 
 pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -56,6 +62,15 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         return Vec::new();
     }
     app.flash = None;
+    if matches!(app.screen, Screen::Revert(_)) {
+        return super::revert::revert_key(app, key);
+    }
+    if key.code == KeyCode::Char('r') && !ctrl {
+        return match revert_target(app) {
+            Some(key) => app.open_revert(key),
+            None => Vec::new(),
+        };
+    }
     match key.code {
         KeyCode::Char('q') => return vec![Command::Quit],
         KeyCode::Char('?') => app.help = true,
@@ -68,14 +83,8 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char('a')
             if !app.readonly && matches!(app.screen, Screen::Table | Screen::Diff(_)) =>
         {
-            let target = match &app.screen {
-                Screen::Diff(view) => Some((view.key.clone(), true)),
-                _ => {
-                    app.table.refresh(&app.cache, app.table_height());
-                    app.table.selected_key().cloned().map(|k| (k, false))
-                }
-            };
-            if let Some((row, from_diff)) = target {
+            let from_diff = matches!(app.screen, Screen::Diff(_));
+            if let Some(row) = revert_target(app) {
                 return app.open_accept(row, from_diff);
             }
         }
@@ -90,6 +99,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
                 _ => {}
             },
+            Screen::Revert(_) => {}
             Screen::Detail { scroll, .. } => match key.code {
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
@@ -101,6 +111,19 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         },
     }
     Vec::new()
+}
+
+/// The Deployment `r` reverts: the selected row, or the one the diff or detail view shows.
+fn revert_target(app: &mut App) -> Option<crate::cluster::rows::ObjectKey> {
+    match &app.screen {
+        Screen::Table => {
+            app.table.refresh(&app.cache, app.table_height());
+            app.table.selected_key().cloned()
+        }
+        Screen::Detail { key, .. } => Some(key.clone()),
+        Screen::Diff(view) => Some(view.key.clone()),
+        Screen::Problems { .. } | Screen::Revert(_) | Screen::Accept(_) => None,
+    }
 }
 
 fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {

@@ -7,11 +7,13 @@
 //! - [`detail`]: revisions, pods, events and conditions of one Deployment, assembled for the screen.
 //! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
 //! - [`accept`](mod@accept): the `a` view: fields to accept, the file diff, enter to commit.
+//! - [`revert`](mod@revert): the `r` view — dry-run preview, confirmation, outcome.
 pub mod accept;
 pub mod cache;
 pub mod detail;
 pub mod drift;
 pub mod keys;
+pub mod revert;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap};
@@ -65,6 +67,17 @@ pub enum Message {
         key: ObjectKey,
         result: Result<String, String>,
     },
+    /// The server-side dry run for `Command::PreviewRevert` (the error as the headless command
+    /// words it).
+    RevertPreviewed {
+        id: u64,
+        result: Result<revert::PreviewShown, String>,
+    },
+    /// The answer to `Command::Revert`.
+    Reverted {
+        id: u64,
+        result: Result<revert::RevertDone, String>,
+    },
 }
 
 /// What the runtime must do for the app.
@@ -103,6 +116,17 @@ pub enum Command {
     /// Check the live values again, write the file and commit it; answer with
     /// `Message::Accepted`.
     Accept(Box<accept::AcceptRequest>),
+    /// Server-side dry run of reverting `key` to its manifest; answer with
+    /// `Message::RevertPreviewed` tagged `id`.
+    PreviewRevert {
+        id: u64,
+        key: ObjectKey,
+    },
+    /// Revert `key` as previewed under `id`; answer with `Message::Reverted`.
+    Revert {
+        id: u64,
+        key: ObjectKey,
+    },
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -134,6 +158,8 @@ pub enum Screen {
     },
     /// `a`: the fields to accept into the manifest and the file diff.
     Accept(Box<accept::AcceptView>),
+    /// `r`: the dry-run preview of a revert, then its confirmation.
+    Revert(Box<revert::RevertView>),
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -160,6 +186,8 @@ pub struct App {
     pub epoch: u64,
     /// Which generation of the detail view's watchers is current.
     pub detail_epoch: u64,
+    /// The id of the latest revert view opened (late answers for older ones are dropped).
+    pub revert_seq: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
     /// Deployment watch health per namespace, while the all-namespaces watch is refused and one
@@ -195,6 +223,7 @@ impl App {
             readonly: false,
             epoch: 0,
             detail_epoch: 0,
+            revert_seq: 0,
             cache: ClusterCache::default(),
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             ns_health: BTreeMap::new(),
@@ -264,6 +293,10 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        if let Screen::Revert(view) = &self.screen {
+            // A revert view closes with the screen it was opened from.
+            self.screen = view.back.clone();
+        }
         if matches!(
             self.screen,
             Screen::Diff(_) | Screen::Problems { .. } | Screen::Accept(_)
@@ -452,5 +485,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         }
         Message::AcceptReady(fetched) => app.accept_ready(*fetched),
         Message::Accepted { key, result } => app.accepted(key, result),
+        Message::RevertPreviewed { id, result } => app.revert_previewed(id, result),
+        Message::Reverted { id, result } => app.reverted(id, result),
     }
 }

@@ -32,6 +32,11 @@ pub enum Event {
     },
     /// The terminal input ended (the terminal went away).
     InputClosed,
+    /// The revert view's dry run answered (the runtime keeps the preview to execute it).
+    RevertPreviewed {
+        id: u64,
+        result: super::revert::Previewed,
+    },
 }
 
 enum Flow {
@@ -52,6 +57,8 @@ struct Loop {
     tx: UnboundedSender<Event>,
     /// The manifests' load and file watcher.
     _manifests: Option<super::manifests::ManifestWatch>,
+    /// The revert preview awaiting confirmation.
+    reverts: super::revert::Reverts,
 }
 
 /// A watcher's way back into the loop.
@@ -78,6 +85,10 @@ impl Loop {
             }
             Event::App(msg) => update(&mut self.app, msg),
             Event::InputClosed => return Flow::Quit,
+            Event::RevertPreviewed { id, result } => {
+                let msg = self.reverts.previewed(id, result);
+                update(&mut self.app, msg)
+            }
             Event::Connected { epoch, result } => {
                 // Only the latest switch counts.
                 if epoch != self.requested {
@@ -128,6 +139,12 @@ impl Loop {
                         let _ = tx.send(Event::App(Message::Accepted { key, result }));
                     });
                 }
+                Command::PreviewRevert { id, key } => {
+                    let index = self.app.manifests.as_deref();
+                    let client = &self.conn.client;
+                    self.reverts.preview(id, key, index, client, &self.tx);
+                }
+                Command::Revert { id, key } => self.reverts.execute(id, key, &self.tx),
                 Command::FetchDiff(key) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
@@ -295,6 +312,7 @@ impl Session {
                 requested: 0,
                 tx,
                 _manifests: manifests,
+                reverts: Default::default(),
             },
             rx,
         }

@@ -5,11 +5,13 @@
 //! - [`terminal`]: entering, leaving, suspending and resuming the terminal.
 //! - [`manifests`]: the manifests loaded off the UI thread, then watched on disk.
 //! - [`accept`]: the accept view's reads, and its write + commit.
+//! - [`revert`](mod@revert): the revert view's dry run and revert, on tasks.
 //! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
 pub mod accept;
 pub mod demo;
 pub mod event_loop;
 pub mod manifests;
+pub mod revert;
 pub mod terminal;
 
 use std::process::ExitCode;

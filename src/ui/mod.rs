@@ -3,6 +3,7 @@
 //! - [`table`]: the Deployment table (visible rows only).
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
+//! - [`revert`]: the `r` revert preview and confirmation.
 //! - [`theme`]: TOML themes.
 //! - [`format`]: ages and gauges.
 //! - [`accept`]: the `a` view: fields to accept and the file diff to be written.
@@ -10,6 +11,7 @@ pub mod accept;
 pub mod detail;
 pub mod diff_view;
 pub mod format;
+pub mod revert;
 pub mod table;
 pub mod theme;
 
@@ -18,7 +20,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::app::keys::HELP;
+use crate::app::keys::{WRITE_KEYS, help};
 use crate::app::{App, DriftSummary, Prompt, Screen};
 use crate::cluster::watch::WatchHealth;
 use theme::Theme;
@@ -56,6 +58,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Diff(view) => diff_view::render_diff(app, theme, frame, body, view),
         Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
         Screen::Accept(view) => accept::render_accept(app, theme, frame, body, view),
+        Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
@@ -167,6 +170,8 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Table => &[
                         ("enter", "detail"),
                         ("d", "diff"),
+                        ("a", "accept"),
+                        ("r", "revert"),
                         ("/", "filter"),
                         (":ns", "namespace"),
                         (":ctx", "context"),
@@ -177,6 +182,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Detail { .. } => &[
                         ("esc", "back"),
                         ("j/k", "scroll"),
+                        ("r", "revert"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
@@ -184,7 +190,9 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "back"),
                         ("n/N", "next/prev field"),
                         ("j/k", "scroll"),
-                        ("r", "refresh"),
+                        ("a", "accept"),
+                        ("r", "revert"),
+                        ("ctrl-r", "refresh"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
@@ -196,14 +204,18 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "cancel"),
                         ("pgdn/pgup", "scroll diff"),
                     ],
+                    Screen::Revert(_) => &[
+                        ("y/enter", "revert"),
+                        ("esc", "cancel"),
+                        ("j/k", "scroll"),
+                        ("q", "quit"),
+                    ],
                 };
-                let mut hints = hints.to_vec();
-                // Accept is offered where it can be pressed, never when read-only.
-                if !app.readonly && matches!(app.screen, Screen::Table | Screen::Diff(_)) {
-                    hints.insert(2, ("a", "accept"));
-                }
                 let mut spans = Vec::with_capacity(hints.len() * 2);
-                for (k, what) in hints {
+                let offered = hints
+                    .iter()
+                    .filter(|(k, _)| !(app.readonly && WRITE_KEYS.contains(k)));
+                for (k, what) in offered {
                     spans.push(Span::styled(format!("<{k}>"), theme.status_key));
                     spans.push(Span::styled(format!(" {what}  "), theme.muted));
                 }
@@ -215,21 +227,15 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 }
 
 fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
-    // Read-only: the keys that change files or the cluster are not handled, so not listed.
-    let help: Vec<&(&str, &str)> = HELP
-        .iter()
-        .filter(|(_, what)| !(app.readonly && what.starts_with("accept")))
-        .collect();
     let width = 64.min(area.width);
-    let height = (help.len() as u16 + 4).min(area.height);
+    let height = (help(app.readonly).count() as u16 + 4).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
         width,
         height,
     };
-    let mut lines: Vec<Line> = help
-        .into_iter()
+    let mut lines: Vec<Line> = help(app.readonly)
         .map(|(keys, what)| {
             Line::from(vec![
                 Span::styled(format!(" {keys:<15}"), theme.status_key),
@@ -271,7 +277,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         Screen::Detail { .. } => return Some(1),
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) | Screen::Accept(_) => return Some(60),
-        Screen::Problems { .. } => {}
+        Screen::Problems { .. } | Screen::Revert(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);

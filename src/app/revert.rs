@@ -1,0 +1,283 @@
+//! The `r` revert view, as decisions only: which rows may be reverted (and why not), the
+//! server-side dry run asked of the runtime, the preview shown, the confirmation, and the outcome
+//! (the detail view of the Deployment, to watch the rollout back). Every answer carries the id of
+//! the view that asked, so an answer for a view already closed is dropped.
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::drift::manifest_key;
+use super::{App, Command, DriftSummary, Flash, Screen};
+use crate::cluster::revert::{Preview, RevertError};
+use crate::cluster::rows::ObjectKey;
+use crate::manifest::ManifestObject;
+use crate::revert::plan::PreviewLine;
+
+/// A field added live that the revert removes, as shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovalShown {
+    /// `spec.template.spec.containers[name=web].env[name=DEBUG]`.
+    pub label: String,
+    pub manager: Option<String>,
+}
+
+/// What the dry run says a revert will do, in the form the screen needs (the runtime keeps the
+/// [`Preview`] itself, to execute exactly what was shown).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewShown {
+    /// `deployment/shop/web`.
+    pub object: String,
+    /// Live now → live after, as a unified diff.
+    pub lines: Vec<PreviewLine>,
+    pub removals: Vec<RemovalShown>,
+    /// An autoscaler owns `spec.replicas`: the revert leaves them alone.
+    pub autoscaled: bool,
+    /// The live object already is what the revert would make it.
+    pub changes_nothing: bool,
+}
+
+impl PreviewShown {
+    pub fn from_preview(preview: &Preview) -> PreviewShown {
+        PreviewShown {
+            object: preview.object.clone(),
+            lines: preview.lines(),
+            removals: preview
+                .removals
+                .iter()
+                .map(|r| RemovalShown {
+                    label: r.label(),
+                    manager: r.manager.clone(),
+                })
+                .collect(),
+            autoscaled: preview.autoscaled,
+            changes_nothing: preview.changes_nothing(),
+        }
+    }
+}
+
+/// What a revert did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevertDone {
+    /// The Deployment reverted.
+    pub key: ObjectKey,
+    /// Labels of the fields added live that were removed.
+    pub removed: Vec<String>,
+    /// Labels of fields planned for removal that someone else changed meanwhile: left as they are.
+    pub kept: Vec<String>,
+}
+
+/// Where the revert view is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevertStage {
+    /// The server-side dry run is running.
+    DryRun,
+    /// The preview, waiting for `y`/`enter` or `esc`.
+    Ready(PreviewShown),
+    /// Confirmed; the apply and the removal are running.
+    Reverting(PreviewShown),
+    /// The dry run or the revert failed, with the error as the headless command words it.
+    Failed(String),
+}
+
+/// The `r` view of one Deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevertView {
+    /// Answers for another id belong to a view closed since.
+    pub id: u64,
+    pub key: ObjectKey,
+    /// Where the manifest is: `path:line`.
+    pub place: String,
+    pub stage: RevertStage,
+    /// First preview line on screen.
+    pub scroll: usize,
+    /// The screen `esc` goes back to.
+    pub back: Screen,
+}
+
+/// `path:line` of a manifest, as the headless command prints it.
+pub fn place(manifest: &ManifestObject) -> String {
+    format!("{}:{}", manifest.file.display(), manifest.line)
+}
+
+/// The headless wording for an object whose revert would change nothing.
+pub fn nothing_to_revert(object: &str, place: &str) -> String {
+    format!("{object} is in sync with {place}: nothing to revert")
+}
+
+/// The headless wording for an object without a manifest.
+pub fn no_manifest(object: &str, root: &std::path::Path) -> String {
+    format!(
+        "no manifest for {object} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
+        root.display()
+    )
+}
+
+/// The flash after a revert.
+pub fn reverted_text(object: &str, place: &str) -> String {
+    format!("reverted {object} to the manifest ({place})")
+}
+
+impl App {
+    /// `r` on `key`: open the revert view and ask for the dry run, or say why there is nothing to
+    /// revert. Read-only: nothing happens (the key is not offered).
+    pub fn open_revert(&mut self, key: ObjectKey) -> Vec<Command> {
+        if self.readonly {
+            return Vec::new();
+        }
+        let object = manifest_key(&key);
+        let refuse = |app: &mut App, text: String| {
+            app.flash = Some(Flash { text, error: true });
+            Vec::new()
+        };
+        let Some(index) = &self.manifests else {
+            return refuse(self, "the manifests are still loading".to_owned());
+        };
+        let Some(manifest) = index.get(&object) else {
+            let text = no_manifest(&object.to_string(), &index.root);
+            return refuse(self, text);
+        };
+        let place = place(manifest);
+        match self.drift_of(&key) {
+            DriftSummary::InSync => {
+                let text = nothing_to_revert(&object.to_string(), &place);
+                self.flash = Some(Flash { text, error: false });
+                return Vec::new();
+            }
+            DriftSummary::Missing => {
+                let text = RevertError::NotFound {
+                    object: object.to_string(),
+                }
+                .to_string();
+                return refuse(self, text);
+            }
+            _ => {}
+        }
+        let back = match &self.screen {
+            Screen::Revert(view) => view.back.clone(),
+            other => other.clone(),
+        };
+        self.revert_seq += 1;
+        let id = self.revert_seq;
+        self.screen = Screen::Revert(Box::new(RevertView {
+            id,
+            key: key.clone(),
+            place,
+            stage: RevertStage::DryRun,
+            scroll: 0,
+            back,
+        }));
+        vec![Command::PreviewRevert { id, key }]
+    }
+
+    /// The dry run answered: show it, if its view is still open.
+    pub fn revert_previewed(
+        &mut self,
+        id: u64,
+        result: Result<PreviewShown, String>,
+    ) -> Vec<Command> {
+        let Screen::Revert(view) = &mut self.screen else {
+            return Vec::new();
+        };
+        if view.id != id || view.stage != RevertStage::DryRun {
+            return Vec::new();
+        }
+        view.stage = match result {
+            Ok(preview) => RevertStage::Ready(preview),
+            Err(error) => RevertStage::Failed(error),
+        };
+        view.scroll = 0;
+        self.dirty = true;
+        Vec::new()
+    }
+
+    /// The revert answered. Done: the Deployment's detail opens, to watch the rollout back. The
+    /// outcome is flashed even when its view was closed meanwhile: it happened.
+    pub fn reverted(&mut self, id: u64, result: Result<RevertDone, String>) -> Vec<Command> {
+        self.dirty = true;
+        let open = match &self.screen {
+            Screen::Revert(view) if view.id == id => Some(view.key.clone()),
+            _ => None,
+        };
+        match result {
+            Err(error) => {
+                if let Screen::Revert(view) = &mut self.screen
+                    && open.is_some()
+                {
+                    view.stage = RevertStage::Failed(error);
+                    view.scroll = 0;
+                } else {
+                    self.flash = Some(Flash {
+                        text: error,
+                        error: true,
+                    });
+                }
+                Vec::new()
+            }
+            Ok(done) => {
+                let object = manifest_key(&done.key);
+                let place = self
+                    .manifests
+                    .as_ref()
+                    .and_then(|index| index.get(&object))
+                    .map(place)
+                    .unwrap_or_else(|| "its manifest".to_owned());
+                let mut text = reverted_text(&object.to_string(), &place);
+                if !done.removed.is_empty() {
+                    text.push_str(&format!("; removed {}", done.removed.join(", ")));
+                }
+                let error = !done.kept.is_empty();
+                if error {
+                    text.push_str(&format!(
+                        "; kept {}: someone else changed it after the preview (press r to see it)",
+                        done.kept.join(", ")
+                    ));
+                }
+                let commands = match open {
+                    Some(key) => self.open_detail(key),
+                    None => Vec::new(),
+                };
+                // After open_detail, which leaves the flash alone.
+                self.flash = Some(Flash { text, error });
+                commands
+            }
+        }
+    }
+}
+
+/// Keys of the revert view: confirm, cancel, scroll, preview again after a failure.
+pub fn revert_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let page = app.table_height();
+    let Screen::Revert(view) = &mut app.screen else {
+        return Vec::new();
+    };
+    let last = match &view.stage {
+        RevertStage::Ready(p) | RevertStage::Reverting(p) => p.lines.len().saturating_sub(1),
+        _ => 0,
+    };
+    match key.code {
+        KeyCode::Esc => app.screen = view.back.clone(),
+        KeyCode::Char('q') => return vec![Command::Quit],
+        KeyCode::Char('?') => app.help = true,
+        KeyCode::Char('y') | KeyCode::Enter => {
+            if let RevertStage::Ready(preview) = &view.stage
+                && !preview.changes_nothing
+            {
+                view.stage = RevertStage::Reverting(preview.clone());
+                return vec![Command::Revert {
+                    id: view.id,
+                    key: view.key.clone(),
+                }];
+            }
+        }
+        KeyCode::Char('r') if matches!(view.stage, RevertStage::Failed(_)) => {
+            let key = view.key.clone();
+            return app.open_revert(key);
+        }
+        KeyCode::Char('j') | KeyCode::Down => view.scroll = (view.scroll + 1).min(last),
+        KeyCode::Char('k') | KeyCode::Up => view.scroll = view.scroll.saturating_sub(1),
+        KeyCode::Char('g') | KeyCode::Home => view.scroll = 0,
+        KeyCode::Char('G') | KeyCode::End => view.scroll = last,
+        KeyCode::PageDown => view.scroll = (view.scroll + page).min(last),
+        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
+        _ => {}
+    }
+    Vec::new()
+}

@@ -1,0 +1,96 @@
+//! The revert view's IO: the server-side dry run and the revert itself, on tasks that answer the
+//! loop. The runtime keeps the latest [`Preview`] with its [`Reverter`], so that `y` executes
+//! exactly what the operator saw (the app only holds what it shows).
+use kube::Client;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::event_loop::Event;
+use crate::app::revert::{PreviewShown, RevertDone};
+use crate::app::{Message, drift::manifest_key};
+use crate::cluster::revert::{Preview, RevertError, Reverter};
+use crate::cluster::rows::ObjectKey;
+use crate::manifest::ManifestIndex;
+
+/// A dry run's answer, before it reaches the app.
+pub type Previewed = Result<Box<(Reverter, Preview)>, RevertError>;
+
+/// The latest preview, awaiting confirmation.
+#[derive(Default)]
+pub struct Reverts {
+    pending: Option<(u64, Reverter, Preview)>,
+}
+
+impl Reverts {
+    /// Start the dry run of reverting `key` to its manifest in `index`.
+    pub fn preview(
+        &mut self,
+        id: u64,
+        key: ObjectKey,
+        index: Option<&ManifestIndex>,
+        client: &Client,
+        tx: &UnboundedSender<Event>,
+    ) {
+        self.pending = None;
+        let object = manifest_key(&key);
+        let Some((manifest, config)) =
+            index.and_then(|i| Some((i.get(&object)?.clone(), i.config.clone())))
+        else {
+            // The app checked; the manifest went away in between (a file was deleted).
+            let text = match index {
+                Some(i) => crate::app::revert::no_manifest(&object.to_string(), &i.root),
+                None => "the manifests are still loading".to_owned(),
+            };
+            let _ = tx.send(Event::App(Message::RevertPreviewed {
+                id,
+                result: Err(text),
+            }));
+            return;
+        };
+        let (client, tx) = (client.clone(), tx.clone());
+        tokio::spawn(async move {
+            let result = match Reverter::new(&client, &manifest, &config).await {
+                Ok(reverter) => reverter.preview().await.map(|p| Box::new((reverter, p))),
+                Err(e) => Err(e),
+            };
+            let _ = tx.send(Event::RevertPreviewed { id, result });
+        });
+    }
+
+    /// The dry run answered: keep it for `y`, show it.
+    pub fn previewed(&mut self, id: u64, result: Previewed) -> Message {
+        let result = match result {
+            Ok(pair) => {
+                let (reverter, preview) = *pair;
+                let shown = PreviewShown::from_preview(&preview);
+                self.pending = Some((id, reverter, preview));
+                Ok(shown)
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        Message::RevertPreviewed { id, result }
+    }
+
+    /// `y`: revert as previewed under `id`.
+    pub fn execute(&mut self, id: u64, key: ObjectKey, tx: &UnboundedSender<Event>) {
+        let tx = tx.clone();
+        let Some((_, reverter, preview)) = self.pending.take().filter(|(p, ..)| *p == id) else {
+            let _ = tx.send(Event::App(Message::Reverted {
+                id,
+                result: Err("the preview is gone: press r to preview again".to_owned()),
+            }));
+            return;
+        };
+        tokio::spawn(async move {
+            let result = reverter
+                .execute(&preview)
+                .await
+                .map(|outcome| RevertDone {
+                    key,
+                    removed: outcome.removed.iter().map(|r| r.label()).collect(),
+                    kept: outcome.kept.iter().map(|r| r.label()).collect(),
+                })
+                .map_err(|e| e.to_string());
+            let _ = tx.send(Event::App(Message::Reverted { id, result }));
+        });
+    }
+}
