@@ -493,7 +493,7 @@ fn read_only_has_no_accept_key_hint_or_help_line() {
     press(&mut app, KeyCode::Char('?'));
     let text = screen_text(&draw(&mut app, 140, 40));
     assert!(
-        text.contains("accept live values into the manifest + commit"),
+        text.contains("accept into git: space toggles, enter commits"),
         "{text}"
     );
 }

@@ -17,11 +17,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("d", "diff: manifest against live, who changed what"),
     ("n / ]  N / [", "diff: next / previous drifted field"),
     ("r", "diff: fetch the live object again"),
-    ("a", "accept live values into the manifest + commit"),
-    (
-        "space  enter",
-        "accept view: check a field / write and commit",
-    ),
+    ("a", "accept into git: space toggles, enter commits"),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
