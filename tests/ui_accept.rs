@@ -608,3 +608,16 @@ fn a_missing_row_says_there_is_no_live_value() {
         "{flash:?}"
     );
 }
+
+#[test]
+fn a_diff_taller_than_the_screen_says_how_much_is_below_and_pgdn_shows_it() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    let text = screen_text(&draw(&mut app, 80, 24));
+    assert!(text.contains("more lines (pgdn)"), "{text}");
+    assert!(!text.contains("value: \"1\""), "{text}");
+    press(&mut app, KeyCode::PageDown);
+    let text = screen_text(&draw(&mut app, 80, 24));
+    assert!(text.contains("+              value: \"1\""), "{text}");
+    assert!(!text.contains("more lines"), "{text}");
+}
