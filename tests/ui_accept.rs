@@ -449,6 +449,26 @@ fn rows_without_drift_say_why_and_open_nothing() {
         "{flash:?}"
     );
 
+    // Live without a manifest: nothing to accept into.
+    let mut stray = applied(CART);
+    stray["metadata"]["name"] = json!("stray");
+    update(
+        &mut app,
+        Message::Cluster(ClusterMessage {
+            epoch: 0,
+            event: ClusterEvent::DeploymentsLive(vec![WatchUpdate::Apply(live_row(&stray))]),
+        }),
+    );
+    assert_eq!(app.drift_of(&key("stray")), &DriftSummary::Unmanaged);
+    select(&mut app, "stray");
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    assert_eq!(app.screen, Screen::Table);
+    let flash = app.flash.clone().unwrap();
+    assert!(
+        flash.text.contains("deployment shop/stray has no manifest"),
+        "{flash:?}"
+    );
+
     // Drift gone by the time the object is fetched: the view closes, saying so.
     let mut app = drifted_app(dir.path(), false);
     press(&mut app, KeyCode::Char('a'));
@@ -567,4 +587,37 @@ fn the_diff_is_coloured_added_green_removed_red() {
     assert_eq!(style_at(row_of("-  replicas: 2")).fg, theme.diff_removed.fg);
     assert_eq!(style_at(row_of("@@ ")).fg, theme.diff_hunk.fg);
     assert_ne!(theme.diff_added.fg, theme.diff_removed.fg);
+}
+
+#[test]
+fn a_missing_row_says_there_is_no_live_value() {
+    let dir = manifests();
+    std::fs::write(dir.path().join("gone.yaml"), CART.replace("cart", "gone")).unwrap();
+    let mut app = drifted_app(dir.path(), false);
+    assert_eq!(app.drift_of(&key("gone")), &DriftSummary::Missing);
+    // Missing rows match the filter by name alone.
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "gone");
+    press(&mut app, KeyCode::Enter);
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    assert_eq!(app.screen, Screen::Table);
+    let flash = app.flash.clone().unwrap();
+    assert!(
+        flash.text.contains("deployment shop/gone is missing"),
+        "{flash:?}"
+    );
+}
+
+#[test]
+fn a_diff_taller_than_the_screen_says_how_much_is_below_and_pgdn_shows_it() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    let text = screen_text(&draw(&mut app, 80, 24));
+    assert!(text.contains("more lines (pgdn)"), "{text}");
+    assert!(!text.contains("value: \"1\""), "{text}");
+    press(&mut app, KeyCode::PageDown);
+    let text = screen_text(&draw(&mut app, 80, 24));
+    assert!(text.contains("+              value: \"1\""), "{text}");
+    assert!(!text.contains("more lines"), "{text}");
 }

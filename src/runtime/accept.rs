@@ -85,7 +85,8 @@ pub async fn prepare(
 pub async fn accept(client: Client, request: AcceptRequest) -> Result<String, String> {
     let object = format!("deployment {}/{}", request.key.namespace, request.key.name);
     let live = live_object(&client, &request.key)
-        .await?
+        .await
+        .map_err(|e| format!("{e}; nothing was written"))?
         .ok_or_else(|| format!("{object} is no longer in the cluster; nothing was written"))?;
     let prepared = &request.prepared;
     let manifest = manifest_in(

@@ -89,7 +89,14 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
             lines.push(Line::styled("enter writes and commits:", theme.muted));
             let room = height.saturating_sub(lines.len());
             let diff = form.diff_text();
-            for text in diff.lines().skip(form.scroll).take(room) {
+            let left = diff.lines().count().saturating_sub(form.scroll);
+            // What does not fit is said, so that a change below the fold is not missed.
+            let shown = if left > room {
+                room.saturating_sub(1)
+            } else {
+                room
+            };
+            for text in diff.lines().skip(form.scroll).take(shown) {
                 let style = if text.starts_with("+++") || text.starts_with("---") {
                     theme.header
                 } else if text.starts_with('+') {
@@ -102,6 +109,12 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
                     theme.text
                 };
                 lines.push(Line::styled(text.to_owned(), style));
+            }
+            if left > shown {
+                lines.push(Line::styled(
+                    format!("… {} more lines (pgdn)", left - shown),
+                    theme.muted,
+                ));
             }
         }
     }
