@@ -165,6 +165,10 @@ pub fn message(
 }
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
+    if let Some(from) = crate::user_config::ReadOnlyFrom::of(common) {
+        eprintln!("kdrift: {}", from.refusal("accept"));
+        return ExitCode::from(EXIT_ERROR);
+    }
     let target = match target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use crate::cli::{CommonArgs, RevertArgs};
 use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
+use crate::user_config::ReadOnlyFrom;
 
 use super::context::{self, Context};
 use super::target::{self, Target};
@@ -27,10 +28,8 @@ pub enum Confirmation {
 /// Why the command refuses before touching the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error(
-        "revert is disabled: kdrift runs read-only (--readonly); run without --readonly to revert"
-    )]
-    ReadOnly,
+    #[error("{}", .0.refusal("revert"))]
+    ReadOnly(ReadOnlyFrom),
     #[error(
         "refusing to revert without confirmation: stdin is not a terminal to ask on; pass --yes to revert, or --dry-run to only see the preview"
     )]
@@ -39,12 +38,12 @@ pub enum Refusal {
 
 /// The refusals that come before any request: read-only, or nobody to ask and no `--yes`.
 pub fn check_allowed(
-    readonly: bool,
+    readonly: Option<ReadOnlyFrom>,
     args: &RevertArgs,
     terminal: bool,
 ) -> Result<Confirmation, Refusal> {
-    if readonly {
-        return Err(Refusal::ReadOnly);
+    if let Some(from) = readonly {
+        return Err(Refusal::ReadOnly(from));
     }
     if args.yes || args.dry_run {
         return Ok(Confirmation::Given);
@@ -58,7 +57,7 @@ pub fn check_allowed(
 
 pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
     let terminal = std::io::stdin().is_terminal();
-    let confirmation = match check_allowed(common.readonly, args, terminal) {
+    let confirmation = match check_allowed(ReadOnlyFrom::of(common), args, terminal) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("kdrift: {e}");
@@ -221,24 +220,28 @@ mod tests {
 
     #[test]
     fn refusals_come_before_any_request() {
+        let flag = ReadOnlyFrom {
+            flag: true,
+            file: None,
+        };
         assert_eq!(
-            check_allowed(true, &args(false, true), true),
-            Err(Refusal::ReadOnly)
+            check_allowed(Some(flag.clone()), &args(false, true), true),
+            Err(Refusal::ReadOnly(flag))
         );
         assert_eq!(
-            check_allowed(false, &args(false, false), false),
+            check_allowed(None, &args(false, false), false),
             Err(Refusal::NoTerminal)
         );
         assert_eq!(
-            check_allowed(false, &args(false, false), true),
+            check_allowed(None, &args(false, false), true),
             Ok(Confirmation::Ask)
         );
         assert_eq!(
-            check_allowed(false, &args(false, true), false),
+            check_allowed(None, &args(false, true), false),
             Ok(Confirmation::Given)
         );
         assert_eq!(
-            check_allowed(false, &args(true, false), false),
+            check_allowed(None, &args(true, false), false),
             Ok(Confirmation::Given)
         );
     }
