@@ -7,6 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use crate::app::revert::{no_manifest, nothing_to_revert, place, removal_text};
 use crate::cli::{CommonArgs, RevertArgs};
 use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
@@ -91,10 +92,7 @@ async fn revert(
 ) -> u8 {
     let key = target.key(&ctx.default_namespace);
     let Some(manifest) = ctx.index.get(&key) else {
-        eprintln!(
-            "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
-            ctx.index.root.display()
-        );
+        eprintln!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
         return EXIT_ERROR;
     };
     let reverter = match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config).await {
@@ -106,11 +104,7 @@ async fn revert(
         Err(e) => return fail(&e),
     };
     if preview.changes_nothing() {
-        println!(
-            "{} is in sync with {}: nothing to revert",
-            preview.object,
-            place(manifest)
-        );
+        println!("{}", nothing_to_revert(&preview.object, &place(manifest)));
         return EXIT_IN_SYNC;
     }
     show(&preview, manifest, colour);
@@ -152,18 +146,13 @@ async fn revert(
     }
 }
 
-fn place(manifest: &ManifestObject) -> String {
-    format!("{}:{}", manifest.file.display(), manifest.line)
-}
-
 fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     println!("Revert {} to {}:", preview.object, place(manifest));
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
         println!(
-            "removes {} (added live by {})",
-            removal.label(),
-            removal.manager.as_deref().unwrap_or("an unknown manager")
+            "{}",
+            removal_text(&removal.label(), removal.manager.as_deref())
         );
     }
 }
