@@ -7,18 +7,8 @@ mod live_screen;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 
-use kdrift::cli::CommonArgs;
-use kdrift::cluster::client::connect;
-use kdrift::runtime::demo::prepare_workdir;
-use kdrift::runtime::event_loop::Session;
-use kdrift::sim::scenario::DEMO_MANIFESTS;
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
-use kdrift::ui::theme::Theme;
-use live_screen::{Screen, keys, wait_for};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use live_screen::{demo, keys, wait_for};
 
 /// The kdrift binary with `KDRIFT_CONFIG` naming `config`, stdin not a terminal, and a
 /// kubeconfig that does not exist (the refusals come before any request).
@@ -130,36 +120,13 @@ fn help_names_the_config_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readonly_in_the_file_takes_r_away_in_the_live_view() {
-    let server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let workdir = prepare_workdir(Some(&dir.path().join("manifests")), DEMO_MANIFESTS).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    let config = dir.path().join("config.toml");
+    let demo = demo().await;
+    let config = demo.dir.path().join("config.toml");
     std::fs::write(&config, "readonly = true\n").unwrap();
-    let mut common = CommonArgs {
-        kubeconfig: Some(kubeconfig.clone()),
-        all_namespaces: true,
-        manifests: Some(workdir.path.clone()),
-        ..CommonArgs::default()
-    };
+    let mut common = demo.common.clone();
     kdrift::user_config::apply_from(&mut common, &config, true);
-    let conn = connect(&common).await.unwrap();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut frontend = Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(150, 40)).unwrap();
-    let theme = Theme::default_theme();
-    let driver = session.drive(&mut term, &theme, &mut frontend);
-    let script = async {
+    let d = &demo;
+    let script = |tx, text| async move {
         keys(&tx, "/shop/cart\n");
         wait_for(&text, "cart listed, read-only", |s| {
             s.lines()
@@ -167,19 +134,8 @@ async fn readonly_in_the_file_takes_r_away_in_the_live_view() {
                 && s.contains(" readonly ")
         })
         .await;
-        let out = tokio::process::Command::new("/usr/bin/kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(["-n", "shop", "scale", "deployment/cart", "--replicas=5"])
-            .env("HOME", dir.path())
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        d.kubectl(&["-n", "shop", "scale", "deployment/cart", "--replicas=5"])
+            .await;
         wait_for(&text, "cart drifted", |s| {
             s.lines()
                 .any(|l| l.contains(" cart ") && l.contains("1 field"))
@@ -201,8 +157,6 @@ async fn readonly_in_the_file_takes_r_away_in_the_live_view() {
         // The first q closes the help, the second quits.
         keys(&tx, "qq");
     };
-    let (result, ()) = tokio::join!(driver, script);
-    result.unwrap();
-    drop(session);
-    server.shutdown().await;
+    demo.run(&common, 150, 40, script).await;
+    demo.server.shutdown().await;
 }
