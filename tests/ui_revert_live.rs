@@ -96,3 +96,81 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
     demo.run(&demo.common, 160, 45, script).await;
     demo.server.shutdown().await;
 }
+
+/// The errors on the way, each in the view as the headless command words it: RBAC refusing the
+/// dry run (fault injection), then a change made after the preview, which is detected and not
+/// overwritten; `r` previews again each time and the revert then goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
+    let demo = demo().await;
+    let d = &demo;
+    let script = |tx, text| async move {
+        keys(&tx, "/shop/checkout\n");
+        let image = format!("checkout={BAD}");
+        d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
+            .await;
+        wait_for(&text, "checkout drifted", |s| {
+            line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
+        })
+        .await;
+
+        d.server.faults().forbid_namespace("shop");
+        keys(&tx, "r");
+        wait_for(&text, "the RBAC refusal", |s| {
+            s.contains("RBAC refused: you may not get deployments.apps in namespace \"shop\"")
+                && s.contains("r preview again · esc back")
+        })
+        .await;
+        d.server.faults().allow_namespace("shop");
+        keys(&tx, "r");
+        wait_for(&text, "the preview", |s| {
+            s.contains(&format!("+        image: {GOOD}"))
+        })
+        .await;
+
+        // Someone changes the object while the operator reads the preview.
+        d.kubectl(&["-n", "shop", "set", "env", "deployment/checkout", "LATE=1"])
+            .await;
+        keys(&tx, "y");
+        wait_for(&text, "the change detected", |s| {
+            s.contains("deployment/shop/checkout changed since the preview")
+        })
+        .await;
+        let env = d
+            .kubectl(&[
+                "-n",
+                "shop",
+                "get",
+                "deployment/checkout",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+            ])
+            .await;
+        assert!(env.contains("LATE"), "not overwritten: {env}");
+
+        keys(&tx, "r");
+        wait_for(&text, "the new preview removing LATE", |s| {
+            s.contains("removes spec.template.spec.containers[name=checkout].env[name=LATE]")
+        })
+        .await;
+        keys(&tx, "y");
+        wait_for(&text, "reverted", |s| {
+            s.contains("reverted deployment/shop/checkout to the manifest (")
+        })
+        .await;
+        let env = d
+            .kubectl(&[
+                "-n",
+                "shop",
+                "get",
+                "deployment/checkout",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+            ])
+            .await;
+        assert!(!env.contains("LATE"), "{env}");
+        keys(&tx, "q");
+    };
+    demo.run(&demo.common, 160, 45, script).await;
+    demo.server.shutdown().await;
+}
