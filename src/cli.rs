@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
     name = "kdrift",
     version,
     about = "Watch Kubernetes rollouts live and settle drift between the cluster and git",
-    after_help = crate::logging::after_help()
+    after_help = crate::user_config::after_help()
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -41,15 +41,21 @@ pub struct CommonArgs {
     /// Watch all namespaces.
     #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
-    /// Theme: a name from themes/ or a path to a TOML file.
+    /// Theme: a name from themes/ or a path to a TOML file (default: the user config's).
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
-    /// Remove the accept and revert actions.
+    /// Remove the accept and revert actions (also `readonly = true` in the user config).
     #[arg(long, global = true)]
     pub readonly: bool,
     /// Log level (error, warn, info, debug, trace); also KDRIFT_LOG.
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Where read-only came from (the flag, the user config), set by `user_config::apply`.
+    #[arg(skip)]
+    pub readonly_from: Option<crate::user_config::ReadOnlyFrom>,
+    /// Why the user config file was not used, set by `user_config::apply`.
+    #[arg(skip)]
+    pub config_problem: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,7 +7,12 @@ use clap::Parser;
 use kdrift::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    kdrift::user_config::apply(&mut cli.common);
+    // The live view shows a bad config in its status bar; the subcommands say it here.
+    if let (Some(problem), Some(_)) = (&cli.common.config_problem, &cli.command) {
+        eprintln!("kdrift: {problem}");
+    }
     match cli.command {
         Some(Command::Demo(args)) if args.serve => kdrift::sim::serve::run(&args),
         Some(Command::Demo(args)) => kdrift::runtime::run_demo(&cli.common, &args),

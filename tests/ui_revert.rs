@@ -127,6 +127,11 @@ fn preview(autoscaled: bool) -> PreviewShown {
     })
 }
 
+/// The dry run's answer arrives.
+fn previewed(app: &mut App, id: u64, result: Result<PreviewShown, String>) {
+    assert!(update(app, Message::RevertPreviewed { id, result }).is_empty());
+}
+
 fn stage(app: &App) -> &RevertStage {
     match &app.screen {
         Screen::Revert(view) => &view.stage,
@@ -155,13 +160,7 @@ fn r_previews_then_y_reverts_and_the_detail_shows_the_rollout_back() {
     assert_eq!(stage(&app), &RevertStage::DryRun);
     assert!(screen_text(&mut app).contains("dry run…"));
 
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, id, Ok(preview(false)));
     let text = screen_text(&mut app);
     assert!(text.contains("-        image: web:bad"), "{text}");
     assert!(text.contains("+        image: web:1.0"), "{text}");
@@ -217,13 +216,7 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     select(&mut app, "web");
     key(&mut app, KeyCode::Enter); // the detail view
     let id = r(&mut app);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, id, Ok(preview(false)));
     assert_eq!(
         press(&mut app, KeyCode::Enter),
         [Command::Revert { id, key: web() }]
@@ -234,13 +227,7 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     select(&mut app, "web");
     keys(&mut app, "d");
     let id = r(&mut app);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, id, Ok(preview(false)));
     assert!(press(&mut app, KeyCode::Esc).is_empty());
     assert!(matches!(&app.screen, Screen::Diff(view) if view.key == web()));
 }
@@ -252,32 +239,14 @@ fn a_late_answer_for_a_closed_view_is_ignored() {
     let first = r(&mut app);
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Table);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id: first,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, first, Ok(preview(false)));
     assert_eq!(app.screen, Screen::Table);
 
     let second = r(&mut app);
     assert_ne!(first, second);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id: first,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, first, Ok(preview(false)));
     assert_eq!(stage(&app), &RevertStage::DryRun);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id: second,
-            result: Ok(preview(true)),
-        },
-    );
+    previewed(&mut app, second, Ok(preview(true)));
     assert!(matches!(stage(&app), RevertStage::Ready(p) if p.autoscaled));
     assert!(
         screen_text(&mut app).contains("autoscaled: replicas stay with the autoscaler"),
@@ -298,13 +267,7 @@ fn errors_are_worded_as_the_headless_command_words_them() {
         message: "denied".into(),
     }
     .to_string();
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Err(forbidden.clone()),
-        },
-    );
+    previewed(&mut app, id, Err(forbidden.clone()));
     assert_eq!(stage(&app), &RevertStage::Failed(forbidden.clone()));
     let text = screen_text(&mut app);
     assert!(
@@ -317,13 +280,7 @@ fn errors_are_worded_as_the_headless_command_words_them() {
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
     let again = r(&mut app);
     assert_ne!(again, id);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id: again,
-            result: Ok(preview(false)),
-        },
-    );
+    previewed(&mut app, again, Ok(preview(false)));
     press(&mut app, KeyCode::Char('y'));
     let changed = RevertError::ChangedSincePreview {
         object: "deployment/shop/web".into(),
@@ -353,13 +310,7 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         removals: vec![],
         autoscaled: false,
     });
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Ok(shown),
-        },
-    );
+    previewed(&mut app, id, Ok(shown));
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
     app.width = 200;
     let text = screen_text(&mut app);
@@ -442,13 +393,7 @@ fn revert_view_with_a_preview() {
     app.height = 30;
     select(&mut app, "web");
     let id = r(&mut app);
-    update(
-        &mut app,
-        Message::RevertPreviewed {
-            id,
-            result: Ok(preview(true)),
-        },
-    );
+    previewed(&mut app, id, Ok(preview(true)));
     let theme = Theme::default_theme();
     let terminal = draw(&mut app, &theme);
     let text = (0..app.height)

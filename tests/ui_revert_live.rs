@@ -6,18 +6,7 @@
 
 mod live_screen;
 
-use std::sync::{Arc, Mutex};
-
-use kdrift::cli::CommonArgs;
-use kdrift::cluster::client::connect;
-use kdrift::runtime::demo::prepare_workdir;
-use kdrift::runtime::event_loop::Session;
-use kdrift::sim::scenario::DEMO_MANIFESTS;
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
-use kdrift::ui::theme::Theme;
-use live_screen::{Screen, keys, wait_for};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use live_screen::{demo, keys, wait_for};
 
 const GOOD: &str = "registry.example/shop/checkout:3.1.0";
 const BAD: &str = "registry.example/shop/checkout:3.2.0-doesnotexist";
@@ -29,63 +18,18 @@ fn line_with<'a>(screen: &'a str, needle: &str) -> Option<&'a str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown() {
-    let server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let workdir = prepare_workdir(Some(&dir.path().join("manifests")), DEMO_MANIFESTS).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    let kubectl = |args: &[&str]| {
-        let mut cmd = tokio::process::Command::new("/usr/bin/kubectl");
-        cmd.arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(args)
-            .env("HOME", dir.path());
-        cmd
-    };
-    let common = CommonArgs {
-        kubeconfig: Some(kubeconfig.clone()),
-        all_namespaces: true,
-        manifests: Some(workdir.path.clone()),
-        ..CommonArgs::default()
-    };
-    let conn = connect(&common).await.unwrap();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut frontend = Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(160, 45)).unwrap();
-    let theme = Theme::default_theme();
-    let driver = session.drive(&mut term, &theme, &mut frontend);
-    let script = async {
+    let demo = demo().await;
+    let d = &demo;
+    let script = |tx, text| async move {
         keys(&tx, "/shop/checkout\n");
         wait_for(&text, "checkout in sync", |s| {
             line_with(s, " checkout ").is_some_and(|l| l.contains("in sync"))
         })
         .await;
 
-        let out = kubectl(&[
-            "-n",
-            "shop",
-            "set",
-            "image",
-            "deployment/checkout",
-            &format!("checkout={BAD}"),
-        ])
-        .output()
-        .await
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let image = format!("checkout={BAD}");
+        d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
+            .await;
         wait_for(&text, "checkout drifted", |s| {
             line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
         })
@@ -126,10 +70,10 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
 
         let check = tokio::process::Command::new(env!("CARGO_BIN_EXE_kdrift"))
             .args(["check", "-n", "shop", "--kubeconfig"])
-            .arg(&kubeconfig)
+            .arg(&d.kubeconfig)
             .arg("--manifests")
-            .arg(&workdir.path)
-            .env("HOME", dir.path())
+            .arg(&d.manifests)
+            .env("HOME", d.dir.path())
             .env("NO_COLOR", "1")
             .env_remove("KUBECONFIG")
             .output()
@@ -142,22 +86,91 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
             String::from_utf8_lossy(&check.stdout),
             String::from_utf8_lossy(&check.stderr)
         );
-        let image = kubectl(&[
-            "-n",
-            "shop",
-            "get",
-            "deployment/checkout",
-            "-o",
-            "jsonpath={.spec.template.spec.containers[0].image}",
-        ])
-        .output()
-        .await
-        .unwrap();
-        assert_eq!(String::from_utf8_lossy(&image.stdout), GOOD);
+        let jsonpath = "jsonpath={.spec.template.spec.containers[0].image}";
+        let live = d
+            .kubectl(&["-n", "shop", "get", "deployment/checkout", "-o", jsonpath])
+            .await;
+        assert_eq!(live, GOOD);
         keys(&tx, "q");
     };
-    let (result, ()) = tokio::join!(driver, script);
-    result.unwrap();
-    drop(session);
-    server.shutdown().await;
+    demo.run(&demo.common, 160, 45, script).await;
+    demo.server.shutdown().await;
+}
+
+/// The errors on the way, each in the view as the headless command words it: RBAC refusing the
+/// dry run (fault injection), then a change made after the preview, which is detected and not
+/// overwritten; `r` previews again each time and the revert then goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
+    let demo = demo().await;
+    let d = &demo;
+    let script = |tx, text| async move {
+        keys(&tx, "/shop/checkout\n");
+        let image = format!("checkout={BAD}");
+        d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
+            .await;
+        wait_for(&text, "checkout drifted", |s| {
+            line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
+        })
+        .await;
+
+        d.server.faults().forbid_namespace("shop");
+        keys(&tx, "r");
+        wait_for(&text, "the RBAC refusal", |s| {
+            s.contains("RBAC refused: you may not get deployments.apps in namespace \"shop\"")
+                && s.contains("r preview again · esc back")
+        })
+        .await;
+        d.server.faults().allow_namespace("shop");
+        keys(&tx, "r");
+        wait_for(&text, "the preview", |s| {
+            s.contains(&format!("+        image: {GOOD}"))
+        })
+        .await;
+
+        // Someone changes the object while the operator reads the preview.
+        d.kubectl(&["-n", "shop", "set", "env", "deployment/checkout", "LATE=1"])
+            .await;
+        keys(&tx, "y");
+        wait_for(&text, "the change detected", |s| {
+            s.contains("deployment/shop/checkout changed since the preview")
+        })
+        .await;
+        let env = d
+            .kubectl(&[
+                "-n",
+                "shop",
+                "get",
+                "deployment/checkout",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+            ])
+            .await;
+        assert!(env.contains("LATE"), "not overwritten: {env}");
+
+        keys(&tx, "r");
+        wait_for(&text, "the new preview removing LATE", |s| {
+            s.contains("removes spec.template.spec.containers[name=checkout].env[name=LATE]")
+        })
+        .await;
+        keys(&tx, "y");
+        wait_for(&text, "reverted", |s| {
+            s.contains("reverted deployment/shop/checkout to the manifest (")
+        })
+        .await;
+        let env = d
+            .kubectl(&[
+                "-n",
+                "shop",
+                "get",
+                "deployment/checkout",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+            ])
+            .await;
+        assert!(!env.contains("LATE"), "{env}");
+        keys(&tx, "q");
+    };
+    demo.run(&demo.common, 160, 45, script).await;
+    demo.server.shutdown().await;
 }

@@ -110,6 +110,14 @@ pub fn no_manifest(object: &str, root: &std::path::Path) -> String {
     )
 }
 
+/// A field the revert removes, as the headless command and the view list it.
+pub fn removal_text(label: &str, manager: Option<&str>) -> String {
+    format!(
+        "removes {label} (added live by {})",
+        manager.unwrap_or("an unknown manager")
+    )
+}
+
 /// The flash after a revert.
 pub fn reverted_text(object: &str, place: &str) -> String {
     format!("reverted {object} to the manifest ({place})")

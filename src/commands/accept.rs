@@ -19,6 +19,10 @@ use super::target::{self, Target};
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
+    if let Some(from) = crate::user_config::ReadOnlyFrom::of(common) {
+        eprintln!("kdrift: {}", from.refusal("accept"));
+        return ExitCode::from(EXIT_ERROR);
+    }
     let target = match target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {

@@ -7,9 +7,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use crate::app::revert::{no_manifest, nothing_to_revert, place, removal_text};
 use crate::cli::{CommonArgs, RevertArgs};
 use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
+use crate::user_config::ReadOnlyFrom;
 
 use super::context::{self, Context};
 use super::target::{self, Target};
@@ -27,10 +29,8 @@ pub enum Confirmation {
 /// Why the command refuses before touching the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error(
-        "revert is disabled: kdrift runs read-only (--readonly); run without --readonly to revert"
-    )]
-    ReadOnly,
+    #[error("{}", .0.refusal("revert"))]
+    ReadOnly(ReadOnlyFrom),
     #[error(
         "refusing to revert without confirmation: stdin is not a terminal to ask on; pass --yes to revert, or --dry-run to only see the preview"
     )]
@@ -39,12 +39,12 @@ pub enum Refusal {
 
 /// The refusals that come before any request: read-only, or nobody to ask and no `--yes`.
 pub fn check_allowed(
-    readonly: bool,
+    readonly: Option<ReadOnlyFrom>,
     args: &RevertArgs,
     terminal: bool,
 ) -> Result<Confirmation, Refusal> {
-    if readonly {
-        return Err(Refusal::ReadOnly);
+    if let Some(from) = readonly {
+        return Err(Refusal::ReadOnly(from));
     }
     if args.yes || args.dry_run {
         return Ok(Confirmation::Given);
@@ -58,7 +58,7 @@ pub fn check_allowed(
 
 pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
     let terminal = std::io::stdin().is_terminal();
-    let confirmation = match check_allowed(common.readonly, args, terminal) {
+    let confirmation = match check_allowed(ReadOnlyFrom::of(common), args, terminal) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("kdrift: {e}");
@@ -92,10 +92,7 @@ async fn revert(
 ) -> u8 {
     let key = target.key(&ctx.default_namespace);
     let Some(manifest) = ctx.index.get(&key) else {
-        eprintln!(
-            "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
-            ctx.index.root.display()
-        );
+        eprintln!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
         return EXIT_ERROR;
     };
     let reverter = match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config).await {
@@ -107,11 +104,7 @@ async fn revert(
         Err(e) => return fail(&e),
     };
     if preview.changes_nothing() {
-        println!(
-            "{} is in sync with {}: nothing to revert",
-            preview.object,
-            place(manifest)
-        );
+        println!("{}", nothing_to_revert(&preview.object, &place(manifest)));
         return EXIT_IN_SYNC;
     }
     show(&preview, manifest, colour);
@@ -153,18 +146,13 @@ async fn revert(
     }
 }
 
-fn place(manifest: &ManifestObject) -> String {
-    format!("{}:{}", manifest.file.display(), manifest.line)
-}
-
 fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     println!("Revert {} to {}:", preview.object, place(manifest));
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
         println!(
-            "removes {} (added live by {})",
-            removal.label(),
-            removal.manager.as_deref().unwrap_or("an unknown manager")
+            "{}",
+            removal_text(&removal.label(), removal.manager.as_deref())
         );
     }
 }
@@ -221,24 +209,28 @@ mod tests {
 
     #[test]
     fn refusals_come_before_any_request() {
+        let flag = ReadOnlyFrom {
+            flag: true,
+            file: None,
+        };
         assert_eq!(
-            check_allowed(true, &args(false, true), true),
-            Err(Refusal::ReadOnly)
+            check_allowed(Some(flag.clone()), &args(false, true), true),
+            Err(Refusal::ReadOnly(flag))
         );
         assert_eq!(
-            check_allowed(false, &args(false, false), false),
+            check_allowed(None, &args(false, false), false),
             Err(Refusal::NoTerminal)
         );
         assert_eq!(
-            check_allowed(false, &args(false, false), true),
+            check_allowed(None, &args(false, false), true),
             Ok(Confirmation::Ask)
         );
         assert_eq!(
-            check_allowed(false, &args(false, true), false),
+            check_allowed(None, &args(false, true), false),
             Ok(Confirmation::Given)
         );
         assert_eq!(
-            check_allowed(false, &args(true, false), false),
+            check_allowed(None, &args(true, false), false),
             Ok(Confirmation::Given)
         );
     }

@@ -420,6 +420,10 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
         tracing::warn!(error = %e, "theme not loaded; using the default");
         session.problem(format!("{e} — using the default theme"));
     }
+    if let Some(problem) = &common.config_problem {
+        tracing::warn!(%problem, "user config not used");
+        session.problem(problem.clone());
+    }
     if let Some(n) = notice {
         update(&mut session.state.app, Message::Notice(n));
     }

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::app::revert::{PreviewShown, RevertStage, RevertView, nothing_to_revert};
+use crate::app::revert::{PreviewShown, RevertStage, RevertView, nothing_to_revert, removal_text};
 use crate::cluster::revert::FIELD_MANAGER;
 use crate::revert::plan::PreviewKind;
 
@@ -90,11 +90,7 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
     }
     for removal in &preview.removals {
         lines.push(Line::styled(
-            format!(
-                "removes {} (added live by {})",
-                removal.label,
-                removal.manager.as_deref().unwrap_or("an unknown manager")
-            ),
+            removal_text(&removal.label, removal.manager.as_deref()),
             theme.diff_removed,
         ));
     }

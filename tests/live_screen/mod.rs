@@ -73,3 +73,90 @@ pub fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
         );
     }
 }
+
+/// The demo cluster (seeded, no scenario, fast timings), its manifests copied to a git workdir,
+/// and the flags of a live view on all its namespaces.
+pub struct Demo {
+    pub server: kdrift::sim::server::SimServer,
+    pub dir: tempfile::TempDir,
+    pub kubeconfig: std::path::PathBuf,
+    pub manifests: std::path::PathBuf,
+    pub common: kdrift::cli::CommonArgs,
+}
+
+pub async fn demo() -> Demo {
+    use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
+    let server = SimServer::start(SimConfig {
+        port: 0,
+        scenario: Scenario::None,
+        seed: true,
+        timings: Timings::fast(),
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = kdrift::runtime::demo::prepare_workdir(
+        Some(&dir.path().join("manifests")),
+        kdrift::sim::scenario::DEMO_MANIFESTS,
+    )
+    .unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    let common = kdrift::cli::CommonArgs {
+        kubeconfig: Some(kubeconfig.clone()),
+        all_namespaces: true,
+        manifests: Some(workdir.path.clone()),
+        ..kdrift::cli::CommonArgs::default()
+    };
+    Demo {
+        server,
+        dir,
+        kubeconfig,
+        manifests: workdir.path,
+        common,
+    }
+}
+
+impl Demo {
+    /// The real kubectl against the demo cluster; it must succeed.
+    pub async fn kubectl(&self, args: &[&str]) -> String {
+        let out = tokio::process::Command::new("/usr/bin/kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .env("HOME", self.dir.path())
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types
+    /// and watches the screen; `script` must quit it.
+    pub async fn run<F, Fut>(
+        &self,
+        common: &kdrift::cli::CommonArgs,
+        width: u16,
+        height: u16,
+        script: F,
+    ) where
+        F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let conn = kdrift::cluster::client::connect(common).await.unwrap();
+        let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
+        let tx = session.sender();
+        let text = Arc::new(Mutex::new(String::new()));
+        let mut frontend = Screen(text.clone());
+        let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+        let theme = Theme::default_theme();
+        let driver = session.drive(&mut term, &theme, &mut frontend);
+        let (result, ()) = tokio::join!(driver, script(tx, text));
+        result.unwrap();
+    }
+}
