@@ -1,7 +1,8 @@
 //! The user config file, `$XDG_CONFIG_HOME/kdrift/config.toml` (or the file `$KDRIFT_CONFIG`
 //! names): `readonly = true` and `theme = "NAME"` (the `--theme` default). Read once, right after
-//! the command line is parsed, and folded into the common flags; a bad file is reported with its
-//! line and the defaults are used, as for a bad theme.
+//! the command line is parsed, and folded into the common flags. A bad file is reported with its
+//! line; its theme is not used, and kdrift runs read-only until it is fixed: a file that cannot be
+//! read may be the one that says `readonly = true`, and an on-call tool fails closed.
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -47,10 +48,15 @@ pub struct ReadOnlyFrom {
     pub flag: bool,
     /// The config file that says `readonly = true`.
     pub file: Option<PathBuf>,
+    /// The config file that could not be read (read-only until it is fixed).
+    pub bad_file: Option<PathBuf>,
 }
 
 impl fmt::Display for ReadOnlyFrom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(bad) = &self.bad_file {
+            return write!(f, "the config \"{}\" could not be read", bad.display());
+        }
         match (&self.file, self.flag) {
             (None, _) => write!(f, "--readonly"),
             (Some(file), false) => write!(f, "readonly = true in \"{}\"", file.display()),
@@ -68,6 +74,14 @@ impl fmt::Display for ReadOnlyFrom {
 impl ReadOnlyFrom {
     /// What the operator does to get the action back.
     pub fn how_to_lift(&self) -> String {
+        if let Some(bad) = &self.bad_file {
+            let fix = format!("fix \"{}\"", bad.display());
+            return if self.flag {
+                format!("{fix} and run without --readonly")
+            } else {
+                fix
+            };
+        }
         match (&self.file, self.flag) {
             (None, _) => "run without --readonly".to_owned(),
             (Some(file), false) => format!("set readonly = false in \"{}\"", file.display()),
@@ -86,6 +100,7 @@ impl ReadOnlyFrom {
         Some(common.readonly_from.clone().unwrap_or(ReadOnlyFrom {
             flag: true,
             file: None,
+            bad_file: None,
         }))
     }
 
@@ -141,8 +156,8 @@ pub fn load(path: &Path, required: bool) -> Result<UserConfig, ConfigError> {
 }
 
 /// Fold the config file into the flags: `--theme` wins over `theme`; `readonly` from either.
-/// A bad file leaves the flags as they are and is kept in `config_problem`, for the status bar
-/// or stderr.
+/// A bad file turns read-only on (it may be the file that says so) and is kept in
+/// `config_problem`, for the status bar or stderr.
 pub fn apply(common: &mut CommonArgs) {
     let required = std::env::var_os(CONFIG_ENV).is_some_and(|v| !v.is_empty());
     if let Some(path) = path() {
@@ -154,7 +169,17 @@ pub fn apply(common: &mut CommonArgs) {
 pub fn apply_from(common: &mut CommonArgs, path: &Path, required: bool) {
     match load(path, required) {
         Ok(config) => apply_config(common, config, path),
-        Err(e) => common.config_problem = Some(format!("{e} — using the defaults")),
+        Err(e) => {
+            common.config_problem = Some(format!(
+                "{e} — read-only until it is fixed, other settings at their defaults"
+            ));
+            common.readonly_from = Some(ReadOnlyFrom {
+                flag: common.readonly,
+                file: None,
+                bad_file: Some(path.to_path_buf()),
+            });
+            common.readonly = true;
+        }
     }
 }
 
@@ -166,6 +191,7 @@ fn apply_config(common: &mut CommonArgs, config: UserConfig, path: &Path) {
         common.readonly_from = Some(ReadOnlyFrom {
             flag: common.readonly,
             file: config.readonly.then(|| path.to_path_buf()),
+            bad_file: None,
         });
         common.readonly = true;
     }

@@ -1,6 +1,6 @@
 //! The user config file as an operator meets it: `readonly = true` in it makes the headless
 //! accept and revert refuse, naming the file, and takes `r` away in the live view; a bad file is
-//! reported with its line and the defaults are used; `--help` says where the file is.
+//! reported with its line and kdrift runs read-only until it is fixed; `--help` says where the file is.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod live_screen;
@@ -69,15 +69,15 @@ fn readonly_in_the_file_makes_accept_and_revert_refuse_naming_the_file() {
 }
 
 #[test]
-fn a_bad_file_is_reported_with_its_line_and_the_defaults_are_used() {
+fn a_bad_file_is_reported_with_its_line_and_kdrift_runs_read_only() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
+    // The file may be the one that says readonly = true: a typo must not lift it.
     std::fs::write(&config, "readonly = true\nthem = \"light\"\n").unwrap();
-    // Not read-only (the defaults): the refusal is the one for a missing terminal.
     let out = kdrift(
         dir.path(),
         &config,
-        &["revert", "deploy/cart", "-n", "shop"],
+        &["revert", "deploy/cart", "-n", "shop", "--yes"],
     );
     assert_eq!(out.status.code(), Some(2));
     let text = stderr(&out);
@@ -85,21 +85,29 @@ fn a_bad_file_is_reported_with_its_line_and_the_defaults_are_used() {
         text.contains(&format!(
             "config \"{}\", line 2: unknown field `them`",
             config.display()
-        )) && text.contains("using the defaults"),
+        )) && text.contains("read-only until it is fixed"),
         "{text}"
     );
-    assert!(text.contains("stdin is not a terminal"), "{text}");
-    assert!(!text.contains("read-only"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "revert is disabled: kdrift runs read-only (the config \"{0}\" could not be read); fix \"{0}\" to revert",
+            config.display()
+        )),
+        "{text}"
+    );
 
-    // A file named by KDRIFT_CONFIG that is not there is said too.
+    // A file named by KDRIFT_CONFIG that is not there is said too, and read-only holds.
     let out = kdrift(
         dir.path(),
         &dir.path().join("nope.toml"),
-        &["revert", "deploy/cart", "--readonly"],
+        &["accept", "deploy/cart"],
     );
     let text = stderr(&out);
     assert!(text.contains("nope.toml"), "{text}");
-    assert!(text.contains("read-only (--readonly)"), "{text}");
+    assert!(
+        text.contains("accept is disabled: kdrift runs read-only"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -212,6 +212,7 @@ mod tests {
         let flag = ReadOnlyFrom {
             flag: true,
             file: None,
+            bad_file: None,
         };
         assert_eq!(
             check_allowed(Some(flag.clone()), &args(false, true), true),
