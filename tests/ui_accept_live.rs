@@ -144,8 +144,19 @@ impl Demo {
 }
 
 /// The status line (the last line of the screen).
+/// The message under the status bar (it may wrap onto several lines), as one line.
 fn status_line(screen: &str) -> String {
-    screen.lines().last().unwrap_or_default().trim().to_owned()
+    let lines: Vec<&str> = screen.lines().collect();
+    let bar = lines
+        .iter()
+        .rposition(|l| l.starts_with(" ctx "))
+        .map_or(lines.len().saturating_sub(1), |at| at + 1);
+    let joined: Vec<&str> = lines[bar.min(lines.len())..]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    joined.join(" ")
 }
 
 /// frontend in sync, then `kubectl scale` to 5: the row drifts; select it and press `a`.
@@ -266,10 +277,11 @@ async fn a_moved_value_a_dirty_file_and_a_failing_hook_are_refused_and_say_so() 
         })
         .await;
         key(&tx, KeyCode::Enter);
-        wait_for(&text, "the dirty-file refusal", |s| {
-            status_line(s).starts_with(
+        wait_for(&text, "the whole dirty-file refusal", |s| {
+            let line = status_line(s);
+            line.starts_with(
                 "shop/frontend.yaml has uncommitted changes: commit or stash them first",
-            )
+            ) && line.ends_with("nothing was written")
         })
         .await;
         assert_eq!(d.read("shop/frontend.yaml"), mine, "nothing written");

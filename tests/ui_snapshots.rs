@@ -64,3 +64,37 @@ fn too_small_terminal_gets_a_message() {
     let text: String = (0..6).map(|y| line(&terminal, y)).collect();
     assert!(text.contains("terminal too small: 40×6"), "{text}");
 }
+
+#[test]
+fn a_long_message_wraps_so_its_end_is_read() {
+    let mut app = sample_app();
+    app.width = 80;
+    let advice = "commit or stash them first, or pass --no-commit";
+    let text = format!(
+        "shop/frontend.yaml has uncommitted changes: {advice}; nothing was written (the end of this message must be on screen)"
+    );
+    kdrift::app::update(
+        &mut app,
+        kdrift::app::Message::Notice(kdrift::app::Flash { text, error: true }),
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let bottom: String = (app.height - 3..app.height)
+        .map(|y| line(&terminal, y))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(bottom.contains("must be on screen)"), "{bottom}");
+    assert!(bottom.contains("uncommitted changes"), "{bottom}");
+}
+
+#[test]
+fn narrow_hints_keep_help_and_quit() {
+    let mut app = sample_app();
+    app.width = 90;
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let hints = line(&terminal, app.height - 1);
+    assert!(
+        hints.contains("<?> help") && hints.contains("<q> quit"),
+        "{hints}"
+    );
+    assert!(hints.contains("<enter> detail"), "{hints}");
+}

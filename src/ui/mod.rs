@@ -47,7 +47,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
     let [body, status, hints] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(hints_height(app, area.width)),
     ])
     .areas(area);
     match &app.screen {
@@ -148,6 +148,37 @@ fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Line::from(spans), area);
 }
 
+/// The flash message may need more than one line (a refusal says how to proceed at its end):
+/// up to three, taken from the body; hints and prompts take one.
+fn hints_height(app: &App, width: u16) -> u16 {
+    match (&app.prompt, &app.flash) {
+        (None, Some(flash)) => {
+            let chars = flash.text.chars().count();
+            let width = usize::from(width.max(1));
+            u16::try_from(chars.div_ceil(width).clamp(1, 3)).unwrap_or(1)
+        }
+        _ => 1,
+    }
+}
+
+/// The key hints that fit in `width`: when they do not all fit, the ones just before `?` and `q`
+/// go first, so that help and quit are always shown.
+fn fitting_hints<'h>(
+    hints: &[&'h (&'h str, &'h str)],
+    width: usize,
+) -> Vec<&'h (&'h str, &'h str)> {
+    let cost = |(k, what): &(&str, &str)| k.chars().count() + what.chars().count() + 5;
+    let mut kept: Vec<&(&str, &str)> = hints.to_vec();
+    let essential = |(k, _): &(&str, &str)| *k == "?" || *k == "q";
+    while kept.iter().map(|h| cost(h)).sum::<usize>() > width {
+        let Some(drop) = kept.iter().rposition(|h| !essential(h)) else {
+            break;
+        };
+        kept.remove(drop);
+    }
+    kept
+}
+
 fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let line = match &app.prompt {
         Some(Prompt::Filter(text)) => Line::from(vec![
@@ -161,10 +192,16 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             Span::styled("▏", theme.muted),
         ]),
         None => match &app.flash {
-            Some(f) => Line::styled(
-                f.text.clone(),
-                if f.error { theme.error } else { theme.warning },
-            ),
+            Some(f) => {
+                let style = if f.error { theme.error } else { theme.warning };
+                frame.render_widget(
+                    Paragraph::new(f.text.clone())
+                        .style(style)
+                        .wrap(Wrap { trim: true }),
+                    area,
+                );
+                return;
+            }
             None => {
                 let hints: &[(&str, &str)] = match app.screen {
                     Screen::Table => &[
@@ -212,10 +249,11 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     ],
                 };
                 let mut spans = Vec::with_capacity(hints.len() * 2);
-                let offered = hints
+                let offered: Vec<&(&str, &str)> = hints
                     .iter()
-                    .filter(|(k, _)| !(app.readonly && WRITE_KEYS.contains(k)));
-                for (k, what) in offered {
+                    .filter(|(k, _)| !(app.readonly && WRITE_KEYS.contains(k)))
+                    .collect();
+                for (k, what) in fitting_hints(&offered, usize::from(area.width)) {
                     spans.push(Span::styled(format!("<{k}>"), theme.status_key));
                     spans.push(Span::styled(format!(" {what}  "), theme.muted));
                 }
