@@ -394,7 +394,8 @@ impl App {
             (Some((manifest, config)), Ok(Some(live))) => {
                 let drift = compare(manifest, &live, config);
                 let place = format!("{}:{}", manifest.file.display(), manifest.line);
-                let lines = diff_lines(&manifest.body, &drift, &place, self.now, DIFF_CONTEXT);
+                let body = manifest.body.to_value();
+                let lines = diff_lines(&body, &drift, &place, self.now, DIFF_CONTEXT);
                 let items = drift
                     .items
                     .iter()

@@ -4,6 +4,7 @@
 //! - [`walk`]: which files are read (and which are skipped, with a reason).
 //! - [`parse`]: one file's documents into [`ManifestObject`]s.
 //! - [`lines`]: the line of a field inside a document.
+//! - [`tree`]: [`tree::Node`], the compact form a manifest's body is held in.
 //! - [`edit`]: format-preserving edits of one document (accept).
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers).
 pub mod config;
@@ -12,6 +13,7 @@ pub mod key;
 pub mod lines;
 pub mod parse;
 pub mod reload;
+pub mod tree;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,8 +21,6 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use serde_json::Value;
 
 pub use config::{Config, IgnoreRule};
 pub use key::ObjectKey;
@@ -38,7 +38,8 @@ pub struct ManifestObject {
     /// The whole file's text, shared by its documents; `span` is this document's bytes.
     pub source: Arc<str>,
     pub span: Range<usize>,
-    pub body: Value,
+    /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
+    pub body: tree::Node,
 }
 
 impl ManifestObject {

@@ -73,7 +73,7 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
         let Some(first) = first_content_line(doc.text) else {
             continue;
         };
-        let mut value: Value = match serde_yaml::from_str(doc.text) {
+        let value: Value = match serde_yaml::from_str(doc.text) {
             Ok(value) => value,
             Err(error) => {
                 let (line, column) = error
@@ -91,8 +91,6 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
         let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
             continue;
         };
-        // Thousands of manifests are held at once: no spare room in their maps.
-        crate::drift::normalize::compact(&mut value);
         let api_version = value
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -106,7 +104,7 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
             line: doc.line + first + 1,
             source: Arc::clone(text),
             span: doc.offset..doc.offset + doc.text.len(),
-            body: value,
+            body: super::tree::Node::from(value),
         });
     }
     parsed
