@@ -143,12 +143,14 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
-    let read_one = |path: &PathBuf| {
+    // Each worker shares field names among the files it reads.
+    let read_one = |names: &mut tree::Names, path: &PathBuf| {
         let parsed = match walk::read_manifest(path) {
-            Ok(text) => parse::parse_file(
+            Ok(text) => parse::parse_file_sharing(
                 &Arc::from(path.as_path()),
                 &Arc::from(text),
                 default_namespace,
+                names,
             ),
             Err(reason) => parse::ParsedFile {
                 objects: Vec::new(),
@@ -161,18 +163,23 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
         (path.clone(), parsed)
     };
     if workers == 1 || files.len() < 64 {
-        return files.iter().map(read_one).collect();
+        let mut names = tree::Names::default();
+        return files
+            .iter()
+            .map(|path| read_one(&mut names, path))
+            .collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
                 let files = &files;
                 scope.spawn(move || {
+                    let mut names = tree::Names::default();
                     files
                         .iter()
                         .skip(worker)
                         .step_by(workers)
-                        .map(read_one)
+                        .map(|path| read_one(&mut names, path))
                         .collect::<Vec<_>>()
                 })
             })

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::tree::{Names, Node};
 use super::{ManifestObject, ObjectKey, Problem};
 
 /// What one file holds: its objects and the problems met while reading it.
@@ -68,6 +69,16 @@ fn first_content_line(text: &str) -> Option<usize> {
 /// Parses every document of `text` (the contents of `file`). YAML that is not a Kubernetes object
 /// is skipped quietly; malformed YAML becomes a problem naming the file and the line.
 pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) -> ParsedFile {
+    parse_file_sharing(file, text, default_namespace, &mut Names::default())
+}
+
+/// [`parse_file`], sharing field names with the files parsed before it with `names`.
+pub fn parse_file_sharing(
+    file: &Arc<Path>,
+    text: &Arc<str>,
+    default_namespace: &str,
+    names: &mut Names,
+) -> ParsedFile {
     let mut parsed = ParsedFile::default();
     for (doc_index, doc) in documents(text).into_iter().enumerate() {
         let Some(first) = first_content_line(doc.text) else {
@@ -104,7 +115,7 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
             line: doc.line + first + 1,
             source: Arc::clone(text),
             span: doc.offset..doc.offset + doc.text.len(),
-            body: super::tree::Node::from(value),
+            body: Node::from_value(value, names),
         });
     }
     parsed

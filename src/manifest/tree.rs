@@ -1,10 +1,29 @@
 //! [`Node`]: a manifest's body in compact form. Thousands of manifests are held at once, and a
 //! `serde_json::Value` spends about 110 bytes and a hash table per map entry (an `IndexMap` with
-//! its own index); a `Node` map is one slice of (name, value) pairs in the file's order — a
-//! third of the memory, and as fast to walk (manifest maps are small: a linear search wins).
-//! Convert to a `Value` with [`Node::to_value`] where a whole value is needed (the diff view,
-//! a revert, a drift item's manifest value).
+//! its own index) and an allocation per field name; a `Node` map is one slice of (name, value)
+//! pairs in the file's order, its names shared between documents ([`Names`]) — a fifth of the
+//! memory, and as fast to walk (manifest maps are small: a linear search wins). Convert to a
+//! `Value` with [`Node::to_value`] where a whole value is needed (the diff view, a revert, a
+//! drift item's manifest value).
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use serde_json::{Map, Number, Value};
+
+/// Field names met so far, shared: the same few dozen names recur in every manifest.
+#[derive(Debug, Default)]
+pub struct Names(HashSet<Arc<str>>);
+
+impl Names {
+    fn get(&mut self, name: String) -> Arc<str> {
+        if let Some(known) = self.0.get(name.as_str()) {
+            return Arc::clone(known);
+        }
+        let name: Arc<str> = Arc::from(name);
+        self.0.insert(Arc::clone(&name));
+        name
+    }
+}
 
 /// One YAML/JSON node of a manifest.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +34,7 @@ pub enum Node {
     String(Box<str>),
     List(Box<[Node]>),
     /// Fields in the manifest's order.
-    Map(Box<[(Box<str>, Node)]>),
+    Map(Box<[(Arc<str>, Node)]>),
 }
 
 impl Node {
@@ -87,20 +106,32 @@ impl Node {
     }
 }
 
-impl From<Value> for Node {
-    fn from(value: Value) -> Node {
+impl Node {
+    /// The node of `value`, its field names taken from (and added to) `names`.
+    pub fn from_value(value: Value, names: &mut Names) -> Node {
         match value {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(b),
             Value::Number(n) => Node::Number(n),
             Value::String(text) => Node::String(text.into_boxed_str()),
-            Value::Array(items) => Node::List(items.into_iter().map(Node::from).collect()),
+            Value::Array(items) => Node::List(
+                items
+                    .into_iter()
+                    .map(|item| Node::from_value(item, names))
+                    .collect(),
+            ),
             Value::Object(map) => Node::Map(
                 map.into_iter()
-                    .map(|(name, value)| (name.into_boxed_str(), Node::from(value)))
+                    .map(|(name, value)| (names.get(name), Node::from_value(value, names)))
                     .collect(),
             ),
         }
+    }
+}
+
+impl From<Value> for Node {
+    fn from(value: Value) -> Node {
+        Node::from_value(value, &mut Names::default())
     }
 }
 
@@ -131,6 +162,18 @@ mod tests {
             Some(&Node::Map(Box::new([])))
         );
         assert!(node.get("m").unwrap().get("a").unwrap().is_empty());
+    }
+
+    #[test]
+    fn names_are_shared_between_documents() {
+        let mut names = Names::default();
+        let a = Node::from_value(json!({"metadata": {"name": "a"}}), &mut names);
+        let b = Node::from_value(json!({"metadata": {"name": "b"}}), &mut names);
+        let (Node::Map(a), Node::Map(b)) = (a, b) else {
+            unreachable!()
+        };
+        assert!(Arc::ptr_eq(&a[0].0, &b[0].0));
+        assert_eq!(names.0.len(), 2);
     }
 
     #[test]
