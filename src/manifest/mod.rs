@@ -35,24 +35,40 @@ pub struct ManifestObject {
     pub document: usize,
     /// 1-based line of the document's first content line.
     pub line: usize,
-    /// The whole file's text, shared by its documents; `span` is this document's bytes.
-    pub source: Arc<str>,
+    /// This document's bytes in the file, and the 0-based line they start at. The text itself
+    /// is not kept (thousands of manifests are held): it is read again when a field's line is
+    /// asked for, and `digest` tells whether it is still the text that was parsed.
     pub span: Range<usize>,
+    pub first_line: usize,
+    pub digest: u64,
     /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
     pub body: tree::Node,
 }
 
+/// A digest of a document's text, to notice that its file changed since it was parsed.
+pub fn digest(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut hasher);
+    std::hash::Hasher::finish(&hasher)
+}
+
 impl ManifestObject {
-    /// The document's own text.
-    pub fn text(&self) -> &str {
-        self.source.get(self.span.clone()).unwrap_or_default()
+    /// The document's own text, read from its file; `None` if the file can no longer be read
+    /// or has changed since it was parsed.
+    pub fn read_text(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.file).ok()?;
+        let document = text.get(self.span.clone())?;
+        (digest(document) == self.digest).then(|| document.to_owned())
     }
 
     /// 1-based line in the file of the node at `path` (or of its nearest ancestor written in
-    /// block style), for reports, diffs and accept.
+    /// block style), for reports, diffs and accept. Reads the file again; if it changed since it
+    /// was parsed, the line of the document is the best answer left.
     pub fn line_of(&self, path: &[lines::Step<'_>]) -> usize {
-        let before = self.source.get(..self.span.start).unwrap_or_default();
-        before.matches('\n').count() + lines::line_of(self.text(), path) + 1
+        match self.read_text() {
+            Some(text) => self.first_line + lines::line_of(&text, path) + 1,
+            None => self.line,
+        }
     }
 }
 

@@ -113,8 +113,9 @@ pub fn parse_file_sharing(
             file: Arc::clone(file),
             document: doc_index,
             line: doc.line + first + 1,
-            source: Arc::clone(text),
             span: doc.offset..doc.offset + doc.text.len(),
+            first_line: doc.line,
+            digest: super::digest(doc.text),
             body: Node::from_value(value, names),
         });
     }
@@ -122,8 +123,11 @@ pub fn parse_file_sharing(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    const MULTI: &str = "# leading comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\n\n# b\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\n---\nnot: a kubernetes object\n";
 
     fn parse(text: &str) -> ParsedFile {
         let file: Arc<Path> = Arc::from(Path::new("/m/app.yaml"));
@@ -131,10 +135,28 @@ mod tests {
     }
 
     #[test]
+    fn a_fields_line_is_read_from_the_file_until_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.yaml");
+        let text = "# web\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n";
+        std::fs::write(&path, text).unwrap();
+        let parsed = parse_file(&Arc::from(path.as_path()), &Arc::from(text), "default");
+        let web = &parsed.objects[0];
+        let replicas = [
+            super::super::lines::Step::Field("spec"),
+            super::super::lines::Step::Field("replicas"),
+        ];
+        assert_eq!(web.line_of(&replicas), 8);
+        assert_eq!(web.read_text().unwrap(), &text[web.span.clone()]);
+        // Edited since it was read: the document's line is all that is known for sure.
+        std::fs::write(&path, text.replace("replicas: 2", "replicas: 3")).unwrap();
+        assert_eq!(web.read_text(), None);
+        assert_eq!(web.line_of(&replicas), web.line);
+    }
+
+    #[test]
     fn multi_document_file_gives_each_object_its_document_and_line() {
-        let parsed = parse(
-            "# leading comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\n\n# b\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\n---\nnot: a kubernetes object\n",
-        );
+        let parsed = parse(MULTI);
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         let found: Vec<_> = parsed
             .objects
@@ -148,11 +170,8 @@ mod tests {
                 ("service/x/b".to_owned(), 2, 9)
             ]
         );
-        assert!(
-            parsed.objects[1]
-                .text()
-                .starts_with("\n# b\napiVersion: v1")
-        );
+        assert!(MULTI[parsed.objects[1].span.clone()].starts_with("\n# b\napiVersion: v1"));
+        assert_eq!(parsed.objects[1].first_line, 6);
     }
 
     #[test]
