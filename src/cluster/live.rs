@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::rows::{DeploymentRow, ObjectKey};
@@ -46,12 +45,6 @@ super::slim::deployment_resource!(LiveDeployment, slim.metadata);
 pub struct LiveJson(Box<RawValue>);
 
 impl LiveJson {
-    /// Wraps a Deployment's JSON (tests and callers holding a value).
-    pub fn from_value(value: &Value) -> LiveJson {
-        // A `Value` always serializes, and its text is valid JSON.
-        LiveJson(serde_json::value::to_raw_value(value).unwrap_or_else(|_| null_json()))
-    }
-
     pub fn text(&self) -> &str {
         self.0.get()
     }
@@ -61,10 +54,6 @@ impl LiveJson {
     pub fn extract(&self) -> Result<LiveObject, LiveError> {
         LiveObject::from_deployment_json(self.text())
     }
-}
-
-fn null_json() -> Box<RawValue> {
-    RawValue::NULL.to_owned()
 }
 
 impl PartialEq for LiveJson {
