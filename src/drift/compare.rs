@@ -8,7 +8,7 @@ use crate::schema::{self, ListType, Schema};
 
 use super::live::LiveObject;
 use super::normalize::{Place, is_restart_annotation, never_drift, same_value};
-use super::owners::{drift_path, owners};
+use super::owners::{drift_path, lookup, owners};
 use super::path::{DriftPath, PathStep};
 use super::{
     AUTOSCALERS, Attribution, BUILTIN_APPLIERS, Class, DriftItem, ObjectDrift, ObjectStatus,
@@ -47,12 +47,8 @@ pub fn compare_node(
     };
     let root = schema::root(&key.kind);
     walk.manifest_fields(manifest, Some(&live.body), root);
-    // Added fields are looked up by field path: in the manifest as a `Value`, made only when an
-    // out-of-band manager has written (rarely).
-    let mut manifest_value = None;
     for entry in &live.managers {
         if walk.is_out_of_band(entry) {
-            let manifest = manifest_value.get_or_insert_with(|| manifest.to_value());
             walk.added_fields(&key.kind, entry, manifest);
         }
     }
@@ -127,7 +123,7 @@ fn key_field<'v>(
 
 /// The value of key field `name` of a manifest's list item, with the server's default when
 /// absent.
-fn node_key_field<'v>(
+pub(super) fn node_key_field<'v>(
     item: &'v Node,
     name: &str,
     default: Option<&'static str>,
@@ -139,14 +135,14 @@ fn node_key_field<'v>(
 }
 
 #[derive(PartialEq)]
-enum KeyValue<'v> {
+pub(super) enum KeyValue<'v> {
     Value(&'v Value),
     Node(&'v Node),
     Default(&'static str),
 }
 
 impl KeyValue<'_> {
-    fn same(&self, other: &KeyValue<'_>) -> bool {
+    pub(super) fn same(&self, other: &KeyValue<'_>) -> bool {
         match (self, other) {
             (KeyValue::Value(a), KeyValue::Value(b)) => a == b,
             (KeyValue::Node(a), KeyValue::Node(b)) => a == b,
@@ -390,13 +386,13 @@ impl<'a> Walk<'a> {
     /// not set. Reported where the manager set it: into granular maps and lists it owns entries
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
-    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Value) {
+    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Node) {
         let mut reported: Vec<FieldPath> = Vec::new();
         for path in entry.fields.paths() {
             if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
                 continue;
             }
-            if path.lookup(kind, manifest).is_some_and(|v| !v.is_null()) {
+            if lookup(kind, &path, manifest).is_some_and(|v| !v.is_null()) {
                 continue;
             }
             let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {
