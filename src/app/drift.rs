@@ -141,7 +141,7 @@ impl App {
     }
 
     /// The drift of a watched Deployment: its extract is read from the JSON only when it has a
-    /// manifest (about 35 µs); the others cost nothing here.
+    /// manifest (about 30 µs); the others cost nothing here.
     fn drift_of_json(&self, key: &ObjectKey, json: &LiveJson) -> DriftSummary {
         let Some(index) = &self.manifests else {
             return DriftSummary::NotComputed;
