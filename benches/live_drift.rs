@@ -31,6 +31,30 @@ use cluster::{name, namespace};
 pub const DEPLOYMENTS: usize = 10_000;
 pub const NAMESPACES: usize = 500;
 
+/// Counts live heap bytes, to tell what the process holds from what the allocator keeps.
+struct Counting;
+
+static HEAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting sizes.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        HEAP.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        HEAP.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn heap_mb() -> f64 {
+    HEAP.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
+}
+
 fn rss_mb() -> f64 {
     let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: f64 = text
@@ -201,7 +225,8 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(3)).await;
             let steady = rss_mb();
             println!(
-                "resident memory, steady   {steady:>6.1} MB (process, manifests + drift; {rss_before:.1} MB before connecting; target ≤ 100 MB)"
+                "resident memory, steady   {steady:>6.1} MB (process, manifests + drift; {rss_before:.1} MB before connecting; target ≤ 100 MB); heap in use {:.1} MB",
+                heap_mb()
             );
             let mut latencies = Vec::new();
             for round in 0..5usize {

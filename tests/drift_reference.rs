@@ -198,7 +198,8 @@ fn diff_shows_live_values_in_the_manifest_shape_annotated() {
         &live("deploy-after-scale.json"),
         &Config::default(),
     );
-    let lines = kdrift::drift::diff::diff_lines(&manifest.body, &drift, "web.yaml", now(), 1);
+    let lines =
+        kdrift::drift::diff::diff_lines(&manifest.body.to_value(), &drift, "web.yaml", now(), 1);
     let text = kdrift::drift::diff::render(&lines, false);
     assert!(
         text.contains("-  replicas: 2\n+  replicas: 4  # manager unknown\n"),
@@ -225,7 +226,7 @@ fn the_reduced_extract_keeps_only_what_drift_reads_and_gives_the_same_drift() {
     ] {
         let full = live(name);
         let mut reduced = full.clone();
-        reduced.reduce_to(&manifest.body, &Config::default());
+        reduced.reduce_to(&manifest.body.to_value(), &Config::default());
         assert_eq!(
             compare(&manifest, &reduced, &Config::default()),
             compare(&manifest, &full, &Config::default()),

@@ -369,11 +369,26 @@ impl App {
     ) -> bool {
         let rows = self.drift_from_watch(updates);
         let listed = rows.iter().any(|u| matches!(u, WatchUpdate::InitDone));
+        // The keys of the batch: the only ones whose missing row may change, unless a list
+        // ended (rows it did not list went at once).
+        let keys: Vec<ObjectKey> = if listed {
+            Vec::new()
+        } else {
+            rows.iter()
+                .filter_map(|u| match u {
+                    WatchUpdate::Apply(r) | WatchUpdate::InitApply(r) => Some(r.key.clone()),
+                    WatchUpdate::Delete(k) => Some(k.clone()),
+                    WatchUpdate::Init | WatchUpdate::InitDone => None,
+                })
+                .collect()
+        };
         self.apply_deployments(namespace, rows);
         if listed {
             self.reconcile_missing();
+            self.sync_missing_rows();
+        } else {
+            self.sync_missing_keys(&keys);
         }
-        self.sync_missing_rows();
         // A drift cell may change while its row does not.
         true
     }

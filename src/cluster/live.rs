@@ -1,50 +1,79 @@
 //! The live side of drift in the live view: the table watcher's Deployment type, which decodes
-//! each object once into both the slim row and the compact drift extract ([`LiveObject`]), and
-//! the fetches the app asks for when a manifest changes or a diff opens (one GET per object, or
-//! one list per namespace when many objects of it are wanted). The app keeps no live object:
-//! it compares and drops it.
+//! each object into the slim row and keeps its JSON text ([`LiveJson`]) so that the app can read
+//! the drift extract ([`LiveObject`]) of the objects that have a manifest — only those: most of a
+//! cluster has none, and reading the extract of each is most of the watcher's cost. Also the
+//! fetches the app asks for when a manifest changes or a diff opens (one GET per object, or one
+//! list per namespace when many objects of it are wanted). The app keeps no live object: it
+//! compares and drops it.
 use std::collections::BTreeMap;
 
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::rows::{DeploymentRow, ObjectKey};
 use super::slim::SlimDeployment;
 use crate::drift::LiveObject;
+use crate::drift::live::LiveError;
 
-/// A Deployment as the table watcher decodes it: the slim fields for the row and the drift
-/// extract (`None` when the object cannot be compared, which the app shows as `error`).
+/// A Deployment as the table watcher decodes it: the slim fields for the row and the object's
+/// JSON text, read into a drift extract only if the app has a manifest for it.
 #[derive(Debug, Clone)]
 pub struct LiveDeployment {
     pub slim: SlimDeployment,
-    pub live: Option<Box<LiveObject>>,
+    pub json: LiveJson,
 }
 
 impl<'de> Deserialize<'de> for LiveDeployment {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        let slim = SlimDeployment::deserialize(&value).map_err(D::Error::custom)?;
-        let live = LiveObject::from_value(value).ok().map(Box::new);
-        Ok(LiveDeployment { slim, live })
+        // Copying the text is cheap next to building a JSON tree of every object; kube reads
+        // objects from the response bytes with serde_json, which hands over the text as is.
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let slim = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+        Ok(LiveDeployment {
+            slim,
+            json: LiveJson(raw),
+        })
     }
 }
 
 super::slim::deployment_resource!(LiveDeployment, slim.metadata);
 
-/// A row and, when it could be read, its drift extract: one watch event for the app.
+/// The JSON text of one live Deployment, as the server sent it.
+#[derive(Debug, Clone)]
+pub struct LiveJson(Box<RawValue>);
+
+impl LiveJson {
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Reads the drift extract: the fields drift compares and the `managedFields` entries that
+    /// attribute them.
+    pub fn extract(&self) -> Result<LiveObject, LiveError> {
+        LiveObject::from_deployment_json(self.text())
+    }
+}
+
+impl PartialEq for LiveJson {
+    fn eq(&self, other: &LiveJson) -> bool {
+        self.text() == other.text()
+    }
+}
+
+/// A row and the object's JSON: one watch event for the app.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRow {
     pub row: DeploymentRow,
-    pub live: Option<Box<LiveObject>>,
+    pub json: LiveJson,
 }
 
 impl LiveRow {
     pub fn from_object(d: LiveDeployment) -> LiveRow {
         LiveRow {
             row: DeploymentRow::from_object(&d.slim),
-            live: d.live,
+            json: d.json,
         }
     }
 }
@@ -65,7 +94,7 @@ fn deployments(client: &Client, namespace: &str) -> Api<DynamicObject> {
 
 fn extract(object: &DynamicObject) -> Result<Box<LiveObject>, String> {
     let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
-    LiveObject::from_value(value)
+    LiveObject::from_deployment(value)
         .map(Box::new)
         .map_err(|e| e.to_string())
 }

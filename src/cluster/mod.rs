@@ -5,6 +5,8 @@
 //!   the headless subcommands reuse it.
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
+//! - [`live`]: the table watcher's Deployment type (slim row and the object's JSON text, read
+//!   into a drift extract only for objects with a manifest) and the fetches for drift.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 //! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is

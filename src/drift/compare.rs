@@ -2,12 +2,13 @@
 //! (changed, removed live), then a walk of what out-of-band managers own (added live).
 use serde_json::Value;
 
+use crate::manifest::tree::Node;
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{self, ListType, Schema};
 
 use super::live::LiveObject;
-use super::normalize::{Place, is_empty, is_restart_annotation, never_drift, same_value};
-use super::owners::{drift_path, owners};
+use super::normalize::{Place, is_restart_annotation, never_drift, same_value};
+use super::owners::{drift_path, lookup, owners};
 use super::path::{DriftPath, PathStep};
 use super::{
     AUTOSCALERS, Attribution, BUILTIN_APPLIERS, Class, DriftItem, ObjectDrift, ObjectStatus,
@@ -17,13 +18,23 @@ use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElemen
 
 /// The drift of an object in git and in the cluster.
 pub fn compare(manifest: &ManifestObject, live: &LiveObject, config: &Config) -> ObjectDrift {
-    compare_values(&manifest.key, &manifest.body, live, config)
+    compare_node(&manifest.key, &manifest.body, live, config)
 }
 
 /// [`compare`] on a bare manifest value (tests, benches, callers without a file).
 pub fn compare_values(
     key: &ObjectKey,
     manifest: &Value,
+    live: &LiveObject,
+    config: &Config,
+) -> ObjectDrift {
+    compare_node(key, &Node::from(manifest.clone()), live, config)
+}
+
+/// [`compare`] on a manifest body.
+pub fn compare_node(
+    key: &ObjectKey,
+    manifest: &Node,
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
@@ -110,18 +121,38 @@ fn key_field<'v>(
     }
 }
 
+/// The value of key field `name` of a manifest's list item, with the server's default when
+/// absent.
+pub(super) fn node_key_field<'v>(
+    item: &'v Node,
+    name: &str,
+    default: Option<&'static str>,
+) -> Option<KeyValue<'v>> {
+    match item.get(name).filter(|v| !v.is_null()) {
+        Some(value) => Some(KeyValue::Node(value)),
+        None => default.map(KeyValue::Default),
+    }
+}
+
 #[derive(PartialEq)]
-enum KeyValue<'v> {
+pub(super) enum KeyValue<'v> {
     Value(&'v Value),
+    Node(&'v Node),
     Default(&'static str),
 }
 
 impl KeyValue<'_> {
-    fn same(&self, other: &KeyValue<'_>) -> bool {
+    pub(super) fn same(&self, other: &KeyValue<'_>) -> bool {
         match (self, other) {
             (KeyValue::Value(a), KeyValue::Value(b)) => a == b,
+            (KeyValue::Node(a), KeyValue::Node(b)) => a == b,
+            (KeyValue::Node(n), KeyValue::Value(v)) | (KeyValue::Value(v), KeyValue::Node(n)) => {
+                n.eq_value(v)
+            }
             (KeyValue::Value(v), KeyValue::Default(d))
             | (KeyValue::Default(d), KeyValue::Value(v)) => v.as_str() == Some(d),
+            (KeyValue::Node(n), KeyValue::Default(d))
+            | (KeyValue::Default(d), KeyValue::Node(n)) => n.as_str() == Some(d),
             (KeyValue::Default(a), KeyValue::Default(b)) => a == b,
         }
     }
@@ -143,17 +174,32 @@ pub(crate) fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
         })
 }
 
-/// A step of the path being walked, borrowed from the values walked; made into a
-/// [`PathStep`] only when an item is reported.
+/// True when a manifest's list item and a live one have the same key.
+fn same_key_node(schema: Schema, manifest: &Node, live: &Value) -> bool {
+    let keys = schema.list_keys();
+    !keys.is_empty()
+        && keys.iter().all(|k| {
+            match (
+                node_key_field(manifest, k.name, k.default),
+                key_field(live, k.name, k.default),
+            ) {
+                (Some(x), Some(y)) => x.same(&y),
+                _ => false,
+            }
+        })
+}
+
+/// A step of the path being walked, borrowed from the manifest; made into a [`PathStep`] only
+/// when an item is reported.
 enum Step<'a> {
     Field(&'a str),
     /// An item of a keyed list, its key read from `item` when needed.
     Item {
-        item: &'a Value,
+        item: &'a Node,
         schema: Schema,
         index: Option<usize>,
     },
-    Value(&'a Value),
+    Value(&'a Node),
 }
 
 struct Walk<'a> {
@@ -187,10 +233,10 @@ impl<'a> Walk<'a> {
                         schema,
                         index,
                     } => PathStep::Item {
-                        key: schema.item_key(item).unwrap_or_default(),
+                        key: schema.item_key(&item.to_value()).unwrap_or_default(),
                         index: *index,
                     },
-                    Step::Value(value) => PathStep::Value((*value).clone()),
+                    Step::Value(value) => PathStep::Value(value.to_value()),
                 })
                 .collect(),
         )
@@ -217,14 +263,14 @@ impl<'a> Walk<'a> {
         &mut self,
         class: Class,
         path: DriftPath,
-        manifest: Option<&Value>,
+        manifest: Option<&Node>,
         live: Option<&Value>,
         attribution: Attribution,
     ) {
         self.items.push(DriftItem {
             class,
             path,
-            manifest: manifest.cloned(),
+            manifest: manifest.map(Node::to_value),
             live: live.cloned(),
             attribution,
         });
@@ -233,7 +279,7 @@ impl<'a> Walk<'a> {
     /// A field the manifest sets differs live: who wrote it? An out-of-band manager if one owns
     /// it; the autoscaler for `spec.replicas`; else unknown (the applier still owns it: old
     /// servers do not record scale writes) — shown, never hidden.
-    fn changed(&mut self, manifest: &Value, live: &Value) {
+    fn changed(&mut self, manifest: &Node, live: &Value) {
         let path = self.path();
         let owners = owners(self.live, &path);
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o));
@@ -257,11 +303,11 @@ impl<'a> Walk<'a> {
     }
 
     /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
-    fn manifest_fields(&mut self, manifest: &'a Value, live: Option<&'a Value>, schema: Schema) {
+    fn manifest_fields(&mut self, manifest: &'a Node, live: Option<&'a Value>, schema: Schema) {
         match (manifest, live) {
-            (Value::Null, _) => {}
+            (Node::Null, _) => {}
             (_, None | Some(Value::Null)) => {
-                if !is_empty(manifest) {
+                if !manifest.is_empty() {
                     let path = self.path();
                     self.push(
                         Class::RemovedLive,
@@ -272,8 +318,9 @@ impl<'a> Walk<'a> {
                     );
                 }
             }
-            (Value::Object(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
-                for (name, value) in fields {
+            (Node::Map(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
+                for (name, value) in fields.iter() {
+                    let name: &'a str = name;
                     if never_drift(self.place, name) {
                         continue;
                     }
@@ -282,7 +329,7 @@ impl<'a> Walk<'a> {
                     self.leave(outer);
                 }
             }
-            (Value::Array(items), Some(Value::Array(live_items)))
+            (Node::List(items), Some(Value::Array(live_items)))
                 if schema.list_type() == ListType::Map =>
             {
                 let item_schema = schema.item();
@@ -292,9 +339,9 @@ impl<'a> Walk<'a> {
                         && schema
                             .list_keys()
                             .iter()
-                            .all(|k| key_field(item, k.name, k.default).is_some());
+                            .all(|k| node_key_field(item, k.name, k.default).is_some());
                     let live_item = if keyed {
-                        live_items.iter().find(|l| same_key(schema, item, l))
+                        live_items.iter().find(|l| same_key_node(schema, item, l))
                     } else {
                         live_items.get(index)
                     };
@@ -307,10 +354,13 @@ impl<'a> Walk<'a> {
                     self.leave(outer);
                 }
             }
-            (Value::Array(values), Some(Value::Array(live_values)))
+            (Node::List(values), Some(Value::Array(live_values)))
                 if schema.list_type() == ListType::Set =>
             {
-                for value in values.iter().filter(|v| !live_values.contains(v)) {
+                for value in values
+                    .iter()
+                    .filter(|v| !live_values.iter().any(|l| v.eq_value(l)))
+                {
                     let outer = self.enter(Step::Value(value));
                     let path = self.path();
                     self.push(
@@ -324,7 +374,8 @@ impl<'a> Walk<'a> {
                 }
             }
             (_, Some(live)) => {
-                if !same_value(self.place, manifest, live) {
+                // Equal as written is the common case, and needs no `Value` of the manifest's.
+                if !manifest.eq_value(live) && !same_value(self.place, &manifest.to_value(), live) {
                     self.changed(manifest, live);
                 }
             }
@@ -335,13 +386,13 @@ impl<'a> Walk<'a> {
     /// not set. Reported where the manager set it: into granular maps and lists it owns entries
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
-    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Value) {
+    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Node) {
         let mut reported: Vec<FieldPath> = Vec::new();
         for path in entry.fields.paths() {
             if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
                 continue;
             }
-            if path.lookup(kind, manifest).is_some_and(|v| !v.is_null()) {
+            if lookup(kind, &path, manifest).is_some_and(|v| !v.is_null()) {
                 continue;
             }
             let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {

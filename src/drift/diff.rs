@@ -304,7 +304,7 @@ pub fn unified(
     colour: bool,
 ) -> String {
     let name = format!("{}:{}", manifest.file.display(), manifest.line);
-    let mut lines = diff_lines(&manifest.body, drift, &name, now, 3);
+    let mut lines = diff_lines(&manifest.body.to_value(), drift, &name, now, 3);
     for at in 0..lines.len() {
         if lines[at].kind != LineKind::Hunk {
             continue;

@@ -1,5 +1,8 @@
 //! The live side of a comparison: a compact extract of a live object — the fields drift needs and
 //! its `managedFields` — made from the API server's JSON.
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElement};
@@ -28,6 +31,8 @@ pub struct LiveObject {
 pub enum LiveError {
     #[error("live object has no apiVersion, kind or metadata.name")]
     NotAnObject,
+    #[error("live object is not readable JSON: {0}")]
+    Unreadable(String),
 }
 
 /// The entry, unless it cannot attribute drift: what an applier owns is the manifest's (a
@@ -65,7 +70,58 @@ fn strip_server_fields(body: &mut Value) {
     }
 }
 
+/// A live object's top level without `status`, which is skipped unread (drift never compares it
+/// and it is a good part of a Deployment's text).
+struct WithoutStatus(Value);
+
+impl<'de> Deserialize<'de> for WithoutStatus {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TopLevel;
+        impl<'de> Visitor<'de> for TopLevel {
+            type Value = WithoutStatus;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a Kubernetes object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WithoutStatus, A::Error> {
+                let mut fields = serde_json::Map::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if name == "status" {
+                        map.next_value::<IgnoredAny>()?;
+                    } else {
+                        fields.insert(name, map.next_value()?);
+                    }
+                }
+                Ok(WithoutStatus(Value::Object(fields)))
+            }
+        }
+        d.deserialize_map(TopLevel)
+    }
+}
+
 impl LiveObject {
+    /// Reads a live Deployment from the JSON text the server sent.
+    pub fn from_deployment_json(text: &str) -> Result<LiveObject, LiveError> {
+        let WithoutStatus(value) =
+            serde_json::from_str(text).map_err(|e| LiveError::Unreadable(e.to_string()))?;
+        LiveObject::from_deployment(value)
+    }
+
+    /// Reads a live Deployment. The items of a list response may lack `apiVersion` and `kind`
+    /// (the list names them once): a Deployment's are known.
+    pub fn from_deployment(mut value: Value) -> Result<LiveObject, LiveError> {
+        if let Some(fields) = value.as_object_mut() {
+            for (name, known) in [("apiVersion", "apps/v1"), ("kind", "Deployment")] {
+                if fields
+                    .get(name)
+                    .is_none_or(|v| v.as_str().is_none_or(str::is_empty))
+                {
+                    fields.insert(name.to_owned(), Value::String(known.to_owned()));
+                }
+            }
+        }
+        LiveObject::from_value(value)
+    }
+
     /// Reads a live object as the API server returns it (JSON), keeping the spec and metadata
     /// drift compares and the `managedFields` entries that attribute it.
     pub fn from_value(mut value: Value) -> Result<LiveObject, LiveError> {
@@ -204,6 +260,24 @@ impl LiveObject {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_list_item_without_type_fields_is_read_as_a_deployment_without_its_status() {
+        let text = r#"{"metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"replicas": 2}, "status": {"replicas": 2, "conditions": [{"type": "Available"}]}}"#;
+        let object = LiveObject::from_deployment_json(text);
+        let Ok(object) = object else {
+            unreachable!("{object:?}")
+        };
+        assert_eq!(object.key.to_string(), "deployment/shop/web");
+        assert_eq!(object.resource_version, "7");
+        assert_eq!(object.body["spec"], json!({"replicas": 2}));
+        assert!(object.body.get("status").is_none());
+        assert!(matches!(
+            LiveObject::from_deployment_json("{\"metadata\": "),
+            Err(LiveError::Unreadable(_))
+        ));
+    }
 
     #[test]
     fn extract_drops_status_and_server_metadata_and_keeps_attribution() {

@@ -10,7 +10,8 @@
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
 //! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
 //!
-//! Feeding it from the live view: on a watch event, `LiveObject::from_value(object)`, then
+//! Feeding it from the live view: on a watch event of an object that has a manifest,
+//! [`LiveObject::from_deployment_json`] (the watcher keeps each object's JSON text), then
 //! [`LiveObject::reduce_to`] the object's manifest (keeps only what drift reads), then
 //! [`compare()`]; keep the [`ObjectDrift`] (and the reduced extract if wanted). When
 //! [`crate::manifest::ManifestIndex::reload_file`] names changed keys, recompute those from the

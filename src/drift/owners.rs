@@ -3,7 +3,10 @@
 use serde_json::{Map, Value};
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_in};
-use crate::schema;
+use crate::manifest::tree::Node;
+use crate::schema::{self, Schema};
+
+use super::compare::{KeyValue, node_key_field};
 
 use super::live::LiveObject;
 use super::path::{DriftPath, PathStep};
@@ -25,17 +28,77 @@ pub fn field_path(path: &DriftPath) -> FieldPath {
     )
 }
 
+/// One step of `element` into a manifest node, as `PathElement::lookup` steps into a value: the
+/// node found and, for a list item, its position.
+fn node_step<'n>(
+    element: &PathElement,
+    schema: Schema,
+    node: &'n Node,
+) -> Option<(&'n Node, Option<usize>)> {
+    let Node::List(items) = node else {
+        return match element {
+            PathElement::Field(name) => node.get(name).map(|found| (found, None)),
+            _ => None,
+        };
+    };
+    let at = match element {
+        PathElement::Field(_) => return None,
+        PathElement::Key(fields) => items.iter().position(|item| has_key(schema, item, fields)),
+        PathElement::Value(member) => items.iter().position(|item| item.eq_value(member)),
+        PathElement::Index(i) => Some(*i).filter(|i| *i < items.len()),
+    }?;
+    items.get(at).map(|found| (found, Some(at)))
+}
+
+/// Is `item` the list item of key `fields` (the server-side apply key, defaults filled in; as
+/// written when the list has no keys in the schema)?
+fn has_key(schema: Schema, item: &Node, fields: &[(String, Value)]) -> bool {
+    let keys = schema.list_keys();
+    let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let own: Option<Vec<(&str, KeyValue<'_>)>> = match item {
+        Node::Map(_) if !keys.is_empty() => keys
+            .iter()
+            .map(|k| node_key_field(item, k.name, k.default).map(|v| (k.name, v)))
+            .collect(),
+        _ => None,
+    };
+    match own {
+        Some(own) => {
+            own.len() == fields.len()
+                && own
+                    .iter()
+                    .all(|(name, v)| field(name).is_some_and(|f| v.same(&KeyValue::Value(f))))
+        }
+        None => fields
+            .iter()
+            .all(|(name, v)| item.get(name).is_some_and(|n| n.eq_value(v))),
+    }
+}
+
+/// The node at `path` in a manifest of `kind`.
+pub fn lookup<'n>(kind: &str, path: &FieldPath, manifest: &'n Node) -> Option<&'n Node> {
+    let mut schema = schema::root(kind);
+    let mut at = manifest;
+    for element in &path.0 {
+        at = node_step(element, schema, at)?.0;
+        schema = match element {
+            PathElement::Field(name) => schema.field(name),
+            _ => schema.item(),
+        };
+    }
+    Some(at)
+}
+
 /// The drift path of a field path, each list item with its position in `manifest` when the
 /// manifest has it (for the manifest line of the field).
-pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Value) -> DriftPath {
+pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Node) -> DriftPath {
     let mut schema = schema::root(kind);
     let mut at = Some(manifest);
     let mut steps = Vec::with_capacity(path.0.len());
     for element in &path.0 {
-        let index = match (element, at) {
-            (PathElement::Key(_) | PathElement::Index(_), Some(Value::Array(items))) => element
-                .lookup(schema, at.unwrap_or(&Value::Null))
-                .and_then(|(found, _)| items.iter().position(|i| std::ptr::eq(i, found))),
+        let found = at.and_then(|node| node_step(element, schema, node));
+        let index = match element {
+            PathElement::Key(_) | PathElement::Index(_) => found.and_then(|(_, index)| index),
             _ => None,
         };
         steps.push(match element {
@@ -50,8 +113,7 @@ pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Value) -> DriftPath {
             },
             PathElement::Value(value) => PathStep::Value(value.clone()),
         });
-        let next = at.and_then(|value| element.lookup(schema, value));
-        at = next.map(|(value, _)| value);
+        at = found.map(|(node, _)| node);
         schema = match element {
             PathElement::Field(name) => schema.field(name),
             _ => schema.item(),
@@ -76,7 +138,9 @@ mod tests {
 
     #[test]
     fn drift_paths_and_field_paths_convert_both_ways() {
-        let manifest = json!({"spec": {"template": {"spec": {"containers": [{"name": "side"}, {"name": "web", "ports": [{"containerPort": 80}]}]}}}});
+        let manifest = Node::from(
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "side"}, {"name": "web", "ports": [{"containerPort": 80}]}]}}}}),
+        );
         let key = |v: Value| v.as_object().cloned().unwrap_or_default();
         let web = DriftPath::default()
             .child("spec")
@@ -101,5 +165,13 @@ mod tests {
             drift_path("Deployment", &field_path(&absent), &manifest),
             absent
         );
+        // The port's key has its default protocol filled in; the manifest's item has none.
+        let found = lookup("Deployment", &field_path(&port), &manifest);
+        assert_eq!(found, Some(&Node::from(json!({"containerPort": 80}))));
+        assert_eq!(
+            lookup("Deployment", &field_path(&web.child("name")), &manifest),
+            Some(&Node::from(json!("web")))
+        );
+        assert_eq!(lookup("Deployment", &field_path(&absent), &manifest), None);
     }
 }

@@ -4,6 +4,7 @@
 //! - [`walk`]: which files are read (and which are skipped, with a reason).
 //! - [`parse`]: one file's documents into [`ManifestObject`]s.
 //! - [`lines`]: the line of a field inside a document.
+//! - [`tree`]: [`tree::Node`], the compact form a manifest's body is held in.
 //! - [`edit`]: format-preserving edits of one document (accept).
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers).
 pub mod config;
@@ -12,6 +13,7 @@ pub mod key;
 pub mod lines;
 pub mod parse;
 pub mod reload;
+pub mod tree;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,8 +21,6 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-use serde_json::Value;
 
 pub use config::{Config, IgnoreRule};
 pub use key::ObjectKey;
@@ -35,23 +35,40 @@ pub struct ManifestObject {
     pub document: usize,
     /// 1-based line of the document's first content line.
     pub line: usize,
-    /// The whole file's text, shared by its documents; `span` is this document's bytes.
-    pub source: Arc<str>,
+    /// This document's bytes in the file, and the 0-based line they start at. The text itself
+    /// is not kept (thousands of manifests are held): it is read again when a field's line is
+    /// asked for, and `digest` tells whether it is still the text that was parsed.
     pub span: Range<usize>,
-    pub body: Value,
+    pub first_line: usize,
+    pub digest: u64,
+    /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
+    pub body: tree::Node,
+}
+
+/// A digest of a document's text, to notice that its file changed since it was parsed.
+pub fn digest(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut hasher);
+    std::hash::Hasher::finish(&hasher)
 }
 
 impl ManifestObject {
-    /// The document's own text.
-    pub fn text(&self) -> &str {
-        self.source.get(self.span.clone()).unwrap_or_default()
+    /// The document's own text, read from its file; `None` if the file can no longer be read
+    /// or has changed since it was parsed.
+    pub fn read_text(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.file).ok()?;
+        let document = text.get(self.span.clone())?;
+        (digest(document) == self.digest).then(|| document.to_owned())
     }
 
     /// 1-based line in the file of the node at `path` (or of its nearest ancestor written in
-    /// block style), for reports, diffs and accept.
+    /// block style), for reports, diffs and accept. Reads the file again; if it changed since it
+    /// was parsed, the line of the document is the best answer left.
     pub fn line_of(&self, path: &[lines::Step<'_>]) -> usize {
-        let before = self.source.get(..self.span.start).unwrap_or_default();
-        before.matches('\n').count() + lines::line_of(self.text(), path) + 1
+        match self.read_text() {
+            Some(text) => self.first_line + lines::line_of(&text, path) + 1,
+            None => self.line,
+        }
     }
 }
 
@@ -142,12 +159,14 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
-    let read_one = |path: &PathBuf| {
+    // Each worker shares field names among the files it reads.
+    let read_one = |names: &mut tree::Names, path: &PathBuf| {
         let parsed = match walk::read_manifest(path) {
-            Ok(text) => parse::parse_file(
+            Ok(text) => parse::parse_file_sharing(
                 &Arc::from(path.as_path()),
                 &Arc::from(text),
                 default_namespace,
+                names,
             ),
             Err(reason) => parse::ParsedFile {
                 objects: Vec::new(),
@@ -160,18 +179,23 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
         (path.clone(), parsed)
     };
     if workers == 1 || files.len() < 64 {
-        return files.iter().map(read_one).collect();
+        let mut names = tree::Names::default();
+        return files
+            .iter()
+            .map(|path| read_one(&mut names, path))
+            .collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
                 let files = &files;
                 scope.spawn(move || {
+                    let mut names = tree::Names::default();
                     files
                         .iter()
                         .skip(worker)
                         .step_by(workers)
-                        .map(read_one)
+                        .map(|path| read_one(&mut names, path))
                         .collect::<Vec<_>>()
                 })
             })

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::tree::{Names, Node};
 use super::{ManifestObject, ObjectKey, Problem};
 
 /// What one file holds: its objects and the problems met while reading it.
@@ -68,12 +69,22 @@ fn first_content_line(text: &str) -> Option<usize> {
 /// Parses every document of `text` (the contents of `file`). YAML that is not a Kubernetes object
 /// is skipped quietly; malformed YAML becomes a problem naming the file and the line.
 pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) -> ParsedFile {
+    parse_file_sharing(file, text, default_namespace, &mut Names::default())
+}
+
+/// [`parse_file`], sharing field names with the files parsed before it with `names`.
+pub fn parse_file_sharing(
+    file: &Arc<Path>,
+    text: &Arc<str>,
+    default_namespace: &str,
+    names: &mut Names,
+) -> ParsedFile {
     let mut parsed = ParsedFile::default();
     for (doc_index, doc) in documents(text).into_iter().enumerate() {
         let Some(first) = first_content_line(doc.text) else {
             continue;
         };
-        let mut value: Value = match serde_yaml::from_str(doc.text) {
+        let value: Value = match serde_yaml::from_str(doc.text) {
             Ok(value) => value,
             Err(error) => {
                 let (line, column) = error
@@ -91,8 +102,6 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
         let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
             continue;
         };
-        // Thousands of manifests are held at once: no spare room in their maps.
-        crate::drift::normalize::compact(&mut value);
         let api_version = value
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -104,17 +113,21 @@ pub fn parse_file(file: &Arc<Path>, text: &Arc<str>, default_namespace: &str) ->
             file: Arc::clone(file),
             document: doc_index,
             line: doc.line + first + 1,
-            source: Arc::clone(text),
             span: doc.offset..doc.offset + doc.text.len(),
-            body: value,
+            first_line: doc.line,
+            digest: super::digest(doc.text),
+            body: Node::from_value(value, names),
         });
     }
     parsed
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    const MULTI: &str = "# leading comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\n\n# b\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\n---\nnot: a kubernetes object\n";
 
     fn parse(text: &str) -> ParsedFile {
         let file: Arc<Path> = Arc::from(Path::new("/m/app.yaml"));
@@ -122,10 +135,28 @@ mod tests {
     }
 
     #[test]
+    fn a_fields_line_is_read_from_the_file_until_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.yaml");
+        let text = "# web\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 2\n";
+        std::fs::write(&path, text).unwrap();
+        let parsed = parse_file(&Arc::from(path.as_path()), &Arc::from(text), "default");
+        let web = &parsed.objects[0];
+        let replicas = [
+            super::super::lines::Step::Field("spec"),
+            super::super::lines::Step::Field("replicas"),
+        ];
+        assert_eq!(web.line_of(&replicas), 8);
+        assert_eq!(web.read_text().unwrap(), &text[web.span.clone()]);
+        // Edited since it was read: the document's line is all that is known for sure.
+        std::fs::write(&path, text.replace("replicas: 2", "replicas: 3")).unwrap();
+        assert_eq!(web.read_text(), None);
+        assert_eq!(web.line_of(&replicas), web.line);
+    }
+
+    #[test]
     fn multi_document_file_gives_each_object_its_document_and_line() {
-        let parsed = parse(
-            "# leading comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\n\n# b\napiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: x}\n---\nnot: a kubernetes object\n",
-        );
+        let parsed = parse(MULTI);
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         let found: Vec<_> = parsed
             .objects
@@ -139,11 +170,8 @@ mod tests {
                 ("service/x/b".to_owned(), 2, 9)
             ]
         );
-        assert!(
-            parsed.objects[1]
-                .text()
-                .starts_with("\n# b\napiVersion: v1")
-        );
+        assert!(MULTI[parsed.objects[1].span.clone()].starts_with("\n# b\napiVersion: v1"));
+        assert_eq!(parsed.objects[1].first_line, 6);
     }
 
     #[test]

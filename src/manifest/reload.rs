@@ -88,12 +88,18 @@ mod tests {
         std::fs::write(&file, DEPLOY).unwrap();
         let mut index = ManifestIndex::load(dir.path(), "default");
         let key = ObjectKey::new("apps", "Deployment", "shop", "web");
-        assert_eq!(index.get(&key).unwrap().body["spec"]["replicas"], 2);
+        assert_eq!(
+            index.get(&key).unwrap().body.to_value()["spec"]["replicas"],
+            2
+        );
 
         std::fs::write(&file, DEPLOY.replace("replicas: 2", "replicas: 5")).unwrap();
         let touched = index.apply_change(read_change(dir.path(), "default", &file));
         assert_eq!(touched, vec![key.clone()]);
-        assert_eq!(index.get(&key).unwrap().body["spec"]["replicas"], 5);
+        assert_eq!(
+            index.get(&key).unwrap().body.to_value()["spec"]["replicas"],
+            5
+        );
 
         std::fs::write(&file, "spec: [unclosed\n").unwrap();
         let touched = index.apply_change(read_change(dir.path(), "default", &file));

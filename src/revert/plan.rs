@@ -32,7 +32,7 @@ pub fn apply_config(
     resource_version: Option<&str>,
     autoscaled: bool,
 ) -> Value {
-    let mut config = manifest.body.clone();
+    let mut config = manifest.body.to_value();
     if autoscaled && let Some(spec) = config.get_mut("spec").and_then(Value::as_object_mut) {
         spec.remove("replicas");
     }
