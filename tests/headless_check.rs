@@ -166,6 +166,60 @@ fn check_of_one_namespace_does_not_call_other_namespaces_missing() {
 }
 
 #[test]
+fn objects_made_with_kubectl_create_are_in_sync_until_changed() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let manifest = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: created
+  namespace: shop
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: created}
+  template:
+    metadata:
+      labels: {app: created}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/shop/tool:1.0
+";
+    repo.write("shop/created.yaml", manifest);
+    let path = repo.path("shop/created.yaml");
+    c.ok(&["create", "-f", path.to_str().unwrap()]);
+    // The server records the defaults it filled (strategy, dnsPolicy, ...) under kubectl-create.
+    let live = c.get_json("deployment/created", "shop");
+    assert!(common::owns(
+        &live,
+        "kubectl-create",
+        &["f:spec", "f:revisionHistoryLimit"]
+    ));
+
+    let created = kdrift(&c, &repo, &["check", "-n", "shop", "-o", "json"]);
+    assert_eq!(
+        created.code, 0,
+        "defaults of a create are not drift: {created:?}"
+    );
+
+    c.ok(&["set", "env", "deployment/created", "-n", "shop", "EXTRA=1"]);
+    let changed = kdrift(&c, &repo, &["check", "-n", "shop", "-o", "json"]);
+    assert_eq!(changed.code, 1, "{changed:?}");
+    assert_eq!(
+        drifted_fields(&changed.json()),
+        [field(
+            "deployment/shop/created",
+            "added-live",
+            "spec.template.spec.containers[name=web].env[name=EXTRA]",
+            "kubectl-set",
+            "-",
+        )],
+        "{changed:?}"
+    );
+}
+
+#[test]
 fn unmanaged_objects_are_listed_only_when_asked_for() {
     let c = Cluster::start();
     let repo = Repo::demo();

@@ -138,8 +138,12 @@ impl ObjectDrift {
 /// Managers that apply manifests with `Update`: their writes are the manifest's, never drift.
 /// Every `Apply` entry (`kubectl apply --server-side` as `kubectl`, Argo CD, Flux) is an applier
 /// too, whatever its name; `kubectl` with `Update` (old kubectl's edit) is not.
+/// `kubectl-create` is here because `kubectl create -f DIR` is how some teams apply: the server
+/// records the created object's defaults under it, which would otherwise all read as added live;
+/// it cannot write an object that already exists, so no out-of-band change hides behind it.
 pub const BUILTIN_APPLIERS: &[&str] = &[
     "kubectl-client-side-apply",
+    "kubectl-create",
     "argocd-controller",
     "kustomize-controller",
     "helm-controller",

@@ -24,7 +24,7 @@
 //! addressed by its merge-key value (`containers/web`, `env/EXTRA`, `ports/8080`), its position in
 //! the manifest (`containers/0`), or `*` (any item; `*` matches any one step). `~1` is `/` and
 //! `~0` is `~`, as in JSON pointers. The built-in appliers are `kubectl-client-side-apply`,
-//! `kubectl` (server-side apply), `argocd-controller`, `kustomize-controller`, `helm-controller`
+//! `kubectl-create`, `kubectl` (server-side apply), `argocd-controller`, `kustomize-controller`, `helm-controller`
 //! and `before-first-apply`. A bad rule is reported with its line and the other rules still apply.
 use std::path::{Path, PathBuf};
 
