@@ -545,6 +545,10 @@ fn the_header_names_the_branch_template_no_repository_and_a_dirty_file() {
         text.contains("no git repository: the file will only be written"),
         "{text}"
     );
+    // Nothing on screen promises a commit that will not be made.
+    assert!(text.contains("enter writes:"), "{text}");
+    assert!(text.contains("<enter> write the file"), "{text}");
+    assert!(!text.contains("commit"), "{text}");
 
     let mut app = drifted_app(dir.path(), false);
     press(&mut app, KeyCode::Char('a'));

@@ -95,6 +95,8 @@ pub struct AcceptForm {
     pub document: usize,
     /// Where the commit goes, for the header.
     pub target: String,
+    /// False outside a git repository: `enter` only writes the file.
+    pub commits: bool,
     /// Said in the header when the accept will be refused before it is tried.
     pub warning: Option<String>,
     pub preview: Preview,
@@ -109,6 +111,16 @@ pub struct AcceptForm {
 pub enum AcceptContent {
     Loading,
     Ready(Box<AcceptForm>),
+}
+
+impl AcceptView {
+    /// False when `enter` will only write the file (no git repository); true while loading.
+    pub fn commits(&self) -> bool {
+        match &self.content {
+            AcceptContent::Ready(form) => form.commits,
+            AcceptContent::Loading => true,
+        }
+    }
 }
 
 /// The `a` view of one Deployment.
@@ -317,6 +329,7 @@ impl App {
             fields,
             cursor: 0,
             target: target_text(&fetched.git, &index.config, &manifest.key),
+            commits: !matches!(fetched.git, GitState::NotARepository),
             shown,
             line: manifest.line,
             document: manifest.document,

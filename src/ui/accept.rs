@@ -86,7 +86,12 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
             theme.muted,
         )),
         Preview::Edit(_) => {
-            lines.push(Line::styled("enter writes and commits:", theme.muted));
+            let what = if form.commits {
+                "enter writes and commits:"
+            } else {
+                "enter writes:"
+            };
+            lines.push(Line::styled(what, theme.muted));
             let room = height.saturating_sub(lines.len());
             let diff = form.diff_text();
             let left = diff.lines().count().saturating_sub(form.scroll);

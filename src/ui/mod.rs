@@ -203,7 +203,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                 return;
             }
             None => {
-                let hints: &[(&str, &str)] = match app.screen {
+                let hints: &[(&str, &str)] = match &app.screen {
                     Screen::Table => &[
                         ("enter", "detail"),
                         ("d", "diff"),
@@ -234,6 +234,13 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("q", "quit"),
                     ],
                     Screen::Problems { .. } => &[("esc", "back"), ("j/k", "scroll"), ("q", "quit")],
+                    Screen::Accept(view) if !view.commits() => &[
+                        ("space", "check/uncheck"),
+                        ("j/k", "move"),
+                        ("enter", "write the file"),
+                        ("esc", "cancel"),
+                        ("pgdn/pgup", "scroll diff"),
+                    ],
                     Screen::Accept(_) => &[
                         ("space", "check/uncheck"),
                         ("j/k", "move"),
