@@ -24,7 +24,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("N  P  A", "sort by name, phase (stuck first), age"),
     (
         ":ns [NAME]",
-        "pick a namespace (/ filters) or watch NAME, all",
+        "pick a namespace (/ filters) or watch NAME/all",
     ),
     (":ctx [NAME]", "pick a kubeconfig context or switch to NAME"),
     (":deploy", "the Deployment table"),

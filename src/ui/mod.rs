@@ -247,6 +247,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Pick(_) => &[
                         ("enter", "switch"),
                         ("/", "filter"),
+                        ("j/k", "move"),
                         ("esc", "back"),
                         ("?", "help"),
                         ("q", "quit"),

@@ -97,7 +97,10 @@ fn render_choices(
             };
             Row::new(cells).style(style)
         });
-    let mut widths = vec![Constraint::Min(16)];
+    // Names are short: the count stays next to its name rather than across a wide screen.
+    let longest = visible.iter().map(|c| c.label().chars().count()).max();
+    let name_width = (longest.unwrap_or(0) + 12).clamp(24, 64) as u16;
+    let mut widths = vec![Constraint::Length(name_width)];
     if counts {
         widths.push(Constraint::Length(11));
     }
@@ -135,6 +138,7 @@ fn deployments_in(app: &App, choice: &Choice) -> Option<usize> {
     }
 }
 
+/// The filter being typed (the keys are in the hints below the status bar).
 fn footer_line<'a>(theme: &Theme, picker: &'a Picker) -> Line<'a> {
     if picker.typing {
         return Line::from(vec![
@@ -144,22 +148,5 @@ fn footer_line<'a>(theme: &Theme, picker: &'a Picker) -> Line<'a> {
             Span::styled("  enter keeps the filter · esc clears it", theme.muted),
         ]);
     }
-    let keys: &[(&str, &str)] = match picker.choices {
-        Choices::Ready(_) => &[
-            ("enter", "switch"),
-            ("/", "filter"),
-            ("j/k", "move"),
-            ("esc", "back"),
-        ],
-        Choices::Listing | Choices::Failed(_) => &[(":", "command"), ("esc", "back")],
-    };
-    let mut spans = Vec::with_capacity(keys.len() * 2);
-    for (i, (key, what)) in keys.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(" · ", theme.muted));
-        }
-        spans.push(Span::styled(*key, theme.status_key));
-        spans.push(Span::styled(format!(" {what}"), theme.text));
-    }
-    Line::from(spans)
+    Line::default()
 }
