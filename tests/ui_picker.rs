@@ -101,3 +101,18 @@ fn context_picker_marks_the_current_context() {
     assert!(find_line(&terminal, "  prod").is_some());
     assert!(find_line(&terminal, "contexts[2]").is_some());
 }
+
+#[test]
+fn after_a_resize_the_selection_still_shows() {
+    let mut app = sample_app();
+    keys(&mut app, ":ns");
+    key(&mut app, KeyCode::Enter);
+    let names: Vec<String> = (0..100).map(|i| format!("team-{i:02}")).collect();
+    update(&mut app, Message::Namespaces(Ok(names)));
+    keys(&mut app, "G");
+    app.height = 10;
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let y = find_line(&terminal, "team-99").expect("the selected line on screen");
+    let selected = Theme::default_theme().selected;
+    assert_eq!(terminal.backend().buffer()[(3, y)].style().bg, selected.bg);
+}

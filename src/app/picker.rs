@@ -420,6 +420,16 @@ mod tests {
     }
 
     #[test]
+    fn while_filtering_j_k_and_q_are_text() {
+        let mut a = app(NamespaceScope::All);
+        press(&mut a, ":ns\n");
+        listed(&mut a, &["jq-tools", "kube-system"]);
+        assert!(press(&mut a, "/jq").is_empty(), "q did not quit");
+        assert_eq!(picker(&a).filter, "jq");
+        assert_eq!(labels(&a), ["jq-tools"]);
+    }
+
+    #[test]
     fn esc_cancels_and_a_late_answer_is_dropped() {
         let mut a = app(NamespaceScope::All);
         press(&mut a, ":ns\n");

@@ -72,7 +72,12 @@ fn render_choices(
         header.push("DEPLOYMENTS");
     }
     let height = usize::from(area.height.saturating_sub(1));
-    let start = picker.offset.min(visible.len());
+    // The offset kept by the keys fits the height of the last key; after a resize the
+    // selection must still show.
+    let mut start = picker.offset.min(visible.len());
+    if height > 0 && picker.selected >= start + height {
+        start = picker.selected + 1 - height;
+    }
     let rows = visible
         .iter()
         .enumerate()
