@@ -22,8 +22,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
-    (":ns NAME", "watch one namespace (:ns all; :ns lists)"),
-    (":ctx NAME", "switch kubeconfig context (:ctx lists them)"),
+    (
+        ":ns [NAME]",
+        "pick a namespace (/ filters) or watch NAME/all",
+    ),
+    (":ctx [NAME]", "pick a kubeconfig context or switch to NAME"),
     (":deploy", "the Deployment table"),
     (":problems", "what could not be read in the manifests"),
     (":q", "quit"),
@@ -65,6 +68,9 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     if matches!(app.screen, Screen::Revert(_)) {
         return super::revert::revert_key(app, key);
     }
+    if matches!(app.screen, Screen::Pick(_)) {
+        return super::picker::picker_key(app, key);
+    }
     if key.code == KeyCode::Char('r') && !ctrl {
         return match revert_target(app) {
             Some(key) => app.open_revert(key),
@@ -99,7 +105,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
                 _ => {}
             },
-            Screen::Revert(_) => {}
+            Screen::Revert(_) | Screen::Pick(_) => {}
             Screen::Detail { scroll, .. } => match key.code {
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
@@ -122,7 +128,7 @@ fn revert_target(app: &mut App) -> Option<crate::cluster::rows::ObjectKey> {
         }
         Screen::Detail { key, .. } => Some(key.clone()),
         Screen::Diff(view) => Some(view.key.clone()),
-        Screen::Problems { .. } | Screen::Revert(_) | Screen::Accept(_) => None,
+        Screen::Problems { .. } | Screen::Revert(_) | Screen::Accept(_) | Screen::Pick(_) => None,
     }
 }
 
@@ -208,6 +214,10 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     let mut words = line.split_whitespace();
     let verb = words.next().unwrap_or("");
     let arg = words.next();
+    // A command typed in a picker leaves it.
+    if matches!(app.screen, Screen::Pick(_)) {
+        app.screen = Screen::Table;
+    }
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
         ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
@@ -216,7 +226,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             app.screen = Screen::Problems { scroll: 0 };
             commands
         }
-        ("ns" | "namespace", None) => vec![Command::ListNamespaces],
+        ("ns" | "namespace", None) => app.open_namespace_picker(),
         ("ns" | "namespace", Some("all" | "-A")) => vec![Command::Switch {
             context: None,
             scope: NamespaceScope::All,
@@ -225,18 +235,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             context: None,
             scope: NamespaceScope::One(ns.to_string()),
         }],
-        ("ctx" | "context", None) => {
-            let list = if app.contexts.is_empty() {
-                "none".to_string()
-            } else {
-                app.contexts.join(", ")
-            };
-            app.flash = Some(Flash {
-                text: format!("contexts: {list}"),
-                error: false,
-            });
-            Vec::new()
-        }
+        ("ctx" | "context", None) => app.open_context_picker(),
         ("ctx" | "context", Some(ctx)) => {
             if app.contexts.iter().any(|c| c == ctx) {
                 vec![Command::Switch {
@@ -329,6 +328,7 @@ mod tests {
             }]
         );
         assert_eq!(press(&mut a, ":ns\n"), [Command::ListNamespaces]);
+        press(&mut a, "\x1b");
         assert_eq!(
             press(&mut a, ":ns all\n"),
             [Command::Switch {

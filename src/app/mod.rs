@@ -8,11 +8,13 @@
 //! - [`drift`](mod@drift): drift per row as watch events arrive, manifest reloads, the `d` diff.
 //! - [`accept`](mod@accept): the `a` view: fields to accept, the file diff, enter to commit.
 //! - [`revert`](mod@revert): the `r` view — dry-run preview, confirmation, outcome.
+//! - [`picker`]: the `:ns` and `:ctx` pickers.
 pub mod accept;
 pub mod cache;
 pub mod detail;
 pub mod drift;
 pub mod keys;
+pub mod picker;
 pub mod revert;
 pub mod table;
 
@@ -49,6 +51,9 @@ pub enum Message {
     },
     /// A `Command::Switch` failed; the previous connection stays.
     SwitchFailed(String),
+    /// The cluster's namespaces, sorted, for the `:ns` picker (reply to `Command::ListNamespaces`),
+    /// or why they could not be listed.
+    Namespaces(Result<Vec<String>, String>),
     /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
     /// the status bar until the next key.
     Notice(Flash),
@@ -99,7 +104,8 @@ pub enum Command {
     },
     /// The detail view closed: stop its watchers.
     StopDetail,
-    /// `:ns` without a name: list the cluster's namespaces (the answer comes as a `Notice`).
+    /// `:ns` without a name: list the cluster's namespaces off the loop; answer with
+    /// `Message::Namespaces`.
     ListNamespaces,
     /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
     /// changed and no live object is kept to compare again.
@@ -160,6 +166,8 @@ pub enum Screen {
     Accept(Box<accept::AcceptView>),
     /// `r`: the dry-run preview of a revert, then its confirmation.
     Revert(Box<revert::RevertView>),
+    /// `:ns` or `:ctx` alone: choose a namespace or context.
+    Pick(Box<picker::Picker>),
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -481,6 +489,10 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::SwitchFailed(text) => {
             app.flash = Some(Flash { text, error: true });
             app.dirty = true;
+            Vec::new()
+        }
+        Message::Namespaces(answer) => {
+            app.namespaces_listed(answer);
             Vec::new()
         }
         Message::Notice(flash) => {

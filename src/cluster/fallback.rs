@@ -174,6 +174,17 @@ pub async fn list_namespaces(client: &Client) -> Result<Vec<String>, kube::Error
     Ok(names)
 }
 
+/// Why the namespaces could not be listed, for the `:ns` picker: a 403 said as a refusal (RBAC
+/// often allows reading some namespaces but not listing them), anything else as kube words it.
+pub fn namespace_list_error(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if status.code == 403 => {
+            format!("the server refuses (403 Forbidden): {}", status.message)
+        }
+        other => other.to_string().replace('\n', " "),
+    }
+}
+
 /// Names of every namespace, or `None` if they cannot be listed (refused or unreachable).
 async fn namespace_names(client: &Client) -> Option<BTreeSet<Arc<str>>> {
     match list_namespaces(client).await {
@@ -189,4 +200,26 @@ async fn namespace_names(client: &Client) -> Option<BTreeSet<Arc<str>>> {
 async fn cluster_list_allowed(client: &Client) -> bool {
     let api: Api<crate::cluster::slim::SlimDeployment> = Api::all(client.clone());
     api.list(&ListParams::default().limit(1)).await.is_ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::namespace_list_error;
+
+    #[test]
+    fn a_403_on_listing_namespaces_is_said_as_a_refusal() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
+            "code": 403,
+            "message": "namespaces is forbidden: User \"dev\" cannot list resource \"namespaces\""
+        }))
+        .unwrap();
+        let text = namespace_list_error(&kube::Error::Api(Box::new(status)));
+        assert!(
+            text.starts_with("the server refuses (403 Forbidden): "),
+            "{text}"
+        );
+        assert!(text.contains("User \"dev\" cannot list"), "{text}");
+    }
 }

@@ -158,22 +158,15 @@ impl Loop {
         flow
     }
 
-    /// `:ns` alone: the namespaces to choose from, in the status bar (asked off the loop).
+    /// `:ns` alone: the namespaces for the picker (asked off the loop).
     fn list_namespaces(&self) {
         let client = self.conn.client.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let flash = match crate::cluster::fallback::list_namespaces(&client).await {
-                Ok(names) => Flash {
-                    text: format!("namespaces: {} (:ns NAME switches)", names.join(", ")),
-                    error: false,
-                },
-                Err(e) => Flash {
-                    text: format!("cannot list namespaces: {e}"),
-                    error: true,
-                },
-            };
-            let _ = tx.send(Event::App(Message::Notice(flash)));
+            let answer = crate::cluster::fallback::list_namespaces(&client)
+                .await
+                .map_err(|e| crate::cluster::fallback::namespace_list_error(&e));
+            let _ = tx.send(Event::App(Message::Namespaces(answer)));
         });
     }
 

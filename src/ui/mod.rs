@@ -4,6 +4,7 @@
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
 //! - [`revert`]: the `r` revert preview and confirmation.
+//! - [`picker`]: the `:ns` and `:ctx` pickers.
 //! - [`theme`]: TOML themes.
 //! - [`format`]: ages and gauges.
 //! - [`accept`]: the `a` view: fields to accept and the file diff to be written.
@@ -11,6 +12,7 @@ pub mod accept;
 pub mod detail;
 pub mod diff_view;
 pub mod format;
+pub mod picker;
 pub mod revert;
 pub mod table;
 pub mod theme;
@@ -59,6 +61,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
         Screen::Accept(view) => accept::render_accept(app, theme, frame, body, view),
         Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
+        Screen::Pick(picker) => picker::render_picker(app, theme, frame, body, picker),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
@@ -248,6 +251,14 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "cancel"),
                         ("pgdn/pgup", "scroll diff"),
                     ],
+                    Screen::Pick(_) => &[
+                        ("enter", "switch"),
+                        ("/", "filter"),
+                        ("j/k", "move"),
+                        ("esc", "back"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
                     Screen::Revert(_) => &[
                         ("y/enter", "revert"),
                         ("esc", "cancel"),
@@ -322,7 +333,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         Screen::Detail { .. } => return Some(1),
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) | Screen::Accept(_) => return Some(60),
-        Screen::Problems { .. } | Screen::Revert(_) => {}
+        Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);
