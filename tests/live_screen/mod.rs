@@ -74,8 +74,8 @@ pub fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
     }
 }
 
-/// The demo cluster (seeded, no scenario, fast timings), its manifests copied to a git workdir,
-/// and the flags of a live view on all its namespaces.
+/// The demo cluster (seeded, no scenario, fast timings), its manifests copied to a git workdir
+/// with the test's own identity, and the flags of a live view on all its namespaces.
 pub struct Demo {
     pub server: kdrift::sim::server::SimServer,
     pub dir: tempfile::TempDir,
@@ -108,17 +108,32 @@ pub async fn demo() -> Demo {
         manifests: Some(workdir.path.clone()),
         ..kdrift::cli::CommonArgs::default()
     };
-    Demo {
+    let demo = Demo {
         server,
         dir,
         kubeconfig,
         manifests: workdir.path,
         common,
-    }
+    };
+    // The test's own identity, so that an accept commits whatever the machine's git config says.
+    demo.git(&["config", "user.name", "On Call"]);
+    demo.git(&["config", "user.email", "oncall@example.com"]);
+    demo.git(&["config", "commit.gpgsign", "false"]);
+    demo
+}
+
+/// The stdout of a command that must have succeeded; else fails with its stderr.
+fn succeeded(what: &str, out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl Demo {
-    /// The real kubectl against the demo cluster; it must succeed.
+    /// The real kubectl against the demo cluster; it must succeed. Returns stdout.
     pub async fn kubectl(&self, args: &[&str]) -> String {
         let out = tokio::process::Command::new("/usr/bin/kubectl")
             .arg("--kubeconfig")
@@ -128,35 +143,81 @@ impl Demo {
             .output()
             .await
             .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(&format!("kubectl {args:?}"), out)
     }
 
-    /// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types
-    /// and watches the screen; `script` must quit it.
-    pub async fn run<F, Fut>(
-        &self,
-        common: &kdrift::cli::CommonArgs,
-        width: u16,
-        height: u16,
-        script: F,
-    ) where
+    /// git in the manifests' repository; it must succeed. Returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&self.manifests)
+            .output()
+            .unwrap();
+        succeeded(&format!("git {args:?}"), out)
+    }
+
+    /// The text of the manifest file `rel` (relative to the manifests' folder).
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.manifests.join(rel)).unwrap()
+    }
+
+    /// The flags of a live view that only watches: an empty manifests folder (not the default,
+    /// the current directory: that is the crate, whose target/ a fresh clone keeps inside it).
+    pub fn watching_only(&self) -> kdrift::cli::CommonArgs {
+        let empty = self.dir.path().join("no-manifests");
+        std::fs::create_dir_all(&empty).unwrap();
+        kdrift::cli::CommonArgs {
+            manifests: Some(empty),
+            ..self.common.clone()
+        }
+    }
+
+    /// A client of the demo cluster of its own, for changes made through the API.
+    pub async fn client(&self) -> kube::Client {
+        kdrift::cluster::client::connect(&self.common)
+            .await
+            .unwrap()
+            .client
+    }
+
+    /// Runs the live view of the demo on a 150×40 TestBackend while `script` types and watches
+    /// the screen; `script` must quit it.
+    pub async fn drive<F, Fut>(&self, script: F)
+    where
         F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
-        let conn = kdrift::cluster::client::connect(common).await.unwrap();
-        let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
-        let tx = session.sender();
-        let text = Arc::new(Mutex::new(String::new()));
-        let mut frontend = Screen(text.clone());
-        let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut frontend);
-        let (result, ()) = tokio::join!(driver, script(tx, text));
-        result.unwrap();
+        run(&self.common, 150, 40, script).await;
     }
+}
+
+/// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types and
+/// watches the screen; `script` must quit it.
+pub async fn run<F, Fut>(common: &kdrift::cli::CommonArgs, width: u16, height: u16, script: F)
+where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let conn = kdrift::cluster::client::connect(common).await.unwrap();
+    let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut frontend = Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let theme = Theme::default_theme();
+    let driver = session.drive(&mut term, &theme, &mut frontend);
+    let (result, ()) = tokio::join!(driver, script(tx, text));
+    result.unwrap();
+}
+
+/// The lines a commit's patch (`git show --format= --unified=0`) removes and adds, in order.
+pub fn changed_lines(patch: &str) -> Vec<&str> {
+    patch
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect()
 }
