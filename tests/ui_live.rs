@@ -6,8 +6,9 @@
 mod live_screen;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use kdrift::cluster::client::connect;
 use kube::api::{Patch, PatchParams};
-use live_screen::{demo, keys, run, wait_for};
+use live_screen::{demo, keys, run_on, wait_for};
 
 /// The words of the screen line showing Deployment `name`.
 fn row_of(screen: &str, name: &str) -> Option<Vec<String>> {
@@ -37,7 +38,8 @@ async fn a_403_under_all_namespaces_marks_only_that_namespace() {
     let demo = demo().await;
     // These runs are about watching: no manifests.
     let common = demo.watching_only();
-    let client = demo.client().await;
+    let conn = connect(&common).await.unwrap();
+    let client = conn.client.clone();
     let server = &demo.server;
     let script = |tx, text| async move {
         wait_for(&text, "every namespace", |s| {
@@ -77,7 +79,7 @@ async fn a_403_under_all_namespaces_marks_only_that_namespace() {
         .await;
         keys(&tx, "q");
     };
-    run(&common, 140, 30, script).await;
+    run_on(conn, &common, 140, 30, script).await;
     demo.server.shutdown().await;
 }
 
@@ -86,7 +88,8 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
     let mut demo = demo().await;
     // These runs are about watching: no manifests.
     let common = demo.watching_only();
-    let client = demo.client().await;
+    let conn = connect(&common).await.unwrap();
+    let client = conn.client.clone();
     // The script restarts the server.
     let server = &mut demo.server;
     let script = |tx, text| async move {
@@ -134,6 +137,6 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         .await;
         keys(&tx, "q");
     };
-    run(&common, 140, 30, script).await;
+    run_on(conn, &common, 140, 30, script).await;
     demo.server.shutdown().await;
 }

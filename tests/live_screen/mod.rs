@@ -1,5 +1,7 @@
 //! The live loop's test frontend, shared by the tests that drive `Session::drive` on a
-//! TestBackend: the text of the last frame, waiting for it to show something, and typing keys.
+//! TestBackend: the demo cluster and its manifests, the text of the last frame, waiting for it to
+//! show something, and typing keys; also what the pty tests share with them (starting the
+//! cluster, the lines a commit changes).
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
@@ -84,7 +86,11 @@ pub struct Demo {
     pub common: kdrift::cli::CommonArgs,
 }
 
-pub async fn demo() -> Demo {
+/// Starts the demo cluster (seeded, no scenario, fast timings) and writes a kubeconfig for it in
+/// `dir`.
+pub async fn start_cluster(
+    dir: &std::path::Path,
+) -> (kdrift::sim::server::SimServer, std::path::PathBuf) {
     use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
     let server = SimServer::start(SimConfig {
         port: 0,
@@ -94,32 +100,42 @@ pub async fn demo() -> Demo {
     })
     .await
     .unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    (server, kubeconfig)
+}
+
+pub async fn demo() -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let workdir = kdrift::runtime::demo::prepare_workdir(
         Some(&dir.path().join("manifests")),
         kdrift::sim::scenario::DEMO_MANIFESTS,
     )
     .unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    // The test's own identity, so that an accept commits whatever the machine's git config says.
+    git_in(&workdir.path, &["config", "user.name", "On Call"]);
+    git_in(
+        &workdir.path,
+        &["config", "user.email", "oncall@example.com"],
+    );
+    git_in(&workdir.path, &["config", "commit.gpgsign", "false"]);
+    // The cluster last, so that the live view starts as soon after it as before this harness:
+    // a watch resumed after a 403 shows "connected" only at its next event, and ui_live's
+    // recovery from one sees an event only while the seeded rollouts are still finishing.
+    let (server, kubeconfig) = start_cluster(dir.path()).await;
     let common = kdrift::cli::CommonArgs {
         kubeconfig: Some(kubeconfig.clone()),
         all_namespaces: true,
         manifests: Some(workdir.path.clone()),
         ..kdrift::cli::CommonArgs::default()
     };
-    let demo = Demo {
+    Demo {
         server,
         dir,
         kubeconfig,
         manifests: workdir.path,
         common,
-    };
-    // The test's own identity, so that an accept commits whatever the machine's git config says.
-    demo.git(&["config", "user.name", "On Call"]);
-    demo.git(&["config", "user.email", "oncall@example.com"]);
-    demo.git(&["config", "commit.gpgsign", "false"]);
-    demo
+    }
 }
 
 /// The stdout of a command that must have succeeded; else fails with its stderr.
@@ -130,6 +146,16 @@ fn succeeded(what: &str, out: std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// git in `dir`; it must succeed. Returns stdout.
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    succeeded(&format!("git {args:?}"), out)
 }
 
 impl Demo {
@@ -148,12 +174,7 @@ impl Demo {
 
     /// git in the manifests' repository; it must succeed. Returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&self.manifests)
-            .output()
-            .unwrap();
-        succeeded(&format!("git {args:?}"), out)
+        git_in(&self.manifests, args)
     }
 
     /// The text of the manifest file `rel` (relative to the manifests' folder).
@@ -170,14 +191,6 @@ impl Demo {
             manifests: Some(empty),
             ..self.common.clone()
         }
-    }
-
-    /// A client of the demo cluster of its own, for changes made through the API.
-    pub async fn client(&self) -> kube::Client {
-        kdrift::cluster::client::connect(&self.common)
-            .await
-            .unwrap()
-            .client
     }
 
     /// Runs the live view of the demo on a 150×40 TestBackend while `script` types and watches
@@ -199,6 +212,20 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     let conn = kdrift::cluster::client::connect(common).await.unwrap();
+    run_on(conn, common, width, height, script).await;
+}
+
+/// [`run`] on a connection made by the test (which may keep a clone of its client).
+pub async fn run_on<F, Fut>(
+    conn: kdrift::cluster::client::Connection,
+    common: &kdrift::cli::CommonArgs,
+    width: u16,
+    height: u16,
+    script: F,
+) where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
     let tx = session.sender();
     let text = Arc::new(Mutex::new(String::new()));
