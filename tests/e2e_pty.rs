@@ -5,14 +5,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod live_screen;
+mod pty;
 
-use std::io::{Read, Write};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Patch, PatchParams};
-use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
+use portable_pty::{CommandBuilder, ExitStatus};
+use pty::Pty;
 
 const ROWS: u16 = 40;
 const COLS: u16 = 140;
@@ -154,75 +155,26 @@ fn wait_for(
     }
 }
 
-/// A program in a ROWS×COLS pseudo-terminal; what it writes arrives on `rx`.
-struct Pty {
-    child: Box<dyn Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
-    rx: Receiver<Vec<u8>>,
-    // Kept open until the test ends: the program's terminal hangs up without it.
-    _master: Box<dyn MasterPty + Send>,
-}
-
-impl Pty {
-    fn spawn(cmd: CommandBuilder) -> Pty {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let child = pty.slave.spawn_command(cmd).unwrap();
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().unwrap();
-        let writer = pty.master.take_writer().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 65536];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        Pty {
-            child,
-            writer,
-            rx,
-            _master: pty.master,
+/// Types `q` on `pty` and waits for the program to exit (failing with `what` after PATIENCE),
+/// then takes what it wrote while quitting into `screen`.
+fn quit(pty: &mut Pty, screen: &mut Screen, what: &str) -> ExitStatus {
+    pty.send(b"q");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = pty.child.try_wait().unwrap() {
+            break status;
         }
-    }
-
-    /// Types `bytes` on the terminal.
-    fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    /// Types `q` and waits for the program to exit (failing with `what` after PATIENCE), then
-    /// takes what it wrote while quitting into `screen`.
-    fn quit(&mut self, screen: &mut Screen, what: &str) -> ExitStatus {
-        self.send(b"q");
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(start.elapsed() < PATIENCE, "{what}");
-            match self.rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(bytes) => screen.feed(&bytes),
-                Err(RecvTimeoutError::Disconnected) => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-        };
-        while let Ok(bytes) = self.rx.recv_timeout(Duration::from_millis(500)) {
-            screen.feed(&bytes);
+        assert!(start.elapsed() < PATIENCE, "{what}");
+        match pty.output.recv_timeout(Duration::from_millis(50)) {
+            Ok(bytes) => screen.feed(&bytes),
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(Duration::from_millis(50)),
+            Err(RecvTimeoutError::Timeout) => {}
         }
-        status
+    };
+    while let Ok(bytes) = pty.output.recv_timeout(Duration::from_millis(500)) {
+        screen.feed(&bytes);
     }
+    status
 }
 
 /// The DESIRED column of `name`'s row, read from the screen.
@@ -249,19 +201,22 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("NO_COLOR");
     cmd.env_remove("KUBECONFIG");
-    let mut pty = Pty::spawn(cmd);
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
 
     let mut screen = Screen::new();
     tokio::task::block_in_place(|| {
-        wait_for(&mut screen, &pty.rx, "the demo Deployments", |s| {
+        wait_for(&mut screen, &pty.output, "the demo Deployments", |s| {
             let t = s.text();
             ["frontend", "checkout", "payments-api", "ingress-gateway"]
                 .iter()
                 .all(|n| t.contains(n))
         });
-        wait_for(&mut screen, &pty.rx, "frontend to show 2 desired", |s| {
-            desired_of(s, "frontend").as_deref() == Some("2")
-        });
+        wait_for(
+            &mut screen,
+            &pty.output,
+            "frontend to show 2 desired",
+            |s| desired_of(s, "frontend").as_deref() == Some("2"),
+        );
     });
 
     let api: kube::Api<Deployment> = kube::Api::namespaced(kube_client(&kubeconfig).await, "shop");
@@ -274,12 +229,15 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
     .unwrap();
 
     tokio::task::block_in_place(|| {
-        wait_for(&mut screen, &pty.rx, "frontend to show 7 desired", |s| {
-            desired_of(s, "frontend").as_deref() == Some("7")
-        });
+        wait_for(
+            &mut screen,
+            &pty.output,
+            "frontend to show 7 desired",
+            |s| desired_of(s, "frontend").as_deref() == Some("7"),
+        );
     });
 
-    let status = pty.quit(&mut screen, "kdrift did not quit on q");
+    let status = quit(&mut pty, &mut screen, "kdrift did not quit on q");
     assert!(status.success(), "exit status {status:?}");
     let raw = String::from_utf8_lossy(&screen.raw);
     let entered = raw.rfind("\x1b[?1049h").unwrap();
@@ -322,11 +280,11 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
     cmd.env("TERM", "xterm-256color");
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("KUBECONFIG");
-    let mut pty = Pty::spawn(cmd);
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
     let shell = pty.child.process_id().unwrap();
 
     let mut screen = Screen::new();
-    wait_for(&mut screen, &pty.rx, "the demo Deployments", |s| {
+    wait_for(&mut screen, &pty.output, "the demo Deployments", |s| {
         s.text().contains("frontend")
     });
     let kdrift: u32 = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
@@ -341,7 +299,7 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
     pty.send(&[0x1a]); // ctrl-z
     wait_for(
         &mut screen,
-        &pty.rx,
+        &pty.output,
         "kdrift to leave the screen and stop",
         |s| {
             let after = String::from_utf8_lossy(&s.raw[before..]).into_owned();
@@ -357,7 +315,7 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
     pty.send(b"\n"); // the shell's `read`, then `fg`
     wait_for(
         &mut screen,
-        &pty.rx,
+        &pty.output,
         "kdrift back on the alternate screen",
         |s| {
             let after = String::from_utf8_lossy(&s.raw[stopped..]).into_owned();
@@ -367,7 +325,7 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
         },
     );
 
-    let status = pty.quit(&mut screen, "kdrift did not quit on q after fg");
+    let status = quit(&mut pty, &mut screen, "kdrift did not quit on q after fg");
     let raw = String::from_utf8_lossy(&screen.raw);
     let tail: String = raw
         .chars()
@@ -504,7 +462,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     cmd.env("TERM", "xterm-256color");
     cmd.env_remove("NO_COLOR");
     cmd.env_remove("KUBECONFIG");
-    let mut pty = Pty::spawn(cmd);
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
     let row_ends = |s: &Screen, drift: &str| {
         s.lines().iter().any(|l| {
             l.split(|c: char| c.is_whitespace() || c == '│')
@@ -518,7 +476,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
         })
     };
     let mut screen = Screen::new();
-    wait_for(&mut screen, &pty.rx, "frontend in sync", |s| {
+    wait_for(&mut screen, &pty.output, "frontend in sync", |s| {
         row_ends(s, "in sync")
     });
     let before = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
@@ -530,25 +488,30 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
         .output()
         .unwrap();
     assert!(scale.status.success(), "{scale:?}");
-    wait_for(&mut screen, &pty.rx, "frontend drifted", |s| {
+    wait_for(&mut screen, &pty.output, "frontend drifted", |s| {
         row_ends(s, "1 field")
     });
 
     // Select the row (the filter is the quickest way there in a test), then the three keys.
     pty.send(b"/shop/frontend\r");
-    wait_for(&mut screen, &pty.rx, "the filtered table", |s| {
+    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
         s.text().contains("</shop/frontend>")
     });
     pty.send(b"a");
-    wait_for(&mut screen, &pty.rx, "the accept view", |s| {
+    wait_for(&mut screen, &pty.output, "the accept view", |s| {
         let t = s.text();
         t.contains("[x] spec.replicas") && t.contains("+  replicas: 5")
     });
     pty.send(b"\r");
-    wait_for(&mut screen, &pty.rx, "the commit in the status bar", |s| {
-        s.text()
-            .contains("kdrift: accept live spec.replicas of deployment/shop/frontend")
-    });
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "the commit in the status bar",
+        |s| {
+            s.text()
+                .contains("kdrift: accept live spec.replicas of deployment/shop/frontend")
+        },
+    );
     let head = git_as(&home, &repo, &["rev-parse", "--short", "HEAD"]);
     assert!(
         screen
@@ -564,9 +527,9 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     );
     let after = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
     assert_eq!(after, before.replace("  replicas: 2\n", "  replicas: 5\n"));
-    wait_for(&mut screen, &pty.rx, "frontend back in sync", |s| {
+    wait_for(&mut screen, &pty.output, "frontend back in sync", |s| {
         row_ends(s, "in sync")
     });
 
-    pty.quit(&mut screen, "kdrift did not quit on q");
+    quit(&mut pty, &mut screen, "kdrift did not quit on q");
 }
