@@ -4,14 +4,16 @@
 //! And connect() errors exit 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{Read, Write};
-use std::sync::mpsc::{Receiver, channel};
+mod live_screen;
+mod pty;
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
 use kube::api::{Patch, PatchParams};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{CommandBuilder, ExitStatus};
+use pty::Pty;
 
 const ROWS: u16 = 40;
 const COLS: u16 = 140;
@@ -153,6 +155,28 @@ fn wait_for(
     }
 }
 
+/// Types `q` on `pty` and waits for the program to exit (failing with `what` after PATIENCE),
+/// then takes what it wrote while quitting into `screen`.
+fn quit(pty: &mut Pty, screen: &mut Screen, what: &str) -> ExitStatus {
+    pty.send(b"q");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = pty.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < PATIENCE, "{what}");
+        match pty.output.recv_timeout(Duration::from_millis(50)) {
+            Ok(bytes) => screen.feed(&bytes),
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(Duration::from_millis(50)),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    };
+    while let Ok(bytes) = pty.output.recv_timeout(Duration::from_millis(500)) {
+        screen.feed(&bytes);
+    }
+    status
+}
+
 /// The DESIRED column of `name`'s row, read from the screen.
 fn desired_of(screen: &Screen, name: &str) -> Option<String> {
     screen.lines().iter().find_map(|l| {
@@ -167,26 +191,8 @@ fn desired_of(screen: &Screen, name: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
-    let server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
+    let (server, kubeconfig) = live_screen::start_cluster(dir.path()).await;
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
     cmd.args(["--kubeconfig", kubeconfig.to_str().unwrap(), "-A"]);
     // kdrift reads the manifests of its working directory: a temporary one, not the crate.
@@ -195,31 +201,22 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("NO_COLOR");
     cmd.env_remove("KUBECONFIG");
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let mut writer = pty.master.take_writer().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
 
     let mut screen = Screen::new();
     tokio::task::block_in_place(|| {
-        wait_for(&mut screen, &rx, "the demo Deployments", |s| {
+        wait_for(&mut screen, &pty.output, "the demo Deployments", |s| {
             let t = s.text();
             ["frontend", "checkout", "payments-api", "ingress-gateway"]
                 .iter()
                 .all(|n| t.contains(n))
         });
-        wait_for(&mut screen, &rx, "frontend to show 2 desired", |s| {
-            desired_of(s, "frontend").as_deref() == Some("2")
-        });
+        wait_for(
+            &mut screen,
+            &pty.output,
+            "frontend to show 2 desired",
+            |s| desired_of(s, "frontend").as_deref() == Some("2"),
+        );
     });
 
     let api: kube::Api<Deployment> = kube::Api::namespaced(kube_client(&kubeconfig).await, "shop");
@@ -232,25 +229,15 @@ async fn live_view_follows_a_scale_and_quits_restoring_the_terminal() {
     .unwrap();
 
     tokio::task::block_in_place(|| {
-        wait_for(&mut screen, &rx, "frontend to show 7 desired", |s| {
-            desired_of(s, "frontend").as_deref() == Some("7")
-        });
+        wait_for(
+            &mut screen,
+            &pty.output,
+            "frontend to show 7 desired",
+            |s| desired_of(s, "frontend").as_deref() == Some("7"),
+        );
     });
 
-    writer.write_all(b"q").unwrap();
-    writer.flush().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < PATIENCE, "kdrift did not quit on q");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    // Take what was written while quitting.
-    while let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) {
-        screen.feed(&bytes);
-    }
+    let status = quit(&mut pty, &mut screen, "kdrift did not quit on q");
     assert!(status.success(), "exit status {status:?}");
     let raw = String::from_utf8_lossy(&screen.raw);
     let entered = raw.rfind("\x1b[?1049h").unwrap();
@@ -274,26 +261,9 @@ fn process_state(pid: u32) -> Option<char> {
 #[test]
 fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt
-        .block_on(SimServer::start(SimConfig {
-            port: 0,
-            scenario: Scenario::None,
-            seed: true,
-            timings: Timings::fast(),
-        }))
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    let (server, kubeconfig) = rt.block_on(live_screen::start_cluster(dir.path()));
 
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
     // A shell with job control, as the user's: kdrift runs as its foreground job; once it
     // stops, the shell waits for a line, then `fg` resumes it (SIGCONT, terminal handed back).
     let mut cmd = CommandBuilder::new("bash");
@@ -310,23 +280,11 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
     cmd.env("TERM", "xterm-256color");
     cmd.env("XDG_STATE_HOME", dir.path().join("state"));
     cmd.env_remove("KUBECONFIG");
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
-    drop(pty.slave);
-    let shell = child.process_id().unwrap();
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let mut writer = pty.master.take_writer().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
+    let shell = pty.child.process_id().unwrap();
 
     let mut screen = Screen::new();
-    wait_for(&mut screen, &rx, "the demo Deployments", |s| {
+    wait_for(&mut screen, &pty.output, "the demo Deployments", |s| {
         s.text().contains("frontend")
     });
     let kdrift: u32 = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
@@ -338,11 +296,10 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
         .unwrap();
 
     let before = screen.raw.len();
-    writer.write_all(&[0x1a]).unwrap(); // ctrl-z
-    writer.flush().unwrap();
+    pty.send(&[0x1a]); // ctrl-z
     wait_for(
         &mut screen,
-        &rx,
+        &pty.output,
         "kdrift to leave the screen and stop",
         |s| {
             let after = String::from_utf8_lossy(&s.raw[before..]).into_owned();
@@ -355,11 +312,10 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
         row.fill(' ');
     }
     let stopped = screen.raw.len();
-    writer.write_all(b"\n").unwrap(); // the shell's `read`, then `fg`
-    writer.flush().unwrap();
+    pty.send(b"\n"); // the shell's `read`, then `fg`
     wait_for(
         &mut screen,
-        &rx,
+        &pty.output,
         "kdrift back on the alternate screen",
         |s| {
             let after = String::from_utf8_lossy(&s.raw[stopped..]).into_owned();
@@ -369,24 +325,7 @@ fn ctrl_z_gives_the_terminal_back_and_fg_brings_the_screen_back() {
         },
     );
 
-    writer.write_all(b"q").unwrap();
-    writer.flush().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < PATIENCE,
-            "kdrift did not quit on q after fg"
-        );
-        if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(50)) {
-            screen.feed(&bytes);
-        }
-    };
-    while let Ok(bytes) = rx.recv_timeout(Duration::from_millis(500)) {
-        screen.feed(&bytes);
-    }
+    let status = quit(&mut pty, &mut screen, "kdrift did not quit on q after fg");
     let raw = String::from_utf8_lossy(&screen.raw);
     let tail: String = raw
         .chars()
@@ -505,14 +444,6 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     std::fs::create_dir_all(&home).unwrap();
     let repo = dir.path().join("manifests");
     let kubeconfig = dir.path().join("kubeconfig");
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS,
-            cols: COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
     cmd.args([
         "demo",
@@ -531,19 +462,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     cmd.env("TERM", "xterm-256color");
     cmd.env_remove("NO_COLOR");
     cmd.env_remove("KUBECONFIG");
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let mut writer = pty.master.take_writer().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
     let row_ends = |s: &Screen, drift: &str| {
         s.lines().iter().any(|l| {
             l.split(|c: char| c.is_whitespace() || c == '│')
@@ -557,7 +476,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
         })
     };
     let mut screen = Screen::new();
-    wait_for(&mut screen, &rx, "frontend in sync", |s| {
+    wait_for(&mut screen, &pty.output, "frontend in sync", |s| {
         row_ends(s, "in sync")
     });
     let before = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
@@ -569,28 +488,30 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
         .output()
         .unwrap();
     assert!(scale.status.success(), "{scale:?}");
-    wait_for(&mut screen, &rx, "frontend drifted", |s| {
+    wait_for(&mut screen, &pty.output, "frontend drifted", |s| {
         row_ends(s, "1 field")
     });
 
     // Select the row (the filter is the quickest way there in a test), then the three keys.
-    writer.write_all(b"/shop/frontend\r").unwrap();
-    writer.flush().unwrap();
-    wait_for(&mut screen, &rx, "the filtered table", |s| {
+    pty.send(b"/shop/frontend\r");
+    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
         s.text().contains("</shop/frontend>")
     });
-    writer.write_all(b"a").unwrap();
-    writer.flush().unwrap();
-    wait_for(&mut screen, &rx, "the accept view", |s| {
+    pty.send(b"a");
+    wait_for(&mut screen, &pty.output, "the accept view", |s| {
         let t = s.text();
         t.contains("[x] spec.replicas") && t.contains("+  replicas: 5")
     });
-    writer.write_all(b"\r").unwrap();
-    writer.flush().unwrap();
-    wait_for(&mut screen, &rx, "the commit in the status bar", |s| {
-        s.text()
-            .contains("kdrift: accept live spec.replicas of deployment/shop/frontend")
-    });
+    pty.send(b"\r");
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "the commit in the status bar",
+        |s| {
+            s.text()
+                .contains("kdrift: accept live spec.replicas of deployment/shop/frontend")
+        },
+    );
     let head = git_as(&home, &repo, &["rev-parse", "--short", "HEAD"]);
     assert!(
         screen
@@ -599,26 +520,16 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     );
     assert_ne!(git_as(&home, &repo, &["rev-parse", "HEAD"]), first);
     let patch = git_as(&home, &repo, &["show", "--format=", "--unified=0", "HEAD"]);
-    let changed: Vec<&str> = patch
-        .lines()
-        .filter(|l| {
-            (l.starts_with('+') || l.starts_with('-'))
-                && !l.starts_with("+++")
-                && !l.starts_with("---")
-        })
-        .collect();
-    assert_eq!(changed, ["-  replicas: 2", "+  replicas: 5"], "{patch}");
+    assert_eq!(
+        live_screen::changed_lines(&patch),
+        ["-  replicas: 2", "+  replicas: 5"],
+        "{patch}"
+    );
     let after = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
     assert_eq!(after, before.replace("  replicas: 2\n", "  replicas: 5\n"));
-    wait_for(&mut screen, &rx, "frontend back in sync", |s| {
+    wait_for(&mut screen, &pty.output, "frontend back in sync", |s| {
         row_ends(s, "in sync")
     });
 
-    writer.write_all(b"q").unwrap();
-    writer.flush().unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < PATIENCE, "kdrift did not quit on q");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    quit(&mut pty, &mut screen, "kdrift did not quit on q");
 }

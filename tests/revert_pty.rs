@@ -3,37 +3,25 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod pty;
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use common::Cluster;
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
+use pty::Pty;
 
 /// Generous: the machine running tests may be loaded.
 const PATIENCE: Duration = Duration::from_secs(60);
 
 struct Session {
-    child: Box<dyn Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
-    output: Receiver<Vec<u8>>,
+    pty: Pty,
     seen: String,
-    // Kept open until the session ends.
-    _master: Box<dyn portable_pty::MasterPty + Send>,
 }
 
 impl Session {
     fn start(c: &Cluster, args: &[&str]) -> Session {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 50,
-                cols: 160,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
         let manifests = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/shop");
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
         cmd.args(args);
@@ -42,25 +30,9 @@ impl Session {
         cmd.env("TERM", "xterm-256color");
         cmd.env("HOME", c.dir.path());
         cmd.env_remove("KUBECONFIG");
-        let child = pty.slave.spawn_command(cmd).unwrap();
-        drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().unwrap();
-        let writer = pty.master.take_writer().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 65536];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
         Session {
-            child,
-            writer,
-            output: rx,
+            pty: Pty::spawn(cmd, 50, 160),
             seen: String::new(),
-            _master: pty.master,
         }
     }
 
@@ -72,23 +44,21 @@ impl Session {
                 "waited {PATIENCE:?} for {text:?}; output:\n{}",
                 self.seen
             );
-            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+            if let Ok(bytes) = self.pty.output.recv_timeout(Duration::from_millis(200)) {
                 self.seen.push_str(&String::from_utf8_lossy(&bytes));
             }
         }
     }
 
     fn answer(&mut self, line: &str) {
-        self.writer.write_all(line.as_bytes()).unwrap();
-        self.writer.write_all(b"\r").unwrap();
-        self.writer.flush().unwrap();
+        self.pty.send(format!("{line}\r").as_bytes());
     }
 
     fn exit_code(&mut self) -> u32 {
         let start = Instant::now();
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+            if let Some(status) = self.pty.child.try_wait().unwrap() {
+                while let Ok(bytes) = self.pty.output.recv_timeout(Duration::from_millis(200)) {
                     self.seen.push_str(&String::from_utf8_lossy(&bytes));
                 }
                 return status.exit_code();

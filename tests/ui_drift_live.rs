@@ -6,19 +6,8 @@
 
 mod live_screen;
 
-use std::sync::{Arc, Mutex};
-
 use crossterm::event::KeyCode;
-use kdrift::cli::CommonArgs;
-use kdrift::cluster::client::connect;
-use kdrift::runtime::demo::prepare_workdir;
-use kdrift::runtime::event_loop::Session;
-use kdrift::sim::scenario::DEMO_MANIFESTS;
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
-use kdrift::ui::theme::Theme;
-use live_screen::{Screen, key, keys, wait_for};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use live_screen::{demo, key, keys, run, wait_for};
 
 /// The DRIFT cell of a row: what follows the last column before the border.
 fn row_drift(screen: &str, name: &str) -> Option<String> {
@@ -45,57 +34,23 @@ fn row_drift(screen: &str, name: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_env_drifts_one_field_by_kubectl_set_and_a_manifest_edit_brings_it_back() {
-    let server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let workdir = prepare_workdir(Some(&dir.path().join("manifests")), DEMO_MANIFESTS).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    let common = CommonArgs {
-        kubeconfig: Some(kubeconfig.clone()),
-        all_namespaces: true,
-        manifests: Some(workdir.path.clone()),
-        ..CommonArgs::default()
-    };
-    let conn = connect(&common).await.unwrap();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut frontend = Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(150, 30)).unwrap();
-    let theme = Theme::default_theme();
-    let driver = session.drive(&mut term, &theme, &mut frontend);
-    let script = async {
+    let demo = demo().await;
+    let d = &demo;
+    let script = |tx, text| async move {
         wait_for(&text, "cart in sync", |s| {
             row_drift(s, "cart").as_deref() == Some("in sync")
         })
         .await;
 
-        let out = tokio::process::Command::new("/usr/bin/kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args([
-                "-n",
-                "shop",
-                "set",
-                "env",
-                "deployment/cart",
-                "FEATURE_X=on",
-            ])
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        d.kubectl(&[
+            "-n",
+            "shop",
+            "set",
+            "env",
+            "deployment/cart",
+            "FEATURE_X=on",
+        ])
+        .await;
         wait_for(&text, "cart drifted by one field", |s| {
             row_drift(s, "cart").as_deref() == Some("1 field")
         })
@@ -113,7 +68,7 @@ async fn set_env_drifts_one_field_by_kubectl_set_and_a_manifest_edit_brings_it_b
         key(&tx, KeyCode::Esc);
 
         // Git catches up with the hotfix: the row is in sync again, no restart.
-        let file = workdir.path.join("shop/cart.yaml");
+        let file = d.manifests.join("shop/cart.yaml");
         let yaml = std::fs::read_to_string(&file).unwrap();
         let edited = yaml.replacen(
             "          env:\n",
@@ -128,8 +83,6 @@ async fn set_env_drifts_one_field_by_kubectl_set_and_a_manifest_edit_brings_it_b
         .await;
         keys(&tx, "q");
     };
-    let (result, ()) = tokio::join!(driver, script);
-    result.unwrap();
-    drop(session);
-    server.shutdown().await;
+    run(&demo.common, 150, 30, script).await;
+    demo.server.shutdown().await;
 }

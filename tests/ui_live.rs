@@ -5,18 +5,10 @@
 
 mod live_screen;
 
-use std::sync::{Arc, Mutex};
-
 use k8s_openapi::api::apps::v1::Deployment;
-use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::runtime::event_loop::Session;
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
-use kdrift::ui::theme::Theme;
 use kube::api::{Patch, PatchParams};
-use live_screen::{Screen, keys, wait_for};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use live_screen::{demo, keys, run_on, wait_for};
 
 /// The words of the screen line showing Deployment `name`.
 fn row_of(screen: &str, name: &str) -> Option<Vec<String>> {
@@ -43,37 +35,13 @@ fn marked_forbidden(screen: &str, name: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_403_under_all_namespaces_marks_only_that_namespace() {
-    let server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    // An empty manifests folder: these runs are about watching, and the default (the current
-    // directory) is the crate, whose target/ a fresh clone keeps inside it.
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir(&manifests).unwrap();
-    let common = CommonArgs {
-        kubeconfig: Some(kubeconfig),
-        manifests: Some(manifests),
-        all_namespaces: true,
-        ..CommonArgs::default()
-    };
+    let demo = demo().await;
+    // These runs are about watching: no manifests.
+    let common = demo.watching_only();
     let conn = connect(&common).await.unwrap();
     let client = conn.client.clone();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut frontend = Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(140, 30)).unwrap();
-    let theme = Theme::default_theme();
-    let driver = session.drive(&mut term, &theme, &mut frontend);
-    let script = async {
+    let server = &demo.server;
+    let script = |tx, text| async move {
         wait_for(&text, "every namespace", |s| {
             s.contains("payments-api") && s.contains("frontend") && s.contains("watch  connected")
         })
@@ -111,45 +79,20 @@ async fn a_403_under_all_namespaces_marks_only_that_namespace() {
         .await;
         keys(&tx, "q");
     };
-    let (result, ()) = tokio::join!(driver, script);
-    result.unwrap();
-    drop(session);
-    server.shutdown().await;
+    run_on(conn, &common, 140, 30, script).await;
+    demo.server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_forbidden_and_restart_recovery() {
-    let mut server = SimServer::start(SimConfig {
-        port: 0,
-        scenario: Scenario::None,
-        seed: true,
-        timings: Timings::fast(),
-    })
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    // An empty manifests folder: these runs are about watching, and the default (the current
-    // directory) is the crate, whose target/ a fresh clone keeps inside it.
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir(&manifests).unwrap();
-    let common = CommonArgs {
-        kubeconfig: Some(kubeconfig),
-        manifests: Some(manifests),
-        all_namespaces: true,
-        ..CommonArgs::default()
-    };
+    let mut demo = demo().await;
+    // These runs are about watching: no manifests.
+    let common = demo.watching_only();
     let conn = connect(&common).await.unwrap();
     let client = conn.client.clone();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut frontend = Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(140, 30)).unwrap();
-    let theme = Theme::default_theme();
-    let driver = session.drive(&mut term, &theme, &mut frontend);
-    let script = async {
+    // The script restarts the server.
+    let server = &mut demo.server;
+    let script = |tx, text| async move {
         wait_for(&text, "every namespace", |s| {
             s.contains("payments-api") && s.contains("frontend")
         })
@@ -194,8 +137,6 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         .await;
         keys(&tx, "q");
     };
-    let (result, ()) = tokio::join!(driver, script);
-    result.unwrap();
-    drop(session);
-    server.shutdown().await;
+    run_on(conn, &common, 140, 30, script).await;
+    demo.server.shutdown().await;
 }

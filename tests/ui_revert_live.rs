@@ -6,7 +6,9 @@
 
 mod live_screen;
 
-use live_screen::{demo, keys, wait_for};
+use std::sync::{Arc, Mutex};
+
+use live_screen::{Demo, demo, keys, run, wait_for};
 
 const GOOD: &str = "registry.example/shop/checkout:3.1.0";
 const BAD: &str = "registry.example/shop/checkout:3.2.0-doesnotexist";
@@ -14,6 +16,30 @@ const BAD: &str = "registry.example/shop/checkout:3.2.0-doesnotexist";
 /// The line of the screen holding `needle`, if any.
 fn line_with<'a>(screen: &'a str, needle: &str) -> Option<&'a str> {
     screen.lines().find(|l| l.contains(needle))
+}
+
+/// The bad `kubectl set image` on checkout, and its row drifting by the one field.
+async fn set_the_bad_image(d: &Demo, text: &Arc<Mutex<String>>) {
+    let image = format!("checkout={BAD}");
+    d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
+        .await;
+    wait_for(text, "checkout drifted", |s| {
+        line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
+    })
+    .await;
+}
+
+/// The names of checkout's environment variables, live.
+async fn live_env_names(d: &Demo) -> String {
+    d.kubectl(&[
+        "-n",
+        "shop",
+        "get",
+        "deployment/checkout",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].env[*].name}",
+    ])
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,13 +53,7 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
         })
         .await;
 
-        let image = format!("checkout={BAD}");
-        d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
-            .await;
-        wait_for(&text, "checkout drifted", |s| {
-            line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
-        })
-        .await;
+        set_the_bad_image(d, &text).await;
 
         // Key one: the server's dry run, with the image going back.
         keys(&tx, "r");
@@ -93,7 +113,7 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
         assert_eq!(live, GOOD);
         keys(&tx, "q");
     };
-    demo.run(&demo.common, 160, 45, script).await;
+    run(&demo.common, 160, 45, script).await;
     demo.server.shutdown().await;
 }
 
@@ -106,13 +126,7 @@ async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
     let d = &demo;
     let script = |tx, text| async move {
         keys(&tx, "/shop/checkout\n");
-        let image = format!("checkout={BAD}");
-        d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
-            .await;
-        wait_for(&text, "checkout drifted", |s| {
-            line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
-        })
-        .await;
+        set_the_bad_image(d, &text).await;
 
         d.server.faults().forbid_namespace("shop");
         keys(&tx, "r");
@@ -136,16 +150,7 @@ async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
             s.contains("deployment/shop/checkout changed since the preview")
         })
         .await;
-        let env = d
-            .kubectl(&[
-                "-n",
-                "shop",
-                "get",
-                "deployment/checkout",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
-            ])
-            .await;
+        let env = live_env_names(d).await;
         assert!(env.contains("LATE"), "not overwritten: {env}");
 
         keys(&tx, "r");
@@ -158,19 +163,10 @@ async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
             s.contains("reverted deployment/shop/checkout to the manifest (")
         })
         .await;
-        let env = d
-            .kubectl(&[
-                "-n",
-                "shop",
-                "get",
-                "deployment/checkout",
-                "-o",
-                "jsonpath={.spec.template.spec.containers[0].env[*].name}",
-            ])
-            .await;
+        let env = live_env_names(d).await;
         assert!(!env.contains("LATE"), "{env}");
         keys(&tx, "q");
     };
-    demo.run(&demo.common, 160, 45, script).await;
+    run(&demo.common, 160, 45, script).await;
     demo.server.shutdown().await;
 }

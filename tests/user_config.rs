@@ -8,7 +8,7 @@ mod live_screen;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use live_screen::{demo, keys, wait_for};
+use live_screen::{demo, keys, run, wait_for};
 
 /// The kdrift binary with `KDRIFT_CONFIG` naming `config`, stdin not a terminal, and a
 /// kubeconfig that does not exist (the refusals come before any request).
@@ -165,6 +165,6 @@ async fn readonly_in_the_file_takes_r_away_in_the_live_view() {
         // The first q closes the help, the second quits.
         keys(&tx, "qq");
     };
-    demo.run(&common, 150, 40, script).await;
+    run(&common, 150, 40, script).await;
     demo.server.shutdown().await;
 }

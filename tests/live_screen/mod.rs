@@ -1,5 +1,7 @@
 //! The live loop's test frontend, shared by the tests that drive `Session::drive` on a
-//! TestBackend: the text of the last frame, waiting for it to show something, and typing keys.
+//! TestBackend: the demo cluster and its manifests, the text of the last frame, waiting for it to
+//! show something, and typing keys; also what the pty tests share with them (starting the
+//! cluster, the lines a commit changes).
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
@@ -74,8 +76,8 @@ pub fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, text: &str) {
     }
 }
 
-/// The demo cluster (seeded, no scenario, fast timings), its manifests copied to a git workdir,
-/// and the flags of a live view on all its namespaces.
+/// The demo cluster (seeded, no scenario, fast timings), its manifests copied to a git workdir
+/// with the test's own identity, and the flags of a live view on all its namespaces.
 pub struct Demo {
     pub server: kdrift::sim::server::SimServer,
     pub dir: tempfile::TempDir,
@@ -84,7 +86,11 @@ pub struct Demo {
     pub common: kdrift::cli::CommonArgs,
 }
 
-pub async fn demo() -> Demo {
+/// Starts the demo cluster (seeded, no scenario, fast timings) and writes a kubeconfig for it in
+/// `dir`.
+pub async fn start_cluster(
+    dir: &std::path::Path,
+) -> (kdrift::sim::server::SimServer, std::path::PathBuf) {
     use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
     let server = SimServer::start(SimConfig {
         port: 0,
@@ -94,14 +100,29 @@ pub async fn demo() -> Demo {
     })
     .await
     .unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    (server, kubeconfig)
+}
+
+pub async fn demo() -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let workdir = kdrift::runtime::demo::prepare_workdir(
         Some(&dir.path().join("manifests")),
         kdrift::sim::scenario::DEMO_MANIFESTS,
     )
     .unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    // The test's own identity, so that an accept commits whatever the machine's git config says.
+    git_in(&workdir.path, &["config", "user.name", "On Call"]);
+    git_in(
+        &workdir.path,
+        &["config", "user.email", "oncall@example.com"],
+    );
+    git_in(&workdir.path, &["config", "commit.gpgsign", "false"]);
+    // The cluster last, so that the live view starts as soon after it as before this harness:
+    // a watch resumed after a 403 shows "connected" only at its next event, and ui_live's
+    // recovery from one sees an event only while the seeded rollouts are still finishing.
+    let (server, kubeconfig) = start_cluster(dir.path()).await;
     let common = kdrift::cli::CommonArgs {
         kubeconfig: Some(kubeconfig.clone()),
         all_namespaces: true,
@@ -117,8 +138,28 @@ pub async fn demo() -> Demo {
     }
 }
 
+/// The stdout of a command that must have succeeded; else fails with its stderr.
+fn succeeded(what: &str, out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// git in `dir`; it must succeed. Returns stdout.
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    succeeded(&format!("git {args:?}"), out)
+}
+
 impl Demo {
-    /// The real kubectl against the demo cluster; it must succeed.
+    /// The real kubectl against the demo cluster; it must succeed. Returns stdout.
     pub async fn kubectl(&self, args: &[&str]) -> String {
         let out = tokio::process::Command::new("/usr/bin/kubectl")
             .arg("--kubeconfig")
@@ -128,35 +169,82 @@ impl Demo {
             .output()
             .await
             .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(&format!("kubectl {args:?}"), out)
     }
 
-    /// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types
-    /// and watches the screen; `script` must quit it.
-    pub async fn run<F, Fut>(
-        &self,
-        common: &kdrift::cli::CommonArgs,
-        width: u16,
-        height: u16,
-        script: F,
-    ) where
+    /// git in the manifests' repository; it must succeed. Returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(&self.manifests, args)
+    }
+
+    /// The text of the manifest file `rel` (relative to the manifests' folder).
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.manifests.join(rel)).unwrap()
+    }
+
+    /// The flags of a live view that only watches: an empty manifests folder (not the default,
+    /// the current directory: that is the crate, whose target/ a fresh clone keeps inside it).
+    pub fn watching_only(&self) -> kdrift::cli::CommonArgs {
+        let empty = self.dir.path().join("no-manifests");
+        std::fs::create_dir_all(&empty).unwrap();
+        kdrift::cli::CommonArgs {
+            manifests: Some(empty),
+            ..self.common.clone()
+        }
+    }
+
+    /// Runs the live view of the demo on a 150×40 TestBackend while `script` types and watches
+    /// the screen; `script` must quit it.
+    pub async fn drive<F, Fut>(&self, script: F)
+    where
         F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
         Fut: std::future::Future<Output = ()>,
     {
-        let conn = kdrift::cluster::client::connect(common).await.unwrap();
-        let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
-        let tx = session.sender();
-        let text = Arc::new(Mutex::new(String::new()));
-        let mut frontend = Screen(text.clone());
-        let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut frontend);
-        let (result, ()) = tokio::join!(driver, script(tx, text));
-        result.unwrap();
+        run(&self.common, 150, 40, script).await;
     }
+}
+
+/// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types and
+/// watches the screen; `script` must quit it.
+pub async fn run<F, Fut>(common: &kdrift::cli::CommonArgs, width: u16, height: u16, script: F)
+where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let conn = kdrift::cluster::client::connect(common).await.unwrap();
+    run_on(conn, common, width, height, script).await;
+}
+
+/// [`run`] on a connection made by the test (which may keep a clone of its client).
+pub async fn run_on<F, Fut>(
+    conn: kdrift::cluster::client::Connection,
+    common: &kdrift::cli::CommonArgs,
+    width: u16,
+    height: u16,
+    script: F,
+) where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut frontend = Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let theme = Theme::default_theme();
+    let driver = session.drive(&mut term, &theme, &mut frontend);
+    let (result, ()) = tokio::join!(driver, script(tx, text));
+    result.unwrap();
+}
+
+/// The lines a commit's patch (`git show --format= --unified=0`) removes and adds, in order.
+pub fn changed_lines(patch: &str) -> Vec<&str> {
+    patch
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect()
 }
