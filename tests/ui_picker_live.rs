@@ -5,7 +5,7 @@
 
 mod live_screen;
 
-use live_screen::{demo, keys, wait_for};
+use live_screen::{demo, keys, run, wait_for};
 
 /// The screen line containing `needle`.
 fn line_with<'a>(screen: &'a str, needle: &str) -> Option<&'a str> {
@@ -49,6 +49,6 @@ async fn ns_picker_lists_the_namespaces_and_picking_payments_shows_only_its_rows
         .await;
         keys(&tx, "q");
     };
-    demo.run(&demo.common, 140, 30, script).await;
+    run(&demo.common, 140, 30, script).await;
     demo.server.shutdown().await;
 }
