@@ -111,14 +111,20 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
         })
         .await;
 
+        // Once the seeded rollouts are done, shop is quiet: no object changes after the 403 is
+        // lifted, so the recovery must be seen without one.
+        wait_for(&text, "shop's rollouts done", |s| {
+            s.lines().filter(|l| l.contains(" complete ")).count() == 5
+        })
+        .await;
         server.faults().forbid_namespace("shop");
         wait_for(&text, "the 403 in the status bar and rows", |s| {
             s.contains("forbidden in \"shop\"") && s.contains("forbidden: ")
         })
         .await;
         server.faults().allow_namespace("shop");
-        wait_for(&text, "recovery from the 403", |s| {
-            s.contains("watch  connected")
+        wait_for(&text, "recovery from the 403 in a quiet namespace", |s| {
+            s.contains("watch  connected") && !s.contains("forbidden")
         })
         .await;
 

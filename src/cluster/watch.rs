@@ -287,6 +287,7 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
 {
     let config = watcher::Config::default().any_semantic();
+    let probe_api = api.clone();
     let mut stream = watcher(api, config)
         .default_backoff()
         .ready_chunks(BATCH)
@@ -295,7 +296,37 @@ where
     if !emit(to_health(health.clone())) {
         return PumpEnd::ReceiverGone;
     }
-    while let Some(chunk) = stream.next().await {
+    let mut probe_delay = PROBE_FIRST;
+    loop {
+        // After a failure the watcher retries by itself, but a watch that comes back on a quiet
+        // namespace sends nothing: without a probe the status bar would say "forbidden" or
+        // "reconnecting" until the next object changes.
+        let failing = matches!(
+            health,
+            WatchHealth::Forbidden { .. } | WatchHealth::Reconnecting { .. }
+        );
+        let chunk = if failing {
+            tokio::select! {
+                chunk = stream.next() => chunk,
+                () = tokio::time::sleep(probe_delay) => {
+                    probe_delay = (probe_delay * 2).min(PROBE_MAX);
+                    if server_answers(&probe_api).await {
+                        probe_delay = PROBE_FIRST;
+                        health = WatchHealth::Connected;
+                        if !emit(to_health(health.clone())) {
+                            return PumpEnd::ReceiverGone;
+                        }
+                    }
+                    continue;
+                }
+            }
+        } else {
+            probe_delay = PROBE_FIRST;
+            stream.next().await
+        };
+        let Some(chunk) = chunk else {
+            break;
+        };
         let mut updates = Vec::with_capacity(chunk.len());
         let mut next = health.clone();
         for item in chunk {
@@ -351,6 +382,37 @@ fn map_event<K: Resource, T>(
         watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
     })
+}
+
+/// First wait before asking whether a failed watch's server answers again; doubled up to
+/// [`PROBE_MAX`] while it does not. Probes run only while a watch is failing.
+const PROBE_FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+const PROBE_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// True when the API server lets the watched resource be listed and watched again (a list of
+/// one item's metadata, then a watch from its resourceVersion that is dropped at once): the
+/// watcher's own retry will then succeed too. Watching is asked as well because RBAC can allow
+/// `list` and refuse `watch`.
+async fn server_answers<K>(api: &Api<K>) -> bool
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let params = kube::api::ListParams::default().limit(1);
+    let answer = match api.list_metadata(&params).await {
+        Ok(list) => {
+            let version = list.metadata.resource_version.unwrap_or_default();
+            let watch = kube::api::WatchParams::default().timeout(1);
+            api.watch_metadata(&watch, &version).await.map(drop)
+        }
+        Err(e) => Err(e),
+    };
+    match answer {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::debug!(error = %e, "the server does not answer the failed watch yet");
+            false
+        }
+    }
 }
 
 /// 403 → forbidden; anything else → reconnecting, keeping the time of the first failure.
