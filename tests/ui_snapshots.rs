@@ -98,3 +98,37 @@ fn narrow_hints_keep_help_and_quit() {
     );
     assert!(hints.contains("<enter> detail"), "{hints}");
 }
+
+#[test]
+fn help_taller_than_the_screen_scrolls_to_its_last_key() {
+    let mut app = sample_app();
+    app.width = 80;
+    app.height = 24;
+    keys(&mut app, "?");
+    let screen = |app: &mut kdrift::app::App| {
+        let terminal = draw(app, &Theme::default_theme());
+        (0..app.height)
+            .map(|y| line(&terminal, y))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let first = screen(&mut app);
+    assert!(first.contains("next row"), "{first}");
+    assert!(!first.contains("suspend to the shell"), "{first}");
+    assert!(
+        first.contains("0 above,") && first.contains("below)"),
+        "{first}"
+    );
+    for _ in 0..40 {
+        keys(&mut app, "j");
+    }
+    let last = screen(&mut app);
+    assert!(last.contains("suspend to the shell"), "{last}");
+    assert!(last.contains("q / ctrl-c"), "{last}");
+    assert!(last.contains(", 0 below)"), "{last}");
+    // One k shows the line above again: j stopped at the last page, not 40 lines further.
+    keys(&mut app, "k");
+    let back = screen(&mut app);
+    assert!(!back.contains(", 0 below)"), "{back}");
+    assert!(back.contains(", 1 below)"), "{back}");
+}

@@ -44,6 +44,12 @@ pub fn help(readonly: bool) -> impl Iterator<Item = &'static (&'static str, &'st
         .filter(move |(keys, _)| !(readonly && WRITE_KEYS.contains(keys)))
 }
 
+/// How many keys the help overlay shows in a body `height` rows tall (borders and the footer
+/// take three).
+pub fn help_rows(height: u16) -> usize {
+    usize::from(height.saturating_sub(3)).max(1)
+}
+
 pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     if ctrl && key.code == KeyCode::Char('c') {
@@ -56,11 +62,20 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         return prompt_key(app, key);
     }
     if app.help {
-        if matches!(
-            key.code,
-            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q')
-        ) {
-            app.help = false;
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') => {
+                app.help = false;
+                app.help_scroll = 0;
+            }
+            // A help taller than the screen scrolls (the drawing keeps the last page in view).
+            KeyCode::Char('j') | KeyCode::Down => {
+                // The body is the screen less the status bar and the hints line.
+                let room = help_rows(app.height.saturating_sub(2));
+                let last = help(app.readonly).count().saturating_sub(room);
+                app.help_scroll = (app.help_scroll + 1).min(last);
+            }
+            KeyCode::Char('k') | KeyCode::Up => app.help_scroll = app.help_scroll.saturating_sub(1),
+            _ => {}
         }
         return Vec::new();
     }

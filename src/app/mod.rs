@@ -208,6 +208,8 @@ pub struct App {
     pub screen: Screen,
     pub prompt: Option<Prompt>,
     pub help: bool,
+    /// First help line shown, when the help is taller than the screen.
+    pub help_scroll: usize,
     pub flash: Option<Flash>,
     pub width: u16,
     pub height: u16,
@@ -241,6 +243,7 @@ impl App {
             screen: Screen::Table,
             prompt: None,
             help: false,
+            help_scroll: 0,
             flash: None,
             width: 80,
             height: 24,

@@ -283,15 +283,24 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 }
 
 fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let entries: Vec<(&str, &str)> = help(app.readonly).copied().collect();
     let width = 64.min(area.width);
-    let height = (help(app.readonly).count() as u16 + 4).min(area.height);
+    let height = (entries.len() as u16 + 3).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,
         width,
         height,
     };
-    let mut lines: Vec<Line> = help(app.readonly)
+    // Inside the borders, one line is the footer; the rest shows the keys, scrolled with j/k
+    // when they do not all fit (an 80×24 terminal).
+    let room = crate::app::keys::help_rows(height);
+    let first = app.help_scroll.min(entries.len().saturating_sub(room));
+    let below = entries.len().saturating_sub(first + room);
+    let mut lines: Vec<Line> = entries
+        .iter()
+        .skip(first)
+        .take(room)
         .map(|(keys, what)| {
             Line::from(vec![
                 Span::styled(format!(" {keys:<15}"), theme.status_key),
@@ -299,7 +308,12 @@ fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             ])
         })
         .collect();
-    lines.push(Line::styled(" esc or ? closes this help", theme.muted));
+    let footer = if first > 0 || below > 0 {
+        format!(" j/k scroll ({first} above, {below} below) · esc or ? closes")
+    } else {
+        " esc or ? closes this help".to_owned()
+    };
+    lines.push(Line::styled(footer, theme.muted));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border)
