@@ -428,12 +428,6 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let starts = view.field_starts();
     match key.code {
         KeyCode::Esc => app.screen = Screen::Table,
-        KeyCode::Char('j') | KeyCode::Down => view.scroll = (view.scroll + 1).min(last),
-        KeyCode::Char('k') | KeyCode::Up => view.scroll = view.scroll.saturating_sub(1),
-        KeyCode::Char('g') | KeyCode::Home => view.scroll = 0,
-        KeyCode::Char('G') | KeyCode::End => view.scroll = last,
-        KeyCode::PageDown => view.scroll = (view.scroll + page).min(last),
-        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
         // The field shown at the top is the current one: keep two lines above it for context.
         KeyCode::Char('n') | KeyCode::Char(']') => {
             if let Some(next) = starts.iter().find(|s| s.saturating_sub(2) > view.scroll) {
@@ -457,7 +451,9 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         {
             return vec![Command::FetchDiff(view.key.clone())];
         }
-        _ => {}
+        code => {
+            super::keys::scroll_key(code, &mut view.scroll, last, page);
+        }
     }
     Vec::new()
 }

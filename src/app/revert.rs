@@ -279,13 +279,9 @@ pub fn revert_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             let key = view.key.clone();
             return app.open_revert(key);
         }
-        KeyCode::Char('j') | KeyCode::Down => view.scroll = (view.scroll + 1).min(last),
-        KeyCode::Char('k') | KeyCode::Up => view.scroll = view.scroll.saturating_sub(1),
-        KeyCode::Char('g') | KeyCode::Home => view.scroll = 0,
-        KeyCode::Char('G') | KeyCode::End => view.scroll = last,
-        KeyCode::PageDown => view.scroll = (view.scroll + page).min(last),
-        KeyCode::PageUp => view.scroll = view.scroll.saturating_sub(page),
-        _ => {}
+        code => {
+            super::keys::scroll_key(code, &mut view.scroll, last, page);
+        }
     }
     Vec::new()
 }
