@@ -393,6 +393,43 @@ fn enter_with_nothing_checked_says_so_and_does_nothing() {
 }
 
 #[test]
+fn a_in_the_detail_view_stops_its_watchers_and_opens_the_accept_view() {
+    let dir = manifests();
+    let mut app = drifted_app(dir.path(), false);
+    let opened = press(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(opened.as_slice(), [Command::WatchDetail { .. }]),
+        "{opened:?}"
+    );
+    let commands = press(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        commands,
+        [
+            Command::StopDetail,
+            Command::PrepareAccept {
+                key: key("web"),
+                file: dir.path().join("web.yaml"),
+                root: dir.path().to_path_buf(),
+            }
+        ]
+    );
+    assert!(matches!(&app.screen, Screen::Accept(_)));
+
+    // A row in sync: a message, and the detail view stays open with its watchers.
+    let mut app = drifted_app(dir.path(), false);
+    select(&mut app, "cart");
+    press(&mut app, KeyCode::Enter);
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    assert!(matches!(&app.screen, Screen::Detail { .. }));
+    let flash = app
+        .flash
+        .as_ref()
+        .map(|f| f.text.clone())
+        .unwrap_or_default();
+    assert!(flash.contains("in sync"), "{flash}");
+}
+
+#[test]
 fn esc_cancels_back_to_the_table_or_to_the_diff_it_came_from() {
     let dir = manifests();
     let mut app = open(dir.path());

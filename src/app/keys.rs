@@ -117,11 +117,24 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char(':') => app.prompt = Some(Prompt::Command(String::new())),
         KeyCode::Esc if matches!(app.screen, Screen::Detail { .. }) => return app.close_detail(),
         KeyCode::Char('a')
-            if !app.readonly && matches!(app.screen, Screen::Table | Screen::Diff(_)) =>
+            if !app.readonly
+                && matches!(
+                    app.screen,
+                    Screen::Table | Screen::Diff(_) | Screen::Detail { .. }
+                ) =>
         {
             let from_diff = matches!(app.screen, Screen::Diff(_));
             if let Some(row) = revert_target(app) {
-                return app.open_accept(row, from_diff);
+                // From the detail view, its watchers stop when the accept view opens (a row
+                // with nothing to accept only gets a message and the detail stays).
+                let mut commands = Vec::new();
+                if matches!(app.screen, Screen::Detail { .. })
+                    && matches!(app.drift_of(&row), super::DriftSummary::Fields(_))
+                {
+                    commands = app.close_detail();
+                }
+                commands.extend(app.open_accept(row, from_diff));
+                return commands;
             }
         }
         _ => match &mut app.screen {
@@ -149,7 +162,8 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     Vec::new()
 }
 
-/// The Deployment `r` reverts: the selected row, or the one the diff or detail view shows.
+/// The Deployment `a` accepts and `r` reverts: the selected row, or the one the diff or detail
+/// view shows.
 fn revert_target(app: &mut App) -> Option<crate::cluster::rows::ObjectKey> {
     match &app.screen {
         Screen::Table => {

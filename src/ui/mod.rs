@@ -222,6 +222,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     Screen::Detail { .. } => &[
                         ("esc", "back"),
                         ("j/k", "scroll"),
+                        ("a", "accept"),
                         ("r", "revert"),
                         ("?", "help"),
                         ("q", "quit"),
