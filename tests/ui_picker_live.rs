@@ -52,3 +52,31 @@ async fn ns_picker_lists_the_namespaces_and_picking_payments_shows_only_its_rows
     run(&demo.common, 140, 30, script).await;
     demo.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_namespace_list_says_so_and_ns_name_still_switches() {
+    let demo = demo().await;
+    // RBAC with Roles in some namespaces and no ClusterRole: the namespaces cannot be listed.
+    demo.server.faults().set_namespace_list_forbidden(true);
+    let script = |tx, text| async move {
+        wait_for(&text, "every namespace", |s| {
+            s.contains("payments-api") && s.contains("frontend")
+        })
+        .await;
+        keys(&tx, ":ns\n");
+        wait_for(&text, "the refusal and what still works", |s| {
+            s.contains("cannot list namespaces")
+                && s.contains("403 Forbidden")
+                && s.contains(":ns NAME")
+        })
+        .await;
+        keys(&tx, ":ns payments\n");
+        wait_for(&text, "only the payments rows", |s| {
+            s.contains("deployments(payments)") && s.contains("ledger") && !s.contains("frontend")
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    run(&demo.common, 140, 30, script).await;
+    demo.server.shutdown().await;
+}

@@ -1,5 +1,6 @@
 //! Fault injection for tests, on the server handle: drop every watch stream, answer watches
-//! with `410 Gone`, forbid a namespace (403), add latency to every reply.
+//! with `410 Gone`, forbid a namespace or the list of namespaces (403), add latency to every
+//! reply.
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,8 @@ struct Inner {
     watch_epoch: watch::Sender<u64>,
     watch_gone: AtomicBool,
     forbidden: Mutex<HashSet<String>>,
+    /// Listing namespaces (cluster-scoped) is refused, as RBAC with only namespaced Roles does.
+    namespace_list_forbidden: AtomicBool,
     latency_micros: AtomicU64,
 }
 
@@ -28,6 +31,7 @@ impl Default for Faults {
                 watch_epoch: watch::channel(0).0,
                 watch_gone: AtomicBool::new(false),
                 forbidden: Mutex::new(HashSet::new()),
+                namespace_list_forbidden: AtomicBool::new(false),
                 latency_micros: AtomicU64::new(0),
             }),
         }
@@ -73,6 +77,18 @@ impl Faults {
             Some(ns) => forbidden.contains(ns),
             None => !forbidden.is_empty(),
         }
+    }
+
+    /// While `true`, listing (and watching) the namespaces themselves gets a 403, as for a user
+    /// whose RBAC has Roles in some namespaces but no ClusterRole to list them.
+    pub fn set_namespace_list_forbidden(&self, forbidden: bool) {
+        self.inner
+            .namespace_list_forbidden
+            .store(forbidden, Ordering::SeqCst);
+    }
+
+    pub fn namespace_list_forbidden(&self) -> bool {
+        self.inner.namespace_list_forbidden.load(Ordering::SeqCst)
     }
 
     /// Wait this long before answering each request (and each watch before its first event).

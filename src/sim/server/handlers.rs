@@ -104,7 +104,10 @@ fn forbidden(
         path.namespace.as_deref()
     };
     let scoped = r.namespaced() || ns.is_some();
-    if !scoped || !state.faults.is_forbidden(ns) {
+    let namespace_list = r == ResourceType::Namespace
+        && path.name.is_none()
+        && state.faults.namespace_list_forbidden();
+    if !namespace_list && (!scoped || !state.faults.is_forbidden(ns)) {
         return None;
     }
     let what = if r.group().is_empty() {
