@@ -309,6 +309,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::app::test_keys::press;
     use crate::app::{Message, update};
     use jiff::Timestamp;
 
@@ -319,19 +320,6 @@ mod tests {
             NamespaceScope::All,
             Timestamp::UNIX_EPOCH,
         )
-    }
-
-    fn press(app: &mut App, keys: &str) -> Vec<Command> {
-        let mut out = Vec::new();
-        for c in keys.chars() {
-            let code = match c {
-                '\n' => KeyCode::Enter,
-                '\x1b' => KeyCode::Esc,
-                c => KeyCode::Char(c),
-            };
-            out.extend(update(app, Message::Key(KeyEvent::from(code))));
-        }
-        out
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub mod keys;
 pub mod picker;
 pub mod revert;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod test_keys;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

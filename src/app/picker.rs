@@ -277,6 +277,7 @@ fn pick(app: &mut App) -> Vec<Command> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::app::test_keys::press;
     use crate::app::{Message, update};
     use jiff::Timestamp;
 
@@ -287,20 +288,6 @@ mod tests {
             scope,
             Timestamp::UNIX_EPOCH,
         )
-    }
-
-    fn press(app: &mut App, keys: &str) -> Vec<Command> {
-        let mut out = Vec::new();
-        for c in keys.chars() {
-            let code = match c {
-                '\n' => KeyCode::Enter,
-                '\x1b' => KeyCode::Esc,
-                '\x08' => KeyCode::Backspace,
-                c => KeyCode::Char(c),
-            };
-            out.extend(update(app, Message::Key(KeyEvent::from(code))));
-        }
-        out
     }
 
     fn picker(app: &App) -> &Picker {
