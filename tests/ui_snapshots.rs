@@ -132,3 +132,16 @@ fn help_taller_than_the_screen_scrolls_to_its_last_key() {
     assert!(!back.contains(", 0 below)"), "{back}");
     assert!(back.contains(", 1 below)"), "{back}");
 }
+
+#[test]
+fn a_new_slash_starts_a_new_filter() {
+    let mut app = sample_app();
+    keys(&mut app, "/checkout");
+    key(&mut app, KeyCode::Enter); // keep the filter
+    keys(&mut app, "/batch");
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let title = line(&terminal, 0);
+    assert!(title.contains("</batch>"), "{title}");
+    assert!(find_line(&terminal, " batch ").is_some());
+    assert!(find_line(&terminal, " checkout ").is_none());
+}

@@ -111,7 +111,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char('q') => return vec![Command::Quit],
         KeyCode::Char('?') => app.help = true,
         KeyCode::Char('/') => {
-            app.prompt = Some(Prompt::Filter(app.table.filter.clone()));
+            // A new search, as `/` starts one in less or vim: typing `/frontend` after an
+            // earlier `/checkout` must not look for "checkoutfrontend".
+            app.prompt = Some(Prompt::Filter(String::new()));
+            app.table.filter.clear();
+            app.table.mark_stale();
             return app.close_detail();
         }
         KeyCode::Char(':') => app.prompt = Some(Prompt::Command(String::new())),
