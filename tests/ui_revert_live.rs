@@ -18,8 +18,42 @@ fn line_with<'a>(screen: &'a str, needle: &str) -> Option<&'a str> {
     screen.lines().find(|l| l.contains(needle))
 }
 
-/// The bad `kubectl set image` on checkout, and its row drifting by the one field.
+/// Waits until checkout has at least `count` ReplicaSets (the controller made them).
+async fn wait_for_replica_sets(d: &Demo, count: usize) {
+    let started = std::time::Instant::now();
+    loop {
+        let sets = d
+            .kubectl(&[
+                "-n",
+                "shop",
+                "get",
+                "rs",
+                "-l",
+                "app.kubernetes.io/name=checkout",
+                "-o",
+                "name",
+            ])
+            .await;
+        if sets.lines().count() >= count {
+            return;
+        }
+        assert!(
+            started.elapsed() < live_screen::PATIENCE,
+            "checkout has fewer than {count} ReplicaSets: {sets}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// The bad `kubectl set image` on checkout, and its row drifting by the one field. The seeded
+/// rollout is finished first and the bad ReplicaSet exists after: on a loaded machine the
+/// controller may still be at either, and the revision the revert rolls back from must exist.
 async fn set_the_bad_image(d: &Demo, text: &Arc<Mutex<String>>) {
+    wait_for(text, "checkout's first rollout done", |s| {
+        line_with(s, " checkout ").is_some_and(|l| l.contains("complete"))
+    })
+    .await;
+    wait_for_replica_sets(d, 1).await;
     let image = format!("checkout={BAD}");
     d.kubectl(&["-n", "shop", "set", "image", "deployment/checkout", &image])
         .await;
@@ -27,6 +61,7 @@ async fn set_the_bad_image(d: &Demo, text: &Arc<Mutex<String>>) {
         line_with(s, " checkout ").is_some_and(|l| l.contains("1 field"))
     })
     .await;
+    wait_for_replica_sets(d, 2).await;
 }
 
 /// The names of checkout's environment variables, live.
