@@ -145,3 +145,23 @@ fn a_new_slash_starts_a_new_filter() {
     assert!(find_line(&terminal, " batch ").is_some());
     assert!(find_line(&terminal, " checkout ").is_none());
 }
+
+#[test]
+fn an_80_column_terminal_keeps_phase_and_drift_readable() {
+    let mut app = sample_app();
+    app.width = 80;
+    app.height = 24;
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let header = line(&terminal, 1);
+    assert!(
+        header.contains("PHASE") && header.contains("DRIFT") && !header.contains("ROLLOUT"),
+        "{header}"
+    );
+    let web = line(&terminal, find_line(&terminal, " web ").unwrap());
+    assert!(web.contains(" complete "), "{web}");
+    let cart = line(&terminal, find_line(&terminal, " cart ").unwrap());
+    assert!(cart.contains("25% progressing"), "{cart}");
+    let checkout = line(&terminal, find_line(&terminal, " checkout ").unwrap());
+    assert!(checkout.contains("33% stuck"), "{checkout}");
+    insta::assert_snapshot!(terminal.backend());
+}

@@ -13,6 +13,10 @@ use crate::cluster::watch::{WatchHealth, WatchedKind};
 use crate::rollout::RolloutPhase;
 
 const GAUGE_WIDTH: usize = 10;
+/// The namespace column's width (longer names are cut with an ellipsis).
+const NAMESPACE_WIDTH: usize = 16;
+/// Below this inner width the table drops the rollout gauge (the phase says the percentage).
+const COMPACT_BELOW: u16 = 110;
 
 pub fn phase_style(theme: &Theme, phase: &RolloutPhase) -> Style {
     match phase {
@@ -84,19 +88,20 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .border_style(theme.border)
         .title(title);
 
+    // An 80-column terminal cannot hold every column at full width: the gauge goes and the
+    // counts' header shortens, so that the phase and the drift stay readable.
+    let compact = area.width.saturating_sub(2) < COMPACT_BELOW;
     let mut header = Vec::with_capacity(8);
     if show_ns {
         header.push("NAMESPACE");
     }
-    header.extend([
-        "NAME",
-        "DESIRED",
-        "READY/UPD/AVAIL",
-        "ROLLOUT",
-        "PHASE",
-        "AGE",
-        "DRIFT",
-    ]);
+    header.extend(["NAME", "DESIRED"]);
+    if compact {
+        header.push("RDY/UPD/AVL");
+    } else {
+        header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
+    }
+    header.extend(["PHASE", "AGE", "DRIFT"]);
     let header = Row::new(header).style(theme.header);
 
     let height = usize::from(area.height.saturating_sub(3));
@@ -109,24 +114,44 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .map(|(i, key)| {
             let selected = start + i == app.table.selected;
             match app.cache.deployments.get(key) {
-                Some(entry) => build_row(app, theme, entry, show_ns, selected),
-                None => missing_row(app, theme, key, show_ns, selected),
+                Some(entry) => build_row(app, theme, entry, show_ns, compact, selected),
+                None => missing_row(app, theme, key, show_ns, compact, selected),
             }
         });
 
     let mut widths = Vec::with_capacity(8);
-    if show_ns {
-        widths.push(Constraint::Length(16));
+    if show_ns && compact {
+        // As wide as the longest namespace on screen, from the header's 9 up to 16.
+        let longest = app
+            .table
+            .window(start, end - start)
+            .map(|key| key.namespace.chars().count())
+            .max()
+            .unwrap_or(0);
+        widths.push(Constraint::Length(longest.clamp(9, NAMESPACE_WIDTH) as u16));
+    } else if show_ns {
+        widths.push(Constraint::Length(NAMESPACE_WIDTH as u16));
     }
-    widths.extend([
-        Constraint::Min(16),
-        Constraint::Length(7),
-        Constraint::Length(15),
-        Constraint::Length(GAUGE_WIDTH as u16 + 5),
-        Constraint::Length(32),
-        Constraint::Length(5),
-        Constraint::Length(9),
-    ]);
+    if compact {
+        widths.extend([
+            Constraint::Fill(1),
+            Constraint::Length(7),
+            Constraint::Length(11),
+            Constraint::Fill(1),
+            Constraint::Length(5),
+            Constraint::Length(9),
+        ]);
+    } else {
+        widths.extend([
+            Constraint::Min(16),
+            Constraint::Length(7),
+            Constraint::Length(15),
+            Constraint::Length(GAUGE_WIDTH as u16 + 5),
+            Constraint::Length(32),
+            Constraint::Length(5),
+            Constraint::Length(9),
+        ]);
+    }
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -158,17 +183,22 @@ fn missing_row<'a>(
     theme: &Theme,
     key: &'a crate::cluster::rows::ObjectKey,
     show_ns: bool,
+    compact: bool,
     selected: bool,
 ) -> Row<'a> {
     let mut cells = Vec::with_capacity(8);
     if show_ns {
-        cells.push(Cell::from(fit(&key.namespace, 16)));
+        cells.push(Cell::from(fit(&key.namespace, NAMESPACE_WIDTH)));
     }
     cells.extend([
         Cell::from(key.name.as_ref()),
         Cell::from(""),
         Cell::from(""),
-        Cell::from(""),
+    ]);
+    if !compact {
+        cells.push(Cell::from(""));
+    }
+    cells.extend([
         Cell::from(Span::styled("not in the cluster", theme.muted)),
         Cell::from(""),
         Cell::from(drift_cell(theme, app.drift_of(key))),
@@ -181,6 +211,7 @@ fn build_row<'a>(
     theme: &Theme,
     e: &'a DeploymentEntry,
     show_ns: bool,
+    compact: bool,
     selected: bool,
 ) -> Row<'a> {
     let r = &e.row;
@@ -196,17 +227,26 @@ fn build_row<'a>(
     }
     let mut cells = Vec::with_capacity(8);
     if show_ns {
-        cells.push(Cell::from(fit(&r.key.namespace, 16)));
+        cells.push(Cell::from(fit(&r.key.namespace, NAMESPACE_WIDTH)));
     }
     cells.extend([
         Cell::from(r.key.name.as_ref()),
         Cell::from(format!("{:>7}", r.desired)),
         Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
-        Cell::from(Line::from(vec![
+    ]);
+    if compact {
+        // Without the gauge, a rollout under way says how far it is in its phase.
+        if e.rollout.ratio < 1.0 {
+            phase_text = format!("{} {phase_text}", pct.trim_start());
+        }
+    } else {
+        cells.push(Cell::from(Line::from(vec![
             Span::styled(filled, pstyle),
             Span::styled(empty, theme.gauge_empty),
             Span::styled(pct, theme.muted),
-        ])),
+        ])));
+    }
+    cells.extend([
         Cell::from(Span::styled(fit(&phase_text, 32), pstyle)),
         Cell::from(format!("{:>5}", age(r.last_change, app.now))),
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
