@@ -165,3 +165,25 @@ fn an_80_column_terminal_keeps_phase_and_drift_readable() {
     assert!(checkout.contains("33% stuck"), "{checkout}");
     insta::assert_snapshot!(terminal.backend());
 }
+
+#[test]
+fn the_detail_view_on_80_columns_shows_images_and_pod_reasons() {
+    let mut app = sample_app();
+    app.width = 80;
+    app.height = 40;
+    keys(&mut app, "/checkout");
+    key(&mut app, KeyCode::Enter); // close the prompt, keep the filter
+    key(&mut app, KeyCode::Enter); // open the selected row
+    send_detail_rows(&mut app);
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let revision = line(&terminal, find_line(&terminal, "#3").unwrap());
+    assert!(
+        revision.contains("registry.example/checkout:3.0"),
+        "{revision}"
+    );
+    let crashing = line(
+        &terminal,
+        find_line(&terminal, "checkout-5f6-x8k2p ").unwrap(),
+    );
+    assert!(crashing.contains("CrashLoopBackOff"), "{crashing}");
+}

@@ -129,6 +129,9 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     lines.push(Line::raw(""));
     lines.push(section(theme, "REVISIONS (ReplicaSets, newest first)"));
     lines.extend(health_line(app, theme, WatchedKind::ReplicaSets));
+    // Name columns as wide as the longest name listed (up to their old fixed widths), so that
+    // images, reasons and messages stay on an 80-column screen.
+    let rs_width = column_width(d.revisions.iter().map(|rev| rev.rs.key.name.as_ref()), 36);
     for rev in &d.revisions {
         let rs = rev.rs;
         let current = r.revision.is_some() && rs.revision == r.revision;
@@ -136,9 +139,9 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         let style = if current { theme.text } else { theme.muted };
         lines.push(Line::styled(
             format!(
-                " {marker}#{:<4} {:<36} {:>3} desired {:>3} ready {:>5}  {}",
+                " {marker}#{:<3} {:<rs_width$} {:>3} desired {:>3} ready {:>5}  {}",
                 rs.revision.map_or("?".to_string(), |v| v.to_string()),
-                fit(&rs.key.name, 36),
+                fit(&rs.key.name, rs_width),
                 rs.desired,
                 rs.ready,
                 age(rs.created, now),
@@ -157,6 +160,8 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     lines.push(Line::raw(""));
     lines.push(section(theme, "PODS"));
     lines.extend(health_line(app, theme, WatchedKind::Pods));
+    let pod_width = column_width(d.pods.iter().map(|p| p.key.name.as_ref()), 44);
+    let reason_width = column_width(d.pods.iter().map(|p| p.reason.as_deref().unwrap_or("")), 26);
     for p in &d.pods {
         let bad = p.reason.is_some() || p.phase != "Running" || p.ready_containers < p.containers;
         let style = if p.reason.is_some() {
@@ -173,12 +178,12 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         };
         lines.push(Line::styled(
             format!(
-                "  {:<44} {:>2}/{:<2} {:<11} {:<26} {:>3} restarts {:>5}",
-                fit(&p.key.name, 44),
+                "  {:<pod_width$} {:>2}/{:<2} {:<11} {:<reason_width$} {:>3} restarts {:>5}",
+                fit(&p.key.name, pod_width),
                 p.ready_containers,
                 p.containers,
                 phase,
-                fit(p.reason.as_deref().unwrap_or(""), 26),
+                fit(p.reason.as_deref().unwrap_or(""), reason_width),
                 p.restarts,
                 age(p.created, now)
             ),
@@ -192,7 +197,14 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     lines.push(Line::raw(""));
     lines.push(section(theme, "EVENTS (newest first)"));
     lines.extend(health_line(app, theme, WatchedKind::Events));
-    for ev in &d.events {
+    let objects: Vec<String> = d
+        .events
+        .iter()
+        .map(|ev| format!("{}/{}", ev.involved_kind.to_lowercase(), ev.involved_name))
+        .collect();
+    let reason_width = column_width(d.events.iter().map(|ev| ev.reason.as_str()), 22);
+    let object_width = column_width(objects.iter().map(String::as_str), 34);
+    for (ev, object) in d.events.iter().zip(&objects) {
         let style = if ev.warning {
             theme.warning
         } else {
@@ -205,14 +217,11 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         };
         lines.push(Line::styled(
             format!(
-                "  {:>5} {:<8} {:<22} {:<34} {}{count}",
+                "  {:>5} {:<8} {:<reason_width$} {:<object_width$} {}{count}",
                 age(ev.last_seen, now),
                 if ev.warning { "Warning" } else { "Normal" },
-                fit(&ev.reason, 22),
-                fit(
-                    &format!("{}/{}", ev.involved_kind.to_lowercase(), ev.involved_name),
-                    34
-                ),
+                fit(&ev.reason, reason_width),
+                fit(object, object_width),
                 ev.message
             ),
             style,
@@ -222,4 +231,9 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         lines.push(Line::styled("  no recent events", theme.muted));
     }
     lines
+}
+
+/// The width of a name column: its longest entry, at most `max` (longer ones are cut).
+fn column_width<'a>(names: impl Iterator<Item = &'a str>, max: usize) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(0).min(max)
 }
