@@ -662,3 +662,12 @@ fn a_diff_taller_than_the_screen_says_how_much_is_below_and_pgdn_shows_it() {
     assert!(text.contains("+              value: \"1\""), "{text}");
     assert!(!text.contains("more lines"), "{text}");
 }
+
+#[test]
+fn on_80_columns_who_changed_each_field_stays_on_screen() {
+    let dir = manifests();
+    let mut app = open(dir.path());
+    let text = screen_text(&draw(&mut app, 80, 30));
+    assert!(text.contains("2 → 5  kubectl (scale) · 12m ago"), "{text}");
+    assert!(text.contains("kubectl-set · 2m ago"), "{text}");
+}

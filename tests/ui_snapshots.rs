@@ -187,3 +187,16 @@ fn the_detail_view_on_80_columns_shows_images_and_pod_reasons() {
     );
     assert!(crashing.contains("CrashLoopBackOff"), "{crashing}");
 }
+
+#[test]
+fn the_diff_view_on_80_columns_still_offers_accept_and_revert() {
+    let mut app = sample_app();
+    app.width = 80;
+    keys(&mut app, "d");
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let hints = line(&terminal, app.height - 1);
+    assert!(
+        hints.contains("<a> accept") && hints.contains("<r> revert") && hints.contains("<q> quit"),
+        "{hints}"
+    );
+}

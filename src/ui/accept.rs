@@ -58,21 +58,26 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
         } else {
             (" ", theme.text)
         };
+        // Paths are long: who changed it goes with the values, which are short, so that it
+        // stays on screen at 80 columns.
+        lines.push(Line::styled(
+            format!("{cursor} {mark} {}", item.path),
+            style,
+        ));
         lines.push(Line::from(vec![
-            Span::styled(format!("{cursor} {mark} {}", item.path), style),
+            Span::styled(
+                format!(
+                    "      {} → {}",
+                    short_value(item.manifest.as_ref()),
+                    short_value(item.live.as_ref())
+                ),
+                style,
+            ),
             Span::styled(
                 format!("  {}", note_text(item.class, &item.attribution, app.now)),
                 theme.diff_note,
             ),
         ]));
-        lines.push(Line::styled(
-            format!(
-                "      {} → {}",
-                short_value(item.manifest.as_ref()),
-                short_value(item.live.as_ref())
-            ),
-            style,
-        ));
     }
     lines.push(Line::raw(""));
     match &form.preview {

@@ -227,12 +227,13 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("?", "help"),
                         ("q", "quit"),
                     ],
+                    // Most needed first: on a narrow screen the ones before `?` go first.
                     Screen::Diff(_) => &[
                         ("esc", "back"),
-                        ("n/N", "next/prev field"),
-                        ("j/k", "scroll"),
                         ("a", "accept"),
                         ("r", "revert"),
+                        ("n/N", "next/prev field"),
+                        ("j/k", "scroll"),
                         ("ctrl-r", "refresh"),
                         ("?", "help"),
                         ("q", "quit"),
