@@ -49,13 +49,25 @@ fn reverter(c: &Cluster, index: &ManifestIndex) -> Reverter {
     })
 }
 
-/// Drifted fields (class names and paths) of cart as the drift engine sees it now.
-fn drift_of(c: &Cluster, index: &ManifestIndex) -> Vec<String> {
-    let live = c
-        .server
+/// cart as the store holds it now.
+fn cart(c: &Cluster) -> Value {
+    c.server
         .store()
         .get(ResourceType::Deployment, "shop", "cart")
+        .unwrap()
+}
+
+/// A write to cart straight into the store, as `options` says who makes it.
+fn patch_cart(c: &Cluster, patch: Patch, options: &WriteOptions) {
+    c.server
+        .store()
+        .patch(ResourceType::Deployment, "shop", "cart", &patch, options)
         .unwrap();
+}
+
+/// Drifted fields (class names and paths) of cart as the drift engine sees it now.
+fn drift_of(c: &Cluster, index: &ManifestIndex) -> Vec<String> {
+    let live = cart(c);
     let live = LiveObject::from_value(live).unwrap();
     compare(&manifest(index), &live, &index.config)
         .items
@@ -151,11 +163,7 @@ fn a_dry_run_changes_nothing() {
     // What a revert would change: the spec, labels, annotations and field owners (the controller
     // keeps writing status meanwhile).
     let state = || {
-        let d = c
-            .server
-            .store()
-            .get(ResourceType::Deployment, "shop", "cart")
-            .unwrap();
+        let d = cart(&c);
         (
             d["spec"].clone(),
             d["metadata"]["labels"].clone(),
@@ -178,24 +186,15 @@ fn write_env(c: &Cluster, name: &str, value: &str) {
     let patch = json!({"spec": {"template": {"spec": {"containers": [
         {"name": "cart", "env": [{"name": name, "value": value}]}
     ]}}}});
-    c.server
-        .store()
-        .patch(
-            ResourceType::Deployment,
-            "shop",
-            "cart",
-            &Patch::Strategic(patch),
-            &WriteOptions::manager("kubectl-edit"),
-        )
-        .unwrap();
+    patch_cart(
+        c,
+        Patch::Strategic(patch),
+        &WriteOptions::manager("kubectl-edit"),
+    );
 }
 
 fn env_value(c: &Cluster, name: &str) -> Option<Value> {
-    let d = c
-        .server
-        .store()
-        .get(ResourceType::Deployment, "shop", "cart")
-        .unwrap();
+    let d = cart(c);
     d["spec"]["template"]["spec"]["containers"][0]["env"]
         .as_array()
         .unwrap()
@@ -260,16 +259,7 @@ fn a_field_changed_between_apply_and_removal_is_kept() {
 fn insert_env_first(c: &Cluster, name: &str) {
     let patch = json!([{"op": "add", "path": "/spec/template/spec/containers/0/env/0",
         "value": {"name": name, "value": "x"}}]);
-    c.server
-        .store()
-        .patch(
-            ResourceType::Deployment,
-            "shop",
-            "cart",
-            &Patch::Json(patch),
-            &WriteOptions::manager("busy-bot"),
-        )
-        .unwrap();
+    patch_cart(c, Patch::Json(patch), &WriteOptions::manager("busy-bot"));
 }
 
 #[test]
@@ -325,16 +315,11 @@ fn apply_meeting_status_writes_every_time_applies_nothing() {
     let hook = |stage: Stage| {
         if let Stage::BeforeApply(_) = stage {
             let n = writes.fetch_add(1, Ordering::SeqCst);
-            c.server
-                .store()
-                .patch(
-                    ResourceType::Deployment,
-                    "shop",
-                    "cart",
-                    &Patch::Merge(json!({"status": {"observedGeneration": 100 + n}})),
-                    &WriteOptions::status("kube-controller-manager"),
-                )
-                .unwrap();
+            patch_cart(
+                &c,
+                Patch::Merge(json!({"status": {"observedGeneration": 100 + n}})),
+                &WriteOptions::status("kube-controller-manager"),
+            );
         }
     };
     let err = c.runtime.block_on(r.execute_with(&p, &hook)).unwrap_err();
@@ -353,16 +338,11 @@ fn apply_meeting_status_writes_every_time_applies_nothing() {
     let hook = |stage: Stage| {
         if stage == Stage::BeforeApply(1) {
             once.fetch_add(1, Ordering::SeqCst);
-            c.server
-                .store()
-                .patch(
-                    ResourceType::Deployment,
-                    "shop",
-                    "cart",
-                    &Patch::Merge(json!({"status": {"observedGeneration": 200}})),
-                    &WriteOptions::status("kube-controller-manager"),
-                )
-                .unwrap();
+            patch_cart(
+                &c,
+                Patch::Merge(json!({"status": {"observedGeneration": 200}})),
+                &WriteOptions::status("kube-controller-manager"),
+            );
         }
     };
     c.runtime.block_on(r.execute_with(&p, &hook)).unwrap();
@@ -466,20 +446,15 @@ fn replicas_the_autoscaler_owns_are_left_to_it() {
         "shop",
         "cart=registry.example/shop/cart:6.6.6-bad",
     ]);
-    c.server
-        .store()
-        .patch(
-            ResourceType::Deployment,
-            "shop",
-            "cart",
-            &Patch::Merge(json!({"spec": {"replicas": 4}})),
-            &WriteOptions {
-                manager: "horizontal-pod-autoscaler".into(),
-                subresource: Some("scale".into()),
-                dry_run: false,
-            },
-        )
-        .unwrap();
+    patch_cart(
+        &c,
+        Patch::Merge(json!({"spec": {"replicas": 4}})),
+        &WriteOptions {
+            manager: "horizontal-pod-autoscaler".into(),
+            subresource: Some("scale".into()),
+            dry_run: false,
+        },
+    );
     let r = reverter(&c, &index);
     let p = preview(&c, &r);
     assert!(p.autoscaled);
