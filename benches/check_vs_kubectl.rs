@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
 
+#[path = "common/manifest.rs"]
+mod manifest;
+
 const DEPLOYMENTS: usize = 1_000;
 const NAMESPACES: usize = 10;
 const RUNS: usize = 5;
@@ -21,36 +24,7 @@ const KUBECTL: &str = "/usr/bin/kubectl";
 
 fn manifest(i: usize) -> String {
     let (name, ns) = (format!("app-{i:04}"), format!("team-{}", i % NAMESPACES));
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: {ns}
-  labels:
-    app: {name}
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: {name}
-  template:
-    metadata:
-      labels:
-        app: {name}
-    spec:
-      containers:
-        - name: app
-          image: registry.example/{name}:1.4.2
-          env:
-            - name: LOG_LEVEL
-              value: info
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-"
-    )
+    manifest::deployment_yaml(&name, &ns, 2, "1.4.2")
 }
 
 fn write_manifests(dir: &Path) {

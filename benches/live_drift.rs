@@ -10,6 +10,8 @@
 
 #[path = "live/cluster.rs"]
 mod cluster;
+#[path = "common/manifest.rs"]
+mod manifest;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -67,37 +69,7 @@ fn rss_mb() -> f64 {
 
 /// The manifest of Deployment `i` as the bench cluster seeds it; `image` differs for drift.
 fn manifest(i: usize, image: &str) -> String {
-    let (name, ns) = (name(i), namespace(i));
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-  namespace: {ns}
-  labels:
-    app: {name}
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: {name}
-  template:
-    metadata:
-      labels:
-        app: {name}
-    spec:
-      containers:
-        - name: app
-          image: registry.example/{name}:{image}
-          env:
-            - name: LOG_LEVEL
-              value: info
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-"
-    )
+    manifest::deployment_yaml(&name(i), &namespace(i), 3, image)
 }
 
 #[derive(Default)]
