@@ -1,8 +1,9 @@
 //! Cost of the demo cluster's per-write algorithms on the reference Deployment: strategic merge
 //! patch, managedFields bookkeeping of an update, and a server-side apply.
 use criterion::{Criterion, criterion_group, criterion_main};
+use kdrift::schema::defaults;
 use kdrift::sim::resources::ResourceType;
-use kdrift::sim::{defaults, patch, ssa};
+use kdrift::sim::{patch, ssa};
 use serde_json::{Value, json};
 
 fn reference(file: &str) -> Value {
@@ -22,7 +23,7 @@ fn per_write(c: &mut Criterion) {
     });
     let mut new = patch::strategic_merge_patch(ResourceType::Deployment, &live, &set_image)
         .unwrap_or(Value::Null);
-    defaults::apply_defaults(ResourceType::Deployment, &mut new);
+    defaults::apply_defaults("Deployment", &mut new);
     c.bench_function("record_update (set image)", |b| {
         b.iter(|| {
             let mut n = new.clone();

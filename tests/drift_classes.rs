@@ -266,7 +266,7 @@ fn cases() -> Vec<Case> {
             )],
         ),
         (
-            "fields written by Argo CD (Apply) are never drift",
+            "Argo CD (Apply) is trusted only for what the manifest says: a field it applied that git lacks is drift",
             |live| {
                 pointer_mut(live, "/metadata")["annotations"]["team"] = json!("a");
                 add_manager(
@@ -276,6 +276,33 @@ fn cases() -> Vec<Case> {
                         "Apply",
                         None,
                         json!({"f:metadata": {"f:annotations": {"f:team": {}}}}),
+                    ),
+                );
+            },
+            no_config,
+            ObjectStatus::Drifted,
+            vec![(
+                Class::AddedLive,
+                "metadata.annotations.team",
+                Some("argocd-controller"),
+            )],
+        ),
+        (
+            "the tracking metadata GitOps controllers apply is not drift",
+            |live| {
+                pointer_mut(live, "/metadata")["annotations"]["argocd.argoproj.io/tracking-id"] =
+                    json!("shop:apps/Deployment:shop/web");
+                pointer_mut(live, "/metadata")["labels"]["kustomize.toolkit.fluxcd.io/name"] =
+                    json!("apps");
+                add_manager(
+                    live,
+                    manager(
+                        "argocd-controller",
+                        "Apply",
+                        None,
+                        json!({"f:metadata": {
+                            "f:annotations": {"f:argocd.argoproj.io/tracking-id": {}},
+                            "f:labels": {"f:kustomize.toolkit.fluxcd.io/name": {}}}}),
                     ),
                 );
             },

@@ -1,5 +1,6 @@
-//! The drift engine on objects captured from a real Kubernetes 1.20 API server
-//! (`shared/reference/kubernetes-1.20`): `web.yaml` applied, then changed out of band.
+//! The drift engine on objects captured from real Kubernetes API servers
+//! (`testdata/kubernetes-1.20`, `testdata/kubernetes-1.36`): `web.yaml` applied, then changed
+//! out of band.
 use std::path::Path;
 use std::sync::Arc;
 
@@ -7,18 +8,29 @@ use kdrift::drift::{Class, LiveObject, ObjectStatus, compare};
 use kdrift::manifest::{Config, ManifestObject, parse::parse_file};
 
 const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/kubernetes-1.20");
+const REFERENCE_136: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/kubernetes-1.36");
 
-fn manifest() -> ManifestObject {
-    let file: Arc<Path> = Arc::from(Path::new(REFERENCE).join("web.yaml").as_path());
+/// `web.yaml` of a reference folder: the manifest in git.
+fn manifest_in(dir: &str) -> ManifestObject {
+    let file: Arc<Path> = Arc::from(Path::new(dir).join("web.yaml").as_path());
     let text = std::fs::read_to_string(&*file).expect("web.yaml");
     let mut parsed = parse_file(&file, &Arc::from(text), "default");
     assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
     parsed.objects.remove(0)
 }
 
+fn manifest() -> ManifestObject {
+    manifest_in(REFERENCE)
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("reference object");
+    serde_json::from_str(&text).expect("JSON")
+}
+
 fn live(name: &str) -> LiveObject {
-    let text = std::fs::read_to_string(Path::new(REFERENCE).join(name)).expect("reference object");
-    LiveObject::from_value(serde_json::from_str(&text).expect("JSON")).expect("a Kubernetes object")
+    LiveObject::from_value(read_json(&Path::new(REFERENCE).join(name)))
+        .expect("a Kubernetes object")
 }
 
 /// (class, path, manager) of every item, for comparison with what a user should see.
@@ -258,4 +270,159 @@ fn kdrift_diff_names_the_file_line_of_each_hunk() {
     assert!(hunks[0].ends_with("web.yaml:8"), "{text}");
     // The env list and the resources of the container: lines 17 and 18 of web.yaml.
     assert!(hunks[1].ends_with("web.yaml:17"), "{text}");
+}
+
+// An applier is trusted only for what the manifest in git says (1.36 captures): `web.yaml` was
+// applied with `kubectl apply`, then `hotfixer` server-side applied a partial config (a label,
+// `minReadySeconds`, an env var), then someone ran `kubectl apply -f` of a hand-edited copy
+// (another label and env var).
+
+fn live_136(name: &str) -> LiveObject {
+    let path = Path::new(REFERENCE_136).join("objects").join(name);
+    LiveObject::from_value(read_json(&path)).expect("a Kubernetes object")
+}
+
+type Row = (Class, String, Option<String>, Option<String>);
+
+/// (class, path, manager, time) of every item, sorted by path.
+fn summary_136(live: &LiveObject, config: &Config) -> (ObjectStatus, Vec<Row>) {
+    let drift = compare(&manifest_in(REFERENCE_136), live, config);
+    let mut items: Vec<Row> = drift
+        .items
+        .iter()
+        .map(|i| {
+            (
+                i.class,
+                i.path.to_string(),
+                i.attribution.manager.clone(),
+                i.attribution.time.clone(),
+            )
+        })
+        .collect();
+    items.sort_by(|a, b| a.1.cmp(&b.1));
+    (drift.status, items)
+}
+
+fn row(path: &str, manager: &str, time: &str) -> Row {
+    (
+        Class::AddedLive,
+        path.to_owned(),
+        Some(manager.to_owned()),
+        Some(time.to_owned()),
+    )
+}
+
+const SSA_TIME: &str = "2026-11-23T23:00:36Z";
+const CSA_TIME: &str = "2026-11-23T23:00:38Z";
+
+#[test]
+fn a_server_side_apply_by_another_manager_is_drift_attributed_to_it() {
+    // kubectl moved the client-side apply's fields (the server's defaults among them) to
+    // hotfixer's set: only what hotfixer's config added is drift, not the defaults.
+    assert_eq!(
+        summary_136(
+            &live_136("deployment-web.after-ssa-by-other-manager.json"),
+            &Config::default()
+        ),
+        (
+            ObjectStatus::Drifted,
+            vec![
+                row("metadata.labels.hot", "hotfixer", SSA_TIME),
+                row("spec.minReadySeconds", "hotfixer", SSA_TIME),
+                row(
+                    "spec.template.spec.containers[name=web].env[name=DEBUG]",
+                    "hotfixer",
+                    SSA_TIME
+                ),
+            ]
+        )
+    );
+}
+
+#[test]
+fn a_client_side_apply_of_a_modified_copy_is_drift_attributed_to_that_apply() {
+    let (status, items) = summary_136(
+        &live_136("deployment-web.after-client-apply-of-modified-copy.json"),
+        &Config::default(),
+    );
+    assert_eq!(status, ObjectStatus::Drifted);
+    assert_eq!(
+        items,
+        vec![
+            row("metadata.labels.hot", "hotfixer", SSA_TIME),
+            row(
+                "metadata.labels.laptop",
+                "kubectl-client-side-apply",
+                CSA_TIME
+            ),
+            row("spec.minReadySeconds", "hotfixer", SSA_TIME),
+            row(
+                "spec.template.metadata.labels.laptop",
+                "kubectl-client-side-apply",
+                CSA_TIME
+            ),
+            row(
+                "spec.template.spec.containers[name=web].env[name=DEBUG]",
+                "hotfixer",
+                SSA_TIME
+            ),
+            row(
+                "spec.template.spec.containers[name=web].env[name=LAPTOP]",
+                "kubectl-client-side-apply",
+                CSA_TIME
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_reduced_extract_of_the_live_view_finds_the_same_drift() {
+    let config = Config::default();
+    let manifest = manifest_in(REFERENCE_136);
+    for name in [
+        "deployment-web.after-ssa-by-other-manager.json",
+        "deployment-web.after-client-apply-of-modified-copy.json",
+    ] {
+        let full = live_136(name);
+        let mut reduced = full.clone();
+        reduced.reduce_to(&manifest.body.to_value(), &config);
+        assert_eq!(
+            summary_136(&reduced, &config),
+            summary_136(&full, &config),
+            "{name}"
+        );
+        // The applier's sets are cut to where they leave the manifest.
+        for entry in &reduced.managers {
+            assert!(entry.fields.paths().len() <= 12, "{name}: {entry:?}");
+        }
+    }
+}
+
+#[test]
+fn a_value_the_client_side_apply_set_otherwise_is_attributed_to_it() {
+    // The applied copy set replicas 5 where git says 2: changed, by that apply.
+    let mut value = read_json(
+        &Path::new(REFERENCE_136)
+            .join("objects")
+            .join("deployment-web.after-client-apply-of-modified-copy.json"),
+    );
+    let annotation = "kubectl.kubernetes.io/last-applied-configuration";
+    let applied = value["metadata"]["annotations"][annotation]
+        .as_str()
+        .expect("annotation")
+        .replace("\"replicas\":2", "\"replicas\":5");
+    value["metadata"]["annotations"][annotation] = serde_json::json!(applied);
+    value["spec"]["replicas"] = serde_json::json!(5);
+    let live = LiveObject::from_value(value).expect("object");
+    let (_, items) = summary_136(&live, &Config::default());
+    let replicas = items.iter().find(|i| i.1 == "spec.replicas");
+    assert_eq!(
+        replicas,
+        Some(&(
+            Class::Changed,
+            "spec.replicas".to_owned(),
+            Some("kubectl-client-side-apply".to_owned()),
+            Some(CSA_TIME.to_owned())
+        ))
+    );
 }

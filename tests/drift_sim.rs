@@ -3,7 +3,7 @@
 //! command is reported as exactly its fields with its manager.
 use kdrift::drift::{Class, LiveObject, ObjectStatus, compare_values};
 use kdrift::manifest::{Config, ObjectKey};
-use kdrift::sim::defaults::apply_defaults;
+use kdrift::schema::defaults::apply_defaults;
 use kdrift::sim::patch::strategic_merge_patch;
 use kdrift::sim::resources::ResourceType;
 use kdrift::sim::ssa::{apply, record_update};
@@ -36,7 +36,7 @@ spec:
 /// `kubectl apply` (client-side) creating the object.
 fn created() -> Value {
     let mut object = manifest();
-    apply_defaults(DEPLOYMENT, &mut object);
+    apply_defaults("Deployment", &mut object);
     record_update(
         DEPLOYMENT,
         None,
@@ -57,7 +57,7 @@ fn patched(
     time: &str,
 ) -> Value {
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).expect("patch");
-    apply_defaults(DEPLOYMENT, &mut new);
+    apply_defaults("Deployment", &mut new);
     record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
     new
 }

@@ -20,7 +20,7 @@ use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
 use kdrift::manifest::ManifestIndex;
 use kdrift::manifest::edit::ContentHash;
-use kdrift::sim::defaults::apply_defaults;
+use kdrift::schema::defaults::apply_defaults;
 use kdrift::sim::patch::strategic_merge_patch;
 use kdrift::sim::resources::ResourceType;
 use kdrift::sim::ssa::record_update;
@@ -86,7 +86,7 @@ fn manifests() -> tempfile::TempDir {
 
 fn applied(text: &str) -> Value {
     let mut object: Value = serde_yaml::from_str(text).unwrap();
-    apply_defaults(DEPLOYMENT, &mut object);
+    apply_defaults("Deployment", &mut object);
     object["metadata"]["resourceVersion"] = json!("1");
     record_update(
         DEPLOYMENT,
@@ -108,7 +108,7 @@ fn hotfix(
     time: &str,
 ) -> Value {
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
-    apply_defaults(DEPLOYMENT, &mut new);
+    apply_defaults("Deployment", &mut new);
     record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
     new
 }

@@ -17,7 +17,7 @@ use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
 use kdrift::manifest::ManifestIndex;
 use kdrift::manifest::reload::read_change;
-use kdrift::sim::defaults::apply_defaults;
+use kdrift::schema::defaults::apply_defaults;
 use kdrift::sim::patch::strategic_merge_patch;
 use kdrift::sim::resources::ResourceType;
 use kdrift::sim::ssa::record_update;
@@ -73,7 +73,7 @@ fn index(dir: &Path) -> Arc<ManifestIndex> {
 /// The object as the API server holds it after `kubectl apply` of the manifest.
 fn applied(name: &str, replicas: u32) -> Value {
     let mut object: Value = serde_yaml::from_str(&manifest_text(name, replicas)).unwrap();
-    apply_defaults(DEPLOYMENT, &mut object);
+    apply_defaults("Deployment", &mut object);
     object["metadata"]["resourceVersion"] = json!("1");
     record_update(
         DEPLOYMENT,
@@ -93,7 +93,7 @@ fn set_env(old: &Value) -> Value {
         {"name": name, "env": [{"name": "EXTRA", "value": "1"}]}
     ]}}}});
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
-    apply_defaults(DEPLOYMENT, &mut new);
+    apply_defaults("Deployment", &mut new);
     record_update(
         DEPLOYMENT,
         Some(old),

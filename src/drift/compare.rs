@@ -6,8 +6,10 @@ use crate::manifest::tree::Node;
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{self, ListType, Schema};
 
-use super::live::LiveObject;
-use super::normalize::{Place, is_restart_annotation, never_drift, same_value};
+use super::live::{CLIENT_SIDE_APPLY, LiveObject, is_applied_set};
+use super::normalize::{
+    Place, is_restart_annotation, is_tracking_metadata, never_drift, same_value,
+};
 use super::owners::{drift_path, lookup, owners};
 use super::path::{DriftPath, PathStep};
 use super::{
@@ -44,11 +46,12 @@ pub fn compare_node(
         items: Vec::new(),
         stack: Vec::new(),
         place: Place::default(),
+        defaulted: std::cell::OnceCell::new(),
     };
     let root = schema::root(&key.kind);
     walk.manifest_fields(manifest, Some(&live.body), root);
     for entry in &live.managers {
-        if walk.is_out_of_band(entry) {
+        if walk.is_out_of_band(entry) || walk.is_untrusted_apply(entry) {
             walk.added_fields(&key.kind, entry, manifest);
         }
     }
@@ -208,6 +211,8 @@ struct Walk<'a> {
     items: Vec<DriftItem>,
     stack: Vec<Step<'a>>,
     place: Place<'a>,
+    /// The manifest with the server's defaults filled in, made when first needed.
+    defaulted: std::cell::OnceCell<Value>,
 }
 
 impl<'a> Walk<'a> {
@@ -220,6 +225,27 @@ impl<'a> Walk<'a> {
         entry.operation == Operation::Update
             && !self.is_applier(&entry.manager)
             && !SYSTEM_MANAGERS.contains(&entry.manager.as_str())
+    }
+
+    /// An applier's set, which is trusted only for what the manifest says: every server-side
+    /// apply (a config that is not the manifest may have been applied) and the last client-side
+    /// apply's configuration. The control plane's applies are left alone.
+    fn is_untrusted_apply(&self, entry: &ManagedFieldsEntry) -> bool {
+        is_applied_set(entry) && !SYSTEM_MANAGERS.contains(&entry.manager.as_str())
+    }
+
+    /// True when `live` at `path` is what the server fills in when the manifest leaves it out:
+    /// the object then behaves as the manifest says, whoever wrote the field.
+    fn is_default(&self, kind: &str, path: &FieldPath, manifest: &Node, live: &Value) -> bool {
+        let defaulted = self.defaulted.get_or_init(|| {
+            let mut value = manifest.to_value();
+            crate::schema::defaults::apply_defaults(kind, &mut value);
+            value
+        });
+        path.lookup(kind, defaulted).is_some_and(|d| {
+            let at = drift_path(kind, path, manifest);
+            same_value(Place::of(&at), d, live)
+        })
     }
 
     fn path(&self) -> DriftPath {
@@ -282,7 +308,17 @@ impl<'a> Walk<'a> {
     fn changed(&mut self, manifest: &Node, live: &Value) {
         let path = self.path();
         let owners = owners(self.live, &path);
-        let out_of_band = owners.iter().find(|o| self.is_out_of_band(o));
+        // An out-of-band update; else a server-side apply of a config that is not the manifest;
+        // else the last client-side apply, when the value it applied is the live one.
+        let out_of_band = owners.iter().find(|o| self.is_out_of_band(o)).or_else(|| {
+            owners.iter().find(|o| {
+                if o.manager == CLIENT_SIDE_APPLY {
+                    self.applied_value(&path, live)
+                } else {
+                    o.operation == Operation::Apply && self.is_untrusted_apply(o)
+                }
+            })
+        });
         let autoscaler = owners.iter().find(|o| {
             AUTOSCALERS.contains(&o.manager.as_str()) && o.operation == Operation::Update
         });
@@ -300,6 +336,16 @@ impl<'a> Walk<'a> {
             },
         };
         self.push(class, path, Some(manifest), Some(live), attribution);
+    }
+
+    /// True when the last client-side apply set `path` to `live` (not the manifest's value).
+    fn applied_value(&self, path: &DriftPath, live: &Value) -> bool {
+        let Some(config) = &self.live.last_applied else {
+            return false;
+        };
+        super::owners::field_path(path)
+            .lookup(&self.live.key.kind, config)
+            .is_some_and(|applied| same_value(self.place, applied, live))
     }
 
     /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
@@ -398,6 +444,17 @@ impl<'a> Walk<'a> {
             let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {
                 continue;
             };
+            // An apply's set holds the zero values the server always serializes (`resources:
+            // {}`), and the tracking metadata GitOps controllers add.
+            if is_applied_set(entry)
+                && (live.as_object().is_some_and(serde_json::Map::is_empty)
+                    || is_tracking_metadata(&path))
+            {
+                continue;
+            }
+            if self.is_default(kind, &path, manifest, live) {
+                continue;
+            }
             let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
             if is_field
                 && !path.schema(kind).is_atomic_for(live)
@@ -418,7 +475,7 @@ impl<'a> Walk<'a> {
 }
 
 /// True when `path` is, or lies under, a field that is never drift.
-fn never_drift_path(path: &FieldPath) -> bool {
+pub(super) fn never_drift_path(path: &FieldPath) -> bool {
     let mut place = Place::default();
     for element in &path.0 {
         match element {

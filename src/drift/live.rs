@@ -5,7 +5,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElement};
+use crate::managed_fields::{FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement};
 use crate::manifest::Config;
 use crate::schema::{self, ListType, Schema};
 
@@ -21,10 +21,22 @@ pub struct LiveObject {
     pub resource_version: String,
     /// The object without `status`, `managedFields` and server-managed metadata.
     pub body: Value,
-    /// The `managedFields` entries that can attribute drift (appliers' and status-only ones
-    /// are left out).
+    /// The `managedFields` entries that can attribute drift: out-of-band updates, every
+    /// server-side apply (trusted only for what the manifest says), the control plane's, and the
+    /// last client-side apply as the set of fields its annotation holds (see [`LastApplied`]).
+    /// Status-only entries and the updates of other appliers are left out.
     pub managers: Vec<ManagedFieldsEntry>,
+    /// What the last `kubectl apply` (client-side) applied, when it says more than the manifest.
+    pub last_applied: Option<Box<Value>>,
 }
+
+/// The manager of `kubectl apply` (client-side). Its `managedFields` entry is replaced by the
+/// fields of its `last-applied-configuration` annotation: that is exactly what was applied,
+/// while the entry also holds the defaults the server filled in on create.
+pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
+
+/// The annotation `kubectl apply` (client-side) keeps the applied configuration in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Why a live object could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -35,13 +47,14 @@ pub enum LiveError {
     Unreadable(String),
 }
 
-/// The entry, unless it cannot attribute drift: what an applier owns is the manifest's (a
-/// differing value it owns is "manager unknown"), and its field set is the biggest; status writes
-/// own nothing drift compares. Left out to keep the extract small.
+/// The entry, unless it cannot attribute drift: what an `Update` applier owns is the manifest's
+/// (a differing value it owns is "manager unknown"), and its field set is the biggest; status
+/// writes own nothing drift compares. Left out to keep the extract small. Every `Apply` is kept:
+/// an applier is trusted only for what the manifest says.
 fn entry_of(index: usize, raw: &mut Value) -> Option<ManagedFieldsEntry> {
     let text = |field: &str| raw.get(field).and_then(Value::as_str);
-    if text("operation") == Some("Apply")
-        || text("manager").is_some_and(|m| super::BUILTIN_APPLIERS.contains(&m))
+    if text("operation") != Some("Apply")
+        && text("manager").is_some_and(|m| super::BUILTIN_APPLIERS.contains(&m))
     {
         return None;
     }
@@ -50,6 +63,50 @@ fn entry_of(index: usize, raw: &mut Value) -> Option<ManagedFieldsEntry> {
     }
     let entry = ManagedFieldsEntry::from_value(index, raw).ok()?;
     (!entry.fields.is_empty()).then_some(entry)
+}
+
+/// The configuration of the last client-side apply, from its annotation, without what is never
+/// drift (the name and namespace kubectl fills in, the empty annotations map it adds).
+fn last_applied_config(metadata: &serde_json::Map<String, Value>) -> Option<Value> {
+    let text = metadata.get("annotations")?.get(LAST_APPLIED)?.as_str()?;
+    let mut config: Value = serde_json::from_str(text).ok()?;
+    let root = config.as_object_mut()?;
+    root.remove("apiVersion");
+    root.remove("kind");
+    root.remove("status");
+    if let Some(Value::Object(meta)) = root.get_mut("metadata") {
+        meta.retain(|name, value| {
+            !matches!(name.as_str(), "name" | "namespace" | "creationTimestamp")
+                && !value.as_object().is_some_and(serde_json::Map::is_empty)
+        });
+    }
+    Some(config)
+}
+
+/// The client-side apply's entry: the fields its configuration sets, at the time of its entry.
+fn client_side_apply_entry(
+    kind: &str,
+    config: &Value,
+    raw_entries: &[Value],
+) -> Option<ManagedFieldsEntry> {
+    let fields = FieldSet::from_applied(kind, config);
+    let raw = raw_entries.iter().find(|e| {
+        e.get("manager").and_then(Value::as_str) == Some(CLIENT_SIDE_APPLY)
+            && e.get("operation").and_then(Value::as_str) == Some("Update")
+    });
+    let text = |field: &str| {
+        raw.and_then(|e| e.get(field))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    (!fields.is_empty()).then(|| ManagedFieldsEntry {
+        manager: CLIENT_SIDE_APPLY.to_owned(),
+        operation: Operation::Update,
+        api_version: text("apiVersion").unwrap_or_default(),
+        time: text("time"),
+        subresource: None,
+        fields,
+    })
 }
 
 /// Removes what is never drift, so that the extract stays small.
@@ -135,20 +192,28 @@ impl LiveObject {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let managers = match metadata.remove("managedFields") {
-            Some(Value::Array(mut entries)) => entries
-                .iter_mut()
-                .enumerate()
-                .filter_map(|(index, raw)| entry_of(index, raw))
-                .collect(),
+        let last_applied = last_applied_config(metadata);
+        let mut raw_entries = match metadata.remove("managedFields") {
+            Some(Value::Array(entries)) => entries,
             _ => Vec::new(),
         };
+        let mut managers: Vec<ManagedFieldsEntry> = raw_entries
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(index, raw)| entry_of(index, raw))
+            .collect();
+        if let Some(config) = &last_applied
+            && let Some(entry) = client_side_apply_entry(&key.kind, config, &raw_entries)
+        {
+            managers.push(entry);
+        }
         strip_server_fields(&mut value);
         Ok(LiveObject {
             key,
             resource_version,
             body: value,
             managers,
+            last_applied: last_applied.map(Box::new),
         })
     }
 }
@@ -233,13 +298,38 @@ impl LiveObject {
     /// hands). The result is valid for this manifest only: when the manifest changes, extract
     /// again from the full object.
     pub fn reduce_to(&mut self, manifest: &Value, config: &Config) {
+        let kind = self.key.kind.clone();
+        // An applier's set matters only where it leaves the manifest: fields the manifest lacks
+        // (and the server does not default to that value) or values it sets otherwise. Keep
+        // that part: an apply's set is the whole object.
+        let mut defaulted: Option<Value> = None;
+        self.managers.retain_mut(|e| {
+            if !is_applied_set(e) {
+                return true;
+            }
+            let defaulted = defaulted.get_or_insert_with(|| {
+                let mut value = manifest.clone();
+                schema::defaults::apply_defaults(&kind, &mut value);
+                value
+            });
+            e.fields = beyond_manifest(&kind, &e.fields, &self.body, manifest, defaulted);
+            !e.fields.is_empty()
+        });
+        if !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY) {
+            self.last_applied = None;
+        }
         let owned: Vec<FieldPath> = self
             .managers
             .iter()
-            .filter(|e| e.operation == Operation::Update && !config.appliers.contains(&e.manager))
+            .filter(|e| {
+                e.operation == Operation::Apply
+                    || e.manager == CLIENT_SIDE_APPLY
+                    || !config.appliers.contains(&e.manager)
+            })
+            .filter(|e| !super::SYSTEM_MANAGERS.contains(&e.manager.as_str()))
             .flat_map(|e| e.fields.paths())
             .collect();
-        let root = schema::root(&self.key.kind);
+        let root = schema::root(&kind);
         if owned.is_empty() {
             prune_to_manifest(&mut self.body, manifest, root);
         } else {
@@ -254,6 +344,42 @@ impl LiveObject {
         // Held for every object of the cluster: no spare room in its maps.
         super::normalize::compact(&mut self.body);
     }
+}
+
+/// An applier's whole set: a server-side apply, or the last client-side apply's configuration.
+pub(super) fn is_applied_set(entry: &ManagedFieldsEntry) -> bool {
+    entry.operation == Operation::Apply || entry.manager == CLIENT_SIDE_APPLY
+}
+
+/// The paths of `fields` where `live` leaves `manifest`: absent from it (and not the server's
+/// default, nor an empty map the server serializes anyway), or another value.
+fn beyond_manifest(
+    kind: &str,
+    fields: &FieldSet,
+    live: &Value,
+    manifest: &Value,
+    defaulted: &Value,
+) -> FieldSet {
+    let mut out = FieldSet::new();
+    for path in fields.paths() {
+        if super::compare::never_drift_path(&path) {
+            continue;
+        }
+        let Some(found) = path.lookup(kind, live) else {
+            continue;
+        };
+        let beyond = match path.lookup(kind, manifest) {
+            None => {
+                !found.as_object().is_some_and(serde_json::Map::is_empty)
+                    && path.lookup(kind, defaulted) != Some(found)
+            }
+            Some(wanted) => !found.is_object() && !found.is_array() && found != wanted,
+        };
+        if beyond {
+            out.insert(&path);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -141,7 +141,10 @@ impl ObjectDrift {
 /// `kubectl-create` is here because `kubectl create -f DIR` is how some teams apply: the server
 /// records the created object's defaults under it, which would otherwise all read as added live;
 /// it cannot write an object that already exists, so no out-of-band change hides behind it.
+/// `kdrift` is kdrift's own revert: it applies the manifest, and the defaults the server fills in
+/// again after its removals are the manifest's.
 pub const BUILTIN_APPLIERS: &[&str] = &[
+    "kdrift",
     "kubectl-client-side-apply",
     "kubectl-create",
     "argocd-controller",

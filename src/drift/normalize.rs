@@ -48,6 +48,35 @@ const SERVER_ANNOTATIONS: &[&str] = &[
     "deployment.kubernetes.io/max-replicas",
 ];
 
+/// Labels and annotations GitOps controllers add to what they apply (Flux's owner labels, Argo
+/// CD's tracking annotation, Helm's release annotations): not in git, and not drift.
+const TRACKING_METADATA: &[&str] = &[
+    "kustomize.toolkit.fluxcd.io/name",
+    "kustomize.toolkit.fluxcd.io/namespace",
+    "helm.toolkit.fluxcd.io/name",
+    "helm.toolkit.fluxcd.io/namespace",
+    "argocd.argoproj.io/tracking-id",
+    "meta.helm.sh/release-name",
+    "meta.helm.sh/release-namespace",
+];
+
+/// True for a tracking label or annotation of the object (see [`TRACKING_METADATA`]).
+pub fn is_tracking_metadata(path: &crate::managed_fields::FieldPath) -> bool {
+    use crate::managed_fields::PathElement;
+    match path.0.as_slice() {
+        [
+            PathElement::Field(meta),
+            PathElement::Field(map),
+            PathElement::Field(name),
+        ] => {
+            meta == "metadata"
+                && matches!(map.as_str(), "labels" | "annotations")
+                && TRACKING_METADATA.contains(&name.as_str())
+        }
+        _ => false,
+    }
+}
+
 /// The template annotation `kubectl rollout restart` writes: a restart, not a change of config.
 pub const RESTARTED_AT: &str = "kubectl.kubernetes.io/restartedAt";
 

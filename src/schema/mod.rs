@@ -14,6 +14,7 @@
 //! fields behave as a server without a schema: maps are granular, lists atomic.
 use serde_json::{Map, Value};
 
+pub mod defaults;
 mod kinds;
 use kinds::{DEPLOYMENT, EVENT, NAMESPACE, POD, REPLICA_SET, UNKNOWN};
 

@@ -13,7 +13,6 @@
 //! - [`faults`]: fault injection for tests.
 //! - [`serve`]: `kdrift demo --serve`.
 pub mod controller;
-pub mod defaults;
 pub mod discovery;
 pub mod faults;
 pub mod patch;

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::sim::defaults::apply_defaults;
+use crate::schema::defaults::apply_defaults;
 use crate::sim::patch::strategic_merge_patch;
 
 /// One out-of-band write, as a strategic merge patch kubectl would send.
@@ -57,7 +57,7 @@ fn created() -> Value {
         "/testdata/kubernetes-1.20/web.yaml"
     );
     let mut object: Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    apply_defaults(ResourceType::Deployment, &mut object);
+    apply_defaults("Deployment", &mut object);
     record_update(
         ResourceType::Deployment,
         None,
@@ -80,7 +80,7 @@ proptest! {
         let mut object = created();
         for (step, (who, write)) in history.iter().enumerate() {
             let mut new = strategic_merge_patch(ResourceType::Deployment, &object, &patch_of(write)).unwrap();
-            apply_defaults(ResourceType::Deployment, &mut new);
+            apply_defaults("Deployment", &mut new);
             let time = format!("2026-11-22T01:00:{step:02}Z");
             record_update(ResourceType::Deployment, Some(&object), &mut new, managers[*who], None, &time);
             object = new;
@@ -148,7 +148,7 @@ proptest! {
         for (step, (config, writes)) in steps.iter().enumerate() {
             let time = format!("2026-11-22T02:00:{step:02}Z");
             let mut object = apply(ResourceType::Deployment, live.as_ref(), config, "kubectl", true, &time).unwrap();
-            apply_defaults(ResourceType::Deployment, &mut object);
+            apply_defaults("Deployment", &mut object);
             let applied = FieldSet::from_applied("Deployment", config);
             for leaf in applied.leaves() {
                 prop_assert_eq!(leaf.lookup("Deployment", &object), leaf.lookup("Deployment", config), "{}", leaf);
@@ -169,7 +169,7 @@ proptest! {
             let mut current = object;
             for (i, write) in writes.iter().enumerate() {
                 let mut new = strategic_merge_patch(ResourceType::Deployment, &current, &patch_of(write)).unwrap();
-                apply_defaults(ResourceType::Deployment, &mut new);
+                apply_defaults("Deployment", &mut new);
                 let time = format!("2026-11-22T02:01:{step}{i}Z");
                 record_update(ResourceType::Deployment, Some(&current), &mut new, "kubectl-edit", None, &time);
                 current = new;

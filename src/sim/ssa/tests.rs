@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::managed_fields::PathElement;
-use crate::sim::defaults::apply_defaults;
+use crate::schema::defaults::apply_defaults;
 use crate::sim::patch::strategic_merge_patch;
 
 const T0: &str = "2026-11-22T02:59:06Z";
@@ -54,7 +54,7 @@ fn created_by_client_side_apply() -> Value {
     object["metadata"]["uid"] = json!("4a7018bd-483e-4bf8-9a5e-8e205e2b4b94");
     object["metadata"]["creationTimestamp"] = json!(T0);
     object["metadata"]["generation"] = json!(1);
-    apply_defaults(ResourceType::Deployment, &mut object);
+    apply_defaults("Deployment", &mut object);
     record_update(
         ResourceType::Deployment,
         None,
@@ -68,7 +68,7 @@ fn created_by_client_side_apply() -> Value {
 
 fn patched(old: &Value, manager: &str, patch: Value, time: &str) -> Value {
     let mut new = strategic_merge_patch(ResourceType::Deployment, old, &patch).unwrap();
-    apply_defaults(ResourceType::Deployment, &mut new);
+    apply_defaults("Deployment", &mut new);
     record_update(
         ResourceType::Deployment,
         Some(old),

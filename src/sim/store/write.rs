@@ -8,8 +8,9 @@ use serde_json::{Map, Value, json};
 use super::select::entry_fields;
 use super::validate::{FieldValidation, check_typed, validate_name};
 use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions};
+use crate::schema::defaults;
 use crate::sim::resources::ResourceType;
-use crate::sim::{defaults, patch, ssa};
+use crate::sim::{patch, ssa};
 
 /// `deployments.apps "web"`: how a real server names an object in messages.
 pub fn qualified(resource: ResourceType, name: &str) -> String {
@@ -284,7 +285,7 @@ impl Store {
         let now = now_rfc3339();
         fill_create_metadata(resource, &mut object, &now);
         metadata_mut(&mut object).remove("managedFields");
-        defaults::apply_defaults(resource, &mut object);
+        defaults::apply_defaults(resource.kind(), &mut object);
         ssa::record_update(
             resource,
             None,
@@ -405,7 +406,7 @@ impl Store {
             let mut object = ssa::apply(resource, None, &config, &opts.manager, *force, &now)?;
             set_type_meta(resource, &mut object);
             fill_create_metadata(resource, &mut object, &now);
-            defaults::apply_defaults(resource, &mut object);
+            defaults::apply_defaults(resource.kind(), &mut object);
             return self
                 .insert_locked(&mut inner, resource, object, opts.dry_run)
                 .map(|v| (v, warnings));
@@ -565,7 +566,7 @@ impl Store {
                     .unwrap_or(Value::Null),
             );
         }
-        defaults::apply_defaults(resource, &mut new);
+        defaults::apply_defaults(resource.kind(), &mut new);
         if applied.is_none() {
             ssa::record_update(resource, Some(old), &mut new, &opts.manager, sub, &now);
         }

@@ -2,22 +2,24 @@
 //! `SetDefaults_*` functions of the core and apps API groups, plus what the admission plugins of
 //! a stock server add to pods (priority, service account) and namespaces (finalizer, name label).
 //! The node tolerations and service account token volume admission adds to pods are left out.
+//!
+//! Shared by the demo cluster (which fills them in as a server does) and the drift engine (a
+//! field absent from the manifest whose live value is the server's default is not drift).
 use serde_json::{Map, Value, json};
 
-use super::resources::ResourceType;
-
-/// Fill in the defaults of `resource` in place (Deployment strategy, revisionHistoryLimit,
-/// progressDeadlineSeconds, pod template and pod spec defaults, container defaults, port protocol).
-pub fn apply_defaults(resource: ResourceType, object: &mut Value) {
+/// Fill in the defaults of an object of `kind` in place (Deployment strategy,
+/// revisionHistoryLimit, progressDeadlineSeconds, pod template and pod spec defaults, container
+/// defaults, port protocol). Kinds without known defaults are left as they are.
+pub fn apply_defaults(kind: &str, object: &mut Value) {
     let Some(root) = object.as_object_mut() else {
         return;
     };
-    match resource {
-        ResourceType::Deployment => deployment(root),
-        ResourceType::ReplicaSet => replica_set(root),
-        ResourceType::Pod => pod(root),
-        ResourceType::Namespace => namespace(root),
-        ResourceType::Event => {}
+    match kind {
+        "Deployment" => deployment(root),
+        "ReplicaSet" => replica_set(root),
+        "Pod" => pod(root),
+        "Namespace" => namespace(root),
+        _ => {}
     }
 }
 
@@ -275,7 +277,7 @@ mod tests {
     #[test]
     fn deployment_defaults_match_the_reference_server() {
         let mut object = web_yaml();
-        apply_defaults(ResourceType::Deployment, &mut object);
+        apply_defaults("Deployment", &mut object);
         assert_eq!(
             object["spec"],
             reference("deploy-after-client-apply.json")["spec"]
@@ -291,7 +293,7 @@ mod tests {
             "template": {"metadata": {"labels": rs["spec"]["template"]["metadata"]["labels"]},
                 "spec": web_yaml()["spec"]["template"]["spec"]}
         }});
-        apply_defaults(ResourceType::ReplicaSet, &mut object);
+        apply_defaults("ReplicaSet", &mut object);
         assert_eq!(object["spec"], rs["spec"]);
     }
 
@@ -308,19 +310,19 @@ mod tests {
             .unwrap()
             .remove("volumeMounts");
         let mut object = json!({"spec": web_yaml()["spec"]["template"]["spec"]});
-        apply_defaults(ResourceType::Pod, &mut object);
+        apply_defaults("Pod", &mut object);
         assert_eq!(object["spec"], expected);
     }
 
     #[test]
     fn recreate_strategy_gets_no_rolling_update_and_explicit_values_stay() {
         let mut object = json!({"spec": {"replicas": 0, "strategy": {"type": "Recreate"}, "revisionHistoryLimit": 2}});
-        apply_defaults(ResourceType::Deployment, &mut object);
+        apply_defaults("Deployment", &mut object);
         assert_eq!(object["spec"]["strategy"], json!({"type": "Recreate"}));
         assert_eq!(object["spec"]["replicas"], json!(0));
         assert_eq!(object["spec"]["revisionHistoryLimit"], json!(2));
         let mut object = json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 1}}}});
-        apply_defaults(ResourceType::Deployment, &mut object);
+        apply_defaults("Deployment", &mut object);
         assert_eq!(
             object["spec"]["strategy"],
             json!({"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}, "type": "RollingUpdate"})
@@ -340,7 +342,7 @@ mod tests {
             assert_eq!(pull_policy(image), policy, "{image}");
         }
         let mut object = json!({"spec": {"containers": [{"name": "a", "image": "nginx", "imagePullPolicy": "Never"}]}});
-        apply_defaults(ResourceType::Pod, &mut object);
+        apply_defaults("Pod", &mut object);
         assert_eq!(
             object["spec"]["containers"][0]["imagePullPolicy"],
             json!("Never")
@@ -355,7 +357,7 @@ mod tests {
             "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
             "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "1"}}
         }], "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}, {"name": "scratch"}]}});
-        apply_defaults(ResourceType::Pod, &mut object);
+        apply_defaults("Pod", &mut object);
         let c = &object["spec"]["containers"][0];
         assert_eq!(
             c["readinessProbe"],
@@ -380,7 +382,7 @@ mod tests {
     #[test]
     fn namespace_gets_its_finalizer_phase_and_name_label() {
         let mut object = json!({"metadata": {"name": "demo"}});
-        apply_defaults(ResourceType::Namespace, &mut object);
+        apply_defaults("Namespace", &mut object);
         assert_eq!(
             object["metadata"]["labels"],
             json!({"kubernetes.io/metadata.name": "demo"})
