@@ -39,20 +39,11 @@ fn check_reports_exactly_what_kubectl_changed_with_its_manager() {
         "shop",
         "--limits=memory=512Mi",
     ]);
-    let editor = c.file(
-        "editor.sh",
-        "#!/bin/sh\nsed -i 's/cpu: 100m/cpu: 150m/' \"$1\"\n",
+    let edited = c.edit(
+        "deployment/catalog",
+        "shop",
+        "sed -i 's/cpu: 100m/cpu: 150m/' \"$1\"",
     );
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&editor)
-        .status()
-        .unwrap();
-    let edited = c
-        .command(&["edit", "deployment/catalog", "-n", "shop"])
-        .env("EDITOR", &editor)
-        .output()
-        .unwrap();
     assert!(
         edited.status.success(),
         "{}",

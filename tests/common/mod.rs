@@ -107,6 +107,18 @@ impl Cluster {
         .unwrap()
     }
 
+    /// `kubectl edit TARGET -n NAMESPACE` with a shell script as the editor (it gets the file
+    /// as `$1`, e.g. `sed -i 's/a/b/' "$1"`).
+    pub fn edit(&self, target: &str, namespace: &str, script: &str) -> Output {
+        let editor = self.file("editor.sh", &format!("#!/bin/sh\n{script}\n"));
+        std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        self.command(&["edit", target, "-n", namespace])
+            .env("EDITOR", &editor)
+            .output()
+            .unwrap()
+    }
+
     /// Write a file in the temporary folder.
     pub fn file(&self, name: &str, contents: &str) -> PathBuf {
         let path = self.dir.path().join(name);

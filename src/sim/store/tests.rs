@@ -261,3 +261,87 @@ fn an_entry_serializes_as_serde_does_and_finds_its_metadata() {
     let metadata: Value = serde_json::from_slice(&entry.metadata_json()).unwrap();
     assert_eq!(metadata, created["metadata"]);
 }
+
+#[test]
+fn removing_the_last_env_var_or_label_leaves_no_empty_list_or_map() {
+    // The API types are `omitempty`: a real server stores no `env: []` and no `labels: {}`.
+    let store = Store::new();
+    let mut web = deployment("default", "web", 1);
+    web["spec"]["template"]["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+    web["metadata"]["labels"] = json!({"team": "a"});
+    store
+        .create(
+            ResourceType::Deployment,
+            web,
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    let patch = Patch::Json(json!([
+        {"op": "remove", "path": "/spec/template/spec/containers/0/env/0"},
+        {"op": "remove", "path": "/metadata/labels/team"}
+    ]));
+    let patched = store
+        .patch(
+            ResourceType::Deployment,
+            "default",
+            "web",
+            &patch,
+            &WriteOptions::manager("kubectl-patch"),
+        )
+        .unwrap();
+    let container = &patched["spec"]["template"]["spec"]["containers"][0];
+    assert!(container.get("env").is_none(), "{container}");
+    assert!(patched["metadata"].get("labels").is_none(), "{patched}");
+    // An empty struct stays, as it does on a real server.
+    assert_eq!(
+        patched["spec"]["template"]["spec"]["securityContext"],
+        json!({})
+    );
+}
+
+#[test]
+fn a_write_that_drops_the_selector_is_refused_and_the_object_kept() {
+    // What kubectl's re-apply after a client-side to server-side apply migration meets on a real
+    // server (1.36 capture: 422, "spec.selector: Required value").
+    let store = Store::new();
+    store
+        .create(
+            ResourceType::Deployment,
+            deployment("default", "web", 1),
+            &WriteOptions::manager("test"),
+        )
+        .unwrap();
+    let patch = Patch::Json(json!([{"op": "remove", "path": "/spec/selector"}]));
+    let refused = store.patch(
+        ResourceType::Deployment,
+        "default",
+        "web",
+        &patch,
+        &WriteOptions::manager("kubectl-patch"),
+    );
+    assert_eq!(
+        refused.err().map(|e| e.to_string()),
+        Some("Deployment.apps \"web\" is invalid: spec.selector: Required value".to_owned())
+    );
+    let kept = store
+        .get(ResourceType::Deployment, "default", "web")
+        .unwrap();
+    assert_eq!(
+        kept["spec"]["selector"],
+        json!({"matchLabels": {"app": "web"}})
+    );
+    let patch = Patch::Json(json!([
+        {"op": "replace", "path": "/spec/template/metadata/labels/app", "value": "other"}
+    ]));
+    let refused = store.patch(
+        ResourceType::Deployment,
+        "default",
+        "web",
+        &patch,
+        &WriteOptions::manager("kubectl-patch"),
+    );
+    assert_eq!(
+        refused.err().map(|e| e.to_string()),
+        Some("Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\"}: `selector` does not match template `labels`".to_owned())
+    );
+}

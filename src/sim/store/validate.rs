@@ -175,3 +175,71 @@ pub fn validate_name(resource: ResourceType, name: &str) -> Result<(), ApiError>
         kind_group(resource)
     )))
 }
+
+/// A label map as Go's `%#v` prints it in a validation message: `map[string]string{"app":"web"}`.
+fn go_string_map(labels: Option<&serde_json::Map<String, Value>>) -> String {
+    let mut pairs: Vec<(&String, &Value)> = labels.into_iter().flatten().collect();
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| {
+            let text = v
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| v.to_string());
+            format!("{:?}:{:?}", k, text)
+        })
+        .collect();
+    format!("map[string]string{{{}}}", inner.join(", "))
+}
+
+/// The workload rules of a real server's `ValidateDeploymentSpec`/`ValidateReplicaSetSpec` that
+/// clients run into: a selector is required, not empty, and matches the template's labels.
+/// (A server-side apply that drops the selector is refused with these, as on a real server.)
+pub fn validate_workload(resource: ResourceType, object: &Value) -> Result<(), ApiError> {
+    if !matches!(
+        resource,
+        ResourceType::Deployment | ResourceType::ReplicaSet
+    ) {
+        return Ok(());
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let invalid = |cause: String| {
+        ApiError::Invalid(format!(
+            "{} \"{name}\" is invalid: {cause}",
+            kind_group(resource)
+        ))
+    };
+    let selector = match object.pointer("/spec/selector") {
+        None | Some(Value::Null) => return Err(invalid("spec.selector: Required value".into())),
+        Some(selector) => selector,
+    };
+    let match_labels = selector.get("matchLabels").and_then(Value::as_object);
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty());
+    if match_labels.is_none_or(serde_json::Map::is_empty) && expressions.is_none() {
+        return Err(invalid(format!(
+            "spec.selector: Invalid value: v1.LabelSelector{{MatchLabels:{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: empty selector is invalid for deployment",
+            go_string_map(match_labels)
+        )));
+    }
+    let labels = object
+        .pointer("/spec/template/metadata/labels")
+        .and_then(Value::as_object);
+    let matches = match_labels
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
+    if !matches {
+        return Err(invalid(format!(
+            "spec.template.metadata.labels: Invalid value: {}: `selector` does not match template `labels`",
+            go_string_map(labels)
+        )));
+    }
+    Ok(())
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::select::entry_fields;
-use super::validate::{FieldValidation, check_typed, validate_name};
+use super::validate::{FieldValidation, check_typed, validate_name, validate_workload};
 use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions};
 use crate::schema::defaults;
 use crate::sim::resources::ResourceType;
@@ -286,6 +286,7 @@ impl Store {
         fill_create_metadata(resource, &mut object, &now);
         metadata_mut(&mut object).remove("managedFields");
         defaults::apply_defaults(resource.kind(), &mut object);
+        omit_empty(&mut object);
         ssa::record_update(
             resource,
             None,
@@ -309,6 +310,7 @@ impl Store {
         let namespace = meta_str(&object, "namespace").to_string();
         let name = meta_str(&object, "name").to_string();
         self.check_namespace(inner, resource, &namespace)?;
+        validate_workload(resource, &object)?;
         if inner
             .objects
             .get(&resource)
@@ -407,6 +409,7 @@ impl Store {
             set_type_meta(resource, &mut object);
             fill_create_metadata(resource, &mut object, &now);
             defaults::apply_defaults(resource.kind(), &mut object);
+            omit_empty(&mut object);
             return self
                 .insert_locked(&mut inner, resource, object, opts.dry_run)
                 .map(|v| (v, warnings));
@@ -567,6 +570,7 @@ impl Store {
             );
         }
         defaults::apply_defaults(resource.kind(), &mut new);
+        omit_empty(&mut new);
         if applied.is_none() {
             ssa::record_update(resource, Some(old), &mut new, &opts.manager, sub, &now);
         }
@@ -580,6 +584,9 @@ impl Store {
         }
         if same_object(old, &new) {
             return Ok(old.clone());
+        }
+        if sub.is_none() {
+            validate_workload(resource, &new)?;
         }
         if name.is_empty() {
             return Err(ApiError::Internal("stored object without a name".into()));
@@ -638,6 +645,36 @@ fn prepare_create_status(resource: ResourceType, object: &mut Value, name: &str)
 }
 
 /// `Deployment.apps`, `Pod`: the kind as a real server names it in validation messages.
+/// Lists and string maps of the API types are `omitempty`: a server never stores an empty one
+/// (a JSON patch that removes the last env var leaves no `env: []`). `containers` is the one
+/// list of these kinds that is not. Empty structs (`securityContext: {}`) stay.
+fn omit_empty(value: &mut Value) {
+    const STRING_MAPS: [&str; 6] = [
+        "labels",
+        "annotations",
+        "matchLabels",
+        "nodeSelector",
+        "limits",
+        "requests",
+    ];
+    match value {
+        Value::Object(map) => {
+            for child in map.values_mut() {
+                omit_empty(child);
+            }
+            map.retain(|name, child| match child {
+                Value::Array(items) => !items.is_empty() || name == "containers",
+                Value::Object(fields) => {
+                    !fields.is_empty() || !STRING_MAPS.contains(&name.as_str())
+                }
+                _ => true,
+            });
+        }
+        Value::Array(items) => items.iter_mut().for_each(omit_empty),
+        _ => {}
+    }
+}
+
 pub fn kind_group(resource: ResourceType) -> String {
     match resource.group() {
         "" => resource.kind().to_string(),
