@@ -392,3 +392,95 @@ fn a_malformed_document_is_refused_with_its_line_in_the_file() {
         "{error:?}"
     );
 }
+
+const ENV_DOC: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          env:
+            # where the cache lives
+            - name: A
+              value: \"1\"
+            - name: B # second
+              value: \"2\"
+            # read from A
+            - name: C
+              value: \"$(A)/c\"
+";
+
+fn env_path() -> FieldPath {
+    container("web").key("env")
+}
+
+fn env_item(name: &str) -> kdrift::manifest::edit::PathStep {
+    kdrift::manifest::edit::PathStep::Item(
+        json!({"name": name})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn an_env_var_added_live_is_inserted_after_the_one_before_it_live() {
+    let insert = |after: Vec<kdrift::manifest::edit::PathStep>| FieldEdit::InsertItem {
+        path: env_path().item("name", "NEW"),
+        value: json!({"name": "NEW", "value": "n"}),
+        after,
+    };
+    // After A (the live list has A, NEW, …): before B, and before C's comment with C.
+    let edited = edit_document(ENV_DOC, 0, &[insert(vec![env_item("A")])]).expect("edit");
+    assert!(
+        edited.contains(
+            "              value: \"1\"\n            - name: NEW\n              value: \"n\"\n            - name: B # second\n"
+        ),
+        "{edited}"
+    );
+    // Before every item the manifest has: first, above the first item's comment.
+    let edited = edit_document(ENV_DOC, 0, &[insert(vec![env_item("GONE")])]).expect("edit");
+    assert!(
+        edited.contains(
+            "          env:\n            - name: NEW\n              value: \"n\"\n            # where the cache lives\n"
+        ),
+        "{edited}"
+    );
+    // After the last: appended.
+    let edited = edit_document(ENV_DOC, 0, &[insert(vec![env_item("C")])]).expect("edit");
+    assert!(
+        edited
+            .ends_with("value: \"$(A)/c\"\n            - name: NEW\n              value: \"n\"\n"),
+        "{edited}"
+    );
+}
+
+#[test]
+fn a_reordered_env_moves_each_item_with_its_lines_and_comments() {
+    let reorder = FieldEdit::Reorder {
+        path: env_path(),
+        order: vec![env_item("C"), env_item("A")],
+    };
+    let edited = edit_document(ENV_DOC, 0, &[reorder]).expect("edit");
+    let expected = ENV_DOC.replace(
+        "            # where the cache lives\n            - name: A\n              value: \"1\"\n            - name: B # second\n              value: \"2\"\n            # read from A\n            - name: C\n              value: \"$(A)/c\"\n",
+        "            # read from A\n            - name: C\n              value: \"$(A)/c\"\n            - name: B # second\n              value: \"2\"\n            # where the cache lives\n            - name: A\n              value: \"1\"\n",
+    );
+    assert_eq!(edited, expected);
+    // A flow list is written again in flow style, in the new order.
+    let flow = "spec:\n  template:\n    spec:\n      containers:\n        - name: web\n          env: [{name: A, value: \"1\"}, {name: B, value: \"2\"}]\n";
+    let reorder = FieldEdit::Reorder {
+        path: env_path(),
+        order: vec![env_item("B"), env_item("A")],
+    };
+    let edited = edit_document(flow, 0, &[reorder]).expect("edit");
+    let names: Vec<usize> = ["name: B", "name: A"]
+        .iter()
+        .filter_map(|n| edited.find(n))
+        .collect();
+    assert!(names.len() == 2 && names[0] < names[1], "{edited}");
+}

@@ -66,7 +66,8 @@ fn changed_removed_and_restarted_fields_are_shown_with_their_managers() {
 -          value: info
 ";
     assert_eq!(text, expected);
-    // Keys move between drifted fields: each item's lines are marked with it.
+    // Keys move between drifted fields: each item's lines are marked with it. Items are listed
+    // in live order, so n/N go from the top of the diff down.
     let marked: Vec<(LineKind, usize)> = lines
         .iter()
         .filter_map(|l| l.item.map(|i| (l.kind, i)))
@@ -74,9 +75,9 @@ fn changed_removed_and_restarted_fields_are_shown_with_their_managers() {
     assert_eq!(
         marked,
         [
-            (LineKind::Added, 2),
             (LineKind::Added, 0),
-            (LineKind::Removed, 1)
+            (LineKind::Added, 1),
+            (LineKind::Removed, 2)
         ]
     );
 }

@@ -25,7 +25,8 @@ impl Shuffle {
         items
     }
 
-    /// Every map's keys in a random order, recursively; lists of containers/env/ports reordered.
+    /// Every map's keys in a random order, recursively; lists of containers and ports reordered
+    /// (not env: its order is meaning, `$(VAR)` expands only from earlier variables).
     fn reorder(&mut self, value: Value, keyed_list: bool) -> Value {
         match value {
             Value::Object(map) => {
@@ -35,7 +36,7 @@ impl Shuffle {
                     entries
                         .into_iter()
                         .map(|(k, v)| {
-                            let keyed = matches!(k.as_str(), "containers" | "env" | "ports");
+                            let keyed = matches!(k.as_str(), "containers" | "ports");
                             let v = self.reorder(v, keyed);
                             (k, v)
                         })
@@ -156,6 +157,33 @@ proptest! {
         let drift = compare_values(&key, &manifest, &live, &Config::default());
         prop_assert_eq!(drift.status, ObjectStatus::InSync, "{:?}", drift.items);
         prop_assert!(drift.items.is_empty());
+    }
+
+    #[test]
+    fn env_in_another_order_is_reordered_and_nothing_else(
+        containers in prop::collection::vec(container(), 1..3),
+        seed in any::<u64>(),
+    ) {
+        let manifest = deployment(2, 1, &containers, 0, false);
+        let mut live = deployment(2, 1, &containers, 0, true);
+        let mut expected = Vec::new();
+        for (i, c) in containers.iter().enumerate() {
+            if c.env.len() < 2 {
+                continue;
+            }
+            let env = &mut live["spec"]["template"]["spec"]["containers"][i]["env"];
+            if let Some(items) = env.as_array_mut() {
+                items.reverse();
+            }
+            expected.push(format!("spec.template.spec.containers[name=c{i}].env"));
+        }
+        let live = Shuffle(seed).reorder(live, false);
+        let live = LiveObject::from_value(live).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let drift = compare_values(&ObjectKey::new("apps", "Deployment", "shop", "web"), &manifest, &live, &Config::default());
+        let mut found: Vec<String> = drift.items.iter().map(|i| format!("{} {}", i.class.name(), i.path)).collect();
+        found.sort();
+        let expected: Vec<String> = expected.iter().map(|p| format!("reordered {p}")).collect();
+        prop_assert_eq!(found, expected);
     }
 
     #[test]

@@ -67,12 +67,13 @@ async fn set_env_drifts_one_field_by_kubectl_set_and_a_manifest_edit_brings_it_b
         .await;
         key(&tx, KeyCode::Esc);
 
-        // Git catches up with the hotfix: the row is in sync again, no restart.
+        // Git catches up with the hotfix: the row is in sync again, no restart. The variable
+        // goes last, where `kubectl set env` put it (env order is meaning).
         let file = d.manifests.join("shop/cart.yaml");
         let yaml = std::fs::read_to_string(&file).unwrap();
         let edited = yaml.replacen(
-            "          env:\n",
-            "          env:\n            - name: FEATURE_X\n              value: \"on\"\n",
+            "              value: 72h\n",
+            "              value: 72h\n            - name: FEATURE_X\n              value: \"on\"\n",
             1,
         );
         assert_ne!(yaml, edited, "the demo manifest of cart has an env list");

@@ -122,6 +122,7 @@ fn preview(autoscaled: bool) -> PreviewShown {
             path,
             value: json!({"name": "EXTRA", "value": "1"}),
             manager: Some("kubectl-set".into()),
+            order: None,
         }],
         autoscaled,
     })

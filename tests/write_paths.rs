@@ -301,3 +301,56 @@ fn rollout_restart_is_a_restart_not_drift() {
     assert_eq!(restarted[0][1], "restarted");
     assert_eq!(restarted[0][3], "kubectl-rollout");
 }
+
+#[test]
+fn env_vars_added_between_others_go_where_they_are_live() {
+    // Accepted in their live places (not appended, not sorted): `settle` checks that the
+    // object is in sync afterwards, which it is not when the env order differs.
+    settle(
+        |c, _| {
+            c.ok(&[
+                "patch",
+                "deployment/cart",
+                "-n",
+                "shop",
+                "--type=json",
+                "-p",
+                r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/1","value":{"name":"V10","value":"10"}},
+                    {"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"V2","value":"2"}}]"#,
+            ]);
+        },
+        &[
+            field(
+                "added-live",
+                &format!("{CONTAINER}.env[name=V10]"),
+                "kubectl-patch",
+                "Update",
+            ),
+            field(
+                "added-live",
+                &format!("{CONTAINER}.env[name=V2]"),
+                "kubectl-patch",
+                "Update",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn env_vars_in_another_order_are_reordered() {
+    settle(
+        |c, _| {
+            c.ok(&[
+                "patch",
+                "deployment/cart",
+                "-n",
+                "shop",
+                "--type=json",
+                "-p",
+                r#"[{"op":"move","from":"/spec/template/spec/containers/0/env/1","path":"/spec/template/spec/containers/0/env/0"}]"#,
+            ]);
+        },
+        // A reorder changes no value, so the server records no manager for it.
+        &[field("reordered", &format!("{CONTAINER}.env"), "-", "-")],
+    );
+}

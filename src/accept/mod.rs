@@ -19,6 +19,8 @@ mod tests;
 
 pub use commit::{CommitPlan, Outcome, ensure_clean, shown_path, write_and_commit};
 
+use serde_json::Value;
+
 use crate::drift::report::short_value;
 use crate::drift::{self, Class, DriftItem, ObjectDrift};
 use crate::git::{self, AcceptedField, GitError};
@@ -151,11 +153,29 @@ fn edit_path(path: &drift::DriftPath) -> FieldPath {
     )
 }
 
-/// Changed and added live → set the live value; removed live → remove it from the manifest.
+/// Changed and added live → set the live value (a list item added live goes where it is live,
+/// after the item that precedes it); removed live → remove it from the manifest; reordered →
+/// the live order.
 pub fn field_edit(item: &DriftItem) -> FieldEdit {
     let path = edit_path(&item.path);
-    match &item.live {
-        Some(value) if item.class != Class::RemovedLive => FieldEdit::Set {
+    match (&item.live, item.class) {
+        (Some(Value::Array(names)), Class::Reordered) => FieldEdit::Reorder {
+            path,
+            order: drift::diff::name_steps(names),
+        },
+        (Some(value), Class::AddedLive)
+            if matches!(
+                item.path.0.last(),
+                Some(drift::PathStep::Item { .. } | drift::PathStep::Value(_))
+            ) =>
+        {
+            FieldEdit::InsertItem {
+                path,
+                value: value.clone(),
+                after: edit_path(&drift::DriftPath(item.preceding.clone())).0,
+            }
+        }
+        (Some(value), class) if class != Class::RemovedLive => FieldEdit::Set {
             path,
             value: value.clone(),
         },

@@ -22,6 +22,7 @@ fn item(
             time: Some("2026-11-22T03:00:00Z".into()),
             subresource: Some("scale".into()),
         },
+        preceding: Vec::new(),
     }
 }
 
@@ -136,14 +137,17 @@ fn edits_set_live_values_and_remove_what_is_gone_live() {
             value: json!(5)
         }
     );
+    // A list item added live goes where it is live: after the first of the items that
+    // precede it there which the manifest has, else first.
     assert_eq!(
         edits[1],
-        FieldEdit::Set {
+        FieldEdit::InsertItem {
             path: FieldPath::keys(&["spec", "template", "spec", "containers"])
                 .item("name", "web")
                 .key("env")
                 .item("name", "EXTRA"),
-            value: json!({"name": "EXTRA", "value": "1"})
+            value: json!({"name": "EXTRA", "value": "1"}),
+            after: Vec::new(),
         }
     );
     assert_eq!(

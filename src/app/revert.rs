@@ -17,6 +17,8 @@ pub struct RemovalShown {
     /// `spec.template.spec.containers[name=web].env[name=DEBUG]`.
     pub label: String,
     pub manager: Option<String>,
+    /// What the revert does to it: `removes … (added live by …)`.
+    pub text: String,
 }
 
 /// What the dry run says a revert will do, in the form the screen needs (the runtime keeps the
@@ -45,6 +47,7 @@ impl PreviewShown {
                 .map(|r| RemovalShown {
                     label: r.label(),
                     manager: r.manager.clone(),
+                    text: r.preview_text(),
                 })
                 .collect(),
             autoscaled: preview.autoscaled,
@@ -111,13 +114,6 @@ pub fn no_manifest(object: &str, root: &std::path::Path) -> String {
 }
 
 /// A field the revert removes, as the headless command and the view list it.
-pub fn removal_text(label: &str, manager: Option<&str>) -> String {
-    format!(
-        "removes {label} (added live by {})",
-        manager.unwrap_or("an unknown manager")
-    )
-}
-
 /// The flash after a revert.
 pub fn reverted_text(object: &str, place: &str) -> String {
     format!("reverted {object} to the manifest ({place})")

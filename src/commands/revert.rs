@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use crate::app::revert::{no_manifest, nothing_to_revert, place, removal_text};
+use crate::app::revert::{no_manifest, nothing_to_revert, place};
 use crate::cli::{CommonArgs, RevertArgs};
 use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
@@ -150,10 +150,7 @@ fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     println!("Revert {} to {}:", preview.object, place(manifest));
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
-        println!(
-            "{}",
-            removal_text(&removal.label(), removal.manager.as_deref())
-        );
+        println!("{}", removal.preview_text());
     }
 }
 
@@ -175,7 +172,7 @@ fn report(preview: &Preview, manifest: &ManifestObject, outcome: &Outcome) -> u8
         place(manifest)
     );
     for removal in &outcome.removed {
-        println!("removed {}", removal.label());
+        println!("{}", removal.done_text());
     }
     if outcome.kept.is_empty() {
         return EXIT_IN_SYNC;

@@ -57,6 +57,10 @@ pub fn compare_node(
     }
     let mut items = walk.items;
     dedupe_added(&mut items);
+    if items.len() > 1 {
+        // Listed as the live object has them (what an operator reads top to bottom).
+        items.sort_by_cached_key(|item| live_position(&live.body, &item.path));
+    }
     items.retain(|item| {
         !config
             .ignore
@@ -299,6 +303,7 @@ impl<'a> Walk<'a> {
             manifest: manifest.map(Node::to_value),
             live: live.cloned(),
             attribution,
+            preceding: Vec::new(),
         });
     }
 
@@ -399,6 +404,9 @@ impl<'a> Walk<'a> {
                     self.manifest_fields(item, live_item, item_schema);
                     self.leave(outer);
                 }
+                if self.place.field == Some("env") {
+                    self.env_order(items, live_items);
+                }
             }
             (Node::List(values), Some(Value::Array(live_values)))
                 if schema.list_type() == ListType::Set =>
@@ -426,6 +434,40 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+    }
+
+    /// A reordered `env`: the variables both sides have, in another relative order.
+    fn env_order(&mut self, manifest: &[Node], live: &[Value]) {
+        let name_of = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_owned);
+        let live_names: Vec<String> = live.iter().filter_map(name_of).collect();
+        let common: Vec<String> = manifest
+            .iter()
+            .filter_map(|item| item.get("name").and_then(Node::as_str).map(str::to_owned))
+            .filter(|name| live_names.contains(name))
+            .collect();
+        let live_order: Vec<String> = live_names
+            .into_iter()
+            .filter(|name| common.contains(name))
+            .collect();
+        if common == live_order {
+            return;
+        }
+        let path = self.path();
+        let owners = owners(self.live, &path);
+        let attribution = owners
+            .iter()
+            .find(|o| self.is_out_of_band(o))
+            .map(|entry| Attribution::of(entry))
+            .unwrap_or_default();
+        let names = |list: Vec<String>| Value::Array(list.into_iter().map(Value::String).collect());
+        self.items.push(DriftItem {
+            class: Class::Reordered,
+            path,
+            manifest: Some(names(common)),
+            live: Some(names(live_order)),
+            attribution,
+            preceding: Vec::new(),
+        });
     }
 
     /// Added-live fields: what `entry` (an out-of-band manager) owns that the manifest does
@@ -468,7 +510,11 @@ impl<'a> Walk<'a> {
             } else {
                 Class::AddedLive
             };
+            let preceding = preceding_items(kind, &path, &self.live.body);
             self.push(class, drift_path, None, Some(live), Attribution::of(entry));
+            if let Some(item) = self.items.last_mut() {
+                item.preceding = preceding;
+            }
             reported.push(path);
         }
     }
@@ -489,4 +535,73 @@ pub(super) fn never_drift_path(path: &FieldPath) -> bool {
         }
     }
     false
+}
+
+/// The position of `path` in `live`, step by step (the index of a map key or list item), for
+/// listing fields in live order; a step that is not live sorts last among its siblings.
+fn live_position(live: &Value, path: &DriftPath) -> Vec<usize> {
+    let mut out = Vec::with_capacity(path.0.len());
+    let mut node = Some(live);
+    for step in &path.0 {
+        let found = match (step, node) {
+            (PathStep::Field(name), Some(Value::Object(map))) => map
+                .keys()
+                .position(|k| k == name)
+                .and_then(|at| map.get(name).map(|child| (at, child))),
+            (PathStep::Item { key, .. }, Some(Value::Array(items))) => {
+                items.iter().enumerate().find(|(_, item)| {
+                    key.iter()
+                        .all(|(field, want)| item.get(field) == Some(want))
+                })
+            }
+            (PathStep::Value(want), Some(Value::Array(items))) => {
+                items.iter().enumerate().find(|(_, item)| *item == want)
+            }
+            _ => None,
+        };
+        match found {
+            Some((at, child)) => {
+                out.push(at);
+                node = Some(child);
+            }
+            None => {
+                out.push(usize::MAX);
+                node = None;
+            }
+        }
+    }
+    out
+}
+
+/// For a list item at `path`: the items before it in the live list, nearest first, as drift
+/// path steps (by key, or by value in a set). Empty for anything but a list item.
+fn preceding_items(kind: &str, path: &FieldPath, live: &Value) -> Vec<PathStep> {
+    let Some((last, parent)) = path.0.split_last() else {
+        return Vec::new();
+    };
+    if matches!(last, PathElement::Field(_)) {
+        return Vec::new();
+    }
+    let parent = FieldPath(parent.to_vec());
+    let schema = parent.schema(kind);
+    let Some(Value::Array(items)) = parent.lookup(kind, live) else {
+        return Vec::new();
+    };
+    let Some(at) = items
+        .iter()
+        .enumerate()
+        .position(|(i, item)| PathElement::for_item(schema, item, i) == *last)
+    else {
+        return Vec::new();
+    };
+    items[..at]
+        .iter()
+        .rev()
+        .filter_map(|item| match item {
+            Value::Object(_) => schema
+                .item_key(item)
+                .map(|key| PathStep::Item { key, index: None }),
+            other => Some(PathStep::Value(other.clone())),
+        })
+        .collect()
 }

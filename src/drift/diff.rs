@@ -56,6 +56,11 @@ fn apply(target: &mut Value, schema: Schema, steps: &[PathStep], item: &DriftIte
     match (step, target) {
         (PathStep::Field(name), Value::Object(map)) if rest.is_empty() => {
             match (item.class, live) {
+                (Class::Reordered, Some(Value::Array(names))) => {
+                    if let Some(Value::Array(list)) = map.get_mut(name) {
+                        crate::manifest::edit::intended::reorder(list, &name_steps(&names));
+                    }
+                }
                 (Class::RemovedLive, _) | (_, None) => {
                     map.shift_remove(name);
                 }
@@ -98,6 +103,18 @@ fn apply(target: &mut Value, schema: Schema, steps: &[PathStep], item: &DriftIte
         }
         _ => {}
     }
+}
+
+/// The steps to the items of a keyed list named `names` (a reordered `env`'s order).
+pub fn name_steps(names: &[Value]) -> Vec<crate::manifest::edit::PathStep> {
+    names
+        .iter()
+        .map(|name| {
+            let mut key = Map::new();
+            key.insert("name".to_owned(), name.clone());
+            crate::manifest::edit::PathStep::Item(key)
+        })
+        .collect()
 }
 
 /// A YAML line and the path of the node it starts.

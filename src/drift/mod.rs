@@ -44,6 +44,9 @@ pub enum Class {
     RemovedLive,
     /// A field absent from the manifest, set live by an out-of-band manager.
     AddedLive,
+    /// `env` items on both sides in another relative order (`$(VAR)` expands only from earlier
+    /// variables): `manifest` and `live` hold the names in each order.
+    Reordered,
     /// `spec.replicas` owned by the horizontal pod autoscaler.
     Autoscaled,
     /// The pod template's `kubectl.kubernetes.io/restartedAt` annotation (`kubectl rollout restart`).
@@ -52,7 +55,10 @@ pub enum Class {
 
 impl Class {
     pub fn is_drift(self) -> bool {
-        matches!(self, Class::Changed | Class::RemovedLive | Class::AddedLive)
+        matches!(
+            self,
+            Class::Changed | Class::RemovedLive | Class::AddedLive | Class::Reordered
+        )
     }
 
     /// The stable name used in JSON and text (`changed`, `removed-live`, ...).
@@ -61,6 +67,7 @@ impl Class {
             Class::Changed => "changed",
             Class::RemovedLive => "removed-live",
             Class::AddedLive => "added-live",
+            Class::Reordered => "reordered",
             Class::Autoscaled => "autoscaled",
             Class::Restarted => "restarted",
         }
@@ -96,6 +103,9 @@ pub struct DriftItem {
     pub manifest: Option<Value>,
     pub live: Option<Value>,
     pub attribution: Attribution,
+    /// For a list item added live: the items before it in the live list, nearest first (an
+    /// accept inserts it after the first of them the manifest has). Empty otherwise.
+    pub preceding: Vec<PathStep>,
 }
 
 /// The state of one object.

@@ -15,13 +15,49 @@ pub struct Removal {
     pub path: DriftPath,
     pub value: Value,
     pub manager: Option<String>,
+    /// A reordered list (`env`): not removed but put back in this order (the names of its items
+    /// as the manifest has them); `value` is the live list it is planned from.
+    pub order: Option<Vec<Value>>,
 }
 
 impl Removal {
-    /// `spec.template.spec.containers[name=web].env[name=DEBUG]`, as the drift report prints it.
+    /// `spec.template.spec.containers[name=web].env[name=DEBUG]`, as the drift report prints it;
+    /// `the order of …env` for a reordered list.
     pub fn label(&self) -> String {
-        self.path.to_string()
+        match self.order {
+            Some(_) => format!("the order of {}", self.path),
+            None => self.path.to_string(),
+        }
     }
+
+    /// What the revert does to it, for the preview: `removes …` or `restores the order of …`.
+    pub fn preview_text(&self) -> String {
+        let who = self.manager.as_deref().unwrap_or("an unknown manager");
+        match self.order {
+            Some(_) => format!(
+                "restores {} as in git (reordered live by {who})",
+                self.label()
+            ),
+            None => format!("removes {} (added live by {who})", self.label()),
+        }
+    }
+
+    /// What the revert did to it: `removed …` or `restored the order of …`.
+    pub fn done_text(&self) -> String {
+        match self.order {
+            Some(_) => format!("restored {}", self.label()),
+            None => format!("removed {}", self.label()),
+        }
+    }
+}
+
+/// `list` with the items `order` names (by `name`) in that relative order, the others in place.
+fn in_order(list: &Value, order: &[Value]) -> Value {
+    let mut list = list.clone();
+    if let Some(items) = list.as_array_mut() {
+        crate::manifest::edit::intended::reorder(items, &crate::drift::diff::name_steps(order));
+    }
+    list
 }
 
 /// The server-side apply configuration: the manifest, with the namespace the key resolved to and,
@@ -77,14 +113,19 @@ pub fn removals(manifest: &ManifestObject, object: &Value, config: &Config) -> V
     drift
         .items
         .into_iter()
-        .filter(|item| item.class == Class::AddedLive)
+        .filter(|item| matches!(item.class, Class::AddedLive | Class::Reordered))
         .filter_map(|item| {
             let pointer = live_pointer(object, &item.path)?;
             let value = object.pointer(&pointer)?.clone();
+            let order = match (item.class, item.manifest) {
+                (Class::Reordered, Some(Value::Array(names))) => Some(names),
+                _ => None,
+            };
             Some(Removal {
                 path: item.path,
                 value,
                 manager: item.attribution.manager,
+                order,
             })
         })
         .collect()
@@ -158,9 +199,35 @@ impl RemovalPatch {
 /// The guarded JSON patch removing `planned` from `object`. A field already gone is skipped; a
 /// field whose value is no longer the planned one is kept (someone else changed it).
 pub fn removal_patch(object: &Value, planned: &[Removal]) -> RemovalPatch {
-    let mut found: Vec<(Vec<Segment>, String, &Removal)> = Vec::new();
+    // Reorders first, each a `test` of the list and a `replace` in the manifest's order; the
+    // removals are then found in the reordered object.
+    let mut operations = Vec::new();
+    let mut removed = Vec::new();
     let mut changed = Vec::new();
+    let mut reordered = object.clone();
     for removal in planned {
+        let Some(order) = &removal.order else {
+            continue;
+        };
+        let Some(pointer) = live_pointer(&reordered, &removal.path) else {
+            continue;
+        };
+        let Some(list) = reordered.pointer_mut(&pointer) else {
+            continue;
+        };
+        if *list != removal.value {
+            changed.push(removal.clone());
+            continue;
+        }
+        let wanted = in_order(list, order);
+        operations.push(json!({"op": "test", "path": pointer, "value": list.clone()}));
+        operations.push(json!({"op": "replace", "path": pointer, "value": wanted.clone()}));
+        *list = wanted;
+        removed.push(removal.clone());
+    }
+    let object = &reordered;
+    let mut found: Vec<(Vec<Segment>, String, &Removal)> = Vec::new();
+    for removal in planned.iter().filter(|r| r.order.is_none()) {
         let Some(pointer) = live_pointer(object, &removal.path) else {
             continue;
         };
@@ -183,8 +250,6 @@ pub fn removal_patch(object: &Value, planned: &[Removal]) -> RemovalPatch {
     found.sort_by(|a, b| compare_segments(&b.0, &a.0));
     // Guarded by the values, not the resourceVersion: the controller's status writes bump the
     // latter all through a rollout, and they do not touch what is removed.
-    let mut operations = Vec::with_capacity(found.len() * 2);
-    let mut removed = Vec::with_capacity(found.len());
     for (_, pointer, removal) in found {
         operations.push(json!({"op": "test", "path": pointer, "value": removal.value}));
         operations.push(json!({"op": "remove", "path": pointer}));
@@ -392,6 +457,7 @@ mod tests {
             path: env_path(name),
             value,
             manager: Some("kubectl-set".into()),
+            order: None,
         }
     }
 
@@ -455,6 +521,7 @@ mod tests {
                 path: outer,
                 value: env,
                 manager: None,
+                order: None,
             },
         ];
         let patch = removal_patch(&object(), &planned);

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::app::revert::{PreviewShown, RevertStage, RevertView, nothing_to_revert, removal_text};
+use crate::app::revert::{PreviewShown, RevertStage, RevertView, nothing_to_revert};
 use crate::cluster::revert::FIELD_MANAGER;
 use crate::revert::plan::PreviewKind;
 
@@ -89,10 +89,7 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
         lines.push(Line::raw(""));
     }
     for removal in &preview.removals {
-        lines.push(Line::styled(
-            removal_text(&removal.label, removal.manager.as_deref()),
-            theme.diff_removed,
-        ));
+        lines.push(Line::styled(removal.text.as_str(), theme.diff_removed));
     }
     if preview.autoscaled {
         lines.push(Line::styled(

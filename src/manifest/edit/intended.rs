@@ -14,9 +14,45 @@ pub fn apply(original: &Value, edits: &[FieldEdit]) -> Value {
             FieldEdit::Remove { path } => {
                 remove(&mut object, path.steps(), true);
             }
+            FieldEdit::InsertItem { path, value, after } => {
+                insert_item(&mut object, path.steps(), value, after)
+            }
+            FieldEdit::Reorder { path, order } => {
+                if let Some(Value::Array(list)) = path::lookup_mut(&mut object, path.steps()) {
+                    reorder(list, order);
+                }
+            }
         }
     }
     object
+}
+
+/// Puts the items of `list` that `order` names in that relative order: each takes one of the
+/// places those items had, and every other item stays where it is.
+pub fn reorder(list: &mut [Value], order: &[PathStep]) {
+    let wanted: Vec<usize> = order
+        .iter()
+        .filter_map(|step| path::position(list, step))
+        .collect();
+    let mut slots = wanted.clone();
+    slots.sort_unstable();
+    slots.dedup();
+    if slots.len() != wanted.len() {
+        return;
+    }
+    let moved: Vec<Value> = wanted.iter().map(|&at| list[at].clone()).collect();
+    for (slot, item) in slots.into_iter().zip(moved) {
+        list[slot] = item;
+    }
+}
+
+/// Where a new item goes: after the first of `after` (the items before it live, nearest first)
+/// that `list` has, else first.
+pub fn insert_position(list: &[Value], after: &[PathStep]) -> usize {
+    after
+        .iter()
+        .find_map(|step| path::position(list, step))
+        .map_or(0, |at| at + 1)
 }
 
 /// Sets `steps` to `value`, making missing parents; a value that is not a map or list where a
@@ -45,6 +81,20 @@ pub fn set(root: &mut Value, steps: &[PathStep], value: &Value) {
         }
         (other, _) => *other = path::build(steps, value),
     }
+}
+
+/// Inserts the list item `steps` addresses at its live place (see [`insert_position`]); as
+/// [`set`] when the list is not there or already has the item.
+pub fn insert_item(root: &mut Value, steps: &[PathStep], value: &Value, after: &[PathStep]) {
+    if let Some((last, parent)) = steps.split_last()
+        && let Some(Value::Array(list)) = path::lookup_mut(root, parent)
+        && path::position(list, last).is_none()
+    {
+        let at = insert_position(list, after);
+        list.insert(at, path::new_item(last, &[], value));
+        return;
+    }
+    set(root, steps, value);
 }
 
 /// Removes what `steps` address, if present. With `prune`, a map or list the removal leaves

@@ -27,14 +27,36 @@ pub use write::{ContentHash, WriteError, write_verified};
 /// items); `Remove` deletes a map key or a list item, and the map or list it leaves empty.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldEdit {
-    Set { path: FieldPath, value: Value },
-    Remove { path: FieldPath },
+    Set {
+        path: FieldPath,
+        value: Value,
+    },
+    Remove {
+        path: FieldPath,
+    },
+    /// A new list item (`path` ends with it), put after the first of `after` (the items before
+    /// it in the live list, nearest first) that the list has, else first; as `Set` when the
+    /// list is missing.
+    InsertItem {
+        path: FieldPath,
+        value: Value,
+        after: Vec<PathStep>,
+    },
+    /// The items of the list at `path` that `order` names, put in that relative order (each
+    /// moves with its comments; other items stay).
+    Reorder {
+        path: FieldPath,
+        order: Vec<PathStep>,
+    },
 }
 
 impl FieldEdit {
     pub fn path(&self) -> &FieldPath {
         match self {
-            FieldEdit::Set { path, .. } | FieldEdit::Remove { path } => path,
+            FieldEdit::Set { path, .. }
+            | FieldEdit::Remove { path }
+            | FieldEdit::InsertItem { path, .. }
+            | FieldEdit::Reorder { path, .. } => path,
         }
     }
 }

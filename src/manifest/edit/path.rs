@@ -134,6 +134,13 @@ pub fn child_mut<'v>(value: &'v mut Value, step: &PathStep) -> Option<&'v mut Va
     }
 }
 
+/// The value at `steps` from `root`, to change it.
+pub fn lookup_mut<'v>(root: &'v mut Value, steps: &[PathStep]) -> Option<&'v mut Value> {
+    steps
+        .iter()
+        .try_fold(root, |value, step| child_mut(value, step))
+}
+
 /// The value at `steps` from `root`.
 pub fn lookup<'v>(root: &'v Value, steps: &[PathStep]) -> Option<&'v Value> {
     steps.iter().try_fold(root, child)

@@ -25,7 +25,145 @@ pub fn apply(text: &str, edit: &FieldEdit, index: usize) -> Result<String, EditE
     match edit {
         FieldEdit::Set { path, value } => set(text, path.steps(), value, index),
         FieldEdit::Remove { path } => remove(text, path.steps(), true, index),
+        FieldEdit::InsertItem { path, value, after } => {
+            insert_item(text, path.steps(), value, after, index)
+        }
+        FieldEdit::Reorder { path, order } => reorder(text, path.steps(), order, index),
     }
+}
+
+/// The byte ranges of the items of a block sequence, each from the start of its first line
+/// (the comment lines right above its `-` go with it) to the start of the next item's.
+fn item_spans(text: &str, seq: &Sequence) -> Vec<std::ops::Range<usize>> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while let Some(item) = seq.get(at) {
+        let start = item.byte_range().start as usize;
+        let dash = text[..start].rfind('-').unwrap_or(start);
+        let mut line_start = text[..dash].rfind('\n').map_or(0, |nl| nl + 1);
+        // Take in the comment lines just above, down to the previous item's last line.
+        while line_start > 0 {
+            let previous = text[..line_start - 1].rfind('\n').map_or(0, |nl| nl + 1);
+            if !text[previous..line_start].trim_start().starts_with('#') {
+                break;
+            }
+            line_start = previous;
+        }
+        starts.push(line_start);
+        at += 1;
+    }
+    let end = line_end(text, seq.byte_range().end as usize);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, start)| *start..starts.get(i + 1).copied().unwrap_or(end))
+        .collect()
+}
+
+/// A new list item at its live place; appended (or the list made) as [`set`] does otherwise.
+fn insert_item(
+    text: &str,
+    steps: &[PathStep],
+    value: &Value,
+    after: &[PathStep],
+    index: usize,
+) -> Result<String, EditError> {
+    let object = parse_object(text, index)?;
+    let Some((last, parent_steps)) = steps.split_last() else {
+        return set(text, steps, value, index);
+    };
+    let Some(Value::Array(list)) = path::lookup(&object, parent_steps) else {
+        return set(text, steps, value, index);
+    };
+    let at = intended::insert_position(list, after);
+    if path::position(list, last).is_some() || at >= list.len() {
+        return set(text, steps, value, index);
+    }
+    let file = parse_tree(text, index)?;
+    let Node::Seq(seq) = node_at(&file, &object, parent_steps)? else {
+        return Err(unsupported(
+            parent_steps,
+            "it is not a list in the YAML tree",
+        ));
+    };
+    if seq.is_flow_style() {
+        let mut new_list = list.clone();
+        new_list.insert(at, path::new_item(last, &[], value));
+        return replace(text, &object, parent_steps, &Value::Array(new_list), index);
+    }
+    let spans = item_spans(text, &seq);
+    let Some(before) = spans.get(at) else {
+        return set(text, steps, value, index);
+    };
+    let first = seq
+        .get(0)
+        .map_or(0, |node| node.byte_range().start as usize);
+    let dash = text[..first].rfind('-').unwrap_or(first);
+    let item = path::new_item(last, &[], value);
+    let lines = render::item_lines(&item, column_of(text, dash), &Style::of(text));
+    Ok(splice(text, before.start, before.start, &lines))
+}
+
+/// The list at `steps` with the items `order` names in that relative order, each moved with
+/// its lines and the comments above it.
+fn reorder(
+    text: &str,
+    steps: &[PathStep],
+    order: &[PathStep],
+    index: usize,
+) -> Result<String, EditError> {
+    let object = parse_object(text, index)?;
+    let Some(Value::Array(list)) = path::lookup(&object, steps) else {
+        return Err(unsupported(steps, "the manifest has no such list"));
+    };
+    // Where each place's item comes from.
+    let mut from: Vec<Value> = (0..list.len()).map(|i| Value::from(i as u64)).collect();
+    let wanted: Vec<PathStep> = order
+        .iter()
+        .filter_map(|step| path::position(list, step))
+        .map(|at| PathStep::Value(Value::from(at as u64)))
+        .collect();
+    intended::reorder(&mut from, &wanted);
+    let from: Vec<usize> = from
+        .iter()
+        .filter_map(Value::as_u64)
+        .map(|i| i as usize)
+        .collect();
+    if from.iter().enumerate().all(|(i, f)| i == *f) {
+        return Ok(text.to_owned());
+    }
+    let file = parse_tree(text, index)?;
+    let Node::Seq(seq) = node_at(&file, &object, steps)? else {
+        return Err(unsupported(steps, "it is not a list in the YAML tree"));
+    };
+    if seq.is_flow_style() {
+        let mut new_list = list.clone();
+        intended::reorder(&mut new_list, order);
+        return replace(text, &object, steps, &Value::Array(new_list), index);
+    }
+    let spans = item_spans(text, &seq);
+    let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+        return Ok(text.to_owned());
+    };
+    if spans.len() != from.len() {
+        return Err(unsupported(
+            steps,
+            "its items could not be told apart in the text",
+        ));
+    }
+    let mut out = String::with_capacity(text.len() + 1);
+    out.push_str(&text[..first.start]);
+    for &i in &from {
+        out.push_str(&text[spans[i].clone()]);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if !text[..last.end].ends_with('\n') {
+        out.pop();
+    }
+    out.push_str(&text[last.end..]);
+    Ok(out)
 }
 
 fn unsupported(steps: &[PathStep], reason: &str) -> EditError {
