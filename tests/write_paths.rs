@@ -47,6 +47,19 @@ fn expected(fields: &[Field]) -> Vec<[String; 5]> {
     out
 }
 
+/// `kubectl patch deployment/cart` of `patch_type` (`strategic`, `json`).
+fn patch_cart(c: &Cluster, patch_type: &str, patch: &str) {
+    c.ok(&[
+        "patch",
+        "deployment/cart",
+        "-n",
+        "shop",
+        &format!("--type={patch_type}"),
+        "-p",
+        patch,
+    ]);
+}
+
 fn assert_in_sync(c: &Cluster, repo: &Repo, after: &str) {
     let check = kdrift(c, repo, &["check", "-A"]);
     assert_eq!(check.code, 0, "in sync after {after}: {check:?}");
@@ -147,14 +160,11 @@ fn patch_of_a_field_the_server_defaults() {
     // Reverting removes the field; the server fills its default in again, as kdrift's write.
     settle(
         |c, _| {
-            c.ok(&[
-                "patch",
-                "deployment/cart",
-                "-n",
-                "shop",
-                "-p",
+            patch_cart(
+                c,
+                "strategic",
                 r#"{"spec":{"progressDeadlineSeconds":333}}"#,
-            ]);
+            );
         },
         &[field(
             "added-live",
@@ -308,16 +318,12 @@ fn env_vars_added_between_others_go_where_they_are_live() {
     // object is in sync afterwards, which it is not when the env order differs.
     settle(
         |c, _| {
-            c.ok(&[
-                "patch",
-                "deployment/cart",
-                "-n",
-                "shop",
-                "--type=json",
-                "-p",
+            patch_cart(
+                c,
+                "json",
                 r#"[{"op":"add","path":"/spec/template/spec/containers/0/env/1","value":{"name":"V10","value":"10"}},
                     {"op":"add","path":"/spec/template/spec/containers/0/env/0","value":{"name":"V2","value":"2"}}]"#,
-            ]);
+            );
         },
         &[
             field(
@@ -340,15 +346,11 @@ fn env_vars_added_between_others_go_where_they_are_live() {
 fn env_vars_in_another_order_are_reordered() {
     settle(
         |c, _| {
-            c.ok(&[
-                "patch",
-                "deployment/cart",
-                "-n",
-                "shop",
-                "--type=json",
-                "-p",
+            patch_cart(
+                c,
+                "json",
                 r#"[{"op":"move","from":"/spec/template/spec/containers/0/env/1","path":"/spec/template/spec/containers/0/env/0"}]"#,
-            ]);
+            );
         },
         // A reorder changes no value, so the server records no manager for it.
         &[field("reordered", &format!("{CONTAINER}.env"), "-", "-")],
