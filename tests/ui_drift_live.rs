@@ -4,8 +4,10 @@
 //! row back in sync without a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
 mod live_screen;
 
+use common::copy_tree;
 use crossterm::event::KeyCode;
 use live_screen::{demo, key, keys, run, wait_for};
 
@@ -80,6 +82,35 @@ async fn set_env_drifts_one_field_by_kubectl_set_and_a_manifest_edit_brings_it_b
         std::fs::write(&file, edited).unwrap();
         wait_for(&text, "cart back in sync", |s| {
             row_drift(s, "cart").as_deref() == Some("in sync")
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    run(&demo.common, 150, 30, script).await;
+    demo.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifests_folder_removed_is_said_gone_and_read_again_when_it_is_back() {
+    let demo = demo().await;
+    let d = &demo;
+    let saved = d.dir.path().join("saved");
+    let script = |tx, text| async move {
+        wait_for(&text, "cart in sync", |s| {
+            row_drift(s, "cart").as_deref() == Some("in sync")
+        })
+        .await;
+        copy_tree(&d.manifests.join("shop"), &saved.join("shop"));
+        std::fs::remove_dir_all(&d.manifests).unwrap();
+        wait_for(&text, "the folder said gone", |s| s.contains("is gone")).await;
+
+        // `git checkout` brings it back, with another replica count for cart.
+        copy_tree(&saved, &d.manifests);
+        let cart = d.manifests.join("shop/cart.yaml");
+        let yaml = std::fs::read_to_string(&cart).unwrap();
+        std::fs::write(&cart, yaml.replacen("replicas: 2", "replicas: 3", 1)).unwrap();
+        wait_for(&text, "the folder read again: cart drifts", |s| {
+            s.contains("is back") && row_drift(s, "cart").as_deref() == Some("1 field")
         })
         .await;
         keys(&tx, "q");

@@ -7,6 +7,8 @@
 //! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -288,15 +290,22 @@ where
 {
     let config = watcher::Config::default().any_semantic();
     let probe_api = api.clone();
-    let mut stream = watcher(api, config)
-        .default_backoff()
-        .ready_chunks(BATCH)
-        .boxed();
+    let start = || {
+        watcher(api.clone(), config.clone())
+            .default_backoff()
+            .ready_chunks(BATCH)
+            .boxed()
+    };
+    let mut stream = start();
     let mut health = WatchHealth::Syncing;
     if !emit(to_health(health.clone())) {
         return PumpEnd::ReceiverGone;
     }
     let mut probe_delay = PROBE_FIRST;
+    // The newest resourceVersion the watch has shown (of its objects), to notice a server whose
+    // state went back (an etcd restore, another cluster behind the same address).
+    let mut newest: Option<u64> = None;
+    let mut heard = tokio::time::Instant::now();
     loop {
         // After a failure the watcher retries by itself, but a watch that comes back on a quiet
         // namespace sends nothing: without a probe the status bar would say "forbidden" or
@@ -322,17 +331,52 @@ where
             }
         } else {
             probe_delay = PROBE_FIRST;
-            stream.next().await
+            // A watch quiet for a while may be waiting on a server that went back: ask.
+            tokio::select! {
+                chunk = stream.next() => chunk,
+                () = tokio::time::sleep_until(heard + stale_check()) => {
+                    heard = tokio::time::Instant::now();
+                    if let Some(reason) = went_back(&probe_api, newest).await {
+                        stream = start();
+                        newest = None;
+                        health = relisting(reason, &health);
+                        if !emit(to_health(health.clone())) {
+                            return PumpEnd::ReceiverGone;
+                        }
+                    }
+                    continue;
+                }
+            }
         };
         let Some(chunk) = chunk else {
             break;
         };
+        heard = tokio::time::Instant::now();
         let mut updates = Vec::with_capacity(chunk.len());
         let mut next = health.clone();
+        let mut relist: Option<String> = None;
         for item in chunk {
             match item {
                 Ok(ev) => {
                     let init_done = matches!(ev, watcher::Event::InitDone);
+                    match &ev {
+                        watcher::Event::Init => newest = None,
+                        watcher::Event::InitApply(o) => {
+                            newest = newest.max(version_of(o));
+                        }
+                        watcher::Event::Apply(o) | watcher::Event::Delete(o) => {
+                            // One server's resourceVersions only grow.
+                            match (version_of(o), newest) {
+                                (Some(v), Some(n)) if v < n => {
+                                    relist = Some(format!(
+                                        "the API server's resourceVersion went back ({v} after {n})"
+                                    ));
+                                }
+                                (v, _) => newest = newest.max(v),
+                            }
+                        }
+                        watcher::Event::InitDone => {}
+                    }
                     if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = &ev {
                         on_object(o);
                     }
@@ -347,9 +391,20 @@ where
                 }
                 Err(err) => {
                     tracing::warn!(resource = kind.plural(), namespace = scope.label(), error = %err, "watch failed; retrying with backoff");
+                    if is_too_large_version(&err) {
+                        relist = Some(format!("the API server is behind what was watched: {err}"));
+                    }
                     next = health_of_error(&err, scope, &next);
                 }
             }
+        }
+        if let Some(reason) = relist {
+            // kube-runtime would resume from the version the server no longer has: start over.
+            tracing::warn!(resource = kind.plural(), namespace = scope.label(), %reason, "listing again");
+            stream = start();
+            newest = None;
+            updates.retain(|u| !matches!(u, WatchUpdate::Apply(_) | WatchUpdate::Delete(_)));
+            next = relisting(reason, &next);
         }
         if !updates.is_empty() && !emit(wrap(updates)) {
             return PumpEnd::ReceiverGone;
@@ -366,6 +421,66 @@ where
     }
     // A watcher stream with backoff never ends; if it did, there is nothing more to send.
     PumpEnd::ReceiverGone
+}
+
+/// How long a watch may stay quiet before kdrift asks whether the server went back.
+static STALE_CHECK_MILLIS: AtomicU64 = AtomicU64::new(30_000);
+
+/// Sets [`stale_check`] for the whole process (tests use a short one).
+pub fn set_stale_check(every: Duration) {
+    let millis = u64::try_from(every.as_millis()).unwrap_or(u64::MAX);
+    STALE_CHECK_MILLIS.store(millis.max(1), Ordering::Relaxed);
+}
+
+/// After this long without a watch event, one cheap list tells whether the server is behind
+/// what the watch showed: a server that went back answers a watch from the newer version with
+/// silence, so nothing else would ever tell.
+pub fn stale_check() -> Duration {
+    Duration::from_millis(STALE_CHECK_MILLIS.load(Ordering::Relaxed))
+}
+
+/// The object's resourceVersion as a number (they are opaque, but every server's are numbers;
+/// one that is not is never compared).
+fn version_of<K: Resource>(object: &K) -> Option<u64> {
+    object.meta().resource_version.as_deref()?.parse().ok()
+}
+
+/// Why the watch must list again, when the server's resourceVersion (of a one-item list) is
+/// below the newest the watch showed.
+async fn went_back<K>(api: &Api<K>, newest: Option<u64>) -> Option<String>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let newest = newest?;
+    let list = api
+        .list_metadata(&kube::api::ListParams::default().limit(1))
+        .await
+        .ok()?;
+    let now: u64 = list.metadata.resource_version?.parse().ok()?;
+    (now < newest)
+        .then(|| format!("the API server is at resourceVersion {now}, behind the {newest} watched"))
+}
+
+/// A `504` whose cause is `ResourceVersionTooLarge`: the server has not reached the version
+/// the watch resumes from, and may never.
+fn is_too_large_version(err: &watcher::Error) -> bool {
+    let status = match err {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s.as_ref(),
+        watcher::Error::WatchError(s) => s.as_ref(),
+        _ => return false,
+    };
+    status.code == 504 && status.message.contains("Too large resource version")
+}
+
+/// The health while listing again: reconnecting, with the reason.
+fn relisting(reason: String, previous: &WatchHealth) -> WatchHealth {
+    let since = match previous {
+        WatchHealth::Reconnecting { since, .. } => *since,
+        _ => Timestamp::now(),
+    };
+    WatchHealth::Reconnecting { since, reason }
 }
 
 fn map_event<K: Resource, T>(

@@ -48,8 +48,61 @@ fn relevant(root: &Path, path: &Path) -> bool {
     yaml && !hidden
 }
 
+/// How often the folder itself is looked at: a watch on a folder that was removed sees nothing of
+/// the one made again in its place (`rm -rf k8s && git checkout k8s`).
+pub const FOLDER_CHECK: Duration = Duration::from_secs(2);
+
+/// The file watcher on `root`, sending the relevant paths of each change.
+fn watch_folder(
+    root: &Path,
+    paths_tx: UnboundedSender<PathBuf>,
+) -> notify::Result<notify::RecommendedWatcher> {
+    let watch_root = root.to_path_buf();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(event) = res
+            && !matches!(event.kind, EventKind::Access(_))
+        {
+            for path in event.paths {
+                if relevant(&watch_root, &path) {
+                    let _ = paths_tx.send(path);
+                }
+            }
+        }
+    })?;
+    watcher.watch(root, RecursiveMode::Recursive)?;
+    Ok(watcher)
+}
+
+/// Which folder is at `root` now (device and inode), or `None` when there is none.
+fn folder_id(root: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(root)
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|m| (m.dev(), m.ino()))
+}
+
+fn notice(tx: &UnboundedSender<Event>, text: String, error: bool) -> bool {
+    tx.send(Event::App(Message::Notice(Flash { text, error })))
+        .is_ok()
+}
+
+/// Loads the whole index off the UI thread and sends it.
+async fn load(root: &Path, namespace: &str, tx: &UnboundedSender<Event>) -> bool {
+    let (load_root, namespace) = (root.to_path_buf(), namespace.to_owned());
+    let loaded =
+        tokio::task::spawn_blocking(move || ManifestIndex::load(&load_root, &namespace)).await;
+    let Ok(index) = loaded else {
+        return false;
+    };
+    tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), "manifests loaded");
+    tx.send(Event::App(Message::Manifests(Arc::new(index))))
+        .is_ok()
+}
+
 /// Loads the manifests under `root` (objects without a namespace take `default_namespace`), sends
-/// `Message::Manifests`, then watches the folder and sends `Message::ManifestsChanged`.
+/// `Message::Manifests`, then watches the folder and sends `Message::ManifestsChanged`. A folder
+/// removed is said to be gone; made again, it is watched and loaded again.
 pub fn start(
     root: PathBuf,
     default_namespace: String,
@@ -58,20 +111,7 @@ pub fn start(
     let task = tokio::spawn(async move {
         // Watch first, so that an edit made during the load is not lost (it is applied after).
         let (paths_tx, mut paths_rx) = unbounded_channel::<PathBuf>();
-        let watch_root = root.clone();
-        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if let Ok(event) = res
-                && !matches!(event.kind, EventKind::Access(_))
-            {
-                for path in event.paths {
-                    if relevant(&watch_root, &path) {
-                        let _ = paths_tx.send(path);
-                    }
-                }
-            }
-        })
-        .and_then(|mut w| w.watch(&root, RecursiveMode::Recursive).map(|()| w));
-        let watcher = match watcher {
+        let mut watcher = match watch_folder(&root, paths_tx.clone()) {
             Ok(w) => Some(w),
             Err(e) => {
                 tracing::warn!(root = %root.display(), error = %e, "cannot watch the manifests");
@@ -79,25 +119,43 @@ pub fn start(
                     "manifests in \"{}\" are not watched ({e}): restart kdrift to see edits",
                     root.display()
                 );
-                let _ = tx.send(Event::App(Message::Notice(Flash { text, error: true })));
+                let _ = notice(&tx, text, true);
                 None
             }
         };
-        let load_root = root.clone();
-        let namespace = default_namespace.clone();
-        let loaded =
-            tokio::task::spawn_blocking(move || ManifestIndex::load(&load_root, &namespace)).await;
-        let Ok(index) = loaded else {
-            return;
-        };
-        tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), "manifests loaded");
-        if tx
-            .send(Event::App(Message::Manifests(Arc::new(index))))
-            .is_err()
-        {
+        let mut folder = folder_id(&root);
+        if !load(&root, &default_namespace, &tx).await {
             return;
         }
-        while let Some(first) = paths_rx.recv().await {
+        let mut check = tokio::time::interval(FOLDER_CHECK);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let first = tokio::select! {
+                first = paths_rx.recv() => first,
+                _ = check.tick() => {
+                    let now = folder_id(&root);
+                    if now == folder {
+                        continue;
+                    }
+                    folder = now;
+                    let sent = if folder.is_none() {
+                        watcher = None;
+                        tracing::warn!(root = %root.display(), "the manifests folder is gone");
+                        notice(&tx, format!("the manifests folder \"{}\" is gone: its objects read as unmanaged until it is back", root.display()), true)
+                    } else {
+                        watcher = watch_folder(&root, paths_tx.clone()).ok();
+                        load(&root, &default_namespace, &tx).await
+                            && notice(&tx, format!("the manifests folder \"{}\" is back: read again", root.display()), false)
+                    };
+                    if !sent {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(first) = first else {
+                break;
+            };
             let mut paths = BTreeSet::from([first]);
             // Wait for the burst to end.
             while let Ok(Some(path)) = tokio::time::timeout(DEBOUNCE, paths_rx.recv()).await {

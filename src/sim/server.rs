@@ -89,6 +89,8 @@ pub struct SimServer {
     listening: Option<Listening>,
     /// The controllers and the scenario, stopped on shutdown (a restart keeps them).
     tasks: Vec<JoinHandle<()>>,
+    /// The controllers' timings, when they run (a restart as another server runs them again).
+    timings: Option<super::controller::Timings>,
 }
 
 impl SimServer {
@@ -104,6 +106,7 @@ impl SimServer {
             super::controller::spawn(server.store.clone(), config.timings.clone()),
             super::scenario::spawn(server.store.clone(), config.scenario),
         ];
+        server.timings = Some(config.timings);
         Ok(server)
     }
 
@@ -120,6 +123,7 @@ impl SimServer {
             addr,
             listening: None,
             tasks: Vec::new(),
+            timings: None,
         };
         server.listening = Some(server.serve(listener));
         Ok(server)
@@ -169,6 +173,27 @@ impl SimServer {
         self.stop_listening().await;
         let listener = bind(self.addr.port()).await?;
         self.listening = Some(self.serve(listener));
+        Ok(())
+    }
+
+    /// Close every connection and watch, then come back on the same port as another server:
+    /// the objects of `store`, with their uids and resourceVersions (lower ones, as after an
+    /// etcd restore or a cluster rebuilt behind the same address). The controllers run again on
+    /// it; the scenario does not.
+    pub async fn restart_as(&mut self, store: Store) -> Result<(), SimError> {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        self.stop_listening().await;
+        self.store = store;
+        let listener = bind(self.addr.port()).await?;
+        self.listening = Some(self.serve(listener));
+        if let Some(timings) = &self.timings {
+            self.tasks = vec![super::controller::spawn(
+                self.store.clone(),
+                timings.clone(),
+            )];
+        }
         Ok(())
     }
 

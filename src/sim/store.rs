@@ -211,6 +211,8 @@ pub struct WatchStart {
     pub live: broadcast::Receiver<Arc<WatchEvent>>,
     /// The resourceVersion of the store when the watch started.
     pub resource_version: u64,
+    /// A watch from a resourceVersion ahead of the store: the version it waits for.
+    pub waiting_for: Option<u64>,
 }
 
 /// A page of a list.
@@ -415,6 +417,7 @@ impl Store {
             replay,
             live,
             resource_version: inner.resource_version,
+            waiting_for: since.filter(|rv| *rv > inner.resource_version),
         })
     }
 
@@ -438,6 +441,7 @@ impl Store {
             replay,
             live,
             resource_version: inner.resource_version,
+            waiting_for: None,
         }
     }
 

@@ -7,25 +7,12 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::Cluster;
+use crate::common::{Cluster, copy_tree};
 
 /// The demo manifests (the files the demo cluster is seeded from) in a git repository with one
 /// commit, in a temporary folder.
 pub struct Repo {
     pub dir: tempfile::TempDir,
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 impl Repo {

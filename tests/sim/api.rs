@@ -172,6 +172,47 @@ fn a_watch_from_a_forgotten_version_gets_410_expired() {
 }
 
 #[test]
+fn a_version_the_server_has_not_reached_gets_silence_on_a_watch_and_504_on_a_list() {
+    // As a 1.36 server answers (testdata of shared/reference/kubernetes-1.36/errors).
+    let c = Cluster::start();
+    // Without kube-rs's retries of a 504 (15, backing off): the first answer is the one asked.
+    let api: Api<Deployment> = {
+        let _guard = c.runtime.enter();
+        let mut config = kube::Config::new(c.server.url().parse().unwrap());
+        config.default_retry = false;
+        Api::all(kube::Client::try_from(config).unwrap())
+    };
+    let ahead = c.server.store().resource_version() + 100_000;
+    c.runtime.block_on(async {
+        // Bookmarks every 5 s and the controllers' writes: none of them may reach this watch.
+        let params = WatchParams {
+            bookmarks: true,
+            ..WatchParams::default().timeout(7)
+        };
+        let stream = api
+            .watch(&params, &ahead.to_string())
+            .await
+            .unwrap()
+            .boxed();
+        let events: Vec<_> = stream.try_collect().await.unwrap();
+        assert!(events.is_empty(), "{events:?}");
+
+        let params = ListParams::default()
+            .at(&ahead.to_string())
+            .matching(kube::api::VersionMatch::NotOlderThan);
+        let status = api_error(api.list(&params).await.unwrap_err());
+        assert_eq!((status.code, status.reason.as_str()), (504, "Timeout"));
+        assert!(
+            status.message.starts_with(&format!(
+                "Timeout: Too large resource version: {ahead}, current: "
+            )),
+            "{}",
+            status.message
+        );
+    });
+}
+
+#[test]
 fn dropped_watches_end_and_a_restart_keeps_state_on_the_same_port() {
     let mut c = Cluster::start();
     let api: Api<Deployment> = Api::all(client(&c));

@@ -244,6 +244,18 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => return error_reply(&e),
     };
+    // A list no older than a resourceVersion the server has not reached: 504, as a real server
+    // answers once its wait for that version times out (captured from 1.36).
+    let current = state.store.resource_version();
+    let not_older_than = query
+        .get("resourceVersion")
+        .and_then(|rv| rv.parse::<u64>().ok());
+    if let Some(rv) = not_older_than.filter(|rv| *rv > current)
+        && cont.is_none()
+        && query.get("resourceVersionMatch").map(String::as_str) != Some("Exact")
+    {
+        return too_large_resource_version(rv, current);
+    }
     let filter = |e: &Entry| labels.matches(&e.labels) && fields.matches(e);
     let page = state.store.list_page(
         path.resource,
@@ -404,4 +416,29 @@ fn delete_collection(state: &ServerState, path: &ResourcePath, query: &Query) ->
         StatusCode::OK,
         &json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": state.store.resource_version().to_string()}, "items": items}),
     )
+}
+
+/// `504 Timeout` with cause `ResourceVersionTooLarge`, as a 1.36 server words it (and a
+/// `Retry-After` header for its `retryAfterSeconds`, which clients such as kube-rs honour).
+fn too_large_resource_version(asked: u64, current: u64) -> Reply {
+    let mut reply = json_value(
+        StatusCode::GATEWAY_TIMEOUT,
+        &json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": format!("Timeout: Too large resource version: {asked}, current: {current}"),
+            "reason": "Timeout",
+            "details": {
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1
+            },
+            "code": 504
+        }),
+    );
+    reply
+        .headers_mut()
+        .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    reply
 }

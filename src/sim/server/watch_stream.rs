@@ -244,6 +244,12 @@ async fn run(
     if send_initial && tx.send(watcher.bookmark(last_rv, true)).await.is_err() {
         return;
     }
+    // A watch from a resourceVersion the server has not reached yet sends nothing, bookmarks
+    // included, until the server gets there (a 1.36 server, captured: 200, then silence).
+    let mut waiting_for = start.waiting_for;
+    if let Some(rv) = waiting_for {
+        last_rv = last_rv.max(rv);
+    }
     let mut live = start.live;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -264,6 +270,10 @@ async fn run(
             }
             _ = tx.closed() => break,
             _ = ticks.tick(), if bookmarks => {
+                if waiting_for.is_some_and(|rv| state.store.resource_version() < rv) {
+                    continue;
+                }
+                waiting_for = None;
                 if tx.send(watcher.bookmark(last_rv, false)).await.is_err() {
                     break;
                 }
