@@ -134,8 +134,17 @@ spec:
     )
 }
 
-/// The same object live on a current server: defaults, status, managedFields; every tenth one
-/// with a `kubectl set env` on top.
+/// What `kubectl apply` of [`manifest_text`] records in the last-applied annotation.
+fn last_applied(i: usize) -> String {
+    let mut applied: Value = serde_yaml::from_str(&manifest_text(i)).unwrap_or(Value::Null);
+    if let Some(meta) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("annotations".into(), json!({}));
+    }
+    applied.to_string()
+}
+
+/// The same object live on a current server: defaults, status, managedFields, the last-applied
+/// annotation of `kubectl apply`; every tenth one with a `kubectl set env` on top.
 fn live_json(i: usize) -> Value {
     let web = "k:{\"name\":\"app\"}";
     let mut managed = vec![
@@ -158,7 +167,8 @@ fn live_json(i: usize) -> Value {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": format!("app-{i}"), "namespace": format!("ns-{}", i % 50), "uid": "u", "resourceVersion": "100", "generation": 1,
             "labels": {"app": format!("app-{i}"), "team": format!("t{}", i % 50)},
-            "annotations": {"deployment.kubernetes.io/revision": "1"}, "managedFields": managed},
+            "annotations": {"deployment.kubernetes.io/revision": "1",
+                "kubectl.kubernetes.io/last-applied-configuration": last_applied(i)}, "managedFields": managed},
         "spec": {"replicas": 3, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
             "selector": {"matchLabels": {"app": format!("app-{i}")}},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},

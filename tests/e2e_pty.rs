@@ -482,7 +482,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     let before = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
     let first = git_as(&home, &repo, &["rev-parse", "HEAD"]);
 
-    let scale = std::process::Command::new("/usr/bin/kubectl")
+    let scale = std::process::Command::new(live_screen::kubectl_bin::path())
         .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
         .args(["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
         .output()

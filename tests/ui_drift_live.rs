@@ -4,10 +4,11 @@
 //! row back in sync without a restart.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+#[path = "copy_tree/mod.rs"]
+mod copy_tree_mod;
 mod live_screen;
 
-use common::copy_tree;
+use copy_tree_mod::copy_tree;
 use crossterm::event::KeyCode;
 use live_screen::{demo, key, keys, run, wait_for};
 

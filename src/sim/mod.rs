@@ -15,6 +15,7 @@
 pub mod controller;
 pub mod discovery;
 pub mod faults;
+pub mod openapi_v2;
 pub mod patch;
 pub mod resources;
 pub mod scenario;

@@ -24,7 +24,7 @@ use super::store::Store;
 mod handlers;
 mod protobuf;
 mod response;
-mod router;
+pub(crate) mod router;
 mod rows;
 pub mod table;
 mod watch_stream;

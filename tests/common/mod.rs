@@ -2,7 +2,7 @@
 //! temporary folder, and the real kubectl run against it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,8 @@ use kdrift::sim::scenario::Scenario;
 use kdrift::sim::{SimConfig, SimServer};
 use serde_json::Value;
 
-pub const KUBECTL: &str = "/usr/bin/kubectl";
+#[path = "../kubectl_bin/mod.rs"]
+pub mod kubectl_bin;
 
 /// A running demo cluster (seeded, scenario none, fast timings) and a kubeconfig for it.
 pub struct Cluster {
@@ -28,10 +29,8 @@ impl Cluster {
     }
 
     pub fn start_with(seed: bool) -> Cluster {
-        assert!(
-            Path::new(KUBECTL).exists(),
-            "these tests drive the real kubectl, expected at {KUBECTL}: install kubectl 1.30+ there"
-        );
+        // Found (or the test fails saying how to name one) before the cluster starts.
+        kubectl_bin::path();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -57,7 +56,7 @@ impl Cluster {
 
     /// A kubectl command against this cluster (its cache in the temporary folder).
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(KUBECTL);
+        let mut cmd = Command::new(kubectl_bin::path());
         cmd.args(args)
             .env("KUBECONFIG", &self.kubeconfig)
             .env("HOME", self.dir.path())
@@ -95,16 +94,12 @@ impl Cluster {
 
     /// `kubectl get -o json` of one object.
     pub fn get_json(&self, what: &str, namespace: &str) -> Value {
-        serde_json::from_str(&self.ok(&[
-            "get",
-            what,
-            "-n",
-            namespace,
-            "-o",
-            "json",
-            "--show-managed-fields",
-        ]))
-        .unwrap()
+        let mut args = vec!["get", what, "-n", namespace, "-o", "json"];
+        // kubectl 1.21 and later hide managedFields unless asked; 1.20 always shows them.
+        if kubectl_bin::minor() >= 21 {
+            args.push("--show-managed-fields");
+        }
+        serde_json::from_str(&self.ok(&args)).unwrap()
     }
 
     /// `kubectl edit TARGET -n NAMESPACE` with a shell script as the editor (it gets the file
@@ -164,16 +159,7 @@ pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     check()
 }
 
-/// Copies the folder `from` to `to` (made if missing), files only.
-pub fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+#[path = "../copy_tree/mod.rs"]
+mod copy_tree_mod;
+#[allow(unused_imports)]
+pub use copy_tree_mod::copy_tree;

@@ -4,6 +4,9 @@
 //! cluster, the lines a commit changes).
 #![allow(dead_code)]
 
+#[path = "../kubectl_bin/mod.rs"]
+pub mod kubectl_bin;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -161,7 +164,7 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
 impl Demo {
     /// The real kubectl against the demo cluster; it must succeed. Returns stdout.
     pub async fn kubectl(&self, args: &[&str]) -> String {
-        let out = tokio::process::Command::new("/usr/bin/kubectl")
+        let out = tokio::process::Command::new(kubectl_bin::path())
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args(args)

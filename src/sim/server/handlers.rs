@@ -41,6 +41,7 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
             Some(v) => json_value(StatusCode::OK, &v),
             None => page_not_found(),
         },
+        Route::OpenApiV2 => openapi_v2(&req),
         Route::OpenApiV3Index => json_value(StatusCode::OK, &discovery::openapi_v3_index()),
         Route::OpenApiV3(group) => match discovery::openapi_v3(&group) {
             Some(v) => json_value(StatusCode::OK, &v),
@@ -51,6 +52,32 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
         Route::Unknown => page_not_found(),
     };
     Ok(reply)
+}
+
+/// `/openapi/v2`: protobuf when the client asks for it (kubectl), else JSON.
+fn openapi_v2(req: &Request<Incoming>) -> Reply {
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let (body, content_type) = if crate::sim::openapi_v2::wants_protobuf(accept) {
+        (
+            bytes::Bytes::from_static(crate::sim::openapi_v2::protobuf()),
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+        )
+    } else {
+        (
+            bytes::Bytes::from_static(crate::sim::openapi_v2::json().as_bytes()),
+            "application/json",
+        )
+    };
+    let mut reply = hyper::Response::new(full(body));
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
+    reply
 }
 
 /// What a real server answers for a path it does not serve.

@@ -20,6 +20,8 @@ pub enum Route {
         version: String,
     },
     Health,
+    /// `/openapi/v2`
+    OpenApiV2,
     /// `/openapi/v3`
     OpenApiV3Index,
     /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`
@@ -57,6 +59,7 @@ pub fn route(path: &str) -> Route {
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz"] => Route::Health,
         ["api"] => Route::CoreVersions,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiV3Index,
         ["openapi", "v3", "api", "v1"] => Route::OpenApiV3(String::new()),
         ["openapi", "v3", "apis", group, "v1"] => Route::OpenApiV3(group.to_string()),
