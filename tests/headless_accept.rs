@@ -304,3 +304,53 @@ fn outside_git_or_with_a_failing_hook_the_file_is_written_and_git_says_why() {
     assert_eq!(repo.head(), start);
     assert!(repo.read(CART).contains("  replicas: 5\n"));
 }
+
+#[test]
+fn accept_works_with_a_relative_manifests_folder_from_anywhere_in_the_repository() {
+    // The most common way to start kdrift: `--manifests k8s` inside a bigger repository.
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    std::fs::create_dir_all(repo.path("deploy/k8s")).unwrap();
+    for entry in ["shop", "payments", "platform", "namespaces.yaml"] {
+        std::fs::rename(repo.path(entry), repo.path(&format!("deploy/k8s/{entry}"))).unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "--quiet", "-m", "manifests under deploy/k8s"]);
+    let cart = "deploy/k8s/shop/cart.yaml";
+    for (replicas, cwd, manifests) in [
+        ("3", "", "deploy/k8s"),
+        ("4", "", "./deploy/k8s"),
+        ("5", "deploy", "k8s"),
+        ("6", "deploy/k8s/shop", "../../k8s"),
+        ("7", "deploy/k8s", "."),
+    ] {
+        c.ok(&[
+            "scale",
+            "deployment/cart",
+            "-n",
+            "shop",
+            &format!("--replicas={replicas}"),
+        ]);
+        let run = headless_util::kdrift_env(
+            c.dir.path(),
+            &repo.path(cwd),
+            &[
+                "accept",
+                "deploy/cart",
+                "-n",
+                "shop",
+                "--manifests",
+                manifests,
+            ],
+            &[("KUBECONFIG", c.kubeconfig.as_path())],
+        );
+        assert_eq!(run.code, 0, "--manifests {manifests} from {cwd:?}: {run:?}");
+        assert!(
+            repo.read(cart).contains(&format!("replicas: {replicas}\n")),
+            "--manifests {manifests} from {cwd:?}: {}",
+            repo.read(cart)
+        );
+        let changed = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
+        assert_eq!(changed.trim(), cart, "--manifests {manifests} from {cwd:?}");
+    }
+}

@@ -40,15 +40,25 @@ pub struct Context {
     pub default_namespace: String,
 }
 
-/// The manifests root: `--manifests`, else the current directory.
+/// The manifests folder as an absolute path: `--manifests` (relative to the current directory,
+/// as a shell user means it), else the current directory. Every file path of the index starts
+/// with it, so a relative `--manifests k8s` never gets joined to itself (`k8s/k8s/…`).
+pub fn manifests_dir(common: &CommonArgs) -> std::io::Result<PathBuf> {
+    match &common.manifests {
+        Some(p) => std::path::absolute(p),
+        None => std::env::current_dir(),
+    }
+}
+
+/// The manifests root ([`manifests_dir`]), which must be a folder.
 pub fn manifests_root(common: &CommonArgs) -> Result<PathBuf, ContextError> {
-    let path = match &common.manifests {
-        Some(p) => p.clone(),
-        None => std::env::current_dir().map_err(|e| ContextError::Manifests {
-            path: PathBuf::from("."),
-            reason: e.to_string(),
-        })?,
-    };
+    let path = manifests_dir(common).map_err(|e| ContextError::Manifests {
+        path: common
+            .manifests
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".")),
+        reason: e.to_string(),
+    })?;
     match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => Ok(path),
         Ok(_) => Err(ContextError::Manifests {

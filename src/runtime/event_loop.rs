@@ -285,10 +285,7 @@ impl Session {
         );
         app.readonly = common.readonly;
         let watchers = watch(&conn, 0, &tx);
-        let root = match &common.manifests {
-            Some(dir) => Some(dir.clone()),
-            None => std::env::current_dir().ok(),
-        };
+        let root = crate::commands::context::manifests_dir(&common).ok();
         // Objects without a namespace take `-n`, else `default`, as kubectl does.
         let namespace = common
             .namespace
