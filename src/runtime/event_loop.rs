@@ -285,7 +285,7 @@ impl Session {
         );
         app.readonly = common.readonly;
         let watchers = watch(&conn, 0, &tx);
-        let root = crate::commands::context::manifests_dir(&common).ok();
+        let root = crate::commands::context::manifests_dir(common).ok();
         // Objects without a namespace take `-n`, else `default`, as kubectl does.
         let namespace = common
             .namespace
