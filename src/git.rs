@@ -101,6 +101,75 @@ pub fn repository_root(dir: &Path) -> Result<Option<PathBuf>, GitError> {
         .filter(|root| !root.as_os_str().is_empty()))
 }
 
+/// A git operation that has the repository in the middle of something: a commit now would land on
+/// its temporary HEAD (and `--abort` would throw it away).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InProgress {
+    Rebase,
+    Merge,
+    CherryPick,
+    Revert,
+    Bisect,
+}
+
+impl InProgress {
+    /// `a rebase`, as a sentence names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            InProgress::Rebase => "a rebase",
+            InProgress::Merge => "a merge",
+            InProgress::CherryPick => "a cherry-pick",
+            InProgress::Revert => "a revert",
+            InProgress::Bisect => "a bisect",
+        }
+    }
+
+    /// What the user can do to end it.
+    pub fn advice(self) -> &'static str {
+        match self {
+            InProgress::Rebase => {
+                "finish it (git rebase --continue) or abort it (git rebase --abort)"
+            }
+            InProgress::Merge => "finish it (git commit) or abort it (git merge --abort)",
+            InProgress::CherryPick => {
+                "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"
+            }
+            InProgress::Revert => {
+                "finish it (git revert --continue) or abort it (git revert --abort)"
+            }
+            InProgress::Bisect => "end it (git bisect reset)",
+        }
+    }
+}
+
+/// The operation in progress in the repository holding `dir`, from the files git keeps while
+/// it lasts (found with `git rev-parse --git-path`, so worktrees work too).
+pub fn operation_in_progress(dir: &Path) -> Result<Option<InProgress>, GitError> {
+    const MARKERS: [(&str, InProgress); 7] = [
+        ("rebase-merge", InProgress::Rebase),
+        ("rebase-apply", InProgress::Rebase),
+        ("MERGE_HEAD", InProgress::Merge),
+        ("CHERRY_PICK_HEAD", InProgress::CherryPick),
+        ("REVERT_HEAD", InProgress::Revert),
+        ("sequencer", InProgress::CherryPick),
+        ("BISECT_LOG", InProgress::Bisect),
+    ];
+    let mut args = vec!["rev-parse"];
+    for (marker, _) in MARKERS {
+        args.extend(["--git-path", marker]);
+    }
+    let output = run(dir, &args)?;
+    if !output.ok {
+        return Ok(None);
+    }
+    Ok(output
+        .stdout
+        .lines()
+        .zip(MARKERS)
+        .find(|(path, _)| dir.join(path).exists())
+        .map(|(_, (_, what))| what))
+}
+
 /// The current branch, or `None` on a detached HEAD.
 pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;

@@ -354,3 +354,58 @@ fn accept_works_with_a_relative_manifests_folder_from_anywhere_in_the_repository
         assert_eq!(changed.trim(), cart, "--manifests {manifests} from {cwd:?}");
     }
 }
+
+/// Runs git in the repository, success or not (a conflicting rebase or merge fails).
+fn git_may_fail(repo: &Repo, args: &[&str]) {
+    let _ = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo.root())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .unwrap();
+}
+
+#[test]
+fn accept_refuses_during_a_rebase_merge_or_bisect_and_writes_nothing() {
+    let c = Cluster::start();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    type Start = fn(&Repo);
+    let cases: [(&str, &str, Start); 3] = [
+        ("a rebase", "git rebase --abort", |repo| {
+            git_may_fail(repo, &["rebase", "other"])
+        }),
+        ("a merge", "git merge --abort", |repo| {
+            git_may_fail(repo, &["merge", "other"])
+        }),
+        ("a bisect", "git bisect reset", |repo| {
+            git_may_fail(repo, &["bisect", "start"])
+        }),
+    ];
+    for (what, advice, start) in cases {
+        let repo = Repo::demo();
+        // Two branches that change the same line of another file: the operation stops there.
+        repo.git(&["switch", "--quiet", "-c", "other"]);
+        repo.write("notes.txt", "other\n");
+        repo.git(&["add", "notes.txt"]);
+        repo.git(&["commit", "--quiet", "-m", "other"]);
+        repo.git(&["switch", "--quiet", "main"]);
+        repo.write("notes.txt", "main\n");
+        repo.git(&["add", "notes.txt"]);
+        repo.git(&["commit", "--quiet", "-m", "main"]);
+        start(&repo);
+        let (before, head) = (repo.read(CART), repo.git(&["rev-parse", "HEAD"]));
+
+        let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+        assert_eq!(accept.code, 2, "{what}: {accept:?}");
+        assert!(
+            accept.stderr.contains(&format!("{what} is in progress"))
+                && accept.stderr.contains(advice)
+                && accept.stderr.contains("nothing was written"),
+            "{what}: {accept:?}"
+        );
+        assert_eq!(repo.read(CART), before, "{what}: the file is untouched");
+        assert_eq!(repo.git(&["rev-parse", "HEAD"]), head, "{what}: no commit");
+    }
+}

@@ -84,8 +84,24 @@ pub fn shown_path(root: &Path, file: &Path) -> String {
         .to_string()
 }
 
-/// The dirty-file rule: refuse before writing when `file` has uncommitted changes.
+/// Before writing anything that will be committed: no rebase, merge, cherry-pick, revert or
+/// bisect in progress (its temporary HEAD would get the commit), and the dirty-file rule:
+/// `file` has no uncommitted changes.
 pub fn ensure_clean(root: &Path, file: &Path) -> Result<(), AcceptError> {
+    match git::operation_in_progress(root) {
+        Ok(Some(operation)) => {
+            let repo = git::repository_root(root)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| root.to_path_buf());
+            return Err(AcceptError::GitBusy {
+                repo: repo.display().to_string(),
+                operation,
+            });
+        }
+        Ok(None) => {}
+        Err(e) => return Err(AcceptError::Status(e)),
+    }
     match git::has_uncommitted_changes(root, file) {
         Ok(false) => Ok(()),
         Ok(true) => Err(AcceptError::DirtyFile {

@@ -58,6 +58,15 @@ pub enum AcceptError {
         "{file} has uncommitted changes: commit or stash them first (so the accept commit holds only the live values), or pass --no-commit to write the file without committing; nothing was written"
     )]
     DirtyFile { file: String },
+    #[error(
+        "{what} is in progress in {repo}: a commit now would land on its temporary HEAD; {advice}, then accept again (nothing was written)",
+        what = .operation.name(),
+        advice = .operation.advice()
+    )]
+    GitBusy {
+        repo: String,
+        operation: git::InProgress,
+    },
     #[error("{field} changed live since it was shown ({shown} → {now}); press a again")]
     ChangedLive {
         field: String,
