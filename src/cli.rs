@@ -89,6 +89,9 @@ pub struct CheckArgs {
     /// Also list the objects in the cluster that no manifest describes.
     #[arg(long)]
     pub unmanaged: bool,
+    /// Exit 0 (not 2) when there is no manifest to check in the namespace scope.
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Clone, Args)]

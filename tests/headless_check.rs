@@ -328,7 +328,20 @@ fn no_kubeconfig_or_an_unreachable_api_is_one_line_and_exit_2() {
             run.stderr.contains("unreachable") || run.stderr.contains("did not answer"),
             "{run:?}"
         );
-        assert_eq!(run.stdout, "", "{args:?}: {run:?}");
+        if args.contains(&"json") {
+            // A script reading the JSON gets its shape, with the reason and the exit code.
+            let report = run.json();
+            assert_eq!(report["exit_code"], 2, "{run:?}");
+            assert_eq!(report["objects"], serde_json::json!([]), "{run:?}");
+            assert_eq!(report["summary"]["errors"], 1, "{run:?}");
+            let error = report["errors"][0].as_str().unwrap_or_default();
+            assert!(
+                error.contains("unreachable") || error.contains("did not answer"),
+                "{run:?}"
+            );
+        } else {
+            assert_eq!(run.stdout, "", "{args:?}: {run:?}");
+        }
     }
     assert_eq!(repo.git(&["status", "--porcelain"]), "", "nothing written");
 }
@@ -463,4 +476,83 @@ fn diff_is_coloured_on_a_terminal_unless_no_color() {
         !plain.contains("\x1b["),
         "NO_COLOR turns colour off: {plain:?}"
     );
+}
+
+#[test]
+fn check_json_has_its_shape_on_every_setup_error() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::demo();
+    let missing = home.path().join("no-such-kubeconfig");
+    let a_file = repo.path("shop/cart.yaml");
+    let kubeconfig = home.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .unwrap();
+    let cases: [(&[&str], &std::path::Path); 4] = [
+        (&["check", "-o", "json"], &missing),
+        (&["check", "-o", "json", "--context", "nope"], &kubeconfig),
+        (
+            &["check", "-o", "json", "--manifests", "no-such-folder"],
+            &kubeconfig,
+        ),
+        (
+            &[
+                "check",
+                "-o",
+                "json",
+                "--manifests",
+                a_file.to_str().unwrap(),
+            ],
+            &kubeconfig,
+        ),
+    ];
+    for (args, config) in cases {
+        let run = kdrift_env(home.path(), repo.root(), args, &[("KUBECONFIG", config)]);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        let report = run.json();
+        assert_eq!(report["exit_code"], 2, "{args:?}: {run:?}");
+        assert_eq!(report["summary"]["errors"], 1, "{args:?}: {run:?}");
+        assert_eq!(
+            report["errors"][0].as_str().map(|e| run.stderr.contains(e)),
+            Some(true),
+            "the JSON error is the one on stderr: {args:?}: {run:?}"
+        );
+    }
+}
+
+#[test]
+fn a_check_that_compared_nothing_is_not_green() {
+    let c = Cluster::start();
+    let empty = tempfile::tempdir().unwrap();
+    let repo = Repo::demo();
+    let empty_path = empty.path().to_str().unwrap().to_owned();
+    // No manifest at all, then manifests only outside the namespace in use.
+    for args in [
+        vec!["check", "-A", "--manifests", empty_path.as_str()],
+        vec!["check", "-n", "default"],
+    ] {
+        let run = kdrift(&c, &repo, &args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("nothing was checked"),
+            "{args:?}: {run:?}"
+        );
+        let mut json_args = args.clone();
+        json_args.extend(["-o", "json"]);
+        let run = kdrift(&c, &repo, &json_args);
+        let report = run.json();
+        assert_eq!(report["exit_code"], 2, "{run:?}");
+        assert!(
+            report["errors"][0]
+                .as_str()
+                .is_some_and(|e| e.contains("nothing was checked")),
+            "{run:?}"
+        );
+        let mut allowed = args.clone();
+        allowed.push("--allow-empty");
+        let run = kdrift(&c, &repo, &allowed);
+        assert_eq!(run.code, 0, "{allowed:?}: {run:?}");
+    }
 }

@@ -17,12 +17,28 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
             Ok(ctx) => ctx,
             Err(e) => {
                 eprintln!("kdrift: {e}");
+                // A script reading the JSON gets its shape, with the reason, whatever failed.
+                if args.output == OutputFormat::Json {
+                    let report = DriftReport {
+                        errors: vec![e.to_string()],
+                        ..DriftReport::default()
+                    };
+                    if let Ok(text) = serde_json::to_string_pretty(&report.to_json()) {
+                        println!("{text}");
+                    }
+                }
                 return EXIT_ERROR;
             }
         };
-        let (report, skipped) = report(&ctx, args.unmanaged).await;
+        let (mut report, skipped) = report(&ctx, args.unmanaged).await;
         if let Some(note) = skipped_note(&skipped) {
             eprintln!("{note}");
+        }
+        if !args.allow_empty
+            && let Some(reason) = nothing_checked(&ctx, &report, &skipped)
+        {
+            eprintln!("kdrift: {reason}");
+            report.errors.push(reason);
         }
         match args.output {
             OutputFormat::Text => print!("{}", report.to_text(jiff::Timestamp::now())),
@@ -51,6 +67,30 @@ fn kinds_to_list(ctx: &Context) -> Vec<&'static KindInfo> {
                     .any(|m| m.key.group == kind.group && m.key.kind == kind.kind)
         })
         .collect()
+}
+
+/// Why a check that compared no manifest is not a green one: none was found, or none is in the
+/// namespace scope (`--allow-empty` accepts either).
+fn nothing_checked(
+    ctx: &Context,
+    report: &DriftReport,
+    skipped: &BTreeMap<String, usize>,
+) -> Option<String> {
+    if report.objects.iter().any(|o| o.file.is_some()) {
+        return None;
+    }
+    let root = ctx.index.root.display();
+    if ctx.index.is_empty() {
+        return Some(format!(
+            "no Kubernetes manifest found under \"{root}\": nothing was checked (pass --manifests DIR, or --allow-empty)"
+        ));
+    }
+    let scope = ctx.conn.scope.label();
+    let outside: usize = skipped.values().sum();
+    Some(format!(
+        "none of the {} manifests under \"{root}\" is in the namespace in use (\"{scope}\"; {outside} are outside it): nothing was checked (pass -A or -n NS, or --allow-empty)",
+        ctx.index.len()
+    ))
 }
 
 /// The namespaces of manifests that were not checked because the scope left them out, so that

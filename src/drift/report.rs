@@ -215,16 +215,17 @@ impl DriftReport {
                 ObjectStatus::Error(_) => summary.errors += 1,
             }
         }
+        // Errors that stopped part of the check count as well as objects that failed.
+        summary.errors += self.errors.len();
         summary
     }
 
-    /// True for problems that make the check incomplete (skipped files are only warnings).
+    /// True when the check is incomplete: an error stopped part of it, or a manifest problem
+    /// (malformed, skipped, duplicated, a bad `.kdrift.yaml` rule) means some manifest could
+    /// not be compared as written. One rule for every problem: each may hide an object.
     fn has_errors(&self) -> bool {
         !self.errors.is_empty()
-            || self
-                .problems
-                .iter()
-                .any(|p| !matches!(p, Problem::Skipped { .. }))
+            || !self.problems.is_empty()
             || self
                 .objects
                 .iter()
