@@ -334,7 +334,7 @@ pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[Accepte
         }
         message.push('\n');
     }
-    message
+    crate::text::printable(&message).into_owned()
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! - [`ui`]: pure rendering of the app state.
 //! - [`runtime`]: the one loop that owns the terminal, the channel and the IO tasks.
 //! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback.
+//! - [`text`]: control characters from the cluster escaped in every output.
 //! - [`user_config`]: the user's config file (read-only, default theme), folded into the flags.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -32,5 +33,6 @@ pub mod rollout;
 pub mod runtime;
 pub mod schema;
 pub mod sim;
+pub mod text;
 pub mod ui;
 pub mod user_config;

@@ -409,3 +409,27 @@ fn accept_refuses_during_a_rebase_merge_or_bisect_and_writes_nothing() {
         assert_eq!(repo.git(&["rev-parse", "HEAD"]), head, "{what}: no commit");
     }
 }
+
+#[test]
+fn control_characters_from_the_cluster_never_reach_the_terminal_or_the_commit() {
+    // An annotation that would retitle the window and clear the screen if printed raw.
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let evil = "hi\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    c.ok(&["annotate", "deployment/cart", "-n", "shop", &format!("note={evil}")]);
+    let raw = |text: &str| text.chars().any(|ch| ch == '\u{1b}' || ch == '\u{7}');
+
+    let check = kdrift(&c, &repo, &["check", "-A"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(!raw(&check.stdout) && !raw(&check.stderr), "{check:?}");
+    assert!(check.stdout.contains("hi^[]0;pwned^G^[[2J"), "{check:?}");
+    let diff = kdrift(&c, &repo, &["diff", "deploy/cart", "-n", "shop"]);
+    assert!(!raw(&diff.stdout), "{diff:?}");
+
+    let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert!(!raw(&accept.stdout) && !raw(&accept.stderr), "{accept:?}");
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(!raw(&message), "{message:?}");
+    assert!(message.contains("^[]0;pwned^G"), "{message}");
+}

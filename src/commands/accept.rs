@@ -20,13 +20,13 @@ use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
     if let Some(from) = crate::user_config::ReadOnlyFrom::of(common) {
-        eprintln!("kdrift: {}", from.refusal("accept"));
+        tell!("kdrift: {}", from.refusal("accept"));
         return ExitCode::from(EXIT_ERROR);
     }
     let target = match target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -34,14 +34,14 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
         let ctx = match context::open(common).await {
             Ok(ctx) => ctx,
             Err(e) => {
-                eprintln!("kdrift: {e}");
+                tell!("kdrift: {e}");
                 return EXIT_ERROR;
             }
         };
         match live_drift(&ctx, &target).await {
             Ok((manifest, drift)) => accept(&ctx, manifest, &drift, args),
             Err(e) => {
-                eprintln!("kdrift: {e}");
+                tell!("kdrift: {e}");
                 EXIT_ERROR
             }
         }
@@ -80,8 +80,9 @@ async fn live_drift<'c>(
 
 /// `+` green and `-` red on a terminal, as git colours a diff.
 fn paint_diff(diff: &str, colour: bool) -> String {
+    let diff = crate::text::printable(diff);
     if !colour {
-        return diff.to_owned();
+        return diff.into_owned();
     }
     diff.lines()
         .map(|line| {
@@ -105,20 +106,20 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     let items = match select(drift, &args.fields) {
         Ok(items) => items,
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return EXIT_ERROR;
         }
     };
     if args.fields.is_empty() {
         for item in drift.items.iter().filter(|i| i.class == Class::Restarted) {
-            eprintln!(
+            tell!(
                 "left out {} (a `kubectl rollout restart`): name it with --field to accept it",
                 item.path
             );
         }
     }
     if items.is_empty() {
-        println!(
+        say!(
             "{key} is in sync with {}:{}: nothing to accept",
             manifest.file.display(),
             manifest.line
@@ -131,7 +132,7 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     if !args.no_commit {
         // Refuse before showing a diff that will not be written.
         if let Err(e) = crate::accept::ensure_clean(root, file) {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return EXIT_ERROR;
         }
     }
@@ -142,12 +143,12 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     let prepared = match PreparedEdit::new(file, manifest.document, &edits) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kdrift: {}", AcceptError::from(e));
+            tell!("kdrift: {}", AcceptError::from(e));
             return EXIT_ERROR;
         }
     };
     if prepared.is_noop() {
-        println!("{shown} already says what is live: nothing to write");
+        say!("{shown} already says what is live: nothing to write");
         return EXIT_IN_SYNC;
     }
     print!("{}", paint_diff(&prepared.diff(&shown), colour_stdout()));
@@ -155,11 +156,11 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
     match write_and_commit(root, &prepared, plan.as_ref()) {
         Ok(outcome) => {
-            println!("{}", outcome.describe(&shown));
+            say!("{}", outcome.describe(&shown));
             EXIT_IN_SYNC
         }
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             EXIT_ERROR
         }
     }

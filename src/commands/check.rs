@@ -16,7 +16,7 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
         let ctx = match context::open(common).await {
             Ok(ctx) => ctx,
             Err(e) => {
-                eprintln!("kdrift: {e}");
+                tell!("kdrift: {e}");
                 // A script reading the JSON gets its shape, with the reason, whatever failed.
                 if args.output == OutputFormat::Json {
                     let report = DriftReport {
@@ -24,7 +24,7 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
                         ..DriftReport::default()
                     };
                     if let Ok(text) = serde_json::to_string_pretty(&report.to_json()) {
-                        println!("{text}");
+                        say!("{text}");
                     }
                 }
                 return EXIT_ERROR;
@@ -32,20 +32,23 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
         };
         let (mut report, skipped) = report(&ctx, args.unmanaged).await;
         if let Some(note) = skipped_note(&skipped) {
-            eprintln!("{note}");
+            tell!("{note}");
         }
         if !args.allow_empty
             && let Some(reason) = nothing_checked(&ctx, &report, &skipped)
         {
-            eprintln!("kdrift: {reason}");
+            tell!("kdrift: {reason}");
             report.errors.push(reason);
         }
         match args.output {
-            OutputFormat::Text => print!("{}", report.to_text(jiff::Timestamp::now())),
+            OutputFormat::Text => print!(
+                "{}",
+                crate::text::printable(&report.to_text(jiff::Timestamp::now()))
+            ),
             OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json()) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => say!("{text}"),
                 Err(e) => {
-                    eprintln!("kdrift: cannot write the report as JSON: {e}");
+                    tell!("kdrift: cannot write the report as JSON: {e}");
                     return EXIT_ERROR;
                 }
             },

@@ -13,7 +13,7 @@ pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
     let target = match target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -21,7 +21,7 @@ pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
         match context::open(common).await {
             Ok(ctx) => diff(&ctx, &target, colour_stdout()).await,
             Err(e) => {
-                eprintln!("kdrift: {e}");
+                tell!("kdrift: {e}");
                 EXIT_ERROR
             }
         }
@@ -31,7 +31,7 @@ pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
 async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
     let key = target.key(&ctx.default_namespace);
     let Some(manifest) = ctx.index.get(&key) else {
-        eprintln!(
+        tell!(
             "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
             ctx.index.root.display()
         );
@@ -39,13 +39,13 @@ async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
     };
     for problem in ctx.index.problems() {
         if *problem.place().0 == *manifest.file {
-            eprintln!("problem: {problem}");
+            tell!("problem: {problem}");
         }
     }
     let live = match context::get_live(ctx, target.kind, &key).await {
         Ok(Some(value)) => value,
         Ok(None) => {
-            println!(
+            say!(
                 "{key} is missing from the cluster (manifest {}:{})",
                 manifest.file.display(),
                 manifest.line
@@ -53,24 +53,24 @@ async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
             return EXIT_DRIFT;
         }
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return EXIT_ERROR;
         }
     };
     let live = match LiveObject::from_value(live) {
         Ok(live) => live,
         Err(e) => {
-            eprintln!("kdrift: live {key}: {e}");
+            tell!("kdrift: live {key}: {e}");
             return EXIT_ERROR;
         }
     };
     let drift = compare(manifest, &live, &ctx.index.config);
     if let ObjectStatus::Error(message) = &drift.status {
-        eprintln!("kdrift: {key}: {message}");
+        tell!("kdrift: {key}: {message}");
         return EXIT_ERROR;
     }
     if drift.items.is_empty() {
-        eprintln!(
+        tell!(
             "{key} is in sync with {}:{}",
             manifest.file.display(),
             manifest.line

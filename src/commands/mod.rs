@@ -4,6 +4,20 @@
 //! - [`target`]: `TYPE/NAME` as kubectl reads it.
 //! - [`context`]: connect, load manifests, list or get live objects.
 //! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
+/// `println!` with control characters from the cluster escaped ([`crate::text::printable`]).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::printable(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` with control characters from the cluster escaped ([`crate::text::printable`]).
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::printable(&format!($($arg)*)))
+    };
+}
+
 pub mod accept;
 pub mod check;
 pub mod context;

@@ -61,14 +61,14 @@ pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
     let confirmation = match check_allowed(ReadOnlyFrom::of(common), args, terminal) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return ExitCode::from(EXIT_ERROR);
         }
     };
     let target = match target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("kdrift: {e}");
+            tell!("kdrift: {e}");
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -76,7 +76,7 @@ pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
         match context::open(common).await {
             Ok(ctx) => revert(&ctx, &target, args, confirmation, colour_stdout()).await,
             Err(e) => {
-                eprintln!("kdrift: {e}");
+                tell!("kdrift: {e}");
                 EXIT_ERROR
             }
         }
@@ -92,7 +92,7 @@ async fn revert(
 ) -> u8 {
     let key = target.key(&ctx.default_namespace);
     let Some(manifest) = ctx.index.get(&key) else {
-        eprintln!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
+        tell!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
         return EXIT_ERROR;
     };
     let reverter = match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config).await {
@@ -104,19 +104,19 @@ async fn revert(
         Err(e) => return fail(&e),
     };
     if preview.changes_nothing() {
-        println!("{}", nothing_to_revert(&preview.object, &place(manifest)));
+        say!("{}", nothing_to_revert(&preview.object, &place(manifest)));
         return EXIT_IN_SYNC;
     }
     show(&preview, manifest, colour);
     if args.dry_run {
-        println!("dry run: nothing was changed");
+        say!("dry run: nothing was changed");
         return EXIT_IN_SYNC;
     }
     if confirmation == Confirmation::Ask {
         let stdin = std::io::stdin();
         let question = format!("Revert {} to {}? [y/N] ", preview.object, place(manifest));
         if !ask(&question, &mut stdin.lock(), &mut std::io::stderr()) {
-            eprintln!("not reverted");
+            tell!("not reverted");
             return EXIT_DRIFT;
         }
     }
@@ -125,7 +125,7 @@ async fn revert(
         && args.yes
     {
         // Nobody looked at the preview before `--yes` confirmed it: re-read and retry once.
-        eprintln!("{} changed meanwhile; previewing again", preview.object);
+        tell!("{} changed meanwhile; previewing again", preview.object);
         preview = match reverter.preview().await {
             Ok(p) => p,
             Err(e) => return fail(&e),
@@ -147,10 +147,10 @@ async fn revert(
 }
 
 fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
-    println!("Revert {} to {}:", preview.object, place(manifest));
+    say!("Revert {} to {}:", preview.object, place(manifest));
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
-        println!("{}", removal.preview_text());
+        say!("{}", removal.preview_text());
     }
 }
 
@@ -166,19 +166,19 @@ pub fn ask(question: &str, input: &mut dyn BufRead, out: &mut dyn Write) -> bool
 }
 
 fn report(preview: &Preview, manifest: &ManifestObject, outcome: &Outcome) -> u8 {
-    println!(
+    say!(
         "reverted {}: applied {} as field manager \"{FIELD_MANAGER}\"",
         preview.object,
         place(manifest)
     );
     for removal in &outcome.removed {
-        println!("{}", removal.done_text());
+        say!("{}", removal.done_text());
     }
     if outcome.kept.is_empty() {
         return EXIT_IN_SYNC;
     }
     for removal in &outcome.kept {
-        eprintln!(
+        tell!(
             "kept {}: someone else changed it after the preview (run kdrift revert again to see it)",
             removal.label()
         );
@@ -187,7 +187,7 @@ fn report(preview: &Preview, manifest: &ManifestObject, outcome: &Outcome) -> u8
 }
 
 fn fail(error: &RevertError) -> u8 {
-    eprintln!("kdrift: {error}");
+    tell!("kdrift: {error}");
     EXIT_ERROR
 }
 

@@ -353,15 +353,15 @@ pub fn render(lines: &[DiffLine], colour: bool) -> String {
         let note = line
             .note
             .as_ref()
-            .map(|n| format!("  # {n}"))
+            .map(|n| format!("  # {}", crate::text::printable(n)))
             .unwrap_or_default();
+        let text = crate::text::printable(&line.text);
         if colour && !paint.is_empty() {
             out.push_str(&format!(
-                "{paint}{prefix}{}\x1b[0m\x1b[2m{note}\x1b[0m\n",
-                line.text
+                "{paint}{prefix}{text}\x1b[0m\x1b[2m{note}\x1b[0m\n"
             ));
         } else {
-            out.push_str(&format!("{prefix}{}{note}\n", line.text));
+            out.push_str(&format!("{prefix}{text}{note}\n"));
         }
     }
     out

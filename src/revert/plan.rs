@@ -401,6 +401,7 @@ pub fn preview_lines(before: &Value, after: &Value, name: &str) -> Vec<PreviewLi
 pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> String {
     let mut out = String::new();
     for line in preview_lines(before, after, name) {
+        let text = crate::text::printable(&line.text);
         let paint = match line.kind {
             PreviewKind::Header => "\x1b[1m",
             PreviewKind::Hunk => "\x1b[36m",
@@ -409,9 +410,9 @@ pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> 
             PreviewKind::Context => "",
         };
         if colour && !paint.is_empty() {
-            out.push_str(&format!("{paint}{}\x1b[0m", line.text));
+            out.push_str(&format!("{paint}{text}\x1b[0m"));
         } else {
-            out.push_str(&line.text);
+            out.push_str(&text);
         }
         out.push('\n');
     }

@@ -118,7 +118,10 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
                 } else {
                     theme.text
                 };
-                lines.push(Line::styled(text.to_owned(), style));
+                lines.push(Line::styled(
+                    crate::text::printable(text).into_owned(),
+                    style,
+                ));
             }
             if left > shown {
                 lines.push(Line::styled(

@@ -69,10 +69,14 @@ pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view
                     LineKind::Removed => ("-", theme.diff_removed),
                     LineKind::Added => ("+", theme.diff_added),
                 };
-                let mut spans = vec![Span::styled(format!("{prefix}{}", line.text), style)];
+                let text = crate::text::printable(&line.text);
+                let mut spans = vec![Span::styled(format!("{prefix}{text}"), style)];
                 if let Some((class, attribution)) = line.item.and_then(|i| items.get(i)) {
                     spans.push(Span::styled(
-                        format!("  # {}", note_text(*class, attribution, app.now)),
+                        format!(
+                            "  # {}",
+                            crate::text::printable(&note_text(*class, attribution, app.now))
+                        ),
                         theme.diff_note,
                     ));
                 }

@@ -198,7 +198,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             Some(f) => {
                 let style = if f.error { theme.error } else { theme.warning };
                 frame.render_widget(
-                    Paragraph::new(f.text.clone())
+                    Paragraph::new(crate::text::printable(&f.text).into_owned())
                         .style(style)
                         .wrap(Wrap { trim: true }),
                     area,

@@ -82,14 +82,17 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
                 PreviewKind::Removed => theme.diff_removed,
                 PreviewKind::Added => theme.diff_added,
             };
-            Line::styled(line.text.as_str(), style)
+            Line::styled(crate::text::printable(&line.text).into_owned(), style)
         })
         .collect();
     if !preview.removals.is_empty() {
         lines.push(Line::raw(""));
     }
     for removal in &preview.removals {
-        lines.push(Line::styled(removal.text.as_str(), theme.diff_removed));
+        lines.push(Line::styled(
+            crate::text::printable(&removal.text).into_owned(),
+            theme.diff_removed,
+        ));
     }
     if preview.autoscaled {
         lines.push(Line::styled(
