@@ -416,7 +416,13 @@ fn control_characters_from_the_cluster_never_reach_the_terminal_or_the_commit() 
     let c = Cluster::start();
     let repo = Repo::demo();
     let evil = "hi\u{1b}]0;pwned\u{7}\u{1b}[2J";
-    c.ok(&["annotate", "deployment/cart", "-n", "shop", &format!("note={evil}")]);
+    c.ok(&[
+        "annotate",
+        "deployment/cart",
+        "-n",
+        "shop",
+        &format!("note={evil}"),
+    ]);
     let raw = |text: &str| text.chars().any(|ch| ch == '\u{1b}' || ch == '\u{7}');
 
     let check = kdrift(&c, &repo, &["check", "-A"]);

@@ -556,3 +556,112 @@ fn a_check_that_compared_nothing_is_not_green() {
         assert_eq!(run.code, 0, "{allowed:?}: {run:?}");
     }
 }
+
+#[test]
+fn files_kubectl_reads_are_read_and_templates_are_a_note() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    // A byte-order mark, a `kind: List`, a JSON file: kubectl applies all three.
+    let cart = repo.read("shop/cart.yaml");
+    repo.write("shop/cart.yaml", &format!("\u{feff}{cart}"));
+    // Its two Deployments, catalog and catalog-search, as the items of one List.
+    let items: Vec<serde_json::Value> = repo
+        .read("shop/catalog.yaml")
+        .split("\n---\n")
+        .map(|doc| serde_yaml::from_str(doc).unwrap())
+        .collect();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    repo.write(
+        "shop/catalog.yaml",
+        &format!(
+            "# the catalog, as kubectl get -o yaml writes it\n{}",
+            serde_yaml::to_string(&list).unwrap()
+        ),
+    );
+    let frontend: serde_json::Value =
+        serde_yaml::from_str(&repo.read("shop/frontend.yaml")).unwrap();
+    std::fs::remove_file(repo.path("shop/frontend.yaml")).unwrap();
+    repo.write(
+        "shop/frontend.json",
+        &serde_json::to_string_pretty(&frontend).unwrap(),
+    );
+    // A Helm chart's template, and a file that is a template by its `{{ }}` alone.
+    std::fs::create_dir_all(repo.path("chart/templates")).unwrap();
+    repo.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: x\nversion: 0.1.0\n",
+    );
+    repo.write(
+        "chart/templates/web.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"{{ .Release.Name }}\"\n",
+    );
+    repo.write("shop/extra.yaml", "replicas: {{ .Values.replicas }}\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "--quiet", "-m", "files as kubectl reads them"]);
+
+    let check = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(check.code, 0, "in sync, templates are notes: {check:?}");
+    let report = check.json();
+    let statuses: Vec<(String, String)> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["namespace"] == "shop")
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap().to_owned(),
+                o["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for name in ["cart", "catalog", "catalog-search", "frontend"] {
+        assert!(
+            statuses.contains(&(name.to_owned(), "in-sync".to_owned())),
+            "{name}: {statuses:?}"
+        );
+    }
+    let notes: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["file"].as_str())
+        .collect();
+    assert_eq!(notes.len(), 2, "{report}");
+    assert!(
+        notes
+            .iter()
+            .any(|f| f.ends_with("chart/templates/web.yaml")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|f| f.ends_with("shop/extra.yaml")),
+        "{notes:?}"
+    );
+
+    // Drift in each is found, with its place; accept refuses what it cannot edit.
+    c.ok(&["scale", "deployment/catalog", "-n", "shop", "--replicas=4"]);
+    c.ok(&["scale", "deployment/frontend", "-n", "shop", "--replicas=4"]);
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=4"]);
+    let check = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let catalog = check.json()["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "catalog")
+        .cloned()
+        .unwrap();
+    // Line 5: the comment, apiVersion, kind, items, then the first item.
+    assert_eq!(catalog["line"], 5, "the list item's line: {catalog}");
+    let accept = kdrift(&c, &repo, &["accept", "deploy/catalog", "-n", "shop"]);
+    assert_eq!(accept.code, 2, "{accept:?}");
+    assert!(accept.stderr.contains("kind: List"), "{accept:?}");
+    let accept = kdrift(&c, &repo, &["accept", "deploy/frontend", "-n", "shop"]);
+    assert_eq!(accept.code, 2, "{accept:?}");
+    assert!(accept.stderr.contains("JSON file"), "{accept:?}");
+    // The byte-order mark stays through an accept.
+    let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert!(repo.read("shop/cart.yaml").starts_with("\u{feff}"));
+    assert!(repo.read("shop/cart.yaml").contains("replicas: 4"));
+}

@@ -67,6 +67,18 @@ pub enum AcceptError {
         repo: String,
         operation: git::InProgress,
     },
+    #[error(
+        "{key} is item {item} of a kind: List at {place}: accept edits objects that stand at the top of a document; edit it by hand"
+    )]
+    InList {
+        key: String,
+        item: usize,
+        place: String,
+    },
+    #[error(
+        "{key} is defined in {file}, a JSON file: accept keeps YAML files' layout and comments, and writes no JSON; edit it by hand"
+    )]
+    JsonFile { key: String, file: String },
     #[error("{field} changed live since it was shown ({shown} → {now}); press a again")]
     ChangedLive {
         field: String,
@@ -244,7 +256,30 @@ pub fn prepare(
     PreparedEdit::from_text(file, text.to_owned(), hash, document, &edits)
 }
 
-/// The object `key` as `text` (the contents of `file`) defines it now.
+/// Refuses what the format-preserving editor cannot write: an item of a `kind: List` (its paths
+/// are below `items`) and a JSON file.
+pub fn editable(manifest: &ManifestObject) -> Result<(), AcceptError> {
+    if let Some(item) = manifest.list_item {
+        return Err(AcceptError::InList {
+            key: manifest.key.to_string(),
+            item,
+            place: format!("{}:{}", manifest.file.display(), manifest.line),
+        });
+    }
+    if manifest
+        .file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        return Err(AcceptError::JsonFile {
+            key: manifest.key.to_string(),
+            file: manifest.file.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The object `key` as `text` (the contents of `file`) defines it now, if accept can edit it.
 pub fn manifest_in(
     file: &Arc<Path>,
     text: &Arc<str>,
@@ -259,6 +294,7 @@ pub fn manifest_in(
             file: file.display().to_string(),
             key: key.to_string(),
         })
+        .and_then(|object| editable(&object).map(|()| object))
 }
 
 /// Refuses when a chosen field's live value is not the one shown (`now` is the drift against

@@ -126,6 +126,10 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         );
         return EXIT_IN_SYNC;
     }
+    if let Err(e) = crate::accept::editable(manifest) {
+        tell!("kdrift: {e}");
+        return EXIT_ERROR;
+    }
     let root = &ctx.index.root;
     let file: &Path = &manifest.file;
     let shown = shown_path(root, file);

@@ -222,10 +222,14 @@ impl DriftReport {
 
     /// True when the check is incomplete: an error stopped part of it, or a manifest problem
     /// (malformed, skipped, duplicated, a bad `.kdrift.yaml` rule) means some manifest could
-    /// not be compared as written. One rule for every problem: each may hide an object.
+    /// not be compared as written. One rule for every problem: each may hide an object. A
+    /// template is a note: it is no manifest until rendered.
     fn has_errors(&self) -> bool {
         !self.errors.is_empty()
-            || !self.problems.is_empty()
+            || self
+                .problems
+                .iter()
+                .any(|p| !matches!(p, Problem::Template { .. }))
             || self
                 .objects
                 .iter()

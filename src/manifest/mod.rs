@@ -43,6 +43,8 @@ pub struct ManifestObject {
     pub digest: u64,
     /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
     pub body: tree::Node,
+    /// For an item of a `kind: List` document, its position in `items` (kubectl applies each).
+    pub list_item: Option<usize>,
 }
 
 /// A digest of a document's text, to notice that its file changed since it was parsed.
@@ -65,9 +67,16 @@ impl ManifestObject {
     /// block style), for reports, diffs and accept. Reads the file again; if it changed since it
     /// was parsed, the line of the document is the best answer left.
     pub fn line_of(&self, path: &[lines::Step<'_>]) -> usize {
-        match self.read_text() {
-            Some(text) => self.first_line + lines::line_of(&text, path) + 1,
-            None => self.line,
+        let Some(text) = self.read_text() else {
+            return self.line;
+        };
+        match self.list_item {
+            Some(item) => {
+                let mut steps = vec![lines::Step::Field("items"), lines::Step::Item(item)];
+                steps.extend_from_slice(path);
+                self.first_line + lines::line_of(&text, &steps) + 1
+            }
+            None => self.first_line + lines::line_of(&text, path) + 1,
         }
     }
 }
@@ -96,6 +105,9 @@ pub enum Problem {
         line: usize,
         message: String,
     },
+    /// A template (Helm's `{{ }}`): not a manifest until rendered, so not read. A note, not an
+    /// error: it hides no object that the manifests hold.
+    Template { file: PathBuf },
 }
 
 impl Problem {
@@ -106,7 +118,7 @@ impl Problem {
                 (file, Some(*line))
             }
             Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
-            Problem::Skipped { file, .. } => (file, None),
+            Problem::Skipped { file, .. } | Problem::Template { file } => (file, None),
         }
     }
 }
@@ -136,6 +148,11 @@ impl fmt::Display for Problem {
                 line,
                 message,
             } => write!(f, "{}:{line}: {message}", file.display()),
+            Problem::Template { file } => write!(
+                f,
+                "{}: note: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
+                file.display()
+            ),
         }
     }
 }

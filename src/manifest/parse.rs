@@ -80,12 +80,32 @@ pub fn parse_file_sharing(
     names: &mut Names,
 ) -> ParsedFile {
     let mut parsed = ParsedFile::default();
+    let template = text.contains("{{") && text.contains("}}");
+    if template && in_chart_templates(file) {
+        return ParsedFile {
+            objects: Vec::new(),
+            problems: vec![Problem::Template {
+                file: file.to_path_buf(),
+            }],
+        };
+    }
     for (doc_index, doc) in documents(text).into_iter().enumerate() {
         let Some(first) = first_content_line(doc.text) else {
             continue;
         };
-        let value: Value = match serde_yaml::from_str(doc.text) {
+        // A byte-order mark is no content (kubectl reads such files).
+        let yaml = doc.text.strip_prefix('\u{feff}').unwrap_or(doc.text);
+        let value: Value = match serde_yaml::from_str(yaml) {
             Ok(value) => value,
+            Err(_) if template => {
+                // Helm's `{{ }}`: not YAML until rendered. Say so once, read nothing of it.
+                return ParsedFile {
+                    objects: Vec::new(),
+                    problems: vec![Problem::Template {
+                        file: file.to_path_buf(),
+                    }],
+                };
+            }
             Err(error) => {
                 let (line, column) = error
                     .location()
@@ -99,8 +119,77 @@ pub fn parse_file_sharing(
                 continue;
             }
         };
-        let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
+        let place = Place {
+            file,
+            doc_index,
+            doc: &doc,
+        };
+        // `kind: List` (what `kubectl get -o yaml` writes): kubectl applies each item.
+        if is_list(&value) {
+            let Value::Object(mut list) = value else {
+                continue;
+            };
+            let Some(Value::Array(items)) = list.remove("items") else {
+                continue;
+            };
+            for (at, item) in items.into_iter().enumerate() {
+                let steps = [
+                    super::lines::Step::Field("items"),
+                    super::lines::Step::Item(at),
+                ];
+                let line = doc.line + super::lines::line_of(doc.text, &steps) + 1;
+                place.push(&mut parsed, item, line, Some(at), default_namespace, names);
+            }
             continue;
+        }
+        place.push(
+            &mut parsed,
+            value,
+            doc.line + first + 1,
+            None,
+            default_namespace,
+            names,
+        );
+    }
+    parsed
+}
+
+/// True for a file in the `templates/` folder of a Helm chart (beside its `Chart.yaml`).
+fn in_chart_templates(file: &Path) -> bool {
+    file.ancestors()
+        .skip(1)
+        .find(|dir| dir.file_name().is_some_and(|n| n == "templates"))
+        .and_then(Path::parent)
+        .is_some_and(|chart| chart.join("Chart.yaml").is_file())
+}
+
+/// `apiVersion: v1, kind: List` with `items`.
+fn is_list(value: &Value) -> bool {
+    value.get("kind").and_then(Value::as_str) == Some("List")
+        && value.get("apiVersion").and_then(Value::as_str) == Some("v1")
+        && value.get("items").is_some_and(Value::is_array)
+}
+
+/// Where a parsed object comes from.
+struct Place<'a, 'd> {
+    file: &'a Arc<Path>,
+    doc_index: usize,
+    doc: &'a Document<'d>,
+}
+
+impl Place<'_, '_> {
+    /// Keeps `value` if it is a Kubernetes object (YAML that is not one is skipped quietly).
+    fn push(
+        &self,
+        parsed: &mut ParsedFile,
+        value: Value,
+        line: usize,
+        list_item: Option<usize>,
+        default_namespace: &str,
+        names: &mut Names,
+    ) {
+        let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
+            return;
         };
         let api_version = value
             .get("apiVersion")
@@ -110,16 +199,16 @@ pub fn parse_file_sharing(
         parsed.objects.push(ManifestObject {
             key,
             api_version,
-            file: Arc::clone(file),
-            document: doc_index,
-            line: doc.line + first + 1,
-            span: doc.offset..doc.offset + doc.text.len(),
-            first_line: doc.line,
-            digest: super::digest(doc.text),
+            file: Arc::clone(self.file),
+            document: self.doc_index,
+            line,
+            span: self.doc.offset..self.doc.offset + self.doc.text.len(),
+            first_line: self.doc.line,
+            digest: super::digest(self.doc.text),
             body: Node::from_value(value, names),
+            list_item,
         });
     }
-    parsed
 }
 
 #[cfg(test)]

@@ -9,11 +9,11 @@ use super::Problem;
 /// stall the load.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
-/// True for the names kdrift reads as manifests.
+/// True for the names kdrift reads as manifests: what `kubectl apply -f DIR` reads.
 pub fn is_manifest_name(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml")
+        Some("yaml" | "yml" | "json")
     ) && !path
         .file_name()
         .and_then(|n| n.to_str())

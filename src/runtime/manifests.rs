@@ -41,11 +41,7 @@ fn relevant(root: &Path, path: &Path) -> bool {
     let hidden = rel
         .components()
         .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-    let yaml = matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml")
-    );
-    yaml && !hidden
+    crate::manifest::walk::is_manifest_name(path) && !hidden
 }
 
 /// How often the folder itself is looked at: a watch on a folder that was removed sees nothing of

@@ -95,6 +95,10 @@ pub fn edit_document(
     document_index: usize,
     edits: &[FieldEdit],
 ) -> Result<String, EditError> {
+    // A byte-order mark stays where it is, outside what is edited.
+    if let Some(rest) = source.strip_prefix('\u{feff}') {
+        return edit_document(rest, document_index, edits).map(|text| format!("\u{feff}{text}"));
+    }
     let pieces = documents::split(source);
     let count = pieces.len();
     let piece = pieces
