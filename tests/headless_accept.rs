@@ -439,3 +439,43 @@ fn control_characters_from_the_cluster_never_reach_the_terminal_or_the_commit() 
     assert!(!raw(&message), "{message:?}");
     assert!(message.contains("^[]0;pwned^G"), "{message}");
 }
+
+#[test]
+fn an_object_defined_twice_is_refused_and_a_symlink_is_one_file() {
+    let c = Cluster::start();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+
+    let repo = Repo::demo();
+    repo.write("shop/cart-copy.yaml", &repo.read(CART));
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "--quiet", "-m", "a copy"]);
+    let before = repo.read(CART);
+    let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(accept.code, 2, "{accept:?}");
+    assert!(
+        accept.stderr.contains("defined twice")
+            && accept.stderr.contains("shop/cart-copy.yaml:3")
+            && accept.stderr.contains("shop/cart.yaml:3"),
+        "{accept:?}"
+    );
+    assert_eq!(repo.read(CART), before, "nothing written");
+
+    // One file shared through a symlink inside the repository: not a duplicate.
+    let repo = Repo::demo();
+    std::fs::create_dir_all(repo.path("shared")).unwrap();
+    std::fs::rename(repo.path(CART), repo.path("shared/cart.yaml")).unwrap();
+    std::os::unix::fs::symlink("../shared/cart.yaml", repo.path(CART)).unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "--quiet", "-m", "shared cart"]);
+    let check = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(check.json()["problems"], serde_json::json!([]), "{check:?}");
+    let accept = kdrift(&c, &repo, &["accept", "deploy/cart", "-n", "shop"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert!(repo.read("shared/cart.yaml").contains("replicas: 5"));
+    let changed = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        changed.trim(),
+        "shared/cart.yaml",
+        "the file itself is committed"
+    );
+}

@@ -76,6 +76,14 @@ pub enum AcceptError {
         place: String,
     },
     #[error(
+        "{key} is defined twice, at {first} and at {second}: accept would change one and leave the other saying the old value; keep one of them, then accept again (nothing was written)"
+    )]
+    Duplicated {
+        key: String,
+        first: String,
+        second: String,
+    },
+    #[error(
         "{key} is defined in {file}, a JSON file: accept keeps YAML files' layout and comments, and writes no JSON; edit it by hand"
     )]
     JsonFile { key: String, file: String },
@@ -254,6 +262,32 @@ pub fn prepare(
 ) -> Result<PreparedEdit, PrepareError> {
     let edits: Vec<FieldEdit> = chosen.iter().map(|item| field_edit(item)).collect();
     PreparedEdit::from_text(file, text.to_owned(), hash, document, &edits)
+}
+
+/// Refuses an object defined in two places (a symlink to a shared file is one place).
+pub fn not_duplicated(
+    index: &crate::manifest::ManifestIndex,
+    key: &ObjectKey,
+) -> Result<(), AcceptError> {
+    for problem in index.problems() {
+        if let crate::manifest::Problem::Duplicate {
+            key: duplicated,
+            first,
+            second,
+        } = problem
+            && duplicated == key
+        {
+            let place = |(file, line): &(std::path::PathBuf, usize)| {
+                format!("{}:{line}", shown_path(&index.root, file))
+            };
+            return Err(AcceptError::Duplicated {
+                key: key.to_string(),
+                first: place(first),
+                second: place(second),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Refuses what the format-preserving editor cannot write: an item of a `kind: List` (its paths

@@ -297,6 +297,7 @@ impl App {
             .live?
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
         let file = fetched.file?;
+        accept::not_duplicated(index, &manifest_key(&fetched.key)).map_err(|e| e.to_string())?;
         let manifest = accept::manifest_in(
             &file.path,
             &file.text,

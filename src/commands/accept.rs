@@ -126,7 +126,9 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         );
         return EXIT_IN_SYNC;
     }
-    if let Err(e) = crate::accept::editable(manifest) {
+    if let Err(e) = crate::accept::not_duplicated(&ctx.index, key)
+        .and_then(|()| crate::accept::editable(manifest))
+    {
         tell!("kdrift: {e}");
         return EXIT_ERROR;
     }

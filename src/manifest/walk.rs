@@ -109,6 +109,23 @@ pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> 
         }
     }
     files.sort();
+    // A symlink to a file the walk also reaches directly is the same file, not a duplicate of
+    // its objects: keep one path per real file, the file's own rather than a link's (an accept
+    // edits and commits the file itself).
+    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let mut chosen: std::collections::HashMap<PathBuf, PathBuf> = std::collections::HashMap::new();
+    for file in &files {
+        let real = fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        match chosen.get(&real) {
+            Some(kept) if !is_link(kept) || is_link(file) => {}
+            _ => {
+                chosen.insert(real, file.clone());
+            }
+        }
+    }
+    let kept: std::collections::HashSet<&PathBuf> = chosen.values().collect();
+    let mut files: Vec<PathBuf> = files.iter().filter(|f| kept.contains(f)).cloned().collect();
+    files.dedup();
     files
 }
 
