@@ -9,6 +9,7 @@
 //! on and the new, empty branch is deleted, so a failed accept leaves no trace in git.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
@@ -35,6 +36,11 @@ pub enum GitError {
     BranchExists { branch: String },
     #[error("\"{branch}\" is not a valid branch name (from the branch template)")]
     BadBranchName { branch: String },
+    /// A git command (a hook it ran) did not end in time and was stopped.
+    #[error(
+        "git {action} did not finish within {seconds} s (a hook waiting for input or the network?) and was stopped; a file written for the commit stays written but not committed (KDRIFT_GIT_TIMEOUT=SECONDS allows longer)"
+    )]
+    TimedOut { action: String, seconds: u64 },
     /// git refused (a failing hook, no identity, nothing to commit, ...): its own words.
     #[error("git {action} failed; the file is written but not committed:\n{message}")]
     Refused {
@@ -57,9 +63,26 @@ impl Output {
     }
 }
 
-/// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person.
+/// How long one git command may run, hooks included: `KDRIFT_GIT_TIMEOUT` seconds, else 120
+/// (a signing prompt or a hook on a slow network takes a while; one waiting on a terminal that
+/// kdrift's git has not got would wait forever).
+pub fn timeout() -> Duration {
+    std::env::var("KDRIFT_GIT_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+        .map_or(Duration::from_secs(120), Duration::from_secs)
+}
+
+/// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person,
+/// and never longer than [`timeout`] (then it and its hooks are killed).
 fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
-    let output = Command::new("git")
+    use std::os::unix::process::CommandExt;
+    let spawn_error = |source| GitError::Spawn {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    let mut child = Command::new("git")
         .arg("--no-pager")
         .args(args)
         .current_dir(dir)
@@ -68,15 +91,45 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .output()
-        .map_err(|source| GitError::Spawn {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
+        // Its own process group, so that a hook it runs is stopped with it.
+        .process_group(0)
+        .spawn()
+        .map_err(spawn_error)?;
+    // Read the pipes on threads: a chatty hook must not block on a full pipe while we wait.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let limit = timeout();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(spawn_error)? {
+            break status;
+        }
+        if started.elapsed() >= limit {
+            if let Ok(pid) = i32::try_from(child.id()) {
+                // SAFETY: kill(2) on the process group git leads; no memory is involved.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+            let _ = child.wait();
+            return Err(GitError::TimedOut {
+                action: args.first().copied().unwrap_or("git").to_owned(),
+                seconds: limit.as_secs(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     Ok(Output {
-        ok: output.status.success(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        ok: status.success(),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     })
 }
 

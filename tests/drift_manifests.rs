@@ -101,7 +101,10 @@ fn loads_yaml_recursively_and_skips_what_is_not_a_manifest() {
     let web = index
         .get(&ObjectKey::new("apps", "Deployment", "shop", "web"))
         .expect("web");
-    assert!(web.file.ends_with("apps/web.yaml"), "the file, not the link");
+    assert!(
+        web.file.ends_with("apps/web.yaml"),
+        "the file, not the link"
+    );
 }
 
 #[test]

@@ -479,3 +479,38 @@ fn an_object_defined_twice_is_refused_and_a_symlink_is_one_file() {
         "the file itself is committed"
     );
 }
+
+#[test]
+fn a_hanging_git_hook_is_stopped_after_the_timeout_and_said() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    let hook = repo.path(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nsleep 600\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let head = repo.head();
+    let started = std::time::Instant::now();
+    let run = headless_util::kdrift_env(
+        c.dir.path(),
+        repo.root(),
+        &["accept", "deploy/cart", "-n", "shop"],
+        &[
+            ("KUBECONFIG", c.kubeconfig.as_path()),
+            ("KDRIFT_GIT_TIMEOUT", std::path::Path::new("2")),
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{run:?}"
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("git commit did not finish within 2 s"),
+        "{run:?}"
+    );
+    assert_eq!(repo.head(), head, "no commit");
+    assert!(
+        repo.read(CART).contains("replicas: 5"),
+        "the file stays written"
+    );
+}

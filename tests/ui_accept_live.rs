@@ -200,3 +200,33 @@ async fn a_moved_value_a_dirty_file_and_a_failing_hook_are_refused_and_say_so() 
     demo.drive(script).await;
     demo.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_while_a_commit_runs_waits_for_it_and_says_what_it_did() {
+    let demo = demo().await;
+    // A slow hook: the commit is still running when q is pressed.
+    let hook = demo.manifests.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nsleep 2\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let first = demo.git(&["rev-parse", "HEAD"]);
+    let d = &demo;
+    let script = move |tx, text| async move {
+        scale_and_press_a(d, &tx, &text).await;
+        wait_for(&text, "the accept view", |s| s.contains("+  replicas: 5")).await;
+        key(&tx, KeyCode::Enter);
+        keys(&tx, "q");
+        wait_for(&text, "the quit waiting for the commit", |s| {
+            status_line(s).contains("quitting once the accept or revert under way ends")
+        })
+        .await;
+    };
+    let outcomes = live_screen::run(&demo.common, 150, 40, script).await;
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert!(outcomes[0].starts_with("committed "), "{outcomes:?}");
+    assert_eq!(
+        demo.git(&["rev-parse", "HEAD~1"]),
+        first,
+        "the commit was made"
+    );
+    demo.server.shutdown().await;
+}

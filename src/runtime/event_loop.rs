@@ -59,6 +59,13 @@ struct Loop {
     _manifests: Option<super::manifests::ManifestWatch>,
     /// The revert preview awaiting confirmation.
     reverts: super::revert::Reverts,
+    /// Accepts and reverts under way: quitting waits for them, so that none is left half done
+    /// without a word.
+    writes: usize,
+    /// Asked to quit while a write was under way: quit when the last one ends.
+    quitting: bool,
+    /// What the writes that ended while quitting did, printed once the terminal is restored.
+    pub outcomes: Vec<String>,
 }
 
 /// A watcher's way back into the loop.
@@ -75,7 +82,57 @@ pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watc
 }
 
 impl Loop {
+    /// `q`, ctrl-c, SIGTERM or the input closing: quit now, or once the writes under way end
+    /// (asked twice: now).
+    fn quit(&mut self) -> Flow {
+        if self.writes == 0 || self.quitting {
+            return Flow::Quit;
+        }
+        self.quitting = true;
+        let what = if self.writes == 1 {
+            "the accept or revert under way".to_owned()
+        } else {
+            format!("the {} accepts and reverts under way", self.writes)
+        };
+        let text = format!(
+            "quitting once {what} ends (git is stopped after {} s); q again quits now and leaves it unfinished",
+            crate::git::timeout().as_secs()
+        );
+        update(&mut self.app, Message::Notice(Flash { text, error: false }));
+        Flow::Continue
+    }
+
+    /// A write ended: count it, and keep what it did if the user is waiting to quit.
+    fn write_ended(&mut self) -> Flow {
+        self.writes = self.writes.saturating_sub(1);
+        if self.quitting {
+            if let Some(flash) = &self.app.flash {
+                self.outcomes.push(flash.text.clone());
+            }
+            if self.writes == 0 {
+                return Flow::Quit;
+            }
+        }
+        Flow::Continue
+    }
+
     fn handle(&mut self, ev: Event) -> Flow {
+        let ended = matches!(
+            ev,
+            Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+        );
+        let flow = self.handle_event(ev);
+        match flow {
+            Flow::Quit => self.quit(),
+            _ if ended => match self.write_ended() {
+                Flow::Quit => Flow::Quit,
+                _ => flow,
+            },
+            other => other,
+        }
+    }
+
+    fn handle_event(&mut self, ev: Event) -> Flow {
         let commands = match ev {
             // Thousands of fetched live objects were compared and dropped: give the pages back.
             Event::App(Message::LiveFetched(fetched)) if fetched.len() > 256 => {
@@ -132,6 +189,7 @@ impl Loop {
                     });
                 }
                 Command::Accept(request) => {
+                    self.writes += 1;
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
                         let key = request.key.clone();
@@ -144,7 +202,10 @@ impl Loop {
                     let client = &self.conn.client;
                     self.reverts.preview(id, key, index, client, &self.tx);
                 }
-                Command::Revert { id, key } => self.reverts.execute(id, key, &self.tx),
+                Command::Revert { id, key } => {
+                    self.writes += 1;
+                    self.reverts.execute(id, key, &self.tx);
+                }
                 Command::FetchDiff(key) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
@@ -271,6 +332,8 @@ impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
 pub struct Session {
     state: Loop,
     rx: UnboundedReceiver<Event>,
+    /// The loop ended on SIGTERM (the exit code says so).
+    pub sigterm: bool,
 }
 
 impl Session {
@@ -303,9 +366,18 @@ impl Session {
                 tx,
                 _manifests: manifests,
                 reverts: Default::default(),
+                writes: 0,
+                quitting: false,
+                outcomes: Vec::new(),
             },
             rx,
+            sigterm: false,
         }
+    }
+
+    /// What the accepts and reverts that ended while quitting did.
+    pub fn outcomes(&self) -> &[String] {
+        &self.state.outcomes
     }
 
     pub fn app(&self) -> &App {
@@ -348,7 +420,11 @@ impl Session {
             let first = tokio::select! {
                 _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
                     tracing::info!("SIGTERM: quitting");
-                    break 'outer;
+                    self.sigterm = true;
+                    match state.quit() {
+                        Flow::Quit => break 'outer,
+                        _ => None,
+                    }
                 }
                 ev = rx.recv() => ev,
                 _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
@@ -428,9 +504,16 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let input = tokio::spawn(read_input(session.sender()));
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
+    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
     drop(session);
     terminal::leave();
+    // The accepts and reverts the quit waited for: said where the user is looking now.
+    for outcome in &outcomes {
+        eprintln!("kdrift: {}", crate::text::printable(outcome));
+    }
     match result {
+        // As a process killed by SIGTERM would (128 + 15), for whoever sent it.
+        Ok(()) if sigterm => ExitCode::from(143),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "terminal failed");

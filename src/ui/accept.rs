@@ -21,7 +21,13 @@ pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, vi
     if let AcceptContent::Ready(form) = &view.content
         && form.committing
     {
-        title.push(Span::styled(" writing and committing… ", theme.warning));
+        title.push(Span::styled(
+            format!(
+                " committing: waiting for git and its hooks (stopped after {} s)… ",
+                crate::git::timeout().as_secs()
+            ),
+            theme.warning,
+        ));
     }
     let block = Block::default()
         .borders(Borders::ALL)

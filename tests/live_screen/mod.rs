@@ -208,14 +208,20 @@ impl Demo {
 }
 
 /// Runs the live view with `common` on a `width`×`height` TestBackend while `script` types and
-/// watches the screen; `script` must quit it.
-pub async fn run<F, Fut>(common: &kdrift::cli::CommonArgs, width: u16, height: u16, script: F)
+/// watches the screen; `script` must quit it. Returns what the accepts and reverts the quit
+/// waited for did.
+pub async fn run<F, Fut>(
+    common: &kdrift::cli::CommonArgs,
+    width: u16,
+    height: u16,
+    script: F,
+) -> Vec<String>
 where
     F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let conn = kdrift::cluster::client::connect(common).await.unwrap();
-    run_on(conn, common, width, height, script).await;
+    run_on(conn, common, width, height, script).await
 }
 
 /// [`run`] on a connection made by the test (which may keep a clone of its client).
@@ -225,7 +231,8 @@ pub async fn run_on<F, Fut>(
     width: u16,
     height: u16,
     script: F,
-) where
+) -> Vec<String>
+where
     F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
@@ -238,6 +245,7 @@ pub async fn run_on<F, Fut>(
     let driver = session.drive(&mut term, &theme, &mut frontend);
     let (result, ()) = tokio::join!(driver, script(tx, text));
     result.unwrap();
+    session.outcomes().to_vec()
 }
 
 /// The lines a commit's patch (`git show --format= --unified=0`) removes and adds, in order.
