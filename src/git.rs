@@ -1,12 +1,11 @@
 //! Git for accept: commit one manifest file alone, optionally on a new branch, by running the
 //! user's `git` command (so their identity, hooks and signing apply), and the commit message.
 //!
-//! Branch mode does what a person would type: `git switch -c hotfix/shop-web` then commit the
-//! file. Switching to a new branch at the current commit changes nothing in the working tree or
-//! the index, so the user's other staged and unstaged changes stay exactly as they were (still
-//! uncommitted, now on the new branch's checkout). An existing branch is never moved or reused,
-//! unless it is the current one. If the commit fails, the checkout goes back to the branch it was
-//! on and the new, empty branch is deleted, so a failed accept leaves no trace in git.
+//! Branch mode commits on a new branch made from the committed state of the branch the user is
+//! on, in a temporary worktree: the user stays on their branch, with their working copy and
+//! index as they were (two hotfixes make two branches, each from that branch, not stacked). An
+//! existing branch is never moved or reused. If the commit fails, the new branch is deleted, so a
+//! failed accept leaves no trace in git.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -229,56 +228,19 @@ pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     Ok(output.ok.then(|| output.stdout.trim().to_owned()))
 }
 
-/// Commits `file` alone with `message`, on `branch` when given (created from the current commit
-/// and checked out). Everything else in the index and working tree stays as it was.
-pub fn commit_file(
-    repo_dir: &Path,
-    file: &Path,
-    message: &str,
-    branch: Option<&str>,
-) -> Result<CommitOutcome, GitError> {
+/// Commits `file` alone with `message` on the current branch. Everything else in the index and
+/// working tree stays as it was.
+pub fn commit_file(repo_dir: &Path, file: &Path, message: &str) -> Result<CommitOutcome, GitError> {
     let Some(top) = repository_root(repo_dir)? else {
         return Ok(CommitOutcome::NotARepository);
     };
-    let outside = || GitError::OutsideRepository {
-        file: file.to_path_buf(),
-        repo: top.clone(),
-    };
-    let real_top = std::fs::canonicalize(&top).map_err(|_| outside())?;
-    let absolute = if file.is_absolute() {
-        file.to_path_buf()
-    } else {
-        repo_dir.join(file)
-    };
-    let real_file = std::fs::canonicalize(&absolute).map_err(|_| outside())?;
-    let relative = real_file.strip_prefix(&real_top).map_err(|_| outside())?;
-    let relative = relative.to_string_lossy().into_owned();
+    let relative = relative_to(&top, repo_dir, file)?;
 
     // `commit --only` takes paths git knows; a new file is added first (only that path).
     let tracked = run(&top, &["ls-files", "--error-unmatch", "--", &relative])?;
     if !tracked.ok {
         must(&top, "add", &["add", "--", &relative])?;
     }
-
-    let before = current_branch(&top)?;
-    let mut created = None;
-    if let Some(name) = branch.filter(|name| before.as_deref() != Some(*name)) {
-        if !run(&top, &["check-ref-format", "--branch", name])?.ok {
-            return Err(GitError::BadBranchName {
-                branch: name.to_owned(),
-            });
-        }
-        let reference = format!("refs/heads/{name}");
-        if run(&top, &["rev-parse", "--verify", "--quiet", &reference])?.ok {
-            return Err(GitError::BranchExists {
-                branch: name.to_owned(),
-            });
-        }
-        let head = must(&top, "rev-parse", &["rev-parse", "HEAD"])?;
-        must(&top, "switch", &["switch", "--quiet", "-c", name])?;
-        created = Some((name.to_owned(), head));
-    }
-
     let commit = run(
         &top,
         &[
@@ -286,16 +248,6 @@ pub fn commit_file(
         ],
     )?;
     if !commit.ok {
-        if let Some((name, head)) = &created {
-            // Back to where the user was; the new branch has no commit of its own.
-            let back = match &before {
-                Some(original) => run(&top, &["switch", "--quiet", original])?,
-                None => run(&top, &["switch", "--quiet", "--detach", head])?,
-            };
-            if back.ok {
-                run(&top, &["branch", "--quiet", "-D", name])?;
-            }
-        }
         return Err(GitError::Refused {
             action: "commit",
             message: commit.message(),
@@ -306,6 +258,100 @@ pub fn commit_file(
         short_hash,
         branch: current_branch(&top)?,
     })
+}
+
+/// Commits `contents` as `file` on a new branch `name` made from the current commit (the
+/// committed state of the branch the user is on), in a temporary worktree: the user's checkout,
+/// index and branch stay exactly as they were, and their hooks and signing still apply. A
+/// commit that fails leaves no branch behind.
+pub fn commit_on_new_branch(
+    repo_dir: &Path,
+    file: &Path,
+    contents: &str,
+    message: &str,
+    name: &str,
+) -> Result<CommitOutcome, GitError> {
+    let Some(top) = repository_root(repo_dir)? else {
+        return Ok(CommitOutcome::NotARepository);
+    };
+    let relative = relative_to(&top, repo_dir, file)?;
+    if !run(&top, &["check-ref-format", "--branch", name])?.ok {
+        return Err(GitError::BadBranchName {
+            branch: name.to_owned(),
+        });
+    }
+    let reference = format!("refs/heads/{name}");
+    if run(&top, &["rev-parse", "--verify", "--quiet", &reference])?.ok {
+        return Err(GitError::BranchExists {
+            branch: name.to_owned(),
+        });
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("kdrift-accept-")
+        .tempdir()
+        .map_err(|source| GitError::Spawn {
+            dir: top.clone(),
+            source,
+        })?;
+    let tree = scratch.path().join("tree");
+    let tree_text = tree.to_string_lossy().into_owned();
+    must(
+        &top,
+        "worktree add",
+        &["worktree", "add", "--quiet", "-b", name, &tree_text, "HEAD"],
+    )?;
+    let committed = (|| {
+        let target = tree.join(&relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| GitError::Spawn {
+                dir: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(&target, contents).map_err(|source| GitError::Spawn {
+            dir: tree.clone(),
+            source,
+        })?;
+        must(&tree, "add", &["add", "--", &relative])?;
+        let commit = run(&tree, &["commit", "--quiet", "-m", message])?;
+        if !commit.ok {
+            return Err(GitError::Refused {
+                action: "commit",
+                message: commit.message(),
+            });
+        }
+        must(&tree, "rev-parse", &["rev-parse", "--short", "HEAD"])
+    })();
+    let _ = run(&top, &["worktree", "remove", "--force", &tree_text]);
+    let _ = run(&top, &["worktree", "prune"]);
+    match committed {
+        Ok(short_hash) => Ok(CommitOutcome::Committed {
+            short_hash,
+            branch: Some(name.to_owned()),
+        }),
+        Err(e) => {
+            let _ = run(&top, &["branch", "--quiet", "-D", name]);
+            Err(e)
+        }
+    }
+}
+
+/// `file` relative to the repository top `top` (symlinks resolved), or an error when it lies
+/// outside.
+fn relative_to(top: &Path, repo_dir: &Path, file: &Path) -> Result<String, GitError> {
+    let outside = || GitError::OutsideRepository {
+        file: file.to_path_buf(),
+        repo: top.to_path_buf(),
+    };
+    let real_top = std::fs::canonicalize(top).map_err(|_| outside())?;
+    let absolute = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        repo_dir.join(file)
+    };
+    let real_file = std::fs::canonicalize(&absolute).map_err(|_| outside())?;
+    let relative = real_file.strip_prefix(&real_top).map_err(|_| outside())?;
+    Ok(relative.to_string_lossy().into_owned())
 }
 
 /// True when `file` differs from HEAD (staged or not), or is not committed yet. `git commit

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
 
-use kdrift::git::{CommitOutcome, GitError, commit_file, has_uncommitted_changes};
+use kdrift::git::{
+    CommitOutcome, GitError, commit_file, commit_on_new_branch, has_uncommitted_changes,
+};
 
 static ISOLATE: Once = Once::new();
 
@@ -135,7 +137,7 @@ fn commits_the_file_alone_and_leaves_staged_and_unstaged_work_as_it_was() {
     accept_edit(&root);
     let message =
         "kdrift: accept live spec.replicas of deployment/shop/web\n\nspec.replicas: 2 → 5\n";
-    let outcome = commit_file(&root, Path::new("deploy/web.yaml"), message, None).expect("commit");
+    let outcome = commit_file(&root, Path::new("deploy/web.yaml"), message).expect("commit");
     let CommitOutcome::Committed { short_hash, branch } = outcome else {
         panic!("expected a commit, got {outcome:?}");
     };
@@ -183,7 +185,7 @@ fn a_failing_pre_commit_hook_is_reported_and_the_file_stays_written() {
     let head = git(&root, &["rev-parse", "HEAD"]);
     let before = user_state(&root);
     accept_edit(&root);
-    let error = commit_file(&root, Path::new("deploy/web.yaml"), "m", None).expect_err("refused");
+    let error = commit_file(&root, Path::new("deploy/web.yaml"), "m").expect_err("refused");
     assert!(matches!(error, GitError::Refused { .. }), "{error}");
     assert!(
         error.to_string().contains("lint: replicas must be even"),
@@ -205,7 +207,7 @@ fn a_failing_pre_commit_hook_is_reported_and_the_file_stays_written() {
 fn a_missing_identity_is_reported_with_gits_message() {
     let (_dir, root) = repo(false);
     accept_edit(&root);
-    let error = commit_file(&root, Path::new("deploy/web.yaml"), "m", None).expect_err("refused");
+    let error = commit_file(&root, Path::new("deploy/web.yaml"), "m").expect_err("refused");
     let text = error.to_string();
     assert!(text.contains("not committed"), "{text}");
     assert!(
@@ -223,24 +225,22 @@ fn outside_a_repository_nothing_is_committed() {
     isolate();
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("web.yaml"), "a: 1\n").expect("w");
-    let outcome = commit_file(dir.path(), Path::new("web.yaml"), "m", None).expect("no error");
+    let outcome = commit_file(dir.path(), Path::new("web.yaml"), "m").expect("no error");
     assert_eq!(outcome, CommitOutcome::NotARepository);
 }
 
+const HOTFIX: &str = "spec:\n  replicas: 5 # by hand\n";
+
 #[test]
-fn branch_mode_commits_on_a_new_branch_and_keeps_the_users_work() {
+fn branch_mode_commits_on_a_new_branch_from_the_users_branch_and_leaves_them_there() {
     let (_dir, root) = repo(true);
     dirty(&root);
     let main = git(&root, &["rev-parse", "main"]);
+    let manifest = std::fs::read_to_string(root.join("deploy/web.yaml")).expect("r");
     let before = user_state(&root);
-    accept_edit(&root);
-    let outcome = commit_file(
-        &root,
-        Path::new("deploy/web.yaml"),
-        "m",
-        Some("hotfix/shop-web"),
-    )
-    .expect("commit");
+    let file = Path::new("deploy/web.yaml");
+    let outcome =
+        commit_on_new_branch(&root, file, HOTFIX, "m", "hotfix/shop-web").expect("commit");
     let CommitOutcome::Committed { branch, .. } = outcome else {
         panic!("expected a commit, got {outcome:?}");
     };
@@ -258,25 +258,38 @@ fn branch_mode_commits_on_a_new_branch_and_keeps_the_users_work() {
         ),
         "deploy/web.yaml\n"
     );
+    assert_eq!(
+        git(&root, &["show", "hotfix/shop-web:deploy/web.yaml"]),
+        HOTFIX
+    );
+    // The user is where they were: same branch, same working copy, same index.
+    assert_eq!(git(&root, &["branch", "--show-current"]).trim(), "main");
     assert_eq!(user_state(&root), before);
+    assert_eq!(
+        std::fs::read_to_string(root.join(file)).expect("r"),
+        manifest
+    );
+    assert_eq!(
+        git(&root, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
 
-    // The same branch again (the user went back to main): refused, the branch is not moved.
-    git(&root, &["switch", "-q", "main"]);
+    // A second hotfix is made from main too, not stacked on the first.
+    commit_on_new_branch(&root, file, HOTFIX, "m", "hotfix/shop-api").expect("commit");
+    assert_eq!(git(&root, &["rev-parse", "hotfix/shop-api~1"]), main);
+
+    // The same branch again: refused, the branch is not moved.
     let tip = git(&root, &["rev-parse", "hotfix/shop-web"]);
-    accept_edit(&root);
-    let error = commit_file(
-        &root,
-        Path::new("deploy/web.yaml"),
-        "m",
-        Some("hotfix/shop-web"),
-    )
-    .expect_err("exists");
+    let error =
+        commit_on_new_branch(&root, file, HOTFIX, "m", "hotfix/shop-web").expect_err("exists");
     assert!(matches!(error, GitError::BranchExists { .. }), "{error}");
     assert_eq!(git(&root, &["rev-parse", "hotfix/shop-web"]), tip);
 }
 
 #[test]
-fn branch_mode_with_a_failing_hook_goes_back_and_leaves_no_branch() {
+fn branch_mode_with_a_failing_hook_leaves_no_branch() {
     let (_dir, root) = repo(true);
     let hook = root.join(".git/hooks/pre-commit");
     std::fs::write(&hook, "#!/bin/sh\nexit 1\n").expect("w");
@@ -285,8 +298,8 @@ fn branch_mode_with_a_failing_hook_goes_back_and_leaves_no_branch() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    accept_edit(&root);
-    commit_file(&root, Path::new("deploy/web.yaml"), "m", Some("hotfix/x")).expect_err("hook");
+    commit_on_new_branch(&root, Path::new("deploy/web.yaml"), HOTFIX, "m", "hotfix/x")
+        .expect_err("hook");
     assert_eq!(git(&root, &["branch", "--show-current"]).trim(), "main");
     assert_eq!(git(&root, &["branch", "--list", "hotfix/x"]), "");
 }

@@ -233,20 +233,31 @@ fn a_branch_template_commits_on_a_new_branch() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
-        run.stdout
-            .contains("on hotfix/shop-cart: Keep cart at 6 for the sale"),
+        run.stdout.contains(
+            "on the new branch hotfix/shop-cart (your checkout is unchanged: git switch hotfix/shop-cart to see it): Keep cart at 6 for the sale"
+        ),
         "{run:?}"
     );
+    // The user stays on main, with main's file; the branch has the hotfix.
     assert_eq!(
         repo.git(&["symbolic-ref", "--short", "HEAD"]).trim(),
-        "hotfix/shop-cart"
+        "main"
     );
     assert_eq!(
         repo.git(&["rev-parse", "main"]).trim(),
         main,
         "main is not moved"
     );
-    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        repo.read(CART).contains("replicas: 2"),
+        "the checkout is untouched"
+    );
+    assert_eq!(repo.git(&["rev-parse", "hotfix/shop-cart~1"]).trim(), main);
+    assert!(
+        repo.git(&["show", "hotfix/shop-cart:shop/cart.yaml"])
+            .contains("replicas: 6")
+    );
+    let message = repo.git(&["log", "-1", "--format=%B", "hotfix/shop-cart"]);
     assert!(
         message.starts_with("Keep cart at 6 for the sale\n"),
         "{message}"
@@ -254,6 +265,20 @@ fn a_branch_template_commits_on_a_new_branch() {
     assert!(
         message.contains("spec.replicas: 2 → 6"),
         "the body still lists the field: {message}"
+    );
+
+    // A second hotfix, of another object, gets its own branch from main: not stacked.
+    c.ok(&["scale", "deployment/catalog", "-n", "shop", "--replicas=3"]);
+    let run = kdrift(&c, &repo, &["accept", "deploy/catalog", "-n", "shop"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        repo.git(&["rev-parse", "hotfix/shop-catalog~1"]).trim(),
+        main
+    );
+    assert_eq!(
+        repo.git(&["show", "--name-only", "--format=", "hotfix/shop-catalog"])
+            .trim(),
+        "shop/catalog.yaml"
     );
 }
 

@@ -47,6 +47,12 @@ pub enum Outcome {
         branch: Option<String>,
         subject: String,
     },
+    /// Committed on a new branch (`accept.branch`); the user's checkout is as it was.
+    OnBranch {
+        short_hash: String,
+        branch: String,
+        subject: String,
+    },
     /// Written; the folder is not in a git repository.
     NotARepository,
     /// Written and, as asked, not committed.
@@ -68,6 +74,13 @@ impl Outcome {
                 branch: None,
                 subject,
             } => format!("committed {short_hash} (detached HEAD): {subject}"),
+            Outcome::OnBranch {
+                short_hash,
+                branch,
+                subject,
+            } => format!(
+                "committed {short_hash} on the new branch {branch} (your checkout is unchanged: git switch {branch} to see it): {subject}"
+            ),
             Outcome::NotARepository => {
                 format!("wrote {file}; not in a git repository, so nothing was committed")
             }
@@ -122,11 +135,41 @@ pub fn write_and_commit(
     if commit.is_some() {
         ensure_clean(root, &prepared.file)?;
     }
+    // Branch mode: the edit goes to the new branch only, the user's checkout is not touched.
+    let on_branch = commit.and_then(|plan| {
+        let branch = plan.branch.as_deref()?;
+        let current = git::repository_root(root)
+            .ok()
+            .flatten()
+            .and_then(|top| git::current_branch(&top).ok().flatten());
+        (current.as_deref() != Some(branch)).then_some((plan, branch))
+    });
+    if let Some((plan, branch)) = on_branch {
+        prepared.check_unchanged(root)?;
+        return match git::commit_on_new_branch(
+            root,
+            &prepared.file,
+            &prepared.after,
+            &plan.message,
+            branch,
+        ) {
+            Ok(CommitOutcome::Committed { short_hash, .. }) => Ok(Outcome::OnBranch {
+                short_hash,
+                branch: branch.to_owned(),
+                subject: plan.subject().to_owned(),
+            }),
+            Ok(CommitOutcome::NotARepository) => {
+                prepared.write(root)?;
+                Ok(Outcome::NotARepository)
+            }
+            Err(e) => Err(AcceptError::Status(e)),
+        };
+    }
     prepared.write(root)?;
     let Some(plan) = commit else {
         return Ok(Outcome::Written);
     };
-    match git::commit_file(root, &prepared.file, &plan.message, plan.branch.as_deref()) {
+    match git::commit_file(root, &prepared.file, &plan.message) {
         Ok(CommitOutcome::Committed { short_hash, branch }) => Ok(Outcome::Committed {
             short_hash,
             branch,

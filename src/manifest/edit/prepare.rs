@@ -84,6 +84,12 @@ impl PreparedEdit {
         self.before == self.after
     }
 
+    /// Refuses, as [`PreparedEdit::write`] would, a file that changed since it was read or
+    /// leaves `root`, without writing it (the edit goes elsewhere: a branch's worktree).
+    pub fn check_unchanged(&self, root: &Path) -> Result<(), WriteError> {
+        super::write::verify_unchanged(root, &self.file, self.before_hash).map(drop)
+    }
+
     /// Writes the edited text, unless the file changed since it was read or leaves `root`.
     pub fn write(&self, root: &Path) -> Result<(), WriteError> {
         write_verified(root, &self.file, self.before_hash, &self.after)

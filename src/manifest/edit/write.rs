@@ -54,24 +54,7 @@ pub fn write_verified(
     expected_hash: ContentHash,
     new_contents: &str,
 ) -> Result<(), WriteError> {
-    let joined = if file.is_absolute() {
-        file.to_path_buf()
-    } else {
-        root.join(file)
-    };
-    let real_root =
-        fs::canonicalize(root).map_err(io(root, "cannot resolve the manifests root"))?;
-    let real = fs::canonicalize(&joined).map_err(io(&joined, "cannot resolve the file"))?;
-    if !real.starts_with(&real_root) {
-        return Err(WriteError::OutsideRoot {
-            file: joined,
-            root: root.to_path_buf(),
-        });
-    }
-    let current = fs::read(&real).map_err(io(&joined, "cannot read it again"))?;
-    if ContentHash::of(&current) != expected_hash {
-        return Err(WriteError::ChangedOnDisk { file: joined });
-    }
+    let (joined, real, real_root) = verify_unchanged(root, file, expected_hash)?;
     let permissions = fs::metadata(&real)
         .map_err(io(&joined, "cannot read its mode"))?
         .permissions();
@@ -95,4 +78,32 @@ pub fn write_verified(
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Checks that `file` (absolute or relative to `root`) is inside `root` and its bytes still hash
+/// to `expected_hash`; returns it as given, its real path and the real root.
+pub fn verify_unchanged(
+    root: &Path,
+    file: &Path,
+    expected_hash: ContentHash,
+) -> Result<(PathBuf, PathBuf, PathBuf), WriteError> {
+    let joined = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    };
+    let real_root =
+        fs::canonicalize(root).map_err(io(root, "cannot resolve the manifests root"))?;
+    let real = fs::canonicalize(&joined).map_err(io(&joined, "cannot resolve the file"))?;
+    if !real.starts_with(&real_root) {
+        return Err(WriteError::OutsideRoot {
+            file: joined,
+            root: root.to_path_buf(),
+        });
+    }
+    let current = fs::read(&real).map_err(io(&joined, "cannot read it again"))?;
+    if ContentHash::of(&current) != expected_hash {
+        return Err(WriteError::ChangedOnDisk { file: joined });
+    }
+    Ok((joined, real, real_root))
 }
