@@ -200,3 +200,41 @@ fn the_diff_view_on_80_columns_still_offers_accept_and_revert() {
         "{hints}"
     );
 }
+
+#[test]
+fn names_too_long_for_their_column_are_cut_with_an_ellipsis() {
+    // Two 63-character names that differ only at the end, on 80 columns and on 300.
+    let stem = "payments-reconciliation-worker-for-the-european-region-shard-";
+    let (a, b) = (format!("{stem}a1"), format!("{stem}b2"));
+    let long_ns = "a-namespace-with-a-long-name-of-forty-chars";
+    for width in [80u16, 300] {
+        let mut app = sample_app();
+        let rows = vec![
+            deploy(long_ns, &a, 1, 1, 1, 1, 1),
+            deploy(long_ns, &b, 1, 1, 1, 1, 1),
+        ];
+        send(
+            &mut app,
+            kdrift::cluster::watch::ClusterEvent::Deployments(
+                rows.into_iter()
+                    .map(kdrift::cluster::watch::WatchUpdate::Apply)
+                    .collect(),
+            ),
+        );
+        app.width = width;
+        let terminal = draw(&mut app, &Theme::default_theme());
+        let row_a = find_line(&terminal, "payments-r")
+            .map(|y| line(&terminal, y))
+            .unwrap_or_else(|| panic!("{}", terminal.backend()));
+        if width == 80 {
+            assert!(row_a.contains('…'), "cut names end with …: {row_a}");
+        } else {
+            // On a wide terminal the whole name and the whole namespace are shown.
+            assert!(row_a.contains(&a) || row_a.contains(&b), "{row_a}");
+            assert!(
+                row_a.contains(long_ns),
+                "the namespace is not cut at 300 columns: {row_a}"
+            );
+        }
+    }
+}

@@ -55,7 +55,7 @@ pub enum AcceptError {
         what: &'static str,
     },
     #[error(
-        "{file} has uncommitted changes: commit or stash them first (so the accept commit holds only the live values), or pass --no-commit to write the file without committing; nothing was written"
+        "{file} has uncommitted changes: commit or stash them first, so that the accept commit holds only the live values; nothing was written"
     )]
     DirtyFile { file: String },
     #[error(
@@ -95,16 +95,26 @@ pub enum AcceptError {
     },
     #[error("{file} no longer defines {key}; nothing was written")]
     ManifestGone { file: String, key: String },
-    #[error("{0}; nothing was written")]
+    #[error("{}", nothing_written(.0))]
     Prepare(#[from] PrepareError),
     #[error("{0}")]
     Write(#[from] WriteError),
     /// `git status` failed before anything was written.
-    #[error("{0}; nothing was written")]
+    #[error("{}", nothing_written(.0))]
     Status(#[source] GitError),
     /// The file is written; git could not commit it (a hook, no identity): git's own words.
     #[error("{0}")]
     Commit(#[source] GitError),
+}
+
+/// `error`, saying that nothing was written unless it says so already.
+fn nothing_written(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    if text.contains("nothing was written") {
+        text
+    } else {
+        format!("{text}; nothing was written")
+    }
 }
 
 impl AcceptError {

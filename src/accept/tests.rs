@@ -268,3 +268,25 @@ fn the_commit_plan_takes_the_branch_from_the_template() {
         None
     );
 }
+
+#[test]
+fn nothing_was_written_is_said_once() {
+    let error = AcceptError::from(crate::manifest::edit::PrepareError::Edit {
+        file: std::path::PathBuf::from("web.yaml"),
+        source: crate::manifest::edit::EditError::OtherDocumentChanged { other: 1 },
+    });
+    assert_eq!(
+        error.to_string().matches("nothing was written").count(),
+        1,
+        "{error}"
+    );
+    let error = AcceptError::from(crate::manifest::edit::PrepareError::Read {
+        file: std::path::PathBuf::from("web.yaml"),
+        source: std::io::Error::other("gone"),
+    });
+    assert_eq!(
+        error.to_string().matches("nothing was written").count(),
+        1,
+        "{error}"
+    );
+}

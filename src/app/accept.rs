@@ -321,7 +321,7 @@ impl App {
         let shown = accept::shown_path(&index.root, &file.path);
         let warning = match &fetched.git {
             GitState::Repository { dirty: true, .. } => Some(format!(
-                "{shown} has uncommitted changes: enter will refuse (commit or stash them first, or use kdrift accept --no-commit)"
+                "{shown} has uncommitted changes: enter will refuse; commit or stash them first"
             )),
             GitState::Unknown(e) => Some(format!("git: {e}")),
             _ => None,

@@ -279,6 +279,16 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             context: None,
             scope: NamespaceScope::All,
         }],
+        ("ns" | "namespace", Some(ns)) if !is_namespace_name(ns) => {
+            // The API server would answer 404 forever: say it now.
+            app.flash = Some(Flash {
+                text: format!(
+                    "\"{ns}\" is not a namespace name: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63"
+                ),
+                error: true,
+            });
+            Vec::new()
+        }
         ("ns" | "namespace", Some(ns)) => vec![Command::Switch {
             context: None,
             scope: NamespaceScope::One(ns.to_string()),
@@ -307,6 +317,18 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             Vec::new()
         }
     }
+}
+
+/// An RFC 1123 label, as namespace names must be.
+fn is_namespace_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
 }
 
 #[cfg(test)]
@@ -351,6 +373,20 @@ mod tests {
         assert_eq!(a.table.filter, "");
         press(&mut a, "/cart\x1b");
         assert_eq!(a.table.filter, "");
+    }
+
+    #[test]
+    fn a_namespace_name_kubernetes_refuses_is_said_at_once_not_switched_to() {
+        let mut a = app();
+        for bad in ["Shop", "shop_1", "-shop", "x".repeat(64).as_str()] {
+            assert!(press(&mut a, &format!(":ns {bad}\n")).is_empty(), "{bad}");
+            let flash = a.flash.take().map(|f| (f.text, f.error));
+            assert!(
+                flash.as_ref().is_some_and(|(text, error)| *error
+                    && text.contains(&format!("\"{bad}\" is not a namespace name"))),
+                "{bad}: {flash:?}"
+            );
+        }
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub enum RevertError {
         message: String,
     },
     #[error(
-        "{object} changed since the preview (its spec, labels or annotations): nothing was reverted; look at the new preview and confirm again"
+        "{object} changed since the preview (its spec, labels or annotations): nothing was reverted; preview it again before confirming"
     )]
     ChangedSincePreview { object: String },
     #[error("someone else is changing {object}: {what}; run the revert again")]

@@ -139,6 +139,9 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         // Refuse before showing a diff that will not be written.
         if let Err(e) = crate::accept::ensure_clean(root, file) {
             tell!("kdrift: {e}");
+            if matches!(e, AcceptError::DirtyFile { .. }) {
+                tell!("(--no-commit writes the file without committing it)");
+            }
             return EXIT_ERROR;
         }
     }

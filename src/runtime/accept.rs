@@ -86,7 +86,14 @@ pub async fn accept(client: Client, request: AcceptRequest) -> Result<String, St
     let object = format!("deployment {}/{}", request.key.namespace, request.key.name);
     let live = live_object(&client, &request.key)
         .await
-        .map_err(|e| format!("{e}; nothing was written"))?
+        .map_err(|e| {
+            let text = e.to_string();
+            if text.contains("nothing was written") {
+                text
+            } else {
+                format!("{text}; nothing was written")
+            }
+        })?
         .ok_or_else(|| format!("{object} is no longer in the cluster; nothing was written"))?;
     let prepared = &request.prepared;
     let manifest = manifest_in(

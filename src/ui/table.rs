@@ -107,6 +107,37 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let height = usize::from(area.height.saturating_sub(3));
     let start = app.table.offset.min(shown);
     let end = (start + height).min(shown);
+
+    // Column widths, known here so that a name or namespace too long for its column is cut with
+    // `…` (two long names that differ at the end must not look the same).
+    let inner = usize::from(area.width.saturating_sub(2));
+    let ns_width = show_ns.then(|| {
+        // As wide as the longest namespace on screen, from the header's 9 up to a fifth of the
+        // table (16 on a narrow one).
+        let longest = app
+            .table
+            .window(start, end - start)
+            .map(|key| key.namespace.chars().count())
+            .max()
+            .unwrap_or(0);
+        longest.clamp(9, NAMESPACE_WIDTH.max(inner / 5))
+    });
+    // The fixed columns after NAME (compact: PHASE fills like NAME).
+    let fixed: &[usize] = if compact {
+        &[7, 11, 5, 9]
+    } else {
+        &[7, 15, GAUGE_WIDTH + 5, 32, 5, 9]
+    };
+    let columns = fixed.len() + 1 + usize::from(compact) + usize::from(show_ns);
+    let left = inner
+        .saturating_sub(ns_width.unwrap_or(0) + fixed.iter().sum::<usize>())
+        .saturating_sub(columns.saturating_sub(1));
+    // Compact: NAME shares what is left with PHASE.
+    let name_width = if compact { left / 2 } else { left.max(16) };
+    let cols = Columns {
+        namespace: ns_width,
+        name: name_width.max(1),
+    };
     let rows = app
         .table
         .window(start, end - start)
@@ -114,23 +145,14 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .map(|(i, key)| {
             let selected = start + i == app.table.selected;
             match app.cache.deployments.get(key) {
-                Some(entry) => build_row(app, theme, entry, show_ns, compact, selected),
-                None => missing_row(app, theme, key, show_ns, compact, selected),
+                Some(entry) => build_row(app, theme, entry, &cols, compact, selected),
+                None => missing_row(app, theme, key, &cols, compact, selected),
             }
         });
 
     let mut widths = Vec::with_capacity(8);
-    if show_ns && compact {
-        // As wide as the longest namespace on screen, from the header's 9 up to 16.
-        let longest = app
-            .table
-            .window(start, end - start)
-            .map(|key| key.namespace.chars().count())
-            .max()
-            .unwrap_or(0);
-        widths.push(Constraint::Length(longest.clamp(9, NAMESPACE_WIDTH) as u16));
-    } else if show_ns {
-        widths.push(Constraint::Length(NAMESPACE_WIDTH as u16));
+    if let Some(ns) = ns_width {
+        widths.push(Constraint::Length(ns as u16));
     }
     if compact {
         widths.extend([
@@ -177,21 +199,27 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
 }
 
+/// The widths the text of a row is cut to: the namespace column (when shown) and NAME.
+struct Columns {
+    namespace: Option<usize>,
+    name: usize,
+}
+
 /// An object in git and not in the cluster: its name and the drift cell, nothing live.
 fn missing_row<'a>(
     app: &App,
     theme: &Theme,
     key: &'a crate::cluster::rows::ObjectKey,
-    show_ns: bool,
+    cols: &Columns,
     compact: bool,
     selected: bool,
 ) -> Row<'a> {
     let mut cells = Vec::with_capacity(8);
-    if show_ns {
-        cells.push(Cell::from(fit(&key.namespace, NAMESPACE_WIDTH)));
+    if let Some(width) = cols.namespace {
+        cells.push(Cell::from(fit(&key.namespace, width)));
     }
     cells.extend([
-        Cell::from(key.name.as_ref()),
+        Cell::from(fit(&key.name, cols.name)),
         Cell::from(""),
         Cell::from(""),
     ]);
@@ -210,7 +238,7 @@ fn build_row<'a>(
     app: &App,
     theme: &Theme,
     e: &'a DeploymentEntry,
-    show_ns: bool,
+    cols: &Columns,
     compact: bool,
     selected: bool,
 ) -> Row<'a> {
@@ -226,11 +254,11 @@ fn build_row<'a>(
         row_style = theme.stale;
     }
     let mut cells = Vec::with_capacity(8);
-    if show_ns {
-        cells.push(Cell::from(fit(&r.key.namespace, NAMESPACE_WIDTH)));
+    if let Some(width) = cols.namespace {
+        cells.push(Cell::from(fit(&r.key.namespace, width)));
     }
     cells.extend([
-        Cell::from(r.key.name.as_ref()),
+        Cell::from(fit(&r.key.name, cols.name)),
         Cell::from(format!("{:>7}", r.desired)),
         Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
     ]);
