@@ -40,8 +40,25 @@ pub fn compare_node(
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
+    // The last client-side apply's set, unless it applied the manifest in git (then it holds
+    // nothing beyond it) or a reduced extract carries it already.
+    let applied_set = live
+        .last_applied
+        .as_ref()
+        .filter(|_| !live.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY))
+        .filter(|applied| !super::live::applied_is_manifest(&applied.config, manifest))
+        .and_then(|applied| applied.entry(&key.kind));
+    let managers: std::borrow::Cow<'_, [ManagedFieldsEntry]> = match applied_set {
+        Some(entry) => {
+            let mut all = live.managers.clone();
+            all.push(entry);
+            std::borrow::Cow::Owned(all)
+        }
+        None => std::borrow::Cow::Borrowed(&live.managers),
+    };
     let mut walk = Walk {
         live,
+        managers: &managers,
         config,
         items: Vec::new(),
         stack: Vec::new(),
@@ -50,7 +67,7 @@ pub fn compare_node(
     };
     let root = schema::root(&key.kind);
     walk.manifest_fields(manifest, Some(&live.body), root);
-    for entry in &live.managers {
+    for entry in managers.iter() {
         if walk.is_out_of_band(entry) || walk.is_untrusted_apply(entry) {
             walk.added_fields(&key.kind, entry, manifest);
         }
@@ -211,6 +228,8 @@ enum Step<'a> {
 
 struct Walk<'a> {
     live: &'a LiveObject,
+    /// The live object's entries, with the last client-side apply's set when it matters.
+    managers: &'a [ManagedFieldsEntry],
     config: &'a Config,
     items: Vec<DriftItem>,
     stack: Vec<Step<'a>>,
@@ -312,7 +331,7 @@ impl<'a> Walk<'a> {
     /// servers do not record scale writes) — shown, never hidden.
     fn changed(&mut self, manifest: &Node, live: &Value) {
         let path = self.path();
-        let owners = owners(self.live, &path);
+        let owners = owners(&self.live.key.kind, self.managers, &path);
         // An out-of-band update; else a server-side apply of a config that is not the manifest;
         // else the last client-side apply, when the value it applied is the live one.
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o)).or_else(|| {
@@ -345,11 +364,11 @@ impl<'a> Walk<'a> {
 
     /// True when the last client-side apply set `path` to `live` (not the manifest's value).
     fn applied_value(&self, path: &DriftPath, live: &Value) -> bool {
-        let Some(config) = &self.live.last_applied else {
+        let Some(applied) = &self.live.last_applied else {
             return false;
         };
         super::owners::field_path(path)
-            .lookup(&self.live.key.kind, config)
+            .lookup(&self.live.key.kind, &applied.config)
             .is_some_and(|applied| same_value(self.place, applied, live))
     }
 
@@ -438,6 +457,21 @@ impl<'a> Walk<'a> {
 
     /// A reordered `env`: the variables both sides have, in another relative order.
     fn env_order(&mut self, manifest: &[Node], live: &[Value]) {
+        // The common case without allocating: the manifest's variables found live in order.
+        let position = |item: &Node| {
+            let name = item.get("name").and_then(Node::as_str)?;
+            live.iter()
+                .position(|l| l.get("name").and_then(Value::as_str) == Some(name))
+        };
+        let mut last = None;
+        let in_order = manifest.iter().filter_map(position).all(|at| {
+            let ordered = last.is_none_or(|before| at > before);
+            last = Some(at);
+            ordered
+        });
+        if in_order {
+            return;
+        }
         let name_of = |item: &Value| item.get("name").and_then(Value::as_str).map(str::to_owned);
         let live_names: Vec<String> = live.iter().filter_map(name_of).collect();
         let common: Vec<String> = manifest
@@ -453,7 +487,7 @@ impl<'a> Walk<'a> {
             return;
         }
         let path = self.path();
-        let owners = owners(self.live, &path);
+        let owners = owners(&self.live.key.kind, self.managers, &path);
         let attribution = owners
             .iter()
             .find(|o| self.is_out_of_band(o))
@@ -494,10 +528,11 @@ impl<'a> Walk<'a> {
             {
                 continue;
             }
-            if self.is_default(kind, &path, manifest, live) {
+            // Defaults fill fields, never list items: only a field can be one.
+            let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
+            if is_field && self.is_default(kind, &path, manifest, live) {
                 continue;
             }
-            let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
             if is_field
                 && !path.schema(kind).is_atomic_for(live)
                 && !entry.fields.child(&path).is_empty()

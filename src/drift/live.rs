@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::managed_fields::{FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement};
 use crate::manifest::Config;
+use crate::manifest::tree::Node;
 use crate::schema::{self, ListType, Schema};
 
 use crate::manifest::ObjectKey;
@@ -26,8 +27,33 @@ pub struct LiveObject {
     /// last client-side apply as the set of fields its annotation holds (see [`LastApplied`]).
     /// Status-only entries and the updates of other appliers are left out.
     pub managers: Vec<ManagedFieldsEntry>,
-    /// What the last `kubectl apply` (client-side) applied, when it says more than the manifest.
-    pub last_applied: Option<Box<Value>>,
+    /// What the last `kubectl apply` (client-side) applied. Its field set is made only when it
+    /// says something else than the manifest (see [`LastApplied::entry`]).
+    pub last_applied: Option<Box<LastApplied>>,
+}
+
+/// The last client-side apply: its configuration (the annotation) and its entry's time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastApplied {
+    pub config: Value,
+    time: Option<String>,
+    api_version: String,
+}
+
+impl LastApplied {
+    /// The client-side apply as a `managedFields` entry: the fields its configuration sets, at
+    /// the time of its write.
+    pub fn entry(&self, kind: &str) -> Option<ManagedFieldsEntry> {
+        let fields = FieldSet::from_applied(kind, &self.config);
+        (!fields.is_empty()).then(|| ManagedFieldsEntry {
+            manager: CLIENT_SIDE_APPLY.to_owned(),
+            operation: Operation::Update,
+            api_version: self.api_version.clone(),
+            time: self.time.clone(),
+            subresource: None,
+            fields,
+        })
+    }
 }
 
 /// The manager of `kubectl apply` (client-side). Its `managedFields` entry is replaced by the
@@ -83,13 +109,12 @@ fn last_applied_config(metadata: &serde_json::Map<String, Value>) -> Option<Valu
     Some(config)
 }
 
-/// The client-side apply's entry: the fields its configuration sets, at the time of its entry.
-fn client_side_apply_entry(
-    kind: &str,
-    config: &Value,
+/// The last client-side apply of an object: its annotation, and the time of its entry.
+fn last_applied(
+    metadata: &serde_json::Map<String, Value>,
     raw_entries: &[Value],
-) -> Option<ManagedFieldsEntry> {
-    let fields = FieldSet::from_applied(kind, config);
+) -> Option<LastApplied> {
+    let config = last_applied_config(metadata)?;
     let raw = raw_entries.iter().find(|e| {
         e.get("manager").and_then(Value::as_str) == Some(CLIENT_SIDE_APPLY)
             && e.get("operation").and_then(Value::as_str) == Some("Update")
@@ -99,13 +124,10 @@ fn client_side_apply_entry(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    (!fields.is_empty()).then(|| ManagedFieldsEntry {
-        manager: CLIENT_SIDE_APPLY.to_owned(),
-        operation: Operation::Update,
-        api_version: text("apiVersion").unwrap_or_default(),
+    Some(LastApplied {
+        config,
         time: text("time"),
-        subresource: None,
-        fields,
+        api_version: text("apiVersion").unwrap_or_default(),
     })
 }
 
@@ -192,21 +214,16 @@ impl LiveObject {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let last_applied = last_applied_config(metadata);
         let mut raw_entries = match metadata.remove("managedFields") {
             Some(Value::Array(entries)) => entries,
             _ => Vec::new(),
         };
-        let mut managers: Vec<ManagedFieldsEntry> = raw_entries
+        let last_applied = last_applied(metadata, &raw_entries);
+        let managers: Vec<ManagedFieldsEntry> = raw_entries
             .iter_mut()
             .enumerate()
             .filter_map(|(index, raw)| entry_of(index, raw))
             .collect();
-        if let Some(config) = &last_applied
-            && let Some(entry) = client_side_apply_entry(&key.kind, config, &raw_entries)
-        {
-            managers.push(entry);
-        }
         strip_server_fields(&mut value);
         Ok(LiveObject {
             key,
@@ -299,6 +316,17 @@ impl LiveObject {
     /// again from the full object.
     pub fn reduce_to(&mut self, manifest: &Value, config: &Config) {
         let kind = self.key.kind.clone();
+        // The last client-side apply: nothing to keep when it applied the manifest; else its set,
+        // cut below to where it leaves the manifest.
+        if let Some(applied) = self.last_applied.take()
+            && !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY)
+            && !applied_is_manifest(&applied.config, &Node::from(manifest.clone()))
+        {
+            if let Some(entry) = applied.entry(&kind) {
+                self.managers.push(entry);
+            }
+            self.last_applied = Some(applied);
+        }
         // An applier's set matters only where it leaves the manifest: fields the manifest lacks
         // (and the server does not default to that value) or values it sets otherwise. Keep
         // that part: an apply's set is the whole object.
@@ -346,6 +374,51 @@ impl LiveObject {
     }
 }
 
+/// True when the last client-side apply applied what the manifest says (the common case: the
+/// manifest in git was applied), so that its set needs no walk: compared as written, less what
+/// kubectl adds (the name and namespace, an empty annotations map).
+pub(super) fn applied_is_manifest(config: &Value, manifest: &Node) -> bool {
+    let (Value::Object(config), Node::Map(fields)) = (config, manifest) else {
+        return false;
+    };
+    let kept_meta = |name: &str, node: &Node| {
+        !matches!(name, "name" | "namespace" | "creationTimestamp")
+            && !matches!(node, Node::Map(m) if m.is_empty())
+    };
+    let mut compared = 0;
+    for (name, node) in fields.iter() {
+        match &**name {
+            "apiVersion" | "kind" | "status" => {}
+            "metadata" => {
+                let Node::Map(meta) = node else {
+                    return false;
+                };
+                let mine: Vec<&(std::sync::Arc<str>, Node)> =
+                    meta.iter().filter(|(k, v)| kept_meta(k, v)).collect();
+                let theirs = config.get("metadata").and_then(Value::as_object);
+                let same = match theirs {
+                    None => mine.is_empty(),
+                    Some(theirs) => {
+                        theirs.len() == mine.len()
+                            && mine
+                                .iter()
+                                .all(|(k, v)| theirs.get(&**k).is_some_and(|t| v.eq_value(t)))
+                    }
+                };
+                if !same {
+                    return false;
+                }
+                compared += usize::from(theirs.is_some());
+            }
+            other => match config.get(other) {
+                Some(value) if node.eq_value(value) => compared += 1,
+                _ => return false,
+            },
+        }
+    }
+    compared == config.len()
+}
+
 /// An applier's whole set: a server-side apply, or the last client-side apply's configuration.
 pub(super) fn is_applied_set(entry: &ManagedFieldsEntry) -> bool {
     entry.operation == Operation::Apply || entry.manager == CLIENT_SIDE_APPLY
@@ -361,6 +434,7 @@ fn beyond_manifest(
     defaulted: &Value,
 ) -> FieldSet {
     let mut out = FieldSet::new();
+    let manifest_node = std::cell::OnceCell::new();
     for path in fields.paths() {
         if super::compare::never_drift_path(&path) {
             continue;
@@ -373,7 +447,20 @@ fn beyond_manifest(
                 !found.as_object().is_some_and(serde_json::Map::is_empty)
                     && path.lookup(kind, defaulted) != Some(found)
             }
-            Some(wanted) => !found.is_object() && !found.is_array() && found != wanted,
+            Some(wanted) => {
+                !found.is_object()
+                    && !found.is_array()
+                    && found != wanted
+                    && !super::normalize::same_value(
+                        super::normalize::Place::of(&super::owners::drift_path(
+                            kind,
+                            &path,
+                            manifest_node.get_or_init(|| Node::from(manifest.clone())),
+                        )),
+                        wanted,
+                        found,
+                    )
+            }
         };
         if beyond {
             out.insert(&path);

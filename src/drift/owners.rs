@@ -8,7 +8,6 @@ use crate::schema::{self, Schema};
 
 use super::compare::{KeyValue, node_key_field};
 
-use super::live::LiveObject;
 use super::path::{DriftPath, PathStep};
 
 /// The field path of a drift path (list items by key, by position when they have no key).
@@ -122,10 +121,14 @@ pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Node) -> DriftPath {
     DriftPath(steps)
 }
 
-/// The managers owning `path` (the field itself or an atomic field above it), most recent
-/// write first.
-pub fn owners<'a>(live: &'a LiveObject, path: &DriftPath) -> Vec<&'a ManagedFieldsEntry> {
-    let mut found = owners_in(&live.key.kind, &live.managers, &field_path(path));
+/// The managers among `managers` (of an object of `kind`) owning `path` (the field itself or an
+/// atomic field above it), most recent write first.
+pub fn owners<'a>(
+    kind: &str,
+    managers: &'a [ManagedFieldsEntry],
+    path: &DriftPath,
+) -> Vec<&'a ManagedFieldsEntry> {
+    let mut found = owners_in(kind, managers, &field_path(path));
     // RFC 3339 times from one server sort as text.
     found.sort_by(|a, b| b.time.cmp(&a.time));
     found
