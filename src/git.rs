@@ -73,6 +73,24 @@ pub fn timeout() -> Duration {
         .map_or(Duration::from_secs(120), Duration::from_secs)
 }
 
+/// The process groups of the git commands running now, so that quitting can stop them.
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn running() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Stops every git command still running (and the hooks it runs): kdrift is quitting with an
+/// accept unfinished. Returns how many there were.
+pub fn stop_running() -> usize {
+    let groups = std::mem::take(&mut *running());
+    for pid in &groups {
+        // SAFETY: kill(2) on a process group kdrift started; no memory is involved.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    groups.len()
+}
+
 /// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person,
 /// and never longer than [`timeout`] (then it and its hooks are killed).
 fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
@@ -108,16 +126,26 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
     let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
     let limit = timeout();
     let started = Instant::now();
+    let pid = i32::try_from(child.id()).ok();
+    if let Some(pid) = pid {
+        running().push(pid);
+    }
+    let forget = |pid: Option<i32>| {
+        if let Some(pid) = pid {
+            running().retain(|p| *p != pid);
+        }
+    };
     let status = loop {
         if let Some(status) = child.try_wait().map_err(spawn_error)? {
             break status;
         }
         if started.elapsed() >= limit {
-            if let Ok(pid) = i32::try_from(child.id()) {
+            if let Some(pid) = pid {
                 // SAFETY: kill(2) on the process group git leads; no memory is involved.
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
             }
             let _ = child.wait();
+            forget(pid);
             return Err(GitError::TimedOut {
                 action: args.first().copied().unwrap_or("git").to_owned(),
                 seconds: limit.as_secs(),
@@ -125,6 +153,7 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    forget(pid);
     Ok(Output {
         ok: status.success(),
         stdout: stdout.join().unwrap_or_default(),

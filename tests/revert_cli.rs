@@ -15,10 +15,10 @@ fn shop_manifests() -> PathBuf {
         .join("shop")
 }
 
-/// Runs the kdrift binary against the cluster with stdin not a terminal.
-fn kdrift(c: &Cluster, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdrift"))
-        .args(args)
+/// The kdrift binary against the cluster, with stdin not a terminal.
+fn command(c: &Cluster, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.args(args)
         .arg("--kubeconfig")
         .arg(&c.kubeconfig)
         .arg("--manifests")
@@ -26,9 +26,13 @@ fn kdrift(c: &Cluster, args: &[&str]) -> Output {
         .env("HOME", c.dir.path())
         .env_remove("KUBECONFIG")
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs the kdrift binary against the cluster with stdin not a terminal.
+fn kdrift(c: &Cluster, args: &[&str]) -> Output {
+    command(c, args).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -146,4 +150,48 @@ fn in_sync_object_has_nothing_to_revert() {
         "{}",
         text(&out.stdout)
     );
+}
+
+#[test]
+fn ctrl_c_during_a_revert_waits_for_its_step_and_the_revert_is_not_left_half_done() {
+    use std::io::{BufRead, BufReader};
+    let c = Cluster::start();
+    break_cart(&c);
+    // Each request takes a while: the ctrl-c lands while the revert is under way.
+    c.server
+        .faults()
+        .set_latency(std::time::Duration::from_millis(700));
+    let mut child = command(&c, &["revert", "deploy/cart", "-n", "shop", "--yes"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // The preview is printed, then (with --yes) the revert starts.
+    let mut printed = String::new();
+    while !printed.contains("removes ") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        printed.push_str(&line);
+    }
+    // Into the revert (its first request alone takes 700 ms), then ctrl-c.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{printed}{rest}\n{stderr}");
+    assert!(
+        stderr.contains("waiting for the revert of deployment/shop/cart"),
+        "{stderr}"
+    );
+    assert!(rest.contains("reverted deployment/shop/cart"), "{rest}");
+    c.server.faults().set_latency(std::time::Duration::ZERO);
+    let d = c.get_json("deployment/cart", "shop");
+    let env = d["spec"]["template"]["spec"]["containers"][0]["env"].to_string();
+    assert!(!env.contains("DEBUG"), "the removal step ran too: {env}");
 }

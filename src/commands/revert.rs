@@ -120,7 +120,10 @@ async fn revert(
             return EXIT_DRIFT;
         }
     }
-    let mut outcome = reverter.execute(&preview).await;
+    let mut outcome = match until_done(reverter.execute(&preview), &preview.object).await {
+        Some(outcome) => outcome,
+        None => return EXIT_ERROR,
+    };
     if let Err(RevertError::ChangedSincePreview { .. }) = &outcome
         && args.yes
     {
@@ -131,7 +134,11 @@ async fn revert(
             Err(e) => return fail(&e),
         };
         show(&preview, manifest, colour);
-        outcome = match reverter.execute(&preview).await {
+        let again = match until_done(reverter.execute(&preview), &preview.object).await {
+            Some(outcome) => outcome,
+            None => return EXIT_ERROR,
+        };
+        outcome = match again {
             Err(RevertError::ChangedSincePreview { object }) => Err(RevertError::Conflict {
                 object,
                 what: "it changed again between the preview and the apply; nothing was applied"
@@ -151,6 +158,35 @@ fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
         say!("{}", removal.preview_text());
+    }
+}
+
+/// Runs a revert to its end: a first ctrl-c waits for the step under way (an apply without its
+/// removals would be a half-done revert nobody hears of), a second one stops at once and says
+/// what may be left (`None`).
+async fn until_done<T>(revert: impl std::future::Future<Output = T>, object: &str) -> Option<T> {
+    tokio::pin!(revert);
+    let mut asked = false;
+    loop {
+        tokio::select! {
+            done = &mut revert => return Some(done),
+            interrupted = tokio::signal::ctrl_c() => {
+                if interrupted.is_err() {
+                    // No signal handling here: just wait for the revert.
+                    return Some(revert.await);
+                }
+                if asked {
+                    tell!(
+                        "kdrift: stopped during the revert of {object}: it may be half done (the manifest applied, fields added live not removed); run kdrift check or kdrift revert again"
+                    );
+                    return None;
+                }
+                asked = true;
+                tell!(
+                    "kdrift: waiting for the revert of {object} to finish its step, so that it is not left half done (ctrl-c again stops now)"
+                );
+            }
+        }
     }
 }
 

@@ -380,6 +380,11 @@ impl Session {
         &self.state.outcomes
     }
 
+    /// Accepts and reverts still under way (the user quit twice without waiting).
+    pub fn unfinished(&self) -> usize {
+        self.state.writes
+    }
+
     pub fn app(&self) -> &App {
         &self.state.app
     }
@@ -505,11 +510,23 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
     let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
+    let unfinished = session.unfinished();
     drop(session);
     terminal::leave();
     // The accepts and reverts the quit waited for: said where the user is looking now.
     for outcome in &outcomes {
         eprintln!("kdrift: {}", crate::text::printable(outcome));
+    }
+    if unfinished > 0 {
+        let stopped = crate::git::stop_running();
+        eprintln!(
+            "kdrift: quit with {unfinished} accept(s) or revert(s) unfinished{}: a file may be written but not committed, a revert half done; see git status and kdrift check",
+            if stopped > 0 {
+                " (their git commands were stopped)"
+            } else {
+                ""
+            }
+        );
     }
     match result {
         // As a process killed by SIGTERM would (128 + 15), for whoever sent it.
