@@ -205,3 +205,40 @@ async fn a_403_and_a_change_after_the_preview_are_shown_and_r_previews_again() {
     run(&demo.common, 160, 45, script).await;
     demo.server.shutdown().await;
 }
+
+/// `q` while a revert runs waits for it; when the revert then fails (RBAC refuses it half-way),
+/// what it did is what is printed after the quit — not the "quitting once …" notice that was in
+/// the status bar while it ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_during_a_revert_that_then_fails_says_the_failure_after_quitting() {
+    let demo = demo().await;
+    let d = &demo;
+    let script = |tx, text| async move {
+        keys(&tx, "/shop/checkout\n");
+        set_the_bad_image(d, &text).await;
+        keys(&tx, "r");
+        wait_for(&text, "the preview", |s| {
+            s.contains(&format!("+        image: {GOOD}"))
+        })
+        .await;
+        // Every request now takes a while: q lands while the revert is under way.
+        d.server
+            .faults()
+            .set_latency(std::time::Duration::from_millis(400));
+        keys(&tx, "y");
+        keys(&tx, "q");
+        wait_for(&text, "the quit waiting for the revert", |s| {
+            s.contains("quitting once the accept or revert under way ends")
+        })
+        .await;
+        d.server.faults().forbid_namespace("shop");
+    };
+    let outcomes = run(&demo.common, 160, 45, script).await;
+    demo.server.faults().set_latency(std::time::Duration::ZERO);
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert!(
+        outcomes[0].contains("RBAC refused") && !outcomes[0].contains("quitting once"),
+        "{outcomes:?}"
+    );
+    demo.server.shutdown().await;
+}

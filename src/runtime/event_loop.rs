@@ -102,12 +102,14 @@ impl Loop {
         Flow::Continue
     }
 
-    /// A write ended: count it, and keep what it did if the user is waiting to quit.
-    fn write_ended(&mut self) -> Flow {
+    /// A write ended: count it, and keep what it did if the user is waiting to quit. `said` is
+    /// what it did when the app does not flash it (a failed revert is shown in its view, and the
+    /// status bar still holds the quitting notice).
+    fn write_ended(&mut self, said: Option<String>) -> Flow {
         self.writes = self.writes.saturating_sub(1);
         if self.quitting {
-            if let Some(flash) = &self.app.flash {
-                self.outcomes.push(flash.text.clone());
+            if let Some(text) = said.or_else(|| self.app.flash.as_ref().map(|f| f.text.clone())) {
+                self.outcomes.push(text);
             }
             if self.writes == 0 {
                 return Flow::Quit;
@@ -117,18 +119,19 @@ impl Loop {
     }
 
     fn handle(&mut self, ev: Event) -> Flow {
-        let ended = matches!(
-            ev,
-            Event::App(Message::Accepted { .. } | Message::Reverted { .. })
-        );
+        let ended = match &ev {
+            Event::App(Message::Reverted { result: Err(e), .. }) => Some(Some(e.clone())),
+            Event::App(Message::Accepted { .. } | Message::Reverted { .. }) => Some(None),
+            _ => None,
+        };
         let flow = self.handle_event(ev);
-        match flow {
-            Flow::Quit => self.quit(),
-            _ if ended => match self.write_ended() {
+        match (flow, ended) {
+            (Flow::Quit, _) => self.quit(),
+            (flow, Some(said)) => match self.write_ended(said) {
                 Flow::Quit => Flow::Quit,
                 _ => flow,
             },
-            other => other,
+            (flow, None) => flow,
         }
     }
 
