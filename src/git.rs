@@ -37,11 +37,11 @@ pub enum GitError {
     BadBranchName { branch: String },
     /// A git command (a hook it ran) did not end in time and was stopped.
     #[error(
-        "git {action} did not finish within {seconds} s (a hook waiting for input or the network?) and was stopped; a file written for the commit stays written but not committed (KDRIFT_GIT_TIMEOUT=SECONDS allows longer)"
+        "git {action} did not finish within {seconds} s (a hook waiting for input or the network?) and was stopped (KDRIFT_GIT_TIMEOUT=SECONDS allows longer)"
     )]
     TimedOut { action: String, seconds: u64 },
     /// git refused (a failing hook, no identity, nothing to commit, ...): its own words.
-    #[error("git {action} failed; the file is written but not committed:\n{message}")]
+    #[error("git {action} failed:\n{message}")]
     Refused {
         action: &'static str,
         message: String,
@@ -187,6 +187,8 @@ pub fn repository_root(dir: &Path) -> Result<Option<PathBuf>, GitError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InProgress {
     Rebase,
+    /// `git am` (a rebase's `rebase-apply` folder with its `applying` file).
+    Am,
     Merge,
     CherryPick,
     Revert,
@@ -198,6 +200,7 @@ impl InProgress {
     pub fn name(self) -> &'static str {
         match self {
             InProgress::Rebase => "a rebase",
+            InProgress::Am => "a git am",
             InProgress::Merge => "a merge",
             InProgress::CherryPick => "a cherry-pick",
             InProgress::Revert => "a revert",
@@ -211,6 +214,7 @@ impl InProgress {
             InProgress::Rebase => {
                 "finish it (git rebase --continue) or abort it (git rebase --abort)"
             }
+            InProgress::Am => "finish it (git am --continue) or abort it (git am --abort)",
             InProgress::Merge => "finish it (git commit) or abort it (git merge --abort)",
             InProgress::CherryPick => {
                 "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"
@@ -226,7 +230,8 @@ impl InProgress {
 /// The operation in progress in the repository holding `dir`, from the files git keeps while
 /// it lasts (found with `git rev-parse --git-path`, so worktrees work too).
 pub fn operation_in_progress(dir: &Path) -> Result<Option<InProgress>, GitError> {
-    const MARKERS: [(&str, InProgress); 7] = [
+    const MARKERS: [(&str, InProgress); 8] = [
+        ("rebase-apply/applying", InProgress::Am),
         ("rebase-merge", InProgress::Rebase),
         ("rebase-apply", InProgress::Rebase),
         ("MERGE_HEAD", InProgress::Merge),

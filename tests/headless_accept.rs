@@ -397,9 +397,15 @@ fn accept_refuses_during_a_rebase_merge_or_bisect_and_writes_nothing() {
     let c = Cluster::start();
     c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
     type Start = fn(&Repo);
-    let cases: [(&str, &str, Start); 3] = [
+    let cases: [(&str, &str, Start); 4] = [
         ("a rebase", "git rebase --abort", |repo| {
             git_may_fail(repo, &["rebase", "other"])
+        }),
+        ("a git am", "git am --abort", |repo| {
+            // A mailbox patch that does not apply stops `git am` half way.
+            let patch = repo.git(&["format-patch", "-1", "--stdout", "other"]);
+            repo.write("other.patch", &patch);
+            git_may_fail(repo, &["am", "other.patch"]);
         }),
         ("a merge", "git merge --abort", |repo| {
             git_may_fail(repo, &["merge", "other"])

@@ -162,7 +162,7 @@ pub fn write_and_commit(
                 prepared.write(root)?;
                 Ok(Outcome::NotARepository)
             }
-            Err(e) => Err(AcceptError::Status(e)),
+            Err(e) => Err(AcceptError::BranchCommit(e)),
         };
     }
     prepared.write(root)?;

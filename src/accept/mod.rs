@@ -103,8 +103,21 @@ pub enum AcceptError {
     #[error("{}", nothing_written(.0))]
     Status(#[source] GitError),
     /// The file is written; git could not commit it (a hook, no identity): git's own words.
-    #[error("{0}")]
+    #[error("{}", written_not_committed(.0))]
     Commit(#[source] GitError),
+    /// Branch mode: the commit on the new branch failed; the branch is gone, nothing written.
+    #[error("{0}; the new branch was removed and nothing was written")]
+    BranchCommit(#[source] GitError),
+}
+
+/// A failed commit after the file was written, said with git's own words last.
+fn written_not_committed(error: &GitError) -> String {
+    match error {
+        GitError::Refused { action, message } => {
+            format!("git {action} failed; the file is written but not committed:\n{message}")
+        }
+        other => format!("{other}; the file is written but not committed"),
+    }
 }
 
 /// `error`, saying that nothing was written unless it says so already.
