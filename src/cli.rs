@@ -71,6 +71,26 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell), made from this
+    /// command line: `source <(kdrift completions bash)`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), made from this command line: `kdrift man | man -l -`.
+    Man,
+}
+
+/// The completion script of `shell`, written to `out`.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut command, "kdrift", out);
+}
+
+/// The manual page, written to `out`.
+pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(out)
 }
 
 /// `kdrift check`'s output formats.

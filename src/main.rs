@@ -20,6 +20,17 @@ fn main() -> ExitCode {
         Some(Command::Diff(args)) => kdrift::commands::diff::run(&cli.common, &args),
         Some(Command::Accept(args)) => kdrift::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => kdrift::commands::revert::run(&cli.common, &args),
+        Some(Command::Completions { shell }) => {
+            kdrift::cli::completions(shell, &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Man) => match kdrift::cli::man_page(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("kdrift: cannot write the manual page: {e}");
+                ExitCode::from(kdrift::commands::EXIT_ERROR)
+            }
+        },
         None => kdrift::runtime::run_tui(&cli.common),
     }
 }

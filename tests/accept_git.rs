@@ -210,7 +210,10 @@ fn a_missing_identity_is_reported_with_gits_message() {
     let error = commit_file(&root, Path::new("deploy/web.yaml"), "m").expect_err("refused");
     // What accept says of it: the file is written, git's words follow.
     let text = kdrift::accept::AcceptError::Commit(error).to_string();
-    assert!(text.contains("the file is written but not committed"), "{text}");
+    assert!(
+        text.contains("the file is written but not committed"),
+        "{text}"
+    );
     assert!(
         text.contains("user.email") || text.contains("identity"),
         "git's own words: {text}"
