@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "kdrift",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KDRIFT_COMMIT"), ")"),
     about = "Watch Kubernetes rollouts live and settle drift between the cluster and git",
     after_help = crate::user_config::after_help()
 )]

@@ -86,3 +86,20 @@ fn the_man_page_is_roff_with_every_subcommand_and_man_reads_it() {
         assert!(text.contains("NAME"), "{text}");
     }
 }
+
+#[test]
+fn the_version_names_the_commit_it_was_built_from() {
+    let version = kdrift(&["--version"]);
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    let expected = match head {
+        Some(commit) => format!("kdrift {} ({commit})\n", env!("CARGO_PKG_VERSION")),
+        None => format!("kdrift {} (unknown)\n", env!("CARGO_PKG_VERSION")),
+    };
+    assert_eq!(version, expected);
+}
