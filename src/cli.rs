@@ -82,6 +82,43 @@ pub enum Command {
     Man,
 }
 
+/// The program: parse the command line (named `name` in help and errors: `kdrift`, or
+/// `kubectl drift` for the plugin) and run what it asks.
+pub fn main(name: &'static str) -> std::process::ExitCode {
+    use clap::{CommandFactory, FromArgMatches};
+    use std::process::ExitCode;
+    let matches = Cli::command().name(name).bin_name(name).get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    crate::user_config::apply(&mut cli.common);
+    // The live view shows a bad config in its status bar; the subcommands say it here.
+    if let (Some(problem), Some(_)) = (&cli.common.config_problem, &cli.command) {
+        eprintln!("kdrift: {problem}");
+    }
+    match cli.command {
+        Some(Command::Demo(args)) if args.serve => crate::sim::serve::run(&args),
+        Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),
+        Some(Command::Check(args)) => crate::commands::check::run(&cli.common, &args),
+        Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
+        Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
+        Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
+        Some(Command::Completions { shell }) => {
+            completions(shell, &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Man) => match man_page(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("kdrift: cannot write the manual page: {e}");
+                ExitCode::from(crate::commands::EXIT_ERROR)
+            }
+        },
+        None => crate::runtime::run_tui(&cli.common),
+    }
+}
+
 /// The completion script of `shell`, written to `out`.
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     let mut command = <Cli as clap::CommandFactory>::command();

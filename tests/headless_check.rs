@@ -665,3 +665,43 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
     assert!(repo.read("shop/cart.yaml").starts_with("\u{feff}"));
     assert!(repo.read("shop/cart.yaml").contains("replicas: 4"));
 }
+
+#[test]
+fn kubectl_drift_is_kdrift_as_a_kubectl_plugin() {
+    // kubectl finds `kubectl-drift` on PATH and hands it the words after `drift`.
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let plugin = std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-drift"));
+    let path = format!(
+        "{}:{}",
+        plugin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| {
+        c.command(args)
+            .env("PATH", &path)
+            .env("KDRIFT_LOG", "off")
+            .current_dir(repo.root())
+            .output()
+            .unwrap()
+    };
+    let listed = run(&["plugin", "list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("kubectl-drift"),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let check = run(&["drift", "check", "-A"]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    let check = run(&["drift", "check", "-n", "shop"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("deployment/shop/cart  spec.replicas"));
+    let help = run(&["drift", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: kubectl drift"));
+}
