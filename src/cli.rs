@@ -98,7 +98,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         eprintln!("kdrift: {problem}");
     }
     match cli.command {
-        Some(Command::Demo(args)) if args.serve => crate::sim::serve::run(&args),
+        Some(Command::Demo(args)) if args.serve => crate::runtime::serve::run(&args),
         Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),
         Some(Command::Check(args)) => crate::commands::check::run(&cli.common, &args),
         Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),

@@ -6,14 +6,15 @@
 //! - [`manifest`]: loading and indexing the YAML manifests of a git checkout.
 //! - [`drift`], [`rollout`]: pure functions — live vs manifest, rollout phase.
 //! - [`schema`], [`managed_fields`]: Kubernetes list merge keys and `fieldsV1` field sets,
-//!   shared by the drift engine and the demo cluster.
+//!   shared by the drift engine and the demo cluster (the `kdrift-schema` crate).
 //! - [`revert`]: the pure decisions of a revert (apply config, removals, preview diff).
 //! - [`accept`]: accepting live values into a manifest (shared by `kdrift accept` and the TUI).
 //! - [`git`]: commits of accepted manifest files through the `git` command.
 //! - [`app`]: pure state and `update(Message) -> Vec<Command>`.
 //! - [`ui`]: pure rendering of the app state.
 //! - [`runtime`]: the one loop that owns the terminal, the channel and the IO tasks.
-//! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback.
+//! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback (the `kdrift-sim`
+//!   crate, which never imports the app).
 //! - [`text`]: control characters from the cluster escaped in every output.
 //! - [`user_config`]: the user's config file (read-only, default theme), folded into the flags.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -26,13 +27,14 @@ pub mod commands;
 pub mod drift;
 pub mod git;
 pub mod logging;
-pub mod managed_fields;
 pub mod manifest;
 pub mod revert;
 pub mod rollout;
 pub mod runtime;
-pub mod schema;
-pub mod sim;
 pub mod text;
 pub mod ui;
 pub mod user_config;
+
+// The shared crates, under the names the modules use.
+pub use kdrift_schema::{managed_fields, schema};
+pub use kdrift_sim as sim;

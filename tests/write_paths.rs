@@ -291,7 +291,20 @@ fn replace() {
                 "cart-replace.yaml",
                 &live.replacen("replicas: 2", "replicas: 3", 1),
             );
-            c.ok(&["replace", "-f", file.to_str().unwrap()]);
+            // kubectl fills in the resourceVersion it reads just before its PUT, so a status
+            // write by the deployment controller in between is a 409, as on a real server:
+            // try again, as a person would.
+            let args = ["replace", "-f", file.to_str().unwrap()];
+            let mut out = c.kubectl(&args);
+            for _ in 0..4 {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                if out.status.success() || !stderr.contains("the object has been modified") {
+                    break;
+                }
+                out = c.kubectl(&args);
+            }
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "kubectl replace failed: {stderr}");
         },
         &[field(
             "changed",

@@ -7,11 +7,13 @@
 //! - [`accept`]: the accept view's reads, and its write + commit.
 //! - [`revert`](mod@revert): the revert view's dry run and revert, on tasks.
 //! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
+//! - [`serve`]: `kdrift demo --serve` — the simulated cluster alone, until interrupted.
 pub mod accept;
 pub mod demo;
 pub mod event_loop;
 pub mod manifests;
 pub mod revert;
+pub mod serve;
 pub mod terminal;
 
 use std::process::ExitCode;

@@ -1,0 +1,571 @@
+//! The controllers' IO: follows the store's changes, keeps an owner index (Deployment →
+//! ReplicaSets → Pods) and timers, runs the pure decisions of the sibling modules for each changed
+//! object and writes their results through the store. Work is per changed object; an idle
+//! cluster has no work and no timers except pending readiness, back-offs and deadlines.
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::time::Instant;
+
+use super::Timings;
+use super::deployment::{DeploymentAction, sync_deployment};
+use super::events::{Component, EventSpec, event_object};
+use super::index::{Index, Owned, Timer, Timers};
+use super::object::{Key, controller_uid, name, uid};
+use super::pods::{
+    PodStage, next_stage, node_for, observed_stage, pod_outcome, pod_status, stage_events,
+};
+use super::replicaset::{random_suffix, sync_replicaset};
+use crate::resources::ResourceType;
+use crate::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
+
+/// Work items handled between two looks at the store's change feed, so a burst (seeding
+/// thousands of Deployments) neither starves the HTTP server nor overflows the feed.
+const BATCH: usize = 64;
+/// Pause between two batches while there is a backlog.
+const PAUSE: Duration = Duration::from_millis(2);
+const CONTROLLER_MANAGER: &str = "kube-controller-manager";
+/// Attempts of a read-modify-write that lost a race with another writer (409).
+const RETRIES: usize = 5;
+
+struct Driver {
+    store: Store,
+    timings: Timings,
+    index: Index,
+    dirty_deployments: BTreeSet<Key>,
+    dirty_replica_sets: BTreeSet<Key>,
+    /// Pods the kubelet has not started following yet.
+    new_pods: BTreeSet<Key>,
+    /// Kubelet state per pod: uid and stage.
+    pod_stages: HashMap<Key, (String, PodStage)>,
+    /// Objects to delete because their owner went (garbage collection).
+    orphans: Vec<(ResourceType, Key)>,
+    timers: Timers,
+    /// When each Deployment and ReplicaSet with a timer is next looked at.
+    planned: HashMap<(ResourceType, Key), Instant>,
+    /// Repeated kubelet events (`BackOff`, `Failed`): (pod, reason and message) → event name.
+    repeated: HashMap<(Key, String), String>,
+    /// Deployment uids seen, to tell orphans from objects whose owner is still coming.
+    deployment_uids: HashSet<String>,
+}
+
+/// Run the controllers until the task is aborted.
+pub async fn run(store: Store, timings: Timings) {
+    let mut feed = store.subscribe();
+    let mut driver = Driver::new(store, timings);
+    driver.resync();
+    loop {
+        // Take every change already announced, then do a bounded amount of work.
+        loop {
+            match feed.try_recv() {
+                Ok(event) => driver.observe(&event),
+                Err(TryRecvError::Lagged(_)) => driver.resync(),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => return,
+            }
+        }
+        driver.fire_due_timers();
+        if driver.work(BATCH) {
+            // A real pause, not just a yield: the store is one lock, and a thread that is woken
+            // when it is released must get a chance to take it before the next write.
+            tokio::time::sleep(PAUSE).await;
+            continue;
+        }
+        let next_timer = driver.timers.next_due();
+        tokio::select! {
+            received = feed.recv() => match received {
+                Ok(event) => driver.observe(&event),
+                Err(RecvError::Lagged(_)) => driver.resync(),
+                Err(RecvError::Closed) => return,
+            },
+            () = sleep_until(next_timer) => {}
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn key_of(object: &Value) -> Key {
+    Key::of(object)
+}
+
+impl Driver {
+    fn new(store: Store, timings: Timings) -> Driver {
+        Driver {
+            store,
+            timings,
+            index: Index::default(),
+            dirty_deployments: BTreeSet::new(),
+            dirty_replica_sets: BTreeSet::new(),
+            new_pods: BTreeSet::new(),
+            pod_stages: HashMap::new(),
+            orphans: Vec::new(),
+            timers: Timers::default(),
+            planned: HashMap::new(),
+            repeated: HashMap::new(),
+            deployment_uids: HashSet::new(),
+        }
+    }
+
+    /// Rebuild the index from a full list (at start, and when the change feed overflowed),
+    /// look at everything once, and collect objects whose owner is gone.
+    fn resync(&mut self) {
+        self.index = Index::default();
+        self.deployment_uids.clear();
+        for d in self.store.list(ResourceType::Deployment, None) {
+            self.observe_object(ResourceType::Deployment, EventType::Added, &d);
+        }
+        let replica_sets = self.store.list(ResourceType::ReplicaSet, None);
+        for rs in &replica_sets {
+            self.observe_object(ResourceType::ReplicaSet, EventType::Added, rs);
+        }
+        let rs_uids: HashSet<&str> = replica_sets.iter().map(uid).collect();
+        for rs in &replica_sets {
+            if controller_uid(rs).is_some_and(|o| !self.deployment_uids.contains(o)) {
+                self.orphans.push((ResourceType::ReplicaSet, key_of(rs)));
+            }
+        }
+        let pods = self.store.list(ResourceType::Pod, None);
+        let live: HashSet<Key> = pods.iter().map(key_of).collect();
+        self.pod_stages.retain(|k, _| live.contains(k));
+        for pod in &pods {
+            self.observe_object(ResourceType::Pod, EventType::Added, pod);
+            if controller_uid(pod).is_some_and(|o| !rs_uids.contains(o)) {
+                self.orphans.push((ResourceType::Pod, key_of(pod)));
+            }
+        }
+    }
+
+    fn observe(&mut self, event: &StoreEvent) {
+        self.observe_object(event.resource, event.kind, &event.object);
+    }
+
+    fn observe_object(&mut self, resource: ResourceType, kind: EventType, object: &Value) {
+        let key = key_of(object);
+        let id = uid(object).to_string();
+        let owner = controller_uid(object).map(str::to_string);
+        match (resource, kind) {
+            (ResourceType::Deployment, EventType::Deleted) => {
+                self.index.by_uid.remove(&id);
+                self.deployment_uids.remove(&id);
+                self.collect_children(&id, ResourceType::ReplicaSet);
+            }
+            (ResourceType::Deployment, _) => {
+                self.index.by_uid.insert(
+                    id.clone(),
+                    Owned {
+                        key: key.clone(),
+                        owner: None,
+                    },
+                );
+                self.deployment_uids.insert(id);
+                self.dirty_deployments.insert(key);
+            }
+            (ResourceType::ReplicaSet, EventType::Deleted) => {
+                self.index.by_uid.remove(&id);
+                self.index.remove_child(owner.as_deref(), &key);
+                self.collect_children(&id, ResourceType::Pod);
+                self.mark_owner(owner.as_deref());
+            }
+            (ResourceType::ReplicaSet, _) => {
+                self.index.by_uid.insert(
+                    id,
+                    Owned {
+                        key: key.clone(),
+                        owner: owner.clone(),
+                    },
+                );
+                self.index.add_child(owner.as_deref(), &key);
+                self.dirty_replica_sets.insert(key);
+                self.mark_owner(owner.as_deref());
+            }
+            (ResourceType::Pod, EventType::Deleted) => {
+                self.index.remove_child(owner.as_deref(), &key);
+                self.pod_stages.remove(&key);
+                self.new_pods.remove(&key);
+                self.repeated.retain(|(pod, _), _| *pod != key);
+                self.mark_owner(owner.as_deref());
+            }
+            (ResourceType::Pod, _) => {
+                self.index.add_child(owner.as_deref(), &key);
+                let followed = self.pod_stages.get(&key).is_some_and(|(u, _)| *u == id);
+                if !followed {
+                    self.new_pods.insert(key);
+                }
+                self.mark_owner(owner.as_deref());
+            }
+            _ => {}
+        }
+    }
+
+    /// A child changed: its owner looks again.
+    fn mark_owner(&mut self, owner: Option<&str>) {
+        let Some(owned) = owner.and_then(|o| self.index.by_uid.get(o)) else {
+            return;
+        };
+        let key = owned.key.clone();
+        if owned.owner.is_some() {
+            self.dirty_replica_sets.insert(key);
+        } else {
+            self.dirty_deployments.insert(key);
+        }
+    }
+
+    fn collect_children(&mut self, owner: &str, resource: ResourceType) {
+        if let Some(children) = self.index.children.remove(owner) {
+            self.orphans
+                .extend(children.into_iter().map(|k| (resource, k)));
+        }
+    }
+
+    fn schedule(&mut self, after: Duration, timer: Timer) {
+        self.timers.schedule(after, timer);
+    }
+
+    /// Look at an object again after `after`, unless a look no later than that is already
+    /// planned: every sync of a rollout asks for its deadline, one timer per object is enough.
+    fn look_again(&mut self, after: Duration, timer: Timer) {
+        let (key, kind) = match &timer {
+            Timer::Deployment(key) => (key.clone(), ResourceType::Deployment),
+            Timer::ReplicaSet(key) => (key.clone(), ResourceType::ReplicaSet),
+            Timer::Pod(..) => return self.schedule(after, timer),
+        };
+        let now = Instant::now();
+        let at = now + after;
+        match self.planned.get(&(kind, key.clone())) {
+            Some(planned) if *planned > now && *planned <= at => {}
+            _ => {
+                self.planned.insert((kind, key), at);
+                self.schedule(after, timer);
+            }
+        }
+    }
+
+    fn fire_due_timers(&mut self) {
+        let now = Instant::now();
+        while let Some(timer) = self.timers.pop_due(now) {
+            match timer {
+                Timer::Deployment(key) => {
+                    self.planned
+                        .remove(&(ResourceType::Deployment, key.clone()));
+                    self.dirty_deployments.insert(key);
+                }
+                Timer::ReplicaSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::ReplicaSet, key.clone()));
+                    self.dirty_replica_sets.insert(key);
+                }
+                Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
+            }
+        }
+    }
+
+    /// Do up to `budget` items of work; whether any is left.
+    fn work(&mut self, mut budget: usize) -> bool {
+        while budget > 0 {
+            budget -= 1;
+            if let Some((resource, key)) = self.orphans.pop() {
+                self.delete(resource, &key);
+            } else if let Some(key) = self.new_pods.pop_first() {
+                self.start_pod(&key);
+            } else if let Some(key) = self.dirty_replica_sets.pop_first() {
+                self.sync_replica_set(&key);
+            } else if let Some(key) = self.dirty_deployments.pop_first() {
+                self.sync_deployment(&key);
+            } else {
+                return false;
+            }
+        }
+        !(self.orphans.is_empty()
+            && self.new_pods.is_empty()
+            && self.dirty_replica_sets.is_empty()
+            && self.dirty_deployments.is_empty())
+    }
+
+    fn delete(&mut self, resource: ResourceType, key: &Key) {
+        match self
+            .store
+            .delete(resource, &key.namespace, &key.name, false)
+        {
+            Ok(_) | Err(ApiError::NotFound(_)) => {}
+            Err(error) => tracing::warn!(%key, ?resource, %error, "garbage collection failed"),
+        }
+    }
+
+    /// Objects of `resource` listed under `owner` in the index, as they are now.
+    fn children(&mut self, owner: &str, resource: ResourceType) -> Vec<Value> {
+        let keys: Vec<Key> = self
+            .index
+            .children
+            .get(owner)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        let mut found = Vec::with_capacity(keys.len());
+        for key in keys {
+            match self.store.get(resource, &key.namespace, &key.name) {
+                Some(child) if controller_uid(&child) == Some(owner) => found.push(child),
+                _ => self.index.remove_child(Some(owner), &key),
+            }
+        }
+        found
+    }
+
+    fn sync_deployment(&mut self, key: &Key) {
+        let Some(deploy) = self
+            .store
+            .get(ResourceType::Deployment, &key.namespace, &key.name)
+        else {
+            return;
+        };
+        let owned = self.children(uid(&deploy), ResourceType::ReplicaSet);
+        let now = Timestamp::now();
+        let result = sync_deployment(&deploy, &owned, now);
+        let manager = WriteOptions::manager(CONTROLLER_MANAGER);
+        for action in result.actions {
+            match action {
+                DeploymentAction::CreateReplicaSet(rs) => {
+                    match self.store.create(ResourceType::ReplicaSet, rs, &manager) {
+                        Ok(created) => self.observe_object(
+                            ResourceType::ReplicaSet,
+                            EventType::Added,
+                            &created,
+                        ),
+                        Err(error) => tracing::warn!(%key, %error, "creating a ReplicaSet failed"),
+                    }
+                }
+                DeploymentAction::ScaleReplicaSet {
+                    name,
+                    replicas,
+                    annotations,
+                } => {
+                    self.modify(
+                        ResourceType::ReplicaSet,
+                        &Key::new(&key.namespace, &name),
+                        &manager,
+                        |rs| {
+                            rs["spec"]["replicas"] = Value::from(replicas);
+                            set_annotations(rs, &annotations);
+                        },
+                    );
+                }
+                DeploymentAction::AnnotateReplicaSet { name, annotations } => {
+                    self.modify(
+                        ResourceType::ReplicaSet,
+                        &Key::new(&key.namespace, &name),
+                        &manager,
+                        |rs| {
+                            set_annotations(rs, &annotations);
+                        },
+                    );
+                }
+                DeploymentAction::DeleteReplicaSet { name } => {
+                    self.delete(ResourceType::ReplicaSet, &Key::new(&key.namespace, &name));
+                }
+            }
+        }
+        self.record_events(&deploy, &result.events, None);
+        if let Some(revision) = result.revision {
+            self.modify(ResourceType::Deployment, key, &manager, |d| {
+                d["metadata"]["annotations"][super::deployment::REVISION] =
+                    Value::from(revision.clone());
+            });
+        }
+        if let Some(status) = result.status {
+            self.modify(
+                ResourceType::Deployment,
+                key,
+                &WriteOptions::status(CONTROLLER_MANAGER),
+                |d| {
+                    d["status"] = status.clone();
+                },
+            );
+        }
+        if let Some(after) = result.requeue_after {
+            self.look_again(after, Timer::Deployment(key.clone()));
+        }
+    }
+
+    fn sync_replica_set(&mut self, key: &Key) {
+        let Some(rs) = self
+            .store
+            .get(ResourceType::ReplicaSet, &key.namespace, &key.name)
+        else {
+            return;
+        };
+        let pods = self.children(uid(&rs), ResourceType::Pod);
+        let result = sync_replicaset(&rs, &pods, Timestamp::now(), &mut random_suffix);
+        let manager = WriteOptions::manager(CONTROLLER_MANAGER);
+        for mut pod in result.create {
+            // Scheduling is instant in the demo: the pod is created on its node.
+            let (node, _) = node_for(name(&pod));
+            pod["spec"]["nodeName"] = Value::from(node.clone());
+            match self.store.create(ResourceType::Pod, pod, &manager) {
+                Ok(created) => {
+                    self.observe_object(ResourceType::Pod, EventType::Added, &created);
+                    let message = format!(
+                        "Successfully assigned {}/{} to {node}",
+                        key.namespace,
+                        name(&created)
+                    );
+                    self.record_events(
+                        &created,
+                        &[EventSpec::normal(
+                            Component::Scheduler,
+                            "Scheduled",
+                            message,
+                        )],
+                        None,
+                    );
+                }
+                Err(error) => tracing::warn!(%key, %error, "creating a pod failed"),
+            }
+        }
+        for pod in &result.delete {
+            self.delete(ResourceType::Pod, &Key::new(&key.namespace, pod));
+        }
+        self.record_events(&rs, &result.events, None);
+        if let Some(status) = result.status {
+            self.modify(
+                ResourceType::ReplicaSet,
+                key,
+                &WriteOptions::status(CONTROLLER_MANAGER),
+                |rs| {
+                    rs["status"] = status.clone();
+                },
+            );
+        }
+        if let Some(after) = result.requeue_after {
+            self.look_again(after, Timer::ReplicaSet(key.clone()));
+        }
+    }
+
+    /// The kubelet meets a pod: a new one starts creating; a ready one (seen after a resync)
+    /// stays as it is.
+    fn start_pod(&mut self, key: &Key) {
+        let Some(pod) = self.store.get(ResourceType::Pod, &key.namespace, &key.name) else {
+            return;
+        };
+        let pod_uid = uid(&pod).to_string();
+        if self.pod_stages.get(key).is_some_and(|(u, _)| *u == pod_uid) {
+            return;
+        }
+        match observed_stage(&pod) {
+            PodStage::Running => {
+                self.pod_stages
+                    .insert(key.clone(), (pod_uid, PodStage::Running));
+            }
+            _ => self.enter_stage(key, &pod_uid, PodStage::Creating),
+        }
+    }
+
+    /// Report `stage` for the pod (if it is still the same pod), then plan the next stage.
+    fn enter_stage(&mut self, key: &Key, pod_uid: &str, stage: PodStage) {
+        let Some(pod) = self.store.get(ResourceType::Pod, &key.namespace, &key.name) else {
+            self.pod_stages.remove(key);
+            return;
+        };
+        if uid(&pod) != pod_uid {
+            return;
+        }
+        self.pod_stages
+            .insert(key.clone(), (pod_uid.to_string(), stage));
+        let status = pod_status(&pod, stage, Timestamp::now());
+        let written = self.modify(
+            ResourceType::Pod,
+            key,
+            &WriteOptions::status(Component::Kubelet.manager()),
+            |p| {
+                p["status"] = status.clone();
+            },
+        );
+        let (node, _) = node_for(&key.name);
+        if let Some(pod) = written {
+            self.record_events(&pod, &stage_events(&pod, stage), Some(&node));
+        }
+        if let Some((next, after)) = next_stage(pod_outcome(&pod), stage, &self.timings) {
+            self.schedule(after, Timer::Pod(key.clone(), pod_uid.to_string(), next));
+        }
+    }
+
+    /// Record events about `involved`; a kubelet warning already recorded for this pod is
+    /// counted again instead of repeated.
+    fn record_events(&mut self, involved: &Value, events: &[EventSpec], host: Option<&str>) {
+        let now = Timestamp::now();
+        for spec in events {
+            let opts = WriteOptions::manager(spec.component.manager());
+            let repeat_key = (
+                key_of(involved),
+                format!("{}/{}", spec.reason, spec.message),
+            );
+            // The kubelet repeats these every back-off: counted, as the event recorder does.
+            let counted = spec.component == Component::Kubelet
+                && matches!(spec.reason.as_str(), "BackOff" | "Failed");
+            if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
+                let event_key = Key::new(&repeat_key.0.namespace, &event_name);
+                let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
+                    let patch = super::events::repeat_patch(e, now);
+                    e["count"] = patch["count"].clone();
+                    e["lastTimestamp"] = patch["lastTimestamp"].clone();
+                });
+                if bumped.is_some() {
+                    continue;
+                }
+            }
+            let event = event_object(involved, spec, now, host);
+            match self.store.create(ResourceType::Event, event, &opts) {
+                Ok(created) if counted => {
+                    self.repeated.insert(repeat_key, name(&created).to_string());
+                }
+                Ok(_) => {}
+                Err(error) => tracing::debug!(%error, "recording an event failed"),
+            }
+        }
+    }
+
+    /// Read, change and write back one object, again on a 409 (another writer got in first).
+    /// Nothing is written when `change` leaves the object as it was.
+    fn modify(
+        &self,
+        resource: ResourceType,
+        key: &Key,
+        opts: &WriteOptions,
+        change: impl Fn(&mut Value),
+    ) -> Option<Value> {
+        for _ in 0..RETRIES {
+            let current = self.store.get(resource, &key.namespace, &key.name)?;
+            let mut next = current.clone();
+            change(&mut next);
+            if next == current {
+                return Some(current);
+            }
+            match self.store.update(resource, next, opts) {
+                Ok(written) => return Some(written),
+                Err(ApiError::Conflict { .. }) => continue,
+                Err(ApiError::NotFound(_)) => return None,
+                Err(error) => {
+                    tracing::warn!(%key, ?resource, %error, "controller write failed");
+                    return None;
+                }
+            }
+        }
+        None
+    }
+}
+
+fn set_annotations(object: &mut Value, annotations: &serde_json::Map<String, Value>) {
+    for (k, v) in annotations {
+        object["metadata"]["annotations"][k] = v.clone();
+    }
+}
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

@@ -1,0 +1,32 @@
+//! The demo cluster: an in-process simulation of the Kubernetes API on loopback that speaks the
+//! real wire protocol (see `docs/ARCHITECTURE.md` of the kdrift repository, "The demo cluster").
+//! Its own crate so that the simulation never imports the app: it shares only
+//! [`kdrift_schema`] (schemas and `managedFields`) with kdrift.
+//!
+//! - [`resources`]: the resource types served, for discovery and routing.
+//! - [`store`]: objects, resourceVersions, watch history; every write goes through it.
+//! - [`server`]: HTTP routing, verbs, content types, `Status` errors, watch streams.
+//! - [`discovery`]: `/version`, `/api`, `/apis`, group-version resource lists.
+//! - [`patch`]: JSON patch, merge patch, strategic merge patch.
+//! - [`ssa`]: server-side apply and `managedFields` bookkeeping for every write.
+//! - [`controller`]: the deployment and replicaset controllers, pod readiness.
+//! - [`scenario`]: out-of-band changes played over time.
+//! - [`faults`]: fault injection for tests.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod controller;
+pub mod discovery;
+pub mod faults;
+pub mod openapi_v2;
+pub mod patch;
+pub mod resources;
+pub mod scenario;
+pub mod server;
+pub mod ssa;
+pub mod store;
+
+pub use faults::Faults;
+pub use server::{SimConfig, SimError, SimServer};
+pub use store::{ApiError, Store, WriteOptions};
+
+pub use kdrift_schema::{managed_fields, schema};

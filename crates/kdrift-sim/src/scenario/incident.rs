@@ -1,0 +1,425 @@
+//! The `incident` scenario: an on-call night in a minute and a half. Each step is the request
+//! kubectl sends for the command in its doc line — same patch type, body and field manager — so
+//! kdrift sees exactly what it would see on a real cluster.
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::controller::object::{Key, at};
+use crate::resources::ResourceType;
+use crate::store::{ApiError, Patch, Store, WriteOptions};
+
+/// When the steps happen.
+#[derive(Debug, Clone)]
+pub struct Pacing {
+    /// Before the first step (the seeded cluster settles first).
+    pub start: Duration,
+    /// Between two steps.
+    pub between: Duration,
+}
+
+impl Pacing {
+    /// Demo pacing: first step after 5 s, then one every 12 s (the last one about a minute in;
+    /// the stuck rollout crosses its 45 s deadline shortly after).
+    pub fn demo() -> Pacing {
+        Pacing {
+            start: Duration::from_secs(5),
+            between: Duration::from_secs(12),
+        }
+    }
+
+    /// No waiting, for tests.
+    pub fn immediate() -> Pacing {
+        Pacing {
+            start: Duration::ZERO,
+            between: Duration::ZERO,
+        }
+    }
+}
+
+/// One out-of-band change, named after the kubectl command that makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// `kubectl set image deployment/<name> <container>=<image>`
+    SetImage {
+        target: Key,
+        container: String,
+        image: String,
+    },
+    /// `kubectl scale deployment/<name> --replicas=<n>`
+    Scale { target: Key, replicas: i64 },
+    /// `kubectl set resources deployment/<name> -c <container> --limits=memory=<memory>`
+    SetMemoryLimit {
+        target: Key,
+        container: String,
+        memory: String,
+    },
+    /// `kubectl set env deployment/<name> -c <container> <name>=<value>`
+    SetEnv {
+        target: Key,
+        container: String,
+        name: String,
+        value: String,
+    },
+    /// `kubectl edit deployment/<name>`, changing the readiness probe's timeout.
+    EditProbeTimeout {
+        target: Key,
+        container: String,
+        seconds: i64,
+    },
+}
+
+impl Step {
+    pub fn target(&self) -> &Key {
+        match self {
+            Step::SetImage { target, .. }
+            | Step::Scale { target, .. }
+            | Step::SetMemoryLimit { target, .. }
+            | Step::SetEnv { target, .. }
+            | Step::EditProbeTimeout { target, .. } => target,
+        }
+    }
+}
+
+/// The incident, in order.
+pub fn steps() -> Vec<Step> {
+    vec![
+        // A release with a crashing build: the rollout sticks, then exceeds its 45 s deadline.
+        Step::SetImage {
+            target: Key::new("shop", "checkout"),
+            container: "checkout".into(),
+            image: "registry.example/shop/checkout:3.2.0-crash".into(),
+        },
+        // Traffic spike: someone scales the frontend by hand.
+        Step::Scale {
+            target: Key::new("shop", "frontend"),
+            replicas: 4,
+        },
+        // OOM kills at 3 a.m.: a memory limit raised live.
+        Step::SetMemoryLimit {
+            target: Key::new("payments", "payments-api"),
+            container: "api".into(),
+            memory: "512Mi".into(),
+        },
+        // Debugging a login problem: verbose logs turned on live.
+        Step::SetEnv {
+            target: Key::new("platform", "auth"),
+            container: "auth".into(),
+            name: "LOG_LEVEL".into(),
+            value: "debug".into(),
+        },
+        // Flapping readiness under load: the probe timeout edited by hand.
+        Step::EditProbeTimeout {
+            target: Key::new("platform", "ingress-gateway"),
+            container: "gateway".into(),
+            seconds: 3,
+        },
+    ]
+}
+
+/// Play every step of the incident, waiting as `pacing` says. A step whose target is missing
+/// (deleted by the user meanwhile) is skipped: the demo goes on.
+pub async fn play(store: &Store, pacing: &Pacing) {
+    tokio::time::sleep(pacing.start).await;
+    for (index, step) in steps().iter().enumerate() {
+        if index > 0 {
+            tokio::time::sleep(pacing.between).await;
+        }
+        if let Err(error) = apply_step(store, step) {
+            tracing::warn!(?step, %error, "scenario step skipped");
+        }
+    }
+}
+
+/// Send one step to the store, as kubectl would send it.
+pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
+    let target = step.target();
+    let live = store
+        .get(ResourceType::Deployment, &target.namespace, &target.name)
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("deployments.apps \"{}\" not found", target.name))
+        })?;
+    let (patch, opts) = request_for(step, &live);
+    store.patch(
+        ResourceType::Deployment,
+        &target.namespace,
+        &target.name,
+        &patch,
+        &opts,
+    )
+}
+
+/// The patch and options kubectl sends for `step` against the `live` Deployment.
+pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
+    match step {
+        // kubectl scale patches the scale subresource with a JSON merge patch. It has no
+        // --field-manager and sends no fieldManager, so the server names the manager after the
+        // user agent ("kubectl/v1.32.0 ..." → "kubectl"), as it does for the real kubectl
+        // against this server (tests/kubectl.rs).
+        Step::Scale { replicas, .. } => (
+            Patch::Merge(json!({"spec": {"replicas": replicas}})),
+            WriteOptions {
+                manager: "kubectl".into(),
+                subresource: Some("scale".into()),
+                dry_run: false,
+            },
+        ),
+        Step::SetImage {
+            container, image, ..
+        } => (
+            container_patch(live, json!({"image": image, "name": container})),
+            WriteOptions::manager("kubectl-set"),
+        ),
+        Step::SetMemoryLimit {
+            container, memory, ..
+        } => (
+            container_patch(
+                live,
+                json!({"name": container, "resources": {"limits": {"memory": memory}}}),
+            ),
+            WriteOptions::manager("kubectl-set"),
+        ),
+        Step::SetEnv {
+            container,
+            name,
+            value,
+            ..
+        } => {
+            // The two-way merge patch lists the new order of the whole env list.
+            let mut order: Vec<Value> = container_of(live, container)
+                .and_then(|c| c.get("env"))
+                .and_then(Value::as_array)
+                .map(|env| env.iter().map(|e| json!({"name": e["name"]})).collect())
+                .unwrap_or_default();
+            order.push(json!({"name": name}));
+            let change = json!({
+                "$setElementOrder/env": order,
+                "env": [{"name": name, "value": value}],
+                "name": container,
+            });
+            (
+                container_patch(live, change),
+                WriteOptions::manager("kubectl-set"),
+            )
+        }
+        Step::EditProbeTimeout {
+            container, seconds, ..
+        } => (
+            container_patch(
+                live,
+                json!({"name": container, "readinessProbe": {"timeoutSeconds": seconds}}),
+            ),
+            WriteOptions::manager("kubectl-edit"),
+        ),
+    }
+}
+
+/// A strategic merge patch changing one container of the pod template, shaped as kubectl's
+/// `CreateTwoWayMergePatch` shapes it (keys sorted, `$setElementOrder/containers` first).
+fn container_patch(live: &Value, change: Value) -> Patch {
+    let order: Vec<Value> = at(live, &["spec", "template", "spec", "containers"])
+        .and_then(Value::as_array)
+        .map(|cs| cs.iter().map(|c| json!({"name": c["name"]})).collect())
+        .unwrap_or_default();
+    Patch::Strategic(json!({"spec": {"template": {"spec": {
+        "$setElementOrder/containers": order,
+        "containers": [change],
+    }}}}))
+}
+
+fn container_of<'a>(live: &'a Value, name: &str) -> Option<&'a Value> {
+    at(live, &["spec", "template", "spec", "containers"])?
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::scenario::manifests::demo_objects;
+
+    fn demo_deployment(key: &Key) -> Value {
+        demo_objects()
+            .unwrap()
+            .into_iter()
+            .map(|o| o.object)
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == key.name.as_str())
+            .unwrap()
+    }
+
+    #[test]
+    fn every_step_targets_a_demo_deployment_and_container() {
+        for step in steps() {
+            let live = demo_deployment(step.target());
+            assert_eq!(
+                live["metadata"]["namespace"],
+                step.target().namespace.as_str()
+            );
+            let container = match &step {
+                Step::Scale { .. } => continue,
+                Step::SetImage { container, .. }
+                | Step::SetMemoryLimit { container, .. }
+                | Step::SetEnv { container, .. }
+                | Step::EditProbeTimeout { container, .. } => container,
+            };
+            assert!(container_of(&live, container).is_some(), "{step:?}");
+        }
+    }
+
+    #[test]
+    fn requests_are_written_as_kubectl_writes_them() {
+        let mut managers = Vec::new();
+        for step in steps() {
+            let live = demo_deployment(step.target());
+            let (patch, opts) = request_for(&step, &live);
+            managers.push((opts.manager.clone(), opts.subresource.clone()));
+            let body = match patch {
+                Patch::Strategic(v) | Patch::Merge(v) => serde_json::to_string(&v).unwrap(),
+                other => panic!("unexpected patch {other:?}"),
+            };
+            match step {
+                Step::SetEnv { .. } => assert_eq!(
+                    body,
+                    r#"{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"auth"}],"containers":[{"$setElementOrder/env":[{"name":"LOG_FORMAT"},{"name":"SIGNING_KEY"},{"name":"LOG_LEVEL"}],"env":[{"name":"LOG_LEVEL","value":"debug"}],"name":"auth"}]}}}}"#
+                ),
+                Step::Scale { .. } => assert_eq!(body, r#"{"spec":{"replicas":4}}"#),
+                Step::SetImage { .. } => assert_eq!(
+                    body,
+                    r#"{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"checkout"}],"containers":[{"image":"registry.example/shop/checkout:3.2.0-crash","name":"checkout"}]}}}}"#
+                ),
+                _ => assert!(body.contains("$setElementOrder/containers"), "{body}"),
+            }
+        }
+        let names: Vec<&str> = managers.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "kubectl-set",
+                "kubectl",
+                "kubectl-set",
+                "kubectl-set",
+                "kubectl-edit"
+            ]
+        );
+        assert_eq!(managers[1].1.as_deref(), Some("scale"));
+    }
+
+    fn managers(d: &Value) -> Vec<(String, String)> {
+        d["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["manager"].as_str().unwrap().to_string(),
+                    m["subresource"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_incident_leaves_the_changes_kubectl_would_leave() {
+        use crate::controller::{Timings, spawn};
+        let store = Store::new();
+        let controllers = spawn(store.clone(), Timings::fast());
+        crate::scenario::seed(&store).unwrap();
+        let seeded = store
+            .get(ResourceType::Deployment, "shop", "frontend")
+            .unwrap();
+        assert_eq!(
+            managers(&seeded)[0],
+            ("kubectl-client-side-apply".to_string(), String::new())
+        );
+        // As in the demo, the incident starts once the seeded cluster has rolled out.
+        let settled = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        while store
+            .list(ResourceType::ReplicaSet, None)
+            .iter()
+            .filter(|rs| rs["status"]["availableReplicas"].as_i64() > Some(0))
+            .count()
+            < 10
+        {
+            assert!(
+                tokio::time::Instant::now() < settled,
+                "the seeded demo did not settle"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        play(&store, &Pacing::immediate()).await;
+        let get = |ns: &str, name: &str| store.get(ResourceType::Deployment, ns, name).unwrap();
+
+        let frontend = get("shop", "frontend");
+        assert_eq!(frontend["spec"]["replicas"], 4);
+        assert!(
+            managers(&frontend).contains(&("kubectl".into(), "scale".into())),
+            "{:?}",
+            managers(&frontend)
+        );
+
+        let checkout = get("shop", "checkout");
+        let container = &checkout["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            container["image"],
+            "registry.example/shop/checkout:3.2.0-crash"
+        );
+        assert_eq!(
+            container["env"].as_array().unwrap().len(),
+            3,
+            "the other fields are untouched"
+        );
+        assert!(managers(&checkout).contains(&("kubectl-set".into(), String::new())));
+
+        let api = get("payments", "payments-api");
+        let resources = &api["spec"]["template"]["spec"]["containers"][0]["resources"];
+        assert_eq!(resources["limits"], json!({"cpu": "1", "memory": "512Mi"}));
+        assert_eq!(resources["requests"]["memory"], "256Mi");
+
+        let auth = get("platform", "auth");
+        let env: Vec<&str> = auth["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(env, ["LOG_FORMAT", "SIGNING_KEY", "LOG_LEVEL"]);
+
+        let gateway = get("platform", "ingress-gateway");
+        assert_eq!(
+            gateway["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["timeoutSeconds"],
+            3
+        );
+        assert!(managers(&gateway).contains(&("kubectl-edit".into(), String::new())));
+
+        // The hotfixes roll out; the crashing image does not.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let d = get("shop", "frontend");
+            let api = get("payments", "payments-api");
+            let done = |d: &Value| {
+                d["status"]["availableReplicas"] == d["spec"]["replicas"]
+                    && d["status"]["updatedReplicas"] == d["spec"]["replicas"]
+                    && d["status"]["replicas"] == d["spec"]["replicas"]
+            };
+            if done(&d)
+                && done(&api)
+                && api["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+            {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "frontend/payments-api did not roll out: {:#} {:#}",
+                d["status"],
+                api["status"]
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let checkout = get("shop", "checkout");
+        assert_eq!(checkout["status"]["updatedReplicas"], 2);
+        assert_eq!(checkout["status"]["availableReplicas"], 3);
+        controllers.abort();
+    }
+}

@@ -1,0 +1,236 @@
+//! The demo manifests under `demo/`, compiled into the binary so `kdrift demo` works from any
+//! directory, and their parsing into API objects.
+use serde_json::Value;
+
+/// (path relative to `demo/`, contents) of every demo manifest. Namespaces come first, as
+/// they must be created before the objects in them.
+pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
+    (
+        "namespaces.yaml",
+        include_str!("../../../../demo/namespaces.yaml"),
+    ),
+    (
+        "payments/fraud-check.yaml",
+        include_str!("../../../../demo/payments/fraud-check.yaml"),
+    ),
+    (
+        "payments/ledger.yaml",
+        include_str!("../../../../demo/payments/ledger.yaml"),
+    ),
+    (
+        "payments/payments-api.yaml",
+        include_str!("../../../../demo/payments/payments-api.yaml"),
+    ),
+    (
+        "platform/auth.yaml",
+        include_str!("../../../../demo/platform/auth.yaml"),
+    ),
+    (
+        "platform/ingress-gateway.yaml",
+        include_str!("../../../../demo/platform/ingress-gateway.yaml"),
+    ),
+    (
+        "platform/metrics-collector.yaml",
+        include_str!("../../../../demo/platform/metrics-collector.yaml"),
+    ),
+    (
+        "shop/cart.yaml",
+        include_str!("../../../../demo/shop/cart.yaml"),
+    ),
+    (
+        "shop/catalog.yaml",
+        include_str!("../../../../demo/shop/catalog.yaml"),
+    ),
+    (
+        "shop/checkout.yaml",
+        include_str!("../../../../demo/shop/checkout.yaml"),
+    ),
+    (
+        "shop/frontend.yaml",
+        include_str!("../../../../demo/shop/frontend.yaml"),
+    ),
+];
+
+/// A demo manifest that does not parse (only possible if `demo/` was edited badly).
+#[derive(Debug, thiserror::Error)]
+#[error("demo/{path}: document {document}: {source}")]
+pub struct ManifestError {
+    pub path: String,
+    pub document: usize,
+    #[source]
+    pub source: serde_yaml::Error,
+}
+
+/// One object of a demo manifest, with where it came from.
+#[derive(Debug, Clone)]
+pub struct DemoObject {
+    pub path: &'static str,
+    pub object: Value,
+}
+
+/// Every object of [`DEMO_MANIFESTS`], in file order (empty documents skipped).
+pub fn demo_objects() -> Result<Vec<DemoObject>, ManifestError> {
+    let mut objects = Vec::new();
+    for (path, contents) in DEMO_MANIFESTS {
+        for (index, document) in serde_yaml::Deserializer::from_str(contents).enumerate() {
+            let value: Value =
+                serde::Deserialize::deserialize(document).map_err(|source| ManifestError {
+                    path: (*path).to_string(),
+                    document: index + 1,
+                    source,
+                })?;
+            if !value.is_null() {
+                objects.push(DemoObject {
+                    path,
+                    object: value,
+                });
+            }
+        }
+    }
+    Ok(objects)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::controller::object::{at, str_at};
+    use std::collections::BTreeSet;
+
+    fn deployments() -> Vec<Value> {
+        demo_objects()
+            .unwrap()
+            .into_iter()
+            .map(|o| o.object)
+            .filter(|o| o["kind"] == "Deployment")
+            .collect()
+    }
+
+    #[test]
+    fn every_file_under_demo_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../demo");
+        let mut on_disk = Vec::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    on_disk.push(
+                        path.strip_prefix(&root)
+                            .unwrap()
+                            .to_string_lossy()
+                            .into_owned(),
+                    );
+                }
+            }
+        }
+        on_disk.sort();
+        let mut embedded: Vec<String> = DEMO_MANIFESTS.iter().map(|(p, _)| p.to_string()).collect();
+        embedded.sort();
+        assert_eq!(embedded, on_disk);
+        for (path, contents) in DEMO_MANIFESTS {
+            assert_eq!(
+                &std::fs::read_to_string(root.join(path)).unwrap(),
+                contents,
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn demo_has_enough_deployments_namespaces_and_variety() {
+        let deploys = deployments();
+        assert!(deploys.len() >= 8, "{} deployments", deploys.len());
+        let namespaces: BTreeSet<&str> = deploys
+            .iter()
+            .filter_map(|d| str_at(d, &["metadata", "namespace"]))
+            .collect();
+        assert!(namespaces.len() >= 3, "{namespaces:?}");
+        let declared: BTreeSet<String> = demo_objects()
+            .unwrap()
+            .iter()
+            .filter(|o| o.object["kind"] == "Namespace")
+            .map(|o| o.object["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        for ns in &namespaces {
+            assert!(
+                declared.contains(*ns),
+                "namespace {ns} has no Namespace manifest"
+            );
+        }
+        let strategies: BTreeSet<&str> = deploys
+            .iter()
+            .map(|d| str_at(d, &["spec", "strategy", "type"]).unwrap_or("(default)"))
+            .collect();
+        assert!(
+            strategies.contains("Recreate") && strategies.contains("RollingUpdate"),
+            "{strategies:?}"
+        );
+        let surges: Vec<&Value> = deploys
+            .iter()
+            .filter_map(|d| at(d, &["spec", "strategy", "rollingUpdate", "maxSurge"]))
+            .collect();
+        assert!(
+            surges.iter().any(|v| v.is_string()) && surges.iter().any(|v| v.is_number()),
+            "{surges:?}"
+        );
+        for d in &deploys {
+            let replicas = d["spec"]["replicas"].as_i64().unwrap();
+            assert!(
+                (1..=4).contains(&replicas),
+                "{}: {replicas} replicas",
+                d["metadata"]["name"]
+            );
+            assert!(d["metadata"]["labels"]["app.kubernetes.io/name"].is_string());
+            for c in d["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .unwrap()
+            {
+                assert!(
+                    c["image"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("registry.example/")
+                );
+                assert!(c["resources"].is_object(), "{}: no resources", c["name"]);
+            }
+        }
+        let containers = || {
+            deploys.iter().flat_map(|d| {
+                d["spec"]["template"]["spec"]["containers"]
+                    .as_array()
+                    .unwrap()
+            })
+        };
+        assert!(containers().any(|c| c["readinessProbe"].is_object()));
+        assert!(containers().any(|c| c["livenessProbe"].is_object()));
+        assert!(
+            containers()
+                .flat_map(|c| c["env"].as_array().into_iter().flatten())
+                .any(|e| e["valueFrom"].is_object())
+        );
+        assert!(deploys.iter().any(|d| {
+            d["spec"]["progressDeadlineSeconds"]
+                .as_i64()
+                .is_some_and(|s| s <= 60)
+        }));
+    }
+
+    #[test]
+    fn quoted_values_stay_strings_and_files_keep_their_comments() {
+        let catalog = deployments()
+            .into_iter()
+            .find(|d| d["metadata"]["name"] == "catalog")
+            .unwrap();
+        let env = &catalog["spec"]["template"]["spec"]["containers"][0]["env"][0];
+        assert_eq!(env["value"], Value::String("1.10".into()));
+        assert!(DEMO_MANIFESTS.iter().all(|(_, text)| text.starts_with('#')));
+        assert!(
+            DEMO_MANIFESTS
+                .iter()
+                .any(|(_, text)| text.contains("\n---\n"))
+        );
+    }
+}

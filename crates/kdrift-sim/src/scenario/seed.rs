@@ -1,0 +1,130 @@
+//! Seeding the demo cluster: every demo manifest created as `kubectl apply` (client-side)
+//! creates it, so the cluster starts in sync with `demo/` and with the managedFields and
+//! last-applied annotation a real team's cluster would carry.
+use serde_json::{Map, Value};
+
+use super::manifests::demo_objects;
+use crate::resources::ResourceType;
+use crate::store::{ApiError, Store, WriteOptions};
+
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// The field manager of `kubectl apply` without `--server-side`.
+pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
+
+/// Create the namespaces, then every demo Deployment, as `kubectl apply -R -f demo/` would.
+/// Objects that already exist are left alone, so seeding twice is harmless.
+pub fn seed(store: &Store) -> Result<(), ApiError> {
+    let objects = demo_objects().map_err(|e| ApiError::Internal(e.to_string()))?;
+    // Namespaces first: the objects in them cannot be created before.
+    let (namespaces, rest): (Vec<_>, Vec<_>) = objects
+        .into_iter()
+        .partition(|o| o.object["kind"] == "Namespace");
+    for demo in namespaces.into_iter().chain(rest) {
+        let kind = demo.object["kind"].as_str().unwrap_or_default();
+        let api_version = demo.object["apiVersion"].as_str().unwrap_or_default();
+        let resource = ResourceType::from_api_version_kind(api_version, kind).ok_or_else(|| {
+            ApiError::Internal(format!(
+                "demo/{}: no resource for \"{api_version}\" \"{kind}\"",
+                demo.path
+            ))
+        })?;
+        let object = as_client_side_applied(resource, demo.object);
+        match store.create(resource, object, &WriteOptions::manager(CLIENT_SIDE_APPLY)) {
+            Ok(_) | Err(ApiError::AlreadyExists(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The object `kubectl apply` sends on create: the manifest with its namespace filled in and
+/// the last-applied-configuration annotation holding the manifest itself.
+pub fn as_client_side_applied(resource: ResourceType, mut manifest: Value) -> Value {
+    if resource.namespaced()
+        && manifest.pointer("/metadata/namespace").is_none()
+        && let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.insert("namespace".into(), Value::String("default".into()));
+    }
+    let applied = last_applied_configuration(&manifest);
+    if let Some(meta) = manifest.get_mut("metadata").and_then(Value::as_object_mut) {
+        let annotations = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.insert(LAST_APPLIED.into(), Value::String(applied));
+        }
+    }
+    manifest
+}
+
+/// The annotation's value as kubectl writes it: compact JSON with sorted keys,
+/// `metadata.annotations` present (empty when the manifest has none), a trailing newline.
+pub fn last_applied_configuration(manifest: &Value) -> String {
+    let mut copy = manifest.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        let annotations = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.remove(LAST_APPLIED);
+        }
+    }
+    format!("{}\n", sorted(&copy))
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_applied_matches_what_kubectl_writes() {
+        // The manifest and annotation of reference/kubernetes-1.20/deploy-after-client-apply.json.
+        let manifest: Value = serde_yaml::from_str(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: capture\n  labels: {app: web}\n\
+             spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: registry.example/web:1.0\n        ports: [{containerPort: 8080}]\n        env: [{name: MODE, value: prod}]\n        resources: {requests: {cpu: 100m, memory: 64Mi}}\n",
+        )
+        .unwrap();
+        let expected = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"labels\":{\"app\":\"web\"},\"name\":\"web\",\"namespace\":\"capture\"},\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"env\":[{\"name\":\"MODE\",\"value\":\"prod\"}],\"image\":\"registry.example/web:1.0\",\"name\":\"web\",\"ports\":[{\"containerPort\":8080}],\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]}}}}\n";
+        assert_eq!(last_applied_configuration(&manifest), expected);
+        let created = as_client_side_applied(ResourceType::Deployment, manifest);
+        assert_eq!(created["metadata"]["annotations"][LAST_APPLIED], expected);
+    }
+
+    #[test]
+    fn namespace_defaults_and_existing_annotations_are_kept() {
+        let manifest = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "a", "annotations": {"team": "x"}}});
+        let created = as_client_side_applied(ResourceType::Deployment, manifest);
+        assert_eq!(created["metadata"]["namespace"], "default");
+        assert_eq!(created["metadata"]["annotations"]["team"], "x");
+        let applied: Value = serde_json::from_str(
+            created["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            applied["metadata"]["annotations"],
+            serde_json::json!({"team": "x"})
+        );
+        assert_eq!(applied["metadata"]["namespace"], "default");
+    }
+}

@@ -1,0 +1,245 @@
+//! Validation a real server does before storing: the object must decode into its Kubernetes
+//! type (type errors are 400/422), unknown fields are dropped, warned about or refused
+//! (`fieldValidation`), and names are RFC 1123.
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::ApiError;
+use super::write::kind_group;
+use crate::resources::ResourceType;
+
+/// The `fieldValidation` query parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Drop unknown fields silently.
+    Ignore,
+    /// Drop them and send a `Warning` header for each (a real server's default).
+    #[default]
+    Warn,
+    /// Refuse the request with 400.
+    Strict,
+}
+
+impl FieldValidation {
+    pub fn parse(text: &str) -> Result<FieldValidation, ApiError> {
+        match text {
+            "" | "Warn" => Ok(FieldValidation::Warn),
+            "Ignore" => Ok(FieldValidation::Ignore),
+            "Strict" => Ok(FieldValidation::Strict),
+            other => Err(ApiError::BadRequest(format!(
+                "fieldValidation parameter unsupported: {other} (supported values: Ignore, Warn, Strict)"
+            ))),
+        }
+    }
+}
+
+fn round_trip<T: DeserializeOwned + Serialize>(object: &Value) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(&typed).map_err(|e| e.to_string())
+}
+
+fn typed_form(resource: ResourceType, object: &Value) -> Result<Value, String> {
+    use k8s_openapi::api::{apps::v1 as apps, core::v1 as core};
+    match resource {
+        ResourceType::Deployment => round_trip::<apps::Deployment>(object),
+        ResourceType::ReplicaSet => round_trip::<apps::ReplicaSet>(object),
+        ResourceType::Pod => round_trip::<core::Pod>(object),
+        ResourceType::Namespace => round_trip::<core::Namespace>(object),
+        ResourceType::Event => round_trip::<core::Event>(object),
+    }
+}
+
+/// Remove from `object` what its typed form lacks; collect the paths of non-null ones.
+fn prune_unknown(object: &mut Value, typed: &Value, path: &str, unknown: &mut Vec<String>) {
+    match (object, typed) {
+        (Value::Object(map), Value::Object(known)) => {
+            map.retain(|key, value| {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                if known.contains_key(key) {
+                    return true;
+                }
+                if !value.is_null() {
+                    unknown.push(child);
+                }
+                false
+            });
+            for (key, value) in map.iter_mut() {
+                if let Some(known_value) = known.get(key) {
+                    let child = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    prune_unknown(value, known_value, &child, unknown);
+                }
+            }
+        }
+        (Value::Array(items), Value::Array(known)) => {
+            for (i, (item, known_item)) in items.iter_mut().zip(known).enumerate() {
+                prune_unknown(item, known_item, &format!("{path}[{i}]"), unknown);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Check that `object` decodes as its type and apply `validation` to its unknown fields
+/// (removed from `object`). Returns the warnings to send. `patch`: the object is the result
+/// of a patch, so a type error is a 422 about the patch, as a real server words it.
+pub fn check_typed(
+    resource: ResourceType,
+    object: &mut Value,
+    validation: FieldValidation,
+    patch: bool,
+) -> Result<Vec<String>, ApiError> {
+    if !object.is_object() {
+        return Err(ApiError::BadRequest(format!(
+            "{} in version \"v1\" cannot be handled as a {}: expected an object",
+            resource.kind(),
+            resource.kind()
+        )));
+    }
+    let typed = typed_form(resource, object).map_err(|e| {
+        if patch {
+            // As a real server words it: the whole patched object, quoted, then the decode error.
+            let quoted = serde_json::to_string(&serde_json::to_string(object).unwrap_or_default())
+                .unwrap_or_default();
+            ApiError::Invalid(format!(
+                " \"\" is invalid: patch: Invalid value: {quoted}: {e}"
+            ))
+        } else {
+            ApiError::BadRequest(format!(
+                "{} in version \"v1\" cannot be handled as a {}: {e}",
+                resource.kind(),
+                resource.kind()
+            ))
+        }
+    })?;
+    let mut unknown = Vec::new();
+    prune_unknown(object, &typed, "", &mut unknown);
+    let messages: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field \"{p}\""))
+        .collect();
+    match validation {
+        FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(messages),
+        FieldValidation::Strict if messages.is_empty() => Ok(Vec::new()),
+        FieldValidation::Strict if patch => Err(ApiError::BadRequest(format!(
+            "strict decoding error: {}",
+            messages.join(", ")
+        ))),
+        FieldValidation::Strict => Err(ApiError::BadRequest(format!(
+            "{} in version \"v1\" cannot be handled as a {}: strict decoding error: {}",
+            resource.kind(),
+            resource.kind(),
+            messages.join(", ")
+        ))),
+    }
+}
+
+fn is_label(part: &str) -> bool {
+    let bytes = part.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes.first().is_some_and(|b| *b != b'-')
+        && bytes.last().is_some_and(|b| *b != b'-')
+}
+
+/// RFC 1123 names as a real server checks them: a label for namespaces, a subdomain otherwise.
+pub fn validate_name(resource: ResourceType, name: &str) -> Result<(), ApiError> {
+    let (ok, rule) = if resource == ResourceType::Namespace {
+        (
+            is_label(name),
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        )
+    } else {
+        (
+            name.len() <= 253 && name.split('.').all(is_label),
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        )
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(ApiError::Invalid(format!(
+        "{} \"{name}\" is invalid: metadata.name: Invalid value: \"{name}\": {rule}",
+        kind_group(resource)
+    )))
+}
+
+/// A label map as Go's `%#v` prints it in a validation message: `map[string]string{"app":"web"}`.
+fn go_string_map(labels: Option<&serde_json::Map<String, Value>>) -> String {
+    let mut pairs: Vec<(&String, &Value)> = labels.into_iter().flatten().collect();
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| {
+            let text = v
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| v.to_string());
+            format!("{:?}:{:?}", k, text)
+        })
+        .collect();
+    format!("map[string]string{{{}}}", inner.join(", "))
+}
+
+/// The workload rules of a real server's `ValidateDeploymentSpec`/`ValidateReplicaSetSpec` that
+/// clients run into: a selector is required, not empty, and matches the template's labels.
+/// (A server-side apply that drops the selector is refused with these, as on a real server.)
+pub fn validate_workload(resource: ResourceType, object: &Value) -> Result<(), ApiError> {
+    if !matches!(
+        resource,
+        ResourceType::Deployment | ResourceType::ReplicaSet
+    ) {
+        return Ok(());
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let invalid = |cause: String| {
+        ApiError::Invalid(format!(
+            "{} \"{name}\" is invalid: {cause}",
+            kind_group(resource)
+        ))
+    };
+    let selector = match object.pointer("/spec/selector") {
+        None | Some(Value::Null) => return Err(invalid("spec.selector: Required value".into())),
+        Some(selector) => selector,
+    };
+    let match_labels = selector.get("matchLabels").and_then(Value::as_object);
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty());
+    if match_labels.is_none_or(serde_json::Map::is_empty) && expressions.is_none() {
+        return Err(invalid(format!(
+            "spec.selector: Invalid value: v1.LabelSelector{{MatchLabels:{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: empty selector is invalid for deployment",
+            go_string_map(match_labels)
+        )));
+    }
+    let labels = object
+        .pointer("/spec/template/metadata/labels")
+        .and_then(Value::as_object);
+    let matches = match_labels
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
+    if !matches {
+        return Err(invalid(format!(
+            "spec.template.metadata.labels: Invalid value: {}: `selector` does not match template `labels`",
+            go_string_map(labels)
+        )));
+    }
+    Ok(())
+}

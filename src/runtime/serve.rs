@@ -1,0 +1,93 @@
+//! `kdrift demo --serve`: run the demo cluster until interrupted, with a kubeconfig for it.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::cli::DemoArgs;
+
+use crate::sim::server::{Scenario, SimConfig, SimServer, Timings};
+
+/// Why serving failed, worded for the person at the terminal.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error(transparent)]
+    Scenario(#[from] crate::sim::scenario::UnknownScenario),
+    #[error(transparent)]
+    Sim(#[from] crate::sim::SimError),
+    #[error("cannot write the kubeconfig to {path}: {source}")]
+    Kubeconfig {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("cannot listen for signals: {0}")]
+    Signal(#[source] std::io::Error),
+}
+
+pub fn run(args: &DemoArgs) -> ExitCode {
+    match serve(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kdrift: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn write_kubeconfig(path: &Path, yaml: &str) -> Result<(), ServeError> {
+    std::fs::write(path, yaml).map_err(|source| ServeError::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn serve(args: &DemoArgs) -> Result<(), ServeError> {
+    let scenario: Scenario = args.scenario.parse()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async {
+        // Listen for signals before anything else, so an early ctrl-c still exits cleanly.
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(ServeError::Signal)?;
+        let config = SimConfig {
+            port: args.port,
+            scenario,
+            seed: true,
+            timings: Timings::default(),
+        };
+        let server = SimServer::start(config).await?;
+        // Without --kubeconfig-out the file lives in a temporary folder removed on exit.
+        let temp = match &args.kubeconfig_out {
+            Some(_) => None,
+            None => Some(
+                tempfile::Builder::new()
+                    .prefix("kdrift-demo-")
+                    .tempdir()
+                    .map_err(|source| ServeError::Kubeconfig {
+                        path: std::env::temp_dir(),
+                        source,
+                    })?,
+            ),
+        };
+        let path = match (&args.kubeconfig_out, &temp) {
+            (Some(p), _) => p.clone(),
+            (None, Some(dir)) => dir.path().join("kubeconfig"),
+            (None, None) => std::env::temp_dir().join("kdrift-demo-kubeconfig"),
+        };
+        write_kubeconfig(&path, &server.kubeconfig_yaml())?;
+        println!("kdrift demo cluster serving on {}", server.url());
+        println!("export KUBECONFIG={}", path.display());
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        server.shutdown().await;
+        drop(temp);
+        Ok(())
+    })
+}
