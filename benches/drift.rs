@@ -212,7 +212,8 @@ fn compare_benches(c: &mut Criterion<ThreadCpu>) {
     // The live view keeps the reduced extract of each object, as the engine is meant to be fed.
     let lives: Vec<LiveObject> = (0..OBJECTS)
         .map(|i| {
-            let mut live = LiveObject::from_value(live_json(i)).expect("live");
+            let mut live = LiveObject::from_value(live_json(i), kdrift::schema::Schemas::builtin())
+                .expect("live");
             live.reduce_to(&manifests[i].body.to_value(), &config);
             live
         })
@@ -236,7 +237,8 @@ fn compare_benches(c: &mut Criterion<ThreadCpu>) {
     );
     let lives: Vec<LiveObject> = (0..OBJECTS)
         .map(|i| {
-            let mut live = LiveObject::from_value(live_json(i)).expect("live");
+            let mut live = LiveObject::from_value(live_json(i), kdrift::schema::Schemas::builtin())
+                .expect("live");
             live.reduce_to(&manifests[i].body.to_value(), &config);
             live
         })
@@ -271,7 +273,11 @@ fn compare_benches(c: &mut Criterion<ThreadCpu>) {
         "one object after a watch event (extract from JSON + compare)",
         |b| {
             b.iter(|| {
-                let live = LiveObject::from_deployment_json(black_box(&event)).expect("live");
+                let live = LiveObject::from_deployment_json(
+                    black_box(&event),
+                    kdrift::schema::Schemas::builtin(),
+                )
+                .expect("live");
                 compare(&manifests[10], &live, &config)
             })
         },

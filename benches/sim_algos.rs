@@ -42,7 +42,13 @@ fn per_write(c: &mut Criterion) {
         b.iter(|| kdrift::managed_fields::ManagedFieldsEntry::read(&live))
     });
     c.bench_function("compare old/new", |b| {
-        b.iter(|| kdrift::managed_fields::Comparison::of("Deployment", Some(&live), &new))
+        b.iter(|| {
+            kdrift::managed_fields::Comparison::of(
+                kdrift::schema::builtin_kind("Deployment"),
+                Some(&live),
+                &new,
+            )
+        })
     });
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

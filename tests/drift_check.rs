@@ -14,12 +14,15 @@ fn deployment_yaml(name: &str, replicas: u32) -> String {
 }
 
 fn live(name: &str, replicas: u32, managers: Value) -> LiveObject {
-    LiveObject::from_value(json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default", "managedFields": managers},
-        "spec": {"replicas": replicas, "revisionHistoryLimit": 10},
-        "status": {"replicas": replicas}
-    }))
+    LiveObject::from_value(
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default", "managedFields": managers},
+            "spec": {"replicas": replicas, "revisionHistoryLimit": 10},
+            "status": {"replicas": replicas}
+        }),
+        kdrift::schema::Schemas::builtin(),
+    )
     .expect("live object")
 }
 

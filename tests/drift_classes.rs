@@ -395,7 +395,8 @@ fn each_class_and_normalisation_case() {
         change(&mut live);
         let mut config = Config::default();
         configure(&mut config);
-        let live = LiveObject::from_value(live).expect("live object");
+        let live =
+            LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).expect("live object");
         let drift = compare_values(&key, &manifest(), &live, &config);
         // The compact extract the live view keeps gives the same drift.
         let mut reduced = live.clone();

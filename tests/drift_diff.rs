@@ -38,7 +38,7 @@ fn live() -> LiveObject {
         "spec": {"replicas": 2, "template": {
             "metadata": {"labels": {"app": "web"}, "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-22T02:58:00Z"}},
             "spec": {"containers": [{"name": "web", "image": "web:2", "env": [{"name": "MODE", "value": "prod"}]}]}}}
-    }))
+    }), kdrift::schema::Schemas::builtin())
     .expect("live")
 }
 

@@ -152,7 +152,7 @@ proptest! {
     ) {
         let manifest = deployment(replicas, surge, &containers, spelling, false);
         let live = Shuffle(seed).reorder(deployment(replicas, surge, &containers, live_spelling, true), false);
-        let live = LiveObject::from_value(live).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let key = ObjectKey::new("apps", "Deployment", "shop", "web");
         let drift = compare_values(&key, &manifest, &live, &Config::default());
         prop_assert_eq!(drift.status, ObjectStatus::InSync, "{:?}", drift.items);
@@ -178,7 +178,7 @@ proptest! {
             expected.push(format!("spec.template.spec.containers[name=c{i}].env"));
         }
         let live = Shuffle(seed).reorder(live, false);
-        let live = LiveObject::from_value(live).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let drift = compare_values(&ObjectKey::new("apps", "Deployment", "shop", "web"), &manifest, &live, &Config::default());
         let mut found: Vec<String> = drift.items.iter().map(|i| format!("{} {}", i.class.name(), i.path)).collect();
         found.sort();
@@ -194,7 +194,7 @@ proptest! {
     ) {
         let manifest = deployment(replicas, 1, &containers, 0, false);
         let live = Shuffle(seed).reorder(deployment(replicas + 1, 1, &containers, 1, true), false);
-        let live = LiveObject::from_value(live).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let drift = compare_values(&ObjectKey::new("apps", "Deployment", "shop", "web"), &manifest, &live, &Config::default());
         let paths: Vec<String> = drift.items.iter().map(|i| i.path.to_string()).collect();
         prop_assert_eq!(paths, vec!["spec.replicas".to_owned()]);

@@ -29,8 +29,11 @@ fn read_json(path: &Path) -> serde_json::Value {
 }
 
 fn live(name: &str) -> LiveObject {
-    LiveObject::from_value(read_json(&Path::new(REFERENCE).join(name)))
-        .expect("a Kubernetes object")
+    LiveObject::from_value(
+        read_json(&Path::new(REFERENCE).join(name)),
+        kdrift::schema::Schemas::builtin(),
+    )
+    .expect("a Kubernetes object")
 }
 
 /// (class, path, manager) of every item, for comparison with what a user should see.
@@ -279,7 +282,8 @@ fn kdrift_diff_names_the_file_line_of_each_hunk() {
 
 fn live_136(name: &str) -> LiveObject {
     let path = Path::new(REFERENCE_136).join("objects").join(name);
-    LiveObject::from_value(read_json(&path)).expect("a Kubernetes object")
+    LiveObject::from_value(read_json(&path), kdrift::schema::Schemas::builtin())
+        .expect("a Kubernetes object")
 }
 
 type Row = (Class, String, Option<String>, Option<String>);
@@ -413,7 +417,7 @@ fn a_value_the_client_side_apply_set_otherwise_is_attributed_to_it() {
         .replace("\"replicas\":2", "\"replicas\":5");
     value["metadata"]["annotations"][annotation] = serde_json::json!(applied);
     value["spec"]["replicas"] = serde_json::json!(5);
-    let live = LiveObject::from_value(value).expect("object");
+    let live = LiveObject::from_value(value, kdrift::schema::Schemas::builtin()).expect("object");
     let (_, items) = summary_136(&live, &Config::default());
     let replicas = items.iter().find(|i| i.1 == "spec.replicas");
     assert_eq!(

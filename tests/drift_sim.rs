@@ -63,7 +63,7 @@ fn patched(
 }
 
 fn drift(live: Value) -> (ObjectStatus, Vec<(Class, String, Option<String>)>) {
-    let live = LiveObject::from_value(live).expect("live");
+    let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).expect("live");
     let drift = compare_values(
         &ObjectKey::new("apps", "Deployment", "shop", "web"),
         &manifest(),

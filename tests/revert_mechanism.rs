@@ -43,9 +43,14 @@ fn reverter(c: &Cluster, index: &ManifestIndex) -> Reverter {
     };
     c.runtime.block_on(async {
         let conn = kdrift::cluster::client::connect(&common).await.unwrap();
-        Reverter::new(&conn.client, &manifest(index), &index.config)
-            .await
-            .unwrap()
+        Reverter::new(
+            &conn.client,
+            &manifest(index),
+            &index.config,
+            kdrift::schema::Schemas::builtin(),
+        )
+        .await
+        .unwrap()
     })
 }
 
@@ -68,7 +73,7 @@ fn patch_cart(c: &Cluster, patch: Patch, options: &WriteOptions) {
 /// Drifted fields (class names and paths) of cart as the drift engine sees it now.
 fn drift_of(c: &Cluster, index: &ManifestIndex) -> Vec<String> {
     let live = cart(c);
-    let live = LiveObject::from_value(live).unwrap();
+    let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).unwrap();
     compare(&manifest(index), &live, &index.config)
         .items
         .iter()

@@ -197,7 +197,7 @@ fn fetched(dir: &Path, git: GitState) -> Message {
     Message::AcceptReady(Box::new(AcceptFetched {
         key: key("web"),
         live: Ok(Some(Box::new(
-            LiveObject::from_value(web_hotfixed()).unwrap(),
+            LiveObject::from_value(web_hotfixed(), kdrift::schema::Schemas::builtin()).unwrap(),
         ))),
         file: Ok(FileText {
             path: Arc::from(dir.join("web.yaml")),
@@ -515,7 +515,9 @@ fn rows_without_drift_say_why_and_open_nothing() {
         &mut app,
         Message::AcceptReady(Box::new(AcceptFetched {
             key: key("web"),
-            live: Ok(Some(Box::new(LiveObject::from_value(in_sync).unwrap()))),
+            live: Ok(Some(Box::new(
+                LiveObject::from_value(in_sync, kdrift::schema::Schemas::builtin()).unwrap(),
+            ))),
             file: Ok(FileText {
                 path: Arc::from(dir.path().join("web.yaml")),
                 hash: ContentHash::of(text.as_bytes()),

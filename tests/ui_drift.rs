@@ -140,7 +140,9 @@ fn key(name: &str) -> ObjectKey {
 }
 
 fn extract(object: &Value) -> Option<Box<LiveObject>> {
-    Some(Box::new(LiveObject::from_value(object.clone()).unwrap()))
+    Some(Box::new(
+        LiveObject::from_value(object.clone(), kdrift::schema::Schemas::builtin()).unwrap(),
+    ))
 }
 
 fn press(app: &mut App, code: KeyCode) -> Vec<Command> {

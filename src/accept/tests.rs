@@ -35,6 +35,7 @@ fn drift() -> ObjectDrift {
         .item(json!({"name": "web"}).as_object().unwrap().clone(), Some(0));
     ObjectDrift {
         key: ObjectKey::new("apps", "Deployment", "shop", "web"),
+        schema: crate::schema::builtin_kind("Deployment"),
         status: ObjectStatus::Drifted,
         items: vec![
             item(

@@ -52,7 +52,7 @@ impl LiveJson {
     /// Reads the drift extract: the fields drift compares and the `managedFields` entries that
     /// attribute them.
     pub fn extract(&self) -> Result<LiveObject, LiveError> {
-        LiveObject::from_deployment_json(self.text())
+        LiveObject::from_deployment_json(self.text(), crate::schema::Schemas::builtin())
     }
 }
 
@@ -94,7 +94,7 @@ fn deployments(client: &Client, namespace: &str) -> Api<DynamicObject> {
 
 fn extract(object: &DynamicObject) -> Result<Box<LiveObject>, String> {
     let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
-    LiveObject::from_deployment(value)
+    LiveObject::from_deployment(value, crate::schema::Schemas::builtin())
         .map(Box::new)
         .map_err(|e| e.to_string())
 }

@@ -129,6 +129,7 @@ pub struct Reverter {
     resource: ApiResource,
     manifest: ManifestObject,
     config: Config,
+    schemas: crate::schema::Schemas,
     object: String,
 }
 
@@ -138,6 +139,7 @@ impl Reverter {
         client: &Client,
         manifest: &ManifestObject,
         config: &Config,
+        schemas: &crate::schema::Schemas,
     ) -> Result<Reverter, RevertError> {
         let (group, version) = match manifest.api_version.rsplit_once('/') {
             Some((group, version)) => (group, version),
@@ -158,6 +160,7 @@ impl Reverter {
             resource,
             manifest: manifest.clone(),
             config: config.clone(),
+            schemas: schemas.clone(),
             object,
         })
     }
@@ -171,12 +174,12 @@ impl Reverter {
     pub async fn preview(&self) -> Result<Preview, RevertError> {
         let before = self.get().await?;
         let rv = resource_version(&before);
-        let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config);
+        let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
         let config = plan::apply_config(&self.manifest, None, autoscaled);
         let mut params = apply_params();
         params.dry_run = true;
         let applied = self.apply(&config, &params).await?;
-        let removals = plan::removals(&self.manifest, &applied, &self.config);
+        let removals = plan::removals(&self.manifest, &applied, &self.config, &self.schemas);
         let after = if removals.is_empty() {
             applied
         } else {

@@ -63,9 +63,11 @@ async fn live_drift<'c>(
         .ok_or_else(|| AcceptError::NotLive {
             key: key.to_string(),
         })?;
-    let live = LiveObject::from_value(live).map_err(|e| AcceptError::NotComparable {
-        key: key.to_string(),
-        message: e.to_string(),
+    let live = LiveObject::from_value(live, crate::schema::Schemas::builtin()).map_err(|e| {
+        AcceptError::NotComparable {
+            key: key.to_string(),
+            message: e.to_string(),
+        }
     })?;
     let drift = drift::compare(manifest, &live, &ctx.index.config);
     if let ObjectStatus::Error(message) = &drift.status {

@@ -180,7 +180,7 @@ impl Listing {
             namespace.map(str::to_owned),
         ));
         for value in items {
-            match LiveObject::from_value(value) {
+            match LiveObject::from_value(value, crate::schema::Schemas::builtin()) {
                 Ok(object) => self.objects.push(object),
                 Err(e) => self
                     .errors

@@ -57,7 +57,7 @@ async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let live = match LiveObject::from_value(live) {
+    let live = match LiveObject::from_value(live, crate::schema::Schemas::builtin()) {
         Ok(live) => live,
         Err(e) => {
             tell!("kdrift: live {key}: {e}");

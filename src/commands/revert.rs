@@ -95,7 +95,14 @@ async fn revert(
         tell!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
         return EXIT_ERROR;
     };
-    let reverter = match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config).await {
+    let reverter = match Reverter::new(
+        &ctx.conn.client,
+        manifest,
+        &ctx.index.config,
+        crate::schema::Schemas::builtin(),
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::manifest::tree::Node;
 use crate::manifest::{Config, ManifestObject, ObjectKey};
-use crate::schema::{self, ListType, Schema};
+use crate::schema::{ListType, Schema};
 
 use super::live::{CLIENT_SIDE_APPLY, LiveObject, is_applied_set};
 use super::normalize::{
@@ -47,7 +47,7 @@ pub fn compare_node(
         .as_ref()
         .filter(|_| !live.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY))
         .filter(|applied| !super::live::applied_is_manifest(&applied.config, manifest))
-        .and_then(|applied| applied.entry(&key.kind));
+        .and_then(|applied| applied.entry(live.schema));
     let managers: std::borrow::Cow<'_, [ManagedFieldsEntry]> = match applied_set {
         Some(entry) => {
             let mut all = live.managers.clone();
@@ -65,11 +65,11 @@ pub fn compare_node(
         place: Place::default(),
         defaulted: std::cell::OnceCell::new(),
     };
-    let root = schema::root(&key.kind);
+    let root = live.schema;
     walk.manifest_fields(manifest, Some(&live.body), root);
     for entry in managers.iter() {
         if walk.is_out_of_band(entry) || walk.is_untrusted_apply(entry) {
-            walk.added_fields(&key.kind, entry, manifest);
+            walk.added_fields(&key.kind, root, entry, manifest);
         }
     }
     let mut items = walk.items;
@@ -91,6 +91,7 @@ pub fn compare_node(
     };
     ObjectDrift {
         key: key.clone(),
+        schema: live.schema,
         status,
         items,
     }
@@ -100,6 +101,7 @@ pub fn compare_node(
 pub fn missing(key: &ObjectKey) -> ObjectDrift {
     ObjectDrift {
         key: key.clone(),
+        schema: Schema::UNKNOWN,
         status: ObjectStatus::Missing,
         items: Vec::new(),
     }
@@ -109,6 +111,7 @@ pub fn missing(key: &ObjectKey) -> ObjectDrift {
 pub fn unmanaged(key: &ObjectKey) -> ObjectDrift {
     ObjectDrift {
         key: key.clone(),
+        schema: Schema::UNKNOWN,
         status: ObjectStatus::Unmanaged,
         items: Vec::new(),
     }
@@ -259,15 +262,22 @@ impl<'a> Walk<'a> {
 
     /// True when `live` at `path` is what the server fills in when the manifest leaves it out:
     /// the object then behaves as the manifest says, whoever wrote the field.
-    fn is_default(&self, kind: &str, path: &FieldPath, manifest: &Node, live: &Value) -> bool {
+    fn is_default(
+        &self,
+        kind: &str,
+        root: Schema,
+        path: &FieldPath,
+        manifest: &Node,
+        live: &Value,
+    ) -> bool {
         let defaulted = self.defaulted.get_or_init(|| {
             let mut value = manifest.to_value();
             crate::schema::defaults::apply_defaults(kind, &mut value);
             value
         });
-        path.lookup(kind, defaulted).is_some_and(|d| {
-            let at = drift_path(kind, path, manifest);
-            same_value(Place::of(&at), d, live)
+        path.lookup(root, defaulted).is_some_and(|d| {
+            let at = drift_path(root, path, manifest);
+            same_value(Place::of(&at), path.schema(root), d, live)
         })
     }
 
@@ -331,7 +341,7 @@ impl<'a> Walk<'a> {
     /// servers do not record scale writes) — shown, never hidden.
     fn changed(&mut self, manifest: &Node, live: &Value) {
         let path = self.path();
-        let owners = owners(&self.live.key.kind, self.managers, &path);
+        let owners = owners(self.live.schema, self.managers, &path);
         // An out-of-band update; else a server-side apply of a config that is not the manifest;
         // else the last client-side apply, when the value it applied is the live one.
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o)).or_else(|| {
@@ -367,9 +377,11 @@ impl<'a> Walk<'a> {
         let Some(applied) = &self.live.last_applied else {
             return false;
         };
-        super::owners::field_path(path)
-            .lookup(&self.live.key.kind, &applied.config)
-            .is_some_and(|applied| same_value(self.place, applied, live))
+        let path = super::owners::field_path(path);
+        path.lookup(self.live.schema, &applied.config)
+            .is_some_and(|applied| {
+                same_value(self.place, path.schema(self.live.schema), applied, live)
+            })
     }
 
     /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
@@ -448,7 +460,9 @@ impl<'a> Walk<'a> {
             }
             (_, Some(live)) => {
                 // Equal as written is the common case, and needs no `Value` of the manifest's.
-                if !manifest.eq_value(live) && !same_value(self.place, &manifest.to_value(), live) {
+                if !manifest.eq_value(live)
+                    && !same_value(self.place, schema, &manifest.to_value(), live)
+                {
                     self.changed(manifest, live);
                 }
             }
@@ -487,7 +501,7 @@ impl<'a> Walk<'a> {
             return;
         }
         let path = self.path();
-        let owners = owners(&self.live.key.kind, self.managers, &path);
+        let owners = owners(self.live.schema, self.managers, &path);
         let attribution = owners
             .iter()
             .find(|o| self.is_out_of_band(o))
@@ -508,16 +522,22 @@ impl<'a> Walk<'a> {
     /// not set. Reported where the manager set it: into granular maps and lists it owns entries
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
-    fn added_fields(&mut self, kind: &str, entry: &ManagedFieldsEntry, manifest: &Node) {
+    fn added_fields(
+        &mut self,
+        kind: &str,
+        root: Schema,
+        entry: &ManagedFieldsEntry,
+        manifest: &Node,
+    ) {
         let mut reported: Vec<FieldPath> = Vec::new();
         for path in entry.fields.paths() {
             if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
                 continue;
             }
-            if lookup(kind, &path, manifest).is_some_and(|v| !v.is_null()) {
+            if lookup(root, &path, manifest).is_some_and(|v| !v.is_null()) {
                 continue;
             }
-            let Some(live) = path.lookup(kind, &self.live.body).filter(|v| !v.is_null()) else {
+            let Some(live) = path.lookup(root, &self.live.body).filter(|v| !v.is_null()) else {
                 continue;
             };
             // An apply's set holds the zero values the server always serializes (`resources:
@@ -530,22 +550,22 @@ impl<'a> Walk<'a> {
             }
             // Defaults fill fields, never list items: only a field can be one.
             let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
-            if is_field && self.is_default(kind, &path, manifest, live) {
+            if is_field && self.is_default(kind, root, &path, manifest, live) {
                 continue;
             }
             if is_field
-                && !path.schema(kind).is_atomic_for(live)
+                && !path.schema(root).is_atomic_for(live)
                 && !entry.fields.child(&path).is_empty()
             {
                 continue;
             }
-            let drift_path = drift_path(kind, &path, manifest);
+            let drift_path = drift_path(root, &path, manifest);
             let class = if is_restart_annotation(Place::of(&drift_path)) {
                 Class::Restarted
             } else {
                 Class::AddedLive
             };
-            let preceding = preceding_items(kind, &path, &self.live.body);
+            let preceding = preceding_items(root, &path, &self.live.body);
             self.push(class, drift_path, None, Some(live), Attribution::of(entry));
             if let Some(item) = self.items.last_mut() {
                 item.preceding = preceding;
@@ -610,7 +630,7 @@ fn live_position(live: &Value, path: &DriftPath) -> Vec<usize> {
 
 /// For a list item at `path`: the items before it in the live list, nearest first, as drift
 /// path steps (by key, or by value in a set). Empty for anything but a list item.
-fn preceding_items(kind: &str, path: &FieldPath, live: &Value) -> Vec<PathStep> {
+fn preceding_items(root: Schema, path: &FieldPath, live: &Value) -> Vec<PathStep> {
     let Some((last, parent)) = path.0.split_last() else {
         return Vec::new();
     };
@@ -618,8 +638,8 @@ fn preceding_items(kind: &str, path: &FieldPath, live: &Value) -> Vec<PathStep> 
         return Vec::new();
     }
     let parent = FieldPath(parent.to_vec());
-    let schema = parent.schema(kind);
-    let Some(Value::Array(items)) = parent.lookup(kind, live) else {
+    let schema = parent.schema(root);
+    let Some(Value::Array(items)) = parent.lookup(root, live) else {
         return Vec::new();
     };
     let Some(at) = items

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
 
 use crate::manifest::ObjectKey;
-use crate::schema::{self, Schema};
+use crate::schema::Schema;
 
 use super::path::{DriftPath, PathStep};
 use super::report::attribution_text;
@@ -231,7 +231,7 @@ pub fn diff_lines(
     now: jiff::Timestamp,
     context: usize,
 ) -> Vec<DiffLine> {
-    let root = schema::root(&drift.key.kind);
+    let root = drift.schema;
     let mut live = manifest.clone();
     for item in &drift.items {
         apply(&mut live, root, &item.path.0, item);

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::managed_fields::{FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement};
 use crate::manifest::Config;
 use crate::manifest::tree::Node;
-use crate::schema::{self, ListType, Schema};
+use crate::schema::{self, ListType, Schema, Schemas};
 
 use crate::manifest::ObjectKey;
 
@@ -19,6 +19,8 @@ use super::normalize::{Place, never_drift};
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveObject {
     pub key: ObjectKey,
+    /// The schema of the object's kind (list keys, formats), from the server's OpenAPI.
+    pub schema: Schema,
     pub resource_version: String,
     /// The object without `status`, `managedFields` and server-managed metadata.
     pub body: Value,
@@ -43,8 +45,8 @@ pub struct LastApplied {
 impl LastApplied {
     /// The client-side apply as a `managedFields` entry: the fields its configuration sets, at
     /// the time of its write.
-    pub fn entry(&self, kind: &str) -> Option<ManagedFieldsEntry> {
-        let fields = FieldSet::from_applied(kind, &self.config);
+    pub fn entry(&self, root: Schema) -> Option<ManagedFieldsEntry> {
+        let fields = FieldSet::from_applied(root, &self.config);
         (!fields.is_empty()).then(|| ManagedFieldsEntry {
             manager: CLIENT_SIDE_APPLY.to_owned(),
             operation: Operation::Update,
@@ -178,18 +180,34 @@ impl<'de> Deserialize<'de> for WithoutStatus {
 }
 
 impl LiveObject {
-    /// Reads a live Deployment from the JSON text the server sent.
-    pub fn from_deployment_json(text: &str) -> Result<LiveObject, LiveError> {
-        let WithoutStatus(value) =
-            serde_json::from_str(text).map_err(|e| LiveError::Unreadable(e.to_string()))?;
-        LiveObject::from_deployment(value)
+    /// Reads a live Deployment (a list item may lack its type) from the JSON text the server
+    /// sent.
+    pub fn from_deployment_json(text: &str, schemas: &Schemas) -> Result<LiveObject, LiveError> {
+        LiveObject::from_item_json(text, "apps/v1", "Deployment", schemas)
     }
 
-    /// Reads a live Deployment. The items of a list response may lack `apiVersion` and `kind`
-    /// (the list names them once): a Deployment's are known.
-    pub fn from_deployment(mut value: Value) -> Result<LiveObject, LiveError> {
+    /// Reads a live object of `api_version` and `kind` from the JSON text the server sent. The
+    /// items of a list response may lack `apiVersion` and `kind` (the list names them once).
+    pub fn from_item_json(
+        text: &str,
+        api_version: &str,
+        kind: &str,
+        schemas: &Schemas,
+    ) -> Result<LiveObject, LiveError> {
+        let WithoutStatus(value) =
+            serde_json::from_str(text).map_err(|e| LiveError::Unreadable(e.to_string()))?;
+        LiveObject::from_item(value, api_version, kind, schemas)
+    }
+
+    /// Reads a live object of `api_version` and `kind` (see [`LiveObject::from_item_json`]).
+    pub fn from_item(
+        mut value: Value,
+        api_version: &str,
+        kind: &str,
+        schemas: &Schemas,
+    ) -> Result<LiveObject, LiveError> {
         if let Some(fields) = value.as_object_mut() {
-            for (name, known) in [("apiVersion", "apps/v1"), ("kind", "Deployment")] {
+            for (name, known) in [("apiVersion", api_version), ("kind", kind)] {
                 if fields
                     .get(name)
                     .is_none_or(|v| v.as_str().is_none_or(str::is_empty))
@@ -198,12 +216,25 @@ impl LiveObject {
                 }
             }
         }
-        LiveObject::from_value(value)
+        LiveObject::from_value(value, schemas)
+    }
+
+    /// Reads a live Deployment (see [`LiveObject::from_item`]).
+    pub fn from_deployment(value: Value, schemas: &Schemas) -> Result<LiveObject, LiveError> {
+        LiveObject::from_item(value, "apps/v1", "Deployment", schemas)
     }
 
     /// Reads a live object as the API server returns it (JSON), keeping the spec and metadata
-    /// drift compares and the `managedFields` entries that attribute it.
-    pub fn from_value(mut value: Value) -> Result<LiveObject, LiveError> {
+    /// drift compares and the `managedFields` entries that attribute it; `schemas` give its
+    /// kind's schema.
+    pub fn from_value(mut value: Value, schemas: &Schemas) -> Result<LiveObject, LiveError> {
+        let schema = schemas.root(
+            value
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            value.get("kind").and_then(Value::as_str).unwrap_or(""),
+        );
         let key = ObjectKey::of_object(&value, "").ok_or(LiveError::NotAnObject)?;
         let metadata = value
             .get_mut("metadata")
@@ -227,6 +258,7 @@ impl LiveObject {
         strip_server_fields(&mut value);
         Ok(LiveObject {
             key,
+            schema,
             resource_version,
             body: value,
             managers,
@@ -316,13 +348,14 @@ impl LiveObject {
     /// again from the full object.
     pub fn reduce_to(&mut self, manifest: &Value, config: &Config) {
         let kind = self.key.kind.clone();
+        let root = self.schema;
         // The last client-side apply: nothing to keep when it applied the manifest; else its set,
         // cut below to where it leaves the manifest.
         if let Some(applied) = self.last_applied.take()
             && !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY)
             && !applied_is_manifest(&applied.config, &Node::from(manifest.clone()))
         {
-            if let Some(entry) = applied.entry(&kind) {
+            if let Some(entry) = applied.entry(root) {
                 self.managers.push(entry);
             }
             self.last_applied = Some(applied);
@@ -340,7 +373,7 @@ impl LiveObject {
                 schema::defaults::apply_defaults(&kind, &mut value);
                 value
             });
-            e.fields = beyond_manifest(&kind, &e.fields, &self.body, manifest, defaulted);
+            e.fields = beyond_manifest(root, &e.fields, &self.body, manifest, defaulted);
             !e.fields.is_empty()
         });
         if !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY) {
@@ -357,7 +390,6 @@ impl LiveObject {
             .filter(|e| !super::SYSTEM_MANAGERS.contains(&e.manager.as_str()))
             .flat_map(|e| e.fields.paths())
             .collect();
-        let root = schema::root(&kind);
         if owned.is_empty() {
             prune_to_manifest(&mut self.body, manifest, root);
         } else {
@@ -427,7 +459,7 @@ pub(super) fn is_applied_set(entry: &ManagedFieldsEntry) -> bool {
 /// The paths of `fields` where `live` leaves `manifest`: absent from it (and not the server's
 /// default, nor an empty map the server serializes anyway), or another value.
 fn beyond_manifest(
-    kind: &str,
+    root: Schema,
     fields: &FieldSet,
     live: &Value,
     manifest: &Value,
@@ -439,13 +471,13 @@ fn beyond_manifest(
         if super::compare::never_drift_path(&path) {
             continue;
         }
-        let Some(found) = path.lookup(kind, live) else {
+        let Some(found) = path.lookup(root, live) else {
             continue;
         };
-        let beyond = match path.lookup(kind, manifest) {
+        let beyond = match path.lookup(root, manifest) {
             None => {
                 !found.as_object().is_some_and(serde_json::Map::is_empty)
-                    && path.lookup(kind, defaulted) != Some(found)
+                    && path.lookup(root, defaulted) != Some(found)
             }
             Some(wanted) => {
                 !found.is_object()
@@ -453,10 +485,11 @@ fn beyond_manifest(
                     && found != wanted
                     && !super::normalize::same_value(
                         super::normalize::Place::of(&super::owners::drift_path(
-                            kind,
+                            root,
                             &path,
                             manifest_node.get_or_init(|| Node::from(manifest.clone())),
                         )),
+                        path.schema(root),
                         wanted,
                         found,
                     )
@@ -478,7 +511,7 @@ mod tests {
     fn a_list_item_without_type_fields_is_read_as_a_deployment_without_its_status() {
         let text = r#"{"metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
             "spec": {"replicas": 2}, "status": {"replicas": 2, "conditions": [{"type": "Available"}]}}"#;
-        let object = LiveObject::from_deployment_json(text);
+        let object = LiveObject::from_deployment_json(text, Schemas::builtin());
         let Ok(object) = object else {
             unreachable!("{object:?}")
         };
@@ -487,7 +520,7 @@ mod tests {
         assert_eq!(object.body["spec"], json!({"replicas": 2}));
         assert!(object.body.get("status").is_none());
         assert!(matches!(
-            LiveObject::from_deployment_json("{\"metadata\": "),
+            LiveObject::from_deployment_json("{\"metadata\": ", Schemas::builtin()),
             Err(LiveError::Unreadable(_))
         ));
     }
@@ -507,7 +540,7 @@ mod tests {
             "spec": {"replicas": 2},
             "status": {"replicas": 2}
         });
-        let object = LiveObject::from_value(live);
+        let object = LiveObject::from_value(live, Schemas::builtin());
         let Ok(object) = object else {
             unreachable!("{object:?}")
         };

@@ -126,6 +126,9 @@ pub enum ObjectStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectDrift {
     pub key: ObjectKey,
+    /// The schema of the object's kind (as the live object's; unknown for an object missing
+    /// live): list keys for the diff and the accept edit.
+    pub schema: crate::schema::Schema,
     pub status: ObjectStatus,
     pub items: Vec<DriftItem>,
 }

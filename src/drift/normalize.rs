@@ -4,8 +4,10 @@ use serde_json::Value;
 
 use super::path::DriftPath;
 use super::quantity::same_quantity;
+use crate::schema::{Format, Schema};
 
-/// Fields of type int-or-string: `8080` and `"8080"` are the same value there.
+/// Fields of type int-or-string where the kind has no schema: `8080` and `"8080"` are the same
+/// value there. (With a schema, its `format` says.)
 const INT_OR_STRING: &[&str] = &[
     "maxSurge",
     "maxUnavailable",
@@ -14,7 +16,8 @@ const INT_OR_STRING: &[&str] = &[
     "minAvailable",
 ];
 
-/// Maps whose values are resource quantities (`resources.limits`, quota `hard`, ...).
+/// Maps whose values are resource quantities (`resources.limits`, quota `hard`, ...), where the
+/// kind has no schema.
 const QUANTITY_MAPS: &[&str] = &[
     "limits",
     "requests",
@@ -165,15 +168,31 @@ fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
     }
 }
 
-/// Scalars equal by meaning at `place`.
-pub fn same_scalar(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
+/// How a scalar at `place` compares: as its schema says, else (a kind without a schema) as the
+/// field names of the built-in kinds suggest.
+fn format_at(place: Place<'_>, schema: Schema) -> Format {
+    if !schema.is_unknown() {
+        return schema.format();
+    }
+    if is_quantity_place(place) {
+        Format::Quantity
+    } else if place.field.is_some_and(|f| INT_OR_STRING.contains(&f)) {
+        Format::IntOrString
+    } else {
+        Format::Plain
+    }
+}
+
+/// Scalars equal by meaning at `place`, whose schema is `schema`.
+pub fn same_scalar(place: Place<'_>, schema: Schema, manifest: &Value, live: &Value) -> bool {
     if manifest == live {
         return true;
     }
+    let format = format_at(place, schema);
     match (manifest, live) {
         (Value::Number(a), Value::Number(b)) if same_number(a, b) => return true,
         (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n))
-            if place.field.is_some_and(|f| INT_OR_STRING.contains(&f))
+            if format == Format::IntOrString
                 && s.parse::<serde_json::Number>()
                     .is_ok_and(|p| same_number(&p, n)) =>
         {
@@ -181,24 +200,24 @@ pub fn same_scalar(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
         }
         _ => {}
     }
-    is_quantity_place(place) && same_quantity(manifest, live)
+    format == Format::Quantity && same_quantity(manifest, live)
 }
 
 /// Whole values equal by meaning (for atomic fields): the manifest's keys must match; keys the
 /// server added to an atomic object are defaults, not drift.
-pub fn same_value(place: Place<'_>, manifest: &Value, live: &Value) -> bool {
+pub fn same_value(place: Place<'_>, schema: Schema, manifest: &Value, live: &Value) -> bool {
     match (manifest, live) {
         (Value::Object(m), Value::Object(l)) => m.iter().all(|(k, mv)| match l.get(k) {
-            Some(lv) => same_value(place.child(k), mv, lv),
+            Some(lv) => same_value(place.child(k), schema.field(k), mv, lv),
             None => is_empty(mv),
         }),
         (Value::Array(m), Value::Array(l)) => {
             m.len() == l.len()
                 && m.iter()
                     .zip(l)
-                    .all(|(mv, lv)| same_value(place.item(), mv, lv))
+                    .all(|(mv, lv)| same_value(place.item(), schema.item(), mv, lv))
         }
-        _ => same_scalar(place, manifest, live),
+        _ => same_scalar(place, schema, manifest, live),
     }
 }
 
@@ -274,11 +293,53 @@ mod tests {
         ];
         for (at, manifest, live, same) in table {
             assert_eq!(
-                same_scalar(Place::of(at), &manifest, &live),
+                same_scalar(Place::of(at), Schema::UNKNOWN, &manifest, &live),
                 same,
                 "{at}: {manifest} vs {live}"
             );
         }
+    }
+
+    #[test]
+    fn formats_come_from_the_schema_when_the_kind_has_one() {
+        let storage = path(&["data", "storage"]);
+        let place = Place::of(&storage);
+        // A ConfigMap value is text, whatever its key: "1Gi" is not "1024Mi" there.
+        let value = crate::schema::builtin_kind("ConfigMap")
+            .field("data")
+            .field("storage");
+        assert!(!same_scalar(place, value, &json!("1Gi"), &json!("1024Mi")));
+        // Without a schema the name suggests a quantity.
+        assert!(same_scalar(
+            place,
+            Schema::UNKNOWN,
+            &json!("1Gi"),
+            &json!("1024Mi")
+        ));
+        // A PVC's storage request is a quantity by its schema.
+        let request = crate::schema::builtin_kind("PersistentVolumeClaim")
+            .field("spec")
+            .field("resources")
+            .field("requests")
+            .field("storage");
+        assert!(same_scalar(place, request, &json!("1Gi"), &json!("1024Mi")));
+        // A Service's targetPort is int-or-string; its port is an integer.
+        let port = crate::schema::builtin_kind("Service")
+            .field("spec")
+            .field("ports")
+            .item();
+        assert!(same_scalar(
+            place,
+            port.field("targetPort"),
+            &json!(8080),
+            &json!("8080")
+        ));
+        assert!(!same_scalar(
+            place,
+            port.field("name"),
+            &json!(8080),
+            &json!("8080")
+        ));
     }
 
     #[test]

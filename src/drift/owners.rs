@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_in};
 use crate::manifest::tree::Node;
-use crate::schema::{self, Schema};
+use crate::schema::Schema;
 
 use super::compare::{KeyValue, node_key_field};
 
@@ -74,9 +74,9 @@ fn has_key(schema: Schema, item: &Node, fields: &[(String, Value)]) -> bool {
     }
 }
 
-/// The node at `path` in a manifest of `kind`.
-pub fn lookup<'n>(kind: &str, path: &FieldPath, manifest: &'n Node) -> Option<&'n Node> {
-    let mut schema = schema::root(kind);
+/// The node at `path` in a manifest whose kind's schema is `root`.
+pub fn lookup<'n>(root: Schema, path: &FieldPath, manifest: &'n Node) -> Option<&'n Node> {
+    let mut schema = root;
     let mut at = manifest;
     for element in &path.0 {
         at = node_step(element, schema, at)?.0;
@@ -90,8 +90,8 @@ pub fn lookup<'n>(kind: &str, path: &FieldPath, manifest: &'n Node) -> Option<&'
 
 /// The drift path of a field path, each list item with its position in `manifest` when the
 /// manifest has it (for the manifest line of the field).
-pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Node) -> DriftPath {
-    let mut schema = schema::root(kind);
+pub fn drift_path(root: Schema, path: &FieldPath, manifest: &Node) -> DriftPath {
+    let mut schema = root;
     let mut at = Some(manifest);
     let mut steps = Vec::with_capacity(path.0.len());
     for element in &path.0 {
@@ -121,14 +121,14 @@ pub fn drift_path(kind: &str, path: &FieldPath, manifest: &Node) -> DriftPath {
     DriftPath(steps)
 }
 
-/// The managers among `managers` (of an object of `kind`) owning `path` (the field itself or an
-/// atomic field above it), most recent write first.
+/// The managers among `managers` (of an object whose kind's schema is `root`) owning `path` (the
+/// field itself or an atomic field above it), most recent write first.
 pub fn owners<'a>(
-    kind: &str,
+    root: Schema,
     managers: &'a [ManagedFieldsEntry],
     path: &DriftPath,
 ) -> Vec<&'a ManagedFieldsEntry> {
-    let mut found = owners_in(kind, managers, &field_path(path));
+    let mut found = owners_in(root, managers, &field_path(path));
     // RFC 3339 times from one server sort as text.
     found.sort_by(|a, b| b.time.cmp(&a.time));
     found
@@ -156,7 +156,11 @@ mod tests {
             Some(0),
         );
         assert_eq!(
-            drift_path("Deployment", &field_path(&port), &manifest),
+            drift_path(
+                crate::schema::builtin_kind("Deployment"),
+                &field_path(&port),
+                &manifest
+            ),
             port
         );
         assert_eq!(
@@ -165,16 +169,35 @@ mod tests {
         );
         let absent = web.child("env").item(key(json!({"name": "EXTRA"})), None);
         assert_eq!(
-            drift_path("Deployment", &field_path(&absent), &manifest),
+            drift_path(
+                crate::schema::builtin_kind("Deployment"),
+                &field_path(&absent),
+                &manifest
+            ),
             absent
         );
         // The port's key has its default protocol filled in; the manifest's item has none.
-        let found = lookup("Deployment", &field_path(&port), &manifest);
+        let found = lookup(
+            crate::schema::builtin_kind("Deployment"),
+            &field_path(&port),
+            &manifest,
+        );
         assert_eq!(found, Some(&Node::from(json!({"containerPort": 80}))));
         assert_eq!(
-            lookup("Deployment", &field_path(&web.child("name")), &manifest),
+            lookup(
+                crate::schema::builtin_kind("Deployment"),
+                &field_path(&web.child("name")),
+                &manifest
+            ),
             Some(&Node::from(json!("web")))
         );
-        assert_eq!(lookup("Deployment", &field_path(&absent), &manifest), None);
+        assert_eq!(
+            lookup(
+                crate::schema::builtin_kind("Deployment"),
+                &field_path(&absent),
+                &manifest
+            ),
+            None
+        );
     }
 }

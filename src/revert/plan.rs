@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::drift::{Class, DriftPath, LiveObject, PathStep, compare};
 use crate::manifest::{Config, ManifestObject};
+use crate::schema::Schemas;
 
 /// One field added live that the revert removes: where it is, the value it had when planned (the
 /// removal is guarded by it) and who set it.
@@ -93,8 +94,13 @@ pub fn apply_config(
 }
 
 /// True when drift calls the live `spec.replicas` autoscaled (owned by the autoscaler).
-pub fn autoscaled(manifest: &ManifestObject, object: &Value, config: &Config) -> bool {
-    LiveObject::from_value(object.clone()).is_ok_and(|live| {
+pub fn autoscaled(
+    manifest: &ManifestObject,
+    object: &Value,
+    config: &Config,
+    schemas: &Schemas,
+) -> bool {
+    LiveObject::from_value(object.clone(), schemas).is_ok_and(|live| {
         compare(manifest, &live, config)
             .items
             .iter()
@@ -105,8 +111,13 @@ pub fn autoscaled(manifest: &ManifestObject, object: &Value, config: &Config) ->
 /// The fields of `object` (the live object after the apply) that drift still calls added live:
 /// set by an out-of-band manager and absent from the manifest. Server-side apply leaves them,
 /// because they are not in the applied configuration.
-pub fn removals(manifest: &ManifestObject, object: &Value, config: &Config) -> Vec<Removal> {
-    let Ok(live) = LiveObject::from_value(object.clone()) else {
+pub fn removals(
+    manifest: &ManifestObject,
+    object: &Value,
+    config: &Config,
+    schemas: &Schemas,
+) -> Vec<Removal> {
+    let Ok(live) = LiveObject::from_value(object.clone(), schemas) else {
         return Vec::new();
     };
     let drift = compare(manifest, &live, config);

@@ -48,7 +48,14 @@ impl Reverts {
         };
         let (client, tx) = (client.clone(), tx.clone());
         tokio::spawn(async move {
-            let result = match Reverter::new(&client, &manifest, &config).await {
+            let result = match Reverter::new(
+                &client,
+                &manifest,
+                &config,
+                crate::schema::Schemas::builtin(),
+            )
+            .await
+            {
                 Ok(reverter) => reverter.preview().await.map(|p| Box::new((reverter, p))),
                 Err(e) => Err(e),
             };

@@ -39,6 +39,11 @@ impl ResourceType {
         }
     }
 
+    /// The kind's schema, from the OpenAPI documents the demo cluster serves.
+    pub fn schema(self) -> crate::schema::Schema {
+        crate::schema::Schemas::builtin().root(self.api_version(), self.kind())
+    }
+
     pub fn kind(self) -> &'static str {
         match self {
             ResourceType::Namespace => "Namespace",

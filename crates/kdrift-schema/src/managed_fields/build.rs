@@ -4,7 +4,7 @@
 //! applied configuration holds.
 use serde_json::{Map, Value};
 
-use crate::schema::{self, ListType, Schema};
+use crate::schema::{ListType, Schema};
 
 use super::{FieldPath, FieldSet, PathElement};
 
@@ -20,10 +20,9 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Compare `old` (`None` on create: the kind's zero value) with `new`, per the schema of
-    /// `kind`. Server-owned metadata is left out (see [`FieldSet::without_server_fields`]).
-    pub fn of(kind: &str, old: Option<&Value>, new: &Value) -> Comparison {
-        let root = schema::root(kind);
+    /// Compare `old` (`None` on create: the kind's zero value) with `new`, per the kind's schema
+    /// `root`. Server-owned metadata is left out (see [`FieldSet::without_server_fields`]).
+    pub fn of(root: Schema, old: Option<&Value>, new: &Value) -> Comparison {
         // A server compares typed objects: fields of the Go zero value are always there.
         let zero = root.zero_value();
         let mut out = Comparison::default();
@@ -186,15 +185,15 @@ impl FieldSet {
     /// The fields a create of `object` by one manager records (operation `Update`): every field
     /// of the object compared with the kind's zero value, without server-owned metadata. Status
     /// is included; a main-resource write leaves it out (see `sim::ssa`).
-    pub fn from_object(kind: &str, object: &Value) -> FieldSet {
-        Comparison::of(kind, None, object).changed()
+    pub fn from_object(root: Schema, object: &Value) -> FieldSet {
+        Comparison::of(root, None, object).changed()
     }
 
     /// The fields an applied configuration sets (server-side apply): every leaf, list item,
     /// atomic field and map entry, with `.` only on list items and map entries.
-    pub fn from_applied(kind: &str, config: &Value) -> FieldSet {
+    pub fn from_applied(root: Schema, config: &Value) -> FieldSet {
         let mut out = FieldSet::new();
-        applied(schema::root(kind), config, &mut Vec::new(), &mut out);
+        applied(root, config, &mut Vec::new(), &mut out);
         out.without_server_fields()
     }
 
@@ -275,7 +274,7 @@ mod tests {
             .unwrap()
             .remove("deployment.kubernetes.io/revision");
         live.as_object_mut().unwrap().remove("status");
-        let fields = FieldSet::from_object("Deployment", &live);
+        let fields = FieldSet::from_object(crate::schema::builtin_kind("Deployment"), &live);
         assert_eq!(fields.to_fields_v1(), expected);
     }
 
@@ -286,7 +285,11 @@ mod tests {
         // The controller bumped the revision annotation after the write; kubectl-set did not.
         after["metadata"]["annotations"]["deployment.kubernetes.io/revision"] =
             before["metadata"]["annotations"]["deployment.kubernetes.io/revision"].clone();
-        let c = Comparison::of("Deployment", Some(&before), &after);
+        let c = Comparison::of(
+            crate::schema::builtin_kind("Deployment"),
+            Some(&before),
+            &after,
+        );
         let expected = after["metadata"]["managedFields"][2]["fieldsV1"].clone();
         let changed = c.changed().without_subtree(&FieldPath::fields(&["status"]));
         assert_eq!(changed.to_fields_v1(), expected);
@@ -300,7 +303,7 @@ mod tests {
         let new = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "web", "env": [{"name": "A", "value": "1"}]}
         ]}}}});
-        let c = Comparison::of("Deployment", Some(&old), &new);
+        let c = Comparison::of(crate::schema::builtin_kind("Deployment"), Some(&old), &new);
         assert!(c.added.is_empty() && c.modified.is_empty());
         let removed: Vec<String> = c.removed.paths().iter().map(|p| p.to_string()).collect();
         assert_eq!(
@@ -323,7 +326,7 @@ mod tests {
             .unwrap(),
         )
         .unwrap();
-        let fields = FieldSet::from_applied("Deployment", &config);
+        let fields = FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), &config);
         assert_eq!(
             fields.to_fields_v1(),
             json!({
@@ -352,7 +355,7 @@ mod tests {
     #[test]
     fn empty_maps_and_nulls_are_leaves() {
         let fields = FieldSet::from_applied(
-            "Pod",
+            crate::schema::builtin_kind("Pod"),
             &json!({"spec": {"securityContext": {}, "nodeName": null}}),
         );
         assert_eq!(
@@ -360,7 +363,7 @@ mod tests {
             json!({"f:spec": {"f:nodeName": {}, "f:securityContext": {}}})
         );
         let c = Comparison::of(
-            "Pod",
+            crate::schema::builtin_kind("Pod"),
             Some(&json!({"spec": {"securityContext": {}}})),
             &json!({"spec": {}}),
         );

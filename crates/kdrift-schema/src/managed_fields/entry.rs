@@ -164,16 +164,16 @@ pub fn owners<'a>(
     entries.iter().filter(|e| e.fields.contains(path)).collect()
 }
 
-/// The entries that own `path` in an object of `kind`: the field itself, or an atomic field
-/// above it (`spec.selector` for `spec.selector.matchLabels.app`).
+/// The entries that own `path` in an object whose kind's schema is `root`: the field itself, or
+/// an atomic field above it (`spec.selector` for `spec.selector.matchLabels.app`).
 pub fn owners_in<'a>(
-    kind: &str,
+    root: crate::schema::Schema,
     entries: &'a [ManagedFieldsEntry],
     path: &FieldPath,
 ) -> Vec<&'a ManagedFieldsEntry> {
     entries
         .iter()
-        .filter(|e| e.fields.owns(kind, path))
+        .filter(|e| e.fields.owns(root, path))
         .collect()
 }
 
@@ -198,7 +198,7 @@ mod tests {
         let object = reference("deploy-after-set-env-and-resources.json");
         let entries = ManagedFieldsEntry::read(&object).unwrap();
         let names = |path: &FieldPath| -> Vec<String> {
-            owners_in("Deployment", &entries, path)
+            owners_in(crate::schema::builtin_kind("Deployment"), &entries, path)
                 .iter()
                 .map(|e| format!("{} {}", e.manager, e.operation))
                 .collect()

@@ -94,13 +94,14 @@ impl FieldSet {
         }
     }
 
-    /// Whether this set owns `path` in an object of `kind`: it is a member, or lies under a
-    /// member that is atomic in the schema (`f:selector` owns everything inside the selector).
-    pub fn owns(&self, kind: &str, path: &FieldPath) -> bool {
+    /// Whether this set owns `path` in an object whose kind's schema is `root`: it is a member,
+    /// or lies under a member that is atomic in the schema (`f:selector` owns everything inside
+    /// the selector).
+    pub fn owns(&self, root: Schema, path: &FieldPath) -> bool {
         if self.contains(path) {
             return true;
         }
-        let mut schema = crate::schema::root(kind);
+        let mut schema = root;
         let mut set = self;
         let elements = path.elements();
         for (i, element) in elements.iter().enumerate() {
@@ -408,14 +409,14 @@ mod tests {
         let match_labels = FieldPath::fields(&["spec", "selector", "matchLabels", "app"]);
         assert!(!s.contains(&match_labels));
         assert!(
-            s.owns("Deployment", &match_labels),
+            s.owns(crate::schema::builtin_kind("Deployment"), &match_labels),
             "an atomic selector owns everything under it"
         );
         let mut labels = FieldSet::new();
         labels.insert(&FieldPath::fields(&["metadata", "labels"]));
         assert!(
             !labels.owns(
-                "Deployment",
+                crate::schema::builtin_kind("Deployment"),
                 &FieldPath::fields(&["metadata", "labels", "app"])
             ),
             "a granular map left without entries owns none"
@@ -424,10 +425,16 @@ mod tests {
             .child(PathElement::parse(r#"k:{"name":"web"}"#).unwrap());
         assert!(s.contains(&web));
         assert!(
-            !s.owns("Deployment", &web.child(PathElement::field("env"))),
+            !s.owns(
+                crate::schema::builtin_kind("Deployment"),
+                &web.child(PathElement::field("env"))
+            ),
             "owning an item is not owning its fields"
         );
-        assert!(s.owns("Deployment", &web.child(PathElement::field("image"))));
+        assert!(s.owns(
+            crate::schema::builtin_kind("Deployment"),
+            &web.child(PathElement::field("image"))
+        ));
         assert!(s.touches(&FieldPath::fields(&["spec", "template"])));
     }
 

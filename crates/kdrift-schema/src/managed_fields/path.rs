@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::schema::{self, ListType, Schema};
+use crate::schema::{ListType, Schema};
 
 use super::FieldsError;
 
@@ -276,10 +276,10 @@ impl FieldPath {
         self.0.len() >= other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
     }
 
-    /// The value at this path in an object of `kind` (list items matched by key, with the key
-    /// defaults of the schema, e.g. `protocol: TCP` for ports).
-    pub fn lookup<'a>(&self, kind: &str, object: &'a Value) -> Option<&'a Value> {
-        let mut schema = schema::root(kind);
+    /// The value at this path in an object whose kind's schema is `root` (list items matched by
+    /// key, with the key defaults of the schema, e.g. `protocol: TCP` for ports).
+    pub fn lookup<'a>(&self, root: Schema, object: &'a Value) -> Option<&'a Value> {
+        let mut schema = root;
         let mut value = object;
         for element in &self.0 {
             let (next, next_schema) = element.lookup(schema, value)?;
@@ -289,9 +289,9 @@ impl FieldPath {
         Some(value)
     }
 
-    /// The schema at this path from the root of `kind`.
-    pub fn schema(&self, kind: &str) -> Schema {
-        self.0.iter().fold(schema::root(kind), |s, e| match e {
+    /// The schema at this path from a kind's `root`.
+    pub fn schema(&self, root: Schema) -> Schema {
+        self.0.iter().fold(root, |s, e| match e {
             PathElement::Field(name) => s.field(name),
             _ => s.item(),
         })
@@ -399,7 +399,7 @@ mod tests {
             {"name": "web", "image": "web:2", "ports": [{"containerPort": 8080}]}
         ]}}}});
         assert_eq!(
-            container_image().lookup("Deployment", &object),
+            container_image().lookup(crate::schema::builtin_kind("Deployment"), &object),
             Some(&json!("web:2"))
         );
         let port = FieldPath(
@@ -413,9 +413,13 @@ mod tests {
                 ])
                 .collect(),
         );
-        assert_eq!(port.lookup("Deployment", &object), Some(&json!(8080)));
         assert_eq!(
-            FieldPath::fields(&["spec", "replicas"]).lookup("Deployment", &object),
+            port.lookup(crate::schema::builtin_kind("Deployment"), &object),
+            Some(&json!(8080))
+        );
+        assert_eq!(
+            FieldPath::fields(&["spec", "replicas"])
+                .lookup(crate::schema::builtin_kind("Deployment"), &object),
             None
         );
     }

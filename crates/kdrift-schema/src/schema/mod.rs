@@ -1,22 +1,42 @@
-//! Kubernetes list merge keys and atomic fields of the workload kinds.
+//! The schema of Kubernetes kinds: list types and merge keys, atomic and granular maps, patch
+//! strategies, int-or-string and quantity formats, defaults — read from the API server's OpenAPI
+//! v3 documents ([`openapi`]), kept per kind in [`Schemas`] ([`registry`]), with the documents
+//! of a current server built in as the fallback.
 //!
-//! A small tree of static descriptors, walked by field name from a kind's root alongside a
+//! A tree of descriptors, walked by field name from a kind's root alongside a
 //! `serde_json::Value`:
 //!
 //! ```
-//! use kdrift_schema::schema;
-//! let containers = schema::root("Deployment").field("spec").field("template").field("spec").field("containers");
+//! use kdrift_schema::schema::Schemas;
+//! let deployment = Schemas::builtin().root("apps/v1", "Deployment");
+//! let containers = deployment.field("spec").field("template").field("spec").field("containers");
 //! assert_eq!(containers.smp_merge_key(), Some("name"));
 //! ```
 //!
 //! It records what server-side apply (list types and map keys), strategic merge patch
-//! (`patchMergeKey`, `patchStrategy`, `$retainKeys`) and `managedFields` need. Unknown kinds and
-//! fields behave as a server without a schema: maps are granular, lists atomic.
+//! (`patchMergeKey`, `patchStrategy`, `$retainKeys`), `managedFields` and drift need. Unknown kinds
+//! and fields behave as a server without a schema: maps are granular, lists atomic.
 use serde_json::{Map, Value};
 
 pub mod defaults;
-mod kinds;
-use kinds::{DEPLOYMENT, EVENT, NAMESPACE, POD, REPLICA_SET, UNKNOWN};
+pub mod openapi;
+pub mod registry;
+
+pub use openapi::{GroupVersionKind, OpenApiError};
+pub use registry::{BUILTIN_DOCUMENTS, BuiltinDocument, Schemas};
+
+static UNKNOWN: Node = Node::plain(Shape::Unknown);
+/// How a scalar's values compare (from the OpenAPI `format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Plain,
+    /// `int-or-string` (`x-kubernetes-int-or-string`): `8080` and `"8080"` are one value.
+    IntOrString,
+    /// A resource quantity: `0.5` and `500m`, `1Gi` and `1024Mi` are one value.
+    Quantity,
+    /// Base64 bytes (Secret `data`).
+    Bytes,
+}
 
 /// How a list is merged by server-side apply and recorded in `fieldsV1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +99,7 @@ pub enum Zero {
     Str,
 }
 
-/// A static schema node (see the module documentation).
+/// A schema node (see the module documentation).
 #[derive(Debug)]
 pub struct Node {
     pub shape: Shape,
@@ -98,6 +118,29 @@ pub struct Node {
     pub keys: &'static [KeyField],
     /// Strategic merge patch strategy of a list.
     pub smp: SmpList,
+    /// How a scalar compares.
+    pub format: Format,
+    /// The default the schema declares (a custom resource's; a built-in kind's only where it is
+    /// not merely the Go zero value).
+    pub default: Option<&'static Value>,
+}
+
+impl Node {
+    /// A node of `shape` with nothing else: no fields, granular, lists atomic.
+    pub const fn plain(shape: Shape) -> Node {
+        Node {
+            shape,
+            fields: &[],
+            elem: None,
+            atomic: false,
+            retain_keys: false,
+            list_type: ListType::Atomic,
+            keys: &[],
+            smp: SmpList::Replace,
+            format: Format::Plain,
+            default: None,
+        }
+    }
 }
 
 /// A named field of a struct node.
@@ -109,9 +152,20 @@ pub struct FieldDef {
 }
 
 /// A position in the schema tree; cheap to copy.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Schema {
     node: &'static Node,
+}
+
+/// The shape only: a kind's whole tree is thousands of lines.
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Schema({:?}", self.node.shape)?;
+        if self.node.shape == Shape::Struct {
+            write!(f, ", {} fields", self.node.fields.len())?;
+        }
+        f.write_str(")")
+    }
 }
 
 impl PartialEq for Schema {
@@ -130,6 +184,16 @@ impl Schema {
 
     pub fn shape(self) -> Shape {
         self.node.shape
+    }
+
+    /// How a scalar at this node compares.
+    pub fn format(self) -> Format {
+        self.node.format
+    }
+
+    /// The default the schema declares here, if any.
+    pub fn default_value(self) -> Option<&'static Value> {
+        self.node.default
     }
 
     pub fn is_unknown(self) -> bool {
@@ -270,18 +334,27 @@ impl Schema {
     }
 }
 
-/// The schema of a top-level kind (`Deployment`, `ReplicaSet`, `Pod`, `Namespace`, `Event`);
-/// unknown kinds get [`Schema::UNKNOWN`].
-pub fn root(kind: &str) -> Schema {
-    let node: &'static Node = match kind {
-        "Deployment" => &DEPLOYMENT,
-        "ReplicaSet" => &REPLICA_SET,
-        "Pod" => &POD,
-        "Namespace" => &NAMESPACE,
-        "Event" => &EVENT,
-        _ => &UNKNOWN,
-    };
-    Schema { node }
+/// The schema of a built-in kind named alone (`Deployment`, `Pod`), from [`Schemas::builtin`]: for
+/// tests and for code that knows the kind is a built-in one. Unknown names get
+/// [`Schema::UNKNOWN`].
+pub fn builtin_kind(kind: &str) -> Schema {
+    let schemas = Schemas::builtin();
+    [
+        "v1",
+        "apps/v1",
+        "batch/v1",
+        "autoscaling/v2",
+        "networking.k8s.io/v1",
+        "policy/v1",
+    ]
+    .iter()
+    .chain(&[
+        "rbac.authorization.k8s.io/v1",
+        "storage.k8s.io/v1",
+        "apiextensions.k8s.io/v1",
+    ])
+    .find_map(|version| schemas.get(version, kind))
+    .unwrap_or(Schema::UNKNOWN)
 }
 
 #[cfg(test)]

@@ -1,6 +1,11 @@
 //! The schema answers as the Kubernetes API types declare them.
+#![allow(clippy::unwrap_used)]
 use super::*;
 use serde_json::json;
+
+fn root(kind: &str) -> Schema {
+    builtin_kind(kind)
+}
 
 fn pod_spec(kind: &str) -> Schema {
     root(kind).field("spec").field("template").field("spec")
@@ -157,4 +162,157 @@ fn find_item_by_key() {
     ];
     let key = env.item_key(&json!({"name": "B"}));
     assert_eq!(key.and_then(|k| env.find_item(&list, &k)), Some(1));
+}
+
+#[test]
+fn every_builtin_document_reads_with_its_kinds() {
+    for document in BUILTIN_DOCUMENTS {
+        let kinds = openapi::read_document(document.json.as_bytes()).unwrap();
+        assert!(!kinds.is_empty(), "{}", document.path);
+    }
+    let schemas = Schemas::builtin();
+    for (api_version, kind) in [
+        ("v1", "ConfigMap"),
+        ("v1", "Secret"),
+        ("v1", "Service"),
+        ("v1", "ServiceAccount"),
+        ("apps/v1", "StatefulSet"),
+        ("batch/v1", "CronJob"),
+        ("autoscaling/v2", "HorizontalPodAutoscaler"),
+        ("networking.k8s.io/v1", "Ingress"),
+        ("policy/v1", "PodDisruptionBudget"),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+        ("storage.k8s.io/v1", "StorageClass"),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+    ] {
+        let root = schemas.root(api_version, kind);
+        assert_eq!(root.shape(), Shape::Struct, "{api_version} {kind}");
+        assert!(root.declares("metadata"), "{api_version} {kind}");
+    }
+    // A document read again is the one already built.
+    let apps = BUILTIN_DOCUMENTS[1];
+    let once = openapi::read_document(apps.json.as_bytes()).unwrap();
+    let twice = openapi::read_document(apps.json.as_bytes()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&once, &twice));
+}
+
+#[test]
+fn service_ports_key_on_port_and_protocol_with_its_default() {
+    let ports = Schemas::builtin()
+        .root("v1", "Service")
+        .field("spec")
+        .field("ports");
+    assert_eq!(ports.list_type(), ListType::Map);
+    assert_eq!(ports.smp_merge_key(), Some("port"));
+    assert_eq!(
+        ports.item_key(&json!({"name": "http", "port": 80})),
+        json!({"port": 80, "protocol": "TCP"}).as_object().cloned()
+    );
+    assert_eq!(
+        ports.item().field("targetPort").format(),
+        Format::IntOrString
+    );
+}
+
+#[test]
+fn formats_of_quantities_bytes_and_int_or_string() {
+    let container = pod_spec("Deployment").field("containers").item();
+    assert_eq!(
+        container
+            .field("resources")
+            .field("limits")
+            .field("cpu")
+            .format(),
+        Format::Quantity
+    );
+    let secret = Schemas::builtin().root("v1", "Secret");
+    assert_eq!(
+        secret.field("data").field("password").format(),
+        Format::Bytes
+    );
+    assert_eq!(
+        secret.field("stringData").field("password").format(),
+        Format::Plain
+    );
+    let rolling = root("Deployment")
+        .field("spec")
+        .field("strategy")
+        .field("rollingUpdate");
+    assert_eq!(rolling.field("maxSurge").format(), Format::IntOrString);
+    // The Go zero values a built-in document marks are not defaults the server fills in.
+    assert_eq!(
+        container
+            .field("ports")
+            .item()
+            .field("containerPort")
+            .default_value(),
+        None
+    );
+    assert_eq!(
+        container
+            .field("ports")
+            .item()
+            .field("protocol")
+            .default_value(),
+        Some(&json!("TCP"))
+    );
+}
+
+#[test]
+fn a_custom_resource_document_gives_its_kind_with_its_list_types() {
+    let text = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/kubernetes-1.36/openapi/apis__example.com__v1.json"
+    ))
+    .unwrap();
+    let mut schemas = Schemas::new();
+    assert_eq!(schemas.add_document(&text).unwrap(), 1);
+    let widget = schemas.root("example.com/v1", "Widget");
+    let spec = widget.field("spec");
+    assert_eq!(spec.field("ports").list_type(), ListType::Map);
+    assert_eq!(
+        spec.field("ports")
+            .item_key(&json!({"name": "http", "port": 80})),
+        json!({"name": "http"}).as_object().cloned()
+    );
+    assert_eq!(spec.field("tags").list_type(), ListType::Set);
+    // Its metadata is the ObjectMeta every kind has.
+    assert_eq!(
+        widget.field("metadata").field("finalizers").list_type(),
+        ListType::Set
+    );
+    // Another version of the group answers for a version the documents lack.
+    assert_eq!(schemas.root("example.com/v2", "Widget"), widget);
+    assert!(schemas.root("example.com/v1", "Gadget").is_unknown());
+}
+
+#[test]
+fn a_document_that_is_not_openapi_is_an_error() {
+    assert!(matches!(
+        openapi::read_document(b"<html>forbidden</html>"),
+        Err(OpenApiError::Malformed(_))
+    ));
+    assert_eq!(
+        openapi::read_document(br#"{"openapi": "3.0.0", "components": {"schemas": {}}}"#)
+            .unwrap_err(),
+        OpenApiError::NoKinds
+    );
+}
+
+#[test]
+fn a_schema_that_refers_to_itself_is_cut_where_it_recurs() {
+    // JSONSchemaProps: `properties` holds more of itself.
+    let crd = Schemas::builtin().root("apiextensions.k8s.io/v1", "CustomResourceDefinition");
+    let schema = crd
+        .field("spec")
+        .field("versions")
+        .item()
+        .field("schema")
+        .field("openAPIV3Schema");
+    assert_eq!(schema.shape(), Shape::Struct);
+    assert!(schema.field("properties").field("spec").is_unknown());
+    assert_eq!(
+        crd.field("spec").field("versions").list_type(),
+        ListType::Atomic
+    );
 }

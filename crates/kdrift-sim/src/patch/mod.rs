@@ -76,7 +76,7 @@ pub fn strategic_merge_patch(
     target: &Value,
     patch: &Value,
 ) -> Result<Value, ApiError> {
-    strategic::apply(crate::schema::root(resource.kind()), target, patch)
+    strategic::apply(resource.schema(), target, patch)
 }
 
 #[cfg(test)]

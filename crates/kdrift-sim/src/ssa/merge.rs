@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn list_merge_keeps_applied_order_and_live_only_items_in_place() {
-        let schema = crate::schema::root("Pod")
+        let schema = crate::schema::builtin_kind("Pod")
             .field("spec")
             .field("containers")
             .item()
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn merge_replaces_atomic_values_and_null_removes() {
-        let spec = crate::schema::root("Deployment").field("spec");
+        let spec = crate::schema::builtin_kind("Deployment").field("spec");
         let live = json!({"selector": {"matchLabels": {"a": "1", "b": "2"}}, "paused": true, "replicas": 1});
         let config = json!({"selector": {"matchLabels": {"a": "1"}}, "paused": null});
         assert_eq!(

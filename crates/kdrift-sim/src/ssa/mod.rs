@@ -7,7 +7,6 @@ use serde_json::Value;
 use crate::managed_fields::{
     Comparison, FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement,
 };
-use crate::schema;
 
 use super::resources::ResourceType;
 use super::store::{ApiError, StatusCause};
@@ -33,8 +32,7 @@ pub fn record_update(
     time: &str,
 ) {
     let mut entries = base_entries(old, new, subresource);
-    let kind = resource.kind();
-    let comparison = Comparison::of(kind, old, new);
+    let comparison = Comparison::of(resource.schema(), old, new);
     let scope = |set: &FieldSet| written_scope(resource, subresource, set);
     let changed = scope(&comparison.changed());
     let removed = scope(&comparison.removed);
@@ -79,8 +77,7 @@ pub fn apply(
     time: &str,
 ) -> Result<Value, ApiError> {
     check_type(resource, config)?;
-    let kind = resource.kind();
-    let root = schema::root(kind);
+    let root = resource.schema();
     let mut config = config.clone();
     if has_status(resource)
         && let Some(map) = config.as_object_mut()
@@ -93,7 +90,7 @@ pub fn apply(
         None => Vec::new(),
     };
     let mut merged = merge::merge(root, live, &config);
-    let applied = FieldSet::from_applied(kind, &config);
+    let applied = FieldSet::from_applied(root, &config);
     let mine = |e: &ManagedFieldsEntry| e.is_for(manager, Operation::Apply, None);
     let previous = entries
         .iter()
@@ -122,7 +119,7 @@ pub fn apply(
         }
     }
 
-    let comparison = Comparison::of(kind, live, &merged);
+    let comparison = Comparison::of(root, live, &merged);
     let changed = written_scope(resource, None, &comparison.changed());
     let removed = written_scope(resource, None, &comparison.removed);
     let conflicts: Vec<(&ManagedFieldsEntry, FieldSet)> = entries

@@ -89,14 +89,14 @@ proptest! {
         for entry in &entries {
             prop_assert!(!entry.fields.is_empty());
             for path in entry.fields.paths() {
-                prop_assert!(path.lookup("Deployment", &object).is_some(), "{} owns missing {}", entry.manager, path);
+                prop_assert!(path.lookup(crate::schema::builtin_kind("Deployment"), &object).is_some(), "{} owns missing {}", entry.manager, path);
             }
         }
-        let leaves = FieldSet::from_object("Deployment", &object)
+        let leaves = FieldSet::from_object(crate::schema::builtin_kind("Deployment"), &object)
             .without_subtree(&FieldPath::fields(&["status"]))
             .leaves();
         for leaf in leaves {
-            let owners = crate::managed_fields::owners_in("Deployment", &entries, &leaf);
+            let owners = crate::managed_fields::owners_in(crate::schema::builtin_kind("Deployment"), &entries, &leaf);
             prop_assert_eq!(owners.len(), 1, "{} owned by {:?}", leaf, owners.iter().map(|e| &e.manager).collect::<Vec<_>>());
         }
     }
@@ -149,9 +149,9 @@ proptest! {
             let time = format!("2026-11-22T02:00:{step:02}Z");
             let mut object = apply(ResourceType::Deployment, live.as_ref(), config, "kubectl", true, &time).unwrap();
             apply_defaults("Deployment", &mut object);
-            let applied = FieldSet::from_applied("Deployment", config);
+            let applied = FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), config);
             for leaf in applied.leaves() {
-                prop_assert_eq!(leaf.lookup("Deployment", &object), leaf.lookup("Deployment", config), "{}", leaf);
+                prop_assert_eq!(leaf.lookup(crate::schema::builtin_kind("Deployment"), &object), leaf.lookup(crate::schema::builtin_kind("Deployment"), config), "{}", leaf);
             }
             let again = apply(ResourceType::Deployment, Some(&object), config, "kubectl", false, &time).unwrap();
             prop_assert_eq!(&again, &object);

@@ -300,7 +300,7 @@ fn apply_creates_with_an_apply_entry_of_the_applied_fields() {
     );
     assert_eq!(
         all[0].fields,
-        FieldSet::from_applied("Deployment", &web_yaml())
+        FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), &web_yaml())
     );
     assert_eq!(object["spec"], web_yaml()["spec"]);
 }
@@ -404,7 +404,7 @@ fn fields_no_longer_applied_are_pruned_unless_someone_else_owns_them() {
     assert_eq!(second["metadata"]["labels"], json!({"app": "web"}));
     assert_eq!(
         entries(&second)[0].fields,
-        FieldSet::from_applied("Deployment", &web_yaml())
+        FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), &web_yaml())
     );
 
     // Someone else changed EXTRA in between: it survives the prune.
