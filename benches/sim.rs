@@ -96,7 +96,7 @@ fn seed(store: &Store, deployments: usize) -> Duration {
         let ns = format!("team-{n:03}");
         store
             .create(
-                ResourceType::Namespace,
+                ResourceType::NAMESPACE,
                 json!({"metadata": {"name": ns}}),
                 &opts,
             )
@@ -106,19 +106,19 @@ fn seed(store: &Store, deployments: usize) -> Duration {
         let ns = format!("team-{:03}", i % NAMESPACES);
         let name = format!("svc-{i:05}");
         let d = store
-            .create(ResourceType::Deployment, deployment(&ns, &name), &opts)
+            .create(ResourceType::DEPLOYMENT, deployment(&ns, &name), &opts)
             .unwrap();
         let uid = d["metadata"]["uid"].as_str().unwrap().to_string();
         let rs = store
             .create(
-                ResourceType::ReplicaSet,
+                ResourceType::REPLICA_SET,
                 replicaset(&ns, &name, &uid),
                 &opts,
             )
             .unwrap();
         let rs_uid = rs["metadata"]["uid"].as_str().unwrap().to_string();
         store
-            .create(ResourceType::Pod, pod(&ns, &name, &rs_uid), &opts)
+            .create(ResourceType::POD, pod(&ns, &name, &rs_uid), &opts)
             .unwrap();
     }
     started.elapsed()

@@ -19,16 +19,21 @@ fn per_write(c: &mut Criterion) {
     let live = reference("deploy-after-set-env-and-resources.json");
     let set_image = json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "web:2"}]}}}});
     c.bench_function("strategic merge patch (set image)", |b| {
-        b.iter(|| patch::strategic_merge_patch(ResourceType::Deployment, &live, &set_image))
+        b.iter(|| patch::strategic_merge_patch(ResourceType::DEPLOYMENT, &live, &set_image))
     });
-    let mut new = patch::strategic_merge_patch(ResourceType::Deployment, &live, &set_image)
+    let mut new = patch::strategic_merge_patch(ResourceType::DEPLOYMENT, &live, &set_image)
         .unwrap_or(Value::Null);
-    defaults::apply_defaults("Deployment", &mut new);
+    defaults::apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut new,
+    );
     c.bench_function("record_update (set image)", |b| {
         b.iter(|| {
             let mut n = new.clone();
             ssa::record_update(
-                ResourceType::Deployment,
+                ResourceType::DEPLOYMENT,
                 Some(&live),
                 &mut n,
                 "kubectl-set",
@@ -59,7 +64,7 @@ fn per_write(c: &mut Criterion) {
     c.bench_function("server-side apply (web.yaml, forced)", |b| {
         b.iter(|| {
             ssa::apply(
-                ResourceType::Deployment,
+                ResourceType::DEPLOYMENT,
                 Some(&live),
                 &config,
                 "kubectl",

@@ -9,7 +9,7 @@ use kdrift::sim::resources::ResourceType;
 use kdrift::sim::ssa::{apply, record_update};
 use serde_json::{Value, json};
 
-const DEPLOYMENT: ResourceType = ResourceType::Deployment;
+const DEPLOYMENT: ResourceType = ResourceType::DEPLOYMENT;
 
 fn manifest() -> Value {
     serde_yaml::from_str(
@@ -36,7 +36,12 @@ spec:
 /// `kubectl apply` (client-side) creating the object.
 fn created() -> Value {
     let mut object = manifest();
-    apply_defaults("Deployment", &mut object);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut object,
+    );
     record_update(
         DEPLOYMENT,
         None,
@@ -57,7 +62,12 @@ fn patched(
     time: &str,
 ) -> Value {
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).expect("patch");
-    apply_defaults("Deployment", &mut new);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut new,
+    );
     record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
     new
 }

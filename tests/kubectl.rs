@@ -49,7 +49,7 @@ fn get_prints_the_server_side_table_and_json() {
         .server
         .store()
         .list(
-            kdrift::sim::resources::ResourceType::Deployment,
+            kdrift::sim::resources::ResourceType::DEPLOYMENT,
             Some("shop"),
         )
         .iter()

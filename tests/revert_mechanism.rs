@@ -58,7 +58,7 @@ fn reverter(c: &Cluster, index: &ManifestIndex) -> Reverter {
 fn cart(c: &Cluster) -> Value {
     c.server
         .store()
-        .get(ResourceType::Deployment, "shop", "cart")
+        .get(ResourceType::DEPLOYMENT, "shop", "cart")
         .unwrap()
 }
 
@@ -66,7 +66,7 @@ fn cart(c: &Cluster) -> Value {
 fn patch_cart(c: &Cluster, patch: Patch, options: &WriteOptions) {
     c.server
         .store()
-        .patch(ResourceType::Deployment, "shop", "cart", &patch, options)
+        .patch(ResourceType::DEPLOYMENT, "shop", "cart", &patch, options)
         .unwrap();
 }
 

@@ -29,7 +29,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-const DEPLOYMENT: ResourceType = ResourceType::Deployment;
+const DEPLOYMENT: ResourceType = ResourceType::DEPLOYMENT;
 const NOW: &str = "2026-11-22T02:12:00Z";
 
 const WEB: &str = "# The storefront.
@@ -86,7 +86,12 @@ fn manifests() -> tempfile::TempDir {
 
 fn applied(text: &str) -> Value {
     let mut object: Value = serde_yaml::from_str(text).unwrap();
-    apply_defaults("Deployment", &mut object);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut object,
+    );
     object["metadata"]["resourceVersion"] = json!("1");
     record_update(
         DEPLOYMENT,
@@ -108,7 +113,12 @@ fn hotfix(
     time: &str,
 ) -> Value {
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
-    apply_defaults("Deployment", &mut new);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut new,
+    );
     record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
     new
 }

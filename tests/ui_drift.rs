@@ -26,7 +26,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-const DEPLOYMENT: ResourceType = ResourceType::Deployment;
+const DEPLOYMENT: ResourceType = ResourceType::DEPLOYMENT;
 const NOW: &str = "2026-11-22T02:12:00Z";
 
 fn manifest_text(name: &str, replicas: u32) -> String {
@@ -73,7 +73,12 @@ fn index(dir: &Path) -> Arc<ManifestIndex> {
 /// The object as the API server holds it after `kubectl apply` of the manifest.
 fn applied(name: &str, replicas: u32) -> Value {
     let mut object: Value = serde_yaml::from_str(&manifest_text(name, replicas)).unwrap();
-    apply_defaults("Deployment", &mut object);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut object,
+    );
     object["metadata"]["resourceVersion"] = json!("1");
     record_update(
         DEPLOYMENT,
@@ -93,7 +98,12 @@ fn set_env(old: &Value) -> Value {
         {"name": name, "env": [{"name": "EXTRA", "value": "1"}]}
     ]}}}});
     let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
-    apply_defaults("Deployment", &mut new);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        kdrift::schema::builtin_kind("Deployment"),
+        &mut new,
+    );
     record_update(
         DEPLOYMENT,
         Some(old),

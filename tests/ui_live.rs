@@ -156,14 +156,14 @@ fn other_cluster() -> kdrift::sim::store::Store {
     let as_kubectl = WriteOptions::manager("kubectl-create");
     store
         .create(
-            ResourceType::Namespace,
+            ResourceType::NAMESPACE,
             serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}),
             &as_kubectl,
         )
         .unwrap();
     store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             serde_json::json!({
                 "apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "restored", "namespace": "shop"},

@@ -44,7 +44,7 @@ fn seed(store: &Store) {
     for n in 0..NAMESPACES {
         store
             .create(
-                ResourceType::Namespace,
+                ResourceType::NAMESPACE,
                 json!({"metadata": {"name": namespace(n)}}),
                 &opts,
             )
@@ -53,7 +53,7 @@ fn seed(store: &Store) {
     let status = WriteOptions::status("kube-controller-manager");
     for i in 0..DEPLOYMENTS {
         store
-            .create(ResourceType::Deployment, deployment(i), &opts)
+            .create(ResourceType::DEPLOYMENT, deployment(i), &opts)
             .unwrap();
         let s = json!({"status": {
             "observedGeneration": 1, "replicas": 3, "updatedReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
@@ -66,7 +66,7 @@ fn seed(store: &Store) {
         }});
         store
             .patch(
-                ResourceType::Deployment,
+                ResourceType::DEPLOYMENT,
                 &namespace(i),
                 &name(i),
                 &Patch::Merge(s),
@@ -121,7 +121,7 @@ pub fn serve() {
                         );
                         store
                             .patch(
-                                ResourceType::Deployment,
+                                ResourceType::DEPLOYMENT,
                                 &namespace(i),
                                 &name(i),
                                 &patch,

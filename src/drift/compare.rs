@@ -69,7 +69,7 @@ pub fn compare_node(
     walk.manifest_fields(manifest, Some(&live.body), root);
     for entry in managers.iter() {
         if walk.is_out_of_band(entry) || walk.is_untrusted_apply(entry) {
-            walk.added_fields(&key.kind, root, entry, manifest);
+            walk.added_fields(root, entry, manifest);
         }
     }
     let mut items = walk.items;
@@ -262,17 +262,11 @@ impl<'a> Walk<'a> {
 
     /// True when `live` at `path` is what the server fills in when the manifest leaves it out:
     /// the object then behaves as the manifest says, whoever wrote the field.
-    fn is_default(
-        &self,
-        kind: &str,
-        root: Schema,
-        path: &FieldPath,
-        manifest: &Node,
-        live: &Value,
-    ) -> bool {
+    fn is_default(&self, root: Schema, path: &FieldPath, manifest: &Node, live: &Value) -> bool {
         let defaulted = self.defaulted.get_or_init(|| {
             let mut value = manifest.to_value();
-            crate::schema::defaults::apply_defaults(kind, &mut value);
+            let key = &self.live.key;
+            crate::schema::defaults::apply_defaults(&key.group, &key.kind, root, &mut value);
             value
         });
         path.lookup(root, defaulted).is_some_and(|d| {
@@ -522,13 +516,7 @@ impl<'a> Walk<'a> {
     /// not set. Reported where the manager set it: into granular maps and lists it owns entries
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
-    fn added_fields(
-        &mut self,
-        kind: &str,
-        root: Schema,
-        entry: &ManagedFieldsEntry,
-        manifest: &Node,
-    ) {
+    fn added_fields(&mut self, root: Schema, entry: &ManagedFieldsEntry, manifest: &Node) {
         let mut reported: Vec<FieldPath> = Vec::new();
         for path in entry.fields.paths() {
             if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
@@ -550,7 +538,7 @@ impl<'a> Walk<'a> {
             }
             // Defaults fill fields, never list items: only a field can be one.
             let is_field = matches!(path.0.last(), Some(PathElement::Field(_)));
-            if is_field && self.is_default(kind, root, &path, manifest, live) {
+            if is_field && self.is_default(root, &path, manifest, live) {
                 continue;
             }
             if is_field

@@ -347,7 +347,7 @@ impl LiveObject {
     /// hands). The result is valid for this manifest only: when the manifest changes, extract
     /// again from the full object.
     pub fn reduce_to(&mut self, manifest: &Value, config: &Config) {
-        let kind = self.key.kind.clone();
+        let (group, kind) = (self.key.group.clone(), self.key.kind.clone());
         let root = self.schema;
         // The last client-side apply: nothing to keep when it applied the manifest; else its set,
         // cut below to where it leaves the manifest.
@@ -370,7 +370,7 @@ impl LiveObject {
             }
             let defaulted = defaulted.get_or_insert_with(|| {
                 let mut value = manifest.clone();
-                schema::defaults::apply_defaults(&kind, &mut value);
+                schema::defaults::apply_defaults(&group, &kind, root, &mut value);
                 value
             });
             e.fields = beyond_manifest(root, &e.fields, &self.body, manifest, defaulted);

@@ -49,6 +49,7 @@ const SERVER_ANNOTATIONS: &[&str] = &[
     "kubectl.kubernetes.io/last-applied-configuration",
     "deployment.kubernetes.io/desired-replicas",
     "deployment.kubernetes.io/max-replicas",
+    "deprecated.daemonset.template.generation",
 ];
 
 /// Labels and annotations GitOps controllers add to what they apply (Flux's owner labels, Argo

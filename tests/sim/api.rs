@@ -33,7 +33,7 @@ fn relabel(c: &Cluster, ns: &str, name: &str, key: &str, value: &str) {
     c.server
         .store()
         .patch(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             ns,
             name,
             &patch,
@@ -46,7 +46,7 @@ fn relabel(c: &Cluster, ns: &str, name: &str, key: &str, value: &str) {
 fn paginated_lists_return_every_object_once() {
     let c = Cluster::start();
     let api: Api<Deployment> = Api::all(client(&c));
-    let stored = c.server.store().list(ResourceType::Deployment, None).len();
+    let stored = c.server.store().list(ResourceType::DEPLOYMENT, None).len();
     let names = c.runtime.block_on(async {
         let mut names = Vec::new();
         let mut params = ListParams::default().limit(3);
@@ -368,7 +368,7 @@ fn errors_are_worded_and_coded_as_a_real_server_words_them() {
     let mut stale = c
         .server
         .store()
-        .get(ResourceType::Deployment, "shop", "frontend")
+        .get(ResourceType::DEPLOYMENT, "shop", "frontend")
         .unwrap();
     stale["metadata"]["resourceVersion"] = json!("1");
     stale["spec"]["replicas"] = json!(9);
@@ -426,7 +426,7 @@ fn a_streaming_list_sends_the_objects_then_the_initial_events_end_bookmark() {
     let stored: Vec<String> = c
         .server
         .store()
-        .list(ResourceType::Deployment, Some("shop"))
+        .list(ResourceType::DEPLOYMENT, Some("shop"))
         .iter()
         .map(|d| d["metadata"]["name"].as_str().unwrap().to_string())
         .collect();
@@ -525,7 +525,7 @@ fn an_oversized_body_is_refused_before_it_is_stored() {
     assert!(
         c.server
             .store()
-            .get(ResourceType::Deployment, "shop", "big")
+            .get(ResourceType::DEPLOYMENT, "shop", "big")
             .is_none()
     );
 }

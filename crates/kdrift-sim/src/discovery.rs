@@ -1,27 +1,28 @@
-//! Discovery as a 1.33 server without aggregated discovery answers it: `/version`, `/api`,
-//! `/apis`, `/apis/{group}` and the group-version resource lists. Aggregated discovery
-//! (`as=APIGroupDiscoveryList`) is declined the way such a server declines it: the legacy
-//! document with `Content-Type: application/json`, which clients take as "not supported".
+//! Discovery as a 1.36 server without aggregated discovery answers it: `/version`, `/api`,
+//! `/apis`, `/apis/{group}` and the group-version resource lists, made from the types the store
+//! serves (built-in and custom). Aggregated discovery (`as=APIGroupDiscoveryList`) is declined
+//! the way such a server declines it: the legacy document with `Content-Type:
+//! application/json`, which clients take as "not supported".
 use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 
 use super::resources::ResourceType;
 
-/// `/version`: a 1.33 server.
+/// `/version`: the 1.36 server the OpenAPI documents were captured from.
 pub fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "33",
+        "minor": "36",
         "emulationMajor": "1",
-        "emulationMinor": "33",
+        "emulationMinor": "36",
         "minCompatibilityMajor": "1",
-        "minCompatibilityMinor": "32",
-        "gitVersion": "v1.33.0",
+        "minCompatibilityMinor": "35",
+        "gitVersion": "v1.36.2",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
-        "buildDate": "2025-04-23T00:00:00Z",
-        "goVersion": "go1.24.2",
+        "buildDate": "2026-08-21T00:00:00Z",
+        "goVersion": "go1.26.10",
         "compiler": "gc",
         "platform": "linux/amd64"
     })
@@ -36,72 +37,78 @@ pub fn core_versions(addr: SocketAddr) -> Value {
     })
 }
 
-fn apps_group() -> Value {
+/// The named groups served, each with its versions, in the order a server lists them.
+fn named_groups(types: &[ResourceType]) -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut groups: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for r in types.iter().filter(|r| !r.group().is_empty()) {
+        match groups.iter_mut().find(|(g, _)| *g == r.group()) {
+            Some((_, versions)) if !versions.contains(&r.version()) => versions.push(r.version()),
+            Some(_) => {}
+            None => groups.push((r.group(), vec![r.version()])),
+        }
+    }
+    groups
+}
+
+fn group_value(name: &str, versions: &[&str]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
     json!({
-        "name": "apps",
-        "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
-        "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}
+        "name": name,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+        "versions": versions,
     })
 }
 
 /// `/apis`
-pub fn groups() -> Value {
-    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [apps_group()]})
+pub fn groups(types: &[ResourceType]) -> Value {
+    let groups: Vec<Value> = named_groups(types)
+        .iter()
+        .map(|(name, versions)| group_value(name, versions))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `/apis/{group}`
-pub fn group(name: &str) -> Option<Value> {
-    (name == "apps").then(|| {
-        let mut g = apps_group();
-        g["kind"] = json!("APIGroup");
-        g["apiVersion"] = json!("v1");
-        g
-    })
+pub fn group(types: &[ResourceType], name: &str) -> Option<Value> {
+    let groups = named_groups(types);
+    let (_, versions) = groups.iter().find(|(g, _)| *g == name)?;
+    let mut g = group_value(name, versions);
+    g["kind"] = json!("APIGroup");
+    g["apiVersion"] = json!("v1");
+    Some(g)
 }
 
-const ALL_VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
 /// `/api/v1`, `/apis/apps/v1`: the resources of a group version.
-pub fn resources(group: &str) -> Value {
+pub fn resources(types: &[ResourceType], group: &str, version: &str) -> Value {
     let mut list = Vec::new();
-    for r in ResourceType::ALL.into_iter().filter(|r| r.group() == group) {
-        let verbs: Vec<&str> = if r == ResourceType::Namespace {
-            ALL_VERBS
-                .iter()
-                .copied()
-                .filter(|v| *v != "deletecollection")
-                .collect()
-        } else {
-            ALL_VERBS.to_vec()
-        };
+    for r in types
+        .iter()
+        .filter(|r| r.group() == group && r.version() == version)
+    {
         let mut entry = json!({
             "name": r.plural(),
             "singularName": r.singular(),
             "namespaced": r.namespaced(),
             "kind": r.kind(),
-            "verbs": verbs,
-            "shortNames": r.short_names(),
+            "verbs": r.verbs(),
         });
-        if matches!(
-            r,
-            ResourceType::Deployment | ResourceType::ReplicaSet | ResourceType::Pod
-        ) {
-            entry["categories"] = json!(["all"]);
+        if !r.short_names().is_empty() {
+            entry["shortNames"] = json!(r.short_names());
+        }
+        if !r.categories().is_empty() {
+            entry["categories"] = json!(r.categories());
+        }
+        if !r.def().storage_version_hash.is_empty() {
+            entry["storageVersionHash"] = json!(r.def().storage_version_hash);
         }
         list.push(entry);
         for sub in r.subresources() {
             let mut s = json!({
                 "name": format!("{}/{sub}", r.plural()),
-                "singularName": "",
+                "singularName": r.singular(),
                 "namespaced": r.namespaced(),
                 "kind": r.kind(),
                 "verbs": ["get", "patch", "update"],
@@ -115,93 +122,11 @@ pub fn resources(group: &str) -> Value {
         }
     }
     let group_version = if group.is_empty() {
-        "v1".to_string()
+        version.to_string()
     } else {
-        format!("{group}/v1")
+        format!("{group}/{version}")
     };
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": list})
-}
-
-/// `/openapi/v3`: where each group version's document is.
-pub fn openapi_v3_index() -> Value {
-    json!({"paths": {
-        "api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=kdrift-demo-v1"},
-        "apis/apps/v1": {"serverRelativeURL": "/openapi/v3/apis/apps/v1?hash=kdrift-demo-apps-v1"}
-    }})
-}
-
-fn query_param(name: &str, description: &str) -> Value {
-    json!({"name": name, "in": "query", "description": description, "schema": {"type": "string", "uniqueItems": true}})
-}
-
-fn operation(r: ResourceType, action: &str, extra: &[Value]) -> Value {
-    let gvk = json!({"group": r.group(), "version": "v1", "kind": r.kind()});
-    json!({
-        "operationId": format!("{action}{}", r.kind()),
-        "parameters": extra,
-        "responses": {"200": {"description": "OK"}},
-        "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": gvk,
-    })
-}
-
-/// `/openapi/v3/{api/v1 | apis/apps/v1}`: the paths and operations of a group version, with
-/// the query parameters each write accepts (kubectl looks for `fieldValidation` on PATCH to
-/// decide to validate on the server). Schemas are left out: kubectl then computes strategic
-/// merge patches from its own built-in types, as it does for any server without them.
-pub fn openapi_v3(group: &str) -> Option<Value> {
-    if !matches!(group, "" | "apps") {
-        return None;
-    }
-    let writes = [
-        query_param(
-            "dryRun",
-            "When present, indicates that modifications should not be persisted.",
-        ),
-        query_param(
-            "fieldManager",
-            "fieldManager is a name associated with the actor or entity that is making these changes.",
-        ),
-        query_param(
-            "fieldValidation",
-            "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.",
-        ),
-    ];
-    let mut patch_params = writes.to_vec();
-    patch_params.push(query_param(
-        "force",
-        "Force is going to \"force\" Apply requests.",
-    ));
-    let prefix = if group.is_empty() {
-        "/api/v1".to_string()
-    } else {
-        format!("/apis/{group}/v1")
-    };
-    let mut paths = serde_json::Map::new();
-    for r in ResourceType::ALL.into_iter().filter(|r| r.group() == group) {
-        let base = if r.namespaced() {
-            format!("{prefix}/namespaces/{{namespace}}/{}", r.plural())
-        } else {
-            format!("{prefix}/{}", r.plural())
-        };
-        paths.insert(
-            base.clone(),
-            json!({"get": operation(r, "list", &[]), "post": operation(r, "post", &writes)}),
-        );
-        let item = json!({
-            "get": operation(r, "get", &[]),
-            "put": operation(r, "put", &writes),
-            "patch": operation(r, "patch", &patch_params),
-            "delete": operation(r, "delete", &writes[..1]),
-        });
-        paths.insert(format!("{base}/{{name}}"), item);
-    }
-    Some(json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0"},
-        "paths": paths,
-        "components": {"schemas": {}}
-    }))
 }
 
 #[cfg(test)]
@@ -209,8 +134,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn apps_v1_lists_deployments_with_their_scale_subresource() {
-        let list = resources("apps");
+    fn apps_v1_lists_its_types_with_their_subresources() {
+        let list = resources(ResourceType::BUILTIN, "apps", "v1");
         let names: Vec<&str> = list["resources"]
             .as_array()
             .into_iter()
@@ -220,17 +145,43 @@ mod tests {
         assert_eq!(
             names,
             [
+                "controllerrevisions",
+                "daemonsets",
+                "daemonsets/status",
                 "deployments",
-                "deployments/status",
                 "deployments/scale",
+                "deployments/status",
                 "replicasets",
+                "replicasets/scale",
                 "replicasets/status",
-                "replicasets/scale"
+                "statefulsets",
+                "statefulsets/scale",
+                "statefulsets/status",
             ]
         );
         let scale = list["resources"]
             .as_array()
             .and_then(|r| r.iter().find(|r| r["name"] == "deployments/scale"));
         assert_eq!(scale.map(|s| s["kind"].clone()), Some(json!("Scale")));
+        let groups = groups(ResourceType::BUILTIN);
+        let names: Vec<&str> = groups["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "apps",
+                "batch",
+                "autoscaling",
+                "networking.k8s.io",
+                "policy",
+                "rbac.authorization.k8s.io",
+                "storage.k8s.io",
+                "apiextensions.k8s.io"
+            ]
+        );
     }
 }

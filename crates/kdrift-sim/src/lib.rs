@@ -3,10 +3,12 @@
 //! Its own crate so that the simulation never imports the app: it shares only
 //! [`kdrift_schema`] (schemas and `managedFields`) with kdrift.
 //!
-//! - [`resources`]: the resource types served, for discovery and routing.
+//! - [`resources`]: the resource types served (built-in and custom), for discovery and routing.
 //! - [`store`]: objects, resourceVersions, watch history; every write goes through it.
 //! - [`server`]: HTTP routing, verbs, content types, `Status` errors, watch streams.
 //! - [`discovery`]: `/version`, `/api`, `/apis`, group-version resource lists.
+//! - [`openapi_v2`], [`openapi_v3`]: the OpenAPI documents (real 1.36 ones for the built-in
+//!   types, made from their definitions for custom resources).
 //! - [`patch`]: JSON patch, merge patch, strategic merge patch.
 //! - [`ssa`]: server-side apply and `managedFields` bookkeeping for every write.
 //! - [`controller`]: the deployment and replicaset controllers, pod readiness.
@@ -18,6 +20,7 @@ pub mod controller;
 pub mod discovery;
 pub mod faults;
 pub mod openapi_v2;
+pub mod openapi_v3;
 pub mod patch;
 pub mod resources;
 pub mod scenario;

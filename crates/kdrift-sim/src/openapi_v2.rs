@@ -50,7 +50,10 @@ fn served(path: &str) -> bool {
         .replace("{namespace}", "default")
         .replace("{name}", "x")
         .replace("{path}", "x");
-    !matches!(route(&concrete), Route::Unknown)
+    !matches!(
+        route(&concrete, crate::resources::ResourceType::BUILTIN),
+        Route::Unknown
+    )
 }
 
 /// A protobuf message being written (proto3 wire format).
@@ -524,9 +527,10 @@ mod tests {
         let paths = document()["paths"].as_object().unwrap();
         assert!(paths.contains_key("/apis/apps/v1/namespaces/{namespace}/deployments/{name}"));
         assert!(paths.contains_key("/api/v1/namespaces/{namespace}/pods"));
+        assert!(paths.contains_key("/api/v1/namespaces/{namespace}/services/{name}"));
         assert!(
-            !paths.keys().any(|p| p.contains("/services")),
-            "services are not served"
+            !paths.keys().any(|p| p.contains("/leases")),
+            "coordination.k8s.io is not served"
         );
         let encoded = &field(protobuf(), 8)[0];
         assert_eq!(field(encoded, 2).len(), paths.len());

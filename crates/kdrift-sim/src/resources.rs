@@ -1,116 +1,843 @@
-//! The resource types the demo cluster serves: enough for discovery, routing and kubectl.
+//! The resource types the demo cluster serves: every built-in type of the group-versions whose
+//! OpenAPI documents it serves (as a 1.36 server lists them in discovery), and the custom
+//! resources of the CustomResourceDefinitions created in it.
+use std::fmt;
 
-/// A resource type served by the demo cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ResourceType {
-    Namespace,
-    Deployment,
-    ReplicaSet,
-    Pod,
-    Event,
+use crate::schema::{Schema, Schemas};
+
+/// What discovery says of a resource type, and what routing and the store need.
+#[derive(Debug)]
+pub struct ResourceDef {
+    /// API group (`""` for the core group).
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    /// The plural used in URLs.
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub namespaced: bool,
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    /// Subresources served under `{plural}/{name}/{sub}`.
+    pub subresources: &'static [&'static str],
+    pub verbs: &'static [&'static str],
+    pub storage_version_hash: &'static str,
+    /// A custom resource's schema (from its definition); `None`: the built-in document's.
+    pub schema: Option<Schema>,
 }
 
-impl ResourceType {
-    pub const ALL: [ResourceType; 5] = [
-        ResourceType::Namespace,
-        ResourceType::Deployment,
-        ResourceType::ReplicaSet,
-        ResourceType::Pod,
-        ResourceType::Event,
-    ];
+/// A resource type served by the demo cluster: a built-in one ([`ResourceType::BUILTIN`]) or a
+/// custom resource. Cheap to copy; equal when group and plural are.
+#[derive(Clone, Copy)]
+pub struct ResourceType(&'static ResourceDef);
 
-    /// API group ("" for the core group).
+impl PartialEq for ResourceType {
+    fn eq(&self, other: &ResourceType) -> bool {
+        std::ptr::eq(self.0, other.0)
+            || (self.0.group == other.0.group && self.0.plural == other.0.plural)
+    }
+}
+
+impl Eq for ResourceType {}
+
+impl std::hash::Hash for ResourceType {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.group.hash(state);
+        self.0.plural.hash(state);
+    }
+}
+
+impl PartialOrd for ResourceType {
+    fn partial_cmp(&self, other: &ResourceType) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ResourceType {
+    fn cmp(&self, other: &ResourceType) -> std::cmp::Ordering {
+        (self.0.group, self.0.plural).cmp(&(other.0.group, other.0.plural))
+    }
+}
+
+impl fmt::Debug for ResourceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.qualified_plural())
+    }
+}
+
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+impl ResourceType {
+    /// A type of its own definition (a custom resource's, leaked: a cluster creates few).
+    pub fn define(def: ResourceDef) -> ResourceType {
+        ResourceType(Box::leak(Box::new(def)))
+    }
+
+    pub fn def(self) -> &'static ResourceDef {
+        self.0
+    }
+
+    /// API group (`""` for the core group).
     pub fn group(self) -> &'static str {
-        match self {
-            ResourceType::Deployment | ResourceType::ReplicaSet => "apps",
-            _ => "",
-        }
+        self.0.group
     }
 
     pub fn version(self) -> &'static str {
-        "v1"
+        self.0.version
     }
 
     /// `apiVersion` as written in objects: `v1` or `apps/v1`.
-    pub fn api_version(self) -> &'static str {
-        match self.group() {
-            "apps" => "apps/v1",
-            _ => "v1",
+    pub fn api_version(self) -> String {
+        if self.0.group.is_empty() {
+            self.0.version.to_owned()
+        } else {
+            format!("{}/{}", self.0.group, self.0.version)
         }
     }
 
-    /// The kind's schema, from the OpenAPI documents the demo cluster serves.
-    pub fn schema(self) -> crate::schema::Schema {
-        crate::schema::Schemas::builtin().root(self.api_version(), self.kind())
+    /// The kind's schema: a custom resource's own, else the built-in OpenAPI document's.
+    pub fn schema(self) -> Schema {
+        self.0
+            .schema
+            .unwrap_or_else(|| Schemas::builtin().root(&self.api_version(), self.0.kind))
     }
 
     pub fn kind(self) -> &'static str {
-        match self {
-            ResourceType::Namespace => "Namespace",
-            ResourceType::Deployment => "Deployment",
-            ResourceType::ReplicaSet => "ReplicaSet",
-            ResourceType::Pod => "Pod",
-            ResourceType::Event => "Event",
-        }
+        self.0.kind
     }
 
     /// The plural used in URLs.
     pub fn plural(self) -> &'static str {
-        match self {
-            ResourceType::Namespace => "namespaces",
-            ResourceType::Deployment => "deployments",
-            ResourceType::ReplicaSet => "replicasets",
-            ResourceType::Pod => "pods",
-            ResourceType::Event => "events",
+        self.0.plural
+    }
+
+    /// `deployments.apps`, `pods`: how a real server names the resource in messages.
+    pub fn qualified_plural(self) -> String {
+        if self.0.group.is_empty() {
+            self.0.plural.to_owned()
+        } else {
+            format!("{}.{}", self.0.plural, self.0.group)
         }
     }
 
     pub fn singular(self) -> &'static str {
-        match self {
-            ResourceType::Namespace => "namespace",
-            ResourceType::Deployment => "deployment",
-            ResourceType::ReplicaSet => "replicaset",
-            ResourceType::Pod => "pod",
-            ResourceType::Event => "event",
-        }
+        self.0.singular
     }
 
     pub fn short_names(self) -> &'static [&'static str] {
-        match self {
-            ResourceType::Namespace => &["ns"],
-            ResourceType::Deployment => &["deploy"],
-            ResourceType::ReplicaSet => &["rs"],
-            ResourceType::Pod => &["po"],
-            ResourceType::Event => &["ev"],
-        }
+        self.0.short_names
+    }
+
+    pub fn categories(self) -> &'static [&'static str] {
+        self.0.categories
     }
 
     pub fn namespaced(self) -> bool {
-        !matches!(self, ResourceType::Namespace)
+        self.0.namespaced
     }
 
     /// Subresources served under `{plural}/{name}/{sub}`.
     pub fn subresources(self) -> &'static [&'static str] {
-        match self {
-            ResourceType::Deployment => &["status", "scale"],
-            ResourceType::ReplicaSet => &["status", "scale"],
-            ResourceType::Pod => &["status"],
-            ResourceType::Namespace => &["status"],
-            ResourceType::Event => &[],
-        }
+        self.0.subresources
     }
 
-    /// Find a resource type by group and URL plural.
-    pub fn from_group_plural(group: &str, plural: &str) -> Option<ResourceType> {
-        Self::ALL
-            .into_iter()
+    pub fn verbs(self) -> &'static [&'static str] {
+        self.0.verbs
+    }
+
+    /// Whether objects of this type are custom resources (of a CustomResourceDefinition).
+    pub fn is_custom(self) -> bool {
+        self.0.schema.is_some()
+    }
+
+    /// Whether `metadata.generation` counts spec changes (every type with a spec a controller
+    /// acts on; not the core group's, not RBAC's, not the autoscaler's).
+    pub fn has_generation(self) -> bool {
+        self.is_custom()
+            || matches!(
+                self.0.group,
+                "apps" | "batch" | "networking.k8s.io" | "policy" | "apiextensions.k8s.io"
+            )
+    }
+
+    /// Whether `status` is written only through the `/status` subresource.
+    pub fn has_status_subresource(self) -> bool {
+        self.0.subresources.contains(&"status")
+    }
+
+    /// A built-in type by group and URL plural.
+    pub fn builtin_by_plural(group: &str, plural: &str) -> Option<ResourceType> {
+        Self::BUILTIN
+            .iter()
+            .copied()
             .find(|r| r.group() == group && r.plural() == plural)
     }
 
-    /// Find a resource type by `apiVersion` and `kind`, as written in an object.
-    pub fn from_api_version_kind(api_version: &str, kind: &str) -> Option<ResourceType> {
-        Self::ALL
-            .into_iter()
-            .find(|r| r.api_version() == api_version && r.kind() == kind)
+    /// A built-in type by `apiVersion` and `kind`, as written in an object.
+    pub fn builtin_by_kind(api_version: &str, kind: &str) -> Option<ResourceType> {
+        Self::BUILTIN
+            .iter()
+            .copied()
+            .find(|r| r.kind() == kind && r.api_version() == api_version)
     }
+}
+
+static CONFIG_MAP_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    plural: "configmaps",
+    singular: "configmap",
+    namespaced: true,
+    short_names: &["cm"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "qFsyl6wFWjQ=",
+    schema: None,
+};
+static ENDPOINTS_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Endpoints",
+    plural: "endpoints",
+    singular: "endpoints",
+    namespaced: true,
+    short_names: &["ep"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "fWeeMqaN/OA=",
+    schema: None,
+};
+static EVENT_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+    singular: "event",
+    namespaced: true,
+    short_names: &["ev"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "r2yiGXH7wu8=",
+    schema: None,
+};
+static LIMIT_RANGE_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "LimitRange",
+    plural: "limitranges",
+    singular: "limitrange",
+    namespaced: true,
+    short_names: &["limits"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "EBKMFVe6cwo=",
+    schema: None,
+};
+static NAMESPACE_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    plural: "namespaces",
+    singular: "namespace",
+    namespaced: false,
+    short_names: &["ns"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: &[
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ],
+    storage_version_hash: "Q3oi5N2YM8M=",
+    schema: None,
+};
+static NODE_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Node",
+    plural: "nodes",
+    singular: "node",
+    namespaced: false,
+    short_names: &["no"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "XwShjMxG9Fs=",
+    schema: None,
+};
+static PERSISTENT_VOLUME_CLAIM_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolumeClaim",
+    plural: "persistentvolumeclaims",
+    singular: "persistentvolumeclaim",
+    namespaced: true,
+    short_names: &["pvc"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "QWTyNDq0dC4=",
+    schema: None,
+};
+static PERSISTENT_VOLUME_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolume",
+    plural: "persistentvolumes",
+    singular: "persistentvolume",
+    namespaced: false,
+    short_names: &["pv"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "HN/zwEC+JgM=",
+    schema: None,
+};
+static POD_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+    singular: "pod",
+    namespaced: true,
+    short_names: &["po"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "xPOwRZ+Yhw8=",
+    schema: None,
+};
+static POD_TEMPLATE_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "PodTemplate",
+    plural: "podtemplates",
+    singular: "podtemplate",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "LIXB2x4IFpk=",
+    schema: None,
+};
+static REPLICATION_CONTROLLER_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "ReplicationController",
+    plural: "replicationcontrollers",
+    singular: "replicationcontroller",
+    namespaced: true,
+    short_names: &["rc"],
+    categories: &["all"],
+    subresources: &["scale", "status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "Jond2If31h0=",
+    schema: None,
+};
+static RESOURCE_QUOTA_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "ResourceQuota",
+    plural: "resourcequotas",
+    singular: "resourcequota",
+    namespaced: true,
+    short_names: &["quota"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "8uhSgffRX6w=",
+    schema: None,
+};
+static SECRET_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Secret",
+    plural: "secrets",
+    singular: "secret",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "S6u1pOWzb84=",
+    schema: None,
+};
+static SERVICE_ACCOUNT_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "ServiceAccount",
+    plural: "serviceaccounts",
+    singular: "serviceaccount",
+    namespaced: true,
+    short_names: &["sa"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "pbx9ZvyFpBE=",
+    schema: None,
+};
+static SERVICE_DEF: ResourceDef = ResourceDef {
+    group: "",
+    version: "v1",
+    kind: "Service",
+    plural: "services",
+    singular: "service",
+    namespaced: true,
+    short_names: &["svc"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "0/CO1lhkEBI=",
+    schema: None,
+};
+static CONTROLLER_REVISION_DEF: ResourceDef = ResourceDef {
+    group: "apps",
+    version: "v1",
+    kind: "ControllerRevision",
+    plural: "controllerrevisions",
+    singular: "controllerrevision",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "85nkx63pcBU=",
+    schema: None,
+};
+static DAEMON_SET_DEF: ResourceDef = ResourceDef {
+    group: "apps",
+    version: "v1",
+    kind: "DaemonSet",
+    plural: "daemonsets",
+    singular: "daemonset",
+    namespaced: true,
+    short_names: &["ds"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "dd7pWHUlMKQ=",
+    schema: None,
+};
+static DEPLOYMENT_DEF: ResourceDef = ResourceDef {
+    group: "apps",
+    version: "v1",
+    kind: "Deployment",
+    plural: "deployments",
+    singular: "deployment",
+    namespaced: true,
+    short_names: &["deploy"],
+    categories: &["all"],
+    subresources: &["scale", "status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "8aSe+NMegvE=",
+    schema: None,
+};
+static REPLICA_SET_DEF: ResourceDef = ResourceDef {
+    group: "apps",
+    version: "v1",
+    kind: "ReplicaSet",
+    plural: "replicasets",
+    singular: "replicaset",
+    namespaced: true,
+    short_names: &["rs"],
+    categories: &["all"],
+    subresources: &["scale", "status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "P1RzHs8/mWQ=",
+    schema: None,
+};
+static STATEFUL_SET_DEF: ResourceDef = ResourceDef {
+    group: "apps",
+    version: "v1",
+    kind: "StatefulSet",
+    plural: "statefulsets",
+    singular: "statefulset",
+    namespaced: true,
+    short_names: &["sts"],
+    categories: &["all"],
+    subresources: &["scale", "status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "H+vl74LkKdo=",
+    schema: None,
+};
+static CRON_JOB_DEF: ResourceDef = ResourceDef {
+    group: "batch",
+    version: "v1",
+    kind: "CronJob",
+    plural: "cronjobs",
+    singular: "cronjob",
+    namespaced: true,
+    short_names: &["cj"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "sd5LIXh4Fjs=",
+    schema: None,
+};
+static JOB_DEF: ResourceDef = ResourceDef {
+    group: "batch",
+    version: "v1",
+    kind: "Job",
+    plural: "jobs",
+    singular: "job",
+    namespaced: true,
+    short_names: &[],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "mudhfqk/qZY=",
+    schema: None,
+};
+static HORIZONTAL_POD_AUTOSCALER_DEF: ResourceDef = ResourceDef {
+    group: "autoscaling",
+    version: "v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    singular: "horizontalpodautoscaler",
+    namespaced: true,
+    short_names: &["hpa"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "qwQve8ut294=",
+    schema: None,
+};
+static INGRESS_CLASS_DEF: ResourceDef = ResourceDef {
+    group: "networking.k8s.io",
+    version: "v1",
+    kind: "IngressClass",
+    plural: "ingressclasses",
+    singular: "ingressclass",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "l/iqIbDgFyQ=",
+    schema: None,
+};
+static INGRESS_DEF: ResourceDef = ResourceDef {
+    group: "networking.k8s.io",
+    version: "v1",
+    kind: "Ingress",
+    plural: "ingresses",
+    singular: "ingress",
+    namespaced: true,
+    short_names: &["ing"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "39NQlfNR+bo=",
+    schema: None,
+};
+static IP_ADDRESS_DEF: ResourceDef = ResourceDef {
+    group: "networking.k8s.io",
+    version: "v1",
+    kind: "IPAddress",
+    plural: "ipaddresses",
+    singular: "ipaddress",
+    namespaced: false,
+    short_names: &["ip"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "3f/plJFChNE=",
+    schema: None,
+};
+static NETWORK_POLICY_DEF: ResourceDef = ResourceDef {
+    group: "networking.k8s.io",
+    version: "v1",
+    kind: "NetworkPolicy",
+    plural: "networkpolicies",
+    singular: "networkpolicy",
+    namespaced: true,
+    short_names: &["netpol"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "YpfwF18m1G8=",
+    schema: None,
+};
+static SERVICE_CIDR_DEF: ResourceDef = ResourceDef {
+    group: "networking.k8s.io",
+    version: "v1",
+    kind: "ServiceCIDR",
+    plural: "servicecidrs",
+    singular: "servicecidr",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "gNLvruQhW2g=",
+    schema: None,
+};
+static POD_DISRUPTION_BUDGET_DEF: ResourceDef = ResourceDef {
+    group: "policy",
+    version: "v1",
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    singular: "poddisruptionbudget",
+    namespaced: true,
+    short_names: &["pdb"],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "EVWiDmWqyJw=",
+    schema: None,
+};
+static CLUSTER_ROLE_BINDING_DEF: ResourceDef = ResourceDef {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "ClusterRoleBinding",
+    plural: "clusterrolebindings",
+    singular: "clusterrolebinding",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "48tpQ8gZHFc=",
+    schema: None,
+};
+static CLUSTER_ROLE_DEF: ResourceDef = ResourceDef {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "ClusterRole",
+    plural: "clusterroles",
+    singular: "clusterrole",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "bYE5ZWDrJ44=",
+    schema: None,
+};
+static ROLE_BINDING_DEF: ResourceDef = ResourceDef {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "RoleBinding",
+    plural: "rolebindings",
+    singular: "rolebinding",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "eGsCzGH6b1g=",
+    schema: None,
+};
+static ROLE_DEF: ResourceDef = ResourceDef {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "Role",
+    plural: "roles",
+    singular: "role",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "7FuwZcIIItM=",
+    schema: None,
+};
+static CSI_DRIVER_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "CSIDriver",
+    plural: "csidrivers",
+    singular: "csidriver",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "hL6j/rwBV5w=",
+    schema: None,
+};
+static CSI_NODE_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "CSINode",
+    plural: "csinodes",
+    singular: "csinode",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "Pe62DkZtjuo=",
+    schema: None,
+};
+static CSI_STORAGE_CAPACITY_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "CSIStorageCapacity",
+    plural: "csistoragecapacities",
+    singular: "csistoragecapacity",
+    namespaced: true,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "xeVl+2Ly1kE=",
+    schema: None,
+};
+static STORAGE_CLASS_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "StorageClass",
+    plural: "storageclasses",
+    singular: "storageclass",
+    namespaced: false,
+    short_names: &["sc"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "K+m6uJwbjGY=",
+    schema: None,
+};
+static VOLUME_ATTACHMENT_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "VolumeAttachment",
+    plural: "volumeattachments",
+    singular: "volumeattachment",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "tJx/ezt6UDU=",
+    schema: None,
+};
+static VOLUME_ATTRIBUTES_CLASS_DEF: ResourceDef = ResourceDef {
+    group: "storage.k8s.io",
+    version: "v1",
+    kind: "VolumeAttributesClass",
+    plural: "volumeattributesclasses",
+    singular: "volumeattributesclass",
+    namespaced: false,
+    short_names: &["vac"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "tIjydgKBC5w=",
+    schema: None,
+};
+static CUSTOM_RESOURCE_DEFINITION_DEF: ResourceDef = ResourceDef {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+    singular: "customresourcedefinition",
+    namespaced: false,
+    short_names: &["crd", "crds"],
+    categories: &["api-extensions"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "jfWCUB31mvA=",
+    schema: None,
+};
+impl ResourceType {
+    pub const CONFIG_MAP: ResourceType = ResourceType(&CONFIG_MAP_DEF);
+    pub const ENDPOINTS: ResourceType = ResourceType(&ENDPOINTS_DEF);
+    pub const EVENT: ResourceType = ResourceType(&EVENT_DEF);
+    pub const LIMIT_RANGE: ResourceType = ResourceType(&LIMIT_RANGE_DEF);
+    pub const NAMESPACE: ResourceType = ResourceType(&NAMESPACE_DEF);
+    pub const NODE: ResourceType = ResourceType(&NODE_DEF);
+    pub const PERSISTENT_VOLUME_CLAIM: ResourceType = ResourceType(&PERSISTENT_VOLUME_CLAIM_DEF);
+    pub const PERSISTENT_VOLUME: ResourceType = ResourceType(&PERSISTENT_VOLUME_DEF);
+    pub const POD: ResourceType = ResourceType(&POD_DEF);
+    pub const POD_TEMPLATE: ResourceType = ResourceType(&POD_TEMPLATE_DEF);
+    pub const REPLICATION_CONTROLLER: ResourceType = ResourceType(&REPLICATION_CONTROLLER_DEF);
+    pub const RESOURCE_QUOTA: ResourceType = ResourceType(&RESOURCE_QUOTA_DEF);
+    pub const SECRET: ResourceType = ResourceType(&SECRET_DEF);
+    pub const SERVICE_ACCOUNT: ResourceType = ResourceType(&SERVICE_ACCOUNT_DEF);
+    pub const SERVICE: ResourceType = ResourceType(&SERVICE_DEF);
+    pub const CONTROLLER_REVISION: ResourceType = ResourceType(&CONTROLLER_REVISION_DEF);
+    pub const DAEMON_SET: ResourceType = ResourceType(&DAEMON_SET_DEF);
+    pub const DEPLOYMENT: ResourceType = ResourceType(&DEPLOYMENT_DEF);
+    pub const REPLICA_SET: ResourceType = ResourceType(&REPLICA_SET_DEF);
+    pub const STATEFUL_SET: ResourceType = ResourceType(&STATEFUL_SET_DEF);
+    pub const CRON_JOB: ResourceType = ResourceType(&CRON_JOB_DEF);
+    pub const JOB: ResourceType = ResourceType(&JOB_DEF);
+    pub const HORIZONTAL_POD_AUTOSCALER: ResourceType =
+        ResourceType(&HORIZONTAL_POD_AUTOSCALER_DEF);
+    pub const INGRESS_CLASS: ResourceType = ResourceType(&INGRESS_CLASS_DEF);
+    pub const INGRESS: ResourceType = ResourceType(&INGRESS_DEF);
+    pub const IP_ADDRESS: ResourceType = ResourceType(&IP_ADDRESS_DEF);
+    pub const NETWORK_POLICY: ResourceType = ResourceType(&NETWORK_POLICY_DEF);
+    pub const SERVICE_CIDR: ResourceType = ResourceType(&SERVICE_CIDR_DEF);
+    pub const POD_DISRUPTION_BUDGET: ResourceType = ResourceType(&POD_DISRUPTION_BUDGET_DEF);
+    pub const CLUSTER_ROLE_BINDING: ResourceType = ResourceType(&CLUSTER_ROLE_BINDING_DEF);
+    pub const CLUSTER_ROLE: ResourceType = ResourceType(&CLUSTER_ROLE_DEF);
+    pub const ROLE_BINDING: ResourceType = ResourceType(&ROLE_BINDING_DEF);
+    pub const ROLE: ResourceType = ResourceType(&ROLE_DEF);
+    pub const CSI_DRIVER: ResourceType = ResourceType(&CSI_DRIVER_DEF);
+    pub const CSI_NODE: ResourceType = ResourceType(&CSI_NODE_DEF);
+    pub const CSI_STORAGE_CAPACITY: ResourceType = ResourceType(&CSI_STORAGE_CAPACITY_DEF);
+    pub const STORAGE_CLASS: ResourceType = ResourceType(&STORAGE_CLASS_DEF);
+    pub const VOLUME_ATTACHMENT: ResourceType = ResourceType(&VOLUME_ATTACHMENT_DEF);
+    pub const VOLUME_ATTRIBUTES_CLASS: ResourceType = ResourceType(&VOLUME_ATTRIBUTES_CLASS_DEF);
+    pub const CUSTOM_RESOURCE_DEFINITION: ResourceType =
+        ResourceType(&CUSTOM_RESOURCE_DEFINITION_DEF);
+
+    /// Every built-in resource type, as a 1.36 server lists it in discovery.
+    pub const BUILTIN: &'static [ResourceType] = &[
+        ResourceType::CONFIG_MAP,
+        ResourceType::ENDPOINTS,
+        ResourceType::EVENT,
+        ResourceType::LIMIT_RANGE,
+        ResourceType::NAMESPACE,
+        ResourceType::NODE,
+        ResourceType::PERSISTENT_VOLUME_CLAIM,
+        ResourceType::PERSISTENT_VOLUME,
+        ResourceType::POD,
+        ResourceType::POD_TEMPLATE,
+        ResourceType::REPLICATION_CONTROLLER,
+        ResourceType::RESOURCE_QUOTA,
+        ResourceType::SECRET,
+        ResourceType::SERVICE_ACCOUNT,
+        ResourceType::SERVICE,
+        ResourceType::CONTROLLER_REVISION,
+        ResourceType::DAEMON_SET,
+        ResourceType::DEPLOYMENT,
+        ResourceType::REPLICA_SET,
+        ResourceType::STATEFUL_SET,
+        ResourceType::CRON_JOB,
+        ResourceType::JOB,
+        ResourceType::HORIZONTAL_POD_AUTOSCALER,
+        ResourceType::INGRESS_CLASS,
+        ResourceType::INGRESS,
+        ResourceType::IP_ADDRESS,
+        ResourceType::NETWORK_POLICY,
+        ResourceType::SERVICE_CIDR,
+        ResourceType::POD_DISRUPTION_BUDGET,
+        ResourceType::CLUSTER_ROLE_BINDING,
+        ResourceType::CLUSTER_ROLE,
+        ResourceType::ROLE_BINDING,
+        ResourceType::ROLE,
+        ResourceType::CSI_DRIVER,
+        ResourceType::CSI_NODE,
+        ResourceType::CSI_STORAGE_CAPACITY,
+        ResourceType::STORAGE_CLASS,
+        ResourceType::VOLUME_ATTACHMENT,
+        ResourceType::VOLUME_ATTRIBUTES_CLASS,
+        ResourceType::CUSTOM_RESOURCE_DEFINITION,
+    ];
 }

@@ -16,13 +16,15 @@ use tokio::sync::broadcast;
 
 use super::resources::ResourceType;
 
+mod allocate;
+mod crd;
 mod select;
 mod validate;
 mod write;
 
 pub use select::{FieldSelector, LabelSelector};
 pub use validate::{FieldValidation, validate_name};
-pub use write::{not_found, scale_of};
+pub use write::{not_found, now_rfc3339, scale_of};
 
 /// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -240,6 +242,13 @@ type Key = (String, String);
 
 struct Inner {
     resource_version: u64,
+    /// The types served: the built-in ones, then the custom resources of the
+    /// CustomResourceDefinitions stored (see `store::crd`).
+    types: Arc<Vec<ResourceType>>,
+    /// The custom resource types and OpenAPI documents of the definitions stored.
+    custom: crd::Custom,
+    /// Cluster IPs and node ports handed out.
+    allocations: allocate::Allocations,
     objects: HashMap<ResourceType, BTreeMap<Key, Arc<Entry>>>,
     history: VecDeque<Arc<WatchEvent>>,
     /// Changes at or below this resourceVersion are forgotten.
@@ -273,6 +282,9 @@ impl Store {
             shared: Arc::new(Shared {
                 inner: Mutex::new(Inner {
                     resource_version: 0,
+                    types: Arc::new(ResourceType::BUILTIN.to_vec()),
+                    custom: crd::Custom::default(),
+                    allocations: allocate::Allocations::default(),
                     objects: HashMap::new(),
                     history: VecDeque::new(),
                     history_floor: 0,
@@ -285,7 +297,7 @@ impl Store {
             let object = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
             // Cannot fail: a valid name in an empty store.
             let _ = store.create(
-                ResourceType::Namespace,
+                ResourceType::NAMESPACE,
                 object,
                 &WriteOptions::manager("kube-apiserver"),
             );
@@ -297,6 +309,40 @@ impl Store {
         // A panic while holding the lock cannot leave an entry half-written (entries are
         // replaced whole), so a poisoned lock is still consistent.
         self.shared.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every type served: the built-in ones and the custom resources of the definitions stored.
+    pub fn resource_types(&self) -> Arc<Vec<ResourceType>> {
+        self.lock().types.clone()
+    }
+
+    /// The OpenAPI v3 documents served: the built-in group-versions', then one per custom
+    /// resource group-version.
+    pub fn openapi_documents(&self) -> Vec<Arc<crate::openapi_v3::Document>> {
+        let custom = self.lock().custom.documents.clone();
+        crate::openapi_v3::builtin()
+            .iter()
+            .cloned()
+            .chain(custom)
+            .collect()
+    }
+
+    /// The type served at `/apis/{group}/{version}/{plural}` (`""` group: `/api/v1`).
+    pub fn resource_type(&self, group: &str, version: &str, plural: &str) -> Option<ResourceType> {
+        self.lock()
+            .types
+            .iter()
+            .copied()
+            .find(|r| r.group() == group && r.version() == version && r.plural() == plural)
+    }
+
+    /// The type of objects of `apiVersion` and `kind`.
+    pub fn resource_type_of(&self, api_version: &str, kind: &str) -> Option<ResourceType> {
+        self.lock()
+            .types
+            .iter()
+            .copied()
+            .find(|r| r.kind() == kind && r.api_version() == api_version)
     }
 
     /// One object, or `None`.
@@ -510,9 +556,10 @@ impl Store {
         if dry_run {
             return Ok(object);
         }
-        if resource == ResourceType::Namespace {
+        if resource == ResourceType::NAMESPACE {
             // No namespace controller: the contents go at once instead of after Terminating.
-            for r in ResourceType::ALL.into_iter().filter(|r| r.namespaced()) {
+            let types = inner.types.clone();
+            for r in types.iter().copied().filter(|r| r.namespaced()) {
                 let keys: Vec<Key> = inner
                     .objects
                     .get(&r)
@@ -542,6 +589,9 @@ impl Store {
         write::set_resource_version(&mut object, rv);
         let entry = write::make_entry(resource, &object, rv);
         self.publish(inner, EventType::Deleted, entry, None, object);
+        if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION {
+            self.refresh_custom_types(inner);
+        }
     }
 
     /// Store `object` (already complete, with its resourceVersion) and tell the watchers.
@@ -559,6 +609,33 @@ impl Store {
             entry.clone(),
         );
         self.publish(inner, kind, entry, previous, object);
+        if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION {
+            self.refresh_custom_types(inner);
+        }
+    }
+
+    /// Serve the custom resources of the definitions stored; the objects of a type no longer
+    /// served go, as the definition's deletion removes them on a real server.
+    fn refresh_custom_types(&self, inner: &mut Inner) {
+        let before: Vec<ResourceType> = inner.custom.types.clone();
+        inner
+            .custom
+            .refresh(inner.objects.get(&ResourceType::CUSTOM_RESOURCE_DEFINITION));
+        let mut types = ResourceType::BUILTIN.to_vec();
+        types.extend(inner.custom.types.iter().copied());
+        inner.types = Arc::new(types);
+        let served = inner.types.clone();
+        for gone in before.into_iter().filter(|t| !served.contains(t)) {
+            let keys: Vec<Key> = inner
+                .objects
+                .get(&gone)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            for key in keys {
+                self.remove_locked(inner, gone, &key);
+            }
+            inner.objects.remove(&gone);
+        }
     }
 
     fn publish(

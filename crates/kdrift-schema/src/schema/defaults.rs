@@ -1,25 +1,270 @@
 //! The defaults a real API server fills in on create and update (see shared/KUBERNETES.md): the
-//! `SetDefaults_*` functions of the core and apps API groups, plus what the admission plugins of
-//! a stock server add to pods (priority, service account) and namespaces (finalizer, name label).
-//! The node tolerations and service account token volume admission adds to pods are left out.
+//! `SetDefaults_*` functions of the built-in API groups (as a 1.36 server applies them; the
+//! objects it stored after `kubectl apply` are in testdata/kubernetes-1.36/objects), plus what the
+//! admission plugins of a stock server add to pods (priority, service account) and namespaces
+//! (finalizer, name label), and for custom resources the defaults of their schema, as the
+//! apiextensions server applies them. The node tolerations and service account token volume
+//! admission adds to pods are left out; so are what the server allocates (a Service's cluster
+//! IPs and node ports): those are the demo cluster's.
 //!
 //! Shared by the demo cluster (which fills them in as a server does) and the drift engine (a
 //! field absent from the manifest whose live value is the server's default is not drift).
 use serde_json::{Map, Value, json};
 
-/// Fill in the defaults of an object of `kind` in place (Deployment strategy,
-/// revisionHistoryLimit, progressDeadlineSeconds, pod template and pod spec defaults, container
-/// defaults, port protocol). Kinds without known defaults are left as they are.
-pub fn apply_defaults(kind: &str, object: &mut Value) {
+use super::{Schema, Shape};
+
+/// Fill in the defaults of an object of `group` and `kind` in place; `schema` is the kind's
+/// (whose `default`s a custom resource gets). Kinds without known defaults are left as they are.
+pub fn apply_defaults(group: &str, kind: &str, schema: Schema, object: &mut Value) {
     let Some(root) = object.as_object_mut() else {
         return;
     };
-    match kind {
-        "Deployment" => deployment(root),
-        "ReplicaSet" => replica_set(root),
-        "Pod" => pod(root),
-        "Namespace" => namespace(root),
+    match (group, kind) {
+        ("apps", "Deployment") => deployment(root),
+        ("apps", "ReplicaSet") => replica_set(root),
+        ("apps", "StatefulSet") => stateful_set(root),
+        ("apps", "DaemonSet") => daemon_set(root),
+        ("batch", "Job") => job(root),
+        ("batch", "CronJob") => cron_job(root),
+        ("", "Pod") => pod(root),
+        ("", "Namespace") => namespace(root),
+        ("", "Service") => service(root),
+        ("", "Secret") => default(root, "type", json!("Opaque")),
+        ("", "PersistentVolumeClaim") => {
+            if let Some(spec) = map_at(root, "spec") {
+                default(spec, "volumeMode", json!("Filesystem"));
+            }
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") => autoscaler(root),
+        ("networking.k8s.io", "NetworkPolicy") => network_policy(root),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => binding(root),
+        ("storage.k8s.io", "StorageClass") => {
+            default(root, "reclaimPolicy", json!("Delete"));
+            default(root, "volumeBindingMode", json!("Immediate"));
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => definition(root),
+        _ if !is_builtin_group(group) => schema_defaults(schema, object),
         _ => {}
+    }
+}
+
+/// The groups of the built-in kinds (whose defaults are code, not schema).
+fn is_builtin_group(group: &str) -> bool {
+    group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io")
+}
+
+/// The `default`s of a structural schema, filled in where the object lacks them (fields of the
+/// objects present, and of every list item), as the apiextensions server defaults a custom
+/// resource.
+fn schema_defaults(schema: Schema, value: &mut Value) {
+    match (schema.shape(), value) {
+        (Shape::Struct, Value::Object(map)) => {
+            for field in schema.node().fields {
+                if !map.contains_key(field.name)
+                    && let Some(default) = field.node.default
+                {
+                    map.insert(field.name.to_owned(), default.clone());
+                }
+            }
+            for (name, child) in map.iter_mut() {
+                schema_defaults(schema.field(name), child);
+            }
+        }
+        (Shape::Map, Value::Object(map)) => {
+            for child in map.values_mut() {
+                schema_defaults(schema.item(), child);
+            }
+        }
+        (Shape::List, Value::Array(items)) => {
+            for item in items {
+                schema_defaults(schema.item(), item);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn stateful_set(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    default(spec, "podManagementPolicy", json!("OrderedReady"));
+    default(spec, "revisionHistoryLimit", json!(10));
+    if let Some(strategy) = map_at(spec, "updateStrategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy.get("type") == Some(&json!("RollingUpdate"))
+            && let Some(rolling) = map_at(strategy, "rollingUpdate")
+        {
+            default(rolling, "partition", json!(0));
+        }
+    }
+    if let Some(policy) = map_at(spec, "persistentVolumeClaimRetentionPolicy") {
+        default(policy, "whenDeleted", json!("Retain"));
+        default(policy, "whenScaled", json!("Retain"));
+    }
+    for claim in items(spec, "volumeClaimTemplates") {
+        default(claim, "apiVersion", json!("v1"));
+        default(claim, "kind", json!("PersistentVolumeClaim"));
+        if let Some(claim_spec) = map_at(claim, "spec") {
+            default(claim_spec, "volumeMode", json!("Filesystem"));
+        }
+        if let Some(status) = map_at(claim, "status") {
+            default(status, "phase", json!("Pending"));
+        }
+    }
+    pod_template(spec);
+}
+
+fn daemon_set(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    default(spec, "revisionHistoryLimit", json!(10));
+    if let Some(strategy) = map_at(spec, "updateStrategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy.get("type") == Some(&json!("RollingUpdate"))
+            && let Some(rolling) = map_at(strategy, "rollingUpdate")
+        {
+            default(rolling, "maxUnavailable", json!(1));
+            default(rolling, "maxSurge", json!(0));
+        }
+    }
+    pod_template(spec);
+}
+
+fn job(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    if spec.get("completions").is_none_or(Value::is_null)
+        && spec.get("parallelism").is_none_or(Value::is_null)
+    {
+        spec.insert("completions".into(), json!(1));
+    }
+    default(spec, "parallelism", json!(1));
+    default(spec, "backoffLimit", json!(6));
+    default(spec, "completionMode", json!("NonIndexed"));
+    default(spec, "suspend", json!(false));
+    if spec.get("podFailurePolicy").is_none_or(Value::is_null) {
+        default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    }
+    pod_template(spec);
+}
+
+fn cron_job(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    default(spec, "concurrencyPolicy", json!("Allow"));
+    default(spec, "suspend", json!(false));
+    default(spec, "successfulJobsHistoryLimit", json!(3));
+    default(spec, "failedJobsHistoryLimit", json!(1));
+    // The job template's pod template is defaulted; the job's own fields are not (they are
+    // when the controller makes a Job of it).
+    if let Some(template) = map_at(spec, "jobTemplate") {
+        // An empty ObjectMeta serializes as `{}`.
+        let _ = map_at(template, "metadata");
+        if let Some(job_spec) = map_at(template, "spec") {
+            pod_template(job_spec);
+        }
+    }
+}
+
+fn service(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    default(spec, "type", json!("ClusterIP"));
+    let ty = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if ty == "ExternalName" {
+        return;
+    }
+    default(spec, "sessionAffinity", json!("None"));
+    if spec.get("sessionAffinity") == Some(&json!("ClientIP"))
+        && let Some(config) = map_at(spec, "sessionAffinityConfig")
+        && let Some(client) = map_at(config, "clientIP")
+    {
+        default(client, "timeoutSeconds", json!(10800));
+    }
+    default(spec, "internalTrafficPolicy", json!("Cluster"));
+    if matches!(ty.as_str(), "NodePort" | "LoadBalancer") {
+        default(spec, "externalTrafficPolicy", json!("Cluster"));
+    }
+    if ty == "LoadBalancer" {
+        default(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+    for port in items(spec, "ports") {
+        default(port, "protocol", json!("TCP"));
+        if let Some(number) = port.get("port").cloned() {
+            default(port, "targetPort", number);
+        }
+    }
+}
+
+fn autoscaler(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    default(spec, "minReplicas", json!(1));
+    if spec
+        .get("metrics")
+        .is_none_or(|m| m.as_array().is_none_or(Vec::is_empty))
+    {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+}
+
+fn network_policy(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    for direction in ["ingress", "egress"] {
+        for rule in items(spec, direction) {
+            for port in items(rule, "ports") {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+    if spec.get("policyTypes").is_none_or(Value::is_null) {
+        let mut types = vec![json!("Ingress")];
+        if spec.get("egress").is_some_and(|e| !e.is_null()) {
+            types.push(json!("Egress"));
+        }
+        spec.insert("policyTypes".into(), Value::Array(types));
+    }
+}
+
+fn binding(root: &mut Map<String, Value>) {
+    for subject in items(root, "subjects") {
+        let group = match subject.get("kind").and_then(Value::as_str) {
+            Some("ServiceAccount") => "",
+            Some("User" | "Group") => "rbac.authorization.k8s.io",
+            _ => continue,
+        };
+        default(subject, "apiGroup", json!(group));
+    }
+}
+
+fn definition(root: &mut Map<String, Value>) {
+    let Some(spec) = map_at(root, "spec") else {
+        return;
+    };
+    if let Some(conversion) = map_at(spec, "conversion") {
+        default(conversion, "strategy", json!("None"));
+    }
+    if let Some(names) = map_at(spec, "names")
+        && let Some(kind) = names.get("kind").and_then(Value::as_str).map(str::to_owned)
+    {
+        default(names, "listKind", json!(format!("{kind}List")));
+        default(names, "singular", json!(kind.to_ascii_lowercase()));
     }
 }
 
@@ -71,14 +316,9 @@ fn pod_template(spec: &mut Map<String, Value>) {
     let Some(template) = map_at(spec, "template") else {
         return;
     };
-    if let Some(metadata) = map_at(template, "metadata")
-        && !metadata.contains_key("creationTimestamp")
-    {
-        // A zero creation time serializes as null in the embedded ObjectMeta, first of its fields.
-        let rest = std::mem::take(metadata);
-        metadata.insert("creationTimestamp".into(), Value::Null);
-        metadata.extend(rest);
-    }
+    // An empty ObjectMeta serializes as `{}` (since 1.34 a zero creation time is left out,
+    // where older servers wrote `creationTimestamp: null`).
+    let _ = map_at(template, "metadata");
     if let Some(pod_spec_map) = map_at(template, "spec") {
         pod_spec(pod_spec_map);
     }
@@ -168,6 +408,8 @@ fn pod_spec(spec: &mut Map<String, Value>) {
 }
 
 fn container(c: &mut Map<String, Value>, host_network: bool) {
+    // Not a default: the empty ResourceRequirements the API types serialize.
+    default(c, "resources", json!({}));
     default(c, "terminationMessagePath", json!("/dev/termination-log"));
     default(c, "terminationMessagePolicy", json!("File"));
     let image = c.get("image").and_then(Value::as_str).unwrap_or("");
@@ -277,11 +519,16 @@ mod tests {
     #[test]
     fn deployment_defaults_match_the_reference_server() {
         let mut object = web_yaml();
-        apply_defaults("Deployment", &mut object);
-        assert_eq!(
-            object["spec"],
-            reference("deploy-after-client-apply.json")["spec"]
+        apply_defaults(
+            "apps",
+            "Deployment",
+            crate::schema::builtin_kind("Deployment"),
+            &mut object,
         );
+        let mut expected = reference("deploy-after-client-apply.json")["spec"].clone();
+        // A 1.20 server wrote the zero creation time of the template; current ones leave it out.
+        remove_template_creation_time(&mut expected);
+        assert_eq!(object["spec"], expected);
     }
 
     #[test]
@@ -293,8 +540,24 @@ mod tests {
             "template": {"metadata": {"labels": rs["spec"]["template"]["metadata"]["labels"]},
                 "spec": web_yaml()["spec"]["template"]["spec"]}
         }});
-        apply_defaults("ReplicaSet", &mut object);
-        assert_eq!(object["spec"], rs["spec"]);
+        apply_defaults(
+            "apps",
+            "ReplicaSet",
+            crate::schema::builtin_kind("ReplicaSet"),
+            &mut object,
+        );
+        let mut expected = rs["spec"].clone();
+        remove_template_creation_time(&mut expected);
+        assert_eq!(object["spec"], expected);
+    }
+
+    fn remove_template_creation_time(spec: &mut Value) {
+        if let Some(meta) = spec
+            .pointer_mut("/template/metadata")
+            .and_then(Value::as_object_mut)
+        {
+            meta.remove("creationTimestamp");
+        }
     }
 
     #[test]
@@ -310,19 +573,29 @@ mod tests {
             .unwrap()
             .remove("volumeMounts");
         let mut object = json!({"spec": web_yaml()["spec"]["template"]["spec"]});
-        apply_defaults("Pod", &mut object);
+        apply_defaults("", "Pod", crate::schema::builtin_kind("Pod"), &mut object);
         assert_eq!(object["spec"], expected);
     }
 
     #[test]
     fn recreate_strategy_gets_no_rolling_update_and_explicit_values_stay() {
         let mut object = json!({"spec": {"replicas": 0, "strategy": {"type": "Recreate"}, "revisionHistoryLimit": 2}});
-        apply_defaults("Deployment", &mut object);
+        apply_defaults(
+            "apps",
+            "Deployment",
+            crate::schema::builtin_kind("Deployment"),
+            &mut object,
+        );
         assert_eq!(object["spec"]["strategy"], json!({"type": "Recreate"}));
         assert_eq!(object["spec"]["replicas"], json!(0));
         assert_eq!(object["spec"]["revisionHistoryLimit"], json!(2));
         let mut object = json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 1}}}});
-        apply_defaults("Deployment", &mut object);
+        apply_defaults(
+            "apps",
+            "Deployment",
+            crate::schema::builtin_kind("Deployment"),
+            &mut object,
+        );
         assert_eq!(
             object["spec"]["strategy"],
             json!({"rollingUpdate": {"maxSurge": 1, "maxUnavailable": "25%"}, "type": "RollingUpdate"})
@@ -342,7 +615,7 @@ mod tests {
             assert_eq!(pull_policy(image), policy, "{image}");
         }
         let mut object = json!({"spec": {"containers": [{"name": "a", "image": "nginx", "imagePullPolicy": "Never"}]}});
-        apply_defaults("Pod", &mut object);
+        apply_defaults("", "Pod", crate::schema::builtin_kind("Pod"), &mut object);
         assert_eq!(
             object["spec"]["containers"][0]["imagePullPolicy"],
             json!("Never")
@@ -357,7 +630,7 @@ mod tests {
             "env": [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
             "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "1"}}
         }], "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}, {"name": "scratch"}]}});
-        apply_defaults("Pod", &mut object);
+        apply_defaults("", "Pod", crate::schema::builtin_kind("Pod"), &mut object);
         let c = &object["spec"]["containers"][0];
         assert_eq!(
             c["readinessProbe"],
@@ -382,7 +655,12 @@ mod tests {
     #[test]
     fn namespace_gets_its_finalizer_phase_and_name_label() {
         let mut object = json!({"metadata": {"name": "demo"}});
-        apply_defaults("Namespace", &mut object);
+        apply_defaults(
+            "",
+            "Namespace",
+            crate::schema::builtin_kind("Namespace"),
+            &mut object,
+        );
         assert_eq!(
             object["metadata"]["labels"],
             json!({"kubernetes.io/metadata.name": "demo"})

@@ -50,6 +50,8 @@ struct Driver {
     repeated: HashMap<(Key, String), String>,
     /// Deployment uids seen, to tell orphans from objects whose owner is still coming.
     deployment_uids: HashSet<String>,
+    /// CustomResourceDefinitions whose status the apiextensions server has to write.
+    dirty_definitions: BTreeSet<Key>,
 }
 
 /// Run the controllers until the task is aborted.
@@ -112,6 +114,7 @@ impl Driver {
             planned: HashMap::new(),
             repeated: HashMap::new(),
             deployment_uids: HashSet::new(),
+            dirty_definitions: BTreeSet::new(),
         }
     }
 
@@ -120,26 +123,32 @@ impl Driver {
     fn resync(&mut self) {
         self.index = Index::default();
         self.deployment_uids.clear();
-        for d in self.store.list(ResourceType::Deployment, None) {
-            self.observe_object(ResourceType::Deployment, EventType::Added, &d);
+        for d in self.store.list(ResourceType::DEPLOYMENT, None) {
+            self.observe_object(ResourceType::DEPLOYMENT, EventType::Added, &d);
         }
-        let replica_sets = self.store.list(ResourceType::ReplicaSet, None);
+        let replica_sets = self.store.list(ResourceType::REPLICA_SET, None);
         for rs in &replica_sets {
-            self.observe_object(ResourceType::ReplicaSet, EventType::Added, rs);
+            self.observe_object(ResourceType::REPLICA_SET, EventType::Added, rs);
         }
         let rs_uids: HashSet<&str> = replica_sets.iter().map(uid).collect();
         for rs in &replica_sets {
             if controller_uid(rs).is_some_and(|o| !self.deployment_uids.contains(o)) {
-                self.orphans.push((ResourceType::ReplicaSet, key_of(rs)));
+                self.orphans.push((ResourceType::REPLICA_SET, key_of(rs)));
             }
         }
-        let pods = self.store.list(ResourceType::Pod, None);
+        for crd in self
+            .store
+            .list(ResourceType::CUSTOM_RESOURCE_DEFINITION, None)
+        {
+            self.dirty_definitions.insert(key_of(&crd));
+        }
+        let pods = self.store.list(ResourceType::POD, None);
         let live: HashSet<Key> = pods.iter().map(key_of).collect();
         self.pod_stages.retain(|k, _| live.contains(k));
         for pod in &pods {
-            self.observe_object(ResourceType::Pod, EventType::Added, pod);
+            self.observe_object(ResourceType::POD, EventType::Added, pod);
             if controller_uid(pod).is_some_and(|o| !rs_uids.contains(o)) {
-                self.orphans.push((ResourceType::Pod, key_of(pod)));
+                self.orphans.push((ResourceType::POD, key_of(pod)));
             }
         }
     }
@@ -150,15 +159,19 @@ impl Driver {
 
     fn observe_object(&mut self, resource: ResourceType, kind: EventType, object: &Value) {
         let key = key_of(object);
+        if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION && kind != EventType::Deleted {
+            self.dirty_definitions.insert(key);
+            return;
+        }
         let id = uid(object).to_string();
         let owner = controller_uid(object).map(str::to_string);
-        match (resource, kind) {
-            (ResourceType::Deployment, EventType::Deleted) => {
+        match (Watched::of(resource), kind) {
+            (Some(Watched::Deployment), EventType::Deleted) => {
                 self.index.by_uid.remove(&id);
                 self.deployment_uids.remove(&id);
-                self.collect_children(&id, ResourceType::ReplicaSet);
+                self.collect_children(&id, ResourceType::REPLICA_SET);
             }
-            (ResourceType::Deployment, _) => {
+            (Some(Watched::Deployment), _) => {
                 self.index.by_uid.insert(
                     id.clone(),
                     Owned {
@@ -169,13 +182,13 @@ impl Driver {
                 self.deployment_uids.insert(id);
                 self.dirty_deployments.insert(key);
             }
-            (ResourceType::ReplicaSet, EventType::Deleted) => {
+            (Some(Watched::ReplicaSet), EventType::Deleted) => {
                 self.index.by_uid.remove(&id);
                 self.index.remove_child(owner.as_deref(), &key);
-                self.collect_children(&id, ResourceType::Pod);
+                self.collect_children(&id, ResourceType::POD);
                 self.mark_owner(owner.as_deref());
             }
-            (ResourceType::ReplicaSet, _) => {
+            (Some(Watched::ReplicaSet), _) => {
                 self.index.by_uid.insert(
                     id,
                     Owned {
@@ -187,14 +200,14 @@ impl Driver {
                 self.dirty_replica_sets.insert(key);
                 self.mark_owner(owner.as_deref());
             }
-            (ResourceType::Pod, EventType::Deleted) => {
+            (Some(Watched::Pod), EventType::Deleted) => {
                 self.index.remove_child(owner.as_deref(), &key);
                 self.pod_stages.remove(&key);
                 self.new_pods.remove(&key);
                 self.repeated.retain(|(pod, _), _| *pod != key);
                 self.mark_owner(owner.as_deref());
             }
-            (ResourceType::Pod, _) => {
+            (Some(Watched::Pod), _) => {
                 self.index.add_child(owner.as_deref(), &key);
                 let followed = self.pod_stages.get(&key).is_some_and(|(u, _)| *u == id);
                 if !followed {
@@ -234,8 +247,8 @@ impl Driver {
     /// planned: every sync of a rollout asks for its deadline, one timer per object is enough.
     fn look_again(&mut self, after: Duration, timer: Timer) {
         let (key, kind) = match &timer {
-            Timer::Deployment(key) => (key.clone(), ResourceType::Deployment),
-            Timer::ReplicaSet(key) => (key.clone(), ResourceType::ReplicaSet),
+            Timer::Deployment(key) => (key.clone(), ResourceType::DEPLOYMENT),
+            Timer::ReplicaSet(key) => (key.clone(), ResourceType::REPLICA_SET),
             Timer::Pod(..) => return self.schedule(after, timer),
         };
         let now = Instant::now();
@@ -255,12 +268,12 @@ impl Driver {
             match timer {
                 Timer::Deployment(key) => {
                     self.planned
-                        .remove(&(ResourceType::Deployment, key.clone()));
+                        .remove(&(ResourceType::DEPLOYMENT, key.clone()));
                     self.dirty_deployments.insert(key);
                 }
                 Timer::ReplicaSet(key) => {
                     self.planned
-                        .remove(&(ResourceType::ReplicaSet, key.clone()));
+                        .remove(&(ResourceType::REPLICA_SET, key.clone()));
                     self.dirty_replica_sets.insert(key);
                 }
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
@@ -280,6 +293,8 @@ impl Driver {
                 self.sync_replica_set(&key);
             } else if let Some(key) = self.dirty_deployments.pop_first() {
                 self.sync_deployment(&key);
+            } else if let Some(key) = self.dirty_definitions.pop_first() {
+                self.establish(&key);
             } else {
                 return false;
             }
@@ -287,7 +302,24 @@ impl Driver {
         !(self.orphans.is_empty()
             && self.new_pods.is_empty()
             && self.dirty_replica_sets.is_empty()
-            && self.dirty_deployments.is_empty())
+            && self.dirty_deployments.is_empty()
+            && self.dirty_definitions.is_empty())
+    }
+
+    /// The apiextensions server: a definition's names accepted, its kind established.
+    fn establish(&mut self, key: &Key) {
+        let now = crate::store::now_rfc3339();
+        let opts = WriteOptions::status("kube-apiserver");
+        self.modify(
+            ResourceType::CUSTOM_RESOURCE_DEFINITION,
+            key,
+            &opts,
+            |crd| {
+                if let Some(status) = super::apiextensions::definition_status(crd, &now) {
+                    crd["status"] = status;
+                }
+            },
+        );
     }
 
     fn delete(&mut self, resource: ResourceType, key: &Key) {
@@ -321,20 +353,20 @@ impl Driver {
     fn sync_deployment(&mut self, key: &Key) {
         let Some(deploy) = self
             .store
-            .get(ResourceType::Deployment, &key.namespace, &key.name)
+            .get(ResourceType::DEPLOYMENT, &key.namespace, &key.name)
         else {
             return;
         };
-        let owned = self.children(uid(&deploy), ResourceType::ReplicaSet);
+        let owned = self.children(uid(&deploy), ResourceType::REPLICA_SET);
         let now = Timestamp::now();
         let result = sync_deployment(&deploy, &owned, now);
         let manager = WriteOptions::manager(CONTROLLER_MANAGER);
         for action in result.actions {
             match action {
                 DeploymentAction::CreateReplicaSet(rs) => {
-                    match self.store.create(ResourceType::ReplicaSet, rs, &manager) {
+                    match self.store.create(ResourceType::REPLICA_SET, rs, &manager) {
                         Ok(created) => self.observe_object(
-                            ResourceType::ReplicaSet,
+                            ResourceType::REPLICA_SET,
                             EventType::Added,
                             &created,
                         ),
@@ -347,7 +379,7 @@ impl Driver {
                     annotations,
                 } => {
                     self.modify(
-                        ResourceType::ReplicaSet,
+                        ResourceType::REPLICA_SET,
                         &Key::new(&key.namespace, &name),
                         &manager,
                         |rs| {
@@ -358,7 +390,7 @@ impl Driver {
                 }
                 DeploymentAction::AnnotateReplicaSet { name, annotations } => {
                     self.modify(
-                        ResourceType::ReplicaSet,
+                        ResourceType::REPLICA_SET,
                         &Key::new(&key.namespace, &name),
                         &manager,
                         |rs| {
@@ -367,20 +399,20 @@ impl Driver {
                     );
                 }
                 DeploymentAction::DeleteReplicaSet { name } => {
-                    self.delete(ResourceType::ReplicaSet, &Key::new(&key.namespace, &name));
+                    self.delete(ResourceType::REPLICA_SET, &Key::new(&key.namespace, &name));
                 }
             }
         }
         self.record_events(&deploy, &result.events, None);
         if let Some(revision) = result.revision {
-            self.modify(ResourceType::Deployment, key, &manager, |d| {
+            self.modify(ResourceType::DEPLOYMENT, key, &manager, |d| {
                 d["metadata"]["annotations"][super::deployment::REVISION] =
                     Value::from(revision.clone());
             });
         }
         if let Some(status) = result.status {
             self.modify(
-                ResourceType::Deployment,
+                ResourceType::DEPLOYMENT,
                 key,
                 &WriteOptions::status(CONTROLLER_MANAGER),
                 |d| {
@@ -396,20 +428,20 @@ impl Driver {
     fn sync_replica_set(&mut self, key: &Key) {
         let Some(rs) = self
             .store
-            .get(ResourceType::ReplicaSet, &key.namespace, &key.name)
+            .get(ResourceType::REPLICA_SET, &key.namespace, &key.name)
         else {
             return;
         };
-        let pods = self.children(uid(&rs), ResourceType::Pod);
+        let pods = self.children(uid(&rs), ResourceType::POD);
         let result = sync_replicaset(&rs, &pods, Timestamp::now(), &mut random_suffix);
         let manager = WriteOptions::manager(CONTROLLER_MANAGER);
         for mut pod in result.create {
             // Scheduling is instant in the demo: the pod is created on its node.
             let (node, _) = node_for(name(&pod));
             pod["spec"]["nodeName"] = Value::from(node.clone());
-            match self.store.create(ResourceType::Pod, pod, &manager) {
+            match self.store.create(ResourceType::POD, pod, &manager) {
                 Ok(created) => {
-                    self.observe_object(ResourceType::Pod, EventType::Added, &created);
+                    self.observe_object(ResourceType::POD, EventType::Added, &created);
                     let message = format!(
                         "Successfully assigned {}/{} to {node}",
                         key.namespace,
@@ -429,12 +461,12 @@ impl Driver {
             }
         }
         for pod in &result.delete {
-            self.delete(ResourceType::Pod, &Key::new(&key.namespace, pod));
+            self.delete(ResourceType::POD, &Key::new(&key.namespace, pod));
         }
         self.record_events(&rs, &result.events, None);
         if let Some(status) = result.status {
             self.modify(
-                ResourceType::ReplicaSet,
+                ResourceType::REPLICA_SET,
                 key,
                 &WriteOptions::status(CONTROLLER_MANAGER),
                 |rs| {
@@ -450,7 +482,7 @@ impl Driver {
     /// The kubelet meets a pod: a new one starts creating; a ready one (seen after a resync)
     /// stays as it is.
     fn start_pod(&mut self, key: &Key) {
-        let Some(pod) = self.store.get(ResourceType::Pod, &key.namespace, &key.name) else {
+        let Some(pod) = self.store.get(ResourceType::POD, &key.namespace, &key.name) else {
             return;
         };
         let pod_uid = uid(&pod).to_string();
@@ -468,7 +500,7 @@ impl Driver {
 
     /// Report `stage` for the pod (if it is still the same pod), then plan the next stage.
     fn enter_stage(&mut self, key: &Key, pod_uid: &str, stage: PodStage) {
-        let Some(pod) = self.store.get(ResourceType::Pod, &key.namespace, &key.name) else {
+        let Some(pod) = self.store.get(ResourceType::POD, &key.namespace, &key.name) else {
             self.pod_stages.remove(key);
             return;
         };
@@ -479,7 +511,7 @@ impl Driver {
             .insert(key.clone(), (pod_uid.to_string(), stage));
         let status = pod_status(&pod, stage, Timestamp::now());
         let written = self.modify(
-            ResourceType::Pod,
+            ResourceType::POD,
             key,
             &WriteOptions::status(Component::Kubelet.manager()),
             |p| {
@@ -510,7 +542,7 @@ impl Driver {
                 && matches!(spec.reason.as_str(), "BackOff" | "Failed");
             if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
                 let event_key = Key::new(&repeat_key.0.namespace, &event_name);
-                let bumped = self.modify(ResourceType::Event, &event_key, &opts, |e| {
+                let bumped = self.modify(ResourceType::EVENT, &event_key, &opts, |e| {
                     let patch = super::events::repeat_patch(e, now);
                     e["count"] = patch["count"].clone();
                     e["lastTimestamp"] = patch["lastTimestamp"].clone();
@@ -520,7 +552,7 @@ impl Driver {
                 }
             }
             let event = event_object(involved, spec, now, host);
-            match self.store.create(ResourceType::Event, event, &opts) {
+            match self.store.create(ResourceType::EVENT, event, &opts) {
                 Ok(created) if counted => {
                     self.repeated.insert(repeat_key, name(&created).to_string());
                 }
@@ -569,3 +601,25 @@ fn set_annotations(object: &mut Value, annotations: &serde_json::Map<String, Val
 #[cfg(test)]
 #[path = "driver_tests.rs"]
 mod tests;
+
+/// The types the controllers follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    Deployment,
+    ReplicaSet,
+    Pod,
+}
+
+impl Watched {
+    fn of(resource: ResourceType) -> Option<Watched> {
+        if resource == ResourceType::DEPLOYMENT {
+            Some(Watched::Deployment)
+        } else if resource == ResourceType::REPLICA_SET {
+            Some(Watched::ReplicaSet)
+        } else if resource == ResourceType::POD {
+            Some(Watched::Pod)
+        } else {
+            None
+        }
+    }
+}

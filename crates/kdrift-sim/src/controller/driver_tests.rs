@@ -51,7 +51,7 @@ async fn settled_demo() -> (Store, tokio::task::JoinHandle<()>) {
     let controllers = spawn(store.clone(), Timings::fast());
     seed(&store).unwrap();
     eventually("every demo Deployment to be rolled out", || {
-        let deploys = store.list(ResourceType::Deployment, None);
+        let deploys = store.list(ResourceType::DEPLOYMENT, None);
         // Without a progress deadline (the server's default of 600 s may not be filled in)
         // there is no Progressing condition to look at.
         let done = |d: &Value| {
@@ -68,13 +68,13 @@ async fn settled_demo() -> (Store, tokio::task::JoinHandle<()>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_demo_becomes_fully_available() {
     let (store, controllers) = settled_demo().await;
-    let deploys = store.list(ResourceType::Deployment, None);
+    let deploys = store.list(ResourceType::DEPLOYMENT, None);
     let desired: i64 = deploys
         .iter()
         .map(|d| d["spec"]["replicas"].as_i64().unwrap())
         .sum();
     let pods = eventually("pods to be ready", || {
-        let pods = store.list(ResourceType::Pod, None);
+        let pods = store.list(ResourceType::POD, None);
         let ready = pods.iter().all(|p| {
             p["status"]["phase"] == "Running"
                 && p["status"]["containerStatuses"][0]["ready"] == true
@@ -93,7 +93,7 @@ async fn seeded_demo_becomes_fully_available() {
                 .is_string()
         );
     }
-    let replica_sets = store.list(ResourceType::ReplicaSet, None);
+    let replica_sets = store.list(ResourceType::REPLICA_SET, None);
     assert_eq!(
         replica_sets.len(),
         deploys.len(),
@@ -109,7 +109,7 @@ async fn seeded_demo_becomes_fully_available() {
                 .starts_with(owner["name"].as_str().unwrap())
         );
     }
-    let events = store.list(ResourceType::Event, Some("shop"));
+    let events = store.list(ResourceType::EVENT, Some("shop"));
     let scaled = events
         .iter()
         .filter(|e| {
@@ -120,7 +120,7 @@ async fn seeded_demo_becomes_fully_available() {
     assert_eq!(scaled, 5, "one scale-up per shop Deployment");
     assert!(events.iter().any(|e| e["reason"] == "SuccessfulCreate"));
     let checkout = store
-        .get(ResourceType::Deployment, "shop", "checkout")
+        .get(ResourceType::DEPLOYMENT, "shop", "checkout")
         .unwrap();
     assert_eq!(
         progressing_reason(&checkout),
@@ -139,11 +139,11 @@ async fn seeded_demo_becomes_fully_available() {
 }
 
 fn update_deployment(store: &Store, ns: &str, name: &str, change: impl Fn(&mut Value)) {
-    let mut d = store.get(ResourceType::Deployment, ns, name).unwrap();
+    let mut d = store.get(ResourceType::DEPLOYMENT, ns, name).unwrap();
     change(&mut d);
     store
         .update(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             d,
             &WriteOptions::manager("kubectl-edit"),
         )
@@ -159,7 +159,7 @@ async fn a_crashing_image_gets_stuck_past_its_deadline() {
             json!("registry.example/shop/checkout:3.2.0-crash");
     });
     let stuck = eventually("checkout to exceed its progress deadline", || {
-        let d = store.get(ResourceType::Deployment, "shop", "checkout")?;
+        let d = store.get(ResourceType::DEPLOYMENT, "shop", "checkout")?;
         (progressing_reason(&d) == "ProgressDeadlineExceeded").then_some(d)
     })
     .await;
@@ -170,7 +170,7 @@ async fn a_crashing_image_gets_stuck_past_its_deadline() {
     // maxSurge 50% of 3 → 2 new pods, maxUnavailable 0 → all 3 old ones stay.
     assert_eq!(count(&stuck, "availableReplicas"), 3);
     let crashing = eventually("pods in CrashLoopBackOff with restarts", || {
-        let pods = store.list(ResourceType::Pod, Some("shop"));
+        let pods = store.list(ResourceType::POD, Some("shop"));
         let crashing: Vec<Value> = pods
             .into_iter()
             .filter(|p| {
@@ -192,7 +192,7 @@ async fn a_crashing_image_gets_stuck_past_its_deadline() {
         "False"
     );
     let backoffs = store
-        .list(ResourceType::Event, Some("shop"))
+        .list(ResourceType::EVENT, Some("shop"))
         .into_iter()
         .filter(|e| e["reason"] == "BackOff" && e["type"] == "Warning")
         .collect::<Vec<_>>();
@@ -213,13 +213,13 @@ async fn rolling_update_and_deletion_reach_the_pods() {
             json!("registry.example/payments/ledger:2.0.4");
     });
     eventually("ledger (Recreate) to roll out revision 2", || {
-        let d = store.get(ResourceType::Deployment, "payments", "ledger")?;
+        let d = store.get(ResourceType::DEPLOYMENT, "payments", "ledger")?;
         (rolled_out(&d) && d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2")
             .then_some(())
     })
     .await;
     let ledger_pods: Vec<Value> = store
-        .list(ResourceType::Pod, Some("payments"))
+        .list(ResourceType::POD, Some("payments"))
         .into_iter()
         .filter(|p| {
             p["metadata"]["name"]
@@ -240,11 +240,11 @@ async fn rolling_update_and_deletion_reach_the_pods() {
         .unwrap()
         .to_string();
     store
-        .delete(ResourceType::Pod, "payments", &victim, false)
+        .delete(ResourceType::POD, "payments", &victim, false)
         .unwrap();
     eventually("the ledger pod to be replaced and ready", || {
         let pods: Vec<Value> = store
-            .list(ResourceType::Pod, Some("payments"))
+            .list(ResourceType::POD, Some("payments"))
             .into_iter()
             .filter(|p| {
                 p["metadata"]["name"]
@@ -261,7 +261,7 @@ async fn rolling_update_and_deletion_reach_the_pods() {
     .await;
 
     store
-        .delete(ResourceType::Deployment, "shop", "cart", false)
+        .delete(ResourceType::DEPLOYMENT, "shop", "cart", false)
         .unwrap();
     eventually("cart's ReplicaSets and pods to be collected", || {
         let left = |r| {
@@ -270,7 +270,7 @@ async fn rolling_update_and_deletion_reach_the_pods() {
                 .iter()
                 .any(|o| o["metadata"]["name"].as_str().unwrap().starts_with("cart-"))
         };
-        (!left(ResourceType::ReplicaSet) && !left(ResourceType::Pod)).then_some(())
+        (!left(ResourceType::REPLICA_SET) && !left(ResourceType::POD)).then_some(())
     })
     .await;
     controllers.abort();
@@ -285,7 +285,7 @@ async fn a_missing_image_backs_off_and_its_failures_are_counted() {
     });
     let failed = eventually("a pull failure recorded twice on one event", || {
         let failed: Vec<Value> = store
-            .list(ResourceType::Event, Some("shop"))
+            .list(ResourceType::EVENT, Some("shop"))
             .into_iter()
             .filter(|e| e["reason"] == "Failed" && e["involvedObject"]["kind"] == "Pod")
             .collect();
@@ -310,7 +310,7 @@ async fn a_missing_image_backs_off_and_its_failures_are_counted() {
             .map(str::to_string)
     };
     let reasons: Vec<Option<String>> = store
-        .list(ResourceType::Pod, Some("shop"))
+        .list(ResourceType::POD, Some("shop"))
         .iter()
         .filter(|p| {
             p["spec"]["containers"][0]["image"]
@@ -328,7 +328,7 @@ async fn a_missing_image_backs_off_and_its_failures_are_counted() {
         );
     }
     // Default strategy (25% of 2: surge 1, unavailable 0): the two old pods keep serving.
-    let cart = store.get(ResourceType::Deployment, "shop", "cart").unwrap();
+    let cart = store.get(ResourceType::DEPLOYMENT, "shop", "cart").unwrap();
     assert_eq!(count(&cart, "availableReplicas"), 2);
     controllers.abort();
 }
@@ -349,7 +349,7 @@ async fn scale_ten_thousand_deployments_become_available() {
     for n in 0..500 {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("team-{n}")}});
         store
-            .create(ResourceType::Namespace, ns, &WriteOptions::manager("bench"))
+            .create(ResourceType::NAMESPACE, ns, &WriteOptions::manager("bench"))
             .unwrap();
     }
     for i in 0..total {
@@ -359,7 +359,7 @@ async fn scale_ten_thousand_deployments_become_available() {
                 "template": {"metadata": {"labels": {"app": format!("app-{i}")}},
                     "spec": {"containers": [{"name": "app", "image": "registry.example/app:1.0"}]}}}});
         store
-            .create(ResourceType::Deployment, d, &WriteOptions::manager("bench"))
+            .create(ResourceType::DEPLOYMENT, d, &WriteOptions::manager("bench"))
             .unwrap();
         if i % 100 == 0 {
             tokio::task::yield_now().await;
@@ -369,7 +369,7 @@ async fn scale_ten_thousand_deployments_become_available() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1200);
     loop {
         let available = store
-            .list(ResourceType::Deployment, None)
+            .list(ResourceType::DEPLOYMENT, None)
             .iter()
             .filter(|d| rolled_out(d))
             .count();
@@ -389,9 +389,9 @@ async fn scale_ten_thousand_deployments_become_available() {
         .lines()
         .find(|l| l.starts_with("VmRSS"))
         .unwrap_or("VmRSS: ?");
-    let events = store.list(ResourceType::Event, None).len();
+    let events = store.list(ResourceType::EVENT, None).len();
     println!("{rss}; {events} events");
-    assert_eq!(store.list(ResourceType::Pod, None).len(), total);
+    assert_eq!(store.list(ResourceType::POD, None).len(), total);
     let version = store.resource_version();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(store.resource_version(), version, "idle after settling");

@@ -8,6 +8,7 @@
 //! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
 //! - [`events`]: `Event` objects as the components write them.
+//! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
 //!
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
 //! timers (`index`), calls the pure functions and writes their results through the store.
@@ -18,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::store::Store;
 
+pub mod apiextensions;
 pub mod deploy_status;
 pub mod deployment;
 pub mod driver;

@@ -20,7 +20,7 @@ fn web() -> Value {
 
 fn smp(target: &Value, patch: &str) -> Result<Value, ApiError> {
     strategic_merge_patch(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         target,
         &serde_json::from_str(patch).unwrap(),
     )
@@ -88,7 +88,7 @@ fn client_side_apply_removes_the_env_var_gone_from_last_applied() {
             "containers": [{"$setElementOrder/env": [{"name": "MODE"}], "env": [{"$patch": "delete", "name": "EXTRA"}], "name": "web"}]
         }}}
     });
-    let out = strategic_merge_patch(ResourceType::Deployment, &live, &patch).unwrap();
+    let out = strategic_merge_patch(ResourceType::DEPLOYMENT, &live, &patch).unwrap();
     assert_eq!(out, web());
 }
 
@@ -136,7 +136,7 @@ fn retain_keys_switches_a_volume_source() {
     let patch = json!({"spec": {"$setElementOrder/volumes": [{"name": "cfg"}, {"name": "tmp"}], "volumes": [
         {"$retainKeys": ["name", "secret"], "name": "cfg", "secret": {"secretName": "cfg"}}
     ]}});
-    let out = strategic_merge_patch(ResourceType::Pod, &pod, &patch).unwrap();
+    let out = strategic_merge_patch(ResourceType::POD, &pod, &patch).unwrap();
     assert_eq!(
         out["spec"]["volumes"],
         json!([{"name": "cfg", "secret": {"secretName": "cfg"}}, {"name": "tmp", "emptyDir": {}}])
@@ -200,7 +200,7 @@ fn atomic_lists_are_replaced_and_primitive_sets_merged() {
         "metadata": {"finalizers": ["c"], "$deleteFromPrimitiveList/finalizers": ["a"]},
         "spec": {"tolerations": [{"key": "y", "operator": "Exists"}], "containers": [{"name": "c", "args": ["--three"]}]}
     });
-    pod = strategic_merge_patch(ResourceType::Pod, &pod, &patch).unwrap();
+    pod = strategic_merge_patch(ResourceType::POD, &pod, &patch).unwrap();
     assert_eq!(pod["metadata"]["finalizers"], json!(["b", "c"]));
     assert_eq!(
         pod["spec"]["tolerations"],
@@ -361,7 +361,7 @@ fn expected_after(change: &Change) -> Value {
 proptest! {
     #[test]
     fn replacing_fields_gives_the_object_with_those_fields_replaced(change in change()) {
-        let out = strategic_merge_patch(ResourceType::Deployment, &web(), &patch_for(&change)).unwrap();
+        let out = strategic_merge_patch(ResourceType::DEPLOYMENT, &web(), &patch_for(&change)).unwrap();
         prop_assert_eq!(out, expected_after(&change));
     }
 }

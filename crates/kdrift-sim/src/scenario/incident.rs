@@ -135,13 +135,13 @@ pub async fn play(store: &Store, pacing: &Pacing) {
 pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
     let target = step.target();
     let live = store
-        .get(ResourceType::Deployment, &target.namespace, &target.name)
+        .get(ResourceType::DEPLOYMENT, &target.namespace, &target.name)
         .ok_or_else(|| {
             ApiError::NotFound(format!("deployments.apps \"{}\" not found", target.name))
         })?;
     let (patch, opts) = request_for(step, &live);
     store.patch(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         &target.namespace,
         &target.name,
         &patch,
@@ -327,7 +327,7 @@ mod tests {
         let controllers = spawn(store.clone(), Timings::fast());
         crate::scenario::seed(&store).unwrap();
         let seeded = store
-            .get(ResourceType::Deployment, "shop", "frontend")
+            .get(ResourceType::DEPLOYMENT, "shop", "frontend")
             .unwrap();
         assert_eq!(
             managers(&seeded)[0],
@@ -336,7 +336,7 @@ mod tests {
         // As in the demo, the incident starts once the seeded cluster has rolled out.
         let settled = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
         while store
-            .list(ResourceType::ReplicaSet, None)
+            .list(ResourceType::REPLICA_SET, None)
             .iter()
             .filter(|rs| rs["status"]["availableReplicas"].as_i64() > Some(0))
             .count()
@@ -349,7 +349,7 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         play(&store, &Pacing::immediate()).await;
-        let get = |ns: &str, name: &str| store.get(ResourceType::Deployment, ns, name).unwrap();
+        let get = |ns: &str, name: &str| store.get(ResourceType::DEPLOYMENT, ns, name).unwrap();
 
         let frontend = get("shop", "frontend");
         assert_eq!(frontend["spec"]["replicas"], 4);

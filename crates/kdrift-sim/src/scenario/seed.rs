@@ -15,14 +15,18 @@ pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
 /// Objects that already exist are left alone, so seeding twice is harmless.
 pub fn seed(store: &Store) -> Result<(), ApiError> {
     let objects = demo_objects().map_err(|e| ApiError::Internal(e.to_string()))?;
-    // Namespaces first: the objects in them cannot be created before.
-    let (namespaces, rest): (Vec<_>, Vec<_>) = objects
+    // Namespaces first: the objects in them cannot be created before; then the definitions
+    // of custom resources, which make their kinds served.
+    let (first, rest): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .partition(|o| o.object["kind"] == "Namespace");
-    for demo in namespaces.into_iter().chain(rest) {
+    let (definitions, rest): (Vec<_>, Vec<_>) = rest
+        .into_iter()
+        .partition(|o| o.object["kind"] == "CustomResourceDefinition");
+    for demo in first.into_iter().chain(definitions).chain(rest) {
         let kind = demo.object["kind"].as_str().unwrap_or_default();
         let api_version = demo.object["apiVersion"].as_str().unwrap_or_default();
-        let resource = ResourceType::from_api_version_kind(api_version, kind).ok_or_else(|| {
+        let resource = store.resource_type_of(api_version, kind).ok_or_else(|| {
             ApiError::Internal(format!(
                 "demo/{}: no resource for \"{api_version}\" \"{kind}\"",
                 demo.path
@@ -104,7 +108,7 @@ mod tests {
         .unwrap();
         let expected = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"labels\":{\"app\":\"web\"},\"name\":\"web\",\"namespace\":\"capture\"},\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"env\":[{\"name\":\"MODE\",\"value\":\"prod\"}],\"image\":\"registry.example/web:1.0\",\"name\":\"web\",\"ports\":[{\"containerPort\":8080}],\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]}}}}\n";
         assert_eq!(last_applied_configuration(&manifest), expected);
-        let created = as_client_side_applied(ResourceType::Deployment, manifest);
+        let created = as_client_side_applied(ResourceType::DEPLOYMENT, manifest);
         assert_eq!(created["metadata"]["annotations"][LAST_APPLIED], expected);
     }
 
@@ -112,7 +116,7 @@ mod tests {
     fn namespace_defaults_and_existing_annotations_are_kept() {
         let manifest = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "a", "annotations": {"team": "x"}}});
-        let created = as_client_side_applied(ResourceType::Deployment, manifest);
+        let created = as_client_side_applied(ResourceType::DEPLOYMENT, manifest);
         assert_eq!(created["metadata"]["namespace"], "default");
         assert_eq!(created["metadata"]["annotations"]["team"], "x");
         let applied: Value = serde_json::from_str(

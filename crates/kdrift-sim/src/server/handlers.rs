@@ -32,22 +32,34 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
         tokio::time::sleep(latency).await;
     }
     let query = parse_query(req.uri().query());
-    let reply = match route(req.uri().path()) {
+    let types = state.store.resource_types();
+    let reply = match route(req.uri().path(), &types) {
         Route::Version => json_value(StatusCode::OK, &discovery::version()),
         Route::Health => json_bytes(StatusCode::OK, "ok"),
         Route::CoreVersions => json_value(StatusCode::OK, &discovery::core_versions(state.addr)),
-        Route::Groups => json_value(StatusCode::OK, &discovery::groups()),
-        Route::Group(g) => match discovery::group(&g) {
+        Route::Groups => json_value(StatusCode::OK, &discovery::groups(&types)),
+        Route::Group(g) => match discovery::group(&types, &g) {
             Some(v) => json_value(StatusCode::OK, &v),
             None => page_not_found(),
         },
         Route::OpenApiV2 => openapi_v2(&req),
-        Route::OpenApiV3Index => json_value(StatusCode::OK, &discovery::openapi_v3_index()),
-        Route::OpenApiV3(group) => match discovery::openapi_v3(&group) {
-            Some(v) => json_value(StatusCode::OK, &v),
+        Route::OpenApiV3Index => json_value(
+            StatusCode::OK,
+            &crate::openapi_v3::index(state.store.openapi_documents().iter()),
+        ),
+        Route::OpenApiV3(path) => match state
+            .store
+            .openapi_documents()
+            .into_iter()
+            .find(|d| d.path == path)
+        {
+            Some(d) => json_bytes(StatusCode::OK, d.json.clone()),
             None => page_not_found(),
         },
-        Route::Resources { group, .. } => json_value(StatusCode::OK, &discovery::resources(&group)),
+        Route::Resources { group, version } => json_value(
+            StatusCode::OK,
+            &discovery::resources(&types, &group, &version),
+        ),
         Route::Resource(path) => resource_request(state, req, path, query).await,
         Route::Unknown => page_not_found(),
     };
@@ -125,13 +137,13 @@ fn forbidden(
     watch: bool,
 ) -> Option<ApiError> {
     let r = path.resource;
-    let ns = if r == ResourceType::Namespace {
+    let ns = if r == ResourceType::NAMESPACE {
         path.name.as_deref()
     } else {
         path.namespace.as_deref()
     };
     let scoped = r.namespaced() || ns.is_some();
-    let namespace_list = r == ResourceType::Namespace
+    let namespace_list = r == ResourceType::NAMESPACE
         && path.name.is_none()
         && state.faults.namespace_list_forbidden();
     if !namespace_list && (!scoped || !state.faults.is_forbidden(ns)) {
@@ -214,7 +226,7 @@ pub fn selectors(
 }
 
 /// `kind` and `apiVersion` of a list of `resource`.
-fn list_type(resource: ResourceType) -> (String, &'static str) {
+fn list_type(resource: ResourceType) -> (String, String) {
     (format!("{}List", resource.kind()), resource.api_version())
 }
 
@@ -418,7 +430,7 @@ fn delete_collection(state: &ServerState, path: &ResourcePath, query: &Query) ->
             Ok(x) => x,
             Err(e) => return error_reply(&e),
         };
-    if path.resource == ResourceType::Namespace {
+    if path.resource == ResourceType::NAMESPACE {
         return method_not_allowed(&Method::DELETE);
     }
     let filter = |e: &Entry| labels.matches(&e.labels) && fields.matches(e);

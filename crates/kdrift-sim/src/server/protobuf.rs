@@ -295,14 +295,14 @@ pub fn decode(resource: ResourceType, body: &[u8]) -> Result<Value, ApiError> {
             _ => {}
         }
     }
-    let schema = match resource {
-        ResourceType::Namespace => NAMESPACE,
-        ResourceType::Deployment => DEPLOYMENT,
-        _ => {
-            return Err(ApiError::UnsupportedMediaType(
-                "415: Unsupported Media Type".into(),
-            ));
-        }
+    let schema = if resource == ResourceType::NAMESPACE {
+        NAMESPACE
+    } else if resource == ResourceType::DEPLOYMENT {
+        DEPLOYMENT
+    } else {
+        return Err(ApiError::UnsupportedMediaType(
+            "415: Unsupported Media Type".into(),
+        ));
     };
     let mut object = message(raw.ok_or_else(|| bad("no object in the envelope"))?, schema)?;
     if let Some(map) = object.as_object_mut() {
@@ -340,7 +340,7 @@ mod tests {
         let mut body = b"k8s\0".to_vec();
         body.extend(field(1, &type_meta));
         body.extend(field(2, &ns));
-        let object = decode(ResourceType::Namespace, &body).unwrap_or(Value::Null);
+        let object = decode(ResourceType::NAMESPACE, &body).unwrap_or(Value::Null);
         assert_eq!(
             object,
             json!({"metadata": {"name": "team-a"}, "kind": "Namespace", "apiVersion": "v1"})
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn a_truncated_body_is_a_bad_request() {
-        let err = decode(ResourceType::Deployment, b"k8s\0\x12\x40abc").err();
+        let err = decode(ResourceType::DEPLOYMENT, b"k8s\0\x12\x40abc").err();
         assert!(matches!(err, Some(ApiError::BadRequest(_))));
     }
 }

@@ -24,7 +24,7 @@ pub enum Route {
     OpenApiV2,
     /// `/openapi/v3`
     OpenApiV3Index,
-    /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/v1`
+    /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`: the path after `/openapi/v3/`.
     OpenApiV3(String),
     /// A resource path.
     Resource(ResourcePath),
@@ -43,12 +43,16 @@ pub struct ResourcePath {
     pub watch_prefix: bool,
 }
 
-/// Groups and versions served.
-pub fn served_group_version(group: &str, version: &str) -> bool {
-    version == "v1" && matches!(group, "" | "apps")
+/// Whether a type of `types` is served in this group and version.
+pub fn served_group_version(types: &[ResourceType], group: &str, version: &str) -> bool {
+    types
+        .iter()
+        .any(|r| r.group() == group && r.version() == version)
 }
 
-pub fn route(path: &str) -> Route {
+/// What `path` asks for, among the served `types`.
+pub fn route(path: &str, types: &[ResourceType]) -> Route {
+    let served = |group: &str, version: &str| served_group_version(types, group, version);
     let segments: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
@@ -61,37 +65,47 @@ pub fn route(path: &str) -> Route {
         ["api"] => Route::CoreVersions,
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiV3Index,
-        ["openapi", "v3", "api", "v1"] => Route::OpenApiV3(String::new()),
-        ["openapi", "v3", "apis", group, "v1"] => Route::OpenApiV3(group.to_string()),
+        ["openapi", "v3", "api", version] if served("", version) => {
+            Route::OpenApiV3(format!("api/{version}"))
+        }
+        ["openapi", "v3", "apis", group, version] if served(group, version) => {
+            Route::OpenApiV3(format!("apis/{group}/{version}"))
+        }
         ["apis"] => Route::Groups,
-        ["apis", group] if *group == "apps" => Route::Group(group.to_string()),
-        ["api", version] if served_group_version("", version) => Route::Resources {
+        ["apis", group] if types.iter().any(|r| r.group() == *group) => {
+            Route::Group(group.to_string())
+        }
+        ["api", version] if served("", version) => Route::Resources {
             group: String::new(),
             version: version.to_string(),
         },
-        ["apis", group, version] if served_group_version(group, version) => Route::Resources {
+        ["apis", group, version] if served(group, version) => Route::Resources {
             group: group.to_string(),
             version: version.to_string(),
         },
-        ["api", version, rest @ ..] if served_group_version("", version) => {
-            resource_route("", rest)
+        ["api", version, rest @ ..] if served("", version) => {
+            resource_route(types, "", version, rest)
         }
-        ["apis", group, version, rest @ ..] if served_group_version(group, version) => {
-            resource_route(group, rest)
+        ["apis", group, version, rest @ ..] if served(group, version) => {
+            resource_route(types, group, version, rest)
         }
         _ => Route::Unknown,
     }
 }
 
-fn resource_route(group: &str, rest: &[&str]) -> Route {
+fn resource_route(types: &[ResourceType], group: &str, version: &str, rest: &[&str]) -> Route {
+    let find = |plural: &str| {
+        types
+            .iter()
+            .copied()
+            .find(|r| r.group() == group && r.version() == version && r.plural() == plural)
+    };
     let (watch_prefix, rest) = match rest {
         ["watch", tail @ ..] => (true, tail),
         _ => (false, rest),
     };
     let (namespace, rest) = match rest {
-        ["namespaces", ns, plural, ..]
-            if ResourceType::from_group_plural(group, plural).is_some() =>
-        {
+        ["namespaces", ns, plural, ..] if find(plural).is_some() => {
             (Some(ns.to_string()), &rest[2..])
         }
         _ => (None, rest),
@@ -105,7 +119,7 @@ fn resource_route(group: &str, rest: &[&str]) -> Route {
     let Some((plural, name, subresource)) = parsed else {
         return Route::Unknown;
     };
-    let Some(resource) = ResourceType::from_group_plural(group, plural) else {
+    let Some(resource) = find(plural) else {
         return Route::Unknown;
     };
     if namespace.is_some() && !resource.namespaced() {
@@ -129,11 +143,15 @@ fn resource_route(group: &str, rest: &[&str]) -> Route {
 mod tests {
     use super::*;
 
+    fn route(path: &str) -> Route {
+        super::route(path, ResourceType::BUILTIN)
+    }
+
     fn res(path: &str) -> ResourcePath {
         match route(path) {
             Route::Resource(r) => r,
             other => ResourcePath {
-                resource: ResourceType::Event,
+                resource: ResourceType::EVENT,
                 namespace: Some(format!("{other:?}")),
                 name: None,
                 subresource: None,
@@ -145,7 +163,7 @@ mod tests {
     #[test]
     fn resource_paths_route_as_on_a_real_server() {
         let r = res("/apis/apps/v1/namespaces/shop/deployments/web/scale");
-        assert_eq!(r.resource, ResourceType::Deployment);
+        assert_eq!(r.resource, ResourceType::DEPLOYMENT);
         assert_eq!(r.namespace.as_deref(), Some("shop"));
         assert_eq!(r.name.as_deref(), Some("web"));
         assert_eq!(r.subresource.as_deref(), Some("scale"));
@@ -153,27 +171,49 @@ mod tests {
         let r = res("/api/v1/namespaces/shop");
         assert_eq!(
             (r.resource, r.namespace, r.name),
-            (ResourceType::Namespace, None, Some("shop".into()))
+            (ResourceType::NAMESPACE, None, Some("shop".into()))
         );
         let r = res("/api/v1/namespaces/shop/status");
         assert_eq!(r.subresource.as_deref(), Some("status"));
         let r = res("/api/v1/watch/namespaces/shop/pods");
         assert!(
             r.watch_prefix
-                && r.resource == ResourceType::Pod
+                && r.resource == ResourceType::POD
                 && r.namespace.as_deref() == Some("shop")
         );
         let r = res("/apis/apps/v1/deployments");
-        assert_eq!((r.resource, r.namespace), (ResourceType::Deployment, None));
+        assert_eq!((r.resource, r.namespace), (ResourceType::DEPLOYMENT, None));
     }
 
     #[test]
     fn unknown_paths_are_not_routed() {
         assert_eq!(
-            route("/apis/apps/v1/namespaces/shop/statefulsets"),
+            route("/apis/apps/v1/namespaces/shop/statefulset"),
             Route::Unknown
         );
-        assert_eq!(route("/apis/batch/v1/jobs"), Route::Unknown);
+        assert_eq!(route("/apis/batch/v2/jobs"), Route::Unknown);
+        assert_eq!(route("/apis/example.com/v1/widgets"), Route::Unknown);
+        // A custom resource is served once its type is.
+        let widgets = ResourceType::define(crate::resources::ResourceDef {
+            group: "example.com",
+            version: "v1",
+            kind: "Widget",
+            plural: "widgets",
+            singular: "widget",
+            namespaced: true,
+            short_names: &[],
+            categories: &[],
+            subresources: &[],
+            verbs: &[],
+            storage_version_hash: "",
+            schema: Some(crate::schema::Schema::UNKNOWN),
+        });
+        let mut types = ResourceType::BUILTIN.to_vec();
+        types.push(widgets);
+        assert!(matches!(
+            super::route("/apis/example.com/v1/namespaces/a/widgets/w1", &types),
+            Route::Resource(ResourcePath { resource, .. }) if resource == widgets
+        ));
         assert_eq!(
             route("/apis/apps/v1/namespaces/shop/deployments/web/logs"),
             Route::Unknown

@@ -50,8 +50,8 @@ pub fn columns(resource: ResourceType) -> Value {
         "Images referenced by each container in the template.",
         1,
     );
-    let cols = match resource {
-        ResourceType::Deployment => vec![
+    let cols = match (resource.group(), resource.kind()) {
+        ("apps", "Deployment") => vec![
             name,
             column(
                 "Ready",
@@ -85,7 +85,7 @@ pub fn columns(resource: ResourceType) -> Value {
                 1,
             ),
         ],
-        ResourceType::ReplicaSet => vec![
+        ("apps", "ReplicaSet") => vec![
             name,
             column(
                 "Desired",
@@ -119,7 +119,7 @@ pub fn columns(resource: ResourceType) -> Value {
                 1,
             ),
         ],
-        ResourceType::Pod => vec![
+        ("", "Pod") => vec![
             name,
             column(
                 "Ready",
@@ -172,12 +172,12 @@ pub fn columns(resource: ResourceType) -> Value {
                 1,
             ),
         ],
-        ResourceType::Namespace => vec![
+        ("", "Namespace") => vec![
             name,
             column("Status", "string", "", "The status of the namespace", 0),
             age,
         ],
-        ResourceType::Event => vec![
+        ("", "Event") => vec![
             column(
                 "Last Seen",
                 "string",
@@ -243,8 +243,66 @@ pub fn columns(resource: ResourceType) -> Value {
             ),
             column("Name", "string", "name", NAME_DOC, 1),
         ],
+        ("", "ConfigMap") => vec![
+            name,
+            column("Data", "string", "", "Number of keys.", 0),
+            age,
+        ],
+        ("", "Secret") => vec![
+            name,
+            column("Type", "string", "", "The type of the secret.", 0),
+            column("Data", "string", "", "Number of keys.", 0),
+            age,
+        ],
+        ("", "Service") => vec![
+            name,
+            column("Type", "string", "", "The type of the service.", 0),
+            column("Cluster-IP", "string", "", "The IP of the service.", 0),
+            column(
+                "External-IP",
+                "string",
+                "",
+                "External IPs of the service.",
+                0,
+            ),
+            column("Port(s)", "string", "", "The ports of the service.", 0),
+            age,
+            column("Selector", "string", "", "The selector of the service.", 1),
+        ],
+        // Any other type: name and age, as a server prints a type without columns of its own.
+        _ => vec![name, age],
     };
     Value::Array(cols)
+}
+
+/// The number of keys of the map at `pointer`.
+fn keys(object: &Value, pointer: &str) -> usize {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_object)
+        .map_or(0, serde_json::Map::len)
+}
+
+/// `80/TCP,443:30443/TCP`, as kubectl prints a Service's ports.
+fn service_ports(object: &Value) -> String {
+    let ports: Vec<String> = object
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            match p.get("nodePort").and_then(Value::as_i64) {
+                Some(node) => format!("{}:{node}/{protocol}", int(p, "/port")),
+                None => format!("{}/{protocol}", int(p, "/port")),
+            }
+        })
+        .collect();
+    if ports.is_empty() {
+        "<none>".into()
+    } else {
+        ports.join(",")
+    }
 }
 
 /// A duration as kubectl prints ages: `45s`, `3m12s`, `2h5m`, `4d`.
@@ -394,8 +452,8 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             .and_then(Value::as_str),
         now
     ));
-    match resource {
-        ResourceType::Deployment => vec![
+    match (resource.group(), resource.kind()) {
+        ("apps", "Deployment") => vec![
             name,
             json!(format!(
                 "{}/{}",
@@ -409,7 +467,7 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             json!(containers(object, "image")),
             json!(selector(object)),
         ],
-        ResourceType::ReplicaSet => vec![
+        ("apps", "ReplicaSet") => vec![
             name,
             json!(int(object, "/spec/replicas")),
             json!(int(object, "/status/replicas")),
@@ -419,7 +477,7 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             json!(containers(object, "image")),
             json!(selector(object)),
         ],
-        ResourceType::Pod => {
+        ("", "Pod") => {
             let total = object
                 .pointer("/spec/containers")
                 .and_then(Value::as_array)
@@ -451,8 +509,8 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
                 json!("<none>"),
             ]
         }
-        ResourceType::Namespace => vec![name, json!(text(object, "/status/phase")), age],
-        ResourceType::Event => {
+        ("", "Namespace") => vec![name, json!(text(object, "/status/phase")), age],
+        ("", "Event") => {
             let last = [
                 text(object, "/lastTimestamp"),
                 text(object, "/eventTime"),
@@ -497,6 +555,50 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
                 name,
             ]
         }
+        ("", "ConfigMap") => vec![
+            name,
+            json!(keys(object, "/data") + keys(object, "/binaryData")),
+            age,
+        ],
+        ("", "Secret") => vec![
+            name,
+            json!(text(object, "/type")),
+            json!(keys(object, "/data")),
+            age,
+        ],
+        ("", "Service") => {
+            let external = object
+                .pointer("/spec/externalIPs")
+                .and_then(Value::as_array)
+                .map(|ips| {
+                    ips.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .filter(|ips| !ips.is_empty())
+                .unwrap_or_else(|| "<none>".into());
+            let selector = object
+                .pointer("/spec/selector")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .unwrap_or_else(|| "<none>".into());
+            vec![
+                name,
+                json!(text(object, "/spec/type")),
+                json!(text(object, "/spec/clusterIP")),
+                json!(external),
+                json!(service_ports(object)),
+                age,
+                json!(selector),
+            ]
+        }
+        _ => vec![name, age],
     }
 }
 
@@ -541,7 +643,7 @@ mod tests {
         let now: jiff::Timestamp = "2026-01-01T00:01:00Z"
             .parse()
             .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        let c = cells(ResourceType::Deployment, &d, now);
+        let c = cells(ResourceType::DEPLOYMENT, &d, now);
         assert_eq!(
             c,
             vec![
@@ -564,7 +666,7 @@ mod tests {
             "spec": {"containers": [{"name": "web"}]},
             "status": {"phase": "Running", "containerStatuses": [{"ready": false, "restartCount": 4, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
         });
-        let c = cells(ResourceType::Pod, &p, jiff::Timestamp::now());
+        let c = cells(ResourceType::POD, &p, jiff::Timestamp::now());
         assert_eq!(
             (c[1].clone(), c[2].clone(), c[3].clone()),
             (json!("0/1"), json!("CrashLoopBackOff"), json!("4"))

@@ -57,9 +57,14 @@ fn created() -> Value {
         "/../../testdata/kubernetes-1.20/web.yaml"
     );
     let mut object: Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    apply_defaults("Deployment", &mut object);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        crate::schema::builtin_kind("Deployment"),
+        &mut object,
+    );
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         None,
         &mut object,
         "creator",
@@ -79,10 +84,10 @@ proptest! {
         let managers = ["kubectl-set", "kubectl-edit", "kubectl-patch"];
         let mut object = created();
         for (step, (who, write)) in history.iter().enumerate() {
-            let mut new = strategic_merge_patch(ResourceType::Deployment, &object, &patch_of(write)).unwrap();
-            apply_defaults("Deployment", &mut new);
+            let mut new = strategic_merge_patch(ResourceType::DEPLOYMENT, &object, &patch_of(write)).unwrap();
+            apply_defaults("apps", "Deployment", crate::schema::builtin_kind("Deployment"), &mut new);
             let time = format!("2026-11-22T01:00:{step:02}Z");
-            record_update(ResourceType::Deployment, Some(&object), &mut new, managers[*who], None, &time);
+            record_update(ResourceType::DEPLOYMENT, Some(&object), &mut new, managers[*who], None, &time);
             object = new;
         }
         let entries = ManagedFieldsEntry::read(&object).unwrap();
@@ -147,13 +152,13 @@ proptest! {
         let mut live: Option<Value> = None;
         for (step, (config, writes)) in steps.iter().enumerate() {
             let time = format!("2026-11-22T02:00:{step:02}Z");
-            let mut object = apply(ResourceType::Deployment, live.as_ref(), config, "kubectl", true, &time).unwrap();
-            apply_defaults("Deployment", &mut object);
+            let mut object = apply(ResourceType::DEPLOYMENT, live.as_ref(), config, "kubectl", true, &time).unwrap();
+            apply_defaults("apps", "Deployment", crate::schema::builtin_kind("Deployment"), &mut object);
             let applied = FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), config);
             for leaf in applied.leaves() {
                 prop_assert_eq!(leaf.lookup(crate::schema::builtin_kind("Deployment"), &object), leaf.lookup(crate::schema::builtin_kind("Deployment"), config), "{}", leaf);
             }
-            let again = apply(ResourceType::Deployment, Some(&object), config, "kubectl", false, &time).unwrap();
+            let again = apply(ResourceType::DEPLOYMENT, Some(&object), config, "kubectl", false, &time).unwrap();
             prop_assert_eq!(&again, &object);
             let entries = ManagedFieldsEntry::read(&object).unwrap();
             for env in ["A", "B"] {
@@ -168,10 +173,10 @@ proptest! {
             // Out-of-band writes between applies.
             let mut current = object;
             for (i, write) in writes.iter().enumerate() {
-                let mut new = strategic_merge_patch(ResourceType::Deployment, &current, &patch_of(write)).unwrap();
-                apply_defaults("Deployment", &mut new);
+                let mut new = strategic_merge_patch(ResourceType::DEPLOYMENT, &current, &patch_of(write)).unwrap();
+                apply_defaults("apps", "Deployment", crate::schema::builtin_kind("Deployment"), &mut new);
                 let time = format!("2026-11-22T02:01:{step}{i}Z");
-                record_update(ResourceType::Deployment, Some(&current), &mut new, "kubectl-edit", None, &time);
+                record_update(ResourceType::DEPLOYMENT, Some(&current), &mut new, "kubectl-edit", None, &time);
                 current = new;
             }
             live = Some(current);

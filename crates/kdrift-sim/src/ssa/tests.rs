@@ -54,9 +54,14 @@ fn created_by_client_side_apply() -> Value {
     object["metadata"]["uid"] = json!("4a7018bd-483e-4bf8-9a5e-8e205e2b4b94");
     object["metadata"]["creationTimestamp"] = json!(T0);
     object["metadata"]["generation"] = json!(1);
-    apply_defaults("Deployment", &mut object);
+    apply_defaults(
+        "apps",
+        "Deployment",
+        crate::schema::builtin_kind("Deployment"),
+        &mut object,
+    );
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         None,
         &mut object,
         "kubectl-client-side-apply",
@@ -67,10 +72,15 @@ fn created_by_client_side_apply() -> Value {
 }
 
 fn patched(old: &Value, manager: &str, patch: Value, time: &str) -> Value {
-    let mut new = strategic_merge_patch(ResourceType::Deployment, old, &patch).unwrap();
-    apply_defaults("Deployment", &mut new);
+    let mut new = strategic_merge_patch(ResourceType::DEPLOYMENT, old, &patch).unwrap();
+    apply_defaults(
+        "apps",
+        "Deployment",
+        crate::schema::builtin_kind("Deployment"),
+        &mut new,
+    );
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(old),
         &mut new,
         manager,
@@ -179,7 +189,7 @@ fn scale_and_status_subresources_are_recorded_as_such() {
     let mut scaled = created.clone();
     scaled["spec"]["replicas"] = json!(4);
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&created),
         &mut scaled,
         "kubectl-scale",
@@ -202,7 +212,7 @@ fn scale_and_status_subresources_are_recorded_as_such() {
     // A status write cannot change spec: a stray spec change is not owned.
     with_status["spec"]["paused"] = json!(true);
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&scaled),
         &mut with_status,
         "kube-controller-manager",
@@ -223,7 +233,7 @@ fn main_resource_writes_do_not_own_status() {
     let mut object = web_yaml();
     object["status"] = json!({"replicas": 9});
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         None,
         &mut object,
         "creator",
@@ -243,7 +253,7 @@ fn managed_fields_sent_by_the_client_are_taken_as_given_and_an_empty_list_resets
     migrated["metadata"]["managedFields"][0]["manager"] = json!("kubectl");
     migrated["metadata"]["managedFields"][0]["operation"] = json!("Apply");
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&created),
         &mut migrated,
         "kubectl-patch",
@@ -256,7 +266,7 @@ fn managed_fields_sent_by_the_client_are_taken_as_given_and_an_empty_list_resets
     let mut reset = created.clone();
     reset["metadata"]["managedFields"] = json!([]);
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&created),
         &mut reset,
         "kubectl-patch",
@@ -271,7 +281,7 @@ fn managed_fields_sent_by_the_client_are_taken_as_given_and_an_empty_list_resets
         .unwrap()
         .shift_remove("managedFields");
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&created),
         &mut kept,
         "kubectl-patch",
@@ -284,7 +294,7 @@ fn managed_fields_sent_by_the_client_are_taken_as_given_and_an_empty_list_resets
 #[test]
 fn apply_creates_with_an_apply_entry_of_the_applied_fields() {
     let object = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         None,
         &web_yaml(),
         "kubectl",
@@ -309,7 +319,7 @@ fn apply_creates_with_an_apply_entry_of_the_applied_fields() {
 fn apply_conflict_is_worded_as_the_reference_server() {
     let live = reference("deploy-after-scale.json");
     let err = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&live),
         &web_yaml(),
         "kubectl",
@@ -342,7 +352,7 @@ fn apply_conflict_is_worded_as_the_reference_server() {
 fn force_takes_the_fields_and_equal_values_are_shared() {
     let live = reference("deploy-after-scale.json");
     let object = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&live),
         &web_yaml(),
         "kubectl",
@@ -379,7 +389,7 @@ fn fields_no_longer_applied_are_pruned_unless_someone_else_owns_them() {
         json!([{"name": "MODE", "value": "prod"}, {"name": "EXTRA", "value": "1"}]);
     config["metadata"]["labels"]["tier"] = json!("front");
     let first = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         None,
         &config,
         "kubectl",
@@ -389,7 +399,7 @@ fn fields_no_longer_applied_are_pruned_unless_someone_else_owns_them() {
     .unwrap();
 
     let second = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&first),
         &web_yaml(),
         "kubectl",
@@ -411,7 +421,7 @@ fn fields_no_longer_applied_are_pruned_unless_someone_else_owns_them() {
     let mut touched = first.clone();
     touched["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] = json!("2");
     record_update(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&first),
         &mut touched,
         "kubectl-edit",
@@ -419,7 +429,7 @@ fn fields_no_longer_applied_are_pruned_unless_someone_else_owns_them() {
         T1,
     );
     let third = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&touched),
         &web_yaml(),
         "kubectl",
@@ -446,7 +456,7 @@ fn several_conflicts_are_listed_by_manager() {
     config["spec"]["replicas"] = json!(5);
     config["spec"]["paused"] = json!(false);
     let ApiError::Conflict { message, causes } = apply(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         Some(&edited),
         &config,
         "kubectl",
@@ -468,17 +478,17 @@ fn applied_config_must_match_the_resource() {
     let mut config = web_yaml();
     config["apiVersion"] = json!("apps/v1beta1");
     assert!(matches!(
-        apply(ResourceType::Deployment, None, &config, "kubectl", false, T0),
+        apply(ResourceType::DEPLOYMENT, None, &config, "kubectl", false, T0),
         Err(ApiError::BadRequest(m)) if m.contains("apps/v1beta1")
     ));
     assert!(matches!(
-        apply(ResourceType::ReplicaSet, None, &web_yaml(), "kubectl", false, T0),
+        apply(ResourceType::REPLICA_SET, None, &web_yaml(), "kubectl", false, T0),
         Err(ApiError::BadRequest(m)) if m.contains("Deployment")
     ));
     let mut config = web_yaml();
     config["metadata"]["managedFields"] = json!([{"manager": "me", "operation": "Apply"}]);
     assert!(matches!(
-        apply(ResourceType::Deployment, None, &config, "kubectl", false, T0),
+        apply(ResourceType::DEPLOYMENT, None, &config, "kubectl", false, T0),
         Err(ApiError::BadRequest(m)) if m == "metadata.managedFields must be nil"
     ));
 }

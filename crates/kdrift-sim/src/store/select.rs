@@ -7,15 +7,15 @@ use crate::resources::ResourceType;
 
 /// The fields beyond `metadata.name`/`metadata.namespace` a real server lets you select on.
 fn selectable_fields(resource: ResourceType) -> &'static [&'static str] {
-    match resource {
-        ResourceType::Pod => &[
+    match (resource.group(), resource.kind()) {
+        ("", "Pod") => &[
             "status.phase",
             "spec.nodeName",
             "spec.restartPolicy",
             "spec.schedulerName",
             "status.podIP",
         ],
-        ResourceType::Event => &[
+        ("", "Event") => &[
             "involvedObject.kind",
             "involvedObject.namespace",
             "involvedObject.name",
@@ -28,9 +28,11 @@ fn selectable_fields(resource: ResourceType) -> &'static [&'static str] {
             "source",
             "type",
         ],
-        ResourceType::Namespace => &["status.phase"],
-        ResourceType::ReplicaSet => &["status.replicas"],
-        ResourceType::Deployment => &[],
+        ("", "Namespace") => &["status.phase"],
+        ("apps", "ReplicaSet") => &["status.replicas"],
+        ("", "Secret") => &["type"],
+        ("batch", "Job") => &["status.successful"],
+        _ => &[],
     }
 }
 
@@ -288,7 +290,7 @@ mod tests {
             Err(ApiError::BadRequest(_))
         ));
         assert!(
-            matches!(FieldSelector::parse(ResourceType::Deployment, "spec.replicas=3"), Err(ApiError::BadRequest(m)) if m.contains("spec.replicas"))
+            matches!(FieldSelector::parse(ResourceType::DEPLOYMENT, "spec.replicas=3"), Err(ApiError::BadRequest(m)) if m.contains("spec.replicas"))
         );
     }
 }

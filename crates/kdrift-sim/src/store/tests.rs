@@ -20,7 +20,7 @@ fn deployment(ns: &str, name: &str, replicas: i64) -> Value {
 fn a_new_store_has_the_system_namespaces() {
     let store = Store::new();
     let names: Vec<String> = store
-        .list(ResourceType::Namespace, None)
+        .list(ResourceType::NAMESPACE, None)
         .iter()
         .filter_map(|n| {
             n.pointer("/metadata/name")
@@ -39,7 +39,7 @@ fn create_fills_server_metadata_and_update_bumps_generation_on_spec_only() {
     let store = Store::new();
     let created = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "web", 2),
             &WriteOptions::manager("test"),
         )
@@ -65,7 +65,7 @@ fn create_fills_server_metadata_and_update_bumps_generation_on_spec_only() {
     labels_only["metadata"]["labels"]["extra"] = json!("1");
     let updated = store
         .update(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             labels_only,
             &WriteOptions::manager("test"),
         )
@@ -82,7 +82,7 @@ fn create_fills_server_metadata_and_update_bumps_generation_on_spec_only() {
     scaled["spec"]["replicas"] = json!(5);
     let updated = store
         .update(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             scaled,
             &WriteOptions::manager("test"),
         )
@@ -96,7 +96,7 @@ fn a_stale_resource_version_is_a_conflict_worded_as_a_real_server() {
     let store = Store::new();
     let created = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "web", 2),
             &WriteOptions::manager("test"),
         )
@@ -105,7 +105,7 @@ fn a_stale_resource_version_is_a_conflict_worded_as_a_real_server() {
     first["spec"]["replicas"] = json!(3);
     store
         .update(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             first,
             &WriteOptions::manager("test"),
         )
@@ -114,7 +114,7 @@ fn a_stale_resource_version_is_a_conflict_worded_as_a_real_server() {
     stale["spec"]["replicas"] = json!(4);
     let err = store
         .update(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             stale,
             &WriteOptions::manager("test"),
         )
@@ -130,7 +130,7 @@ fn writing_into_a_missing_namespace_is_not_found() {
     let store = Store::new();
     let err = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("nope", "web", 1),
             &WriteOptions::manager("test"),
         )
@@ -150,7 +150,7 @@ fn dry_run_stores_nothing_and_invalid_names_are_refused() {
     };
     let made = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "web", 1),
             &opts,
         )
@@ -158,12 +158,12 @@ fn dry_run_stores_nothing_and_invalid_names_are_refused() {
     assert_eq!(made["metadata"]["name"], "web");
     assert!(
         store
-            .get(ResourceType::Deployment, "default", "web")
+            .get(ResourceType::DEPLOYMENT, "default", "web")
             .is_none()
     );
     let err = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "Bad_Name", 1),
             &WriteOptions::manager("t"),
         )
@@ -182,7 +182,7 @@ fn a_watch_replays_changes_after_its_version_and_refuses_forgotten_ones() {
     for i in 0..3 {
         store
             .create(
-                ResourceType::Deployment,
+                ResourceType::DEPLOYMENT,
                 deployment("default", &format!("d{i}"), 1),
                 &WriteOptions::manager("t"),
             )
@@ -193,14 +193,14 @@ fn a_watch_replays_changes_after_its_version_and_refuses_forgotten_ones() {
     assert_eq!(names, ["d1", "d2"]);
     for i in 0..HISTORY_CAPACITY {
         store
-            .delete(ResourceType::Namespace, "no-such", &i.to_string(), false)
+            .delete(ResourceType::NAMESPACE, "no-such", &i.to_string(), false)
             .ok();
         let mut d = store
-            .get(ResourceType::Deployment, "default", "d0")
+            .get(ResourceType::DEPLOYMENT, "default", "d0")
             .unwrap();
         d["metadata"]["labels"]["n"] = json!(i.to_string());
         store
-            .update(ResourceType::Deployment, d, &WriteOptions::manager("t"))
+            .update(ResourceType::DEPLOYMENT, d, &WriteOptions::manager("t"))
             .unwrap();
     }
     let err = store.watch_from(Some(start)).err().unwrap();
@@ -215,28 +215,28 @@ fn deleting_a_namespace_deletes_what_it_holds() {
     let store = Store::new();
     store
         .create(
-            ResourceType::Namespace,
+            ResourceType::NAMESPACE,
             json!({"metadata": {"name": "team"}}),
             &WriteOptions::manager("t"),
         )
         .unwrap();
     store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("team", "web", 1),
             &WriteOptions::manager("t"),
         )
         .unwrap();
     store
-        .delete(ResourceType::Namespace, "", "team", false)
+        .delete(ResourceType::NAMESPACE, "", "team", false)
         .unwrap();
     assert!(
         store
-            .list(ResourceType::Deployment, Some("team"))
+            .list(ResourceType::DEPLOYMENT, Some("team"))
             .is_empty()
     );
     assert!(matches!(
-        store.delete(ResourceType::Namespace, "", "team", false),
+        store.delete(ResourceType::NAMESPACE, "", "team", false),
         Err(ApiError::NotFound(_))
     ));
 }
@@ -246,13 +246,13 @@ fn an_entry_serializes_as_serde_does_and_finds_its_metadata() {
     let store = Store::new();
     let created = store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "web", 2),
             &WriteOptions::manager("t"),
         )
         .unwrap();
     let entry = store
-        .get_entry(ResourceType::Deployment, "default", "web")
+        .get_entry(ResourceType::DEPLOYMENT, "default", "web")
         .unwrap();
     assert_eq!(
         entry.json.as_ref(),
@@ -271,7 +271,7 @@ fn removing_the_last_env_var_or_label_leaves_no_empty_list_or_map() {
     web["metadata"]["labels"] = json!({"team": "a"});
     store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             web,
             &WriteOptions::manager("test"),
         )
@@ -282,7 +282,7 @@ fn removing_the_last_env_var_or_label_leaves_no_empty_list_or_map() {
     ]));
     let patched = store
         .patch(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             "default",
             "web",
             &patch,
@@ -306,14 +306,14 @@ fn a_write_that_drops_the_selector_is_refused_and_the_object_kept() {
     let store = Store::new();
     store
         .create(
-            ResourceType::Deployment,
+            ResourceType::DEPLOYMENT,
             deployment("default", "web", 1),
             &WriteOptions::manager("test"),
         )
         .unwrap();
     let patch = Patch::Json(json!([{"op": "remove", "path": "/spec/selector"}]));
     let refused = store.patch(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         "default",
         "web",
         &patch,
@@ -324,7 +324,7 @@ fn a_write_that_drops_the_selector_is_refused_and_the_object_kept() {
         Some("Deployment.apps \"web\" is invalid: spec.selector: Required value".to_owned())
     );
     let kept = store
-        .get(ResourceType::Deployment, "default", "web")
+        .get(ResourceType::DEPLOYMENT, "default", "web")
         .unwrap();
     assert_eq!(
         kept["spec"]["selector"],
@@ -334,7 +334,7 @@ fn a_write_that_drops_the_selector_is_refused_and_the_object_kept() {
         {"op": "replace", "path": "/spec/template/metadata/labels/app", "value": "other"}
     ]));
     let refused = store.patch(
-        ResourceType::Deployment,
+        ResourceType::DEPLOYMENT,
         "default",
         "web",
         &patch,

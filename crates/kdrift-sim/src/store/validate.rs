@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::ApiError;
 use super::write::kind_group;
 use crate::resources::ResourceType;
+use crate::schema::{Schema, Shape};
 
 /// The `fieldValidation` query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,14 +40,124 @@ fn round_trip<T: DeserializeOwned + Serialize>(object: &Value) -> Result<Value, 
     serde_json::to_value(&typed).map_err(|e| e.to_string())
 }
 
-fn typed_form(resource: ResourceType, object: &Value) -> Result<Value, String> {
-    use k8s_openapi::api::{apps::v1 as apps, core::v1 as core};
-    match resource {
-        ResourceType::Deployment => round_trip::<apps::Deployment>(object),
-        ResourceType::ReplicaSet => round_trip::<apps::ReplicaSet>(object),
-        ResourceType::Pod => round_trip::<core::Pod>(object),
-        ResourceType::Namespace => round_trip::<core::Namespace>(object),
-        ResourceType::Event => round_trip::<core::Event>(object),
+/// The object as its Go type would serialize it (what the type does not know is gone), for the
+/// built-in kinds; `None` for a custom resource (see [`prune_to_schema`]).
+fn typed_form(resource: ResourceType, object: &Value) -> Option<Result<Value, String>> {
+    use k8s_openapi::api::{
+        apps::v1 as apps, autoscaling::v2 as autoscaling, batch::v1 as batch, core::v1 as core,
+        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
+        storage::v1 as storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    if resource.is_custom() {
+        return None;
+    }
+    Some(match (resource.group(), resource.kind()) {
+        ("apps", "Deployment") => round_trip::<apps::Deployment>(object),
+        ("apps", "ReplicaSet") => round_trip::<apps::ReplicaSet>(object),
+        ("apps", "StatefulSet") => round_trip::<apps::StatefulSet>(object),
+        ("apps", "DaemonSet") => round_trip::<apps::DaemonSet>(object),
+        ("apps", "ControllerRevision") => round_trip::<apps::ControllerRevision>(object),
+        ("", "Pod") => round_trip::<core::Pod>(object),
+        ("", "Namespace") => round_trip::<core::Namespace>(object),
+        ("", "Event") => round_trip::<core::Event>(object),
+        ("", "ConfigMap") => round_trip::<core::ConfigMap>(object),
+        ("", "Secret") => round_trip::<core::Secret>(object),
+        ("", "Service") => round_trip::<core::Service>(object),
+        ("", "ServiceAccount") => round_trip::<core::ServiceAccount>(object),
+        ("", "PersistentVolumeClaim") => round_trip::<core::PersistentVolumeClaim>(object),
+        ("", "PersistentVolume") => round_trip::<core::PersistentVolume>(object),
+        ("", "ResourceQuota") => round_trip::<core::ResourceQuota>(object),
+        ("", "LimitRange") => round_trip::<core::LimitRange>(object),
+        ("", "Endpoints") => round_trip::<core::Endpoints>(object),
+        ("", "Node") => round_trip::<core::Node>(object),
+        ("", "PodTemplate") => round_trip::<core::PodTemplate>(object),
+        ("", "ReplicationController") => round_trip::<core::ReplicationController>(object),
+        ("batch", "Job") => round_trip::<batch::Job>(object),
+        ("batch", "CronJob") => round_trip::<batch::CronJob>(object),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            round_trip::<autoscaling::HorizontalPodAutoscaler>(object)
+        }
+        ("networking.k8s.io", "Ingress") => round_trip::<networking::Ingress>(object),
+        ("networking.k8s.io", "IngressClass") => round_trip::<networking::IngressClass>(object),
+        ("networking.k8s.io", "NetworkPolicy") => round_trip::<networking::NetworkPolicy>(object),
+        ("policy", "PodDisruptionBudget") => round_trip::<policy::PodDisruptionBudget>(object),
+        ("rbac.authorization.k8s.io", "Role") => round_trip::<rbac::Role>(object),
+        ("rbac.authorization.k8s.io", "RoleBinding") => round_trip::<rbac::RoleBinding>(object),
+        ("rbac.authorization.k8s.io", "ClusterRole") => round_trip::<rbac::ClusterRole>(object),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            round_trip::<rbac::ClusterRoleBinding>(object)
+        }
+        ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>(object),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            round_trip::<apiextensions::CustomResourceDefinition>(object)
+        }
+        // Types the typed library does not know in this version: taken as they are.
+        _ => Ok(object.clone()),
+    })
+}
+
+/// A custom resource pruned to its structural schema, as the apiextensions server prunes it:
+/// fields the schema does not declare go (below `x-kubernetes-preserve-unknown-fields` and in
+/// schema-less parts, anything goes); a value of the wrong JSON type is an error.
+fn prune_to_schema(
+    schema: Schema,
+    object: &mut Value,
+    path: &str,
+    unknown: &mut Vec<String>,
+) -> Result<(), String> {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    match (schema.shape(), object) {
+        (Shape::Struct, Value::Object(map)) => {
+            map.retain(|name, value| {
+                let keep = schema.declares(name)
+                    || (path.is_empty() && matches!(name.as_str(), "apiVersion" | "kind"));
+                if !keep && !value.is_null() {
+                    unknown.push(child(name));
+                }
+                keep
+            });
+            for (name, value) in map.iter_mut() {
+                prune_to_schema(schema.field(name), value, &child(name), unknown)?;
+            }
+            Ok(())
+        }
+        (Shape::Map, Value::Object(map)) => map.iter_mut().try_for_each(|(name, value)| {
+            prune_to_schema(schema.item(), value, &child(name), unknown)
+        }),
+        (Shape::List, Value::Array(items)) => {
+            items.iter_mut().enumerate().try_for_each(|(i, item)| {
+                prune_to_schema(schema.item(), item, &format!("{path}[{i}]"), unknown)
+            })
+        }
+        (Shape::Struct | Shape::Map, other) if !other.is_null() => Err(format!(
+            "{path}: Invalid value: \"{}\": {path} in body must be of type object: \"{}\"",
+            json_kind(other),
+            json_kind(other)
+        )),
+        (Shape::List, other) if !other.is_null() => Err(format!(
+            "{path}: Invalid value: \"{}\": {path} in body must be of type array: \"{}\"",
+            json_kind(other),
+            json_kind(other)
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
@@ -104,24 +215,44 @@ pub fn check_typed(
             resource.kind()
         )));
     }
-    let typed = typed_form(resource, object).map_err(|e| {
-        if patch {
-            // As a real server words it: the whole patched object, quoted, then the decode error.
-            let quoted = serde_json::to_string(&serde_json::to_string(object).unwrap_or_default())
-                .unwrap_or_default();
-            ApiError::Invalid(format!(
-                " \"\" is invalid: patch: Invalid value: {quoted}: {e}"
-            ))
-        } else {
-            ApiError::BadRequest(format!(
-                "{} in version \"v1\" cannot be handled as a {}: {e}",
-                resource.kind(),
-                resource.kind()
-            ))
-        }
-    })?;
     let mut unknown = Vec::new();
-    prune_unknown(object, &typed, "", &mut unknown);
+    match typed_form(resource, object) {
+        Some(typed) => {
+            let typed = typed.map_err(|e| {
+                if patch {
+                    // As a real server words it: the whole patched object, quoted, then the
+                    // decode error.
+                    let quoted =
+                        serde_json::to_string(&serde_json::to_string(object).unwrap_or_default())
+                            .unwrap_or_default();
+                    ApiError::Invalid(format!(
+                        " \"\" is invalid: patch: Invalid value: {quoted}: {e}"
+                    ))
+                } else {
+                    ApiError::BadRequest(format!(
+                        "{} in version \"{}\" cannot be handled as a {}: {e}",
+                        resource.kind(),
+                        resource.version(),
+                        resource.kind()
+                    ))
+                }
+            })?;
+            prune_unknown(object, &typed, "", &mut unknown);
+        }
+        None => {
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            prune_to_schema(resource.schema(), object, "", &mut unknown).map_err(|cause| {
+                ApiError::Invalid(format!(
+                    "{} \"{name}\" is invalid: {cause}",
+                    super::write::kind_group(resource)
+                ))
+            })?;
+        }
+    }
     let messages: Vec<String> = unknown
         .iter()
         .map(|p| format!("unknown field \"{p}\""))
@@ -156,7 +287,7 @@ fn is_label(part: &str) -> bool {
 
 /// RFC 1123 names as a real server checks them: a label for namespaces, a subdomain otherwise.
 pub fn validate_name(resource: ResourceType, name: &str) -> Result<(), ApiError> {
-    let (ok, rule) = if resource == ResourceType::Namespace {
+    let (ok, rule) = if resource == ResourceType::NAMESPACE {
         (
             is_label(name),
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
@@ -197,10 +328,13 @@ fn go_string_map(labels: Option<&serde_json::Map<String, Value>>) -> String {
 /// clients run into: a selector is required, not empty, and matches the template's labels.
 /// (A server-side apply that drops the selector is refused with these, as on a real server.)
 pub fn validate_workload(resource: ResourceType, object: &Value) -> Result<(), ApiError> {
-    if !matches!(
-        resource,
-        ResourceType::Deployment | ResourceType::ReplicaSet
-    ) {
+    let workloads = [
+        ResourceType::DEPLOYMENT,
+        ResourceType::REPLICA_SET,
+        ResourceType::STATEFUL_SET,
+        ResourceType::DAEMON_SET,
+    ];
+    if !workloads.contains(&resource) {
         return Ok(());
     }
     let name = object
@@ -224,8 +358,9 @@ pub fn validate_workload(resource: ResourceType, object: &Value) -> Result<(), A
         .filter(|e| !e.is_empty());
     if match_labels.is_none_or(serde_json::Map::is_empty) && expressions.is_none() {
         return Err(invalid(format!(
-            "spec.selector: Invalid value: v1.LabelSelector{{MatchLabels:{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: empty selector is invalid for deployment",
-            go_string_map(match_labels)
+            "spec.selector: Invalid value: v1.LabelSelector{{MatchLabels:{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}}: empty selector is invalid for {}",
+            go_string_map(match_labels),
+            resource.kind().to_ascii_lowercase()
         )));
     }
     let labels = object

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::select::entry_fields;
 use super::validate::{FieldValidation, check_typed, validate_name, validate_workload};
-use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions};
+use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
 use crate::resources::ResourceType;
 use crate::schema::defaults;
 use crate::{patch, ssa};
@@ -118,19 +118,6 @@ fn serialize(object: &Value) -> (Vec<u8>, std::ops::Range<usize>) {
     }
     out.push(b'}');
     (out, range)
-}
-
-/// Types whose `metadata.generation` counts spec changes.
-fn has_generation(resource: ResourceType) -> bool {
-    matches!(
-        resource,
-        ResourceType::Deployment | ResourceType::ReplicaSet
-    )
-}
-
-/// Types whose `status` is written only through the `/status` subresource.
-fn has_status_subresource(resource: ResourceType) -> bool {
-    resource.subresources().contains(&"status")
 }
 
 /// The `autoscaling/v1` Scale view of a Deployment or ReplicaSet.
@@ -265,6 +252,7 @@ impl Store {
     ) -> Result<(Value, Vec<String>), ApiError> {
         set_type_meta(resource, &mut object);
         let warnings = check_typed(resource, &mut object, validation, false)?;
+        allocate::fold_string_data(resource, &mut object);
         if resource.namespaced() && meta_str(&object, "namespace").is_empty() {
             return Err(ApiError::BadRequest(
                 "the server could not find the requested resource".into(),
@@ -285,7 +273,12 @@ impl Store {
         let now = now_rfc3339();
         fill_create_metadata(resource, &mut object, &now);
         metadata_mut(&mut object).remove("managedFields");
-        defaults::apply_defaults(resource.kind(), &mut object);
+        defaults::apply_defaults(
+            resource.group(),
+            resource.kind(),
+            resource.schema(),
+            &mut object,
+        );
         omit_empty(&mut object);
         ssa::record_update(
             resource,
@@ -311,6 +304,7 @@ impl Store {
         let name = meta_str(&object, "name").to_string();
         self.check_namespace(inner, resource, &namespace)?;
         validate_workload(resource, &object)?;
+        allocate::allocate(resource, None, &mut object, &mut inner.allocations);
         if inner
             .objects
             .get(&resource)
@@ -339,6 +333,7 @@ impl Store {
         validation: FieldValidation,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let warnings = check_typed(resource, &mut object, validation, false)?;
+        allocate::fold_string_data(resource, &mut object);
         let namespace = if resource.namespaced() {
             meta_str(&object, "namespace").to_string()
         } else {
@@ -404,11 +399,17 @@ impl Store {
                 meta.insert("namespace".into(), Value::String(namespace.to_string()));
             }
             let warnings = check_typed(resource, &mut config, validation, false)?;
+            allocate::fold_string_data(resource, &mut config);
             validate_name(resource, name)?;
             let mut object = ssa::apply(resource, None, &config, &opts.manager, *force, &now)?;
             set_type_meta(resource, &mut object);
             fill_create_metadata(resource, &mut object, &now);
-            defaults::apply_defaults(resource.kind(), &mut object);
+            defaults::apply_defaults(
+                resource.group(),
+                resource.kind(),
+                resource.schema(),
+                &mut object,
+            );
             omit_empty(&mut object);
             return self
                 .insert_locked(&mut inner, resource, object, opts.dry_run)
@@ -430,6 +431,7 @@ impl Store {
             Patch::Apply { config, force } => {
                 let mut checked = config.clone();
                 check_typed(resource, &mut checked, validation, false)?;
+                allocate::fold_string_data(resource, &mut checked);
                 ssa::apply(
                     resource,
                     Some(&old_value),
@@ -464,6 +466,7 @@ impl Store {
             patched
         };
         let warnings = check_typed(resource, &mut new, validation, true)?;
+        allocate::fold_string_data(resource, &mut new);
         let applied = matches!(patch, Patch::Apply { .. }).then_some(());
         let value = self.finish_update(&mut inner, resource, &old_value, new, opts, applied)?;
         Ok((value, warnings))
@@ -480,12 +483,12 @@ impl Store {
         }
         let exists = inner
             .objects
-            .get(&ResourceType::Namespace)
+            .get(&ResourceType::NAMESPACE)
             .is_some_and(|m| m.contains_key(&(String::new(), namespace.to_string())));
         if exists {
             Ok(())
         } else {
-            Err(not_found(ResourceType::Namespace, namespace))
+            Err(not_found(ResourceType::NAMESPACE, namespace))
         }
     }
 
@@ -521,7 +524,7 @@ impl Store {
             if let (Some(m), true) = (managed, applied.is_some()) {
                 metadata_mut(&mut new).insert("managedFields".into(), m);
             }
-        } else if has_status_subresource(resource) {
+        } else if resource.has_status_subresource() {
             match (old.get("status").cloned(), new.as_object_mut()) {
                 (Some(s), Some(map)) => {
                     map.insert("status".into(), s);
@@ -569,12 +572,18 @@ impl Store {
                     .unwrap_or(Value::Null),
             );
         }
-        defaults::apply_defaults(resource.kind(), &mut new);
+        defaults::apply_defaults(
+            resource.group(),
+            resource.kind(),
+            resource.schema(),
+            &mut new,
+        );
         omit_empty(&mut new);
+        template_generation(resource, Some(old), &mut new);
         if applied.is_none() {
             ssa::record_update(resource, Some(old), &mut new, &opts.manager, sub, &now);
         }
-        if has_generation(resource) && old.get("spec") != new.get("spec") {
+        if resource.has_generation() && old.get("spec") != new.get("spec") {
             let generation = old
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -582,6 +591,7 @@ impl Store {
                 + 1;
             metadata_mut(&mut new).insert("generation".into(), json!(generation));
         }
+        allocate::allocate(resource, Some(old), &mut new, &mut inner.allocations);
         if same_object(old, &new) {
             return Ok(old.clone());
         }
@@ -612,18 +622,23 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// What a real server does to `status` on create: Deployments and ReplicaSets start without
-/// one (the controller writes it), Pods start Pending with their QoS class, Namespaces Active.
+/// What a real server does to `status` on create: the workloads and most types with a status
+/// start with an empty one (their controller writes it), Services and Ingresses with an empty
+/// load balancer, claims Pending, Pods Pending with their QoS class, Namespaces Active; a custom
+/// resource's status (with the subresource) is dropped.
 fn prepare_create_status(resource: ResourceType, object: &mut Value, name: &str) {
     let name = name.to_string();
     let Some(map) = object.as_object_mut() else {
         return;
     };
-    match resource {
-        ResourceType::Deployment | ResourceType::ReplicaSet => {
-            map.insert("status".into(), json!({}));
+    match (resource.group(), resource.kind()) {
+        ("", "Service") | ("networking.k8s.io", "Ingress") => {
+            map.insert("status".into(), json!({"loadBalancer": {}}));
         }
-        ResourceType::Pod => {
+        ("", "PersistentVolumeClaim") => {
+            map.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("", "Pod") => {
             // A status sent on create is dropped: the kubelet (here, the controller) writes it.
             let qos = qos_class(&Value::Object(map.clone()));
             map.insert(
@@ -631,7 +646,7 @@ fn prepare_create_status(resource: ResourceType, object: &mut Value, name: &str)
                 json!({"phase": "Pending", "qosClass": qos}),
             );
         }
-        ResourceType::Namespace => {
+        ("", "Namespace") => {
             map.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
             map.insert("status".into(), json!({"phase": "Active"}));
             let meta = metadata_mut(object);
@@ -640,7 +655,14 @@ fn prepare_create_status(resource: ResourceType, object: &mut Value, name: &str)
                 labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
             }
         }
-        ResourceType::Event => {}
+        _ if resource.is_custom() && resource.has_status_subresource() => {
+            map.remove("status");
+        }
+        _ if resource.is_custom() => {}
+        _ if resource.has_status_subresource() => {
+            map.insert("status".into(), json!({}));
+        }
+        _ => {}
     }
 }
 
@@ -696,18 +718,42 @@ fn fill_create_metadata(resource: ResourceType, object: &mut Value, now: &str) {
     meta.insert("creationTimestamp".into(), Value::String(now.to_string()));
     meta.remove("resourceVersion");
     meta.remove("deletionTimestamp");
-    if has_generation(resource) {
+    if resource.has_generation() {
         meta.insert("generation".into(), json!(1));
     } else {
         meta.remove("generation");
     }
     prepare_create_status(resource, object, &name);
+    template_generation(resource, None, object);
+}
+
+/// A DaemonSet's `deprecated.daemonset.template.generation` annotation: 1 on create, one more
+/// each time its pod template changes (the registry writes it, so the writer owns it).
+fn template_generation(resource: ResourceType, old: Option<&Value>, new: &mut Value) {
+    const ANNOTATION: &str = "deprecated.daemonset.template.generation";
+    if resource != ResourceType::DAEMON_SET {
+        return;
+    }
+    let previous = old
+        .and_then(|o| o.pointer("/metadata/annotations"))
+        .and_then(|a| a.get(ANNOTATION))
+        .and_then(Value::as_str)
+        .and_then(|g| g.parse::<u64>().ok());
+    let generation = match (old, previous) {
+        (Some(old), Some(g)) if old.pointer("/spec/template") == new.pointer("/spec/template") => g,
+        (_, g) => g.unwrap_or(0) + 1,
+    };
+    let meta = metadata_mut(new);
+    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+    if let Some(annotations) = annotations.as_object_mut() {
+        annotations.insert(ANNOTATION.into(), json!(generation.to_string()));
+    }
 }
 
 /// `apiVersion` and `kind` first, as a real server serializes them.
 fn set_type_meta(resource: ResourceType, object: &mut Value) {
     let Value::Object(map) = object else { return };
-    if map.get("apiVersion").and_then(Value::as_str) == Some(resource.api_version())
+    if map.get("apiVersion").and_then(Value::as_str) == Some(resource.api_version().as_str())
         && map.get("kind").and_then(Value::as_str) == Some(resource.kind())
         && map.keys().take(2).eq(["apiVersion", "kind"])
     {
