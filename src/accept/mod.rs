@@ -38,6 +38,10 @@ pub enum AcceptError {
     NoManifest { key: String, root: String },
     #[error("{key} is not in the cluster: there is no live value to accept")]
     NotLive { key: String },
+    #[error(
+        "{field} of {key} is a Secret's value: accepting it would write the secret into git in plain text; nothing was written (change it where the Secret comes from — a sealed or external secret — or revert the cluster to the manifest)"
+    )]
+    SecretValue { key: String, field: String },
     #[error("{key} cannot be compared: {message}")]
     NotComparable { key: String, message: String },
     #[error("{key} has no drifted field \"{field}\"; drifted fields: {drifted}")]
@@ -143,12 +147,29 @@ pub fn select<'d>(
     drift: &'d ObjectDrift,
     fields: &[String],
 ) -> Result<Vec<&'d DriftItem>, AcceptError> {
+    let secret_value = |item: &DriftItem| {
+        crate::drift::secret::is_secret(&drift.key)
+            && crate::drift::secret::is_secret_path(&item.path)
+    };
+    let refuse = |item: &DriftItem| AcceptError::SecretValue {
+        key: drift.key.to_string(),
+        field: item.path.to_string(),
+    };
     if fields.is_empty() {
-        return Ok(drift
+        let drifted: Vec<&DriftItem> = drift
             .items
             .iter()
             .filter(|item| item.class.is_drift())
-            .collect());
+            .collect();
+        let chosen: Vec<&DriftItem> = drifted
+            .iter()
+            .copied()
+            .filter(|i| !secret_value(i))
+            .collect();
+        return match drifted.iter().find(|i| secret_value(i)) {
+            Some(secret) if chosen.is_empty() => Err(refuse(secret)),
+            _ => Ok(chosen),
+        };
     }
     let mut chosen: Vec<&DriftItem> = Vec::new();
     for field in fields {
@@ -164,6 +185,7 @@ pub fn select<'d>(
                     what: "set by the autoscaler",
                 });
             }
+            Some(item) if secret_value(item) => return Err(refuse(item)),
             Some(item) => {
                 if !chosen.iter().any(|c| std::ptr::eq(*c, item)) {
                     chosen.push(item);

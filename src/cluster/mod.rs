@@ -3,6 +3,8 @@
 //!
 //! - [`client`]: `connect` — kubeconfig, context, namespace scope, reachability check. UI-free, so
 //!   the headless subcommands reuse it.
+//! - [`kinds`]: the kinds the cluster serves (discovery), as kubectl's REST mapper knows them.
+//! - [`openapi`]: the schemas of those kinds from the cluster's OpenAPI v3, cached on disk.
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`live`]: the table watcher's Deployment type (slim row and the object's JSON text, read
@@ -13,7 +15,9 @@
 //!   refused (403), back to one when it is allowed.
 pub mod client;
 pub mod fallback;
+pub mod kinds;
 pub mod live;
+pub mod openapi;
 pub mod revert;
 pub mod rows;
 pub mod slim;

@@ -15,7 +15,7 @@ use crate::manifest::ManifestObject;
 use crate::manifest::edit::{FieldEdit, PreparedEdit};
 
 use super::context::{self, Context};
-use super::target::{self, Target};
+use super::target;
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
@@ -31,14 +31,22 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
         }
     };
     block_on(async {
-        let ctx = match context::open(common).await {
+        let mut ctx = match context::open_for(common, Some(&target)).await {
             Ok(ctx) => ctx,
             Err(e) => {
                 tell!("kdrift: {e}");
                 return EXIT_ERROR;
             }
         };
-        match live_drift(&ctx, &target).await {
+        ctx.tell_schema_notices();
+        let (kind, key) = match ctx.resolve(&target).await {
+            Ok(found) => found,
+            Err(e) => {
+                tell!("kdrift: {e}");
+                return EXIT_ERROR;
+            }
+        };
+        match live_drift(&ctx, &kind, &key).await {
             Ok((manifest, drift)) => accept(&ctx, manifest, &drift, args),
             Err(e) => {
                 tell!("kdrift: {e}");
@@ -51,24 +59,23 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
 /// The object's manifest and its drift against the live object as it is now.
 async fn live_drift<'c>(
     ctx: &'c Context,
-    target: &Target,
+    kind: &crate::cluster::kinds::ServedKind,
+    key: &crate::manifest::ObjectKey,
 ) -> Result<(&'c ManifestObject, ObjectDrift), Box<dyn std::error::Error>> {
-    let key = target.key(&ctx.default_namespace);
-    let manifest = ctx.index.get(&key).ok_or_else(|| AcceptError::NoManifest {
+    let manifest = ctx.index.get(key).ok_or_else(|| AcceptError::NoManifest {
         key: key.to_string(),
         root: ctx.index.root.display().to_string(),
     })?;
-    let live = context::get_live(ctx, target.kind, &key)
+    let live = context::get_live(ctx, kind, key)
         .await?
         .ok_or_else(|| AcceptError::NotLive {
             key: key.to_string(),
         })?;
-    let live = LiveObject::from_value(live, crate::schema::Schemas::builtin()).map_err(|e| {
-        AcceptError::NotComparable {
+    let live =
+        LiveObject::from_value(live, &ctx.schemas).map_err(|e| AcceptError::NotComparable {
             key: key.to_string(),
             message: e.to_string(),
-        }
-    })?;
+        })?;
     let drift = drift::compare(manifest, &live, &ctx.index.config);
     if let ObjectStatus::Error(message) = &drift.status {
         return Err(AcceptError::NotComparable {
@@ -113,6 +120,15 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         }
     };
     if args.fields.is_empty() {
+        let secret = crate::drift::secret::is_secret(key);
+        for item in drift.items.iter().filter(|i| {
+            secret && i.class.is_drift() && crate::drift::secret::is_secret_path(&i.path)
+        }) {
+            tell!(
+                "left out {} (a Secret's value: it is never written to git)",
+                item.path
+            );
+        }
         for item in drift.items.iter().filter(|i| i.class == Class::Restarted) {
             tell!(
                 "left out {} (a `kubectl rollout restart`): name it with --field to accept it",
@@ -162,7 +178,11 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
         say!("{shown} already says what is live: nothing to write");
         return EXIT_IN_SYNC;
     }
-    print!("{}", paint_diff(&prepared.diff(&shown), colour_stdout()));
+    if crate::drift::secret::is_secret(key) {
+        say!("(the diff of {shown} is not shown: the file holds a Secret's values)");
+    } else {
+        print!("{}", paint_diff(&prepared.diff(&shown), colour_stdout()));
+    }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
     match write_and_commit(root, &prepared, plan.as_ref()) {

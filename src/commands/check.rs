@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use crate::cli::{CheckArgs, CommonArgs, OutputFormat};
 use crate::drift::DriftReport;
 
+use crate::cluster::kinds::ServedKind;
+
 use super::context::{self, Context, Listing};
-use super::target::{KINDS, KindInfo};
 use super::{EXIT_ERROR, block_on};
 
 pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
@@ -30,6 +31,7 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
                 return EXIT_ERROR;
             }
         };
+        ctx.tell_schema_notices();
         let (mut report, skipped) = report(&ctx, args.unmanaged).await;
         if let Some(note) = skipped_note(&skipped) {
             tell!("{note}");
@@ -57,17 +59,38 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
     })
 }
 
-/// The kinds to list: Deployments always (the live view's kind), the other workload kinds only
-/// when a manifest has one, so a cluster without them costs no call.
-fn kinds_to_list(ctx: &Context) -> Vec<&'static KindInfo> {
-    KINDS
+/// The kinds to list: every served kind of the manifests, in the version most of them use (the
+/// others are fetched one by one in theirs, see [`other_versions`]); with `--unmanaged`,
+/// Deployments too (the live view's kind), so that those without a manifest are listed. In one
+/// namespace (`-n`), cluster-scoped kinds are left out: they are in no namespace, and a user
+/// whose access ends at the namespace may not list them.
+fn kinds_to_list(ctx: &Context, unmanaged: bool) -> Vec<ServedKind> {
+    let one_namespace = ctx.conn.scope.as_namespace().is_some();
+    let mut counts: BTreeMap<(String, String), BTreeMap<String, usize>> = BTreeMap::new();
+    for manifest in ctx.index.objects().filter(|m| ctx.index.is_served(m)) {
+        *counts
+            .entry((manifest.key.group.clone(), manifest.key.kind.clone()))
+            .or_default()
+            .entry(manifest.api_version.clone())
+            .or_default() += 1;
+    }
+    if unmanaged {
+        counts
+            .entry(("apps".into(), "Deployment".into()))
+            .or_default()
+            .entry("apps/v1".into())
+            .or_default();
+    }
+    counts
         .iter()
-        .filter(|kind| {
-            kind.kind == "Deployment"
-                || ctx
-                    .index
-                    .objects()
-                    .any(|m| m.key.group == kind.group && m.key.kind == kind.kind)
+        .filter_map(|((_, kind), versions)| {
+            // The version most manifests use (the first in order on a tie).
+            let (api_version, _) = versions
+                .iter()
+                .max_by_key(|(version, n)| (**n, std::cmp::Reverse(*version)))?;
+            ctx.kind_of(api_version, kind)
+                .filter(|k| k.namespaced || !one_namespace)
+                .cloned()
         })
         .collect()
 }
@@ -103,7 +126,10 @@ fn skipped_note(skipped: &BTreeMap<String, usize>) -> Option<String> {
         return None;
     }
     let count: usize = skipped.values().sum();
-    let names: Vec<&str> = skipped.keys().map(String::as_str).collect();
+    let names: Vec<&str> = skipped
+        .keys()
+        .map(|n| if n.is_empty() { "(cluster-scoped)" } else { n })
+        .collect();
     Some(format!(
         "note: {count} manifest(s) in namespace(s) {} were not checked (outside the namespace in use): pass -A or -n NS",
         names.join(", ")
@@ -116,9 +142,11 @@ fn skipped_note(skipped: &BTreeMap<String, usize>) -> Option<String> {
 /// reported as errors instead).
 pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeMap<String, usize>) {
     let mut listing = Listing::default();
-    for kind in kinds_to_list(ctx) {
+    let kinds = kinds_to_list(ctx, show_unmanaged);
+    for kind in &kinds {
         context::list_kind(ctx, kind, &mut listing).await;
     }
+    other_versions(ctx, &kinds, &mut listing).await;
     let Listing {
         objects,
         errors,
@@ -131,17 +159,47 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
     let covers = |key: &crate::manifest::ObjectKey| coverage.covers(key);
     let mut skipped = BTreeMap::new();
     if let Some(scope) = ctx.conn.scope.as_namespace() {
-        let kinds = kinds_to_list(ctx);
         for manifest in ctx.index.objects() {
             let key = &manifest.key;
-            let listed = kinds
-                .iter()
-                .any(|k| k.group == key.group && k.kind == key.kind);
-            if listed && !key.namespace.is_empty() && key.namespace != scope {
+            let served = ctx.index.is_served(manifest);
+            if served && key.namespace != scope {
                 *skipped.entry(key.namespace.clone()).or_insert(0) += 1;
             }
         }
     }
     let report = crate::drift::check::check(&ctx.index, objects, &covers, show_unmanaged, errors);
     (report, skipped)
+}
+
+/// Manifests of a kind whose listing was in another version than theirs (an HPA in
+/// `autoscaling/v1` beside others in `autoscaling/v2`): each is read in its own version, so that
+/// it is compared with fields of its own schema.
+async fn other_versions(ctx: &Context, listed: &[ServedKind], listing: &mut Listing) {
+    for manifest in ctx.index.objects().filter(|m| ctx.index.is_served(m)) {
+        let listed_version = listed
+            .iter()
+            .find(|k| k.group == manifest.key.group && k.kind == manifest.key.kind);
+        let Some(listed_version) = listed_version else {
+            continue;
+        };
+        if listed_version.api_version() == manifest.api_version || !listing.covers(&manifest.key) {
+            continue;
+        }
+        let Some(kind) = ctx.kind_of(&manifest.api_version, &manifest.key.kind) else {
+            continue;
+        };
+        match context::get_live(ctx, kind, &manifest.key).await {
+            Ok(Some(value)) => match crate::drift::LiveObject::from_value(value, &ctx.schemas) {
+                Ok(object) => {
+                    listing.objects.retain(|o| o.key != manifest.key);
+                    listing.objects.push(object);
+                }
+                Err(e) => listing
+                    .errors
+                    .push(format!("live {} was not readable: {e}", manifest.key)),
+            },
+            Ok(None) => listing.objects.retain(|o| o.key != manifest.key),
+            Err(e) => listing.errors.push(e.to_string()),
+        }
+    }
 }

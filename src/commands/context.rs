@@ -1,19 +1,22 @@
-//! The plumbing the headless commands share: connect as kubectl would, load the manifests, and
-//! read live objects — one list call per kind and namespace scope, or one get for one object —
-//! as `serde_json::Value`s for the drift engine.
+//! The plumbing the headless commands share: connect as kubectl would, load the manifests, map
+//! their kinds through discovery (scope, or why the cluster does not serve one), read the schemas
+//! of those kinds from the cluster's OpenAPI, and read live objects — one list call per kind and
+//! namespace scope, or one get for one object — as `serde_json::Value`s for the drift engine.
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::cluster::kinds::{DiscoveryError, ServedKind, ServedKinds};
 use crate::drift::LiveObject;
 use crate::manifest::{ManifestIndex, ObjectKey};
+use crate::schema::Schemas;
 
-use super::target::KindInfo;
+use super::target::{Target, TargetError};
 
 /// Page size of list calls: big lists come in pages, as kubectl does.
 const PAGE: u32 = 500;
@@ -29,6 +32,10 @@ pub enum ContextError {
     Api { what: String, reason: String },
     #[error("live object {what} has no apiVersion, kind or metadata.name")]
     NotAnObject { what: String },
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    #[error(transparent)]
+    Target(#[from] TargetError),
 }
 
 /// A connection and the manifests, ready for a command.
@@ -38,6 +45,70 @@ pub struct Context {
     /// The namespace of a manifest or `TYPE/NAME` without one: `-n`, else the context's, else
     /// `default` (as kubectl).
     pub default_namespace: String,
+    /// The kinds of the groups the manifests use (and the core and apps groups).
+    pub kinds: ServedKinds,
+    /// The schemas of the kinds the manifests use, from the cluster's OpenAPI.
+    pub schemas: Schemas,
+    /// Where the schemas did not come from the cluster, one line each (said once on stderr).
+    pub schema_notices: Vec<String>,
+}
+
+/// The groups discovery reads: the manifests' (and `extra`), the core group and apps (the live
+/// view's kinds, and the commonest types named on the command line).
+fn groups_of(index: &ManifestIndex, extra: Option<String>) -> BTreeSet<String> {
+    let mut groups: BTreeSet<String> = index
+        .kinds()
+        .into_iter()
+        .map(|(api_version, _)| {
+            crate::cluster::kinds::split_api_version(&api_version)
+                .0
+                .to_owned()
+        })
+        .collect();
+    groups.insert(String::new());
+    groups.insert("apps".to_owned());
+    groups.extend(extra);
+    groups
+}
+
+/// Maps the manifests' kinds through `kinds`: scope, or why one is not served.
+pub fn map_kinds(index: &mut ManifestIndex, kinds: &ServedKinds) {
+    index.set_kinds(|api_version, kind| match kinds.get(api_version, kind) {
+        Some(served) => Ok(served.namespaced),
+        None => Err(kinds
+            .unserved(api_version, kind)
+            .unwrap_or_else(|| format!("no kind {kind} in {api_version} on this cluster"))),
+    });
+}
+
+impl Context {
+    /// The kind and key `target` names; discovery is read again for a group it names that was
+    /// not read (a definition installed since, a group no manifest uses).
+    pub async fn resolve(
+        &mut self,
+        target: &Target,
+    ) -> Result<(ServedKind, ObjectKey), ContextError> {
+        if let Ok((kind, key)) = target.resolve(&self.kinds, &self.default_namespace) {
+            return Ok((kind.clone(), key));
+        }
+        let groups = groups_of(&self.index, target.group_hint());
+        self.kinds = ServedKinds::discover(&self.conn.client, &groups).await?;
+        map_kinds(&mut self.index, &self.kinds);
+        let (kind, key) = target.resolve(&self.kinds, &self.default_namespace)?;
+        Ok((kind.clone(), key))
+    }
+
+    /// The served kind of a manifest's `apiVersion` and `kind`.
+    pub fn kind_of(&self, api_version: &str, kind: &str) -> Option<&ServedKind> {
+        self.kinds.get(api_version, kind)
+    }
+
+    /// Says the schema notices once on stderr.
+    pub fn tell_schema_notices(&self) {
+        for notice in &self.schema_notices {
+            tell!("note: {notice}");
+        }
+    }
 }
 
 /// The manifests folder as an absolute path: `--manifests` (relative to the current directory,
@@ -75,25 +146,48 @@ pub fn manifests_root(common: &CommonArgs) -> Result<PathBuf, ContextError> {
 /// Connects (one-line error when there is no kubeconfig or the API is unreachable) and loads
 /// the manifests (bad files become problems in the index, never an error here).
 pub async fn open(common: &CommonArgs) -> Result<Context, ContextError> {
+    open_for(common, None).await
+}
+
+/// [`open`], reading discovery also for the group a `TYPE/NAME` names.
+pub async fn open_for(
+    common: &CommonArgs,
+    target: Option<&Target>,
+) -> Result<Context, ContextError> {
     let root = manifests_root(common)?;
     let conn = connect(common).await?;
     let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
-    let index = ManifestIndex::load(&root, &default_namespace);
+    let mut index = ManifestIndex::load(&root, &default_namespace);
+    let groups = groups_of(&index, target.and_then(Target::group_hint));
+    let kinds = ServedKinds::discover(&conn.client, &groups).await?;
+    map_kinds(&mut index, &kinds);
+    let api_versions: BTreeSet<String> = index
+        .kinds()
+        .into_iter()
+        .filter(|(api_version, kind)| kinds.get(api_version, kind).is_some())
+        .map(|(api_version, _)| api_version)
+        .collect();
+    let cache = crate::cluster::openapi::cache_dir();
+    let loaded = crate::cluster::openapi::load(
+        &conn.client,
+        &conn.server_version,
+        &api_versions,
+        cache.as_deref(),
+    )
+    .await;
     Ok(Context {
         conn,
         index,
         default_namespace,
+        kinds,
+        schemas: loaded.schemas,
+        schema_notices: loaded.notices,
     })
 }
 
-fn api_resource(kind: &KindInfo) -> ApiResource {
-    let gvk = GroupVersionKind::gvk(kind.group, kind.version, kind.kind);
-    ApiResource::from_gvk_with_plural(&gvk, kind.plural)
-}
-
-fn api(client: &Client, kind: &KindInfo, namespace: Option<&str>) -> Api<DynamicObject> {
-    let resource = api_resource(kind);
-    match namespace {
+fn api(client: &Client, kind: &ServedKind, namespace: Option<&str>) -> Api<DynamicObject> {
+    let resource = kind.api_resource();
+    match namespace.filter(|_| kind.namespaced) {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
     }
@@ -118,13 +212,13 @@ fn is_forbidden(error: &kube::Error) -> bool {
 
 /// A live object as the drift engine reads it: list items carry no apiVersion and kind, so they
 /// are filled in from the kind that was listed.
-fn to_value(object: DynamicObject, kind: &KindInfo) -> Result<Value, serde_json::Error> {
+fn to_value(object: DynamicObject, kind: &ServedKind) -> Result<Value, serde_json::Error> {
     let mut value = serde_json::to_value(object)?;
     if let Some(map) = value.as_object_mut() {
         map.entry("apiVersion")
             .or_insert_with(|| Value::String(kind.api_version()));
         map.entry("kind")
-            .or_insert_with(|| Value::String(kind.kind.to_owned()));
+            .or_insert_with(|| Value::String(kind.kind.clone()));
     }
     Ok(value)
 }
@@ -132,7 +226,7 @@ fn to_value(object: DynamicObject, kind: &KindInfo) -> Result<Value, serde_json:
 /// Every object of `kind` in `namespace` (all when `None`), page by page.
 async fn list_scope(
     client: &Client,
-    kind: &KindInfo,
+    kind: &ServedKind,
     namespace: Option<&str>,
 ) -> Result<Vec<Value>, kube::Error> {
     let api = api(client, kind, namespace);
@@ -173,14 +267,22 @@ impl Listing {
         self.covered.contains(&all) || self.covered.contains(&one)
     }
 
-    fn add(&mut self, kind: &KindInfo, namespace: Option<&str>, items: Vec<Value>) {
+    fn add(
+        &mut self,
+        kind: &ServedKind,
+        namespace: Option<&str>,
+        items: Vec<Value>,
+        schemas: &Schemas,
+    ) {
+        // A cluster-scoped kind is listed whole, whatever the namespace scope.
+        let namespace = namespace.filter(|_| kind.namespaced);
         self.covered.insert((
-            kind.group.to_owned(),
-            kind.kind.to_owned(),
+            kind.group.clone(),
+            kind.kind.clone(),
             namespace.map(str::to_owned),
         ));
         for value in items {
-            match LiveObject::from_value(value, crate::schema::Schemas::builtin()) {
+            match LiveObject::from_value(value, schemas) {
                 Ok(object) => self.objects.push(object),
                 Err(e) => self
                     .errors
@@ -193,15 +295,17 @@ impl Listing {
 /// Lists `kind` once for the connection's scope. When a cluster-wide list is forbidden (RBAC
 /// that grants only some namespaces), it lists each namespace the manifests name instead, so
 /// that what can be read is still compared; each failure is one error line.
-pub async fn list_kind(ctx: &Context, kind: &KindInfo, listing: &mut Listing) {
+pub async fn list_kind(ctx: &Context, kind: &ServedKind, listing: &mut Listing) {
     let client = &ctx.conn.client;
-    let what = |ns: Option<&str>| match ns {
+    let schemas = &ctx.schemas;
+    let what = |ns: Option<&str>| match ns.filter(|_| kind.namespaced) {
         Some(ns) => format!("{} in namespace \"{ns}\"", kind.resource()),
-        None => format!("{} in all namespaces", kind.resource()),
+        None if kind.namespaced => format!("{} in all namespaces", kind.resource()),
+        None => kind.resource(),
     };
     match ctx.conn.scope.clone() {
         NamespaceScope::One(ns) => match list_scope(client, kind, Some(&ns)).await {
-            Ok(items) => listing.add(kind, Some(&ns), items),
+            Ok(items) => listing.add(kind, Some(&ns), items, schemas),
             Err(e) => {
                 listing
                     .errors
@@ -209,8 +313,8 @@ pub async fn list_kind(ctx: &Context, kind: &KindInfo, listing: &mut Listing) {
             }
         },
         NamespaceScope::All => match list_scope(client, kind, None).await {
-            Ok(items) => listing.add(kind, None, items),
-            Err(e) if is_forbidden(&e) => {
+            Ok(items) => listing.add(kind, None, items, schemas),
+            Err(e) if is_forbidden(&e) && kind.namespaced => {
                 let namespaces: BTreeSet<String> = ctx
                     .index
                     .objects()
@@ -224,7 +328,7 @@ pub async fn list_kind(ctx: &Context, kind: &KindInfo, listing: &mut Listing) {
                 }
                 for ns in namespaces {
                     match list_scope(client, kind, Some(&ns)).await {
-                        Ok(items) => listing.add(kind, Some(&ns), items),
+                        Ok(items) => listing.add(kind, Some(&ns), items, schemas),
                         Err(e) => listing.errors.push(format!(
                             "cannot list {}: {}",
                             what(Some(&ns)),
@@ -243,15 +347,19 @@ pub async fn list_kind(ctx: &Context, kind: &KindInfo, listing: &mut Listing) {
 /// One live object as the API server has it now (`None` when it does not exist).
 pub async fn get_live(
     ctx: &Context,
-    kind: &KindInfo,
+    kind: &ServedKind,
     key: &ObjectKey,
 ) -> Result<Option<Value>, ContextError> {
-    let what = format!(
-        "{}/{} in namespace \"{}\"",
-        kind.resource(),
-        key.name,
-        key.namespace
-    );
+    let what = if kind.namespaced {
+        format!(
+            "{}/{} in namespace \"{}\"",
+            kind.resource(),
+            key.name,
+            key.namespace
+        )
+    } else {
+        format!("{}/{}", kind.resource(), key.name)
+    };
     let api = api(&ctx.conn.client, kind, Some(&key.namespace));
     let object = api
         .get_opt(&key.name)

@@ -18,8 +18,8 @@ pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
         }
     };
     block_on(async {
-        match context::open(common).await {
-            Ok(ctx) => diff(&ctx, &target, colour_stdout()).await,
+        match context::open_for(common, Some(&target)).await {
+            Ok(mut ctx) => diff(&mut ctx, &target, colour_stdout()).await,
             Err(e) => {
                 tell!("kdrift: {e}");
                 EXIT_ERROR
@@ -28,8 +28,16 @@ pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
     })
 }
 
-async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
-    let key = target.key(&ctx.default_namespace);
+async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
+    ctx.tell_schema_notices();
+    let (kind, key) = match ctx.resolve(target).await {
+        Ok(found) => found,
+        Err(e) => {
+            tell!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let ctx = &*ctx;
     let Some(manifest) = ctx.index.get(&key) else {
         tell!(
             "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
@@ -42,7 +50,7 @@ async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
             tell!("problem: {problem}");
         }
     }
-    let live = match context::get_live(ctx, target.kind, &key).await {
+    let live = match context::get_live(ctx, &kind, &key).await {
         Ok(Some(value)) => value,
         Ok(None) => {
             say!(
@@ -57,7 +65,7 @@ async fn diff(ctx: &Context, target: &Target, colour: bool) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let live = match LiveObject::from_value(live, crate::schema::Schemas::builtin()) {
+    let live = match LiveObject::from_value(live, &ctx.schemas) {
         Ok(live) => live,
         Err(e) => {
             tell!("kdrift: live {key}: {e}");

@@ -73,8 +73,8 @@ pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
         }
     };
     block_on(async {
-        match context::open(common).await {
-            Ok(ctx) => revert(&ctx, &target, args, confirmation, colour_stdout()).await,
+        match context::open_for(common, Some(&target)).await {
+            Ok(mut ctx) => revert(&mut ctx, &target, args, confirmation, colour_stdout()).await,
             Err(e) => {
                 tell!("kdrift: {e}");
                 EXIT_ERROR
@@ -84,28 +84,30 @@ pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
 }
 
 async fn revert(
-    ctx: &Context,
+    ctx: &mut Context,
     target: &Target,
     args: &RevertArgs,
     confirmation: Confirmation,
     colour: bool,
 ) -> u8 {
-    let key = target.key(&ctx.default_namespace);
+    ctx.tell_schema_notices();
+    let key = match ctx.resolve(target).await {
+        Ok((_, key)) => key,
+        Err(e) => {
+            tell!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let ctx = &*ctx;
     let Some(manifest) = ctx.index.get(&key) else {
         tell!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
         return EXIT_ERROR;
     };
-    let reverter = match Reverter::new(
-        &ctx.conn.client,
-        manifest,
-        &ctx.index.config,
-        crate::schema::Schemas::builtin(),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
+    let reverter =
+        match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config, &ctx.schemas).await {
+            Ok(r) => r,
+            Err(e) => return fail(&e),
+        };
     let mut preview = match reverter.preview().await {
         Ok(p) => p,
         Err(e) => return fail(&e),

@@ -21,6 +21,34 @@ impl<F: Fn(&ObjectKey) -> bool> Coverage for F {
     }
 }
 
+/// The namespaces every cluster has.
+const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// An object the cluster made itself, which no repository holds and so is not "unmanaged": one
+/// a controller owns (a ReplicaSet, a Job of a CronJob), anything in the system namespaces, the
+/// system namespaces themselves, and what the control plane puts in every namespace (the
+/// `default` ServiceAccount, the `kube-root-ca.crt` ConfigMap) or in `default` (the
+/// `kubernetes` Service).
+pub fn made_by_the_cluster(object: &LiveObject) -> bool {
+    let key = &object.key;
+    let owned = object
+        .body
+        .pointer("/metadata/ownerReferences")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|owners| {
+            owners
+                .iter()
+                .any(|o| o.get("controller") == Some(&serde_json::Value::Bool(true)))
+        });
+    let core = key.group.is_empty();
+    owned
+        || (key.namespace != "default" && SYSTEM_NAMESPACES.contains(&key.namespace.as_str()))
+        || (core && key.kind == "Namespace" && SYSTEM_NAMESPACES.contains(&key.name.as_str()))
+        || (core && key.kind == "ServiceAccount" && key.name == "default")
+        || (core && key.kind == "ConfigMap" && key.name == "kube-root-ca.crt")
+        || (core && key.kind == "Service" && key.namespace == "default" && key.name == "kubernetes")
+}
+
 /// Compares every manifest the listing covers with its live object. Live objects without a
 /// manifest are listed as unmanaged only when `show_unmanaged` (the `kubectl`-like default hides
 /// them). Manifest problems and `errors` (failed listings) go into the report as they are.
@@ -80,7 +108,11 @@ pub fn check(
         report.add(drift, Some(manifest));
     }
     if show_unmanaged {
-        let mut rest: Vec<ObjectKey> = live.into_keys().collect();
+        let mut rest: Vec<ObjectKey> = live
+            .into_iter()
+            .filter(|(_, object)| !made_by_the_cluster(object))
+            .map(|(key, _)| key)
+            .collect();
         rest.sort();
         for key in rest {
             report.add(unmanaged(&key), None);

@@ -40,6 +40,22 @@ pub fn compare_node(
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
+    if super::secret::is_secret(key) {
+        // `stringData` is compared as the `data` the server stores; no value is reported.
+        let folded = Node::from(super::secret::fold_string_data(&manifest.to_value()));
+        let mut drift = compare_walk(key, &folded, live, config);
+        super::secret::mask_items(&mut drift.items);
+        return drift;
+    }
+    compare_walk(key, manifest, live, config)
+}
+
+fn compare_walk(
+    key: &ObjectKey,
+    manifest: &Node,
+    live: &LiveObject,
+    config: &Config,
+) -> ObjectDrift {
     // The last client-side apply's set, unless it applied the manifest in git (then it holds
     // nothing beyond it) or a reduced extract carries it already.
     let applied_set = live

@@ -232,6 +232,16 @@ pub fn diff_lines(
     context: usize,
 ) -> Vec<DiffLine> {
     let root = drift.schema;
+    // A Secret is shown as the server stores it, every value a digest.
+    let masked;
+    let manifest = if super::secret::is_secret(&drift.key) {
+        let mut folded = super::secret::fold_string_data(manifest);
+        super::secret::mask_object(&mut folded);
+        masked = folded;
+        &masked
+    } else {
+        manifest
+    };
     let mut live = manifest.clone();
     for item in &drift.items {
         apply(&mut live, root, &item.path.0, item);

@@ -8,6 +8,7 @@
 //! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
 //! - [`path`]: [`DriftPath`], the address of a drifted field.
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
+//! - [`secret`]: Secrets compared by value, never shown (digests stand in for values).
 //! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
 //!
 //! Feeding it from the live view: on a watch event of an object that has a manifest,
@@ -25,6 +26,7 @@ pub mod owners;
 pub mod path;
 pub mod quantity;
 pub mod report;
+pub mod secret;
 
 use serde_json::Value;
 

@@ -108,15 +108,23 @@ pub enum Problem {
     /// A template (Helm's `{{ }}`): not a manifest until rendered, so not read. A note, not an
     /// error: it hides no object that the manifests hold.
     Template { file: PathBuf },
+    /// A manifest of a kind the cluster does not serve (a CustomResourceDefinition not
+    /// installed, a version no longer served): it cannot be compared.
+    Unserved {
+        file: PathBuf,
+        line: usize,
+        key: ObjectKey,
+        message: String,
+    },
 }
 
 impl Problem {
     /// The file the problem is about, and its 1-based line when known.
     pub fn place(&self) -> (&Path, Option<usize>) {
         match self {
-            Problem::Malformed { file, line, .. } | Problem::BadConfig { file, line, .. } => {
-                (file, Some(*line))
-            }
+            Problem::Malformed { file, line, .. }
+            | Problem::BadConfig { file, line, .. }
+            | Problem::Unserved { file, line, .. } => (file, Some(*line)),
             Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
             Problem::Skipped { file, .. } | Problem::Template { file } => (file, None),
         }
@@ -148,6 +156,12 @@ impl fmt::Display for Problem {
                 line,
                 message,
             } => write!(f, "{}:{line}: {message}", file.display()),
+            Problem::Unserved {
+                file,
+                line,
+                key,
+                message,
+            } => write!(f, "{}:{line}: {key}: {message}", file.display()),
             Problem::Template { file } => write!(
                 f,
                 "{}: note: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
@@ -169,7 +183,15 @@ pub struct ManifestIndex {
     walk_problems: Vec<Problem>,
     config_problems: Vec<Problem>,
     duplicate_problems: Vec<Problem>,
+    /// What the cluster serves, by `apiVersion` and `kind`: whether the kind is namespaced, or
+    /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
+    kinds: HashMap<(String, String), Result<bool, String>>,
+    unserved_problems: Vec<Problem>,
 }
+
+/// What the cluster says of one `apiVersion` and `kind`: namespaced or not, or why it is not
+/// served.
+pub type KindScope = Result<bool, String>;
 
 /// Parses files on all cores (the machine may have only two): each worker takes every n-th file.
 fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, parse::ParsedFile)> {
@@ -273,8 +295,87 @@ impl ManifestIndex {
         touched
     }
 
+    /// Tells the index what the cluster serves (from discovery): a manifest of a cluster-scoped
+    /// kind has no namespace in its key (a custom resource's scope is known only from there), and
+    /// a manifest of a kind the cluster does not serve is a problem naming its file and line.
+    /// `scope` is asked once per `apiVersion` and `kind`; files read again later use the answers.
+    pub fn set_kinds(&mut self, scope: impl Fn(&str, &str) -> KindScope) {
+        let mut kinds = HashMap::new();
+        for parsed in self.files.values() {
+            for object in &parsed.objects {
+                let id = (object.api_version.clone(), object.key.kind.clone());
+                if let std::collections::hash_map::Entry::Vacant(slot) = kinds.entry(id) {
+                    let (api_version, kind) = slot.key();
+                    let answer = scope(api_version, kind);
+                    slot.insert(answer);
+                }
+            }
+        }
+        self.kinds = kinds;
+        self.rebuild();
+    }
+
+    /// Whether [`ManifestIndex::set_kinds`] knows `apiVersion` and `kind` (else the cluster's
+    /// discovery should be read again: a definition may have been installed since).
+    pub fn knows_kind(&self, api_version: &str, kind: &str) -> bool {
+        self.kinds
+            .contains_key(&(api_version.to_owned(), kind.to_owned()))
+    }
+
+    /// The `apiVersion`s and kinds of the manifests.
+    pub fn kinds(&self) -> std::collections::BTreeSet<(String, String)> {
+        self.files
+            .values()
+            .flat_map(|f| f.objects.iter())
+            .map(|o| (o.api_version.clone(), o.key.kind.clone()))
+            .collect()
+    }
+
+    /// Whether the manifest's kind is served (true until [`ManifestIndex::set_kinds`] says).
+    pub fn is_served(&self, object: &ManifestObject) -> bool {
+        !matches!(
+            self.kinds
+                .get(&(object.api_version.clone(), object.key.kind.clone())),
+            Some(Err(_))
+        )
+    }
+
+    /// Puts each object's key in the scope the cluster gives its kind.
+    fn apply_scopes(&mut self) {
+        self.unserved_problems.clear();
+        let default_namespace = self.default_namespace.clone();
+        for parsed in self.files.values_mut() {
+            for object in &mut parsed.objects {
+                match self
+                    .kinds
+                    .get(&(object.api_version.clone(), object.key.kind.clone()))
+                {
+                    Some(Ok(false)) => object.key.namespace.clear(),
+                    Some(Ok(true)) if object.key.namespace.is_empty() => {
+                        let written = object
+                            .body
+                            .get("metadata")
+                            .and_then(|m| m.get("namespace"))
+                            .and_then(tree::Node::as_str)
+                            .filter(|ns| !ns.is_empty())
+                            .map(str::to_owned);
+                        object.key.namespace = written.unwrap_or_else(|| default_namespace.clone());
+                    }
+                    Some(Err(message)) => self.unserved_problems.push(Problem::Unserved {
+                        file: object.file.to_path_buf(),
+                        line: object.line,
+                        key: object.key.clone(),
+                        message: message.clone(),
+                    }),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Recomputes the key index and the duplicate problems from the per-file results.
     fn rebuild(&mut self) {
+        self.apply_scopes();
         self.objects.clear();
         self.duplicate_problems.clear();
         for (path, parsed) in &self.files {
@@ -332,6 +433,7 @@ impl ManifestIndex {
             .chain(&self.walk_problems)
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)
+            .chain(&self.unserved_problems)
             .collect()
     }
 }

@@ -318,8 +318,9 @@ pub fn patched(object: &Value, patch: &RemovalPatch) -> Value {
 }
 
 /// The part of an object a revert changes, as YAML for the preview: labels, annotations (less
-/// the ones that are never drift) and the spec. Also what "changed since the preview" compares:
-/// status writes do not count.
+/// the ones that are never drift) and every top-level field but its type, metadata and status
+/// (`spec`, a ConfigMap's `data`, a Role's `rules`…); a Secret's values as digests. Also what
+/// "changed since the preview" compares: status writes do not count.
 pub fn relevant_yaml(object: &Value) -> String {
     let mut view = Map::new();
     let meta = object.get("metadata");
@@ -343,10 +344,18 @@ pub fn relevant_yaml(object: &Value) -> String {
     if !metadata.is_empty() {
         view.insert("metadata".into(), Value::Object(metadata));
     }
-    if let Some(spec) = object.get("spec") {
-        view.insert("spec".into(), spec.clone());
+    for (name, value) in object.as_object().into_iter().flatten() {
+        if !matches!(name.as_str(), "apiVersion" | "kind" | "metadata" | "status") {
+            view.insert(name.clone(), value.clone());
+        }
     }
-    serde_yaml::to_string(&Value::Object(view)).unwrap_or_default()
+    let mut view = Value::Object(view);
+    let is_secret = object.get("kind").and_then(Value::as_str) == Some("Secret")
+        && object.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    if is_secret {
+        crate::drift::secret::mask_object(&mut view);
+    }
+    serde_yaml::to_string(&view).unwrap_or_default()
 }
 
 /// What a line of the preview is, so a screen can colour it without parsing text.

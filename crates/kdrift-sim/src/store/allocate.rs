@@ -104,6 +104,26 @@ pub fn allocate(
         spec.insert("ipFamilyPolicy".into(), json!("SingleStack"));
     }
     if !matches!(ty.as_str(), "NodePort" | "LoadBalancer") {
+        // What only those types have goes when the type changes away from them, as a real
+        // server drops type-dependent fields.
+        let was_exposed = old_spec
+            .and_then(|o| o.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| matches!(t, "NodePort" | "LoadBalancer"));
+        if was_exposed {
+            for field in [
+                "externalTrafficPolicy",
+                "healthCheckNodePort",
+                "allocateLoadBalancerNodePorts",
+            ] {
+                spec.remove(field);
+            }
+            if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+                for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                    port.remove("nodePort");
+                }
+            }
+        }
         return;
     }
     let old_ports: Vec<&Value> = old_spec
@@ -172,5 +192,15 @@ mod tests {
         );
         assert_eq!(update["spec"]["clusterIP"], json!("10.96.0.10"));
         assert_eq!(update["spec"]["ports"][0]["nodePort"], json!(30000));
+        // Back to ClusterIP: the node ports go.
+        let mut back = json!({"spec": {"type": "ClusterIP", "externalTrafficPolicy": "Cluster", "ports": [{"port": 80, "nodePort": 30000}]}});
+        allocate(
+            ResourceType::SERVICE,
+            Some(&update),
+            &mut back,
+            &mut allocations,
+        );
+        assert_eq!(back["spec"]["ports"][0].get("nodePort"), None);
+        assert_eq!(back["spec"].get("externalTrafficPolicy"), None);
     }
 }

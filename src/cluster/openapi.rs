@@ -1,0 +1,181 @@
+//! The schemas of the cluster's kinds from its own OpenAPI v3 (`/openapi/v3`: an index, then one
+//! document per group-version, custom resources included), fetched only for the group-versions in
+//! use and kept on disk per server (`$XDG_CACHE_HOME/kdrift/openapi/<server version>/`, each file
+//! named by the hash the index pins it with, so a document is fetched again only when the server's
+//! changes). When a document cannot be read (403, 404, a broken document) the documents of
+//! Kubernetes 1.36 built into kdrift stand in for the built-in kinds, and a notice says so once.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use kube::Client;
+use serde_json::Value;
+
+use crate::schema::{BUILTIN_DOCUMENTS, Schemas};
+
+/// The schemas found, and what the reader should know about where they came from.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedSchemas {
+    pub schemas: Schemas,
+    /// One line per group-version whose server document could not be used.
+    pub notices: Vec<String>,
+}
+
+/// The disk cache of documents: `$XDG_CACHE_HOME/kdrift/openapi` (else `~/.cache/…`), or
+/// `KDRIFT_CACHE_DIR/openapi`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("KDRIFT_CACHE_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => dirs::cache_dir()?.join("kdrift"),
+    };
+    Some(base.join("openapi"))
+}
+
+/// `api/v1` for `v1`, `apis/apps/v1` for `apps/v1`: where a group-version's document is.
+pub fn document_path(api_version: &str) -> String {
+    if api_version.contains('/') {
+        format!("apis/{api_version}")
+    } else {
+        format!("api/{api_version}")
+    }
+}
+
+/// A file name for one document: its path and its hash, without anything a file system minds.
+fn cache_file(dir: &Path, server_version: &str, path: &str, hash: &str) -> PathBuf {
+    let clean = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    dir.join(clean(server_version))
+        .join(format!("{}.{}.json", clean(path), clean(hash)))
+}
+
+/// Writes `text` to `file` through a temporary file, so a reader never sees half of it.
+fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, text.as_bytes())?;
+    temp.persist(file).map_err(|e| e.error)?;
+    Ok(())
+}
+
+async fn get_text(client: &Client, url: &str) -> Result<String, String> {
+    let request = http::Request::get(url)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Vec::new())
+        .map_err(|e| e.to_string())?;
+    client
+        .request_text(request)
+        .await
+        .map_err(|e| crate::commands::context::describe(&e))
+}
+
+/// The schemas of the kinds of `api_versions` (`apps/v1`, `v1`, `example.com/v1`): the server's
+/// documents where they can be read (from the cache when their hash is already there), else the
+/// built-in ones, with a notice.
+pub async fn load(
+    client: &Client,
+    server_version: &str,
+    api_versions: &BTreeSet<String>,
+    cache: Option<&Path>,
+) -> LoadedSchemas {
+    let mut out = LoadedSchemas {
+        schemas: Schemas::builtin().clone(),
+        notices: Vec::new(),
+    };
+    if api_versions.is_empty() {
+        return out;
+    }
+    let index = match get_text(client, "/openapi/v3").await.and_then(|text| {
+        serde_json::from_str::<Value>(&text).map_err(|e| format!("not an OpenAPI index: {e}"))
+    }) {
+        Ok(index) => index,
+        Err(reason) => {
+            out.notices.push(format!(
+                "cannot read the cluster's OpenAPI (/openapi/v3: {reason}): comparing with the schemas of Kubernetes 1.36 built into kdrift"
+            ));
+            return out;
+        }
+    };
+    for api_version in api_versions {
+        let path = document_path(api_version);
+        let builtin = BUILTIN_DOCUMENTS.iter().any(|d| d.path == path);
+        let fallback = if builtin {
+            "the built-in schema of Kubernetes 1.36 stands in"
+        } else {
+            "its lists are compared as a whole and its maps field by field"
+        };
+        let Some(url) = index
+            .pointer(&format!(
+                "/paths/{}/serverRelativeURL",
+                path.replace('~', "~0").replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+        else {
+            out.notices.push(format!(
+                "the cluster's OpenAPI has no document for {api_version}: {fallback}"
+            ));
+            continue;
+        };
+        let hash = url
+            .split_once("hash=")
+            .map(|(_, h)| h.split('&').next().unwrap_or(h))
+            .unwrap_or("");
+        let file = cache
+            .filter(|_| !hash.is_empty())
+            .map(|dir| cache_file(dir, server_version, &path, hash));
+        let cached = file
+            .as_ref()
+            .and_then(|f| std::fs::read(f).ok())
+            .filter(|bytes| out.schemas.add_document(bytes).is_ok());
+        if cached.is_some() {
+            continue;
+        }
+        match get_text(client, url).await {
+            Ok(text) => match out.schemas.add_document(text.as_bytes()) {
+                Ok(_) => {
+                    if let Some(file) = &file
+                        && let Err(e) = write_atomically(file, &text)
+                    {
+                        tracing::warn!(file = %file.display(), error = %e, "cannot cache an OpenAPI document");
+                    }
+                }
+                Err(e) => out.notices.push(format!(
+                    "the cluster's OpenAPI document of {api_version} is not readable ({e}): {fallback}"
+                )),
+            },
+            Err(reason) => out.notices.push(format!(
+                "cannot read the cluster's OpenAPI document of {api_version} ({reason}): {fallback}"
+            )),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_found_and_cached_by_path_and_hash() {
+        assert_eq!(document_path("v1"), "api/v1");
+        assert_eq!(document_path("apps/v1"), "apis/apps/v1");
+        let file = cache_file(
+            Path::new("/c"),
+            "v1.36.2+k3s1",
+            "apis/example.com/v1",
+            "AB12",
+        );
+        assert_eq!(
+            file,
+            Path::new("/c/v1.36.2_k3s1/apis_example.com_v1.AB12.json")
+        );
+    }
+}
