@@ -93,11 +93,13 @@ fn settle(write: impl Fn(&Cluster, &Repo), fields: &[Field]) {
 fn client_side_apply_of_a_modified_copy() {
     settle(
         |c, repo| {
+            // The Deployment's labels (the first of the file's objects).
             let copy = repo
                 .read("shop/cart.yaml")
-                .replace(
+                .replacen(
                     "    app.kubernetes.io/part-of: shop\nspec:",
                     "    app.kubernetes.io/part-of: shop\n    laptop: \"yes\"\nspec:",
+                    1,
                 )
                 .replace(
                     "            - name: CART_TTL\n              value: 72h\n",

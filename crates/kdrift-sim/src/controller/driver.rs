@@ -52,6 +52,8 @@ struct Driver {
     deployment_uids: HashSet<String>,
     /// CustomResourceDefinitions whose status the apiextensions server has to write.
     dirty_definitions: BTreeSet<Key>,
+    /// Autoscalers to look at (theirs or their target's spec changed).
+    dirty_autoscalers: BTreeSet<Key>,
 }
 
 /// Run the controllers until the task is aborted.
@@ -115,6 +117,7 @@ impl Driver {
             repeated: HashMap::new(),
             deployment_uids: HashSet::new(),
             dirty_definitions: BTreeSet::new(),
+            dirty_autoscalers: BTreeSet::new(),
         }
     }
 
@@ -142,6 +145,12 @@ impl Driver {
         {
             self.dirty_definitions.insert(key_of(&crd));
         }
+        for hpa in self
+            .store
+            .list(ResourceType::HORIZONTAL_POD_AUTOSCALER, None)
+        {
+            self.dirty_autoscalers.insert(key_of(&hpa));
+        }
         let pods = self.store.list(ResourceType::POD, None);
         let live: HashSet<Key> = pods.iter().map(key_of).collect();
         self.pod_stages.retain(|k, _| live.contains(k));
@@ -162,6 +171,13 @@ impl Driver {
         if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION && kind != EventType::Deleted {
             self.dirty_definitions.insert(key);
             return;
+        }
+        if resource == ResourceType::HORIZONTAL_POD_AUTOSCALER && kind != EventType::Deleted {
+            self.dirty_autoscalers.insert(key);
+            return;
+        }
+        if resource == ResourceType::DEPLOYMENT && kind != EventType::Deleted {
+            self.autoscalers_of(&key);
         }
         let id = uid(object).to_string();
         let owner = controller_uid(object).map(str::to_string);
@@ -295,6 +311,8 @@ impl Driver {
                 self.sync_deployment(&key);
             } else if let Some(key) = self.dirty_definitions.pop_first() {
                 self.establish(&key);
+            } else if let Some(key) = self.dirty_autoscalers.pop_first() {
+                self.autoscale(&key);
             } else {
                 return false;
             }
@@ -303,7 +321,75 @@ impl Driver {
             && self.new_pods.is_empty()
             && self.dirty_replica_sets.is_empty()
             && self.dirty_deployments.is_empty()
-            && self.dirty_definitions.is_empty())
+            && self.dirty_definitions.is_empty()
+            && self.dirty_autoscalers.is_empty())
+    }
+
+    /// The autoscalers of the namespace of Deployment `key` that target it look again.
+    fn autoscalers_of(&mut self, key: &Key) {
+        for hpa in self.store.list(
+            ResourceType::HORIZONTAL_POD_AUTOSCALER,
+            Some(&key.namespace),
+        ) {
+            if super::autoscaler::target(&hpa) == Some(("Deployment", key.name.as_str())) {
+                self.dirty_autoscalers.insert(key_of(&hpa));
+            }
+        }
+    }
+
+    /// The autoscaler: its target's replicas within bounds (through `/scale`), then its status.
+    fn autoscale(&mut self, key: &Key) {
+        let Some(hpa) = self.store.get(
+            ResourceType::HORIZONTAL_POD_AUTOSCALER,
+            &key.namespace,
+            &key.name,
+        ) else {
+            return;
+        };
+        let Some(("Deployment", target)) = super::autoscaler::target(&hpa) else {
+            return;
+        };
+        let Some(deploy) = self
+            .store
+            .get(ResourceType::DEPLOYMENT, &key.namespace, target)
+        else {
+            return;
+        };
+        let current = deploy
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let wanted = super::autoscaler::desired(&hpa, current);
+        if wanted != current {
+            let scale = WriteOptions {
+                manager: CONTROLLER_MANAGER.to_string(),
+                subresource: Some("scale".into()),
+                dry_run: false,
+            };
+            let patch =
+                crate::store::Patch::Merge(serde_json::json!({"spec": {"replicas": wanted}}));
+            if let Err(error) = self.store.patch(
+                ResourceType::DEPLOYMENT,
+                &key.namespace,
+                target,
+                &patch,
+                &scale,
+            ) {
+                tracing::warn!(%key, %error, "autoscaler write failed");
+            }
+        }
+        let now = crate::store::now_rfc3339();
+        let opts = WriteOptions::status(CONTROLLER_MANAGER);
+        self.modify(ResourceType::HORIZONTAL_POD_AUTOSCALER, key, &opts, |hpa| {
+            let status = super::autoscaler::status(hpa, wanted, &now);
+            let same = hpa.get("status").is_some_and(|s| {
+                s.get("currentReplicas") == status.get("currentReplicas")
+                    && s.get("conditions").is_some()
+            });
+            if !same {
+                hpa["status"] = status;
+            }
+        });
     }
 
     /// The apiextensions server: a definition's names accepted, its kind established.

@@ -8,6 +8,7 @@
 //! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
 //! - [`events`]: `Event` objects as the components write them.
+//! - [`autoscaler`]: the horizontal pod autoscaler, without metrics.
 //! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
 //!
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
@@ -20,6 +21,7 @@ use tokio::task::JoinHandle;
 use super::store::Store;
 
 pub mod apiextensions;
+pub mod autoscaler;
 pub mod deploy_status;
 pub mod deployment;
 pub mod driver;

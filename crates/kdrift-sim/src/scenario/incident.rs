@@ -67,6 +67,20 @@ pub enum Step {
         container: String,
         seconds: i64,
     },
+    /// `kubectl edit configmap/<name>`, flipping one key.
+    EditConfigMap {
+        target: Key,
+        key: String,
+        value: String,
+    },
+    /// `kubectl patch service/<name> -p '{"spec":{"type":"<type>"}}'`.
+    PatchServiceType { target: Key, service_type: String },
+    /// `kubectl annotate ingress/<name> <key>=<value>`.
+    AnnotateIngress {
+        target: Key,
+        key: String,
+        value: String,
+    },
 }
 
 impl Step {
@@ -76,7 +90,20 @@ impl Step {
             | Step::Scale { target, .. }
             | Step::SetMemoryLimit { target, .. }
             | Step::SetEnv { target, .. }
-            | Step::EditProbeTimeout { target, .. } => target,
+            | Step::EditProbeTimeout { target, .. }
+            | Step::EditConfigMap { target, .. }
+            | Step::PatchServiceType { target, .. }
+            | Step::AnnotateIngress { target, .. } => target,
+        }
+    }
+
+    /// The type of the object the step changes.
+    pub fn resource(&self) -> ResourceType {
+        match self {
+            Step::EditConfigMap { .. } => ResourceType::CONFIG_MAP,
+            Step::PatchServiceType { .. } => ResourceType::SERVICE,
+            Step::AnnotateIngress { .. } => ResourceType::INGRESS,
+            _ => ResourceType::DEPLOYMENT,
         }
     }
 }
@@ -114,6 +141,23 @@ pub fn steps() -> Vec<Step> {
             container: "gateway".into(),
             seconds: 3,
         },
+        // The new checkout path is suspected: its feature flag flipped by hand.
+        Step::EditConfigMap {
+            target: Key::new("shop", "frontend-config"),
+            key: "FEATURE_NEW_CHECKOUT".into(),
+            value: "on".into(),
+        },
+        // Reaching the frontend around the ingress to tell which one is slow.
+        Step::PatchServiceType {
+            target: Key::new("shop", "frontend"),
+            service_type: "NodePort".into(),
+        },
+        // Large uploads fail at the ingress: its body size limit raised by annotation.
+        Step::AnnotateIngress {
+            target: Key::new("shop", "frontend"),
+            key: "nginx.ingress.kubernetes.io/proxy-body-size".into(),
+            value: "20m".into(),
+        },
     ]
 }
 
@@ -134,19 +178,12 @@ pub async fn play(store: &Store, pacing: &Pacing) {
 /// Send one step to the store, as kubectl would send it.
 pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
     let target = step.target();
+    let resource = step.resource();
     let live = store
-        .get(ResourceType::DEPLOYMENT, &target.namespace, &target.name)
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("deployments.apps \"{}\" not found", target.name))
-        })?;
+        .get(resource, &target.namespace, &target.name)
+        .ok_or_else(|| crate::store::not_found(resource, &target.name))?;
     let (patch, opts) = request_for(step, &live);
-    store.patch(
-        ResourceType::DEPLOYMENT,
-        &target.namespace,
-        &target.name,
-        &patch,
-        &opts,
-    )
+    store.patch(resource, &target.namespace, &target.name, &patch, &opts)
 }
 
 /// The patch and options kubectl sends for `step` against the `live` Deployment.
@@ -211,6 +248,21 @@ pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
             ),
             WriteOptions::manager("kubectl-edit"),
         ),
+        // kubectl edit sends the two-way strategic merge patch of what changed.
+        Step::EditConfigMap { key, value, .. } => (
+            Patch::Strategic(json!({"data": {key: value}})),
+            WriteOptions::manager("kubectl-edit"),
+        ),
+        // kubectl patch's default type is a strategic merge patch.
+        Step::PatchServiceType { service_type, .. } => (
+            Patch::Strategic(json!({"spec": {"type": service_type}})),
+            WriteOptions::manager("kubectl-patch"),
+        ),
+        // kubectl annotate sends a JSON merge patch.
+        Step::AnnotateIngress { key, value, .. } => (
+            Patch::Merge(json!({"metadata": {"annotations": {key: value}}})),
+            WriteOptions::manager("kubectl-annotate"),
+        ),
     }
 }
 
@@ -240,25 +292,33 @@ mod tests {
     use super::*;
     use crate::scenario::manifests::demo_objects;
 
-    fn demo_deployment(key: &Key) -> Value {
+    fn demo_object(step: &Step) -> Value {
+        let key = step.target();
         demo_objects()
             .unwrap()
             .into_iter()
             .map(|o| o.object)
-            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == key.name.as_str())
-            .unwrap()
+            .find(|o| {
+                o["kind"] == step.resource().kind()
+                    && o["metadata"]["namespace"] == key.namespace.as_str()
+                    && o["metadata"]["name"] == key.name.as_str()
+            })
+            .unwrap_or_else(|| panic!("no demo object for {step:?}"))
     }
 
     #[test]
-    fn every_step_targets_a_demo_deployment_and_container() {
+    fn every_step_targets_a_demo_object_and_container() {
         for step in steps() {
-            let live = demo_deployment(step.target());
+            let live = demo_object(&step);
             assert_eq!(
                 live["metadata"]["namespace"],
                 step.target().namespace.as_str()
             );
             let container = match &step {
-                Step::Scale { .. } => continue,
+                Step::Scale { .. }
+                | Step::EditConfigMap { .. }
+                | Step::PatchServiceType { .. }
+                | Step::AnnotateIngress { .. } => continue,
                 Step::SetImage { container, .. }
                 | Step::SetMemoryLimit { container, .. }
                 | Step::SetEnv { container, .. }
@@ -272,7 +332,7 @@ mod tests {
     fn requests_are_written_as_kubectl_writes_them() {
         let mut managers = Vec::new();
         for step in steps() {
-            let live = demo_deployment(step.target());
+            let live = demo_object(&step);
             let (patch, opts) = request_for(&step, &live);
             managers.push((opts.manager.clone(), opts.subresource.clone()));
             let body = match patch {
@@ -289,6 +349,16 @@ mod tests {
                     body,
                     r#"{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"checkout"}],"containers":[{"image":"registry.example/shop/checkout:3.2.0-crash","name":"checkout"}]}}}}"#
                 ),
+                Step::EditConfigMap { .. } => {
+                    assert_eq!(body, r#"{"data":{"FEATURE_NEW_CHECKOUT":"on"}}"#)
+                }
+                Step::PatchServiceType { .. } => {
+                    assert_eq!(body, r#"{"spec":{"type":"NodePort"}}"#)
+                }
+                Step::AnnotateIngress { .. } => assert_eq!(
+                    body,
+                    r#"{"metadata":{"annotations":{"nginx.ingress.kubernetes.io/proxy-body-size":"20m"}}}"#
+                ),
                 _ => assert!(body.contains("$setElementOrder/containers"), "{body}"),
             }
         }
@@ -300,7 +370,10 @@ mod tests {
                 "kubectl",
                 "kubectl-set",
                 "kubectl-set",
-                "kubectl-edit"
+                "kubectl-edit",
+                "kubectl-edit",
+                "kubectl-patch",
+                "kubectl-annotate"
             ]
         );
         assert_eq!(managers[1].1.as_deref(), Some("scale"));
@@ -392,6 +465,25 @@ mod tests {
             3
         );
         assert!(managers(&gateway).contains(&("kubectl-edit".into(), String::new())));
+
+        let flags = store
+            .get(ResourceType::CONFIG_MAP, "shop", "frontend-config")
+            .unwrap();
+        assert_eq!(flags["data"]["FEATURE_NEW_CHECKOUT"], "on");
+        assert!(managers(&flags).contains(&("kubectl-edit".into(), String::new())));
+        let service = store
+            .get(ResourceType::SERVICE, "shop", "frontend")
+            .unwrap();
+        assert_eq!(service["spec"]["type"], "NodePort");
+        assert!(service["spec"]["ports"][0]["nodePort"].is_i64());
+        let ingress = store
+            .get(ResourceType::INGRESS, "shop", "frontend")
+            .unwrap();
+        assert_eq!(
+            ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-body-size"],
+            "20m"
+        );
+        assert!(managers(&ingress).contains(&("kubectl-annotate".into(), String::new())));
 
         // The hotfixes roll out; the crashing image does not.
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);

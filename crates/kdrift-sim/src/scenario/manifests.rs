@@ -3,15 +3,27 @@
 use serde_json::Value;
 
 /// (path relative to `demo/`, contents) of every demo manifest. Namespaces come first, as
-/// they must be created before the objects in them.
+/// they must be created before the objects in them, then the definitions of custom resources.
 pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
     (
         "namespaces.yaml",
         include_str!("../../../../demo/namespaces.yaml"),
     ),
     (
+        "crds/backuppolicies.yaml",
+        include_str!("../../../../demo/crds/backuppolicies.yaml"),
+    ),
+    (
         "payments/fraud-check.yaml",
         include_str!("../../../../demo/payments/fraud-check.yaml"),
+    ),
+    (
+        "payments/ledger-backup.yaml",
+        include_str!("../../../../demo/payments/ledger-backup.yaml"),
+    ),
+    (
+        "payments/ledger-reconcile.yaml",
+        include_str!("../../../../demo/payments/ledger-reconcile.yaml"),
     ),
     (
         "payments/ledger.yaml",
@@ -48,6 +60,10 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
     (
         "shop/frontend.yaml",
         include_str!("../../../../demo/shop/frontend.yaml"),
+    ),
+    (
+        "shop/quota.yaml",
+        include_str!("../../../../demo/shop/quota.yaml"),
     ),
 ];
 
@@ -177,7 +193,8 @@ mod tests {
             "{surges:?}"
         );
         for d in &deploys {
-            let replicas = d["spec"]["replicas"].as_i64().unwrap();
+            // Catalog's count is its autoscaler's: its manifest says none.
+            let replicas = d["spec"]["replicas"].as_i64().unwrap_or(1);
             assert!(
                 (1..=4).contains(&replicas),
                 "{}: {replicas} replicas",
@@ -216,6 +233,51 @@ mod tests {
                 .as_i64()
                 .is_some_and(|s| s <= 60)
         }));
+    }
+
+    #[test]
+    fn demo_is_an_application_repository_of_every_common_kind() {
+        let objects = demo_objects().unwrap();
+        let kinds: BTreeSet<&str> = objects
+            .iter()
+            .filter_map(|o| o.object["kind"].as_str())
+            .collect();
+        for kind in [
+            "Namespace",
+            "Deployment",
+            "Service",
+            "ServiceAccount",
+            "ConfigMap",
+            "Secret",
+            "HorizontalPodAutoscaler",
+            "Ingress",
+            "PodDisruptionBudget",
+            "CronJob",
+            "ResourceQuota",
+            "CustomResourceDefinition",
+            "BackupPolicy",
+        ] {
+            assert!(kinds.contains(kind), "no {kind} in demo/");
+        }
+        // Every Deployment has its Service (but the worker) and ServiceAccount.
+        let named = |kind: &str, ns: &str, name: &str| {
+            objects.iter().any(|o| {
+                o.object["kind"] == kind
+                    && o.object["metadata"]["namespace"] == ns
+                    && o.object["metadata"]["name"] == name
+            })
+        };
+        for d in deployments() {
+            let (ns, name) = (
+                d["metadata"]["namespace"].as_str().unwrap(),
+                d["metadata"]["name"].as_str().unwrap(),
+            );
+            assert!(named("ServiceAccount", ns, name), "{ns}/{name}");
+            assert!(
+                name == "ledger" || named("Service", ns, name),
+                "{ns}/{name}"
+            );
+        }
     }
 
     #[test]
