@@ -99,19 +99,15 @@ pub async fn load(
         Ok(index) => index,
         Err(reason) => {
             out.notices.push(format!(
-                "cannot read the cluster's OpenAPI (/openapi/v3: {reason}): comparing with the schemas of Kubernetes 1.36 built into kdrift"
+                "cannot read the cluster's OpenAPI (/openapi/v3: {reason}): the schemas of Kubernetes 1.36 built into kdrift stand in"
             ));
             return out;
         }
     };
+    let mut unreadable: Vec<(String, String)> = Vec::new();
+    let mut absent: Vec<String> = Vec::new();
     for api_version in api_versions {
         let path = document_path(api_version);
-        let builtin = BUILTIN_DOCUMENTS.iter().any(|d| d.path == path);
-        let fallback = if builtin {
-            "the built-in schema of Kubernetes 1.36 stands in"
-        } else {
-            "its lists are compared as a whole and its maps field by field"
-        };
         let Some(url) = index
             .pointer(&format!(
                 "/paths/{}/serverRelativeURL",
@@ -119,9 +115,7 @@ pub async fn load(
             ))
             .and_then(Value::as_str)
         else {
-            out.notices.push(format!(
-                "the cluster's OpenAPI has no document for {api_version}: {fallback}"
-            ));
+            absent.push(api_version.clone());
             continue;
         };
         let hash = url
@@ -147,14 +141,44 @@ pub async fn load(
                         tracing::warn!(file = %file.display(), error = %e, "cannot cache an OpenAPI document");
                     }
                 }
-                Err(e) => out.notices.push(format!(
-                    "the cluster's OpenAPI document of {api_version} is not readable ({e}): {fallback}"
-                )),
+                Err(e) => unreadable.push((api_version.clone(), e.to_string())),
             },
-            Err(reason) => out.notices.push(format!(
-                "cannot read the cluster's OpenAPI document of {api_version} ({reason}): {fallback}"
-            )),
+            Err(reason) => unreadable.push((api_version.clone(), reason)),
         }
+    }
+    // One line for each way it went wrong, not one per document.
+    let fallback = |versions: &[&String]| {
+        let custom = versions
+            .iter()
+            .any(|v| !BUILTIN_DOCUMENTS.iter().any(|d| d.path == document_path(v)));
+        if custom {
+            "the schemas of Kubernetes 1.36 built into kdrift stand in (a custom resource without one is compared without a schema: its lists as a whole)"
+        } else {
+            "the schemas of Kubernetes 1.36 built into kdrift stand in"
+        }
+    };
+    let list = |versions: &[&String]| {
+        versions
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some((_, reason)) = unreadable.first() {
+        let versions: Vec<&String> = unreadable.iter().map(|(v, _)| v).collect();
+        out.notices.push(format!(
+            "cannot read the cluster's OpenAPI for {} ({reason}): {}",
+            list(&versions),
+            fallback(&versions)
+        ));
+    }
+    if !absent.is_empty() {
+        let versions: Vec<&String> = absent.iter().collect();
+        out.notices.push(format!(
+            "the cluster's OpenAPI has no document for {}: {}",
+            list(&versions),
+            fallback(&versions)
+        ));
     }
     out
 }

@@ -108,6 +108,14 @@ pub enum Problem {
     /// A template (Helm's `{{ }}`): not a manifest until rendered, so not read. A note, not an
     /// error: it hides no object that the manifests hold.
     Template { file: PathBuf },
+    /// An object the server would refuse as it is written (a Secret's `data` that is not
+    /// base64); the message names the field, never its value.
+    Invalid {
+        file: PathBuf,
+        line: usize,
+        key: ObjectKey,
+        message: String,
+    },
     /// A manifest of a kind the cluster does not serve (a CustomResourceDefinition not
     /// installed, a version no longer served): it cannot be compared.
     Unserved {
@@ -124,7 +132,8 @@ impl Problem {
         match self {
             Problem::Malformed { file, line, .. }
             | Problem::BadConfig { file, line, .. }
-            | Problem::Unserved { file, line, .. } => (file, Some(*line)),
+            | Problem::Unserved { file, line, .. }
+            | Problem::Invalid { file, line, .. } => (file, Some(*line)),
             Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
             Problem::Skipped { file, .. } | Problem::Template { file } => (file, None),
         }
@@ -157,6 +166,12 @@ impl fmt::Display for Problem {
                 message,
             } => write!(f, "{}:{line}: {message}", file.display()),
             Problem::Unserved {
+                file,
+                line,
+                key,
+                message,
+            }
+            | Problem::Invalid {
                 file,
                 line,
                 key,

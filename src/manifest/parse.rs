@@ -178,6 +178,50 @@ struct Place<'a, 'd> {
 }
 
 impl Place<'_, '_> {
+    /// A Secret's `data` must be base64 (the server refuses it otherwise): each value that is
+    /// not is a problem naming its field and line, never its value.
+    fn check_secret_data(
+        &self,
+        parsed: &mut ParsedFile,
+        key: &ObjectKey,
+        value: &Value,
+        list_item: Option<usize>,
+    ) {
+        use base64::Engine;
+        let Some(Value::Object(data)) = value.get("data") else {
+            return;
+        };
+        for (name, encoded) in data {
+            let valid = encoded.as_str().is_some_and(|text| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .is_ok()
+            });
+            if valid {
+                continue;
+            }
+            let mut steps = Vec::new();
+            if let Some(at) = list_item {
+                steps.extend([
+                    super::lines::Step::Field("items"),
+                    super::lines::Step::Item(at),
+                ]);
+            }
+            steps.extend([
+                super::lines::Step::Field("data"),
+                super::lines::Step::Field(name),
+            ]);
+            parsed.problems.push(Problem::Invalid {
+                file: self.file.to_path_buf(),
+                line: self.doc.line + super::lines::line_of(self.doc.text, &steps) + 1,
+                key: key.clone(),
+                message: format!(
+                    "data.{name} is not base64, as a Secret's data must be (the server refuses it; write text under stringData)"
+                ),
+            });
+        }
+    }
+
     /// Keeps `value` if it is a Kubernetes object (YAML that is not one is skipped quietly).
     fn push(
         &self,
@@ -191,6 +235,9 @@ impl Place<'_, '_> {
         let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
             return;
         };
+        if key.group.is_empty() && key.kind == "Secret" {
+            self.check_secret_data(parsed, &key, &value, list_item);
+        }
         let api_version = value
             .get("apiVersion")
             .and_then(Value::as_str)

@@ -1,6 +1,6 @@
 //! Fault injection for tests, on the server handle: drop every watch stream, answer watches
-//! with `410 Gone`, forbid a namespace or the list of namespaces (403), add latency to every
-//! reply.
+//! with `410 Gone`, forbid a namespace, a resource type or the list of namespaces (403), break
+//! the OpenAPI v3 documents (403, 404, malformed), add latency to every reply.
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,7 +21,23 @@ struct Inner {
     forbidden: Mutex<HashSet<String>>,
     /// Listing namespaces (cluster-scoped) is refused, as RBAC with only namespaced Roles does.
     namespace_list_forbidden: AtomicBool,
+    /// Resource types (`group/plural`, `""/secrets`) every request for gets a 403.
+    forbidden_resources: Mutex<HashSet<String>>,
+    openapi: Mutex<OpenApiFault>,
     latency_micros: AtomicU64,
+}
+
+/// How `/openapi/v3` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenApiFault {
+    #[default]
+    Served,
+    /// 403, as for a user RBAC does not let read it.
+    Forbidden,
+    /// 404, as a server without OpenAPI v3 (before 1.24, or turned off).
+    Missing,
+    /// Documents that are not JSON (a proxy's error page).
+    Broken,
 }
 
 impl Default for Faults {
@@ -32,6 +48,8 @@ impl Default for Faults {
                 watch_gone: AtomicBool::new(false),
                 forbidden: Mutex::new(HashSet::new()),
                 namespace_list_forbidden: AtomicBool::new(false),
+                forbidden_resources: Mutex::new(HashSet::new()),
+                openapi: Mutex::new(OpenApiFault::Served),
                 latency_micros: AtomicU64::new(0),
             }),
         }
@@ -89,6 +107,34 @@ impl Faults {
 
     pub fn namespace_list_forbidden(&self) -> bool {
         self.inner.namespace_list_forbidden.load(Ordering::SeqCst)
+    }
+
+    /// Every request for resource type `plural` of `group` gets a 403 (a user whose RBAC does
+    /// not grant that type, such as Secrets).
+    pub fn forbid_resource(&self, group: &str, plural: &str) {
+        self.inner
+            .forbidden_resources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(format!("{group}/{plural}"));
+        self.drop_watches();
+    }
+
+    pub fn is_resource_forbidden(&self, group: &str, plural: &str) -> bool {
+        self.inner
+            .forbidden_resources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&format!("{group}/{plural}"))
+    }
+
+    /// How `/openapi/v3` answers from now on.
+    pub fn set_openapi(&self, fault: OpenApiFault) {
+        *self.inner.openapi.lock().unwrap_or_else(|e| e.into_inner()) = fault;
+    }
+
+    pub fn openapi(&self) -> OpenApiFault {
+        *self.inner.openapi.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Wait this long before answering each request (and each watch before its first event).

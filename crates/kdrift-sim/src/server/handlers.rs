@@ -20,6 +20,7 @@ use super::table::{self, IncludeObject};
 use super::watch_stream;
 use super::writes;
 use crate::discovery;
+use crate::faults::OpenApiFault;
 use crate::resources::ResourceType;
 use crate::store::{ApiError, Entry, FieldSelector, LabelSelector};
 
@@ -43,6 +44,11 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
             None => page_not_found(),
         },
         Route::OpenApiV2 => openapi_v2(&req),
+        Route::OpenApiV3Index | Route::OpenApiV3(_)
+            if state.faults.openapi() != OpenApiFault::Served =>
+        {
+            openapi_fault(state.faults.openapi(), req.uri().path())
+        }
         Route::OpenApiV3Index => json_value(
             StatusCode::OK,
             &crate::openapi_v3::index(state.store.openapi_documents().iter()),
@@ -90,6 +96,29 @@ fn openapi_v2(req: &Request<Incoming>) -> Reply {
         http::HeaderValue::from_static(content_type),
     );
     reply
+}
+
+/// `/openapi/v3` under a fault: forbidden as RBAC words it, missing, or broken (the index
+/// answers, its documents are not JSON).
+fn openapi_fault(fault: OpenApiFault, path: &str) -> Reply {
+    match fault {
+        OpenApiFault::Forbidden => error_reply(&ApiError::Forbidden(format!(
+            "forbidden: User \"kdrift-demo\" cannot get path \"{path}\""
+        ))),
+        OpenApiFault::Broken if path == "/openapi/v3" => json_bytes(
+            StatusCode::OK,
+            r#"{"paths":{"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=BROKEN"},"apis/apps/v1":{"serverRelativeURL":"/openapi/v3/apis/apps/v1?hash=BROKEN"}}}"#,
+        ),
+        OpenApiFault::Broken => {
+            let mut reply = hyper::Response::new(full("<html>502 Bad Gateway</html>"));
+            reply.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/html"),
+            );
+            reply
+        }
+        OpenApiFault::Missing | OpenApiFault::Served => page_not_found(),
+    }
 }
 
 /// What a real server answers for a path it does not serve.
@@ -146,7 +175,8 @@ fn forbidden(
     let namespace_list = r == ResourceType::NAMESPACE
         && path.name.is_none()
         && state.faults.namespace_list_forbidden();
-    if !namespace_list && (!scoped || !state.faults.is_forbidden(ns)) {
+    let resource = state.faults.is_resource_forbidden(r.group(), r.plural());
+    if !namespace_list && !resource && (!scoped || !state.faults.is_forbidden(ns)) {
         return None;
     }
     let what = if r.group().is_empty() {
