@@ -8,7 +8,7 @@ mod headless_util;
 use std::io::Read;
 
 use common::Cluster;
-use headless_util::{Repo, drifted_fields, kdrift, kdrift_env};
+use headless_util::{Repo, drifted_fields, kdrift, kdrift_env, keys_with_status};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 fn field(key: &str, class: &str, path: &str, manager: &str, sub: &str) -> [String; 6] {
@@ -133,12 +133,10 @@ fn check_of_one_namespace_does_not_call_other_namespaces_missing() {
     let objects = report["objects"].as_array().unwrap();
     assert!(!objects.is_empty());
     assert!(objects.iter().all(|o| o["namespace"] == "shop"), "{shop:?}");
-    let missing: Vec<&str> = objects
-        .iter()
-        .filter(|o| o["status"] == "missing")
-        .map(|o| o["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(missing, ["deployment/shop/cart"]);
+    assert_eq!(
+        keys_with_status(&report, "missing"),
+        ["deployment/shop/cart"]
+    );
 
     let payments = kdrift(&c, &repo, &["check", "-n", "payments"]);
     assert_eq!(payments.code, 0, "{payments:?}");
@@ -233,13 +231,7 @@ fn unmanaged_objects_are_listed_only_when_asked_for() {
     let asked = kdrift(&c, &repo, &["check", "-A", "--unmanaged", "-o", "json"]);
     assert_eq!(asked.code, 1, "{asked:?}");
     let report = asked.json();
-    let unmanaged: Vec<&str> = report["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["status"] == "unmanaged")
-        .map(|o| o["key"].as_str().unwrap())
-        .collect();
+    let unmanaged = keys_with_status(&report, "unmanaged");
     assert_eq!(unmanaged, ["deployment/shop/hand-made"], "{asked:?}");
 }
 

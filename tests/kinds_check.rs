@@ -13,7 +13,7 @@ mod headless_util;
 use std::path::Path;
 
 use common::Cluster;
-use headless_util::{Repo, Run, drifted_fields, kdrift};
+use headless_util::{Repo, Run, drifted_fields, kdrift, keys_with_status};
 use kdrift::sim::faults::OpenApiFault;
 
 /// The demo repository applied to an empty cluster with kubectl, as a team would apply theirs.
@@ -153,13 +153,7 @@ fn an_application_repository_is_compared_kind_by_kind_and_no_secret_leaves() {
         ],
         "{drifted:?}"
     );
-    let missing: Vec<&str> = report["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["status"] == "missing")
-        .map(|o| o["key"].as_str().unwrap())
-        .collect();
+    let missing = keys_with_status(&report, "missing");
     assert_eq!(missing, ["serviceaccount/shop/cart"], "{drifted:?}");
 
     // No secret value in any output: the check (text and JSON), the diff, the refused accept,

@@ -158,3 +158,14 @@ pub fn drifted_fields(report: &Value) -> Vec<[String; 6]> {
     out.sort();
     out
 }
+
+/// The keys of the objects of a `kdrift check -o json` report with `status` (`missing`, …).
+pub fn keys_with_status<'r>(report: &'r Value, status: &str) -> Vec<&'r str> {
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["status"] == status)
+        .map(|o| o["key"].as_str().unwrap())
+        .collect()
+}
