@@ -430,3 +430,156 @@ fn a_value_the_client_side_apply_set_otherwise_is_attributed_to_it() {
         ))
     );
 }
+
+/// The manifest `kubectl apply` applied to make a 1.36 capture: its last-applied annotation.
+fn applied_manifest(name: &str) -> ManifestObject {
+    let capture = read_json(
+        &Path::new(REFERENCE_136)
+            .join("objects")
+            .join(format!("{name}.after-client-apply.json")),
+    );
+    let text =
+        capture["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .expect("applied with kubectl apply")
+            .to_owned();
+    let file: Arc<Path> = Arc::from(Path::new(&format!("{name}.json")));
+    let mut parsed = parse_file(&file, &Arc::from(text), "default");
+    assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+    parsed.objects.remove(0)
+}
+
+/// The schemas of a 1.36 server: the built-in ones and the custom resource's captured document.
+fn schemas_136() -> kdrift::schema::Schemas {
+    let mut schemas = kdrift::schema::Schemas::builtin().clone();
+    let widget = std::fs::read(Path::new(REFERENCE_136).join("openapi/apis__example.com__v1.json"))
+        .expect("the custom resource's OpenAPI document");
+    schemas.add_document(&widget).expect("an OpenAPI document");
+    schemas
+}
+
+/// (class, path, manager) of the drift of a 1.36 capture against its applied manifest.
+fn drift_136(name: &str, state: &str) -> (ObjectStatus, Vec<(Class, String, Option<String>)>) {
+    let live = LiveObject::from_value(
+        read_json(
+            &Path::new(REFERENCE_136)
+                .join("objects")
+                .join(format!("{name}.{state}.json")),
+        ),
+        &schemas_136(),
+    )
+    .expect("a Kubernetes object");
+    let drift = compare(&applied_manifest(name), &live, &Config::default());
+    let items = drift
+        .items
+        .iter()
+        .map(|i| (i.class, i.path.to_string(), i.attribution.manager.clone()))
+        .collect();
+    (drift.status, items)
+}
+
+const CAPTURED_136: &[&str] = &[
+    "configmap-flags",
+    "secret-db",
+    "serviceaccount-web",
+    "service-web",
+    "statefulset-db",
+    "daemonset-agent",
+    "cronjob-report",
+    "hpa-web",
+    "ingress-web",
+    "pdb-web",
+    "crd-widgets",
+    "widget-w1",
+];
+
+#[test]
+fn every_kind_a_real_server_stored_after_kubectl_apply_is_in_sync() {
+    for name in CAPTURED_136 {
+        assert_eq!(
+            drift_136(name, "after-client-apply"),
+            (ObjectStatus::InSync, vec![]),
+            "{name}: a false positive right after kubectl apply"
+        );
+    }
+}
+
+#[test]
+fn out_of_band_changes_of_every_kind_are_named_with_their_managers() {
+    let who = |m: &str| Some(m.to_owned());
+    type Expected<'a> = Vec<(Class, &'a str, Option<String>)>;
+    let cases: Vec<(&str, Expected)> = vec![
+        (
+            "configmap-flags",
+            vec![
+                (Class::Changed, "data.beta", who("kubectl-patch")),
+                (Class::Changed, "data.mode", who("kubectl-edit")),
+            ],
+        ),
+        (
+            "secret-db",
+            vec![
+                // The rotator's apply changed the password and dropped the user.
+                (Class::Changed, "data.password", who("rotator")),
+                (Class::RemovedLive, "data.user", None),
+            ],
+        ),
+        (
+            "service-web",
+            vec![
+                (
+                    Class::AddedLive,
+                    "spec.externalTrafficPolicy",
+                    who("kubectl-patch"),
+                ),
+                (Class::AddedLive, "spec.type", who("kubectl-patch")),
+            ],
+        ),
+        (
+            "statefulset-db",
+            vec![(Class::Changed, "spec.replicas", who("kubectl"))],
+        ),
+        (
+            "daemonset-agent",
+            vec![(
+                Class::Changed,
+                "spec.template.spec.containers[name=agent].image",
+                who("kubectl-set"),
+            )],
+        ),
+        (
+            "ingress-web",
+            vec![(
+                Class::AddedLive,
+                "metadata.annotations.hotfix",
+                who("kubectl-annotate"),
+            )],
+        ),
+        (
+            "widget-w1",
+            vec![
+                (Class::RemovedLive, "spec.color", None),
+                (Class::RemovedLive, "spec.ports[name=http]", None),
+                (
+                    Class::AddedLive,
+                    "spec.ports[name=metrics]",
+                    who("hotfixer"),
+                ),
+                (Class::Changed, "spec.size", who("kubectl-patch")),
+                (Class::RemovedLive, "spec.tags[a]", None),
+                (Class::RemovedLive, "spec.tags[b]", None),
+                (Class::AddedLive, "spec.tags[c]", who("hotfixer")),
+            ],
+        ),
+    ];
+    for (name, expected) in cases {
+        let (status, mut items) = drift_136(name, "after-out-of-band");
+        items.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut expected: Vec<(Class, String, Option<String>)> = expected
+            .into_iter()
+            .map(|(c, p, m)| (c, p.to_owned(), m))
+            .collect();
+        expected.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!((status, items), (ObjectStatus::Drifted, expected), "{name}");
+    }
+}

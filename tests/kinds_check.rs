@@ -438,3 +438,43 @@ fn a_secret_manifest_that_is_not_base64_is_named() {
         repo.path("payments/ledger.yaml").display().to_string()
     );
 }
+
+#[test]
+fn a_server_side_apply_of_the_repository_is_in_sync_too() {
+    // Applied server-side from the start, then client-side applied and moved to server-side
+    // (kubectl hands the client-side apply's fields, defaults included, to the new manager).
+    for migrate in [false, true] {
+        let (c, repo) = if migrate {
+            applied()
+        } else {
+            let c = Cluster::start_with(false);
+            (c, Repo::demo())
+        };
+        let root = repo.root().to_str().unwrap().to_owned();
+        let server_side = |path: &str| {
+            let out = c.kubectl(&["apply", "--server-side", "-f", path]);
+            assert!(
+                out.status.success(),
+                "kubectl apply --server-side -f {path}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        server_side(&format!("{root}/crds"));
+        c.ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/backuppolicies.ops.example.com",
+            "--timeout=30s",
+        ]);
+        server_side(&format!("{root}/namespaces.yaml"));
+        let out = c.kubectl(&["apply", "--server-side", "-R", "-f", &root]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = kdrift(&c, &repo, &["check", "-A"]);
+        assert_eq!(run.code, 0, "migrate {migrate}: {run:?}");
+    }
+}

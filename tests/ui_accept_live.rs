@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::KeyCode;
 use kdrift::runtime::event_loop::Event;
-use live_screen::{Demo, changed_lines, demo, key, keys, wait_for};
+use live_screen::{Demo, changed_lines, demo, key, keys, keys_until, wait_for};
 use tokio::sync::mpsc::UnboundedSender;
 
 /// The row of `name` in the table, as drawn.
@@ -150,8 +150,7 @@ async fn a_moved_value_a_dirty_file_and_a_failing_hook_are_refused_and_say_so() 
         // The user's own unfinished edit of the file: the view warns, enter refuses.
         let mine = before.replace("# Owner:", "# Owners:");
         std::fs::write(d.manifests.join("shop/frontend.yaml"), &mine).unwrap();
-        keys(&tx, "a");
-        wait_for(&text, "the warning", |s| {
+        keys_until(&tx, &text, "a", "the warning", |s| {
             s.contains("2 → 6")
                 && s.contains("shop/frontend.yaml has uncommitted changes: enter will refuse")
         })
@@ -177,8 +176,8 @@ async fn a_moved_value_a_dirty_file_and_a_failing_hook_are_refused_and_say_so() 
         .unwrap();
         std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        keys(&tx, "a");
-        wait_for(&text, "the view without a warning", |s| {
+        // The file changed back: its reload may still be computing the row's drift.
+        keys_until(&tx, &text, "a", "the view without a warning", |s| {
             s.contains("2 → 6") && !s.contains("uncommitted changes")
         })
         .await;

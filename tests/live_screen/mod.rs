@@ -60,6 +60,33 @@ pub async fn wait_for(screen: &Arc<Mutex<String>>, what: &str, cond: impl Fn(&st
     }
 }
 
+/// Types `text` until the last frame satisfies `cond` (for a key that a reload still under way
+/// may refuse: a row whose drift is being computed again); fails after [`PATIENCE`].
+pub async fn keys_until(
+    tx: &tokio::sync::mpsc::UnboundedSender<Event>,
+    screen: &Arc<Mutex<String>>,
+    text: &str,
+    what: &str,
+    cond: impl Fn(&str) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        keys(tx, text);
+        let pressed = Instant::now();
+        while pressed.elapsed() < Duration::from_secs(2) {
+            if cond(&screen.lock().unwrap()) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "typed {text:?} for {what}; screen:\n{}",
+            screen.lock().unwrap()
+        );
+    }
+}
+
 pub fn key(tx: &tokio::sync::mpsc::UnboundedSender<Event>, code: KeyCode) {
     tx.send(Event::App(Message::Key(KeyEvent::from(code))))
         .unwrap();

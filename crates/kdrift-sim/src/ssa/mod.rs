@@ -119,6 +119,9 @@ pub fn apply(
         }
     }
 
+    // The server defaults the merged object before it compares: a value the applied
+    // configuration leaves to its default (`fieldRef.apiVersion`) is no change, and no conflict.
+    crate::schema::defaults::apply_defaults(resource.group(), resource.kind(), root, &mut merged);
     let comparison = Comparison::of(root, live, &merged);
     let changed = written_scope(resource, None, &comparison.changed());
     let removed = written_scope(resource, None, &comparison.removed);

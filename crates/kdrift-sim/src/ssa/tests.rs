@@ -312,7 +312,15 @@ fn apply_creates_with_an_apply_entry_of_the_applied_fields() {
         all[0].fields,
         FieldSet::from_applied(crate::schema::builtin_kind("Deployment"), &web_yaml())
     );
-    assert_eq!(object["spec"], web_yaml()["spec"]);
+    // The applied configuration, with the server's defaults.
+    let mut defaulted = web_yaml();
+    apply_defaults(
+        "apps",
+        "Deployment",
+        crate::schema::builtin_kind("Deployment"),
+        &mut defaulted,
+    );
+    assert_eq!(object["spec"], defaulted["spec"]);
 }
 
 #[test]
