@@ -437,32 +437,42 @@ fn git_as(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> Strin
 /// The issue's "done when": `kdrift demo` as a new user (no git identity), a `kubectl scale`
 /// hotfix, then select the row, `a`, `enter`: one line committed, comments intact, the row back
 /// in sync.
-#[test]
-fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
+/// `kdrift demo --scenario none` in `dir` (manifests/, kubeconfig, home/, state/ inside it),
+/// its log at trace level when `trace`.
+fn quiet_demo(dir: &std::path::Path, trace: bool) -> CommandBuilder {
+    let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let repo = dir.path().join("manifests");
-    let kubeconfig = dir.path().join("kubeconfig");
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
     cmd.args([
         "demo",
         "--scenario",
         "none",
         "--workdir",
-        repo.to_str().unwrap(),
+        dir.join("manifests").to_str().unwrap(),
         "--kubeconfig-out",
-        kubeconfig.to_str().unwrap(),
+        dir.join("kubeconfig").to_str().unwrap(),
     ]);
-    cmd.cwd(dir.path());
+    cmd.cwd(dir);
     cmd.env("HOME", &home);
     cmd.env("XDG_CONFIG_HOME", home.join(".config"));
-    cmd.env("XDG_STATE_HOME", dir.path().join("state"));
+    cmd.env("XDG_STATE_HOME", dir.join("state"));
+    if trace {
+        cmd.env("KDRIFT_LOG", "trace");
+    }
     cmd.env("GIT_CONFIG_NOSYSTEM", "1");
     cmd.env("TERM", "xterm-256color");
     cmd.env_remove("NO_COLOR");
     cmd.env_remove("KUBECONFIG");
-    let mut pty = Pty::spawn(cmd, ROWS, COLS);
+    cmd
+}
+
+#[test]
+fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let repo = dir.path().join("manifests");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut pty = Pty::spawn(quiet_demo(dir.path(), false), ROWS, COLS);
     let row_ends = |s: &Screen, drift: &str| {
         s.lines().iter().any(|l| {
             l.split(|c: char| c.is_whitespace() || c == '│')
@@ -532,4 +542,52 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     });
 
     quit(&mut pty, &mut screen, "kdrift did not quit on q");
+}
+
+/// A Secret rotated live, looked at in `:drift` and its diff, with everything logged (trace):
+/// its value is neither on the screen nor in the log file.
+#[test]
+fn a_secret_value_is_neither_on_screen_nor_in_the_log() {
+    use base64::Engine;
+    const PLANTED: &str = "planted-s3cret-Lw4";
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let state = dir.path().join("state");
+    let mut pty = Pty::spawn(quiet_demo(dir.path(), true), ROWS, COLS);
+    let mut screen = Screen::new();
+    wait_for(&mut screen, &pty.output, "the table", |s| {
+        s.text().contains("frontend")
+    });
+    let rotate = std::process::Command::new(live_screen::kubectl_bin::path())
+        .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+        .args(["-n", "payments", "patch", "secret/ledger-db", "-p"])
+        .arg(format!(r#"{{"stringData":{{"password":"{PLANTED}"}}}}"#))
+        .output()
+        .unwrap();
+    assert!(rotate.status.success(), "{rotate:?}");
+    pty.send(b":drift\r");
+    wait_for(&mut screen, &pty.output, "the rotated Secret listed", |s| {
+        s.text().contains("ledger-db")
+    });
+    pty.send(b"d");
+    wait_for(&mut screen, &pty.output, "the Secret's diff", |s| {
+        s.text().contains("password: sha256:")
+    });
+    let encoded = base64::engine::general_purpose::STANDARD.encode(PLANTED);
+    let shown = screen.text();
+    assert!(
+        !shown.contains(PLANTED) && !shown.contains(&encoded),
+        "{shown}"
+    );
+    quit(&mut pty, &mut screen, "kdrift did not quit on q");
+    let log = std::fs::read_to_string(state.join("kdrift/kdrift.log")).unwrap();
+    // The diff's GET of the Secret went through the logged client.
+    assert!(
+        log.contains("secrets/ledger-db"),
+        "the Secret's requests were not logged: {} bytes",
+        log.len()
+    );
+    for value in [PLANTED, encoded.as_str(), "demo-only-not-a-secret"] {
+        assert!(!log.contains(value), "the log shows a secret value");
+    }
 }

@@ -151,6 +151,11 @@ fn key(name: &str) -> ObjectKey {
     ObjectKey::new("shop", name)
 }
 
+/// The full key of the Deployment `shop/name`, as the views name it.
+fn object(name: &str) -> kdrift::manifest::ObjectKey {
+    kdrift::manifest::ObjectKey::new("apps", "Deployment", "shop", name)
+}
+
 fn press(app: &mut App, code: KeyCode) -> Vec<Command> {
     update(app, Message::Key(KeyEvent::from(code)))
 }
@@ -205,7 +210,7 @@ fn select(app: &mut App, name: &str) {
 fn fetched(dir: &Path, git: GitState) -> Message {
     let text = std::fs::read_to_string(dir.join("web.yaml")).unwrap();
     Message::AcceptReady(Box::new(AcceptFetched {
-        key: key("web"),
+        key: object("web"),
         live: Ok(Some(Box::new(
             LiveObject::from_value(web_hotfixed(), kdrift::schema::Schemas::builtin()).unwrap(),
         ))),
@@ -232,7 +237,8 @@ fn open(dir: &Path) -> App {
     assert_eq!(
         commands,
         [Command::PrepareAccept {
-            key: key("web"),
+            key: object("web"),
+            api_version: "apps/v1".into(),
             file: dir.join("web.yaml"),
             root: dir.to_path_buf(),
         }]
@@ -348,7 +354,7 @@ fn enter_asks_to_write_and_commit_the_checked_fields_only() {
     let [Command::Accept(request)] = commands.as_slice() else {
         panic!("{commands:?}");
     };
-    assert_eq!(request.key, key("web"));
+    assert_eq!(request.key, object("web"));
     let chosen: Vec<String> = request.chosen.iter().map(|i| i.path.to_string()).collect();
     assert_eq!(chosen, ["spec.replicas"]);
     assert_eq!(request.chosen[0].live, Some(json!(5)));
@@ -380,7 +386,7 @@ fn enter_asks_to_write_and_commit_the_checked_fields_only() {
     update(
         &mut app,
         Message::Accepted {
-            key: key("web"),
+            key: object("web"),
             result: Ok(said.to_owned()),
         },
     );
@@ -417,7 +423,8 @@ fn a_in_the_detail_view_stops_its_watchers_and_opens_the_accept_view() {
         [
             Command::StopDetail,
             Command::PrepareAccept {
-                key: key("web"),
+                key: object("web"),
+                api_version: "apps/v1".into(),
                 file: dir.path().join("web.yaml"),
                 root: dir.path().to_path_buf(),
             }
@@ -449,7 +456,7 @@ fn esc_cancels_back_to_the_table_or_to_the_diff_it_came_from() {
     let mut app = drifted_app(dir.path(), false);
     assert_eq!(
         press(&mut app, KeyCode::Char('d')),
-        [Command::FetchDiff(key("web"))]
+        [Command::FetchDiff(object("web"), "apps/v1".into())]
     );
     let commands = press(&mut app, KeyCode::Char('a'));
     assert!(
@@ -458,9 +465,9 @@ fn esc_cancels_back_to_the_table_or_to_the_diff_it_came_from() {
     );
     assert_eq!(
         press(&mut app, KeyCode::Esc),
-        [Command::FetchDiff(key("web"))]
+        [Command::FetchDiff(object("web"), "apps/v1".into())]
     );
-    assert!(matches!(&app.screen, Screen::Diff(v) if v.key == key("web")));
+    assert!(matches!(&app.screen, Screen::Diff(v) if v.key == object("web")));
 }
 
 #[test]
@@ -472,7 +479,7 @@ fn a_refused_accept_closes_the_view_and_shows_why() {
     update(
         &mut app,
         Message::Accepted {
-            key: key("web"),
+            key: object("web"),
             result: Err(why.to_owned()),
         },
     );
@@ -492,7 +499,7 @@ fn rows_without_drift_say_why_and_open_nothing() {
     assert_eq!(app.screen, Screen::Table);
     let flash = app.flash.clone().unwrap();
     assert!(
-        flash.text.contains("deployment shop/cart is in sync"),
+        flash.text.contains("deployment/shop/cart is in sync"),
         "{flash:?}"
     );
 
@@ -512,7 +519,7 @@ fn rows_without_drift_say_why_and_open_nothing() {
     assert_eq!(app.screen, Screen::Table);
     let flash = app.flash.clone().unwrap();
     assert!(
-        flash.text.contains("deployment shop/stray has no manifest"),
+        flash.text.contains("deployment/shop/stray has no manifest"),
         "{flash:?}"
     );
 
@@ -524,7 +531,7 @@ fn rows_without_drift_say_why_and_open_nothing() {
     update(
         &mut app,
         Message::AcceptReady(Box::new(AcceptFetched {
-            key: key("web"),
+            key: object("web"),
             live: Ok(Some(Box::new(
                 LiveObject::from_value(in_sync, kdrift::schema::Schemas::builtin()).unwrap(),
             ))),
@@ -657,7 +664,7 @@ fn a_missing_row_says_there_is_no_live_value() {
     assert_eq!(app.screen, Screen::Table);
     let flash = app.flash.clone().unwrap();
     assert!(
-        flash.text.contains("deployment shop/gone is missing"),
+        flash.text.contains("deployment/shop/gone is missing"),
         "{flash:?}"
     );
 }

@@ -149,6 +149,11 @@ fn key(name: &str) -> ObjectKey {
     ObjectKey::new("shop", name)
 }
 
+/// The full key of the Deployment `shop/name`, as the views name it.
+fn object(name: &str) -> kdrift::manifest::ObjectKey {
+    kdrift::manifest::ObjectKey::new("apps", "Deployment", "shop", name)
+}
+
 fn extract(object: &Value) -> Option<Box<LiveObject>> {
     Some(Box::new(
         LiveObject::from_value(object.clone(), kdrift::schema::Schemas::builtin()).unwrap(),
@@ -185,7 +190,12 @@ fn screen_text(term: &Terminal<TestBackend>) -> String {
 fn drift_follows_watch_events_and_unmanaged_and_missing_are_told_apart() {
     let dir = manifests();
     let mut app = app();
-    assert!(update(&mut app, Message::Manifests(index(dir.path()))).is_empty());
+    // Loading the manifests asks discovery about their kinds, nothing else.
+    let commands = update(&mut app, Message::Manifests(index(dir.path())));
+    assert!(
+        matches!(commands.as_slice(), [Command::MapKinds(kinds)] if kinds.len() == 1),
+        "{commands:?}"
+    );
     let web = applied("web", 3);
     let mut stray = applied("stray", 1);
     stray["metadata"]["namespace"] = json!("shop");
@@ -212,7 +222,13 @@ fn manifests_loaded_after_the_list_fetch_the_rows_they_manage() {
     listed(&mut app, std::slice::from_ref(&web));
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::NotComputed);
     let commands = update(&mut app, Message::Manifests(index(dir.path())));
-    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    assert_eq!(
+        commands,
+        vec![
+            Command::MapKinds([("apps/v1".to_owned(), "Deployment".to_owned())].into()),
+            Command::FetchLive(vec![key("web")])
+        ]
+    );
     assert_eq!(app.drift_of(&key("cart")), &DriftSummary::Missing);
     update(
         &mut app,
@@ -277,12 +293,15 @@ fn diff_open() -> (App, tempfile::TempDir) {
     // Rows are sorted by name: cart, web.
     press(&mut app, KeyCode::Char('j'));
     let commands = press(&mut app, KeyCode::Char('d'));
-    assert_eq!(commands, vec![Command::FetchDiff(key("web"))]);
+    assert_eq!(
+        commands,
+        vec![Command::FetchDiff(object("web"), "apps/v1".into())]
+    );
     let text = screen_text(&draw(&mut app, 120, 16));
     assert!(text.contains("fetching the live object"), "{text}");
     update(
         &mut app,
-        Message::DiffFetched((key("web"), Ok(extract(&web)))),
+        Message::DiffFetched((object("web"), Ok(extract(&web)))),
     );
     (app, dir)
 }
@@ -327,10 +346,10 @@ fn diff_keys_move_between_drifted_fields_and_ctrl_r_fetches_again() {
     scaled["spec"]["replicas"] = json!(7);
     listed(&mut app, &[scaled.clone()]);
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(2));
-    app.open_diff(key("web"));
+    app.open_diff(object("web"));
     update(
         &mut app,
-        Message::DiffFetched((key("web"), Ok(extract(&scaled)))),
+        Message::DiffFetched((object("web"), Ok(extract(&scaled)))),
     );
     let Screen::Diff(view) = &app.screen else {
         panic!("diff view expected");
@@ -352,7 +371,7 @@ fn diff_keys_move_between_drifted_fields_and_ctrl_r_fetches_again() {
     let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
     assert_eq!(
         update(&mut app, Message::Key(ctrl_r)),
-        vec![Command::FetchDiff(key("web"))]
+        vec![Command::FetchDiff(object("web"), "apps/v1".into())]
     );
     // Plain `r` reverts now.
     assert!(matches!(
@@ -369,7 +388,7 @@ fn diff_of_an_unmanaged_row_says_so_without_fetching() {
     let mut stray = applied("stray", 1);
     stray["metadata"]["namespace"] = json!("shop");
     listed(&mut app, &[stray]);
-    assert!(app.open_diff(key("stray")).is_empty());
+    assert!(app.open_diff(object("stray")).is_empty());
     let Screen::Diff(view) = &app.screen else {
         panic!("diff view expected");
     };

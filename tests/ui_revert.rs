@@ -67,6 +67,11 @@ fn web() -> ObjectKey {
     ObjectKey::new("shop", "web")
 }
 
+/// The full key of `shop/web`, as the views name it.
+fn web_object() -> kdrift::manifest::ObjectKey {
+    kdrift::manifest::ObjectKey::new("apps", "Deployment", "shop", "web")
+}
+
 /// Select the row of `name` through the filter.
 fn select(app: &mut App, name: &str) {
     keys(app, &format!("/{name}"));
@@ -81,7 +86,7 @@ fn press(app: &mut App, code: KeyCode) -> Vec<Command> {
 fn r(app: &mut App) -> u64 {
     match press(app, KeyCode::Char('r')).as_slice() {
         [Command::PreviewRevert { id, key }] => {
-            assert_eq!(key, &web());
+            assert_eq!(key, &web_object());
             *id
         }
         other => panic!("expected a dry run, got {other:?}"),
@@ -176,7 +181,10 @@ fn r_previews_then_y_reverts_and_the_detail_shows_the_rollout_back() {
 
     assert_eq!(
         press(&mut app, KeyCode::Char('y')),
-        [Command::Revert { id, key: web() }]
+        [Command::Revert {
+            id,
+            key: web_object()
+        }]
     );
     assert!(matches!(stage(&app), RevertStage::Reverting(_)));
     // A second `y` while the revert runs does not send it twice.
@@ -188,7 +196,7 @@ fn r_previews_then_y_reverts_and_the_detail_shows_the_rollout_back() {
         Message::Reverted {
             id,
             result: Ok(RevertDone {
-                key: web(),
+                key: web_object(),
                 removed: vec!["spec.template.spec.containers[name=web].env[name=EXTRA]".into()],
                 kept: vec![],
             }),
@@ -220,7 +228,10 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     previewed(&mut app, id, Ok(preview(false)));
     assert_eq!(
         press(&mut app, KeyCode::Enter),
-        [Command::Revert { id, key: web() }]
+        [Command::Revert {
+            id,
+            key: web_object()
+        }]
     );
 
     // From the diff view, esc goes back to it; nothing is reverted.
@@ -230,7 +241,7 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     let id = r(&mut app);
     previewed(&mut app, id, Ok(preview(false)));
     assert!(press(&mut app, KeyCode::Esc).is_empty());
-    assert!(matches!(&app.screen, Screen::Diff(view) if view.key == web()));
+    assert!(matches!(&app.screen, Screen::Diff(view) if view.key == web_object()));
 }
 
 #[test]

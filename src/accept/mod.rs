@@ -289,10 +289,13 @@ pub fn message(key: &ObjectKey, fields: &[AcceptedField], subject: Option<&str>)
 /// (checked) and a restart annotation (unchecked: a restart, not configuration). Autoscaled
 /// replicas are never offered.
 pub fn offered(drift: &ObjectDrift) -> Vec<(DriftItem, bool)> {
+    let secret = crate::drift::secret::is_secret(&drift.key);
     drift
         .items
         .iter()
         .filter(|item| item.class.is_drift() || item.class == Class::Restarted)
+        // A Secret's values are never written to git (see `select`).
+        .filter(|item| !(secret && crate::drift::secret::is_secret_path(&item.path)))
         .map(|item| (item.clone(), item.class.is_drift()))
         .collect()
 }

@@ -8,10 +8,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::drift::manifest_key;
-use super::{App, Command, DriftSummary, Flash, Screen};
+use super::{App, Command, DriftSummary, Flash, ManifestKey, Screen};
 use crate::accept::{self, CommitPlan};
-use crate::cluster::rows::ObjectKey;
 use crate::drift::{DriftItem, LiveObject, ObjectStatus, compare};
 use crate::manifest::Config;
 use crate::manifest::edit::{ContentHash, PreparedEdit};
@@ -42,7 +40,7 @@ pub enum GitState {
 /// What the runtime found for `Command::PrepareAccept`.
 #[derive(Debug, Clone)]
 pub struct AcceptFetched {
-    pub key: ObjectKey,
+    pub key: ManifestKey,
     pub live: Result<Option<Box<LiveObject>>, String>,
     pub file: Result<FileText, String>,
     pub git: GitState,
@@ -51,8 +49,9 @@ pub struct AcceptFetched {
 /// Everything the runtime needs to write and commit (`Command::Accept`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcceptRequest {
-    /// The row, to fetch the live object again.
-    pub key: ObjectKey,
+    /// The object, to fetch the live object again (in its manifest's `api_version`).
+    pub key: ManifestKey,
+    pub api_version: String,
     pub root: PathBuf,
     pub default_namespace: String,
     pub config: Config,
@@ -123,10 +122,10 @@ impl AcceptView {
     }
 }
 
-/// The `a` view of one Deployment.
+/// The `a` view of one object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcceptView {
-    pub key: ObjectKey,
+    pub key: ManifestKey,
     /// Opened from the diff view, which `esc` goes back to.
     pub from_diff: bool,
     pub content: AcceptContent,
@@ -203,9 +202,9 @@ fn target_text(git: &GitState, config: &Config, key: &crate::manifest::ObjectKey
 
 impl App {
     /// `a`: open the accept view of `key` if it has drift to accept; otherwise say why not.
-    pub fn open_accept(&mut self, key: ObjectKey, from_diff: bool) -> Vec<Command> {
-        let object = format!("deployment {}/{}", key.namespace, key.name);
-        let why_not = match self.drift_of(&key) {
+    pub fn open_accept(&mut self, key: ManifestKey, from_diff: bool) -> Vec<Command> {
+        let object = key.to_string();
+        let why_not = match self.drift_of_object(&key) {
             DriftSummary::Fields(_) => None,
             DriftSummary::InSync => Some(format!(
                 "{object} is in sync with its manifest: nothing to accept"
@@ -228,7 +227,7 @@ impl App {
         let file = self
             .manifests
             .as_ref()
-            .and_then(|index| Some((index.get(&manifest_key(&key))?, &index.root)));
+            .and_then(|index| Some((index.get(&key)?, &index.root)));
         let Some((manifest, root)) = file else {
             flash(
                 self,
@@ -238,6 +237,7 @@ impl App {
         };
         let command = Command::PrepareAccept {
             key: key.clone(),
+            api_version: manifest.api_version.clone(),
             file: manifest.file.to_path_buf(),
             root: root.clone(),
         };
@@ -259,7 +259,7 @@ impl App {
             // The diff is fetched again: after an accept it has changed.
             self.open_diff(key)
         } else {
-            self.screen = Screen::Table;
+            self.screen = self.back_screen();
             Vec::new()
         }
     }
@@ -288,7 +288,7 @@ impl App {
     }
 
     fn accept_form(&self, fetched: AcceptFetched) -> Result<AcceptForm, String> {
-        let object = format!("deployment {}/{}", fetched.key.namespace, fetched.key.name);
+        let object = fetched.key.to_string();
         let index = self
             .manifests
             .as_ref()
@@ -297,11 +297,11 @@ impl App {
             .live?
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
         let file = fetched.file?;
-        accept::not_duplicated(index, &manifest_key(&fetched.key)).map_err(|e| e.to_string())?;
+        accept::not_duplicated(index, &fetched.key).map_err(|e| e.to_string())?;
         let manifest = accept::manifest_in(
             &file.path,
             &file.text,
-            &manifest_key(&fetched.key),
+            &fetched.key,
             &index.default_namespace,
         )
         .map_err(|e| e.to_string())?;
@@ -314,6 +314,13 @@ impl App {
             .map(|(item, checked)| AcceptField { item, checked })
             .collect();
         if fields.is_empty() {
+            if drift.items.iter().any(|i| i.class.is_drift()) {
+                // Only a Secret's values drift: they are never written to git.
+                return Err(accept::select(&drift, &[])
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| format!("{object}: nothing to accept")));
+            }
             return Err(format!(
                 "{object} is in sync with its manifest now: nothing to accept"
             ));
@@ -345,7 +352,7 @@ impl App {
     }
 
     /// The runtime's answer to `Command::Accept`: close the view, say what happened.
-    pub fn accepted(&mut self, key: ObjectKey, result: Result<String, String>) -> Vec<Command> {
+    pub fn accepted(&mut self, key: ManifestKey, result: Result<String, String>) -> Vec<Command> {
         self.dirty = true;
         let showing = matches!(&self.screen, Screen::Accept(view) if view.key == key);
         let commands = if showing {
@@ -424,11 +431,16 @@ fn enter(app: &mut App) -> Vec<Command> {
     let Preview::Edit(prepared) = &form.preview else {
         return Vec::new();
     };
-    let key = manifest_key(&view.key);
+    let key = view.key.clone();
     let chosen = form.chosen();
     let commit = CommitPlan::new(&key, &chosen, None, &index.config);
+    let api_version = index
+        .get(&key)
+        .map(|m| m.api_version.clone())
+        .unwrap_or_default();
     let request = AcceptRequest {
         key: view.key.clone(),
+        api_version,
         root: index.root.clone(),
         default_namespace: index.default_namespace.clone(),
         config: index.config.clone(),

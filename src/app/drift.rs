@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Command, DriftSummary, Screen};
-use crate::cluster::live::{Fetched, LiveJson, LiveRow};
+use super::{App, Command, DriftSummary, ManifestKey, Screen};
+use crate::cluster::live::{Fetched, FetchedObject, LiveJson, LiveRow};
 use crate::cluster::rows::{DeploymentRow, ObjectKey};
 use crate::cluster::watch::WatchUpdate;
 use crate::drift::diff::{DiffLine, diff_lines};
-use crate::drift::{Attribution, Class, LiveObject, ObjectDrift, ObjectStatus, compare};
+use crate::drift::{Attribution, Class, LiveObject, ObjectDrift, compare};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
 
@@ -24,7 +24,7 @@ pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
 }
 
 /// The row key of a manifest, when it is a Deployment (the only kind the table shows).
-fn row_key(key: &crate::manifest::ObjectKey) -> Option<ObjectKey> {
+pub fn row_key(key: &crate::manifest::ObjectKey) -> Option<ObjectKey> {
     (key.group == "apps" && key.kind == "Deployment")
         .then(|| ObjectKey::new(key.namespace.as_str(), key.name.as_str()))
 }
@@ -46,10 +46,10 @@ pub enum DiffContent {
     Unavailable(String),
 }
 
-/// The `d` view of one Deployment.
+/// The `d` view of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffView {
-    pub key: ObjectKey,
+    pub key: ManifestKey,
     pub content: DiffContent,
     /// First line on screen.
     pub scroll: usize,
@@ -99,17 +99,15 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
     text
 }
 
-fn summary_of(drift: &ObjectDrift) -> DriftSummary {
-    match &drift.status {
-        ObjectStatus::InSync => DriftSummary::InSync,
-        ObjectStatus::Drifted => match drift.drift_count() {
-            0 => DriftSummary::InSync,
-            n => DriftSummary::Fields(n),
-        },
-        ObjectStatus::Missing => DriftSummary::Missing,
-        ObjectStatus::Unmanaged => DriftSummary::Unmanaged,
-        ObjectStatus::Error(e) => DriftSummary::Error(e.clone()),
-    }
+/// A Deployment's drift summary and the newest writer of its drifted fields.
+type RowDrift = (DriftSummary, Option<Attribution>);
+
+fn summary_of(drift: &ObjectDrift) -> RowDrift {
+    super::objects::summarize(drift)
+}
+
+fn alone(summary: DriftSummary) -> RowDrift {
+    (summary, None)
 }
 
 impl App {
@@ -121,16 +119,18 @@ impl App {
     }
 
     /// The drift of one fetched live object against its manifest (pure).
-    fn drift_of_live(&self, key: &ObjectKey, live: Option<&LiveObject>) -> DriftSummary {
+    fn drift_of_live(&self, key: &ObjectKey, live: Option<&LiveObject>) -> RowDrift {
         let Some(index) = &self.manifests else {
-            return DriftSummary::NotComputed;
+            return alone(DriftSummary::NotComputed);
         };
         let Some(manifest) = index.get(&manifest_key(key)) else {
-            return DriftSummary::Unmanaged;
+            return alone(DriftSummary::Unmanaged);
         };
         match live {
             Some(live) => summary_of(&compare(manifest, live, &index.config)),
-            None => DriftSummary::Error("the live object could not be read".to_owned()),
+            None => alone(DriftSummary::Error(
+                "the live object could not be read".to_owned(),
+            )),
         }
     }
 
@@ -142,16 +142,23 @@ impl App {
 
     /// The drift of a watched Deployment: its extract is read from the JSON only when it has a
     /// manifest (about 30 µs); the others cost nothing here.
-    fn drift_of_json(&self, key: &ObjectKey, json: &LiveJson) -> DriftSummary {
+    fn drift_of_json(&self, key: &ObjectKey, json: &LiveJson) -> RowDrift {
         let Some(index) = &self.manifests else {
-            return DriftSummary::NotComputed;
+            return alone(DriftSummary::NotComputed);
         };
         let Some(manifest) = index.get(&manifest_key(key)) else {
-            return DriftSummary::Unmanaged;
+            return alone(DriftSummary::Unmanaged);
         };
-        match json.extract() {
+        // The cluster's schemas once mapped, the built-in ones until then.
+        let schemas = self
+            .kinds
+            .as_ref()
+            .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
+        match json.extract_as("apps/v1", "Deployment", schemas) {
             Ok(live) => summary_of(&compare(manifest, &live, &index.config)),
-            Err(e) => DriftSummary::Error(format!("the live object could not be read: {e}")),
+            Err(e) => alone(DriftSummary::Error(format!(
+                "the live object could not be read: {e}"
+            ))),
         }
     }
 
@@ -176,9 +183,10 @@ impl App {
                 }
                 WatchUpdate::Delete(key) => {
                     if self.has_manifest(&key) {
-                        self.set_drift(key.clone(), DriftSummary::Missing);
+                        self.set_drift(key.clone(), alone(DriftSummary::Missing));
                     } else {
                         self.drift.remove(&key);
+                        self.newest.remove(&key);
                     }
                     WatchUpdate::Delete(key)
                 }
@@ -189,11 +197,35 @@ impl App {
         rows
     }
 
-    fn set_drift(&mut self, key: ObjectKey, summary: DriftSummary) {
+    fn set_drift(&mut self, key: ObjectKey, (summary, newest): RowDrift) {
+        match newest {
+            Some(newest) => {
+                self.newest.insert(key.clone(), newest);
+            }
+            None => {
+                self.newest.remove(&key);
+            }
+        }
         if summary == DriftSummary::NotComputed {
             self.drift.remove(&key);
         } else if self.drift.get(&key) != Some(&summary) {
             self.drift.insert(key, summary);
+        }
+    }
+
+    /// Every row with a manifest is fetched again and compared (the schemas changed).
+    pub(crate) fn refetch_rows(&self) -> Vec<Command> {
+        let fetch: Vec<ObjectKey> = self
+            .cache
+            .deployments
+            .iter()
+            .map(|e| e.row.key.clone())
+            .filter(|key| self.has_manifest(key))
+            .collect();
+        if fetch.is_empty() {
+            Vec::new()
+        } else {
+            vec![Command::FetchLive(fetch)]
         }
     }
 
@@ -279,11 +311,11 @@ impl App {
         }
         self.reconcile_missing();
         self.sync_missing_rows();
-        if fetch.is_empty() {
-            Vec::new()
-        } else {
-            vec![Command::FetchLive(fetch)]
+        let mut commands = self.map_kinds_if_new();
+        if !fetch.is_empty() {
+            commands.push(Command::FetchLive(fetch));
         }
+        commands
     }
 
     /// Files changed on disk and were re-read: the objects they define (before or after) are
@@ -294,11 +326,14 @@ impl App {
         };
         // The app holds the only reference, so this does not copy the index.
         let index = Arc::make_mut(index);
-        let mut touched: Vec<ObjectKey> = changes
+        let all: Vec<ManifestKey> = changes
             .into_iter()
             .flat_map(|change| index.apply_change(change))
-            .filter_map(|key| row_key(&key))
             .collect();
+        let mut commands = self.objects_touched(&all);
+        // A kind that is new to the manifests: map it (and watch it).
+        commands.extend(self.map_kinds_if_new());
+        let mut touched: Vec<ObjectKey> = all.iter().filter_map(row_key).collect();
         touched.sort();
         touched.dedup();
         touched.retain(|key| self.in_scope(key));
@@ -313,11 +348,14 @@ impl App {
                 self.drift.remove(&key);
             }
         }
-        let mut commands = Vec::new();
         if let Screen::Diff(view) = &self.screen
-            && fetch.contains(&view.key)
+            && all.contains(&view.key)
+            && let Some(manifest) = self.manifests.as_ref().and_then(|i| i.get(&view.key))
         {
-            commands.push(Command::FetchDiff(view.key.clone()));
+            commands.push(Command::FetchDiff(
+                view.key.clone(),
+                manifest.api_version.clone(),
+            ));
         }
         if !fetch.is_empty() {
             commands.push(Command::FetchLive(fetch));
@@ -335,9 +373,9 @@ impl App {
             }
             let summary = match result {
                 Ok(Some(live)) => self.drift_of_live(&key, Some(&live)),
-                Ok(None) if self.has_manifest(&key) => DriftSummary::Missing,
-                Ok(None) => DriftSummary::NotComputed,
-                Err(e) => DriftSummary::Error(e),
+                Ok(None) if self.has_manifest(&key) => alone(DriftSummary::Missing),
+                Ok(None) => alone(DriftSummary::NotComputed),
+                Err(e) => alone(DriftSummary::Error(e)),
             };
             self.set_drift(key, summary);
         }
@@ -346,22 +384,27 @@ impl App {
     }
 
     /// `d`: open the diff of `key`, fetching its whole live object.
-    pub fn open_diff(&mut self, key: ObjectKey) -> Vec<Command> {
-        let (content, commands) = if self.manifests.is_none() {
-            (
+    pub fn open_diff(&mut self, key: ManifestKey) -> Vec<Command> {
+        let manifest = self.manifests.as_ref().map(|i| i.get(&key));
+        let (content, commands) = match manifest {
+            None => (
                 DiffContent::Unavailable("the manifests are still loading".to_owned()),
                 Vec::new(),
-            )
-        } else if !self.has_manifest(&key) {
-            (
+            ),
+            Some(None) => (
                 DiffContent::Unavailable(format!(
-                    "no manifest for Deployment \"{}\" in \"{}\" under the manifests folder (unmanaged)",
-                    key.name, key.namespace
+                    "no manifest for {} \"{}\" in \"{}\" under the manifests folder (unmanaged)",
+                    key.kind, key.name, key.namespace
                 )),
                 Vec::new(),
-            )
-        } else {
-            (DiffContent::Loading, vec![Command::FetchDiff(key.clone())])
+            ),
+            Some(Some(manifest)) => (
+                DiffContent::Loading,
+                vec![Command::FetchDiff(
+                    key.clone(),
+                    manifest.api_version.clone(),
+                )],
+            ),
         };
         self.screen = Screen::Diff(Box::new(DiffView {
             key,
@@ -372,7 +415,7 @@ impl App {
     }
 
     /// The whole live object of the open diff arrived: compare, draw, drop.
-    pub fn diff_fetched(&mut self, (key, result): Fetched) {
+    pub fn diff_fetched(&mut self, (key, result): FetchedObject) {
         let Screen::Diff(view) = &self.screen else {
             return;
         };
@@ -382,7 +425,7 @@ impl App {
         let manifest = self
             .manifests
             .as_ref()
-            .and_then(|index| Some((index.get(&manifest_key(&key))?, &index.config)));
+            .and_then(|index| Some((index.get(&key)?, &index.config)));
         let content = match (manifest, result) {
             (None, _) => DiffContent::Unavailable("the manifest is gone".to_owned()),
             (Some(_), Err(e)) => DiffContent::Unavailable(e),
@@ -401,7 +444,10 @@ impl App {
                     .iter()
                     .map(|i| (i.class, i.attribution.clone()))
                     .collect();
-                self.drift.insert(key.clone(), summary_of(&drift));
+                match row_key(&key) {
+                    Some(row) => self.set_drift(row, summary_of(&drift)),
+                    None => self.set_object_drift(&key, &drift),
+                }
                 DiffContent::Ready {
                     lines,
                     items,
@@ -427,7 +473,7 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let last = view.line_count().saturating_sub(1);
     let starts = view.field_starts();
     match key.code {
-        KeyCode::Esc => app.screen = Screen::Table,
+        KeyCode::Esc => app.screen = app.back_screen(),
         // The field shown at the top is the current one: keep two lines above it for context.
         KeyCode::Char('n') | KeyCode::Char(']') => {
             if let Some(next) = starts.iter().find(|s| s.saturating_sub(2) > view.scroll) {
@@ -449,7 +495,13 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 && view.content != DiffContent::Loading
                 && app.manifests.is_some() =>
         {
-            return vec![Command::FetchDiff(view.key.clone())];
+            let api_version = app
+                .manifests
+                .as_ref()
+                .and_then(|i| i.get(&view.key))
+                .map(|m| m.api_version.clone())
+                .unwrap_or_default();
+            return vec![Command::FetchDiff(view.key.clone(), api_version)];
         }
         code => {
             super::keys::scroll_key(code, &mut view.scroll, last, page);

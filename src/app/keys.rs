@@ -28,6 +28,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     (":ctx [NAME]", "pick a kubeconfig context or switch to NAME"),
     (":deploy", "the Deployment table"),
+    (":drift", "drifted or missing objects of every kind"),
     (":problems", "what could not be read in the manifests"),
     (":q", "quit"),
     ("?", "this help"),
@@ -101,6 +102,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     if matches!(app.screen, Screen::Pick(_)) {
         return super::picker::picker_key(app, key);
     }
+    if matches!(app.screen, Screen::DriftList(_))
+        && !matches!(key.code, KeyCode::Char(':' | '?' | 'q'))
+    {
+        return super::drift_list::drift_list_key(app, key);
+    }
     if key.code == KeyCode::Char('r') && !ctrl {
         return match revert_target(app) {
             Some(key) => app.open_revert(key),
@@ -128,16 +134,16 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 ) =>
         {
             let from_diff = matches!(app.screen, Screen::Diff(_));
-            if let Some(row) = revert_target(app) {
+            if let Some(object) = revert_target(app) {
                 // From the detail view, its watchers stop when the accept view opens (a row
                 // with nothing to accept only gets a message and the detail stays).
                 let mut commands = Vec::new();
                 if matches!(app.screen, Screen::Detail { .. })
-                    && matches!(app.drift_of(&row), super::DriftSummary::Fields(_))
+                    && matches!(app.drift_of_object(&object), super::DriftSummary::Fields(_))
                 {
                     commands = app.close_detail();
                 }
-                commands.extend(app.open_accept(row, from_diff));
+                commands.extend(app.open_accept(object, from_diff));
                 return commands;
             }
         }
@@ -152,7 +158,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
                 _ => {}
             },
-            Screen::Revert(_) | Screen::Pick(_) => {}
+            Screen::Revert(_) | Screen::Pick(_) | Screen::DriftList(_) => {}
             Screen::Detail { scroll, .. } => match key.code {
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
@@ -166,17 +172,21 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     Vec::new()
 }
 
-/// The Deployment `a` accepts and `r` reverts: the selected row, or the one the diff or detail
-/// view shows.
-fn revert_target(app: &mut App) -> Option<crate::cluster::rows::ObjectKey> {
+/// The object `a` accepts and `r` reverts: the selected row's Deployment, or the object the
+/// diff or detail view shows.
+fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
     match &app.screen {
         Screen::Table => {
             app.table.refresh(&app.cache, app.table_height());
-            app.table.selected_key().cloned()
+            app.table.selected_key().map(super::drift::manifest_key)
         }
-        Screen::Detail { key, .. } => Some(key.clone()),
+        Screen::Detail { key, .. } => Some(super::drift::manifest_key(key)),
         Screen::Diff(view) => Some(view.key.clone()),
-        Screen::Problems { .. } | Screen::Revert(_) | Screen::Accept(_) | Screen::Pick(_) => None,
+        Screen::Problems { .. }
+        | Screen::Revert(_)
+        | Screen::Accept(_)
+        | Screen::Pick(_)
+        | Screen::DriftList(_) => None,
     }
 }
 
@@ -208,7 +218,8 @@ fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             }
         }
         KeyCode::Char('d') => {
-            if let Some(key) = t.selected_key().cloned() {
+            if let Some(key) = t.selected_key() {
+                let key = super::drift::manifest_key(key);
                 return app.open_diff(key);
             }
         }
@@ -268,7 +279,12 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     }
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
-        ("deploy" | "deployments" | "deployment" | "dp", _) => app.close_detail(),
+        ("deploy" | "deployments" | "deployment" | "dp", _) => {
+            let commands = app.close_detail();
+            app.screen = Screen::Table;
+            commands
+        }
+        ("drift" | "drifted", _) => app.open_drift_list(),
         ("problems" | "problem", _) => {
             let commands = app.close_detail();
             app.screen = Screen::Problems { scroll: 0 };

@@ -9,11 +9,16 @@
 //! - [`accept`](mod@accept): the `a` view: fields to accept, the file diff, enter to commit.
 //! - [`revert`](mod@revert): the `r` view — dry-run preview, confirmation, outcome.
 //! - [`picker`]: the `:ns` and `:ctx` pickers.
+//! - [`objects`]: objects of every other kind the manifests use, their drift as they are watched.
+//! - [`drift_list`]: the `:drift` view, every object of any kind that is drifted, missing or in
+//!   error.
 pub mod accept;
 pub mod cache;
 pub mod detail;
 pub mod drift;
+pub mod drift_list;
 pub mod keys;
+pub mod objects;
 pub mod picker;
 pub mod revert;
 pub mod table;
@@ -27,13 +32,18 @@ use crossterm::event::KeyEvent;
 use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
-use crate::cluster::live::{Fetched, LiveRow};
+use crate::cluster::kinds::ServedKind;
+use crate::cluster::live::{Fetched, FetchedObject, LiveKinds, LiveRow};
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
 use cache::{Change, ClusterCache, deployment_update};
 use table::TableView;
+
+/// The identity of an object of any kind (group, kind, namespace, name); the table's rows use
+/// the shorter [`ObjectKey`] of a Deployment.
+pub type ManifestKey = crate::manifest::ObjectKey;
 
 /// Everything that can happen to the app, from any source.
 #[derive(Debug, Clone)]
@@ -65,13 +75,17 @@ pub enum Message {
     ManifestsChanged(Vec<FileChange>),
     /// Live objects fetched for `Command::FetchLive`.
     LiveFetched(Vec<Fetched>),
+    /// The kinds of the manifests mapped through discovery (reply to `Command::MapKinds`).
+    KindsMapped(Result<objects::MappedKinds, String>),
+    /// Objects of other kinds fetched for `Command::FetchObjects`.
+    ObjectsFetched(Vec<FetchedObject>),
     /// The whole live object for `Command::FetchDiff`.
-    DiffFetched(Fetched),
+    DiffFetched(FetchedObject),
     /// The live object, manifest file and git state for `Command::PrepareAccept`.
     AcceptReady(Box<accept::AcceptFetched>),
     /// The end of `Command::Accept`: what was committed, or why nothing was.
     Accepted {
-        key: ObjectKey,
+        key: ManifestKey,
         result: Result<String, String>,
     },
     /// The server-side dry run for `Command::PreviewRevert` (the error as the headless command
@@ -112,12 +126,22 @@ pub enum Command {
     /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
     /// changed and no live object is kept to compare again.
     FetchLive(Vec<ObjectKey>),
-    /// GET one Deployment for the diff view; answer with `Message::DiffFetched`.
-    FetchDiff(ObjectKey),
-    /// GET one Deployment, read its manifest `file` and ask git about it (under the manifests
+    /// Map these `apiVersion`s and kinds (of the manifests) through discovery and read their
+    /// schemas; answer with `Message::KindsMapped`.
+    MapKinds(std::collections::BTreeSet<(String, String)>),
+    /// Watch the objects of these kinds (replacing the watchers of the kinds watched before).
+    WatchObjects(Vec<ServedKind>),
+    /// GET these objects, each in its manifest's `apiVersion`; answer with
+    /// `Message::ObjectsFetched`.
+    FetchObjects(Vec<(ManifestKey, String)>),
+    /// GET one object (in its manifest's `apiVersion`) for the diff view; answer with
+    /// `Message::DiffFetched`.
+    FetchDiff(ManifestKey, String),
+    /// GET one object, read its manifest `file` and ask git about it (under the manifests
     /// `root`) for the accept view; answer with `Message::AcceptReady`.
     PrepareAccept {
-        key: ObjectKey,
+        key: ManifestKey,
+        api_version: String,
         file: std::path::PathBuf,
         root: std::path::PathBuf,
     },
@@ -128,12 +152,12 @@ pub enum Command {
     /// `Message::RevertPreviewed` tagged `id`.
     PreviewRevert {
         id: u64,
-        key: ObjectKey,
+        key: ManifestKey,
     },
     /// Revert `key` as previewed under `id`; answer with `Message::Reverted`.
     Revert {
         id: u64,
-        key: ObjectKey,
+        key: ManifestKey,
     },
 }
 
@@ -168,6 +192,8 @@ pub enum Screen {
     Accept(Box<accept::AcceptView>),
     /// `r`: the dry-run preview of a revert, then its confirmation.
     Revert(Box<revert::RevertView>),
+    /// `:drift`: every object of any kind that is drifted, missing or in error.
+    DriftList(Box<drift_list::DriftListView>),
     /// `:ns` or `:ctx` alone: choose a namespace or context.
     Pick(Box<picker::Picker>),
 }
@@ -204,8 +230,20 @@ pub struct App {
     /// watcher per namespace stands in (empty otherwise).
     pub ns_health: BTreeMap<Arc<str>, WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
+    /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
+    pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
     /// The manifests, once loaded (`None` before, or when there are none to watch).
     pub manifests: Option<Arc<ManifestIndex>>,
+    /// The kinds the cluster serves for the manifests and their schemas, once mapped.
+    pub kinds: Option<LiveKinds>,
+    /// Objects of the other kinds of the manifests.
+    pub objects: objects::Objects,
+    /// A `Command::MapKinds` is under way.
+    pub mapping: bool,
+    /// The `:drift` view's place while a view opened from it shows.
+    pub drift_list: Option<drift_list::DriftListView>,
+    /// The diff, accept or revert view showing was opened from `:drift` (`esc` goes back there).
+    pub from_list: bool,
     pub table: TableView,
     pub screen: Screen,
     pub prompt: Option<Prompt>,
@@ -240,7 +278,13 @@ impl App {
             health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
             ns_health: BTreeMap::new(),
             drift: HashMap::new(),
+            newest: HashMap::new(),
             manifests: None,
+            kinds: None,
+            objects: objects::Objects::default(),
+            mapping: false,
+            drift_list: None,
+            from_list: false,
             table: TableView::default(),
             screen: Screen::Table,
             prompt: None,
@@ -280,6 +324,7 @@ impl App {
         self.health
             .values()
             .chain(self.ns_health.values())
+            .chain(self.objects.health.values())
             .min_by_key(|h| rank(h))
             .cloned()
             .unwrap_or(WatchHealth::Connected)
@@ -369,6 +414,8 @@ impl App {
             ClusterEvent::Health(kind, health) => {
                 self.health.insert(kind, health.clone()) != Some(health)
             }
+            ClusterEvent::Objects(kind, updates) => self.apply_objects(kind, updates),
+            ClusterEvent::ObjectHealth(kind, health) => self.object_health(kind, health),
         };
         self.dirty |= changed;
     }
@@ -484,8 +531,14 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
             app.ns_health.clear();
             app.drift.clear();
+            app.newest.clear();
+            app.objects = objects::Objects::default();
             app.table.missing.clear();
-            let commands = app.close_detail();
+            let mut commands = app.close_detail();
+            // Another cluster may serve other kinds: map them again, and watch them anew.
+            app.kinds = None;
+            app.mapping = false;
+            commands.extend(app.map_kinds_if_new());
             app.table.reset_selection();
             app.table.mark_stale();
             app.dirty = true;
@@ -509,6 +562,11 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::ManifestsChanged(changes) => app.manifests_changed(changes),
         Message::LiveFetched(fetched) => {
             app.live_fetched(fetched);
+            Vec::new()
+        }
+        Message::KindsMapped(mapped) => app.kinds_mapped(mapped),
+        Message::ObjectsFetched(fetched) => {
+            app.objects_fetched(fetched);
             Vec::new()
         }
         Message::DiffFetched(fetched) => {

@@ -4,10 +4,8 @@
 //! the view that asked, so an answer for a view already closed is dropped.
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::drift::manifest_key;
-use super::{App, Command, DriftSummary, Flash, Screen};
+use super::{App, Command, DriftSummary, Flash, ManifestKey, Screen};
 use crate::cluster::revert::{Preview, RevertError};
-use crate::cluster::rows::ObjectKey;
 use crate::manifest::ManifestObject;
 use crate::revert::plan::PreviewLine;
 
@@ -59,8 +57,8 @@ impl PreviewShown {
 /// What a revert did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevertDone {
-    /// The Deployment reverted.
-    pub key: ObjectKey,
+    /// The object reverted.
+    pub key: ManifestKey,
     /// Labels of the fields added live that were removed.
     pub removed: Vec<String>,
     /// Labels of fields planned for removal that someone else changed meanwhile: left as they are.
@@ -80,12 +78,12 @@ pub enum RevertStage {
     Failed(String),
 }
 
-/// The `r` view of one Deployment.
+/// The `r` view of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevertView {
     /// Answers for another id belong to a view closed since.
     pub id: u64,
-    pub key: ObjectKey,
+    pub key: ManifestKey,
     /// Where the manifest is: `path:line`.
     pub place: String,
     pub stage: RevertStage,
@@ -122,11 +120,11 @@ pub fn reverted_text(object: &str, place: &str) -> String {
 impl App {
     /// `r` on `key`: open the revert view and ask for the dry run, or say why there is nothing to
     /// revert. Read-only: nothing happens (the key is not offered).
-    pub fn open_revert(&mut self, key: ObjectKey) -> Vec<Command> {
+    pub fn open_revert(&mut self, key: ManifestKey) -> Vec<Command> {
         if self.readonly {
             return Vec::new();
         }
-        let object = manifest_key(&key);
+        let object = key.clone();
         let refuse = |app: &mut App, text: String| {
             app.flash = Some(Flash { text, error: true });
             Vec::new()
@@ -139,7 +137,7 @@ impl App {
             return refuse(self, text);
         };
         let place = place(manifest);
-        match self.drift_of(&key) {
+        match self.drift_of_object(&key) {
             DriftSummary::InSync => {
                 let text = nothing_to_revert(&object.to_string(), &place);
                 self.flash = Some(Flash { text, error: false });
@@ -216,7 +214,7 @@ impl App {
                 Vec::new()
             }
             Ok(done) => {
-                let object = manifest_key(&done.key);
+                let object = done.key.clone();
                 let place = self
                     .manifests
                     .as_ref()
@@ -234,8 +232,16 @@ impl App {
                         done.kept.join(", ")
                     ));
                 }
-                let commands = match open {
-                    Some(key) => self.open_detail(key),
+                // A Deployment's detail opens, to watch its rollout back; another kind's view
+                // closes to where it was opened from.
+                let commands = match open.as_ref().and_then(super::drift::row_key) {
+                    Some(row) => self.open_detail(row),
+                    None if open.is_some() => {
+                        if let Screen::Revert(view) = &self.screen {
+                            self.screen = view.back.clone();
+                        }
+                        Vec::new()
+                    }
                     None => Vec::new(),
                 };
                 // After open_detail, which leaves the flash alone.

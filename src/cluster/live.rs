@@ -177,3 +177,151 @@ async fn list_matching(
         })
         .collect()
 }
+
+/// What the live view needs to read objects of any kind: the kinds the cluster serves (from
+/// discovery) and their schemas (from its OpenAPI). Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct LiveKinds {
+    pub served: std::sync::Arc<crate::cluster::kinds::ServedKinds>,
+    pub schemas: std::sync::Arc<crate::schema::Schemas>,
+}
+
+/// An object of a kind the manifests use, as its watcher decodes it: its identity (metadata
+/// without the rest) and its JSON text, read into a drift extract only when it has a manifest.
+#[derive(Debug, Clone)]
+pub struct LiveAny {
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    pub json: LiveJson,
+}
+
+impl LiveKinds {
+    /// What the live view knows before discovery answers: Deployments (the table's kind) and
+    /// the built-in schemas.
+    pub fn before_discovery() -> LiveKinds {
+        let deployments = crate::cluster::kinds::ServedKind {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+            plural: "deployments".into(),
+            singular: "deployment".into(),
+            short_names: vec!["deploy".into()],
+            namespaced: true,
+            verbs: Vec::new(),
+            preferred: true,
+        };
+        LiveKinds {
+            served: std::sync::Arc::new(crate::cluster::kinds::ServedKinds::from_kinds(vec![
+                deployments,
+            ])),
+            schemas: std::sync::Arc::new(crate::schema::Schemas::builtin().clone()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LiveAny {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct MetadataOnly {
+            #[serde(deserialize_with = "super::slim::slim_meta", default)]
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        }
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let MetadataOnly { metadata } =
+            serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
+        Ok(LiveAny {
+            metadata,
+            json: LiveJson(raw),
+        })
+    }
+}
+
+impl kube::Resource for LiveAny {
+    type DynamicType = ApiResource;
+    type Scope = kube::core::DynamicResourceScope;
+
+    fn kind(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
+        dt.kind.as_str().into()
+    }
+    fn group(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
+        dt.group.as_str().into()
+    }
+    fn version(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
+        dt.version.as_str().into()
+    }
+    fn api_version(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
+        dt.api_version.as_str().into()
+    }
+    fn plural(dt: &ApiResource) -> std::borrow::Cow<'_, str> {
+        dt.plural.as_str().into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl LiveJson {
+    /// The drift extract of an object of `api_version` and `kind` (a list item may lack them).
+    pub fn extract_as(
+        &self,
+        api_version: &str,
+        kind: &str,
+        schemas: &crate::schema::Schemas,
+    ) -> Result<LiveObject, LiveError> {
+        LiveObject::from_item_json(self.text(), api_version, kind, schemas)
+    }
+}
+
+/// The result of fetching one object of any kind.
+pub type FetchedObject = (
+    crate::manifest::ObjectKey,
+    Result<Option<Box<LiveObject>>, String>,
+);
+
+/// Fetches objects of any kind, each in the `apiVersion` given with it (its manifest's): a GET
+/// each. Every key gets an answer.
+pub async fn fetch_objects(
+    client: &Client,
+    kinds: &LiveKinds,
+    wanted: Vec<(crate::manifest::ObjectKey, String)>,
+) -> Vec<FetchedObject> {
+    let mut out = Vec::with_capacity(wanted.len());
+    for (key, api_version) in wanted {
+        let Some(kind) = kinds.served.get(&api_version, &key.kind) else {
+            let why = kinds
+                .served
+                .unserved(&api_version, &key.kind)
+                .unwrap_or_else(|| {
+                    format!("no kind {} in {api_version} on this cluster", key.kind)
+                });
+            out.push((key, Err(why)));
+            continue;
+        };
+        let resource = kind.api_resource();
+        let api: Api<DynamicObject> = if kind.namespaced {
+            Api::namespaced_with(client.clone(), &key.namespace, &resource)
+        } else {
+            Api::all_with(client.clone(), &resource)
+        };
+        let result = match api.get_opt(&key.name).await {
+            Ok(Some(object)) => serde_json::to_value(&object)
+                .map_err(|e| e.to_string())
+                .and_then(|value| {
+                    LiveObject::from_item(value, &api_version, &key.kind, &kinds.schemas)
+                        .map(|o| Some(Box::new(o)))
+                        .map_err(|e| e.to_string())
+                }),
+            Ok(None) => Ok(None),
+            Err(e) => Err(format!(
+                "cannot get {} \"{}\": {}",
+                kind.resource(),
+                key.name,
+                crate::commands::context::describe(&e)
+            )),
+        };
+        out.push((key, result));
+    }
+    out
+}

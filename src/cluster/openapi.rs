@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use kube::Client;
 use serde_json::Value;
 
+use crate::cluster::kinds::{DiscoveryError, ServedKinds, split_api_version};
 use crate::schema::{BUILTIN_DOCUMENTS, Schemas};
 
 /// The schemas found, and what the reader should know about where they came from.
@@ -75,6 +76,34 @@ async fn get_text(client: &Client, url: &str) -> Result<String, String> {
         .request_text(request)
         .await
         .map_err(|e| crate::commands::context::describe(&e))
+}
+
+/// Discovery of the groups of `kinds` (plus the core group, `apps` and `extra_group`), and the
+/// schemas of those of `kinds` the cluster serves (plus `apps/v1`, whose Deployments the screen
+/// always shows) from the cluster's OpenAPI, through the disk cache.
+pub async fn discover_with_schemas(
+    client: &Client,
+    server_version: &str,
+    kinds: &BTreeSet<(String, String)>,
+    extra_group: Option<String>,
+) -> Result<(ServedKinds, LoadedSchemas), DiscoveryError> {
+    let mut groups: BTreeSet<String> = kinds
+        .iter()
+        .map(|(api_version, _)| split_api_version(api_version).0.to_owned())
+        .collect();
+    groups.insert(String::new());
+    groups.insert("apps".to_owned());
+    groups.extend(extra_group);
+    let served = ServedKinds::discover(client, &groups).await?;
+    let mut api_versions: BTreeSet<String> = kinds
+        .iter()
+        .filter(|(api_version, kind)| served.get(api_version, kind).is_some())
+        .map(|(api_version, _)| api_version.clone())
+        .collect();
+    api_versions.insert("apps/v1".to_owned());
+    let cache = cache_dir();
+    let loaded = load(client, server_version, &api_versions, cache.as_deref()).await;
+    Ok((served, loaded))
 }
 
 /// The schemas of the kinds of `api_versions` (`apps/v1`, `v1`, `example.com/v1`): the server's

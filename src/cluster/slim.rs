@@ -64,7 +64,7 @@ struct SlimMeta {
     annotations: Option<BTreeMap<String, String>>,
 }
 
-fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
+pub(crate) fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
     let m = SlimMeta::deserialize(d)?;
     Ok(ObjectMeta {
         name: m.name,

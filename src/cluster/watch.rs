@@ -31,6 +31,8 @@ pub enum WatchedKind {
     ReplicaSets,
     Pods,
     Events,
+    /// The objects of a kind the manifests use (see [`ObjectKind`]).
+    Objects,
 }
 
 impl WatchedKind {
@@ -47,6 +49,7 @@ impl WatchedKind {
             WatchedKind::ReplicaSets => "replicasets",
             WatchedKind::Pods => "pods",
             WatchedKind::Events => "events",
+            WatchedKind::Objects => "objects",
         }
     }
 }
@@ -107,6 +110,41 @@ pub enum ClusterEvent {
     /// The all-namespaces watch is allowed again and replaces the per-namespace watchers: their
     /// health no longer applies (its relist follows).
     AllNamespacesWatch,
+    /// Objects of a kind the manifests use (other than Deployments), with their JSON.
+    Objects(Arc<ObjectKind>, Vec<WatchUpdate<ObjectRow>>),
+    /// The health of one such kind's watcher.
+    ObjectHealth(Arc<ObjectKind>, WatchHealth),
+}
+
+/// A kind the manifests use whose objects are watched for drift (Deployments aside).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKind {
+    pub group: String,
+    pub kind: String,
+    /// The version it is watched in (the manifests').
+    pub api_version: String,
+    /// `configmaps`, `widgets.example.com`: how the status bar names it.
+    pub resource: String,
+    pub namespaced: bool,
+}
+
+impl ObjectKind {
+    pub fn of(kind: &crate::cluster::kinds::ServedKind) -> ObjectKind {
+        ObjectKind {
+            group: kind.group.clone(),
+            kind: kind.kind.clone(),
+            api_version: kind.api_version(),
+            resource: kind.resource(),
+            namespaced: kind.namespaced,
+        }
+    }
+}
+
+/// One object of a watched kind: its namespace and name, and its JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectRow {
+    pub key: ObjectKey,
+    pub json: super::live::LiveJson,
 }
 
 impl ClusterEvent {
@@ -120,6 +158,8 @@ impl ClusterEvent {
                 | ClusterEvent::NamespaceDeployments(..)
                 | ClusterEvent::NamespaceHealth(..)
                 | ClusterEvent::AllNamespacesWatch
+                | ClusterEvent::Objects(..)
+                | ClusterEvent::ObjectHealth(..)
         )
     }
 }
@@ -206,6 +246,58 @@ where
             ClusterEvent::Events,
         ),
     ];
+    Watchers { tasks }
+}
+
+/// Start one watcher per kind of `kinds` (the kinds of the manifests, Deployments aside), in the
+/// connection's namespace scope (a cluster-scoped kind is watched whole), each object sent with
+/// its JSON for its drift.
+pub fn spawn_object_watchers<S>(
+    conn: &Connection,
+    kinds: &[crate::cluster::kinds::ServedKind],
+    epoch: u64,
+    send: S,
+) -> Watchers
+where
+    S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
+{
+    let tasks = kinds
+        .iter()
+        .map(|kind| {
+            let resource = kind.api_resource();
+            let scope = match (&conn.scope, kind.namespaced) {
+                (NamespaceScope::One(ns), true) => NamespaceScope::One(ns.clone()),
+                _ => NamespaceScope::All,
+            };
+            let api: Api<super::live::LiveAny> = match scope.as_namespace() {
+                Some(ns) => Api::namespaced_with(conn.client.clone(), ns, &resource),
+                None => Api::all_with(conn.client.clone(), &resource),
+            };
+            let tag = Arc::new(ObjectKind::of(kind));
+            let send = send.clone();
+            tokio::spawn(async move {
+                let emit = |event| send(ClusterMessage { epoch, event });
+                let health_tag = tag.clone();
+                pump(
+                    api,
+                    &scope,
+                    WatchedKind::Objects,
+                    &emit,
+                    move |updates| ClusterEvent::Objects(tag.clone(), updates),
+                    move |health| ClusterEvent::ObjectHealth(health_tag.clone(), health),
+                    |o: super::live::LiveAny| {
+                        Some(ObjectRow {
+                            key: key_of(&o),
+                            json: o.json,
+                        })
+                    },
+                    false,
+                    |_: &super::live::LiveAny| {},
+                )
+                .await;
+            })
+        })
+        .collect();
     Watchers { tasks }
 }
 

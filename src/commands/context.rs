@@ -55,22 +55,6 @@ pub struct Context {
 
 /// The groups discovery reads: the manifests' (and `extra`), the core group and apps (the live
 /// view's kinds, and the commonest types named on the command line).
-fn groups_of(index: &ManifestIndex, extra: Option<String>) -> BTreeSet<String> {
-    let mut groups: BTreeSet<String> = index
-        .kinds()
-        .into_iter()
-        .map(|(api_version, _)| {
-            crate::cluster::kinds::split_api_version(&api_version)
-                .0
-                .to_owned()
-        })
-        .collect();
-    groups.insert(String::new());
-    groups.insert("apps".to_owned());
-    groups.extend(extra);
-    groups
-}
-
 /// Maps the manifests' kinds through `kinds`: scope, or why one is not served.
 pub fn map_kinds(index: &mut ManifestIndex, kinds: &ServedKinds) {
     index.set_kinds(|api_version, kind| match kinds.get(api_version, kind) {
@@ -91,8 +75,16 @@ impl Context {
         if let Ok((kind, key)) = target.resolve(&self.kinds, &self.default_namespace) {
             return Ok((kind.clone(), key));
         }
-        let groups = groups_of(&self.index, target.group_hint());
-        self.kinds = ServedKinds::discover(&self.conn.client, &groups).await?;
+        let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
+            &self.conn.client,
+            &self.conn.server_version,
+            &self.index.kinds(),
+            target.group_hint(),
+        )
+        .await?;
+        self.kinds = kinds;
+        self.schemas = loaded.schemas;
+        self.schema_notices = loaded.notices;
         map_kinds(&mut self.index, &self.kinds);
         let (kind, key) = target.resolve(&self.kinds, &self.default_namespace)?;
         Ok((kind.clone(), key))
@@ -158,23 +150,14 @@ pub async fn open_for(
     let conn = connect(common).await?;
     let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
     let mut index = ManifestIndex::load(&root, &default_namespace);
-    let groups = groups_of(&index, target.and_then(Target::group_hint));
-    let kinds = ServedKinds::discover(&conn.client, &groups).await?;
-    map_kinds(&mut index, &kinds);
-    let api_versions: BTreeSet<String> = index
-        .kinds()
-        .into_iter()
-        .filter(|(api_version, kind)| kinds.get(api_version, kind).is_some())
-        .map(|(api_version, _)| api_version)
-        .collect();
-    let cache = crate::cluster::openapi::cache_dir();
-    let loaded = crate::cluster::openapi::load(
+    let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
         &conn.server_version,
-        &api_versions,
-        cache.as_deref(),
+        &index.kinds(),
+        target.and_then(Target::group_hint),
     )
-    .await;
+    .await?;
+    map_kinds(&mut index, &kinds);
     Ok(Context {
         conn,
         index,

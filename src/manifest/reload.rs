@@ -61,11 +61,15 @@ impl ManifestIndex {
                     .remove(&path)
                     .map(|f| f.objects.into_iter().map(|o| o.key).collect())
                     .unwrap_or_default();
+                let read = parsed.is_some();
                 if let Some(parsed) = parsed {
-                    touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
-                    self.files.insert(path, parsed);
+                    self.files.insert(path.clone(), parsed);
                 }
                 self.rebuild();
+                // The new objects' keys as the cluster scopes them (rebuilt above).
+                if read && let Some(file) = self.files.get(&path) {
+                    touched.extend(file.objects.iter().map(|o| o.key.clone()));
+                }
                 touched.sort();
                 touched.dedup();
                 touched

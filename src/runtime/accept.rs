@@ -8,20 +8,27 @@ use std::sync::Arc;
 use kube::Client;
 
 use crate::accept::{AcceptError, check_still_live, manifest_in, shown_path, write_and_commit};
+use crate::app::ManifestKey;
 use crate::app::accept::{AcceptFetched, AcceptRequest, FileText, GitState};
-use crate::cluster::live::fetch;
-use crate::cluster::rows::ObjectKey;
+use crate::cluster::live::{LiveKinds, fetch_objects};
 use crate::drift::{LiveObject, compare};
 use crate::manifest::edit::ContentHash;
 
-/// The whole live object of `key`, or why it cannot be had.
-async fn live_object(client: &Client, key: &ObjectKey) -> Result<Option<Box<LiveObject>>, String> {
-    match fetch(client, vec![key.clone()]).await.into_iter().next() {
+/// The whole live object of `key` (in its manifest's `api_version`), or why it cannot be had.
+async fn live_object(
+    client: &Client,
+    kinds: &LiveKinds,
+    key: &ManifestKey,
+    api_version: &str,
+) -> Result<Option<Box<LiveObject>>, String> {
+    let wanted = vec![(key.clone(), api_version.to_owned())];
+    match fetch_objects(client, kinds, wanted)
+        .await
+        .into_iter()
+        .next()
+    {
         Some((_, result)) => result,
-        None => Err(format!(
-            "no answer for Deployment \"{}\" in \"{}\"",
-            key.name, key.namespace
-        )),
+        None => Err(format!("no answer for {key}")),
     }
 }
 
@@ -59,12 +66,14 @@ fn git_state(root: &Path, file: &Path) -> GitState {
 /// `Command::PrepareAccept`: what the accept view needs to show.
 pub async fn prepare(
     client: Client,
-    key: ObjectKey,
+    kinds: LiveKinds,
+    key: ManifestKey,
+    api_version: String,
     file: PathBuf,
     root: PathBuf,
 ) -> AcceptFetched {
     let local = tokio::task::spawn_blocking(move || (read_file(&file), git_state(&root, &file)));
-    let live = live_object(&client, &key).await;
+    let live = live_object(&client, &kinds, &key, &api_version).await;
     let (file, git) = match local.await {
         Ok(found) => found,
         Err(e) => (
@@ -82,9 +91,13 @@ pub async fn prepare(
 
 /// `Command::Accept`: refuse if a chosen live value moved since it was shown, else write and
 /// commit. The answer is the line for the status bar.
-pub async fn accept(client: Client, request: AcceptRequest) -> Result<String, String> {
-    let object = format!("deployment {}/{}", request.key.namespace, request.key.name);
-    let live = live_object(&client, &request.key)
+pub async fn accept(
+    client: Client,
+    kinds: LiveKinds,
+    request: AcceptRequest,
+) -> Result<String, String> {
+    let object = request.key.to_string();
+    let live = live_object(&client, &kinds, &request.key, &request.api_version)
         .await
         .map_err(|e| {
             let text = e.to_string();
@@ -99,7 +112,7 @@ pub async fn accept(client: Client, request: AcceptRequest) -> Result<String, St
     let manifest = manifest_in(
         &Arc::from(prepared.file.as_path()),
         &Arc::from(prepared.before.as_str()),
-        &crate::app::drift::manifest_key(&request.key),
+        &request.key,
         &request.default_namespace,
     )
     .map_err(|e| e.to_string())?;

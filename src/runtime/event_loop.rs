@@ -16,8 +16,10 @@ use super::terminal;
 use crate::app::{App, Command, Flash, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
-use crate::cluster::live::fetch;
-use crate::cluster::watch::{ClusterMessage, Watchers, spawn_detail_watchers, spawn_table_watcher};
+use crate::cluster::live::{LiveKinds, fetch, fetch_objects};
+use crate::cluster::watch::{
+    ClusterMessage, Watchers, spawn_detail_watchers, spawn_object_watchers, spawn_table_watcher,
+};
 use crate::ui::{self, theme::Theme, theme::no_color_from_env};
 
 /// Shortest time between two frames: a burst of watch events becomes one frame.
@@ -66,6 +68,11 @@ struct Loop {
     quitting: bool,
     /// What the writes that ended while quitting did, printed once the terminal is restored.
     pub outcomes: Vec<String>,
+    /// The kinds the cluster serves for the manifests, and their schemas (Deployments and the
+    /// built-in schemas until discovery answers).
+    kinds: LiveKinds,
+    /// The watchers of the manifests' other kinds.
+    object_watchers: Option<Watchers>,
 }
 
 /// A watcher's way back into the loop.
@@ -143,6 +150,10 @@ impl Loop {
                 release_freed_memory();
                 commands
             }
+            Event::App(Message::KindsMapped(Ok(mapped))) => {
+                self.kinds = mapped.kinds.clone();
+                update(&mut self.app, Message::KindsMapped(Ok(mapped)))
+            }
             Event::App(msg) => update(&mut self.app, msg),
             Event::InputClosed => return Flow::Quit,
             Event::RevertPreviewed { id, result } => {
@@ -184,42 +195,86 @@ impl Loop {
                         let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
                     });
                 }
-                Command::PrepareAccept { key, file, root } => {
+                Command::PrepareAccept {
+                    key,
+                    api_version,
+                    file,
+                    root,
+                } => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let kinds = self.kinds.clone();
                     tokio::spawn(async move {
-                        let fetched = super::accept::prepare(client, key, file, root).await;
+                        let fetched =
+                            super::accept::prepare(client, kinds, key, api_version, file, root)
+                                .await;
                         let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
                     });
                 }
                 Command::Accept(request) => {
                     self.writes += 1;
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let kinds = self.kinds.clone();
                     tokio::spawn(async move {
                         let key = request.key.clone();
-                        let result = super::accept::accept(client, *request).await;
+                        let result = super::accept::accept(client, kinds, *request).await;
                         let _ = tx.send(Event::App(Message::Accepted { key, result }));
                     });
                 }
                 Command::PreviewRevert { id, key } => {
                     let index = self.app.manifests.as_deref();
-                    let client = &self.conn.client;
-                    self.reverts.preview(id, key, index, client, &self.tx);
+                    let cluster = (&self.conn.client, &self.kinds.schemas);
+                    self.reverts.preview(id, key, index, cluster, &self.tx);
                 }
                 Command::Revert { id, key } => {
                     self.writes += 1;
                     self.reverts.execute(id, key, &self.tx);
                 }
-                Command::FetchDiff(key) => {
+                Command::FetchDiff(key, api_version) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let kinds = self.kinds.clone();
                     tokio::spawn(async move {
-                        if let Some(one) = fetch(&client, vec![key]).await.into_iter().next() {
+                        let wanted = vec![(key, api_version)];
+                        if let Some(one) = fetch_objects(&client, &kinds, wanted)
+                            .await
+                            .into_iter()
+                            .next()
+                        {
                             let _ = tx.send(Event::App(Message::DiffFetched(one)));
                         }
                     });
                 }
+                Command::FetchObjects(wanted) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let kinds = self.kinds.clone();
+                    tokio::spawn(async move {
+                        let fetched = fetch_objects(&client, &kinds, wanted).await;
+                        let _ = tx.send(Event::App(Message::ObjectsFetched(fetched)));
+                    });
+                }
+                Command::MapKinds(kinds) => self.map_kinds(kinds),
+                Command::WatchObjects(kinds) => {
+                    self.object_watchers = None;
+                    self.object_watchers = Some(spawn_object_watchers(
+                        &self.conn,
+                        &kinds,
+                        self.app.epoch,
+                        sink(&self.tx),
+                    ));
+                }
             }
         }
         flow
+    }
+
+    /// Discovery for the manifests' kinds and their schemas from the cluster's OpenAPI (its
+    /// disk cache first), off the loop; the answer comes back as `Message::KindsMapped`.
+    fn map_kinds(&self, kinds: std::collections::BTreeSet<(String, String)>) {
+        let conn = self.conn.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = map_kinds(&conn, &kinds).await;
+            let _ = tx.send(Event::App(Message::KindsMapped(result)));
+        });
     }
 
     /// `:ns` alone: the namespaces for the picker (asked off the loop).
@@ -273,6 +328,7 @@ impl Loop {
     fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
         tracing::info!(context = %conn.context, scope = conn.scope.label(), "switching");
         self.detail = None;
+        self.object_watchers = None;
         self.watchers = watch(&conn, epoch, &self.tx);
         let msg = Message::Switched {
             epoch,
@@ -283,6 +339,32 @@ impl Loop {
         self.conn = conn;
         update(&mut self.app, msg)
     }
+}
+
+/// The served kinds of the groups of `kinds` (and the core and apps groups) and the schemas of
+/// `kinds` from the cluster's OpenAPI.
+async fn map_kinds(
+    conn: &Connection,
+    kinds: &std::collections::BTreeSet<(String, String)>,
+) -> Result<crate::app::objects::MappedKinds, String> {
+    let (served, loaded) = crate::cluster::openapi::discover_with_schemas(
+        &conn.client,
+        &conn.server_version,
+        kinds,
+        None,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    for notice in &loaded.notices {
+        tracing::warn!(%notice, "schemas");
+    }
+    Ok(crate::app::objects::MappedKinds {
+        kinds: LiveKinds {
+            served: std::sync::Arc::new(served),
+            schemas: std::sync::Arc::new(loaded.schemas),
+        },
+        notices: loaded.notices,
+    })
 }
 
 async fn read_input(tx: UnboundedSender<Event>) {
@@ -372,6 +454,8 @@ impl Session {
                 writes: 0,
                 quitting: false,
                 outcomes: Vec::new(),
+                kinds: LiveKinds::before_discovery(),
+                object_watchers: None,
             },
             rx,
             sigterm: false,

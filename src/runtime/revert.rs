@@ -6,10 +6,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::event_loop::Event;
 use crate::app::revert::{PreviewShown, RevertDone};
-use crate::app::{Message, drift::manifest_key};
+use crate::app::{ManifestKey, Message};
 use crate::cluster::revert::{Preview, RevertError, Reverter};
-use crate::cluster::rows::ObjectKey;
 use crate::manifest::ManifestIndex;
+use crate::schema::Schemas;
 
 /// A dry run's answer, before it reaches the app.
 pub type Previewed = Result<Box<(Reverter, Preview)>, RevertError>;
@@ -25,13 +25,13 @@ impl Reverts {
     pub fn preview(
         &mut self,
         id: u64,
-        key: ObjectKey,
+        key: ManifestKey,
         index: Option<&ManifestIndex>,
-        client: &Client,
+        (client, schemas): (&Client, &std::sync::Arc<Schemas>),
         tx: &UnboundedSender<Event>,
     ) {
         self.pending = None;
-        let object = manifest_key(&key);
+        let object = key;
         let Some((manifest, config)) =
             index.and_then(|i| Some((i.get(&object)?.clone(), i.config.clone())))
         else {
@@ -46,16 +46,9 @@ impl Reverts {
             }));
             return;
         };
-        let (client, tx) = (client.clone(), tx.clone());
+        let (client, tx, schemas) = (client.clone(), tx.clone(), schemas.clone());
         tokio::spawn(async move {
-            let result = match Reverter::new(
-                &client,
-                &manifest,
-                &config,
-                crate::schema::Schemas::builtin(),
-            )
-            .await
-            {
+            let result = match Reverter::new(&client, &manifest, &config, &schemas).await {
                 Ok(reverter) => reverter.preview().await.map(|p| Box::new((reverter, p))),
                 Err(e) => Err(e),
             };
@@ -78,7 +71,7 @@ impl Reverts {
     }
 
     /// `y`: revert as previewed under `id`.
-    pub fn execute(&mut self, id: u64, key: ObjectKey, tx: &UnboundedSender<Event>) {
+    pub fn execute(&mut self, id: u64, key: ManifestKey, tx: &UnboundedSender<Event>) {
         let tx = tx.clone();
         let Some((_, reverter, preview)) = self.pending.take().filter(|(p, ..)| *p == id) else {
             let _ = tx.send(Event::App(Message::Reverted {

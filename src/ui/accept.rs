@@ -15,7 +15,7 @@ use crate::drift::report::short_value;
 pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &AcceptView) {
     let key = &view.key;
     let mut title = vec![Span::styled(
-        format!(" accept deployment {}/{} ", key.namespace, key.name),
+        format!(" accept {} ", super::format::object_title(key)),
         theme.title,
     )];
     if let AcceptContent::Ready(form) = &view.content

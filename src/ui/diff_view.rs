@@ -15,10 +15,10 @@ pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view
     let key = &view.key;
     let mut title = vec![
         Span::styled(
-            format!(" diff deployment {}/{} ", key.namespace, key.name),
+            format!(" diff {} ", super::format::object_title(key)),
             theme.title,
         ),
-        drift_cell(theme, app.drift_of(key)),
+        drift_cell(theme, &app.drift_of_object(key)),
         Span::raw(" "),
     ];
     let starts = view.field_starts();

@@ -43,6 +43,16 @@ pub fn gauge(ratio: f64, width: usize) -> (String, String) {
 }
 
 /// Cut `text` to `width` characters, ending with `…` when cut.
+/// `deployment shop/web`, `namespace shop`: an object as a view's title names it.
+pub fn object_title(key: &crate::manifest::ObjectKey) -> String {
+    let kind = key.kind.to_ascii_lowercase();
+    if key.namespace.is_empty() {
+        format!("{kind} {}", key.name)
+    } else {
+        format!("{kind} {}/{}", key.namespace, key.name)
+    }
+}
+
 pub fn fit(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();

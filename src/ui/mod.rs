@@ -11,6 +11,7 @@
 pub mod accept;
 pub mod detail;
 pub mod diff_view;
+pub mod drift_list;
 pub mod format;
 pub mod picker;
 pub mod revert;
@@ -23,7 +24,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use crate::app::keys::{WRITE_KEYS, help};
-use crate::app::{App, DriftSummary, Prompt, Screen};
+use crate::app::{App, Prompt, Screen};
 use crate::cluster::watch::WatchHealth;
 use theme::Theme;
 
@@ -62,6 +63,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Accept(view) => accept::render_accept(app, theme, frame, body, view),
         Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
         Screen::Pick(picker) => picker::render_picker(app, theme, frame, body, picker),
+        Screen::DriftList(view) => drift_list::render_drift_list(app, theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
@@ -101,11 +103,8 @@ fn health_text(app: &App) -> (String, bool) {
 
 fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let (health, bad) = health_text(app);
-    let drifted = app
-        .drift
-        .values()
-        .filter(|d| matches!(d, DriftSummary::Fields(_) | DriftSummary::Missing))
-        .count();
+    // Every kind counts; `:drift` lists them.
+    let drifted = app.drifted_count();
     let stuck_style = if app.table.stuck > 0 {
         theme.stuck
     } else {
@@ -253,6 +252,15 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "cancel"),
                         ("pgdn/pgup", "scroll diff"),
                     ],
+                    Screen::DriftList(_) => &[
+                        ("d", "diff"),
+                        ("a", "accept"),
+                        ("r", "revert"),
+                        ("j/k", "move"),
+                        ("esc", "back"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
                     Screen::Pick(_) => &[
                         ("enter", "switch"),
                         ("/", "filter"),
@@ -349,6 +357,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         Screen::Detail { .. } => return Some(1),
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) | Screen::Accept(_) => return Some(60),
+        Screen::DriftList(_) => return Some(60),
         Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {

@@ -17,7 +17,7 @@ pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &Revert
         .border_style(theme.border)
         .title(Line::from(vec![
             Span::styled(
-                format!(" revert deployment {}/{} ", key.namespace, key.name),
+                format!(" revert {} ", super::format::object_title(key)),
                 theme.title,
             ),
             Span::styled(format!("to {} ", view.place), theme.muted),

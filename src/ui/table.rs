@@ -189,13 +189,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             "no Deployment matches the filter (esc clears it)"
         };
-        let inner = Rect {
-            x: area.x + 2,
-            y: area.y + 2,
-            width: area.width.saturating_sub(4),
-            height: 1.min(area.height.saturating_sub(3)),
-        };
-        frame.render_widget(Span::styled(text, theme.muted), inner);
+        empty_table_note(frame, area, text, theme);
     }
 }
 
@@ -281,4 +275,15 @@ fn build_row<'a>(
     ]);
     let style = if selected { theme.selected } else { row_style };
     Row::new(cells).style(style)
+}
+
+/// `text` (muted) on the first body line of an empty bordered table drawn over `area`.
+pub(super) fn empty_table_note(frame: &mut Frame, area: Rect, text: &str, theme: &Theme) {
+    let line = Rect {
+        x: area.x + 2,
+        y: area.y + 2,
+        width: area.width.saturating_sub(4),
+        height: 1.min(area.height.saturating_sub(3)),
+    };
+    frame.render_widget(Span::styled(text, theme.muted), line);
 }

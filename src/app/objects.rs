@@ -1,0 +1,425 @@
+//! Objects of every kind the manifests use but Deployments (the table's own): their drift as
+//! their watch events arrive (the extract is compared and dropped, never kept), the missing ones
+//! once their kind's first list ended, and the mapping of the manifests' kinds through discovery
+//! that comes first (which kinds the cluster serves, their schemas).
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::{App, Command, DriftSummary, Flash, ManifestKey};
+use crate::cluster::kinds::ServedKind;
+use crate::cluster::live::{FetchedObject, LiveKinds};
+use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
+use crate::drift::{Attribution, LiveObject, ObjectDrift, ObjectStatus, compare};
+
+/// The drift of one object of a watched kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectEntry {
+    pub summary: DriftSummary,
+    /// The newest writer of its drifted fields (for the `:drift` view).
+    pub newest: Option<Attribution>,
+}
+
+/// The objects of the watched kinds and their watchers' state.
+#[derive(Debug, Clone, Default)]
+pub struct Objects {
+    /// The kinds watched, and whether each one's first list has ended (before, nothing of that
+    /// kind is called missing).
+    pub kinds: BTreeMap<Arc<ObjectKind>, bool>,
+    pub health: BTreeMap<Arc<ObjectKind>, WatchHealth>,
+    /// Drift by object, for objects with a manifest (live ones, and missing ones).
+    pub entries: BTreeMap<ManifestKey, ObjectEntry>,
+    /// Keys seen live per kind (to tell missing objects after a list, and deletions).
+    live: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
+    /// The keys of a relist under way, per kind.
+    relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
+}
+
+/// The kinds discovery and the OpenAPI gave for the manifests' kinds.
+#[derive(Debug, Clone)]
+pub struct MappedKinds {
+    pub kinds: LiveKinds,
+    /// Where the schemas did not come from the cluster.
+    pub notices: Vec<String>,
+}
+
+/// The drift summary of a compared object, and the newest writer of its drifted fields.
+pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
+    let summary = match &drift.status {
+        ObjectStatus::InSync => DriftSummary::InSync,
+        ObjectStatus::Drifted => match drift.drift_count() {
+            0 => DriftSummary::InSync,
+            n => DriftSummary::Fields(n),
+        },
+        ObjectStatus::Missing => DriftSummary::Missing,
+        ObjectStatus::Unmanaged => DriftSummary::Unmanaged,
+        ObjectStatus::Error(e) => DriftSummary::Error(e.clone()),
+    };
+    let newest = drift
+        .items
+        .iter()
+        .filter(|i| i.class.is_drift())
+        .max_by(|a, b| a.attribution.time.cmp(&b.attribution.time))
+        .map(|i| i.attribution.clone());
+    (summary, newest)
+}
+
+impl App {
+    /// Whether `key` is of the table's kind (Deployments).
+    pub fn is_row_kind(key: &ManifestKey) -> bool {
+        key.group == "apps" && key.kind == "Deployment"
+    }
+
+    /// The manifests' kinds (Deployments aside) in the namespace scope, to ask discovery about.
+    fn manifest_kinds(&self) -> BTreeSet<(String, String)> {
+        self.manifests
+            .as_ref()
+            .map(|index| index.kinds())
+            .unwrap_or_default()
+    }
+
+    /// The manifests arrived or changed: map their kinds if some are new (once at a time: an
+    /// answer under way is looked at again when it comes).
+    pub(crate) fn map_kinds_if_new(&mut self) -> Vec<Command> {
+        let Some(index) = &self.manifests else {
+            return Vec::new();
+        };
+        let kinds = self.manifest_kinds();
+        let known = kinds.iter().all(|(v, k)| index.knows_kind(v, k));
+        if self.mapping || (known && self.kinds.is_some()) {
+            return Vec::new();
+        }
+        self.mapping = true;
+        vec![Command::MapKinds(kinds)]
+    }
+
+    /// Discovery answered: the manifests' keys take the scope the cluster gives their kinds,
+    /// the schemas are the cluster's, and every served kind (Deployments aside) is watched.
+    pub fn kinds_mapped(&mut self, mapped: Result<MappedKinds, String>) -> Vec<Command> {
+        self.dirty = true;
+        self.mapping = false;
+        let mapped = match mapped {
+            Ok(mapped) => mapped,
+            Err(e) => {
+                self.flash = Some(Flash {
+                    text: format!("only Deployments are compared: {e}"),
+                    error: true,
+                });
+                return Vec::new();
+            }
+        };
+        if let Some(notice) = mapped.notices.first() {
+            self.flash = Some(Flash {
+                text: notice.clone(),
+                error: false,
+            });
+        }
+        let served = mapped.kinds.served.clone();
+        if let Some(index) = self.manifests.as_mut() {
+            crate::commands::context::map_kinds(Arc::make_mut(index), &served);
+        }
+        self.kinds = Some(mapped.kinds);
+        let watched = self.kinds_to_watch();
+        let tags: BTreeSet<Arc<ObjectKind>> = watched
+            .iter()
+            .map(|k| Arc::new(ObjectKind::of(k)))
+            .collect();
+        // Kinds no longer watched lose their entries; the others keep theirs until relisted.
+        self.objects.kinds.retain(|k, _| tags.contains(k));
+        self.objects.entries.retain(|key, _| {
+            tags.iter()
+                .any(|k| k.group == key.group && k.kind == key.kind)
+        });
+        for tag in tags {
+            self.objects.kinds.entry(tag.clone()).or_insert(false);
+            self.objects
+                .health
+                .entry(tag)
+                .or_insert(WatchHealth::Syncing);
+        }
+        // The Deployments, read so far with the built-in schemas, are compared again.
+        let mut commands = self.refetch_rows();
+        commands.push(Command::WatchObjects(watched));
+        // Kinds that came with a reload while discovery was under way.
+        commands.extend(self.map_kinds_if_new());
+        commands
+    }
+
+    /// The served kinds of the manifests to watch: every one but Deployments; cluster-scoped
+    /// ones only when every namespace is watched (as `kdrift check -n` leaves them out).
+    fn kinds_to_watch(&self) -> Vec<ServedKind> {
+        let (Some(index), Some(kinds)) = (&self.manifests, &self.kinds) else {
+            return Vec::new();
+        };
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for manifest in index.objects() {
+            if Self::is_row_kind(&manifest.key) || !index.is_served(manifest) {
+                continue;
+            }
+            let Some(kind) = kinds.served.get(&manifest.api_version, &manifest.key.kind) else {
+                continue;
+            };
+            if !kind.namespaced && self.scope.as_namespace().is_some() {
+                continue;
+            }
+            if seen.insert((kind.group.clone(), kind.kind.clone())) {
+                out.push(kind.clone());
+            }
+        }
+        out
+    }
+
+    /// Whether a manifest of `key` is in the namespace scope (cluster-scoped ones when every
+    /// namespace is watched).
+    fn object_in_scope(&self, key: &ManifestKey) -> bool {
+        match self.scope.as_namespace() {
+            None => true,
+            Some(ns) => key.namespace == ns,
+        }
+    }
+
+    /// The drift of one live object of a watched kind (pure; the extract is dropped).
+    fn object_drift(
+        &self,
+        kind: &ObjectKind,
+        key: &ManifestKey,
+        live: Result<LiveObject, String>,
+    ) -> Option<ObjectEntry> {
+        let index = self.manifests.as_ref()?;
+        let manifest = index.get(key)?;
+        let (summary, newest) = match live {
+            Ok(live) => summarize(&compare(manifest, &live, &index.config)),
+            Err(e) => (
+                DriftSummary::Error(format!("the live {} could not be read: {e}", kind.kind)),
+                None,
+            ),
+        };
+        Some(ObjectEntry { summary, newest })
+    }
+
+    fn key_of(kind: &ObjectKind, row: &crate::cluster::rows::ObjectKey) -> ManifestKey {
+        let namespace = if kind.namespaced {
+            row.namespace.as_ref()
+        } else {
+            ""
+        };
+        ManifestKey::new(&kind.group, &kind.kind, namespace, &row.name)
+    }
+
+    /// A batch of watch events of one kind: each object with a manifest is compared.
+    pub fn apply_objects(
+        &mut self,
+        kind: Arc<ObjectKind>,
+        updates: Vec<WatchUpdate<ObjectRow>>,
+    ) -> bool {
+        if !self.objects.kinds.contains_key(&kind) {
+            return false;
+        }
+        let schemas = self
+            .kinds
+            .as_ref()
+            .map(|k| k.schemas.clone())
+            .unwrap_or_default();
+        for update in updates {
+            match update {
+                WatchUpdate::Init => {
+                    self.objects.relisting.insert(kind.clone(), BTreeSet::new());
+                }
+                WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
+                    let key = Self::key_of(&kind, &row.key);
+                    if let Some(seen) = self.objects.relisting.get_mut(&kind) {
+                        seen.insert(key.clone());
+                    }
+                    self.objects
+                        .live
+                        .entry(kind.clone())
+                        .or_default()
+                        .insert(key.clone());
+                    let live = row
+                        .json
+                        .extract_as(&kind.api_version, &kind.kind, &schemas)
+                        .map_err(|e| e.to_string());
+                    match self.object_drift(&kind, &key, live) {
+                        Some(entry) => {
+                            self.objects.entries.insert(key, entry);
+                        }
+                        None => {
+                            self.objects.entries.remove(&key);
+                        }
+                    }
+                }
+                WatchUpdate::Delete(row) => {
+                    let key = Self::key_of(&kind, &row);
+                    if let Some(live) = self.objects.live.get_mut(&kind) {
+                        live.remove(&key);
+                    }
+                    self.object_gone(key);
+                }
+                WatchUpdate::InitDone => {
+                    let seen = self.objects.relisting.remove(&kind).unwrap_or_default();
+                    let before = self
+                        .objects
+                        .live
+                        .insert(kind.clone(), seen.clone())
+                        .unwrap_or_default();
+                    for gone in before.difference(&seen) {
+                        self.object_gone(gone.clone());
+                    }
+                    self.objects.kinds.insert(kind.clone(), true);
+                    self.reconcile_missing_objects(&kind);
+                }
+            }
+        }
+        true
+    }
+
+    /// An object left the cluster: missing if it has a manifest, else forgotten.
+    fn object_gone(&mut self, key: ManifestKey) {
+        let has_manifest = self
+            .manifests
+            .as_ref()
+            .is_some_and(|i| i.get(&key).is_some());
+        if has_manifest && self.object_in_scope(&key) {
+            self.objects.entries.insert(
+                key,
+                ObjectEntry {
+                    summary: DriftSummary::Missing,
+                    newest: None,
+                },
+            );
+        } else {
+            self.objects.entries.remove(&key);
+        }
+    }
+
+    /// After a kind's list: each of its manifests in scope that is not live is missing; entries
+    /// whose manifest went are dropped.
+    fn reconcile_missing_objects(&mut self, kind: &ObjectKind) {
+        let Some(index) = self.manifests.clone() else {
+            return;
+        };
+        let live = self.objects.live.get(kind).cloned().unwrap_or_default();
+        self.objects.entries.retain(|key, _| {
+            key.group != kind.group || key.kind != kind.kind || index.get(key).is_some()
+        });
+        for manifest in index.objects() {
+            let key = &manifest.key;
+            if key.group == kind.group
+                && key.kind == kind.kind
+                && self.object_in_scope(key)
+                && !live.contains(key)
+            {
+                self.objects.entries.insert(
+                    key.clone(),
+                    ObjectEntry {
+                        summary: DriftSummary::Missing,
+                        newest: None,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The health of one kind's watcher.
+    pub fn object_health(&mut self, kind: Arc<ObjectKind>, health: WatchHealth) -> bool {
+        if !self.objects.kinds.contains_key(&kind) {
+            return false;
+        }
+        self.objects.health.insert(kind, health.clone()) != Some(health)
+    }
+
+    /// Manifests of watched kinds changed: their objects are fetched again (none is kept).
+    pub(crate) fn objects_touched(&mut self, touched: &[ManifestKey]) -> Vec<Command> {
+        let Some(index) = self.manifests.clone() else {
+            return Vec::new();
+        };
+        let mut fetch = Vec::new();
+        let wanted: Vec<&ManifestKey> = touched
+            .iter()
+            .filter(|k| !Self::is_row_kind(k) && self.object_in_scope(k))
+            .collect();
+        for key in wanted {
+            let watched = self
+                .objects
+                .kinds
+                .keys()
+                .any(|k| k.group == key.group && k.kind == key.kind);
+            match index.get(key) {
+                Some(manifest) if watched => {
+                    fetch.push((key.clone(), manifest.api_version.clone()))
+                }
+                Some(_) => {}
+                None => {
+                    // No manifest any more: an object still live is unmanaged, not listed.
+                    self.objects.entries.remove(key);
+                }
+            }
+        }
+        if fetch.is_empty() {
+            Vec::new()
+        } else {
+            vec![Command::FetchObjects(fetch)]
+        }
+    }
+
+    /// Objects fetched after a manifest change: compared, then dropped.
+    pub fn objects_fetched(&mut self, fetched: Vec<FetchedObject>) {
+        for (key, result) in fetched {
+            let Some(kind) = self
+                .objects
+                .kinds
+                .keys()
+                .find(|k| k.group == key.group && k.kind == key.kind)
+                .cloned()
+            else {
+                continue;
+            };
+            match result {
+                Ok(Some(live)) => {
+                    if let Some(entry) = self.object_drift(&kind, &key, Ok(*live)) {
+                        self.objects.entries.insert(key, entry);
+                    }
+                }
+                Ok(None) => self.object_gone(key),
+                Err(e) => {
+                    self.objects.entries.insert(
+                        key,
+                        ObjectEntry {
+                            summary: DriftSummary::Error(e),
+                            newest: None,
+                        },
+                    );
+                }
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// The drift of any object: a Deployment's row, or an object of a watched kind.
+    pub fn drift_of_object(&self, key: &ManifestKey) -> DriftSummary {
+        if Self::is_row_kind(key) {
+            let row =
+                crate::cluster::rows::ObjectKey::new(key.namespace.as_str(), key.name.as_str());
+            return self.drift_of(&row).clone();
+        }
+        self.objects
+            .entries
+            .get(key)
+            .map(|e| e.summary.clone())
+            .unwrap_or_default()
+    }
+
+    /// Remember the drift of an object of a watched kind computed elsewhere (the diff view).
+    pub(crate) fn set_object_drift(&mut self, key: &ManifestKey, drift: &ObjectDrift) {
+        if Self::is_row_kind(key)
+            || !self.objects.entries.contains_key(key)
+                && self.manifests.as_ref().and_then(|i| i.get(key)).is_none()
+        {
+            return;
+        }
+        let (summary, newest) = summarize(drift);
+        self.objects
+            .entries
+            .insert(key.clone(), ObjectEntry { summary, newest });
+    }
+}

@@ -1,0 +1,101 @@
+//! The `:drift` view: every object of any kind that is drifted, missing or in error — KIND,
+//! NAMESPACE, NAME, DRIFT, the newest MANAGER of its drifted fields and its AGE.
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+
+use super::format::{age, fit};
+use super::table::drift_cell;
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::drift_list::DriftListView;
+
+pub fn render_drift_list(
+    app: &App,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    view: &DriftListView,
+) {
+    let rows = app.drift_rows();
+    let title = Line::from(vec![Span::styled(
+        format!(" drift({})[{}] ", app.scope.label(), rows.len()),
+        theme.title,
+    )]);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border)
+        .title(title);
+    let inner = usize::from(area.width.saturating_sub(2));
+    // KIND and NAMESPACE as wide as their longest value (within reason); NAME and MANAGER share
+    // what is left.
+    let longest =
+        |f: &dyn Fn(&crate::app::drift_list::DriftRow) -> usize, floor: usize, cap: usize| {
+            rows.iter().map(f).max().unwrap_or(0).clamp(floor, cap)
+        };
+    let kind_width = longest(&|r| r.key.kind.chars().count(), 4, 24);
+    let ns_width = longest(&|r| r.key.namespace.chars().count(), 9, 20);
+    let fixed = kind_width + ns_width + 9 + 8 + 5;
+    let left = inner.saturating_sub(fixed);
+    let name_width = (left * 3 / 5).max(8);
+    let manager_width = left.saturating_sub(name_width).max(7);
+    let height = usize::from(area.height.saturating_sub(3));
+    let start = view.scroll.min(rows.len());
+    let end = (start + height).min(rows.len());
+    let body = rows[start..end].iter().enumerate().map(|(i, row)| {
+        let selected = start + i == view.cursor;
+        let (manager, when) = match &row.newest {
+            Some(a) => (
+                a.manager.clone().unwrap_or_else(|| "unknown".into()),
+                age(a.time.as_deref().and_then(|t| t.parse().ok()), app.now),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let namespace = if row.key.namespace.is_empty() {
+            "-".to_owned()
+        } else {
+            row.key.namespace.clone()
+        };
+        let cells = vec![
+            Cell::from(fit(&row.key.kind, kind_width)),
+            Cell::from(fit(&namespace, ns_width)),
+            Cell::from(fit(&row.key.name, name_width)),
+            Cell::from(drift_cell(theme, &row.summary)),
+            Cell::from(fit(&manager, manager_width)),
+            Cell::from(when),
+        ];
+        let style = if selected {
+            theme.selected.add_modifier(Modifier::BOLD)
+        } else {
+            ratatui::style::Style::default()
+        };
+        Row::new(cells).style(style)
+    });
+    let header =
+        Row::new(["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"]).style(theme.header);
+    let widths = [
+        Constraint::Length(kind_width as u16),
+        Constraint::Length(ns_width as u16),
+        Constraint::Length(name_width as u16),
+        Constraint::Length(9),
+        Constraint::Length(manager_width as u16),
+        Constraint::Length(5),
+    ];
+    frame.render_widget(
+        Table::new(body, widths)
+            .header(header)
+            .block(block)
+            .column_spacing(1),
+        area,
+    );
+    if rows.is_empty() {
+        let text = if app.manifests.is_none() {
+            "loading the manifests…"
+        } else {
+            "every object of the manifests is in sync"
+        };
+        super::table::empty_table_note(frame, area, text, theme);
+    }
+}
