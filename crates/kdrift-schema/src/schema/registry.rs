@@ -45,6 +45,35 @@ pub const BUILTIN_INDEX: &str = include_str!("../../data/openapi-v3/index.json")
 #[derive(Debug, Clone, Default)]
 pub struct Schemas {
     by_version: HashMap<Box<str>, HashMap<Box<str>, Schema>>,
+    /// Whether the built-in documents stand in for a kind none of `by_version` defines.
+    builtin: bool,
+}
+
+type KindsOf = HashMap<Box<str>, Schema>;
+
+/// The kinds of the built-in document of `api_version` (`v1`, `apps/v1`), read the first time one
+/// is asked for: a process that only needs apps/v1 never reads (nor pages in) the other 3.5 MB.
+fn builtin_kinds(api_version: &str) -> Option<&'static KindsOf> {
+    const N: usize = BUILTIN_DOCUMENTS.len();
+    static READ: [OnceLock<KindsOf>; N] = [const { OnceLock::new() }; N];
+    let at = BUILTIN_DOCUMENTS
+        .iter()
+        .position(|d| api_version_of(d.path) == api_version)?;
+    Some(READ[at].get_or_init(|| {
+        // Built in and tested (`every_builtin_document_reads`): cannot fail.
+        read_document(BUILTIN_DOCUMENTS[at].json.as_bytes())
+            .unwrap_or_default()
+            .iter()
+            .map(|(gvk, schema)| (gvk.kind.clone().into_boxed_str(), *schema))
+            .collect()
+    }))
+}
+
+/// `v1` of `api/v1`, `apps/v1` of `apis/apps/v1`.
+fn api_version_of(path: &str) -> &str {
+    path.strip_prefix("apis/")
+        .or_else(|| path.strip_prefix("api/"))
+        .unwrap_or(path)
 }
 
 impl Schemas {
@@ -53,18 +82,13 @@ impl Schemas {
     }
 
     /// The built-in kinds of a current server (core, apps, batch, autoscaling/v2, networking,
-    /// policy, RBAC, storage, apiextensions), read once from the documents built into kdrift.
+    /// policy, RBAC, storage, apiextensions), from the documents built into kdrift, each read
+    /// when a kind of it is first asked for.
     pub fn builtin() -> &'static Schemas {
         static BUILTIN: OnceLock<Schemas> = OnceLock::new();
-        BUILTIN.get_or_init(|| {
-            let mut schemas = Schemas::new();
-            for document in BUILTIN_DOCUMENTS {
-                // Built in and tested (`every_builtin_document_reads`): cannot fail.
-                if let Ok(kinds) = read_document(document.json.as_bytes()) {
-                    schemas.add(&kinds);
-                }
-            }
-            schemas
+        BUILTIN.get_or_init(|| Schemas {
+            by_version: HashMap::new(),
+            builtin: true,
         })
     }
 
@@ -91,7 +115,13 @@ impl Schemas {
 
     /// The schema of exactly this `apiVersion` and `kind`.
     pub fn get(&self, api_version: &str, kind: &str) -> Option<Schema> {
-        self.by_version.get(api_version)?.get(kind).copied()
+        if let Some(schema) = self.by_version.get(api_version).and_then(|k| k.get(kind)) {
+            return Some(*schema);
+        }
+        if self.builtin {
+            return builtin_kinds(api_version)?.get(kind).copied();
+        }
+        None
     }
 
     /// The schema of a kind: this version's, else another version's of the same group (a
@@ -102,25 +132,49 @@ impl Schemas {
             return schema;
         }
         let group = group_of(api_version);
-        self.by_version
+        let added = self
+            .by_version
             .iter()
             .filter(|(version, _)| group_of(version) == group)
-            .find_map(|(_, kinds)| kinds.get(kind).copied())
-            .unwrap_or(Schema::UNKNOWN)
+            .find_map(|(_, kinds)| kinds.get(kind).copied());
+        let builtin = || {
+            BUILTIN_DOCUMENTS
+                .iter()
+                .map(|d| api_version_of(d.path))
+                .filter(|version| self.builtin && group_of(version) == group)
+                .find_map(|version| builtin_kinds(version)?.get(kind).copied())
+        };
+        added.or_else(builtin).unwrap_or(Schema::UNKNOWN)
     }
 
     /// Whether no kind is known.
     pub fn is_empty(&self) -> bool {
-        self.by_version.is_empty()
+        self.by_version.is_empty() && !self.builtin
     }
 
-    /// Every kind known, in no order.
+    /// Every kind known, in no order (the built-in documents are all read).
     pub fn kinds(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.by_version.iter().flat_map(|(version, kinds)| {
+        let added = self.by_version.iter().flat_map(|(version, kinds)| {
             kinds
                 .keys()
                 .map(move |kind| (version.as_ref(), kind.as_ref()))
-        })
+        });
+        let builtin = BUILTIN_DOCUMENTS
+            .iter()
+            .filter(|_| self.builtin)
+            .map(|d| api_version_of(d.path))
+            .flat_map(|version| {
+                builtin_kinds(version)
+                    .into_iter()
+                    .flat_map(move |kinds| kinds.keys().map(move |kind| (version, kind.as_ref())))
+            })
+            .filter(|(version, kind)| {
+                !self
+                    .by_version
+                    .get(*version)
+                    .is_some_and(|k| k.contains_key(*kind))
+            });
+        added.chain(builtin)
     }
 }
 
