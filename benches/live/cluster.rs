@@ -39,7 +39,49 @@ fn deployment(i: usize) -> Value {
     })
 }
 
+pub fn service(i: usize) -> Value {
+    let name = name(i);
+    json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace(i), "labels": {"app": name}},
+        "spec": {
+            "selector": {"app": name},
+            "ports": [{"name": "http", "port": 80, "targetPort": 8080}]
+        }
+    })
+}
+
+pub fn configmap(i: usize) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("{}-config", name(i)), "namespace": namespace(i)},
+        "data": {
+            "LOG_FORMAT": "json",
+            "FEATURE_NEW_CHECKOUT": "false",
+            "settings.yaml": "retries: 3\ntimeout: 5s\n"
+        }
+    })
+}
+
+/// A Service and a ConfigMap per Deployment (`--serve-store kinds`).
+fn seed_kinds(store: &Store) {
+    store.set_clock_behind(3 * 86_400);
+    let opts = WriteOptions::manager("bench");
+    for i in 0..DEPLOYMENTS {
+        store
+            .create(ResourceType::SERVICE, service(i), &opts)
+            .unwrap();
+        store
+            .create(ResourceType::CONFIG_MAP, configmap(i), &opts)
+            .unwrap();
+    }
+    store.set_clock_behind(0);
+}
+
 fn seed(store: &Store) {
+    // Made three days ago, as a cluster's Deployments are: their ages change by the day, so an
+    // idle screen has nothing to redraw (fresh objects' ages tick every second).
+    store.set_clock_behind(3 * 86_400);
     let opts = WriteOptions::manager("bench");
     for n in 0..NAMESPACES {
         store
@@ -74,12 +116,14 @@ fn seed(store: &Store) {
             )
             .unwrap();
     }
+    store.set_clock_behind(0);
 }
 
-/// `live --serve-store`: seed, serve, print the URL, then obey stdin:
-/// `churn RATE SECONDS` (label writes spread over the Deployments), `relist` (410 for every
-/// watch: clients list again), `quit`.
+/// `live --serve-store [kinds]`: seed (with `kinds`, a Service and a ConfigMap per Deployment
+/// too), serve, print the URL, then obey stdin: `churn RATE SECONDS` (label writes spread over
+/// the objects, kinds in turn), `relist` (410 for every watch: clients list again), `quit`.
 pub fn serve() {
+    let kinds = std::env::args().any(|a| a == "kinds");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -88,6 +132,9 @@ pub fn serve() {
     rt.block_on(async {
         let store = Store::new();
         seed(&store);
+        if kinds {
+            seed_kinds(&store);
+        }
         let server = SimServer::serve_store(store.clone(), 0).await.unwrap();
         println!("URL {}", server.url());
         std::io::stdout().flush().unwrap();
@@ -119,14 +166,13 @@ pub fn serve() {
                         let patch = Patch::Merge(
                             json!({"metadata": {"labels": {"bench-t": counter.to_string()}}}),
                         );
+                        let (resource, name) = match counter % 3 {
+                            1 if kinds => (ResourceType::SERVICE, name(i)),
+                            2 if kinds => (ResourceType::CONFIG_MAP, format!("{}-config", name(i))),
+                            _ => (ResourceType::DEPLOYMENT, name(i)),
+                        };
                         store
-                            .patch(
-                                ResourceType::DEPLOYMENT,
-                                &namespace(i),
-                                &name(i),
-                                &patch,
-                                &opts,
-                            )
+                            .patch(resource, &namespace(i), &name, &patch, &opts)
                             .unwrap();
                     }
                     println!("done {:.0}", total as f64 / start.elapsed().as_secs_f64());

@@ -24,7 +24,7 @@ mod write;
 
 pub use select::{FieldSelector, LabelSelector};
 pub use validate::{FieldValidation, validate_name};
-pub use write::{not_found, now_rfc3339, scale_of};
+pub use write::{not_found, scale_of};
 
 /// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -259,6 +259,8 @@ struct Shared {
     inner: Mutex<Inner>,
     watch_tx: broadcast::Sender<Arc<WatchEvent>>,
     controller_tx: broadcast::Sender<StoreEvent>,
+    /// Seconds the store's clock is behind the wall clock (0: it tells the time).
+    clock_behind: std::sync::atomic::AtomicI64,
 }
 
 /// The demo cluster's object store. Cheap to clone (shared state inside).
@@ -274,6 +276,28 @@ impl Default for Store {
 }
 
 impl Store {
+    /// Sets the store's clock `seconds` behind the wall clock (0 puts it right): what is written
+    /// meanwhile is stamped then — creation and managedFields times — as in a cluster whose
+    /// objects were made days ago. Benchmarks seed with it; the demo never does.
+    pub fn set_clock_behind(&self, seconds: i64) {
+        self.shared
+            .clock_behind
+            .store(seconds, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The store's time as the API writes it (`2026-11-24T03:12:09Z`).
+    pub fn now_rfc3339(&self) -> String {
+        let behind = self
+            .shared
+            .clock_behind
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let now = jiff::Timestamp::now();
+        let at = now
+            .checked_sub(jiff::SignedDuration::from_secs(behind))
+            .unwrap_or(now);
+        write::rfc3339(at)
+    }
+
     /// An empty cluster with the system namespaces.
     pub fn new() -> Store {
         let (watch_tx, _) = broadcast::channel(WATCH_CHANNEL_CAPACITY);
@@ -291,6 +315,7 @@ impl Store {
                 }),
                 watch_tx,
                 controller_tx,
+                clock_behind: std::sync::atomic::AtomicI64::new(0),
             }),
         };
         for ns in SYSTEM_NAMESPACES {

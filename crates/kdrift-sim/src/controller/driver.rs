@@ -378,7 +378,7 @@ impl Driver {
                 tracing::warn!(%key, %error, "autoscaler write failed");
             }
         }
-        let now = crate::store::now_rfc3339();
+        let now = self.store.now_rfc3339();
         let opts = WriteOptions::status(CONTROLLER_MANAGER);
         self.modify(ResourceType::HORIZONTAL_POD_AUTOSCALER, key, &opts, |hpa| {
             let status = super::autoscaler::status(hpa, wanted, &now);
@@ -394,7 +394,7 @@ impl Driver {
 
     /// The apiextensions server: a definition's names accepted, its kind established.
     fn establish(&mut self, key: &Key) {
-        let now = crate::store::now_rfc3339();
+        let now = self.store.now_rfc3339();
         let opts = WriteOptions::status("kube-apiserver");
         self.modify(
             ResourceType::CUSTOM_RESOURCE_DEFINITION,

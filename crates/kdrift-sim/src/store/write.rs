@@ -34,10 +34,9 @@ fn conflict(resource: ResourceType, name: &str) -> ApiError {
     }
 }
 
-pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+/// A time as the API writes it, to the second.
+pub fn rfc3339(at: jiff::Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 fn meta_str<'a>(object: &'a Value, field: &str) -> &'a str {
@@ -270,7 +269,7 @@ impl Store {
             metadata_mut(&mut object).insert("name".into(), Value::String(name));
         }
         validate_name(resource, meta_str(&object, "name"))?;
-        let now = now_rfc3339();
+        let now = self.now_rfc3339();
         fill_create_metadata(resource, &mut object, &now);
         metadata_mut(&mut object).remove("managedFields");
         defaults::apply_defaults(
@@ -383,7 +382,7 @@ impl Store {
             .get(&resource)
             .and_then(|m| m.get(&(namespace.to_string(), name.to_string())))
             .cloned();
-        let now = now_rfc3339();
+        let now = self.now_rfc3339();
         let Some(old) = old else {
             let Patch::Apply { config, force } = patch else {
                 return Err(not_found(resource, name));
@@ -504,7 +503,7 @@ impl Store {
         applied: Option<()>,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").to_string();
-        let now = now_rfc3339();
+        let now = self.now_rfc3339();
         let sub = opts.subresource.as_deref();
         set_type_meta(resource, &mut new);
         if sub == Some("status") {
