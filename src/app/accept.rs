@@ -237,7 +237,7 @@ impl App {
         };
         let command = Command::PrepareAccept {
             key: key.clone(),
-            api_version: manifest.api_version.clone(),
+            api_version: manifest.api_version.to_string(),
             file: manifest.file.to_path_buf(),
             root: root.clone(),
         };
@@ -436,7 +436,7 @@ fn enter(app: &mut App) -> Vec<Command> {
     let commit = CommitPlan::new(&key, &chosen, None, &index.config);
     let api_version = index
         .get(&key)
-        .map(|m| m.api_version.clone())
+        .map(|m| m.api_version.to_string())
         .unwrap_or_default();
     let request = AcceptRequest {
         key: view.key.clone(),

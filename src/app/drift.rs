@@ -354,7 +354,7 @@ impl App {
         {
             commands.push(Command::FetchDiff(
                 view.key.clone(),
-                manifest.api_version.clone(),
+                manifest.api_version.to_string(),
             ));
         }
         if !fetch.is_empty() {
@@ -402,7 +402,7 @@ impl App {
                 DiffContent::Loading,
                 vec![Command::FetchDiff(
                     key.clone(),
-                    manifest.api_version.clone(),
+                    manifest.api_version.to_string(),
                 )],
             ),
         };
@@ -501,7 +501,10 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 .and_then(|i| i.get(&view.key))
                 .map(|m| m.api_version.clone())
                 .unwrap_or_default();
-            return vec![Command::FetchDiff(view.key.clone(), api_version)];
+            return vec![Command::FetchDiff(
+                view.key.clone(),
+                api_version.to_string(),
+            )];
         }
         code => {
             super::keys::scroll_key(code, &mut view.scroll, last, page);

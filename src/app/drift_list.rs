@@ -51,7 +51,7 @@ impl App {
                     .map(|(key, entry)| DriftRow {
                         key: key.clone(),
                         summary: entry.summary.clone(),
-                        newest: entry.newest.clone(),
+                        newest: entry.newest.as_deref().cloned(),
                     }),
             )
             .collect();

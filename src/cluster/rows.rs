@@ -1,5 +1,6 @@
 //! Slim rows: only what the screen needs from each API object, never the whole object, so that
 //! 10,000 Deployments fit in a few tens of MB. Mapping is pure (tested on captured responses).
+use crate::manifest::SharedStr;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -42,9 +43,10 @@ impl ObjectKey {
 /// One status condition, as the detail view shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConditionRow {
-    pub kind: String,
-    pub status: String,
-    pub reason: String,
+    /// Type, status and reason are words of a small vocabulary: shared, not copied per row.
+    pub kind: SharedStr,
+    pub status: SharedStr,
+    pub reason: SharedStr,
     pub message: String,
     pub last_update: Option<Timestamp>,
 }
@@ -138,9 +140,9 @@ impl DeploymentRow {
             .map(|cs| {
                 cs.iter()
                     .map(|c| ConditionRow {
-                        kind: c.type_.clone(),
-                        status: c.status.clone(),
-                        reason: c.reason.clone().unwrap_or_default(),
+                        kind: SharedStr::interned(&c.type_),
+                        status: SharedStr::interned(&c.status),
+                        reason: SharedStr::interned(c.reason.as_deref().unwrap_or_default()),
                         message: c.message.clone().unwrap_or_default(),
                         last_update: c
                             .last_update_time

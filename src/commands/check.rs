@@ -69,9 +69,12 @@ fn kinds_to_list(ctx: &Context, unmanaged: bool) -> Vec<ServedKind> {
     let mut counts: BTreeMap<(String, String), BTreeMap<String, usize>> = BTreeMap::new();
     for manifest in ctx.index.objects().filter(|m| ctx.index.is_served(m)) {
         *counts
-            .entry((manifest.key.group.clone(), manifest.key.kind.clone()))
+            .entry((
+                manifest.key.group.to_string(),
+                manifest.key.kind.to_string(),
+            ))
             .or_default()
-            .entry(manifest.api_version.clone())
+            .entry(manifest.api_version.to_string())
             .or_default() += 1;
     }
     if unmanaged {
@@ -163,7 +166,7 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
             let key = &manifest.key;
             let served = ctx.index.is_served(manifest);
             if served && key.namespace != scope {
-                *skipped.entry(key.namespace.clone()).or_insert(0) += 1;
+                *skipped.entry(key.namespace.to_string()).or_insert(0) += 1;
             }
         }
     }

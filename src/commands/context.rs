@@ -241,11 +241,11 @@ pub struct Listing {
 impl Listing {
     /// Was `key`'s kind listed in its namespace?
     pub fn covers(&self, key: &ObjectKey) -> bool {
-        let all = (key.group.clone(), key.kind.clone(), None);
+        let all = (key.group.to_string(), key.kind.to_string(), None);
         let one = (
-            key.group.clone(),
-            key.kind.clone(),
-            Some(key.namespace.clone()),
+            key.group.to_string(),
+            key.kind.to_string(),
+            Some(key.namespace.to_string()),
         );
         self.covered.contains(&all) || self.covered.contains(&one)
     }
@@ -302,7 +302,7 @@ pub async fn list_kind(ctx: &Context, kind: &ServedKind, listing: &mut Listing) 
                     .index
                     .objects()
                     .filter(|m| m.key.group == kind.group && m.key.kind == kind.kind)
-                    .map(|m| m.key.namespace.clone())
+                    .map(|m| m.key.namespace.to_string())
                     .collect();
                 if namespaces.is_empty() {
                     listing

@@ -1,5 +1,6 @@
 //! The identity of a Kubernetes object: (group, kind, namespace, name).
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -8,10 +9,138 @@ use serde_json::Value;
 /// cluster-scoped kinds; `group` is empty for the core group (`v1`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ObjectKey {
-    pub group: String,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
+    pub group: SharedStr,
+    pub kind: SharedStr,
+    pub namespace: SharedStr,
+    pub name: SharedStr,
+}
+
+/// An immutable string shared by the keys and manifests that hold it: tens of thousands of keys
+/// are held at once (the index, the drift of each object), and their group, kind and namespace
+/// are a handful of values. Reads as a `&str`; compares with `str` and `String`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `text`, shared with every other `interned` copy of it in the process: for the words of
+    /// a small vocabulary (condition types, statuses and reasons) that tens of thousands of rows
+    /// repeat. The vocabulary is bounded: past 4,096 words a copy is made instead.
+    pub fn interned(text: &str) -> SharedStr {
+        const MAX_WORDS: usize = 4096;
+        static WORDS: std::sync::Mutex<Option<std::collections::HashSet<Arc<str>>>> =
+            std::sync::Mutex::new(None);
+        let mut words = WORDS.lock().unwrap_or_else(|e| e.into_inner());
+        let words = words.get_or_insert_with(Default::default);
+        if let Some(word) = words.get(text) {
+            return SharedStr(Arc::clone(word));
+        }
+        let word: Arc<str> = Arc::from(text);
+        if words.len() < MAX_WORDS {
+            words.insert(Arc::clone(&word));
+        }
+        SharedStr(word)
+    }
+}
+
+impl std::ops::Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(text: &str) -> SharedStr {
+        SharedStr(Arc::from(text))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(text: String) -> SharedStr {
+        SharedStr(Arc::from(text))
+    }
+}
+
+impl From<Arc<str>> for SharedStr {
+    fn from(text: Arc<str>) -> SharedStr {
+        SharedStr(text)
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(text: SharedStr) -> String {
+        text.0.to_string()
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<SharedStr> for str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for String {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
 }
 
 /// Kinds without a namespace; a manifest of these never takes `-n` or `default`.
@@ -34,10 +163,10 @@ const CLUSTER_SCOPED: &[&str] = &[
 impl ObjectKey {
     pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
         ObjectKey {
-            group: group.to_owned(),
-            kind: kind.to_owned(),
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
+            group: group.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
         }
     }
 

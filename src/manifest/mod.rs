@@ -23,13 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use config::{Config, IgnoreRule};
-pub use key::ObjectKey;
+pub use key::{ObjectKey, SharedStr};
 
 /// One Kubernetes object from a manifest file.
 #[derive(Debug, Clone)]
 pub struct ManifestObject {
     pub key: ObjectKey,
-    pub api_version: String,
+    pub api_version: SharedStr,
     pub file: Arc<Path>,
     /// Position of the document in its file, from 0.
     pub document: usize,
@@ -194,13 +194,16 @@ pub struct ManifestIndex {
     pub default_namespace: String,
     pub config: Config,
     files: BTreeMap<PathBuf, parse::ParsedFile>,
-    objects: HashMap<ObjectKey, (PathBuf, usize)>,
+    /// Where each key's manifest is: its file (shared with the object's own `file`) and position.
+    /// An `IndexMap` sized once: its entries are one exact vector, where a `HashMap` of 30,000
+    /// keys would hold 65,536 slots of them.
+    objects: indexmap::IndexMap<ObjectKey, (Arc<Path>, usize)>,
     walk_problems: Vec<Problem>,
     config_problems: Vec<Problem>,
     duplicate_problems: Vec<Problem>,
     /// What the cluster serves, by `apiVersion` and `kind`: whether the kind is namespaced, or
     /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
-    kinds: HashMap<(String, String), Result<bool, String>>,
+    kinds: HashMap<(SharedStr, SharedStr), Result<bool, String>>,
     unserved_problems: Vec<Problem>,
 }
 
@@ -333,8 +336,7 @@ impl ManifestIndex {
     /// Whether [`ManifestIndex::set_kinds`] knows `apiVersion` and `kind` (else the cluster's
     /// discovery should be read again: a definition may have been installed since).
     pub fn knows_kind(&self, api_version: &str, kind: &str) -> bool {
-        self.kinds
-            .contains_key(&(api_version.to_owned(), kind.to_owned()))
+        self.kinds.contains_key(&(api_version.into(), kind.into()))
     }
 
     /// The `apiVersion`s and kinds of the manifests.
@@ -342,7 +344,7 @@ impl ManifestIndex {
         self.files
             .values()
             .flat_map(|f| f.objects.iter())
-            .map(|o| (o.api_version.clone(), o.key.kind.clone()))
+            .map(|o| (o.api_version.to_string(), o.key.kind.to_string()))
             .collect()
     }
 
@@ -365,7 +367,7 @@ impl ManifestIndex {
                     .kinds
                     .get(&(object.api_version.clone(), object.key.kind.clone()))
                 {
-                    Some(Ok(false)) => object.key.namespace.clear(),
+                    Some(Ok(false)) => object.key.namespace = SharedStr::default(),
                     Some(Ok(true)) if object.key.namespace.is_empty() => {
                         let written = object
                             .body
@@ -373,8 +375,9 @@ impl ManifestIndex {
                             .and_then(|m| m.get("namespace"))
                             .and_then(tree::Node::as_str)
                             .filter(|ns| !ns.is_empty())
-                            .map(str::to_owned);
-                        object.key.namespace = written.unwrap_or_else(|| default_namespace.clone());
+                            .map(SharedStr::from);
+                        object.key.namespace =
+                            written.unwrap_or_else(|| default_namespace.as_str().into());
                     }
                     Some(Err(message)) => self.unserved_problems.push(Problem::Unserved {
                         file: object.file.to_path_buf(),
@@ -391,23 +394,25 @@ impl ManifestIndex {
     /// Recomputes the key index and the duplicate problems from the per-file results.
     fn rebuild(&mut self) {
         self.apply_scopes();
-        self.objects.clear();
+        let count = self.files.values().map(|f| f.objects.len()).sum();
+        self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
         for (path, parsed) in &self.files {
             for (at, object) in parsed.objects.iter().enumerate() {
                 match self.objects.get(&object.key) {
                     None => {
-                        self.objects.insert(object.key.clone(), (path.clone(), at));
+                        self.objects
+                            .insert(object.key.clone(), (object.file.clone(), at));
                     }
                     Some((first_path, first_at)) => {
                         let first_line = self
                             .files
-                            .get(first_path)
+                            .get(first_path.as_ref())
                             .and_then(|f| f.objects.get(*first_at))
                             .map_or(0, |o| o.line);
                         self.duplicate_problems.push(Problem::Duplicate {
                             key: object.key.clone(),
-                            first: (first_path.clone(), first_line),
+                            first: (first_path.to_path_buf(), first_line),
                             second: (path.clone(), object.line),
                         });
                     }
@@ -419,7 +424,7 @@ impl ManifestIndex {
     /// The manifest of `key`, if one exists.
     pub fn get(&self, key: &ObjectKey) -> Option<&ManifestObject> {
         let (path, at) = self.objects.get(key)?;
-        self.files.get(path)?.objects.get(*at)
+        self.files.get(path.as_ref())?.objects.get(*at)
     }
 
     /// Every indexed object (the first of duplicates), in file order.

@@ -151,6 +151,10 @@ pub fn parse_file_sharing(
             names,
         );
     }
+    // Held for as long as the index lives: no spare capacity (a one-object file would keep room
+    // for four).
+    parsed.objects.shrink_to_fit();
+    parsed.problems.shrink_to_fit();
     parsed
 }
 
@@ -235,14 +239,22 @@ impl Place<'_, '_> {
         let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
             return;
         };
+        // Its parts shared with the other keys and with the body's own strings.
+        let key = ObjectKey {
+            group: names.share(&key.group),
+            kind: names.share(&key.kind),
+            namespace: names.share(&key.namespace),
+            name: names.share(&key.name),
+        };
         if key.group.is_empty() && key.kind == "Secret" {
             self.check_secret_data(parsed, &key, &value, list_item);
         }
-        let api_version = value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let api_version = names.share(
+            value
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
         parsed.objects.push(ManifestObject {
             key,
             api_version,

@@ -10,9 +10,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-/// Field names met so far, shared: the same few dozen names recur in every manifest.
+/// Field names and short values met so far, shared: the same few dozen names recur in every
+/// manifest, and values too (`apps/v1`, a namespace, an application's name in its labels,
+/// selector and template, `TCP`, `100m`).
 #[derive(Debug, Default)]
 pub struct Names(HashSet<Arc<str>>);
+
+/// Longer values are seldom repeated: they are not looked up.
+const SHARED_VALUE_LEN: usize = 64;
 
 impl Names {
     fn get(&mut self, name: String) -> Arc<str> {
@@ -23,6 +28,21 @@ impl Names {
         self.0.insert(Arc::clone(&name));
         name
     }
+
+    /// `text`, shared with the equal names and values met before.
+    pub fn share(&mut self, text: &str) -> super::SharedStr {
+        match self.0.get(text) {
+            Some(known) => Arc::clone(known).into(),
+            None => self.get(text.to_owned()).into(),
+        }
+    }
+
+    fn value(&mut self, text: String) -> Arc<str> {
+        if text.len() > SHARED_VALUE_LEN {
+            return Arc::from(text);
+        }
+        self.get(text)
+    }
 }
 
 /// One YAML/JSON node of a manifest.
@@ -31,7 +51,8 @@ pub enum Node {
     Null,
     Bool(bool),
     Number(Number),
-    String(Box<str>),
+    /// Shared with equal short strings of the manifests read together ([`Names`]).
+    String(Arc<str>),
     List(Box<[Node]>),
     /// Fields in the manifest's order.
     Map(Box<[(Arc<str>, Node)]>),
@@ -113,7 +134,7 @@ impl Node {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(b),
             Value::Number(n) => Node::Number(n),
-            Value::String(text) => Node::String(text.into_boxed_str()),
+            Value::String(text) => Node::String(names.value(text)),
             Value::Array(items) => Node::List(
                 items
                     .into_iter()
@@ -168,12 +189,23 @@ mod tests {
     fn names_are_shared_between_documents() {
         let mut names = Names::default();
         let a = Node::from_value(json!({"metadata": {"name": "a"}}), &mut names);
-        let b = Node::from_value(json!({"metadata": {"name": "b"}}), &mut names);
-        let (Node::Map(a), Node::Map(b)) = (a, b) else {
+        let b = Node::from_value(json!({"metadata": {"name": "b"}, "x": "a"}), &mut names);
+        let long = "v".repeat(SHARED_VALUE_LEN + 1);
+        let c = Node::from_value(json!({"y": long}), &mut names);
+        let (Node::Map(a), Node::Map(b), Node::Map(_)) = (&a, &b, c) else {
             unreachable!()
         };
         assert!(Arc::ptr_eq(&a[0].0, &b[0].0));
-        assert_eq!(names.0.len(), 2);
+        // Short values are shared with equal names and values; long ones are not kept.
+        let (Some(Node::String(in_a)), Some(Node::String(in_b))) = (
+            a[0].1.get("name"),
+            b.iter().find(|(k, _)| &**k == "x").map(|(_, v)| v),
+        ) else {
+            unreachable!()
+        };
+        assert!(Arc::ptr_eq(in_a, in_b));
+        // metadata, name, a, b, x, y — not the long value.
+        assert_eq!(names.0.len(), 6);
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub fn apply_config(
             if !manifest.key.namespace.is_empty() {
                 meta.insert(
                     "namespace".into(),
-                    Value::String(manifest.key.namespace.clone()),
+                    Value::String(manifest.key.namespace.to_string()),
                 );
             }
             match resource_version {

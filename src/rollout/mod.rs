@@ -73,7 +73,7 @@ fn phase(d: &DeploymentRow) -> RolloutPhase {
         && c.reason == "ProgressDeadlineExceeded"
     {
         return RolloutPhase::Stuck {
-            reason: c.reason.clone(),
+            reason: c.reason.to_string(),
             message: c.message.clone(),
         };
     }
@@ -84,7 +84,7 @@ fn phase(d: &DeploymentRow) -> RolloutPhase {
             reason: if c.reason.is_empty() {
                 "ReplicaFailure".into()
             } else {
-                c.reason.clone()
+                c.reason.to_string()
             },
             message: c.message.clone(),
         };

@@ -56,7 +56,7 @@ pub fn render_drift_list(
         let namespace = if row.key.namespace.is_empty() {
             "-".to_owned()
         } else {
-            row.key.namespace.clone()
+            row.key.namespace.to_string()
         };
         let cells = vec![
             Cell::from(fit(&row.key.kind, kind_width)),
