@@ -2,7 +2,7 @@
 //! their watch events arrive (the extract is compared and dropped, never kept), the missing ones
 //! once their kind's first list ended, and the mapping of the manifests' kinds through discovery
 //! that comes first (which kinds the cluster serves, their schemas).
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::{App, Command, DriftSummary, Flash, ManifestKey};
@@ -15,8 +15,9 @@ use crate::drift::{Attribution, LiveObject, ObjectDrift, ObjectStatus, compare};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectEntry {
     pub summary: DriftSummary,
-    /// The newest writer of its drifted fields (for the `:drift` view).
-    pub newest: Option<Attribution>,
+    /// The newest writer of its drifted fields (for the `:drift` view); boxed, as most objects
+    /// have none and tens of thousands of entries are held.
+    pub newest: Option<Box<Attribution>>,
 }
 
 /// The objects of the watched kinds and their watchers' state.
@@ -26,12 +27,13 @@ pub struct Objects {
     /// kind is called missing).
     pub kinds: BTreeMap<Arc<ObjectKind>, bool>,
     pub health: BTreeMap<Arc<ObjectKind>, WatchHealth>,
-    /// Drift by object, for objects with a manifest (live ones, and missing ones).
-    pub entries: BTreeMap<ManifestKey, ObjectEntry>,
-    /// Keys seen live per kind (to tell missing objects after a list, and deletions).
-    live: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
-    /// The keys of a relist under way, per kind.
+    /// Drift by object, for objects with a manifest: the live ones (whatever their drift) and
+    /// the missing ones. Nothing is kept of an object without a manifest.
+    pub entries: HashMap<ManifestKey, ObjectEntry>,
+    /// The keys with a manifest seen by a relist under way, per kind (the others are gone).
     relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
+    /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
+    pub lists_done: u64,
 }
 
 /// The kinds discovery and the OpenAPI gave for the manifests' kinds.
@@ -125,10 +127,9 @@ impl App {
             .collect();
         // Kinds no longer watched lose their entries; the others keep theirs until relisted.
         self.objects.kinds.retain(|k, _| tags.contains(k));
-        self.objects.entries.retain(|key, _| {
-            tags.iter()
-                .any(|k| k.group == key.group && k.kind == key.kind)
-        });
+        self.objects
+            .entries
+            .retain(|key, _| tags.iter().any(|k| k.is_kind_of(key)));
         for tag in tags {
             self.objects.kinds.entry(tag.clone()).or_insert(false);
             self.objects
@@ -194,7 +195,10 @@ impl App {
                 None,
             ),
         };
-        Some(ObjectEntry { summary, newest })
+        Some(ObjectEntry {
+            summary,
+            newest: newest.map(Box::new),
+        })
     }
 
     fn key_of(kind: &ObjectKind, row: &crate::cluster::rows::ObjectKey) -> ManifestKey {
@@ -226,15 +230,18 @@ impl App {
                     self.objects.relisting.insert(kind.clone(), BTreeSet::new());
                 }
                 WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
-                    let key = Self::key_of(&kind, &row.key);
+                    // The manifest's own key is kept: it shares its strings with the index,
+                    // where a new key would scatter small allocations that outlive the list.
+                    let Some(key) = self.manifests.as_ref().and_then(|index| {
+                        index
+                            .get(&Self::key_of(&kind, &row.key))
+                            .map(|m| m.key.clone())
+                    }) else {
+                        continue;
+                    };
                     if let Some(seen) = self.objects.relisting.get_mut(&kind) {
                         seen.insert(key.clone());
                     }
-                    self.objects
-                        .live
-                        .entry(kind.clone())
-                        .or_default()
-                        .insert(key.clone());
                     let live = row
                         .json
                         .extract_as(&kind.api_version, &kind.kind, &schemas)
@@ -250,22 +257,26 @@ impl App {
                 }
                 WatchUpdate::Delete(row) => {
                     let key = Self::key_of(&kind, &row);
-                    if let Some(live) = self.objects.live.get_mut(&kind) {
-                        live.remove(&key);
-                    }
                     self.object_gone(key);
                 }
                 WatchUpdate::InitDone => {
                     let seen = self.objects.relisting.remove(&kind).unwrap_or_default();
-                    let before = self
+                    let gone: Vec<ManifestKey> = self
                         .objects
-                        .live
-                        .insert(kind.clone(), seen.clone())
-                        .unwrap_or_default();
-                    for gone in before.difference(&seen) {
-                        self.object_gone(gone.clone());
+                        .entries
+                        .iter()
+                        .filter(|(key, entry)| {
+                            kind.is_kind_of(key)
+                                && entry.summary != DriftSummary::Missing
+                                && !seen.contains(*key)
+                        })
+                        .map(|(key, _)| key.clone())
+                        .collect();
+                    for key in gone {
+                        self.object_gone(key);
                     }
                     self.objects.kinds.insert(kind.clone(), true);
+                    self.objects.lists_done += 1;
                     self.reconcile_missing_objects(&kind);
                 }
             }
@@ -298,16 +309,14 @@ impl App {
         let Some(index) = self.manifests.clone() else {
             return;
         };
-        let live = self.objects.live.get(kind).cloned().unwrap_or_default();
-        self.objects.entries.retain(|key, _| {
-            key.group != kind.group || key.kind != kind.kind || index.get(key).is_some()
-        });
+        self.objects
+            .entries
+            .retain(|key, _| !kind.is_kind_of(key) || index.get(key).is_some());
         for manifest in index.objects() {
             let key = &manifest.key;
-            if key.group == kind.group
-                && key.kind == kind.kind
+            if kind.is_kind_of(key)
                 && self.object_in_scope(key)
-                && !live.contains(key)
+                && !self.objects.entries.contains_key(key)
             {
                 self.objects.entries.insert(
                     key.clone(),
@@ -339,14 +348,10 @@ impl App {
             .filter(|k| !Self::is_row_kind(k) && self.object_in_scope(k))
             .collect();
         for key in wanted {
-            let watched = self
-                .objects
-                .kinds
-                .keys()
-                .any(|k| k.group == key.group && k.kind == key.kind);
+            let watched = self.objects.kinds.keys().any(|k| k.is_kind_of(key));
             match index.get(key) {
                 Some(manifest) if watched => {
-                    fetch.push((key.clone(), manifest.api_version.clone()))
+                    fetch.push((key.clone(), manifest.api_version.to_string()))
                 }
                 Some(_) => {}
                 None => {
@@ -369,7 +374,7 @@ impl App {
                 .objects
                 .kinds
                 .keys()
-                .find(|k| k.group == key.group && k.kind == key.kind)
+                .find(|k| k.is_kind_of(&key))
                 .cloned()
             else {
                 continue;
@@ -418,8 +423,12 @@ impl App {
             return;
         }
         let (summary, newest) = summarize(drift);
-        self.objects
-            .entries
-            .insert(key.clone(), ObjectEntry { summary, newest });
+        self.objects.entries.insert(
+            key.clone(),
+            ObjectEntry {
+                summary,
+                newest: newest.map(Box::new),
+            },
+        );
     }
 }

@@ -138,6 +138,11 @@ impl ObjectKind {
             namespaced: kind.namespaced,
         }
     }
+
+    /// Whether `key` names an object of this kind.
+    pub fn is_kind_of(&self, key: &crate::manifest::ObjectKey) -> bool {
+        key.group == self.group && key.kind == self.kind
+    }
 }
 
 /// One object of a watched kind: its namespace and name, and its JSON text.

@@ -152,6 +152,8 @@ impl Loop {
             }
             Event::App(Message::KindsMapped(Ok(mapped))) => {
                 self.kinds = mapped.kinds.clone();
+                // Reading the OpenAPI documents freed a few MB of parse trees.
+                release_freed_memory();
                 update(&mut self.app, Message::KindsMapped(Ok(mapped)))
             }
             Event::App(msg) => update(&mut self.app, msg),
@@ -551,7 +553,7 @@ impl Session {
                         continue;
                     }
                 }
-                let lists = state.app.cache.deployments.lists_done();
+                let lists = state.app.cache.deployments.lists_done() + state.app.objects.lists_done;
                 if lists != lists_seen {
                     lists_seen = lists;
                     release_freed_memory();

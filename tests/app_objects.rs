@@ -1,0 +1,179 @@
+//! Objects of other kinds in the live view, through `update()` only (no IO): the kinds of the
+//! manifests are mapped, then watched; an object with a manifest gets its drift, one without is
+//! not kept; a deleted object, or one a relist no longer shows, is missing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use kdrift::app::objects::MappedKinds;
+use kdrift::app::{App, Command, DriftSummary, ManifestKey, Message, update};
+use kdrift::cluster::client::NamespaceScope;
+use kdrift::cluster::kinds::{ServedKind, ServedKinds};
+use kdrift::cluster::live::{LiveAny, LiveKinds};
+use kdrift::cluster::rows::ObjectKey;
+use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, ObjectKind, ObjectRow, WatchUpdate};
+use kdrift::manifest::ManifestIndex;
+use serde_json::{Value, json};
+
+fn configmap(name: &str, flag: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {
+            "name": name, "namespace": "shop", "resourceVersion": "7",
+            "creationTimestamp": "2026-11-20T10:00:00Z",
+            "managedFields": [{
+                "manager": "kubectl-client-side-apply", "operation": "Update",
+                "apiVersion": "v1", "time": "2026-11-20T10:00:00Z", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:data": {".": {}, "f:FLAG": {}}}
+            }]
+        },
+        "data": {"FLAG": flag}
+    })
+}
+
+fn served_configmaps() -> ServedKind {
+    ServedKind {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        singular: "configmap".into(),
+        short_names: vec!["cm".into()],
+        namespaced: true,
+        verbs: ["get", "list", "watch"].map(String::from).to_vec(),
+        preferred: true,
+    }
+}
+
+fn row(object: &Value) -> ObjectRow {
+    let any: LiveAny = serde_json::from_value(object.clone()).unwrap();
+    ObjectRow {
+        key: ObjectKey::new("shop", object["metadata"]["name"].as_str().unwrap()),
+        json: any.json,
+    }
+}
+
+fn key(name: &str) -> ManifestKey {
+    ManifestKey::new("", "ConfigMap", "shop", name)
+}
+
+fn objects(app: &mut App, updates: Vec<WatchUpdate<ObjectRow>>) {
+    let kind = Arc::new(ObjectKind::of(&served_configmaps()));
+    update(
+        app,
+        Message::Cluster(ClusterMessage {
+            epoch: 0,
+            event: ClusterEvent::Objects(kind, updates),
+        }),
+    );
+}
+
+fn summary(app: &App, name: &str) -> Option<DriftSummary> {
+    app.objects
+        .entries
+        .get(&key(name))
+        .map(|e| e.summary.clone())
+}
+
+/// An app with manifests for ConfigMaps `web` and `cart` in `shop`, its kinds mapped.
+fn mapped_app(dir: &tempfile::TempDir) -> App {
+    for name in ["web", "cart"] {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: shop\ndata:\n  FLAG: \"on\"\n"
+            ),
+        )
+        .unwrap();
+    }
+    let mut app = App::new("test", vec![], NamespaceScope::All, Timestamp::now());
+    let index = Arc::new(ManifestIndex::load(dir.path(), "default"));
+    let commands = update(&mut app, Message::Manifests(index));
+    assert!(
+        commands.iter().any(|c| matches!(c, Command::MapKinds(kinds)
+            if kinds.contains(&("v1".to_owned(), "ConfigMap".to_owned())))),
+        "{commands:?}"
+    );
+    let kinds = LiveKinds {
+        served: Arc::new(ServedKinds::from_kinds(vec![served_configmaps()])),
+        schemas: Arc::new(kdrift::schema::Schemas::builtin().clone()),
+    };
+    let commands = update(
+        &mut app,
+        Message::KindsMapped(Ok(MappedKinds {
+            kinds,
+            notices: Vec::new(),
+        })),
+    );
+    assert!(
+        commands
+            .iter()
+            .any(|c| matches!(c, Command::WatchObjects(kinds)
+            if kinds.iter().any(|k| k.kind == "ConfigMap"))),
+        "{commands:?}"
+    );
+    app
+}
+
+/// A (re)list of the ConfigMaps `(name, flag)` as the watcher reports it.
+fn listed(app: &mut App, configmaps: &[(&str, &str)]) {
+    let mut updates = vec![WatchUpdate::Init];
+    updates.extend(
+        configmaps
+            .iter()
+            .map(|(name, flag)| WatchUpdate::InitApply(row(&configmap(name, flag)))),
+    );
+    updates.push(WatchUpdate::InitDone);
+    objects(app, updates);
+}
+
+#[test]
+fn objects_with_a_manifest_get_their_drift_and_the_others_are_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = mapped_app(&dir);
+    listed(&mut app, &[("web", "on"), ("unrelated", "x")]);
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
+    assert_eq!(summary(&app, "cart"), Some(DriftSummary::Missing));
+    assert_eq!(
+        summary(&app, "unrelated"),
+        None,
+        "no manifest: nothing kept"
+    );
+    assert_eq!(app.objects.entries.len(), 2);
+
+    // A live edit by another manager drifts it; the object then leaving makes it missing.
+    let mut edited = configmap("web", "off");
+    edited["metadata"]["managedFields"] = json!([{
+        "manager": "kubectl-edit", "operation": "Update", "apiVersion": "v1",
+        "time": "2026-11-22T03:00:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": {"f:FLAG": {}}}
+    }]);
+    objects(&mut app, vec![WatchUpdate::Apply(row(&edited))]);
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
+    let newest = app.objects.entries[&key("web")].newest.clone().unwrap();
+    assert_eq!(newest.manager.as_deref(), Some("kubectl-edit"));
+    objects(
+        &mut app,
+        vec![WatchUpdate::Delete(ObjectKey::new("shop", "web"))],
+    );
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::Missing));
+}
+
+#[test]
+fn a_relist_without_an_object_makes_it_missing_and_one_back_is_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = mapped_app(&dir);
+    listed(&mut app, &[("web", "on"), ("cart", "on")]);
+    assert_eq!(summary(&app, "cart"), Some(DriftSummary::InSync));
+    // The watch is relisted (a 410, another API server): `web` is gone, `cart` stays.
+    listed(&mut app, &[("cart", "on")]);
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::Missing));
+    assert_eq!(summary(&app, "cart"), Some(DriftSummary::InSync));
+    // Created again: compared.
+    objects(
+        &mut app,
+        vec![WatchUpdate::Apply(row(&configmap("web", "on")))],
+    );
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
+}
