@@ -1,11 +1,13 @@
 //! Drift speed: 10,000 objects from parsed manifests, one object's recompute after a watch event,
 //! and loading 10,000 manifest files (issue 4: ≤ 100 ms, ≤ 50 µs, ≤ 2 s on 2 cores).
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{heap_mb, rss_mb};
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -14,30 +16,6 @@ use kdrift::manifest::{Config, ManifestIndex, ManifestObject, parse::parse_file}
 use serde_json::{Value, json};
 
 const OBJECTS: usize = 10_000;
-
-/// Counts live heap bytes, for the memory figure (resident size also counts freed pages).
-struct Counting;
-
-static HEAP: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        HEAP.fetch_add(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        HEAP.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn heap_mb() -> f64 {
-    HEAP.load(Ordering::Relaxed) as f64 / 1e6
-}
 
 /// CPU time of the benchmarking thread: the 2-core machine is shared, and wall time there
 /// measures the neighbours as much as the code.
@@ -188,16 +166,6 @@ fn live_json(i: usize) -> Value {
 }
 
 /// Resident memory of this process, from `/proc/self/statm` (pages of 4 KiB).
-fn resident_mb() -> f64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0 / 1e6
-}
-
 fn manifest(i: usize) -> ManifestObject {
     let file: Arc<Path> = Arc::from(Path::new("bench.yaml"));
     parse_file(&file, &Arc::from(manifest_text(i)), "default")
@@ -208,7 +176,7 @@ fn manifest(i: usize) -> ManifestObject {
 fn compare_benches(c: &mut Criterion<ThreadCpu>) {
     let manifests: Vec<ManifestObject> = (0..OBJECTS).map(manifest).collect();
     let config = Config::default();
-    let (rss_before, heap_before) = (resident_mb(), heap_mb());
+    let (rss_before, heap_before) = (rss_mb(), heap_mb());
     // The live view keeps the reduced extract of each object, as the engine is meant to be fed.
     let lives: Vec<LiveObject> = (0..OBJECTS)
         .map(|i| {
@@ -227,7 +195,7 @@ fn compare_benches(c: &mut Criterion<ThreadCpu>) {
         "memory: 10k parsed manifests {heap_before:.0} MB heap ({rss_before:.0} MB resident); \
          with 10k reduced live extracts and their drift {:.0} MB heap ({:.0} MB resident)",
         heap_mb(),
-        resident_mb()
+        rss_mb()
     );
     // Keeping only the drift of each object (a watch event brings the whole object again).
     drop(lives);

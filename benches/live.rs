@@ -13,6 +13,8 @@
 mod client;
 #[path = "live/cluster.rs"]
 mod cluster;
+#[path = "common/measure.rs"]
+mod measure;
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +24,7 @@ use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::rows::{ConditionRow, DeploymentRow, ObjectKey};
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::ui::theme::Theme;
+use measure::rss_mb;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -47,17 +50,6 @@ fn report(name: &str, samples: &mut [Duration]) {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// Resident memory of this process, in MB (from /proc/self/statm).
-pub fn rss_mb() -> f64 {
-    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0 / 1e6
 }
 
 fn deployment(i: usize, replicas: i32) -> DeploymentRow {

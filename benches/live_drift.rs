@@ -12,6 +12,8 @@
 mod cluster;
 #[path = "common/manifest.rs"]
 mod manifest;
+#[path = "common/measure.rs"]
+mod measure;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -29,43 +31,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use cluster::{name, namespace};
+use measure::{heap_mb, rss_mb};
 
 pub const DEPLOYMENTS: usize = 10_000;
 pub const NAMESPACES: usize = 500;
-
-/// Counts live heap bytes, to tell what the process holds from what the allocator keeps.
-struct Counting;
-
-static HEAP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting sizes.
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        HEAP.fetch_add(layout.size(), std::sync::atomic::Ordering::Relaxed);
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        HEAP.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn heap_mb() -> f64 {
-    HEAP.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6
-}
-
-fn rss_mb() -> f64 {
-    let text = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: f64 = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0.0);
-    pages * 4096.0 / 1e6
-}
 
 /// The manifest of Deployment `i` as the bench cluster seeds it; `image` differs for drift.
 fn manifest(i: usize, image: &str) -> String {

@@ -34,3 +34,57 @@ spec:
 "
     )
 }
+
+/// The Service in front of Deployment `name`: port 80 to the container's 8080.
+#[allow(dead_code)] // not every bench that includes this file writes Services
+pub fn service_yaml(name: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+  namespace: {namespace}
+  labels:
+    app: {name}
+spec:
+  selector:
+    app: {name}
+  ports:
+    - name: http
+      port: 80
+      targetPort: 8080
+"
+    )
+}
+
+/// The ConfigMap of Deployment `name`, with a feature flag set to `flag`.
+#[allow(dead_code)]
+pub fn configmap_yaml(name: &str, namespace: &str, flag: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}-config
+  namespace: {namespace}
+data:
+  LOG_FORMAT: json
+  FEATURE_NEW_CHECKOUT: \"{flag}\"
+  settings.yaml: |
+    retries: 3
+    timeout: 5s
+"
+    )
+}
+
+/// The ServiceAccount of Deployment `name`.
+#[allow(dead_code)]
+pub fn serviceaccount_yaml(name: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {name}
+  namespace: {namespace}
+"
+    )
+}

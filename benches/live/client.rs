@@ -18,7 +18,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::cluster::{name, namespace};
-use super::{DEPLOYMENTS, report, rss_mb};
+use super::measure::{cpu_time, rss_mb};
+use super::{DEPLOYMENTS, report};
 
 #[derive(Default)]
 struct Stats {
@@ -61,15 +62,6 @@ impl Frontend<TestBackend> for Probe {
             s.marker = None;
         }
     }
-}
-
-/// CPU time (user + system) this process has used.
-fn cpu_time() -> Duration {
-    // SAFETY: getrusage only writes the struct we pass.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 struct ClusterChild {
