@@ -7,8 +7,8 @@
 //! existing branch is never moved or reused. If the commit fails, the new branch is deleted, so a
 //! failed accept leaves no trace in git.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
@@ -73,92 +73,38 @@ pub fn timeout() -> Duration {
         .map_or(Duration::from_secs(120), Duration::from_secs)
 }
 
-/// The process groups of the git commands running now, so that quitting can stop them.
-static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
-
-fn running() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Stops every git command still running (and the hooks it runs): kdrift is quitting with an
 /// accept unfinished. Returns how many there were.
 pub fn stop_running() -> usize {
-    let groups = std::mem::take(&mut *running());
-    for pid in &groups {
-        // SAFETY: kill(2) on a process group kdrift started; no memory is involved.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-    groups.len()
+    crate::process::stop_running()
 }
 
 /// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person,
 /// and never longer than [`timeout`] (then it and its hooks are killed).
 fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
-    use std::os::unix::process::CommandExt;
-    let spawn_error = |source| GitError::Spawn {
-        dir: dir.to_path_buf(),
-        source,
-    };
-    let mut child = Command::new("git")
+    let mut command = Command::new("git");
+    command
         .arg("--no-pager")
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group, so that a hook it runs is stopped with it.
-        .process_group(0)
-        .spawn()
-        .map_err(spawn_error)?;
-    // Read the pipes on threads: a chatty hook must not block on a full pipe while we wait.
-    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut text);
-            }
-            String::from_utf8_lossy(&text).into_owned()
-        })
-    };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+        .env("GIT_PAGER", "cat");
     let limit = timeout();
-    let started = Instant::now();
-    let pid = i32::try_from(child.id()).ok();
-    if let Some(pid) = pid {
-        running().push(pid);
+    match crate::process::run_bounded(command, limit) {
+        Ok(done) => Ok(Output {
+            ok: done.ok,
+            stdout: done.stdout,
+            stderr: done.stderr,
+        }),
+        Err(crate::process::RunError::Spawn(source)) => Err(GitError::Spawn {
+            dir: dir.to_path_buf(),
+            source,
+        }),
+        Err(crate::process::RunError::TimedOut(_)) => Err(GitError::TimedOut {
+            action: args.first().copied().unwrap_or("git").to_owned(),
+            seconds: limit.as_secs(),
+        }),
     }
-    let forget = |pid: Option<i32>| {
-        if let Some(pid) = pid {
-            running().retain(|p| *p != pid);
-        }
-    };
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(spawn_error)? {
-            break status;
-        }
-        if started.elapsed() >= limit {
-            if let Some(pid) = pid {
-                // SAFETY: kill(2) on the process group git leads; no memory is involved.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
-            }
-            let _ = child.wait();
-            forget(pid);
-            return Err(GitError::TimedOut {
-                action: args.first().copied().unwrap_or("git").to_owned(),
-                seconds: limit.as_secs(),
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    forget(pid);
-    Ok(Output {
-        ok: status.success(),
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
 }
 
 fn must(dir: &Path, action: &'static str, args: &[&str]) -> Result<String, GitError> {
