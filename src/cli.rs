@@ -26,6 +26,10 @@ pub struct CommonArgs {
     /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
+    /// The kustomize root to render (a folder under --manifests, such as overlays/prod) instead
+    /// of every root, or of what .kdrift.yaml's kustomize.roots / kustomize.contexts name.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub overlay: Option<PathBuf>,
     /// Kubeconfig context to use.
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
@@ -87,7 +91,20 @@ pub enum Command {
 pub fn main(name: &'static str) -> std::process::ExitCode {
     use clap::{CommandFactory, FromArgMatches};
     use std::process::ExitCode;
-    let matches = Cli::command().name(name).bin_name(name).get_matches();
+    let mut command = Cli::command().name(name).bin_name(name);
+    if std::env::args_os().any(|a| a == "--version") {
+        // The renderer of kustomize roots is looked for only when asked (it runs a program).
+        let renderer = match crate::manifest::kustomize::render::renderer() {
+            Ok(renderer) => renderer.describe(),
+            Err(message) => format!("none ({message})"),
+        };
+        let text = format!(
+            "{}\nkustomize renderer: {renderer}",
+            command.get_version().unwrap_or_default()
+        );
+        command = command.long_version(&*Box::leak(text.into_boxed_str()));
+    }
+    let matches = command.get_matches();
     let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -204,4 +221,25 @@ pub struct DemoArgs {
     /// Scenario to play: `incident` (default) or `none`.
     #[arg(long, value_name = "NAME", default_value = "incident")]
     pub scenario: String,
+}
+
+impl CommonArgs {
+    /// The kustomize roots chosen for kubeconfig context `context`: `--overlay` (a folder as
+    /// typed from here, else under the manifests root), and the context for `.kdrift.yaml`'s
+    /// `kustomize.contexts`.
+    pub fn kustomize_selection(&self, context: &str) -> crate::manifest::kustomize::Selection {
+        let overlay = self
+            .overlay
+            .as_ref()
+            .map(|overlay| match std::env::current_dir() {
+                Ok(cwd) if overlay.is_relative() && cwd.join(overlay).is_dir() => {
+                    crate::manifest::kustomize::tree::normalize(&cwd.join(overlay))
+                }
+                _ => overlay.clone(),
+            });
+        crate::manifest::kustomize::Selection {
+            overlay,
+            context: Some(context.to_owned()),
+        }
+    }
 }

@@ -28,6 +28,7 @@ pub mod drift;
 pub mod git;
 pub mod logging;
 pub mod manifest;
+pub mod process;
 pub mod revert;
 pub mod rollout;
 pub mod runtime;

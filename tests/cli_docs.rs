@@ -101,5 +101,12 @@ fn the_version_names_the_commit_it_was_built_from() {
         Some(commit) => format!("kdrift {} ({commit})\n", env!("CARGO_PKG_VERSION")),
         None => format!("kdrift {} (unknown)\n", env!("CARGO_PKG_VERSION")),
     };
-    assert_eq!(version, expected);
+    let (first, renderer) = version.split_at(version.find('\n').unwrap() + 1);
+    assert_eq!(first, expected);
+    // kubectl is on PATH for the tests: its kustomize renders the kustomize roots.
+    assert!(
+        renderer.starts_with("kustomize renderer: ") && renderer.contains("kustomize v"),
+        "{version}"
+    );
+    assert_eq!(kdrift(&["-V"]), expected, "-V is the short version");
 }

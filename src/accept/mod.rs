@@ -36,6 +36,14 @@ pub enum AcceptError {
         "no manifest for {key} under \"{root}\" (pass --manifests DIR, or -n NS for another namespace)"
     )]
     NoManifest { key: String, root: String },
+    #[error(
+        "{key} is rendered by kustomize from {root} (defined at {defined_at}): accepting into a kustomize tree is not supported yet — edit the overlay or patch that sets the value, or revert the cluster; nothing was written"
+    )]
+    Rendered {
+        key: String,
+        root: String,
+        defined_at: String,
+    },
     #[error("{key} is not in the cluster: there is no live value to accept")]
     NotLive { key: String },
     #[error(
@@ -341,6 +349,13 @@ pub fn not_duplicated(
 /// Refuses what the format-preserving editor cannot write: an item of a `kind: List` (its paths
 /// are below `items`) and a JSON file.
 pub fn editable(manifest: &ManifestObject) -> Result<(), AcceptError> {
+    if let Some(kustomization) = &manifest.rendered {
+        return Err(AcceptError::Rendered {
+            key: manifest.key.to_string(),
+            root: kustomization.display().to_string(),
+            defined_at: format!("{}:{}", manifest.file.display(), manifest.line),
+        });
+    }
     if let Some(item) = manifest.list_item {
         return Err(AcceptError::InList {
             key: manifest.key.to_string(),

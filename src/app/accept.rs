@@ -296,6 +296,10 @@ impl App {
         let live = fetched
             .live?
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
+        if let Some(manifest) = index.get(&fetched.key) {
+            // A kustomize root's object: its file is a base other roots may share.
+            accept::editable(manifest).map_err(|e| e.to_string())?;
+        }
         let file = fetched.file?;
         accept::not_duplicated(index, &fetched.key).map_err(|e| e.to_string())?;
         let manifest = accept::manifest_in(

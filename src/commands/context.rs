@@ -149,7 +149,11 @@ pub async fn open_for(
     let root = manifests_root(common)?;
     let conn = connect(common).await?;
     let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
-    let mut index = ManifestIndex::load(&root, &default_namespace);
+    let mut index = ManifestIndex::load_with(
+        &root,
+        &default_namespace,
+        common.kustomize_selection(&conn.context),
+    );
     let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
         &conn.server_version,

@@ -59,9 +59,25 @@ pub fn check(
     show_unmanaged: bool,
     errors: Vec<String>,
 ) -> DriftReport {
+    let kustomize =
+        (!index.kustomize.tree.kustomizations.is_empty()).then(|| super::report::KustomizeInfo {
+            renderer: index.kustomize.renderer.clone(),
+            roots: index
+                .kustomize
+                .roots
+                .iter()
+                .map(|r| {
+                    r.strip_prefix(&index.root)
+                        .unwrap_or(r)
+                        .display()
+                        .to_string()
+                })
+                .collect(),
+        });
     let mut report = DriftReport {
         problems: index.problems().into_iter().cloned().collect(),
         errors,
+        kustomize,
         ..DriftReport::default()
     };
     let mut live: HashMap<ObjectKey, LiveObject> =

@@ -10,6 +10,8 @@
 //!     "group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
 //!     "status": "drifted",                   // in-sync | drifted | missing | unmanaged | error
 //!     "file": "apps/web.yaml", "line": 1,     // the manifest document (null when unmanaged)
+//!     "rendered_by": null,                   // kustomize root (its kustomization file) whose
+//!                                            // output this object is; file/line: its source
 //!     "restarted": false,                    // `kubectl rollout restart` seen (not drift)
 //!     "error": null,                         // why the object could not be compared
 //!     "items": [{
@@ -26,13 +28,15 @@
 //!   }],
 //!   "problems": [{"file": "bad.yaml", "line": 3, "message": "..."}],
 //!   "errors": ["..."],
+//!   "kustomize": {"renderer": "kubectl kustomize (kustomize v5.5.0)", "roots": ["overlays/prod"]},
+//!                                            // null when the manifests hold no kustomization
 //!   "summary": {"objects": 1, "in_sync": 0, "drifted": 1, "missing": 0, "unmanaged": 0, "errors": 0, "fields": 1, "problems": 0},
 //!   "exit_code": 1
 //! }
 //! ```
 //! Objects with status `in-sync` are listed too, with no items.
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -49,6 +53,15 @@ pub struct ReportedObject {
     pub line: Option<usize>,
     /// Manifest line of each item (same order as `drift.items`).
     pub item_lines: Vec<Option<usize>>,
+    /// The kustomization file of the kustomize root that renders the object.
+    pub rendered_by: Option<PathBuf>,
+}
+
+/// The kustomize side of a check: the renderer and the roots rendered.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KustomizeInfo {
+    pub renderer: Option<String>,
+    pub roots: Vec<String>,
 }
 
 /// Everything `kdrift check` found: drift per object, manifest problems, errors.
@@ -58,6 +71,8 @@ pub struct DriftReport {
     pub problems: Vec<Problem>,
     /// Errors that stopped part of the check (a namespace forbidden, the cluster unreachable).
     pub errors: Vec<String>,
+    /// Set when the manifests hold kustomizations.
+    pub kustomize: Option<KustomizeInfo>,
     /// Whether in-sync objects are listed in the text report.
     pub show_in_sync: bool,
 }
@@ -150,6 +165,7 @@ struct JsonObject<'a> {
     status: &'static str,
     file: Option<String>,
     line: Option<usize>,
+    rendered_by: Option<String>,
     restarted: bool,
     error: Option<&'a str>,
     items: Vec<JsonItem<'a>>,
@@ -179,6 +195,7 @@ struct JsonReport<'a> {
     objects: Vec<JsonObject<'a>>,
     problems: Vec<JsonProblem>,
     errors: &'a [String],
+    kustomize: Option<&'a KustomizeInfo>,
     summary: Summary,
     exit_code: u8,
 }
@@ -195,6 +212,7 @@ impl DriftReport {
             file: manifest.map(|m| m.file.to_path_buf()),
             line: manifest.map(|m| m.line),
             item_lines,
+            rendered_by: manifest.and_then(|m| m.rendered.as_deref().map(Path::to_path_buf)),
             drift,
         });
     }
@@ -226,10 +244,7 @@ impl DriftReport {
     /// template is a note: it is no manifest until rendered.
     fn has_errors(&self) -> bool {
         !self.errors.is_empty()
-            || self
-                .problems
-                .iter()
-                .any(|p| !matches!(p, Problem::Template { .. }))
+            || self.problems.iter().any(|p| !p.is_note())
             || self
                 .objects
                 .iter()
@@ -261,6 +276,10 @@ impl DriftReport {
             let place = match (&object.file, object.line) {
                 (Some(file), Some(line)) => format!("{}:{line}", file.display()),
                 _ => String::new(),
+            };
+            let place = match &object.rendered_by {
+                Some(root) => format!("{place} (rendered by {})", root.display()),
+                None => place,
             };
             match &object.drift.status {
                 ObjectStatus::Missing => {
@@ -322,6 +341,7 @@ impl DriftReport {
                     status: status_name(&object.drift.status),
                     file: object.file.as_ref().map(|f| f.display().to_string()),
                     line: object.line,
+                    rendered_by: object.rendered_by.as_ref().map(|f| f.display().to_string()),
                     restarted: object.drift.restarted(),
                     error: match &object.drift.status {
                         ObjectStatus::Error(message) => Some(message),
@@ -364,6 +384,7 @@ impl DriftReport {
             objects,
             problems,
             errors: &self.errors,
+            kustomize: self.kustomize.as_ref(),
             summary: self.summary(),
             exit_code: self.exit_code(),
         };

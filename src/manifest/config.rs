@@ -15,6 +15,12 @@
 //!       - /spec/replicas
 //!       - /spec/template/spec/containers/*/image
 //!       - /metadata/annotations/example.com~1owner
+//! kustomize:                # which kustomize roots are rendered (default: every kustomization
+//!                           # that no other includes, components left out)
+//!   roots: [overlays/prod]  # these roots only
+//!   contexts:               # or per kubeconfig context (before `roots`; `--overlay` wins)
+//!     prod: overlays/prod
+//!     staging: [overlays/staging, apps/extra]
 //! accept:                   # how `kdrift accept` commits
 //!   branch: "hotfix/{namespace}-{name}"   # commit on a new branch named from this template
 //!                                         # ({kind}, {namespace}, {name}); default: current branch
@@ -42,6 +48,11 @@ pub struct Config {
     pub ignore: Vec<IgnoreRule>,
     /// `accept.branch`: the template of the branch an accept commits on (none: the current one).
     pub accept_branch: Option<String>,
+    /// `kustomize.roots`: the kustomize roots to render (folders under the manifests root);
+    /// `None`: every kustomization no other includes.
+    pub kustomize_roots: Option<Vec<String>>,
+    /// `kustomize.contexts`: the roots to render for a kubeconfig context, by context name.
+    pub kustomize_contexts: Vec<(String, Vec<String>)>,
 }
 
 /// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
@@ -233,6 +244,76 @@ fn parse_accept(accept: &Value) -> Result<Option<String>, (bool, String)> {
     }
 }
 
+/// Folders: one string or a list of strings.
+fn folders(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::String(one) if !one.trim().is_empty() => Some(vec![one.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(str::to_owned)
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Parses `kustomize:`; the error names the steps below `kustomize` it is about.
+fn parse_kustomize(value: &Value, config: &mut Config) -> Result<(), (Vec<String>, String)> {
+    let map = match value {
+        Value::Null => return Ok(()),
+        Value::Object(map) => map,
+        _ => {
+            return Err((
+                Vec::new(),
+                "\"kustomize\" must be a mapping with \"roots\" and/or \"contexts\"".to_owned(),
+            ));
+        }
+    };
+    if let Some(unknown) = map
+        .keys()
+        .find(|k| !["roots", "contexts"].contains(&k.as_str()))
+    {
+        return Err((
+            vec![unknown.clone()],
+            format!("unknown key \"{unknown}\" in kustomize (expected roots, contexts)"),
+        ));
+    }
+    if let Some(roots) = map.get("roots") {
+        config.kustomize_roots = Some(folders(roots).ok_or_else(|| {
+            (
+                vec!["roots".to_owned()],
+                "kustomize.roots must be a list of folders such as [overlays/prod]".to_owned(),
+            )
+        })?);
+    }
+    match map.get("contexts") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(contexts)) => {
+            for (context, roots) in contexts {
+                let roots = folders(roots).ok_or_else(|| {
+                    (
+                        vec!["contexts".to_owned(), context.clone()],
+                        format!(
+                            "kustomize.contexts.{context} must be a folder or a list of folders"
+                        ),
+                    )
+                })?;
+                config.kustomize_contexts.push((context.clone(), roots));
+            }
+        }
+        Some(_) => {
+            return Err((
+                vec!["contexts".to_owned()],
+                "kustomize.contexts must map context names to folders".to_owned(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Parses the text of a `.kdrift.yaml` (named `file` in problems).
 pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
     let mut config = Config::default();
@@ -260,12 +341,12 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
     };
     for (key, _) in map
         .iter()
-        .filter(|(k, _)| !["ignore", "appliers", "accept"].contains(&k.as_str()))
+        .filter(|(k, _)| !["ignore", "appliers", "accept", "kustomize"].contains(&k.as_str()))
     {
         let line = line_of(text, &[Step::Field(key)]) + 1;
         problems.push(problem(
             line,
-            format!("unknown key \"{key}\" (expected ignore, appliers, accept)"),
+            format!("unknown key \"{key}\" (expected ignore, appliers, accept, kustomize)"),
         ));
     }
     if let Some(accept) = map.get("accept") {
@@ -279,6 +360,14 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
                 problems.push(problem(line_of(text, &steps) + 1, message));
             }
         }
+    }
+    if let Some(kustomize) = map.get("kustomize")
+        && let Err((steps, message)) = parse_kustomize(kustomize, &mut config)
+    {
+        let steps: Vec<Step<'_>> = std::iter::once(Step::Field("kustomize"))
+            .chain(steps.iter().map(|s| Step::Field(s)))
+            .collect();
+        problems.push(problem(line_of(text, &steps) + 1, message));
     }
     match map.get("appliers") {
         None | Some(Value::Null) => {}

@@ -6,10 +6,13 @@
 //! - [`lines`]: the line of a field inside a document.
 //! - [`tree`]: [`tree::Node`], the compact form a manifest's body is held in.
 //! - [`edit`]: format-preserving edits of one document (accept).
-//! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers).
+//! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers, kustomize roots).
+//! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
+//!   not manifests of their own.
 pub mod config;
 pub mod edit;
 pub mod key;
+pub mod kustomize;
 pub mod lines;
 pub mod parse;
 pub mod reload;
@@ -45,6 +48,9 @@ pub struct ManifestObject {
     pub body: tree::Node,
     /// For an item of a `kind: List` document, its position in `items` (kubectl applies each).
     pub list_item: Option<usize>,
+    /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
+    /// rendered object, and `file`/`line` the document it comes from (see [`kustomize`]).
+    pub rendered: Option<Arc<Path>>,
 }
 
 /// A digest of a document's text, to notice that its file changed since it was parsed.
@@ -108,6 +114,9 @@ pub enum Problem {
     /// A template (Helm's `{{ }}`): not a manifest until rendered, so not read. A note, not an
     /// error: it hides no object that the manifests hold.
     Template { file: PathBuf },
+    /// Something worth knowing that hides no object (which kustomize roots were rendered, files
+    /// no kustomization reads).
+    Note { file: PathBuf, message: String },
     /// An object the server would refuse as it is written (a Secret's `data` that is not
     /// base64); the message names the field, never its value.
     Invalid {
@@ -127,6 +136,11 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// A note hides no object: it does not make a check incomplete.
+    pub fn is_note(&self) -> bool {
+        matches!(self, Problem::Template { .. } | Problem::Note { .. })
+    }
+
     /// The file the problem is about, and its 1-based line when known.
     pub fn place(&self) -> (&Path, Option<usize>) {
         match self {
@@ -135,7 +149,9 @@ impl Problem {
             | Problem::Unserved { file, line, .. }
             | Problem::Invalid { file, line, .. } => (file, Some(*line)),
             Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
-            Problem::Skipped { file, .. } | Problem::Template { file } => (file, None),
+            Problem::Skipped { file, .. }
+            | Problem::Template { file }
+            | Problem::Note { file, .. } => (file, None),
         }
     }
 }
@@ -151,15 +167,27 @@ impl fmt::Display for Problem {
             } => {
                 write!(f, "{}:{line}: malformed YAML: {message}", file.display())
             }
-            Problem::Duplicate { key, first, second } => write!(
-                f,
-                "{}:{}: {key} is also defined at {}:{} (that one is used)",
-                second.0.display(),
-                second.1,
-                first.0.display(),
-                first.1
-            ),
+            Problem::Duplicate { key, first, second } => {
+                write!(
+                    f,
+                    "{}:{}: {key} is also defined at {}:{} (that one is used)",
+                    second.0.display(),
+                    second.1,
+                    first.0.display(),
+                    first.1
+                )?;
+                if kustomize::is_kustomization_name(&first.0)
+                    && kustomize::is_kustomization_name(&second.0)
+                {
+                    write!(
+                        f,
+                        "; two kustomize roots render it: pick one with --overlay DIR, or kustomize.roots / kustomize.contexts in .kdrift.yaml"
+                    )?;
+                }
+                Ok(())
+            }
             Problem::Skipped { file, reason } => write!(f, "{}: skipped: {reason}", file.display()),
+            Problem::Note { file, message } => write!(f, "{}: note: {message}", file.display()),
             Problem::BadConfig {
                 file,
                 line,
@@ -205,6 +233,10 @@ pub struct ManifestIndex {
     /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
     kinds: HashMap<(SharedStr, SharedStr), Result<bool, String>>,
     unserved_problems: Vec<Problem>,
+    /// The kustomize roots, rendered; their objects are in `files` under each root's
+    /// kustomization file.
+    pub kustomize: kustomize::Kustomize,
+    pub selection: kustomize::Selection,
 }
 
 /// What the cluster says of one `apiVersion` and `kind`: namespaced or not, or why it is not
@@ -268,14 +300,34 @@ impl ManifestIndex {
     /// Loads every manifest under `root` and its `.kdrift.yaml`. Never fails as a whole: what
     /// cannot be read is in [`ManifestIndex::problems`].
     pub fn load(root: &Path, default_namespace: &str) -> ManifestIndex {
+        Self::load_with(root, default_namespace, kustomize::Selection::default())
+    }
+
+    /// [`ManifestIndex::load`] with the kustomize roots `selection` picks.
+    pub fn load_with(
+        root: &Path,
+        default_namespace: &str,
+        selection: kustomize::Selection,
+    ) -> ManifestIndex {
         let mut index = ManifestIndex {
             root: root.to_path_buf(),
             default_namespace: default_namespace.to_owned(),
+            selection,
             ..ManifestIndex::default()
         };
         index.reload_config();
         let files = walk::manifest_files(root, &mut index.walk_problems);
-        index.files = parse_files(files, default_namespace).into_iter().collect();
+        let update = index.kustomize.update(
+            root,
+            &index.config,
+            &index.selection,
+            files,
+            default_namespace,
+        );
+        index.files = parse_files(update.plain, default_namespace)
+            .into_iter()
+            .collect();
+        index.files.extend(update.rendered);
         index.rebuild();
         index
     }
@@ -290,8 +342,19 @@ impl ManifestIndex {
     /// reports them, under the root), and returns the keys whose manifest may have changed (their
     /// drift needs recomputing). Files the load would skip (`.git`, hidden folders) are ignored.
     pub fn reload_file(&mut self, path: &Path) -> Vec<ObjectKey> {
+        if reload::concerns_kustomize(&self.root, &self.kustomize, path) {
+            let mut kustomize = self.kustomize.clone();
+            let change = reload::read_kustomize_change(
+                &self.root,
+                &self.default_namespace,
+                &self.selection.clone(),
+                &mut kustomize,
+            );
+            return self.apply_change(change);
+        }
         if path == self.root.join(config::CONFIG_FILE) {
             self.reload_config();
+            self.rebuild();
             return self.objects.keys().cloned().collect();
         }
         let mut touched: Vec<ObjectKey> = self
@@ -391,6 +454,15 @@ impl ManifestIndex {
         }
     }
 
+    /// The key of `files` an object is held under: its file, or its kustomize root's
+    /// kustomization file for a rendered object.
+    fn held_in(object: &ManifestObject) -> Arc<Path> {
+        object
+            .rendered
+            .clone()
+            .unwrap_or_else(|| object.file.clone())
+    }
+
     /// Recomputes the key index and the duplicate problems from the per-file results.
     fn rebuild(&mut self) {
         self.apply_scopes();
@@ -402,18 +474,24 @@ impl ManifestIndex {
                 match self.objects.get(&object.key) {
                     None => {
                         self.objects
-                            .insert(object.key.clone(), (object.file.clone(), at));
+                            .insert(object.key.clone(), (Self::held_in(object), at));
                     }
                     Some((first_path, first_at)) => {
-                        let first_line = self
+                        // A rendered object is placed at its root's kustomization: two overlays
+                        // rendering one object share their base's file and line.
+                        let place = |o: &ManifestObject, path: &Path| match &o.rendered {
+                            Some(kustomization) => (kustomization.to_path_buf(), 1),
+                            None => (path.to_path_buf(), o.line),
+                        };
+                        let first = self
                             .files
                             .get(first_path.as_ref())
                             .and_then(|f| f.objects.get(*first_at))
-                            .map_or(0, |o| o.line);
+                            .map_or((first_path.to_path_buf(), 0), |o| place(o, first_path));
                         self.duplicate_problems.push(Problem::Duplicate {
                             key: object.key.clone(),
-                            first: (first_path.to_path_buf(), first_line),
-                            second: (path.clone(), object.line),
+                            first,
+                            second: place(object, path),
                         });
                     }
                 }
@@ -454,6 +532,7 @@ impl ManifestIndex {
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)
             .chain(&self.unserved_problems)
+            .chain(self.kustomize.all_problems())
             .collect()
     }
 }

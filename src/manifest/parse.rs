@@ -266,6 +266,7 @@ impl Place<'_, '_> {
             digest: super::digest(self.doc.text),
             body: Node::from_value(value, names),
             list_item,
+            rendered: None,
         });
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::kustomize::{Kustomize, Selection, is_kustomization_name};
 use super::parse::{self, ParsedFile};
 use super::{Config, ManifestIndex, ObjectKey, Problem, config, walk};
 
@@ -17,6 +18,65 @@ pub enum FileChange {
         path: PathBuf,
         parsed: Option<ParsedFile>,
     },
+    /// A file a kustomization reads (or a kustomization, or `.kdrift.yaml` with kustomizations
+    /// about) changed: the kustomize side as it is now.
+    Kustomize(Box<KustomizeChange>),
+}
+
+/// The kustomize side read again: roots re-rendered where their files changed, and the manifest
+/// files that are plain now.
+#[derive(Debug, Clone)]
+pub struct KustomizeChange {
+    pub kustomize: Kustomize,
+    pub config: Config,
+    pub config_problems: Vec<Problem>,
+    pub walk_problems: Vec<Problem>,
+    /// Every manifest file that is not kustomize's.
+    pub plain: std::collections::BTreeSet<PathBuf>,
+    /// Plain files the kustomize side held before (the index has not read them).
+    pub parsed: Vec<(PathBuf, ParsedFile)>,
+    /// Roots rendered now, by kustomization file.
+    pub rendered: Vec<(PathBuf, ParsedFile)>,
+    /// Roots whose objects from before still hold.
+    pub kept: std::collections::BTreeSet<PathBuf>,
+}
+
+/// Whether a change to `path` concerns the kustomize side `kustomize` knows.
+pub fn concerns_kustomize(root: &Path, kustomize: &Kustomize, path: &Path) -> bool {
+    kustomize.concerns(path)
+        || (path == root.join(config::CONFIG_FILE) && !kustomize.tree.kustomizations.is_empty())
+}
+
+/// Reads the kustomize side again (IO: walks the folder, renders the roots whose files changed);
+/// `kustomize` is the state from before and becomes the state now.
+pub fn read_kustomize_change(
+    root: &Path,
+    default_namespace: &str,
+    selection: &Selection,
+    kustomize: &mut Kustomize,
+) -> FileChange {
+    let (config, config_problems) = config::load(root);
+    let mut walk_problems = Vec::new();
+    let files = walk::manifest_files(root, &mut walk_problems);
+    let before = kustomize.tree.clone();
+    let update = kustomize.update(root, &config, selection, files, default_namespace);
+    let released: Vec<PathBuf> = update
+        .plain
+        .iter()
+        .filter(|f| before.owner_of(f).is_some())
+        .cloned()
+        .collect();
+    let parsed = super::parse_files(released, default_namespace);
+    FileChange::Kustomize(Box::new(KustomizeChange {
+        kustomize: kustomize.clone(),
+        config,
+        config_problems,
+        walk_problems,
+        plain: update.plain.into_iter().collect(),
+        parsed,
+        rendered: update.rendered,
+        kept: update.kept,
+    }))
 }
 
 /// Reads `path` (as the file watcher reports it) under the manifests `root`. Never fails: an
@@ -48,6 +108,43 @@ impl ManifestIndex {
     /// (defined in the old or the new version of the file; every key for a config change).
     pub fn apply_change(&mut self, change: FileChange) -> Vec<ObjectKey> {
         match change {
+            FileChange::Kustomize(change) => {
+                let change = *change;
+                let config_changed = change.config != self.config;
+                self.config = change.config;
+                self.config_problems = change.config_problems;
+                self.walk_problems = change.walk_problems;
+                self.kustomize = change.kustomize;
+                let gone: Vec<PathBuf> = self
+                    .files
+                    .keys()
+                    .filter(|path| {
+                        if is_kustomization_name(path) {
+                            !change.kept.contains(*path)
+                        } else {
+                            !change.plain.contains(*path)
+                        }
+                    })
+                    .cloned()
+                    .collect();
+                let mut touched = Vec::new();
+                for path in gone {
+                    if let Some(parsed) = self.files.remove(&path) {
+                        touched.extend(parsed.objects.into_iter().map(|o| o.key));
+                    }
+                }
+                for (path, parsed) in change.parsed.into_iter().chain(change.rendered) {
+                    touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
+                    self.files.insert(path, parsed);
+                }
+                self.rebuild();
+                if config_changed {
+                    touched.extend(self.objects.keys().cloned());
+                }
+                touched.sort();
+                touched.dedup();
+                touched
+            }
             FileChange::Config(config, problems) => {
                 self.config = config;
                 self.config_problems = problems;

@@ -108,6 +108,40 @@ impl Node {
         }
     }
 
+    /// Removes the field `name` of a map, returning it.
+    pub fn remove(&mut self, name: &str) -> Option<Node> {
+        let Node::Map(fields) = self else {
+            return None;
+        };
+        let at = fields.iter().position(|(k, _)| **k == *name)?;
+        let mut kept = std::mem::take(fields).into_vec();
+        let (_, removed) = kept.remove(at);
+        *fields = kept.into_boxed_slice();
+        Some(removed)
+    }
+
+    /// The field `name` of a map, to change in place.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Node> {
+        match self {
+            Node::Map(fields) => fields
+                .iter_mut()
+                .find(|(k, _)| **k == *name)
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Removes `metadata.annotations[name]` (and `annotations` when it is left empty).
+    pub fn remove_annotation(&mut self, name: &str) -> Option<Node> {
+        let metadata = self.get_mut("metadata")?;
+        let annotations = metadata.get_mut("annotations")?;
+        let removed = annotations.remove(name)?;
+        if annotations.is_empty() {
+            metadata.remove("annotations");
+        }
+        Some(removed)
+    }
+
     /// The node as a `serde_json::Value`, in the same order.
     pub fn to_value(&self) -> Value {
         match self {

@@ -29,7 +29,7 @@ pub fn is_watched(root: &Path, path: &Path) -> bool {
     let hidden = relative
         .components()
         .any(|c| c.as_os_str().to_str().is_some_and(|n| n.starts_with('.')));
-    if hidden || !is_manifest_name(path) {
+    if hidden || !(is_manifest_name(path) || super::kustomize::is_kustomization_name(path)) {
         return false;
     }
     match (fs::symlink_metadata(path), fs::canonicalize(root)) {
@@ -103,7 +103,9 @@ pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> 
             };
             if is_dir && !hidden {
                 pending.push(path);
-            } else if is_file && is_manifest_name(&path) {
+            } else if is_file
+                && (is_manifest_name(&path) || super::kustomize::is_kustomization_name(&path))
+            {
                 files.push(path);
             }
         }

@@ -441,7 +441,9 @@ impl Session {
             .namespace
             .clone()
             .unwrap_or_else(|| "default".to_owned());
-        let manifests = root.map(|root| super::manifests::start(root, namespace, tx.clone()));
+        let selection = common.kustomize_selection(&conn.context);
+        let manifests =
+            root.map(|root| super::manifests::start(root, namespace, selection, tx.clone()));
         Session {
             state: Loop {
                 app,

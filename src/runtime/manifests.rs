@@ -14,7 +14,8 @@ use super::event_loop::Event;
 use crate::app::{Flash, Message};
 use crate::manifest::ManifestIndex;
 use crate::manifest::config::CONFIG_FILE;
-use crate::manifest::reload::read_change;
+use crate::manifest::kustomize::{Kustomize, Selection};
+use crate::manifest::reload::{concerns_kustomize, read_change, read_kustomize_change};
 
 /// Events closer together than this are one change.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -30,7 +31,8 @@ impl Drop for ManifestWatch {
     }
 }
 
-/// Whether an event on `path` may change a manifest: YAML files and the config, not `.git`.
+/// Whether an event on `path` may change a manifest: any file outside hidden folders (a
+/// kustomize generator may read any file; [`wanted`] tells) and the config, not `.git`.
 fn relevant(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else {
         return false;
@@ -38,10 +40,16 @@ fn relevant(root: &Path, path: &Path) -> bool {
     if rel == Path::new(CONFIG_FILE) {
         return true;
     }
-    let hidden = rel
-        .components()
-        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-    crate::manifest::walk::is_manifest_name(path) && !hidden
+    !rel.components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+}
+
+/// Whether a relevant change is read: a manifest, a kustomization, or a file the kustomize side
+/// reads or holds.
+fn wanted(root: &Path, kustomize: &Kustomize, path: &Path) -> bool {
+    path == root.join(CONFIG_FILE)
+        || crate::manifest::walk::is_manifest_name(path)
+        || concerns_kustomize(root, kustomize, path)
 }
 
 /// How often the folder itself is looked at: a watch on a folder that was removed sees nothing of
@@ -83,17 +91,26 @@ fn notice(tx: &UnboundedSender<Event>, text: String, error: bool) -> bool {
         .is_ok()
 }
 
-/// Loads the whole index off the UI thread and sends it.
-async fn load(root: &Path, namespace: &str, tx: &UnboundedSender<Event>) -> bool {
-    let (load_root, namespace) = (root.to_path_buf(), namespace.to_owned());
-    let loaded =
-        tokio::task::spawn_blocking(move || ManifestIndex::load(&load_root, &namespace)).await;
-    let Ok(index) = loaded else {
-        return false;
-    };
-    tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), "manifests loaded");
+/// Loads the whole index off the UI thread and sends it; returns its kustomize side (the
+/// watcher re-renders from it), `None` when the app is gone.
+async fn load(
+    root: &Path,
+    namespace: &str,
+    selection: &Selection,
+    tx: &UnboundedSender<Event>,
+) -> Option<Kustomize> {
+    let (load_root, namespace, selection) =
+        (root.to_path_buf(), namespace.to_owned(), selection.clone());
+    let loaded = tokio::task::spawn_blocking(move || {
+        ManifestIndex::load_with(&load_root, &namespace, selection)
+    })
+    .await;
+    let index = loaded.ok()?;
+    tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), roots = index.kustomize.roots.len(), "manifests loaded");
+    let kustomize = index.kustomize.clone();
     tx.send(Event::App(Message::Manifests(Arc::new(index))))
         .is_ok()
+        .then_some(kustomize)
 }
 
 /// Loads the manifests under `root` (objects without a namespace take `default_namespace`), sends
@@ -102,6 +119,7 @@ async fn load(root: &Path, namespace: &str, tx: &UnboundedSender<Event>) -> bool
 pub fn start(
     root: PathBuf,
     default_namespace: String,
+    selection: Selection,
     tx: UnboundedSender<Event>,
 ) -> ManifestWatch {
     let task = tokio::spawn(async move {
@@ -120,9 +138,9 @@ pub fn start(
             }
         };
         let mut folder = folder_id(&root);
-        if !load(&root, &default_namespace, &tx).await {
+        let Some(mut kustomize) = load(&root, &default_namespace, &selection, &tx).await else {
             return;
-        }
+        };
         let mut check = tokio::time::interval(FOLDER_CHECK);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -140,8 +158,13 @@ pub fn start(
                         notice(&tx, format!("the manifests folder \"{}\" is gone: its objects read as unmanaged until it is back", root.display()), true)
                     } else {
                         watcher = watch_folder(&root, paths_tx.clone()).ok();
-                        load(&root, &default_namespace, &tx).await
-                            && notice(&tx, format!("the manifests folder \"{}\" is back: read again", root.display()), false)
+                        match load(&root, &default_namespace, &selection, &tx).await {
+                            Some(now) => {
+                                kustomize = now;
+                                notice(&tx, format!("the manifests folder \"{}\" is back: read again", root.display()), false)
+                            }
+                            None => false,
+                        }
                     };
                     if !sent {
                         break;
@@ -157,17 +180,37 @@ pub fn start(
             while let Ok(Some(path)) = tokio::time::timeout(DEBOUNCE, paths_rx.recv()).await {
                 paths.insert(path);
             }
-            let (root, namespace) = (root.clone(), default_namespace.clone());
+            let (root, namespace, selection) =
+                (root.clone(), default_namespace.clone(), selection.clone());
+            let mut state = kustomize.clone();
             let read = tokio::task::spawn_blocking(move || {
-                paths
-                    .iter()
-                    .map(|path| read_change(&root, &namespace, path))
-                    .collect::<Vec<_>>()
+                let mut changes = Vec::new();
+                let mut rendered = false;
+                let wanted: Vec<&PathBuf> =
+                    paths.iter().filter(|p| wanted(&root, &state, p)).collect();
+                for path in wanted {
+                    if concerns_kustomize(&root, &state, path) {
+                        // One reading of the kustomize side covers every file of the burst.
+                        if !rendered {
+                            rendered = true;
+                            changes.push(read_kustomize_change(
+                                &root, &namespace, &selection, &mut state,
+                            ));
+                        }
+                    } else {
+                        changes.push(read_change(&root, &namespace, path));
+                    }
+                }
+                (changes, state)
             })
             .await;
-            let Ok(changes) = read else {
+            let Ok((changes, state)) = read else {
                 continue;
             };
+            kustomize = state;
+            if changes.is_empty() {
+                continue;
+            }
             tracing::debug!(files = changes.len(), "manifest files changed");
             if tx
                 .send(Event::App(Message::ManifestsChanged(changes)))
@@ -195,7 +238,18 @@ mod tests {
         assert!(!relevant(root, Path::new("/m/.git/index")));
         assert!(!relevant(root, Path::new("/m/.git/x.yaml")));
         assert!(!relevant(root, Path::new("/m/apps/.web.yaml.swp")));
-        assert!(!relevant(root, Path::new("/m/README.md")));
+        // Any file may be a kustomize generator's source: the watcher's task tells.
+        assert!(relevant(root, Path::new("/m/README.md")));
+        assert!(!wanted(
+            root,
+            &Kustomize::default(),
+            Path::new("/m/README.md")
+        ));
+        assert!(wanted(
+            root,
+            &Kustomize::default(),
+            Path::new("/m/base/kustomization.yaml")
+        ));
         assert!(!relevant(root, Path::new("/elsewhere/web.yaml")));
     }
 }

@@ -22,6 +22,21 @@ impl Repo {
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("demo"),
             dir.path(),
         );
+        Repo::committed(dir)
+    }
+
+    /// A repository of `files` (path, text), committed.
+    pub fn with_files(files: &[(&str, &str)]) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Repo::committed(dir)
+    }
+
+    fn committed(dir: tempfile::TempDir) -> Repo {
         let repo = Repo { dir };
         repo.git(&["init", "--quiet", "--initial-branch=main"]);
         repo.git(&["config", "user.name", "On Call"]);

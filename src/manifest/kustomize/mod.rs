@@ -1,0 +1,471 @@
+//! Kustomize in the manifests: every folder with a kustomization that no other includes is a
+//! root (components never are, or the roots `.kdrift.yaml` / `--overlay` name), rendered with
+//! the user's kustomize ([`render`]); its output, not the files below it, is what the live
+//! objects are compared with. Files a kustomization owns are never read as manifests of their
+//! own. A root is rendered again only when the content of a file it reads changes.
+//!
+//! - [`tree`]: reading kustomization files: roots, what each reads, remote references, cycles.
+//! - [`render`]: the renderer, and rendering with kustomize's origin annotations.
+pub mod render;
+pub mod tree;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::parse::{ParsedFile, parse_file, parse_file_sharing};
+use super::tree::Names;
+use super::{Config, ManifestObject, Problem};
+pub use tree::{Closure, Tree, is_kustomization_name};
+
+/// Which roots the user chose for this run: `--overlay`, and the kubeconfig context (for
+/// `.kdrift.yaml`'s `kustomize.contexts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub overlay: Option<PathBuf>,
+    pub context: Option<String>,
+}
+
+/// One rendered root: what it read (and a digest of all of it), and its objects.
+#[derive(Debug, Clone)]
+struct RootState {
+    digest: u64,
+    files: BTreeSet<PathBuf>,
+}
+
+/// What [`Kustomize::update`] found: the manifest files that are not kustomize's, the roots
+/// rendered now as (kustomization file, objects), and the kustomization files of the roots whose
+/// objects from before still hold.
+#[derive(Debug, Clone, Default)]
+pub struct Update {
+    pub plain: Vec<PathBuf>,
+    pub rendered: Vec<(PathBuf, ParsedFile)>,
+    pub kept: BTreeSet<PathBuf>,
+}
+
+/// The kustomize side of a manifest index.
+#[derive(Debug, Clone, Default)]
+pub struct Kustomize {
+    pub tree: Tree,
+    /// Root folders rendered, in path order.
+    pub roots: Vec<PathBuf>,
+    state: BTreeMap<PathBuf, RootState>,
+    /// Problems of the kustomize side: roots that failed, remote bases, cycles, unused files.
+    pub problems: Vec<Problem>,
+    /// Per root, problems of its render (kept while the root's files do not change).
+    root_problems: BTreeMap<PathBuf, Vec<Problem>>,
+    /// The renderer, once a root was rendered (`kubectl kustomize (kustomize v5.5.0)`).
+    pub renderer: Option<String>,
+}
+
+/// A digest of the paths and contents of `files` (a missing file counts as missing).
+fn digest_of(files: &BTreeSet<PathBuf>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    for file in files {
+        file.hash(&mut hasher);
+        std::fs::read(file).ok().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// The kustomization file of a root folder.
+fn kustomization_file(tree: &Tree, root: &Path) -> PathBuf {
+    tree.kustomizations
+        .get(root)
+        .map_or_else(|| root.join(tree::FILE_NAMES[0]), |k| k.file.clone())
+}
+
+fn shown(base: &Path, path: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+impl Kustomize {
+    /// The roots to render under `root`: `--overlay`, else the context's entry of
+    /// `kustomize.contexts`, else `kustomize.roots`, else every root of the tree; with a note
+    /// saying which was used when the user chose.
+    fn choose_roots(
+        &mut self,
+        root: &Path,
+        config: &Config,
+        selection: &Selection,
+        config_file: &Path,
+    ) -> Vec<PathBuf> {
+        let chosen: Option<(Vec<String>, String)> = selection
+            .overlay
+            .as_ref()
+            .map(|overlay| {
+                let relative = overlay
+                    .strip_prefix(root)
+                    .unwrap_or(overlay)
+                    .display()
+                    .to_string();
+                (vec![relative], "--overlay".to_owned())
+            })
+            .or_else(|| {
+                let context = selection.context.as_deref()?;
+                config
+                    .kustomize_contexts
+                    .iter()
+                    .find(|(name, _)| name == context)
+                    .map(|(_, roots)| {
+                        (
+                            roots.clone(),
+                            format!(".kdrift.yaml kustomize.contexts for context {context}"),
+                        )
+                    })
+            })
+            .or_else(|| {
+                config
+                    .kustomize_roots
+                    .clone()
+                    .map(|roots| (roots, ".kdrift.yaml kustomize.roots".to_owned()))
+            });
+        let Some((names, why)) = chosen else {
+            return self.tree.roots(root, None).0;
+        };
+        let (roots, missing) = self.tree.roots(root, Some(&names));
+        for dir in missing {
+            self.problems.push(Problem::BadConfig {
+                file: config_file.to_path_buf(),
+                line: 1,
+                message: format!("kustomize root {dir} ({why}) holds no kustomization"),
+            });
+        }
+        let list: Vec<String> = roots.iter().map(|r| shown(root, r)).collect();
+        if !list.is_empty() {
+            self.problems.push(Problem::Note {
+                file: root.to_path_buf(),
+                message: format!("kustomize roots rendered: {} (from {why})", list.join(", ")),
+            });
+        }
+        roots
+    }
+
+    /// Reads the kustomizations among `files` (every file the walk found) and renders the roots
+    /// whose files changed since the last call (all on the first).
+    pub fn update(
+        &mut self,
+        root: &Path,
+        config: &Config,
+        selection: &Selection,
+        files: Vec<PathBuf>,
+        default_namespace: &str,
+    ) -> Update {
+        let (kustomization_files, others): (Vec<PathBuf>, Vec<PathBuf>) =
+            files.into_iter().partition(|f| is_kustomization_name(f));
+        self.tree = Tree::read(&kustomization_files);
+        self.problems.clear();
+        if self.tree.kustomizations.is_empty() {
+            self.roots.clear();
+            self.state.clear();
+            self.root_problems.clear();
+            return Update {
+                plain: others,
+                ..Update::default()
+            };
+        }
+        self.problems.extend(
+            self.tree
+                .kustomizations
+                .values()
+                .filter_map(|k| k.problem.clone()),
+        );
+        let config_file = root.join(super::config::CONFIG_FILE);
+        self.roots = self.choose_roots(root, config, selection, &config_file);
+        for cycle in self.tree.orphan_cycles(&self.roots) {
+            let list: Vec<String> = cycle.iter().map(|d| shown(root, d)).collect();
+            self.problems.push(Problem::Skipped {
+                file: kustomization_file(&self.tree, &cycle[0]),
+                reason: format!(
+                    "kustomizations include each other ({}): not rendered",
+                    list.join(" → ")
+                ),
+            });
+        }
+
+        // What each root reads; the roots to render are those whose files changed.
+        let mut read_by_roots: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut to_render: Vec<(PathBuf, BTreeSet<PathBuf>, u64)> = Vec::new();
+        let mut state = BTreeMap::new();
+        let mut root_problems = BTreeMap::new();
+        let mut rendered = Vec::new();
+        let mut kept = BTreeSet::new();
+        for dir in &self.roots {
+            let kustomization = kustomization_file(&self.tree, dir);
+            match self.tree.closure(dir) {
+                Closure::Files(files) => {
+                    read_by_roots.extend(files.iter().cloned());
+                    let digest = digest_of(&files);
+                    if self.state.get(dir).is_some_and(|s| s.digest == digest) {
+                        kept.insert(kustomization);
+                        if let Some(problems) = self.root_problems.remove(dir) {
+                            root_problems.insert(dir.clone(), problems);
+                        }
+                        state.insert(dir.clone(), RootState { digest, files });
+                    } else {
+                        to_render.push((dir.clone(), files, digest));
+                    }
+                }
+                Closure::Cycle(cycle) => {
+                    let list: Vec<String> = cycle.iter().map(|d| shown(root, d)).collect();
+                    self.problems.push(Problem::Skipped {
+                        file: kustomization,
+                        reason: format!(
+                            "kustomizations include each other ({}): not rendered",
+                            list.join(" → ")
+                        ),
+                    });
+                }
+                Closure::Remote(file, line, reference) => {
+                    self.problems.push(Problem::Skipped {
+                        file: kustomization,
+                        reason: format!(
+                            "reads the remote {reference} ({}:{line}): kdrift renders offline, from the checkout only — vendor it into the repository or compare with --manifests on a folder without it",
+                            shown(root, &file)
+                        ),
+                    });
+                }
+            }
+        }
+        if !to_render.is_empty() {
+            match render::renderer() {
+                Ok(renderer) => {
+                    self.renderer = Some(renderer.describe());
+                    for (dir, result) in render_all(renderer, &to_render) {
+                        let Some((_, files, digest)) = to_render.iter().find(|(d, ..)| *d == dir)
+                        else {
+                            continue;
+                        };
+                        let kustomization = kustomization_file(&self.tree, &dir);
+                        let (objects, problems) = match result {
+                            Ok(output) => {
+                                let parsed =
+                                    objects_of(&dir, &kustomization, &output, default_namespace);
+                                let mut problems = parsed.problems.clone();
+                                if parsed.objects.is_empty() {
+                                    problems.push(Problem::Note {
+                                        file: kustomization.clone(),
+                                        message: "the kustomization renders no objects".to_owned(),
+                                    });
+                                }
+                                (parsed, problems)
+                            }
+                            Err(message) => (
+                                ParsedFile::default(),
+                                vec![Problem::Skipped {
+                                    file: kustomization.clone(),
+                                    reason: format!("{} failed: {message}", renderer.describe()),
+                                }],
+                            ),
+                        };
+                        rendered.push((
+                            kustomization,
+                            ParsedFile {
+                                objects: objects.objects,
+                                problems: Vec::new(),
+                            },
+                        ));
+                        root_problems.insert(dir.clone(), problems);
+                        state.insert(
+                            dir.clone(),
+                            RootState {
+                                digest: *digest,
+                                files: files.clone(),
+                            },
+                        );
+                    }
+                }
+                Err(message) => {
+                    for (dir, ..) in &to_render {
+                        self.problems.push(Problem::Skipped {
+                            file: kustomization_file(&self.tree, dir),
+                            reason: format!("not rendered: {message}"),
+                        });
+                    }
+                }
+            }
+        }
+        self.state = state;
+        self.root_problems = root_problems;
+
+        // Files below a kustomization are kustomize's: read by a root, or by none (a component
+        // no root uses, a file no kustomization lists) — never manifests of their own.
+        let mut plain = Vec::new();
+        let mut unused: BTreeMap<PathBuf, usize> = BTreeMap::new();
+        for file in others {
+            match self.tree.owner_of(&file) {
+                None => plain.push(file),
+                Some(owner) => {
+                    if !read_by_roots.contains(&file) {
+                        *unused.entry(owner.to_path_buf()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        for (dir, count) in unused {
+            let file = kustomization_file(&self.tree, &dir);
+            let used = read_by_roots.contains(&file);
+            let message = if used {
+                format!(
+                    "{count} YAML file(s) below this kustomization are not in it: not read (kustomize build would not read them either)"
+                )
+            } else {
+                format!(
+                    "no kustomize root uses this kustomization: its {count} YAML file(s) are not read"
+                )
+            };
+            self.problems.push(Problem::Note { file, message });
+        }
+        Update {
+            plain,
+            rendered,
+            kept,
+        }
+    }
+
+    /// The roots whose files include `path` (a file the watcher saw change), or every root when
+    /// `path` is a kustomization or lies below one (the tree itself may have changed).
+    pub fn concerns(&self, path: &Path) -> bool {
+        is_kustomization_name(path)
+            || self.tree.owner_of(path).is_some()
+            || self.state.values().any(|s| s.files.contains(path))
+    }
+
+    /// Every problem of the kustomize side.
+    pub fn all_problems(&self) -> impl Iterator<Item = &Problem> {
+        self.problems
+            .iter()
+            .chain(self.root_problems.values().flatten())
+    }
+}
+
+/// Renders the roots on all cores (a kustomize run is a process of its own).
+fn render_all(
+    renderer: &render::Renderer,
+    roots: &[(PathBuf, BTreeSet<PathBuf>, u64)],
+) -> Vec<(PathBuf, Result<render::Rendered, String>)> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(roots.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                scope.spawn(move || {
+                    roots
+                        .iter()
+                        .skip(worker)
+                        .step_by(workers)
+                        .map(|(dir, files, _)| (dir.clone(), render::render(renderer, dir, files)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// The objects of a root's rendered output, each traced to the document that defines it (from
+/// its origin annotation, then removed), and marked as rendered from `kustomization`.
+pub fn objects_of(
+    root: &Path,
+    kustomization: &Path,
+    rendered: &render::Rendered,
+    default_namespace: &str,
+) -> ParsedFile {
+    let kustomization: Arc<Path> = Arc::from(kustomization);
+    let mut names = Names::default();
+    let mut parsed = parse_file_sharing(
+        &kustomization,
+        &Arc::from(rendered.text.as_str()),
+        default_namespace,
+        &mut names,
+    );
+    let mut sources: HashMap<PathBuf, ParsedFile> = HashMap::new();
+    for object in &mut parsed.objects {
+        let origin = if rendered.origins {
+            object.body.remove_annotation(render::ORIGIN_ANNOTATION)
+        } else {
+            None
+        };
+        let origin: Option<Value> = origin
+            .as_ref()
+            .and_then(|o| o.as_str())
+            .and_then(|text| serde_yaml::from_str(text).ok());
+        let source = origin.as_ref().and_then(|o| {
+            o.get("path")
+                .or_else(|| o.get("configuredIn"))
+                .and_then(Value::as_str)
+                .map(|p| tree::normalize(&root.join(p)))
+        });
+        trace_to_source(
+            object,
+            source,
+            &kustomization,
+            default_namespace,
+            &mut sources,
+        );
+        object.rendered = Some(Arc::clone(&kustomization));
+    }
+    parsed
+}
+
+/// Points `object`'s file, document and line at the document of `source` that defines it (same
+/// kind, the longest name the rendered name contains: prefixes and suffixes are kustomize's), or
+/// at the start of `source` (a generator's kustomization) when none does.
+fn trace_to_source(
+    object: &mut ManifestObject,
+    source: Option<PathBuf>,
+    kustomization: &Arc<Path>,
+    default_namespace: &str,
+    sources: &mut HashMap<PathBuf, ParsedFile>,
+) {
+    let file = source.unwrap_or_else(|| kustomization.to_path_buf());
+    let parsed = sources.entry(file.clone()).or_insert_with(|| {
+        std::fs::read_to_string(&file)
+            .map(|text| {
+                parse_file(
+                    &Arc::from(file.as_path()),
+                    &Arc::from(text),
+                    default_namespace,
+                )
+            })
+            .unwrap_or_default()
+    });
+    let defining = parsed
+        .objects
+        .iter()
+        .filter(|o| o.key.kind == object.key.kind && object.key.name.contains(&*o.key.name))
+        .max_by_key(|o| (o.key.name == object.key.name, o.key.name.len()));
+    match defining {
+        Some(found) => {
+            object.file = Arc::clone(&found.file);
+            object.document = found.document;
+            object.line = found.line;
+            object.span = found.span.clone();
+            object.first_line = found.first_line;
+            object.digest = found.digest;
+            object.list_item = found.list_item;
+        }
+        None => {
+            object.file = Arc::from(file.as_path());
+            object.document = 0;
+            object.line = 1;
+            object.span = 0..0;
+            object.first_line = 0;
+            // No document of the file is this object's: its text is never read back.
+            object.digest = 0;
+            object.list_item = None;
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Rendering a root with the user's kustomize: the `kustomize` binary on PATH, else
+//! `kubectl kustomize` (`KDRIFT_KUSTOMIZE` names another program). Each object is rendered with
+//! kustomize's origin annotation, on a temporary copy of the files the root reads (the user's
+//! kustomization is never touched), so that it can be traced back to the file that defines it.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::tree::{FILE_NAMES, normalize};
+
+/// The annotation kustomize writes with `buildMetadata: [originAnnotations]`.
+pub const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+
+/// How long one root may take to render.
+const RENDER_LIMIT: Duration = Duration::from_secs(60);
+
+/// The program that renders kustomizations, and its kustomize version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Renderer {
+    pub program: PathBuf,
+    /// `kubectl kustomize DIR` rather than `kustomize build DIR`.
+    pub via_kubectl: bool,
+    /// kustomize's version as the program reports it (`v5.5.0`), if it does.
+    pub version: Option<String>,
+}
+
+impl Renderer {
+    /// `kustomize v5.5.0`, `kubectl kustomize (kustomize v5.5.0)`.
+    pub fn describe(&self) -> String {
+        let version = self.version.as_deref().unwrap_or("of unknown version");
+        if self.via_kubectl {
+            format!("kubectl kustomize (kustomize {version})")
+        } else {
+            format!("kustomize {version}")
+        }
+    }
+
+    fn command(&self, dir: &Path) -> Command {
+        let mut command = Command::new(&self.program);
+        if self.via_kubectl {
+            command.arg("kustomize");
+        } else {
+            command.arg("build");
+        }
+        command.arg(dir);
+        command
+    }
+}
+
+/// The first `v1.2.3` in `text`.
+fn version_in(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).find_map(|at| {
+        let rest = text.get(at..)?.strip_prefix('v')?;
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let version = &rest[..end];
+        (version.matches('.').count() >= 2 && version.starts_with(|c: char| c.is_ascii_digit()))
+            .then(|| format!("v{}", version.trim_end_matches('.')))
+    })
+}
+
+/// `name` on PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+fn detect() -> Result<Renderer, String> {
+    let named = std::env::var_os("KDRIFT_KUSTOMIZE").filter(|v| !v.is_empty());
+    let program = match named {
+        Some(named) => {
+            let named = PathBuf::from(named);
+            if named.components().count() > 1 {
+                named
+            } else {
+                on_path(&named.to_string_lossy()).ok_or_else(|| {
+                    format!(
+                        "KDRIFT_KUSTOMIZE names {}, which is not on PATH",
+                        named.display()
+                    )
+                })?
+            }
+        }
+        None => on_path("kustomize").or_else(|| on_path("kubectl")).ok_or(
+            "neither kustomize nor kubectl is on PATH: install one to render the kustomize roots",
+        )?,
+    };
+    let via_kubectl = program
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("kubectl"));
+    let mut ask = Command::new(&program);
+    if via_kubectl {
+        ask.args(["version", "--client", "-o", "json"]);
+    } else {
+        ask.arg("version");
+    }
+    let version = crate::process::run_bounded(ask, Duration::from_secs(20))
+        .ok()
+        .and_then(|done| {
+            if via_kubectl {
+                let value: Value = serde_json::from_str(&done.stdout).ok()?;
+                value
+                    .get("kustomizeVersion")
+                    .and_then(Value::as_str)
+                    .and_then(version_in)
+            } else {
+                version_in(&done.stdout)
+            }
+        });
+    Ok(Renderer {
+        program,
+        via_kubectl,
+        version,
+    })
+}
+
+/// The renderer of this process (looked for once).
+pub fn renderer() -> Result<&'static Renderer, &'static str> {
+    static RENDERER: OnceLock<Result<Renderer, String>> = OnceLock::new();
+    RENDERER
+        .get_or_init(detect)
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// A root's rendered objects as YAML, and whether they carry origin annotations.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub text: String,
+    pub origins: bool,
+}
+
+/// kustomize's own message, without the `Error: ` prefix and the usage kubectl prints after it.
+fn message_of(stderr: &str) -> String {
+    let text = stderr.trim();
+    let text = text.strip_prefix("Error: ").unwrap_or(text);
+    let text = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(6)
+        .collect::<Vec<_>>()
+        .join("\n");
+    // kubectl logs its failure as `E1124 … run.go:72] "command failed" err="…"`.
+    match text.find("err=\"") {
+        Some(at) => text[at + 5..].trim_end_matches('"').replace("\\\"", "\""),
+        None => text,
+    }
+}
+
+/// Renders the kustomization in `root` (which reads `files`), with origins when it can.
+pub fn render(
+    renderer: &Renderer,
+    root: &Path,
+    files: &BTreeSet<PathBuf>,
+) -> Result<Rendered, String> {
+    match render_copy(renderer, root, files) {
+        Ok(Some(text)) => {
+            return Ok(Rendered {
+                text,
+                origins: true,
+            });
+        }
+        Ok(None) => {}
+        Err(error) => tracing::debug!(root = %root.display(), %error, "render with origins failed"),
+    }
+    let done = crate::process::run_bounded(renderer.command(root), RENDER_LIMIT)
+        .map_err(|e| format!("{} did not run: {e}", renderer.describe()))?;
+    if done.ok {
+        Ok(Rendered {
+            text: done.stdout,
+            origins: false,
+        })
+    } else {
+        Err(message_of(&done.stderr))
+    }
+}
+
+/// Renders a copy of the files with `originAnnotations` added to the root's kustomization;
+/// `Ok(None)` when the copy renders differently from the user's tree (a file kdrift did not
+/// know the root reads).
+fn render_copy(
+    renderer: &Renderer,
+    root: &Path,
+    files: &BTreeSet<PathBuf>,
+) -> Result<Option<String>, String> {
+    let top = files
+        .iter()
+        .filter_map(|f| f.parent())
+        .chain(std::iter::once(root))
+        .fold(None::<PathBuf>, |common, dir| match common {
+            None => Some(normalize(dir)),
+            Some(common) => Some(
+                common
+                    .ancestors()
+                    .find(|a| dir.starts_with(a))
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+            ),
+        })
+        .unwrap_or_default();
+    let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
+    for file in files {
+        let Ok(relative) = file.strip_prefix(&top) else {
+            return Ok(None);
+        };
+        let target = copy.path().join(relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        if file.is_file() {
+            std::fs::copy(file, &target).map_err(|e| e.to_string())?;
+        }
+    }
+    let Ok(root_relative) = root.strip_prefix(&top) else {
+        return Ok(None);
+    };
+    let copied_root = copy.path().join(root_relative);
+    let Some(kustomization) = FILE_NAMES
+        .iter()
+        .map(|n| copied_root.join(n))
+        .find(|p| p.is_file())
+    else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&kustomization).map_err(|e| e.to_string())?;
+    let mut value: Value = serde_yaml::from_str(&text).map_err(|e| e.to_string())?;
+    let Some(map) = value.as_object_mut() else {
+        return Ok(None);
+    };
+    let metadata = map
+        .entry("buildMetadata")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(list) = metadata.as_array_mut() else {
+        return Ok(None);
+    };
+    if list.iter().any(|v| v == "originAnnotations") {
+        // The user asks for origins already: the rendered objects carry them live too.
+        return Ok(None);
+    }
+    list.push(Value::from("originAnnotations"));
+    let text = serde_yaml::to_string(&value).map_err(|e| e.to_string())?;
+    std::fs::write(&kustomization, text).map_err(|e| e.to_string())?;
+    let done = crate::process::run_bounded(renderer.command(&copied_root), RENDER_LIMIT)
+        .map_err(|e| e.to_string())?;
+    if done.ok {
+        Ok(Some(done.stdout))
+    } else {
+        Err(message_of(&done.stderr))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_messages_are_read_as_programs_print_them() {
+        assert_eq!(version_in("v5.5.0\n").as_deref(), Some("v5.5.0"));
+        assert_eq!(
+            version_in("{Version:kustomize/v4.5.7 GitCommit:abc}").as_deref(),
+            Some("v4.5.7")
+        );
+        assert_eq!(version_in("dev"), None);
+        assert_eq!(
+            message_of(
+                "E1124 13:04:17.305984   26054 run.go:72] \"command failed\" err=\"accumulating resources: 'x' must resolve to a file\"\n"
+            ),
+            "accumulating resources: 'x' must resolve to a file"
+        );
+        assert_eq!(message_of("Error: no such file\n"), "no such file");
+    }
+}
