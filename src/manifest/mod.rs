@@ -243,13 +243,47 @@ pub struct ManifestIndex {
 /// served.
 pub type KindScope = Result<bool, String>;
 
-/// Parses files on all cores (the machine may have only two): each worker takes every n-th file.
-fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, parse::ParsedFile)> {
+/// `work` over `items` on all cores (the machine may have only two; at most 8): each worker
+/// takes every n-th item and keeps its own `S` (a name table, say). Fewer than `min_parallel`
+/// items are done on this thread. Results come in no particular order.
+pub(crate) fn on_all_cores<T: Sync, R: Send, S: Default>(
+    items: &[T],
+    min_parallel: usize,
+    work: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, 8);
-    // Each worker shares field names among the files it reads.
-    let read_one = |names: &mut tree::Names, path: &PathBuf| {
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    if workers == 1 || items.len() < min_parallel {
+        let mut state = S::default();
+        return items.iter().map(|item| work(&mut state, item)).collect();
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                scope.spawn(move || {
+                    let mut state = S::default();
+                    items
+                        .iter()
+                        .skip(worker)
+                        .step_by(workers)
+                        .map(|item| work(&mut state, item))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Parses files on all cores; each worker shares field names among the files it reads.
+fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, parse::ParsedFile)> {
+    on_all_cores(&files, 64, |names: &mut tree::Names, path: &PathBuf| {
         let parsed = match walk::read_manifest(path) {
             Ok(text) => parse::parse_file_sharing(
                 &Arc::from(path.as_path()),
@@ -266,33 +300,6 @@ fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, pa
             },
         };
         (path.clone(), parsed)
-    };
-    if workers == 1 || files.len() < 64 {
-        let mut names = tree::Names::default();
-        return files
-            .iter()
-            .map(|path| read_one(&mut names, path))
-            .collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|worker| {
-                let files = &files;
-                scope.spawn(move || {
-                    let mut names = tree::Names::default();
-                    files
-                        .iter()
-                        .skip(worker)
-                        .step_by(workers)
-                        .map(|path| read_one(&mut names, path))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_default())
-            .collect()
     })
 }
 
@@ -347,7 +354,7 @@ impl ManifestIndex {
             let change = reload::read_kustomize_change(
                 &self.root,
                 &self.default_namespace,
-                &self.selection.clone(),
+                &self.selection,
                 &mut kustomize,
             );
             return self.apply_change(change);

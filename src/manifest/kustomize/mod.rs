@@ -61,14 +61,32 @@ pub struct Kustomize {
     pub renderer: Option<String>,
 }
 
-/// A digest of the paths and contents of `files` (a missing file counts as missing).
-fn digest_of(files: &BTreeSet<PathBuf>) -> u64 {
+/// A digest of the paths and contents of `files` (a missing file counts as missing). `read`
+/// holds the digest of each file read so far: a base many roots share is read once.
+fn digest_of(files: &BTreeSet<PathBuf>, read: &mut HashMap<PathBuf, u64>) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     for file in files {
         file.hash(&mut hasher);
-        std::fs::read(file).ok().hash(&mut hasher);
+        let content = *read.entry(file.clone()).or_insert_with(|| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::fs::read(file).ok().hash(&mut hasher);
+            hasher.finish()
+        });
+        content.hash(&mut hasher);
     }
     hasher.finish()
+}
+
+/// The problem of kustomizations that include each other (`cycle`, folders in order).
+fn cycle_problem(tree: &Tree, root: &Path, cycle: &[PathBuf]) -> Problem {
+    let list: Vec<String> = cycle.iter().map(|d| shown(root, d)).collect();
+    Problem::Skipped {
+        file: kustomization_file(tree, &cycle[0]),
+        reason: format!(
+            "kustomizations include each other ({}): not rendered",
+            list.join(" → ")
+        ),
+    }
 }
 
 /// The kustomization file of a root folder.
@@ -179,16 +197,6 @@ impl Kustomize {
         );
         let config_file = root.join(super::config::CONFIG_FILE);
         self.roots = self.choose_roots(root, config, selection, &config_file);
-        for cycle in self.tree.orphan_cycles(&self.roots) {
-            let list: Vec<String> = cycle.iter().map(|d| shown(root, d)).collect();
-            self.problems.push(Problem::Skipped {
-                file: kustomization_file(&self.tree, &cycle[0]),
-                reason: format!(
-                    "kustomizations include each other ({}): not rendered",
-                    list.join(" → ")
-                ),
-            });
-        }
 
         // What each root reads; the roots to render are those whose files changed.
         let mut read_by_roots: BTreeSet<PathBuf> = BTreeSet::new();
@@ -197,12 +205,13 @@ impl Kustomize {
         let mut root_problems = BTreeMap::new();
         let mut rendered = Vec::new();
         let mut kept = BTreeSet::new();
+        let mut digests = HashMap::new();
         for dir in &self.roots {
             let kustomization = kustomization_file(&self.tree, dir);
             match self.tree.closure(dir) {
                 Closure::Files(files) => {
                     read_by_roots.extend(files.iter().cloned());
-                    let digest = digest_of(&files);
+                    let digest = digest_of(&files, &mut digests);
                     if self.state.get(dir).is_some_and(|s| s.digest == digest) {
                         kept.insert(kustomization);
                         if let Some(problems) = self.root_problems.remove(dir) {
@@ -214,14 +223,7 @@ impl Kustomize {
                     }
                 }
                 Closure::Cycle(cycle) => {
-                    let list: Vec<String> = cycle.iter().map(|d| shown(root, d)).collect();
-                    self.problems.push(Problem::Skipped {
-                        file: kustomization,
-                        reason: format!(
-                            "kustomizations include each other ({}): not rendered",
-                            list.join(" → ")
-                        ),
-                    });
+                    self.problems.push(cycle_problem(&self.tree, root, &cycle));
                 }
                 Closure::Remote(file, line, reference) => {
                     self.problems.push(Problem::Skipped {
@@ -234,21 +236,32 @@ impl Kustomize {
                 }
             }
         }
+        for cycle in self.tree.orphan_cycles(&read_by_roots) {
+            self.problems.push(cycle_problem(&self.tree, root, &cycle));
+        }
         if !to_render.is_empty() {
             match render::renderer() {
                 Ok(renderer) => {
                     self.renderer = Some(renderer.describe());
-                    for (dir, result) in render_all(renderer, &to_render) {
-                        let Some((_, files, digest)) = to_render.iter().find(|(d, ..)| *d == dir)
-                        else {
+                    // A kustomize run is a process of its own: the roots render on all cores.
+                    let results =
+                        super::on_all_cores(&to_render, 2, |_: &mut (), (dir, files, _)| {
+                            (dir.clone(), render::render(renderer, dir, files))
+                        });
+                    let mut to_render: HashMap<PathBuf, (BTreeSet<PathBuf>, u64)> = to_render
+                        .into_iter()
+                        .map(|(dir, files, digest)| (dir, (files, digest)))
+                        .collect();
+                    for (dir, result) in results {
+                        let Some((files, digest)) = to_render.remove(&dir) else {
                             continue;
                         };
                         let kustomization = kustomization_file(&self.tree, &dir);
                         let (objects, problems) = match result {
                             Ok(output) => {
-                                let parsed =
+                                let mut parsed =
                                     objects_of(&dir, &kustomization, &output, default_namespace);
-                                let mut problems = parsed.problems.clone();
+                                let mut problems = std::mem::take(&mut parsed.problems);
                                 if parsed.objects.is_empty() {
                                     problems.push(Problem::Note {
                                         file: kustomization.clone(),
@@ -265,21 +278,9 @@ impl Kustomize {
                                 }],
                             ),
                         };
-                        rendered.push((
-                            kustomization,
-                            ParsedFile {
-                                objects: objects.objects,
-                                problems: Vec::new(),
-                            },
-                        ));
+                        rendered.push((kustomization, objects));
                         root_problems.insert(dir.clone(), problems);
-                        state.insert(
-                            dir.clone(),
-                            RootState {
-                                digest: *digest,
-                                files: files.clone(),
-                            },
-                        );
+                        state.insert(dir, RootState { digest, files });
                     }
                 }
                 Err(message) => {
@@ -344,35 +345,6 @@ impl Kustomize {
             .iter()
             .chain(self.root_problems.values().flatten())
     }
-}
-
-/// Renders the roots on all cores (a kustomize run is a process of its own).
-fn render_all(
-    renderer: &render::Renderer,
-    roots: &[(PathBuf, BTreeSet<PathBuf>, u64)],
-) -> Vec<(PathBuf, Result<render::Rendered, String>)> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8)
-        .min(roots.len());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|worker| {
-                scope.spawn(move || {
-                    roots
-                        .iter()
-                        .skip(worker)
-                        .step_by(workers)
-                        .map(|(dir, files, _)| (dir.clone(), render::render(renderer, dir, files)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
 }
 
 /// The objects of a root's rendered output, each traced to the document that defines it (from

@@ -67,6 +67,15 @@ fn is_remote(dir: &Path, reference: &str) -> bool {
         && !dir.join(reference).exists()
 }
 
+/// The items of the list `field` of `value` (none when it is absent or not a list).
+fn items<'v>(value: &'v Value, field: &str) -> impl Iterator<Item = &'v Value> {
+    value
+        .get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// Inline content (a patch or generator written in the kustomization) rather than a path.
 fn is_inline(text: &str) -> bool {
     text.contains('\n') || text.trim_start().starts_with('{') || text.contains(": ")
@@ -117,28 +126,18 @@ impl Kustomization {
             }
         };
         kustomization.component = value.get("kind").and_then(Value::as_str) == Some("Component");
-        let strings = |field: &str| -> Vec<(usize, String)> {
-            value
-                .get(field)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(at, item)| item.as_str().map(|s| (at, s.to_owned())))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         // Folders or files: resources, bases, components.
         for field in ["resources", "bases", "components"] {
-            for (at, reference) in strings(field) {
-                if is_remote(&dir, &reference) {
+            for (at, reference) in items(&value, field).enumerate() {
+                let Some(reference) = reference.as_str() else {
+                    continue;
+                };
+                if is_remote(&dir, reference) {
                     let line = line_of(&text, &[Step::Field(field), Step::Item(at)]) + 1;
-                    kustomization.remote.push((reference, line));
+                    kustomization.remote.push((reference.to_owned(), line));
                     continue;
                 }
-                let target = normalize(&dir.join(&reference));
+                let target = normalize(&dir.join(reference));
                 if target.is_dir() {
                     kustomization.includes.push(target);
                 } else {
@@ -147,11 +146,7 @@ impl Kustomization {
             }
         }
         // Files named by path (inline content is not a file).
-        let mut read = |reference: &str| {
-            if !reference.is_empty() && !is_inline(reference) {
-                kustomization.reads.push(normalize(&dir.join(reference)));
-            }
-        };
+        let mut named: Vec<&str> = Vec::new();
         for field in [
             "crds",
             "configurations",
@@ -160,54 +155,30 @@ impl Kustomization {
             "transformers",
             "validators",
         ] {
-            for (_, reference) in strings(field) {
-                read(&reference);
-            }
+            named.extend(items(&value, field).filter_map(Value::as_str));
         }
         for field in ["patches", "patchesJson6902", "replacements"] {
-            for item in value
-                .get(field)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(path) = item.get("path").and_then(Value::as_str) {
-                    read(path);
-                }
-            }
+            named.extend(items(&value, field).filter_map(|item| item.get("path")?.as_str()));
         }
-        if let Some(path) = value.pointer("/openapi/path").and_then(Value::as_str) {
-            read(path);
-        }
+        named.extend(value.pointer("/openapi/path").and_then(Value::as_str));
         for field in ["configMapGenerator", "secretGenerator"] {
-            for generator in value
-                .get(field)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                for source in generator
-                    .get("files")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    // `key=path` or `path`.
-                    read(source.split_once('=').map_or(source, |(_, path)| path));
-                }
-                for env in generator
-                    .get("envs")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .chain(generator.get("env").and_then(Value::as_str))
-                {
-                    read(env);
-                }
+            for generator in items(&value, field) {
+                // `key=path` or `path`.
+                named.extend(
+                    items(generator, "files")
+                        .filter_map(Value::as_str)
+                        .map(|source| source.split_once('=').map_or(source, |(_, path)| path)),
+                );
+                named.extend(items(generator, "envs").filter_map(Value::as_str));
+                named.extend(generator.get("env").and_then(Value::as_str));
             }
         }
+        kustomization.reads.extend(
+            named
+                .into_iter()
+                .filter(|reference| !reference.is_empty() && !is_inline(reference))
+                .map(|reference| normalize(&dir.join(reference))),
+        );
         kustomization
     }
 }
@@ -299,17 +270,9 @@ impl Tree {
         (roots, Vec::new())
     }
 
-    /// Kustomizations that include each other with no root above them: never rendered, so each
-    /// cycle is named.
-    pub fn orphan_cycles(&self, roots: &[PathBuf]) -> Vec<Vec<PathBuf>> {
-        let reached: BTreeSet<PathBuf> = roots
-            .iter()
-            .filter_map(|r| match self.closure(r) {
-                Closure::Files(files) => Some(files),
-                _ => None,
-            })
-            .flatten()
-            .collect();
+    /// Kustomizations that include each other with no root above them (`reached`: the files the
+    /// roots read): never rendered, so each cycle is named.
+    pub fn orphan_cycles(&self, reached: &BTreeSet<PathBuf>) -> Vec<Vec<PathBuf>> {
         let mut cycles: Vec<Vec<PathBuf>> = Vec::new();
         for (dir, k) in &self.kustomizations {
             if reached.contains(&k.file) || cycles.iter().any(|c| c.contains(dir)) {
@@ -461,7 +424,7 @@ mod tests {
         let tree = Tree::read(&[a, b]);
         let (roots, _) = tree.roots(d, None);
         assert!(roots.is_empty());
-        let cycles = tree.orphan_cycles(&roots);
+        let cycles = tree.orphan_cycles(&BTreeSet::new());
         assert_eq!(cycles, [vec![d.join("a"), d.join("b"), d.join("a")]]);
     }
 }
