@@ -211,22 +211,32 @@ pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
 /// Commits `file` alone with `message` on the current branch. Everything else in the index and
 /// working tree stays as it was.
 pub fn commit_file(repo_dir: &Path, file: &Path, message: &str) -> Result<CommitOutcome, GitError> {
+    commit_files(repo_dir, &[file], message)
+}
+
+/// Commits `files` (and nothing else) with `message` on the current branch: one commit. New
+/// files are added first (only those paths).
+pub fn commit_files(
+    repo_dir: &Path,
+    files: &[&Path],
+    message: &str,
+) -> Result<CommitOutcome, GitError> {
     let Some(top) = repository_root(repo_dir)? else {
         return Ok(CommitOutcome::NotARepository);
     };
-    let relative = relative_to(&top, repo_dir, file)?;
-
-    // `commit --only` takes paths git knows; a new file is added first (only that path).
-    let tracked = run(&top, &["ls-files", "--error-unmatch", "--", &relative])?;
-    if !tracked.ok {
-        must(&top, "add", &["add", "--", &relative])?;
+    let mut relatives = Vec::with_capacity(files.len());
+    for file in files {
+        let relative = relative_to(&top, repo_dir, file)?;
+        // `commit --only` takes paths git knows; a new file is added first (only that path).
+        let tracked = run(&top, &["ls-files", "--error-unmatch", "--", &relative])?;
+        if !tracked.ok {
+            must(&top, "add", &["add", "--", &relative])?;
+        }
+        relatives.push(relative);
     }
-    let commit = run(
-        &top,
-        &[
-            "commit", "--quiet", "--only", "-m", message, "--", &relative,
-        ],
-    )?;
+    let mut args = vec!["commit", "--quiet", "--only", "-m", message, "--"];
+    args.extend(relatives.iter().map(String::as_str));
+    let commit = run(&top, &args)?;
     if !commit.ok {
         return Err(GitError::Refused {
             action: "commit",
@@ -251,10 +261,23 @@ pub fn commit_on_new_branch(
     message: &str,
     name: &str,
 ) -> Result<CommitOutcome, GitError> {
+    commit_files_on_new_branch(repo_dir, &[(file, contents)], message, name)
+}
+
+/// [`commit_on_new_branch`] of several files (new ones are created): one commit.
+pub fn commit_files_on_new_branch(
+    repo_dir: &Path,
+    files: &[(&Path, &str)],
+    message: &str,
+    name: &str,
+) -> Result<CommitOutcome, GitError> {
     let Some(top) = repository_root(repo_dir)? else {
         return Ok(CommitOutcome::NotARepository);
     };
-    let relative = relative_to(&top, repo_dir, file)?;
+    let mut relatives = Vec::with_capacity(files.len());
+    for (file, contents) in files {
+        relatives.push((relative_to(&top, repo_dir, file)?, *contents));
+    }
     if !run(&top, &["check-ref-format", "--branch", name])?.ok {
         return Err(GitError::BadBranchName {
             branch: name.to_owned(),
@@ -281,18 +304,20 @@ pub fn commit_on_new_branch(
         &["worktree", "add", "--quiet", "-b", name, &tree_text, "HEAD"],
     )?;
     let committed = (|| {
-        let target = tree.join(&relative);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| GitError::Spawn {
-                dir: parent.to_path_buf(),
+        for (relative, contents) in &relatives {
+            let target = tree.join(relative);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| GitError::Spawn {
+                    dir: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            std::fs::write(&target, contents).map_err(|source| GitError::Spawn {
+                dir: tree.clone(),
                 source,
             })?;
+            must(&tree, "add", &["add", "--", relative])?;
         }
-        std::fs::write(&target, contents).map_err(|source| GitError::Spawn {
-            dir: tree.clone(),
-            source,
-        })?;
-        must(&tree, "add", &["add", "--", &relative])?;
         let commit = run(&tree, &["commit", "--quiet", "-m", message])?;
         if !commit.ok {
             return Err(GitError::Refused {
@@ -329,7 +354,17 @@ fn relative_to(top: &Path, repo_dir: &Path, file: &Path) -> Result<String, GitEr
     } else {
         repo_dir.join(file)
     };
-    let real_file = std::fs::canonicalize(&absolute).map_err(|_| outside())?;
+    // A file not written yet (a new patch): its folder is resolved.
+    let real_file = match std::fs::canonicalize(&absolute) {
+        Ok(real) => real,
+        Err(_) => {
+            let parent = absolute.parent().ok_or_else(outside)?;
+            let name = absolute.file_name().ok_or_else(outside)?;
+            std::fs::canonicalize(parent)
+                .map_err(|_| outside())?
+                .join(name)
+        }
+    };
     let relative = real_file.strip_prefix(&real_top).map_err(|_| outside())?;
     Ok(relative.to_string_lossy().into_owned())
 }

@@ -144,6 +144,7 @@ fn text_report_has_one_line_per_field_with_manager_and_age() {
             &Config::default(),
         ),
         Some(&manifest),
+        None,
     );
     let text = report.to_text(now());
     let lines: Vec<&str> = text.lines().collect();
@@ -170,6 +171,7 @@ fn json_report_names_file_line_class_path_values_and_manager() {
             &Config::default(),
         ),
         Some(&manifest),
+        None,
     );
     let json = report.to_json();
     let object = &json["objects"][0];
@@ -267,7 +269,7 @@ fn kdrift_diff_names_the_file_line_of_each_hunk() {
         &live("deploy-after-scale.json"),
         &Config::default(),
     );
-    let text = kdrift::drift::diff::unified(&manifest, &drift, now(), false);
+    let text = kdrift::drift::diff::unified(None, &manifest, &drift, now(), false);
     let hunks: Vec<&str> = text.lines().filter(|l| l.starts_with("@@")).collect();
     assert_eq!(hunks.len(), 2, "{text}");
     assert!(hunks[0].ends_with("web.yaml:8"), "{text}");

@@ -2,8 +2,10 @@
 //! `kubectl apply -k` of the prod overlay, `kdrift check --overlay overlays/prod` is green (the
 //! overlay's namespace, replicas, images, patch, component and hashed ConfigMap are what is
 //! compared, not the raw base); every root without `--overlay` reports the staging overlay as
-//! missing; a `kubectl scale` of the prod Deployment is drift; accept refuses to write into the
-//! shared base; revert applies the rendered object.
+//! missing; a `kubectl scale` of the prod Deployment is drift whose source is the overlay's
+//! `replicas:` entry; revert applies the rendered object. Accept writes where each value is set:
+//! the overlay's entries and patch, a new patch for a field no file sets, never the base the
+//! other overlay shares.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -107,32 +109,24 @@ fn an_applied_overlay_is_in_sync_and_a_scale_of_it_is_drift() {
     assert_eq!(fields[0][2], "spec.replicas", "{fields:?}");
     assert_eq!(fields[0][3], "kubectl", "{fields:?}");
 
-    // Accept would write into a base the staging overlay shares: refused, nothing written.
-    let head = repo.head();
-    let accept = kdrift(
-        &c,
-        &repo,
-        &[
-            "accept",
-            "deploy/web",
-            "-n",
-            "prod",
-            "--overlay",
-            "overlays/prod",
-        ],
-    );
-    assert_eq!(accept.code, 2, "{accept:?}");
+    // The check names the overlay's replicas entry as the value's source.
+    let text = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/prod"]);
     assert!(
-        accept.stderr.contains("rendered by kustomize")
-            && accept.stderr.contains("nothing was written"),
-        "{accept:?}"
+        text.stdout
+            .contains("overlays/prod/kustomization.yaml:6 (replicas) · kubectl"),
+        "{text:?}"
     );
-    assert_eq!(repo.head(), head);
-    assert_eq!(
-        std::fs::read_to_string(repo.path("base/deployment.yaml")).unwrap(),
-        DEPLOYMENT
-    );
+    let report = drift.json();
+    let item = &report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["status"] == "drifted")
+        .unwrap()["items"][0];
+    assert_eq!(item["source"]["what"], "replicas", "{item}");
+    assert_eq!(item["source"]["line"], 6, "{item}");
 
+    // Revert applies the rendered object: 4 replicas, and the check is green again.
     // Revert applies the rendered object: 4 replicas, and the check is green again.
     let revert = kdrift(
         &c,
@@ -152,4 +146,136 @@ fn an_applied_overlay_is_in_sync_and_a_scale_of_it_is_drift() {
     assert_eq!(live["spec"]["replicas"], 4, "{live}");
     let again = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/prod"]);
     assert_eq!(again.code, 0, "{again:?}");
+}
+
+/// Renders `dir` with the kubectl on PATH.
+fn render(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new("kubectl")
+        .args(["kustomize", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn accept_writes_each_value_where_the_overlay_sets_it_and_nothing_the_other_overlay_reads() {
+    let c = Cluster::start_with(false);
+    let repo = repo();
+    c.ok(&["create", "namespace", "prod"]);
+    apply_k(&c, &repo.path("overlays/prod"));
+    let staging_before = render(&repo.path("overlays/staging"));
+    c.ok(&["scale", "deployment/web", "-n", "prod", "--replicas=6"]);
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/web",
+        "web=nginx:1.28",
+        "-n",
+        "prod",
+    ]);
+    c.ok(&[
+        "set",
+        "env",
+        "deployment/web",
+        "REGION=us",
+        "EXTRA=1",
+        "-n",
+        "prod",
+    ]);
+
+    let head = repo.head();
+    let accept = kdrift(
+        &c,
+        &repo,
+        &[
+            "accept",
+            "deploy/web",
+            "-n",
+            "prod",
+            "--overlay",
+            "overlays/prod",
+        ],
+    );
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert!(accept.stdout.contains("proved by rendering"), "{accept:?}");
+    // One commit, of the prod overlay's files only.
+    let changed = repo.git(&["diff", "--name-only", &head, "HEAD"]);
+    assert_eq!(
+        changed.lines().collect::<Vec<_>>(),
+        [
+            "overlays/prod/kustomization.yaml",
+            "overlays/prod/patch.yaml"
+        ],
+        "{accept:?}"
+    );
+    assert_eq!(
+        repo.git(&["rev-list", "--count", &format!("{head}..HEAD")])
+            .trim(),
+        "1"
+    );
+    let kustomization = repo.read("overlays/prod/kustomization.yaml");
+    assert!(kustomization.contains("count: 6"), "{kustomization}");
+    assert!(
+        kustomization.contains("newTag: \"1.28\""),
+        "{kustomization}"
+    );
+    let patch = repo.read("overlays/prod/patch.yaml");
+    assert!(
+        patch.contains("REGION, value: us") && patch.contains("EXTRA"),
+        "{patch}"
+    );
+    // The overlay now renders as live; the staging overlay exactly as before.
+    let check = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/prod"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert_eq!(render(&repo.path("overlays/staging")), staging_before);
+    assert_eq!(repo.read("base/deployment.yaml"), DEPLOYMENT);
+
+    // Staging has no patch: an env var added live goes into a new patch file of its own.
+    c.ok(&["create", "namespace", "staging"]);
+    apply_k(&c, &repo.path("overlays/staging"));
+    c.ok(&[
+        "set",
+        "env",
+        "deployment/stg-web",
+        "DEBUG=1",
+        "-n",
+        "staging",
+    ]);
+    let head = repo.head();
+    let accept = kdrift(
+        &c,
+        &repo,
+        &[
+            "accept",
+            "deploy/stg-web",
+            "-n",
+            "staging",
+            "--overlay",
+            "overlays/staging",
+        ],
+    );
+    assert_eq!(accept.code, 0, "{accept:?}");
+    let changed = repo.git(&["diff", "--name-only", &head, "HEAD"]);
+    assert_eq!(
+        changed.lines().collect::<Vec<_>>(),
+        [
+            "overlays/staging/kustomization.yaml",
+            "overlays/staging/web-deployment-patch.yaml"
+        ],
+        "{accept:?}"
+    );
+    let patch = repo.read("overlays/staging/web-deployment-patch.yaml");
+    assert!(
+        patch.contains("name: web\n") && patch.contains("DEBUG"),
+        "{patch}"
+    );
+    assert!(
+        repo.read("overlays/staging/kustomization.yaml")
+            .contains("- path: web-deployment-patch.yaml"),
+        "{accept:?}"
+    );
+    let check = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/staging"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert_eq!(repo.read("base/deployment.yaml"), DEPLOYMENT);
 }

@@ -124,16 +124,22 @@ pub fn ensure_clean(root: &Path, file: &Path) -> Result<(), AcceptError> {
     }
 }
 
-/// Writes `prepared` (refused if the file changed on disk since it was read, or leaves `root`)
-/// and commits that file alone as `commit` says (`None`: only write). With a commit, the
-/// dirty-file rule is checked first. Blocking (git runs as a process).
+/// Writes `edits` (refused if a file changed on disk since it was read, or leaves `root`; a new
+/// file if it exists) and commits those files alone, in one commit, as `commit` says (`None`:
+/// only write). With a commit, the dirty-file rule is checked first. Every file is checked
+/// before the first is written. Blocking (git runs as a process).
 pub fn write_and_commit(
     root: &Path,
-    prepared: &PreparedEdit,
+    edits: &[PreparedEdit],
     commit: Option<&CommitPlan>,
 ) -> Result<Outcome, AcceptError> {
     if commit.is_some() {
-        ensure_clean(root, &prepared.file)?;
+        for edit in edits {
+            ensure_clean(root, &edit.file)?;
+        }
+    }
+    for edit in edits {
+        edit.check_unchanged(root)?;
     }
     // Branch mode: the edit goes to the new branch only, the user's checkout is not touched.
     let on_branch = commit.and_then(|plan| {
@@ -145,31 +151,33 @@ pub fn write_and_commit(
         (current.as_deref() != Some(branch)).then_some((plan, branch))
     });
     if let Some((plan, branch)) = on_branch {
-        prepared.check_unchanged(root)?;
-        return match git::commit_on_new_branch(
-            root,
-            &prepared.file,
-            &prepared.after,
-            &plan.message,
-            branch,
-        ) {
+        let files: Vec<(&Path, &str)> = edits
+            .iter()
+            .map(|e| (e.file.as_path(), e.after.as_str()))
+            .collect();
+        return match git::commit_files_on_new_branch(root, &files, &plan.message, branch) {
             Ok(CommitOutcome::Committed { short_hash, .. }) => Ok(Outcome::OnBranch {
                 short_hash,
                 branch: branch.to_owned(),
                 subject: plan.subject().to_owned(),
             }),
             Ok(CommitOutcome::NotARepository) => {
-                prepared.write(root)?;
+                for edit in edits {
+                    edit.write(root)?;
+                }
                 Ok(Outcome::NotARepository)
             }
             Err(e) => Err(AcceptError::BranchCommit(e)),
         };
     }
-    prepared.write(root)?;
+    for edit in edits {
+        edit.write(root)?;
+    }
     let Some(plan) = commit else {
         return Ok(Outcome::Written);
     };
-    match git::commit_file(root, &prepared.file, &plan.message) {
+    let files: Vec<&Path> = edits.iter().map(|e| e.file.as_path()).collect();
+    match git::commit_files(root, &files, &plan.message) {
         Ok(CommitOutcome::Committed { short_hash, branch }) => Ok(Outcome::Committed {
             short_hash,
             branch,

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod commit;
+pub mod kustomize;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
@@ -24,9 +25,7 @@ use serde_json::Value;
 use crate::drift::report::short_value;
 use crate::drift::{self, Class, DriftItem, ObjectDrift};
 use crate::git::{self, AcceptedField, GitError};
-use crate::manifest::edit::{
-    FieldEdit, FieldPath, PathStep, PrepareError, PreparedEdit, WriteError,
-};
+use crate::manifest::edit::{FieldEdit, PrepareError, PreparedEdit, WriteError};
 use crate::manifest::{ManifestObject, ObjectKey};
 
 /// Why nothing (or not everything) was accepted; each message says how to proceed.
@@ -44,6 +43,8 @@ pub enum AcceptError {
         root: String,
         defined_at: String,
     },
+    #[error("{key}: {reason}")]
+    Kustomize { key: String, reason: String },
     #[error("{key} is not in the cluster: there is no live value to accept")]
     NotLive { key: String },
     #[error(
@@ -221,25 +222,11 @@ pub fn select<'d>(
     Ok(chosen)
 }
 
-/// The edit path of a drifted field: the same steps.
-fn edit_path(path: &drift::DriftPath) -> FieldPath {
-    FieldPath(
-        path.0
-            .iter()
-            .map(|step| match step {
-                drift::PathStep::Field(name) => PathStep::Key(name.clone()),
-                drift::PathStep::Item { key, .. } => PathStep::Item(key.clone()),
-                drift::PathStep::Value(value) => PathStep::Value(value.clone()),
-            })
-            .collect(),
-    )
-}
-
 /// Changed and added live → set the live value (a list item added live goes where it is live,
 /// after the item that precedes it); removed live → remove it from the manifest; reordered →
 /// the live order.
 pub fn field_edit(item: &DriftItem) -> FieldEdit {
-    let path = edit_path(&item.path);
+    let path = item.path.edit_path();
     match (&item.live, item.class) {
         (Some(Value::Array(names)), Class::Reordered) => FieldEdit::Reorder {
             path,
@@ -254,7 +241,7 @@ pub fn field_edit(item: &DriftItem) -> FieldEdit {
             FieldEdit::InsertItem {
                 path,
                 value: value.clone(),
-                after: edit_path(&drift::DriftPath(item.preceding.clone())).0,
+                after: drift::DriftPath(item.preceding.clone()).edit_path().0,
             }
         }
         (Some(value), class) if class != Class::RemovedLive => FieldEdit::Set {

@@ -4,6 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::drift::{Attribution, DriftPath, ObjectStatus};
 use crate::manifest::Config;
+use crate::manifest::edit::FieldPath;
 
 fn item(
     class: Class,

@@ -422,10 +422,8 @@ impl App {
         if view.key != key {
             return;
         }
-        let manifest = self
-            .manifests
-            .as_ref()
-            .and_then(|index| Some((index.get(&key)?, &index.config)));
+        let index = self.manifests.as_ref();
+        let manifest = index.and_then(|index| Some((index.get(&key)?, &index.config)));
         let content = match (manifest, result) {
             (None, _) => DiffContent::Unavailable("the manifest is gone".to_owned()),
             (Some(_), Err(e)) => DiffContent::Unavailable(e),
@@ -438,7 +436,12 @@ impl App {
                 let drift = compare(manifest, &live, config);
                 let place = format!("{}:{}", manifest.file.display(), manifest.line);
                 let body = manifest.body.to_value();
-                let lines = diff_lines(&body, &drift, &place, self.now, DIFF_CONTEXT);
+                let mut lines = diff_lines(&body, &drift, &place, self.now, DIFF_CONTEXT);
+                if let Some(sources) =
+                    index.and_then(|index| crate::drift::diff::sources_of(index, manifest, &drift))
+                {
+                    crate::drift::diff::name_sources(&mut lines, &sources);
+                }
                 let items = drift
                     .items
                     .iter()

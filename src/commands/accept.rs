@@ -47,7 +47,10 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
             }
         };
         match live_drift(&ctx, &kind, &key).await {
-            Ok((manifest, drift)) => accept(&ctx, manifest, &drift, args),
+            Ok((manifest, drift, live)) if manifest.rendered.is_some() => {
+                accept_rendered(&ctx, manifest, &drift, &live, args)
+            }
+            Ok((manifest, drift, _)) => accept(&ctx, manifest, &drift, args),
             Err(e) => {
                 tell!("kdrift: {e}");
                 EXIT_ERROR
@@ -61,7 +64,7 @@ async fn live_drift<'c>(
     ctx: &'c Context,
     kind: &crate::cluster::kinds::ServedKind,
     key: &crate::manifest::ObjectKey,
-) -> Result<(&'c ManifestObject, ObjectDrift), Box<dyn std::error::Error>> {
+) -> Result<(&'c ManifestObject, ObjectDrift, LiveObject), Box<dyn std::error::Error>> {
     let manifest = ctx.index.get(key).ok_or_else(|| AcceptError::NoManifest {
         key: key.to_string(),
         root: ctx.index.root.display().to_string(),
@@ -84,7 +87,7 @@ async fn live_drift<'c>(
         }
         .into());
     }
-    Ok((manifest, drift))
+    Ok((manifest, drift, live))
 }
 
 /// `+` green and `-` red on a terminal, as git colours a diff.
@@ -110,13 +113,17 @@ fn paint_diff(diff: &str, colour: bool) -> String {
         .collect()
 }
 
-fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &AcceptArgs) -> u8 {
+/// The fields to accept, with what is left out said; `None` when the selection is refused.
+fn chosen<'d>(
+    drift: &'d ObjectDrift,
+    args: &AcceptArgs,
+) -> Option<Vec<&'d crate::drift::DriftItem>> {
     let key = &drift.key;
     let items = match select(drift, &args.fields) {
         Ok(items) => items,
         Err(e) => {
             tell!("kdrift: {e}");
-            return EXIT_ERROR;
+            return None;
         }
     };
     if args.fields.is_empty() {
@@ -136,6 +143,91 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
             );
         }
     }
+    Some(items)
+}
+
+/// Accept into a kustomize tree: the edits go where each value is set (see
+/// [`crate::accept::kustomize`]), are proved by rendering, then written and committed at once.
+fn accept_rendered(
+    ctx: &Context,
+    manifest: &ManifestObject,
+    drift: &ObjectDrift,
+    live: &LiveObject,
+    args: &AcceptArgs,
+) -> u8 {
+    let key = &drift.key;
+    let Some(items) = chosen(drift, args) else {
+        return EXIT_ERROR;
+    };
+    if items.is_empty() {
+        say!("{key} is in sync with its kustomize root: nothing to accept");
+        return EXIT_IN_SYNC;
+    }
+    if let Err(e) = crate::accept::not_duplicated(&ctx.index, key) {
+        tell!("kdrift: {e}");
+        return EXIT_ERROR;
+    }
+    let root = &ctx.index.root;
+    let read = |file: &Path| std::fs::read_to_string(file).ok();
+    let edits = match crate::accept::kustomize::plan(&ctx.index, manifest, &items, &read) {
+        Ok(edits) => edits,
+        Err(e) => {
+            tell!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let edits: Vec<PreparedEdit> = edits.into_iter().filter(|e| !e.is_noop()).collect();
+    if edits.is_empty() {
+        say!("the kustomize tree already says what is live: nothing to write");
+        return EXIT_IN_SYNC;
+    }
+    if !args.no_commit {
+        for edit in &edits {
+            if let Err(e) = crate::accept::ensure_clean(root, &edit.file) {
+                tell!("kdrift: {e}");
+                return EXIT_ERROR;
+            }
+        }
+    }
+    let colour = colour_stdout();
+    for edit in &edits {
+        print!(
+            "{}",
+            paint_diff(&edit.diff(&shown_path(root, &edit.file)), colour)
+        );
+    }
+    let owned: Vec<crate::drift::DriftItem> = items.iter().map(|i| (*i).clone()).collect();
+    match crate::accept::kustomize::prove(&ctx.index, manifest, &edits, &owned, live) {
+        Ok(notes) => {
+            for note in notes {
+                say!("{note}");
+            }
+        }
+        Err(e) => {
+            tell!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+    }
+    let plan = (!args.no_commit)
+        .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
+    let shown: Vec<String> = edits.iter().map(|e| shown_path(root, &e.file)).collect();
+    match write_and_commit(root, &edits, plan.as_ref()) {
+        Ok(outcome) => {
+            say!("{}", outcome.describe(&shown.join(", ")));
+            EXIT_IN_SYNC
+        }
+        Err(e) => {
+            tell!("kdrift: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &AcceptArgs) -> u8 {
+    let key = &drift.key;
+    let Some(items) = chosen(drift, args) else {
+        return EXIT_ERROR;
+    };
     if items.is_empty() {
         say!(
             "{key} is in sync with {}:{}: nothing to accept",
@@ -185,7 +277,7 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
-    match write_and_commit(root, &prepared, plan.as_ref()) {
+    match write_and_commit(root, std::slice::from_ref(&prepared), plan.as_ref()) {
         Ok(outcome) => {
             say!("{}", outcome.describe(&shown));
             EXIT_IN_SYNC

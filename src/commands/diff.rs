@@ -87,7 +87,13 @@ async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
     }
     print!(
         "{}",
-        crate::drift::diff::unified(manifest, &drift, jiff::Timestamp::now(), colour)
+        crate::drift::diff::unified(
+            Some(&ctx.index),
+            manifest,
+            &drift,
+            jiff::Timestamp::now(),
+            colour
+        )
     );
     if drift.drift_count() > 0 {
         EXIT_DRIFT

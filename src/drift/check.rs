@@ -121,7 +121,7 @@ pub fn check(
         })
     };
     for ((manifest, _), drift) in pairs.iter().zip(drifts) {
-        report.add(drift, Some(manifest));
+        report.add(drift, Some(manifest), Some(index));
     }
     if show_unmanaged {
         let mut rest: Vec<ObjectKey> = live
@@ -131,7 +131,7 @@ pub fn check(
             .collect();
         rest.sort();
         for key in rest {
-            report.add(unmanaged(&key), None);
+            report.add(unmanaged(&key), None, Some(index));
         }
     }
     report

@@ -3,6 +3,7 @@
 //! `kdrift diff` prints and the TUI's `d` view draws.
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
+use std::path::Path;
 
 use crate::manifest::ObjectKey;
 use crate::schema::Schema;
@@ -317,6 +318,58 @@ pub fn diff_lines(
     lines
 }
 
+/// Puts where each item's value is written (`sources`, by item) before the note of the item's
+/// first line: `overlays/prod/kustomization.yaml:12 (replicas) · kubectl (scale) · 3m ago`.
+pub fn name_sources(lines: &mut [DiffLine], sources: &[Option<String>]) {
+    let mut named = vec![false; sources.len()];
+    for line in lines {
+        let Some(item) = line.item else { continue };
+        let Some(Some(source)) = sources.get(item) else {
+            continue;
+        };
+        if std::mem::replace(&mut named[item], true) {
+            continue;
+        }
+        line.note = Some(match line.note.take() {
+            Some(note) => format!("{source} · {note}"),
+            None => source.clone(),
+        });
+    }
+}
+
+/// For a kustomize root's object, where each drifted field's value is written (the overlay
+/// entry, patch or generator that sets it, else the resource document); `None` for another.
+pub fn sources_of(
+    index: &crate::manifest::ManifestIndex,
+    manifest: &crate::manifest::ManifestObject,
+    drift: &ObjectDrift,
+) -> Option<Vec<Option<String>>> {
+    manifest.rendered.as_ref()?;
+    let root = &index.root;
+    Some(
+        drift
+            .items
+            .iter()
+            .map(|item| {
+                let place = match index.kustomize.source_of(manifest, &item.path.edit_path()) {
+                    Some(source) => crate::manifest::Place {
+                        what: Some(source.what()),
+                        file: source.file,
+                        line: source.line,
+                    },
+                    // Without reading the file again (the view draws from memory): the document.
+                    None => crate::manifest::Place {
+                        file: manifest.file.to_path_buf(),
+                        line: manifest.line,
+                        what: Some("resource"),
+                    },
+                };
+                Some(place.shown(root))
+            })
+            .collect(),
+    )
+}
+
 fn key_label(key: &ObjectKey) -> String {
     key.to_string()
 }
@@ -325,6 +378,7 @@ fn key_label(key: &ObjectKey) -> String {
 /// count the lines of the manifest as drawn; each hunk also names the file line of its first
 /// drifted field.
 pub fn unified(
+    index: Option<&crate::manifest::ManifestIndex>,
     manifest: &crate::manifest::ManifestObject,
     drift: &ObjectDrift,
     now: jiff::Timestamp,
@@ -332,6 +386,9 @@ pub fn unified(
 ) -> String {
     let name = format!("{}:{}", manifest.file.display(), manifest.line);
     let mut lines = diff_lines(&manifest.body.to_value(), drift, &name, now, 3);
+    if let Some(sources) = index.and_then(|index| sources_of(index, manifest, drift)) {
+        name_sources(&mut lines, &sources);
+    }
     for at in 0..lines.len() {
         if lines[at].kind != LineKind::Hunk {
             continue;
@@ -341,10 +398,19 @@ pub fn unified(
             .take_while(|l| l.kind != LineKind::Hunk)
             .find_map(|l| l.item);
         if let Some(item) = first_item.and_then(|i| drift.items.get(i)) {
-            let line = manifest.line_of(&item.path.line_steps());
+            // A kustomize root's field names the overlay entry or patch that sets it.
+            let steps = item.path.line_steps();
+            let place = match index {
+                Some(index) => index.place_of(manifest, &item.path.edit_path(), &steps),
+                None => crate::manifest::Place {
+                    file: manifest.file.to_path_buf(),
+                    line: manifest.line_of(&steps),
+                    what: None,
+                },
+            };
             lines[at]
                 .text
-                .push_str(&format!(" {}:{line}", manifest.file.display()));
+                .push_str(&format!(" {}", place.shown(Path::new(""))));
         }
     }
     render(&lines, colour)

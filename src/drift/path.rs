@@ -77,6 +77,21 @@ impl DriftPath {
         }
     }
 
+    /// The same steps as an edit path (accept edits the field the drift names).
+    pub fn edit_path(&self) -> crate::manifest::edit::FieldPath {
+        use crate::manifest::edit::PathStep as Edit;
+        crate::manifest::edit::FieldPath(
+            self.0
+                .iter()
+                .map(|step| match step {
+                    PathStep::Field(name) => Edit::Key(name.clone()),
+                    PathStep::Item { key, .. } => Edit::Item(key.clone()),
+                    PathStep::Value(value) => Edit::Value(value.clone()),
+                })
+                .collect(),
+        )
+    }
+
     /// RFC 6901 pointer, items by their first key value (`/spec/template/spec/containers/web`).
     pub fn pointer(&self) -> String {
         let mut out = String::new();

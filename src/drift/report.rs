@@ -18,7 +18,12 @@
 //!       "class": "changed",                  // changed | removed-live | added-live | autoscaled | restarted
 //!       "path": "spec.replicas",             // display path, list items by key: containers[name=web]
 //!       "pointer": "/spec/replicas",         // JSON pointer, list items by key value
-//!       "line": 7,                           // manifest line of the field (or nearest ancestor)
+//!       "line": 7,                           // line of the field in "file" (or nearest ancestor)
+//!       "source": {"file": "apps/web.yaml", "line": 7, "what": null},
+//!                                            // where the value is written; for a kustomize
+//!                                            // root's object what sets it: "replicas", "images",
+//!                                            // "patch", "JSON patch", "generator literal", …,
+//!                                            // "resource" (the document); null when unmanaged
 //!       "manifest": 3,                       // null when absent from the manifest
 //!       "live": 5,                           // null when absent live
 //!       "manager": "kubectl-scale",          // null when unknown
@@ -51,8 +56,8 @@ pub struct ReportedObject {
     pub drift: ObjectDrift,
     pub file: Option<PathBuf>,
     pub line: Option<usize>,
-    /// Manifest line of each item (same order as `drift.items`).
-    pub item_lines: Vec<Option<usize>>,
+    /// Where each item's manifest value is written (same order as `drift.items`).
+    pub item_places: Vec<Option<crate::manifest::Place>>,
     /// The kustomization file of the kustomize root that renders the object.
     pub rendered_by: Option<PathBuf>,
 }
@@ -142,11 +147,19 @@ pub fn attribution_text(item: &DriftItem, now: jiff::Timestamp) -> String {
 }
 
 #[derive(Serialize)]
+struct JsonSource {
+    file: String,
+    line: usize,
+    what: Option<&'static str>,
+}
+
+#[derive(Serialize)]
 struct JsonItem<'a> {
     class: &'static str,
     path: String,
     pointer: String,
     line: Option<usize>,
+    source: Option<JsonSource>,
     manifest: Option<&'a Value>,
     live: Option<&'a Value>,
     manager: Option<&'a str>,
@@ -201,17 +214,33 @@ struct JsonReport<'a> {
 }
 
 impl DriftReport {
-    /// Adds an object's drift with the place of its manifest (if it has one).
-    pub fn add(&mut self, drift: ObjectDrift, manifest: Option<&ManifestObject>) {
-        let item_lines = drift
+    /// Adds an object's drift with the place of its manifest (if it has one, in `index`: a
+    /// kustomize root's fields are traced to the overlay entry or patch that sets them).
+    pub fn add(
+        &mut self,
+        drift: ObjectDrift,
+        manifest: Option<&ManifestObject>,
+        index: Option<&crate::manifest::ManifestIndex>,
+    ) {
+        let item_places = drift
             .items
             .iter()
-            .map(|item| manifest.map(|m| m.line_of(&item.path.line_steps())))
+            .map(|item| {
+                let steps = item.path.line_steps();
+                manifest.map(|m| match index {
+                    Some(index) => index.place_of(m, &item.path.edit_path(), &steps),
+                    None => crate::manifest::Place {
+                        file: m.file.to_path_buf(),
+                        line: m.line_of(&steps),
+                        what: None,
+                    },
+                })
+            })
             .collect();
         self.objects.push(ReportedObject {
             file: manifest.map(|m| m.file.to_path_buf()),
             line: manifest.map(|m| m.line),
-            item_lines,
+            item_places,
             rendered_by: manifest.and_then(|m| m.rendered.as_deref().map(Path::to_path_buf)),
             drift,
         });
@@ -296,15 +325,22 @@ impl DriftReport {
                 }
                 _ => {}
             }
-            for item in &object.drift.items {
+            for (at, item) in object.drift.items.iter().enumerate() {
                 let values = format!(
                     "{} → {}",
                     short_value(item.manifest.as_ref()),
                     short_value(item.live.as_ref())
                 );
+                // A kustomize root's field: the file that sets it (an overlay, a patch).
+                let source = match object.item_places.get(at) {
+                    Some(Some(place)) if object.rendered_by.is_some() => {
+                        format!("{} · ", place.shown(Path::new("")))
+                    }
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "{key}  {}  {values}  {}",
+                    "{key}  {}  {values}  {source}{}",
                     item.path,
                     attribution_text(item, now)
                 );
@@ -351,12 +387,20 @@ impl DriftReport {
                         .drift
                         .items
                         .iter()
-                        .zip(object.item_lines.iter().chain(std::iter::repeat(&None)))
-                        .map(|(item, line)| JsonItem {
+                        .zip(object.item_places.iter().chain(std::iter::repeat(&None)))
+                        .map(|(item, place)| JsonItem {
                             class: item.class.name(),
                             path: item.path.to_string(),
                             pointer: item.path.pointer(),
-                            line: *line,
+                            line: place
+                                .as_ref()
+                                .filter(|p| Some(&p.file) == object.file.as_ref())
+                                .map(|p| p.line),
+                            source: place.as_ref().map(|p| JsonSource {
+                                file: p.file.display().to_string(),
+                                line: p.line,
+                                what: p.what,
+                            }),
                             manifest: item.manifest.as_ref(),
                             live: item.live.as_ref(),
                             manager: item.attribution.manager.as_deref(),

@@ -87,6 +87,27 @@ impl ManifestObject {
     }
 }
 
+/// Where a field's value is written: the file, the 1-based line, and for a kustomize root's
+/// object what sets it there (`replicas`, `patch`, `resource`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: PathBuf,
+    pub line: usize,
+    pub what: Option<&'static str>,
+}
+
+impl Place {
+    /// `apps/web.yaml:8`, `overlays/prod/kustomization.yaml:12 (replicas)`; the file relative
+    /// to `root`.
+    pub fn shown(&self, root: &Path) -> String {
+        let file = self.file.strip_prefix(root).unwrap_or(&self.file).display();
+        match self.what {
+            Some(what) => format!("{file}:{} ({what})", self.line),
+            None => format!("{file}:{}", self.line),
+        }
+    }
+}
+
 /// Something the operator should know about the manifests; the rest still loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
@@ -507,12 +528,43 @@ impl ManifestIndex {
     }
 
     /// The manifest of `key`, if one exists.
+    /// Where the field at `path` (`steps` for its line) of `manifest` is written: for a kustomize
+    /// root's object the overlay entry, patch or generator that sets it, else the document.
+    pub fn place_of(
+        &self,
+        manifest: &ManifestObject,
+        path: &edit::FieldPath,
+        steps: &[lines::Step<'_>],
+    ) -> Place {
+        if manifest.rendered.is_some()
+            && let Some(source) = self.kustomize.source_of(manifest, path)
+        {
+            return Place {
+                what: Some(source.what()),
+                file: source.file,
+                line: source.line,
+            };
+        }
+        Place {
+            file: manifest.file.to_path_buf(),
+            line: manifest.line_of(steps),
+            what: manifest.rendered.is_some().then_some("resource"),
+        }
+    }
+
     pub fn get(&self, key: &ObjectKey) -> Option<&ManifestObject> {
         let (path, at) = self.objects.get(key)?;
         self.files.get(path.as_ref())?.objects.get(*at)
     }
 
     /// Every indexed object (the first of duplicates), in file order.
+    /// The objects the kustomize root with kustomization file `kustomization` renders.
+    pub fn rendered_by(&self, kustomization: &Path) -> &[ManifestObject] {
+        self.files
+            .get(kustomization)
+            .map_or(&[][..], |f| f.objects.as_slice())
+    }
+
     pub fn objects(&self) -> impl Iterator<Item = &ManifestObject> {
         self.files
             .values()

@@ -120,7 +120,11 @@ pub async fn accept(
     check_still_live(&request.chosen, &now).map_err(|e| e.to_string())?;
     let shown = shown_path(&request.root, &prepared.file);
     let done = tokio::task::spawn_blocking(move || {
-        write_and_commit(&request.root, &request.prepared, Some(&request.commit))
+        write_and_commit(
+            &request.root,
+            std::slice::from_ref(&request.prepared),
+            Some(&request.commit),
+        )
     })
     .await
     .map_err(|e| format!("the accept task failed: {e}"))?;

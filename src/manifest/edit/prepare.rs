@@ -29,6 +29,8 @@ pub struct PreparedEdit {
     pub before: String,
     pub before_hash: ContentHash,
     pub after: String,
+    /// A file that does not exist yet (a new patch): written only if it still does not.
+    pub creates: bool,
 }
 
 impl PreparedEdit {
@@ -66,16 +68,44 @@ impl PreparedEdit {
             before,
             before_hash,
             after,
+            creates: false,
         })
+    }
+
+    /// A new file `file` holding `contents`.
+    pub fn new_file(file: &Path, contents: String) -> Self {
+        PreparedEdit {
+            file: file.to_path_buf(),
+            before: String::new(),
+            before_hash: ContentHash::of(b""),
+            after: contents,
+            creates: true,
+        }
+    }
+
+    /// The whole of `file` (read earlier as `before`) replaced by `after`.
+    pub fn replace(file: &Path, before: String, after: String) -> Self {
+        PreparedEdit {
+            file: file.to_path_buf(),
+            before_hash: ContentHash::of(before.as_bytes()),
+            before,
+            after,
+            creates: false,
+        }
     }
 
     /// The unified diff of the file (3 lines of context), labelled with `name`, as `git diff`
     /// would show it.
     pub fn diff(&self, name: &str) -> String {
+        let old = if self.creates {
+            "/dev/null".to_owned()
+        } else {
+            format!("a/{name}")
+        };
         similar::TextDiff::from_lines(&self.before, &self.after)
             .unified_diff()
             .context_radius(3)
-            .header(&format!("a/{name}"), &format!("b/{name}"))
+            .header(&old, &format!("b/{name}"))
             .to_string()
     }
 
@@ -87,11 +117,17 @@ impl PreparedEdit {
     /// Refuses, as [`PreparedEdit::write`] would, a file that changed since it was read or
     /// leaves `root`, without writing it (the edit goes elsewhere: a branch's worktree).
     pub fn check_unchanged(&self, root: &Path) -> Result<(), WriteError> {
+        if self.creates {
+            return super::write::verify_new(root, &self.file).map(drop);
+        }
         super::write::verify_unchanged(root, &self.file, self.before_hash).map(drop)
     }
 
     /// Writes the edited text, unless the file changed since it was read or leaves `root`.
     pub fn write(&self, root: &Path) -> Result<(), WriteError> {
+        if self.creates {
+            return super::write::write_new(root, &self.file, &self.after);
+        }
         write_verified(root, &self.file, self.before_hash, &self.after)
     }
 }

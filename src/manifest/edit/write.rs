@@ -80,6 +80,57 @@ pub fn write_verified(
     Ok(())
 }
 
+/// Refuses a new file `file` (absolute or relative to `root`) that exists already or would lie
+/// outside `root`; returns where it goes.
+pub fn verify_new(root: &Path, file: &Path) -> Result<PathBuf, WriteError> {
+    let joined = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    };
+    if fs::symlink_metadata(&joined).is_ok() {
+        return Err(WriteError::ChangedOnDisk { file: joined });
+    }
+    let real_root =
+        fs::canonicalize(root).map_err(io(root, "cannot resolve the manifests root"))?;
+    let parent = joined.parent().unwrap_or(root);
+    let real_parent = fs::canonicalize(parent).map_err(io(&joined, "cannot resolve its folder"))?;
+    if !real_parent.starts_with(&real_root) {
+        return Err(WriteError::OutsideRoot {
+            file: joined,
+            root: root.to_path_buf(),
+        });
+    }
+    Ok(joined)
+}
+
+/// Creates `file` with `contents`, refused when it exists or leaves `root`; written to a
+/// temporary file first and linked into place, so no reader sees half of it.
+pub fn write_new(root: &Path, file: &Path, contents: &str) -> Result<(), WriteError> {
+    let joined = verify_new(root, file)?;
+    let folder = joined.parent().unwrap_or(root);
+    let mut temp = tempfile::Builder::new()
+        .prefix(".kdrift-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(io(&joined, "cannot create a temporary file next to it"))?;
+    temp.write_all(contents.as_bytes())
+        .map_err(io(&joined, "cannot write the temporary file"))?;
+    temp.as_file()
+        .sync_all()
+        .map_err(io(&joined, "cannot flush the temporary file to disk"))?;
+    temp.persist_noclobber(&joined).map_err(|error| {
+        if error.error.kind() == std::io::ErrorKind::AlreadyExists {
+            WriteError::ChangedOnDisk {
+                file: joined.clone(),
+            }
+        } else {
+            io(&joined, "cannot rename the temporary file into place")(error.error)
+        }
+    })?;
+    Ok(())
+}
+
 /// Checks that `file` (absolute or relative to `root`) is inside `root` and its bytes still hash
 /// to `expected_hash`; returns it as given, its real path and the real root.
 pub fn verify_unchanged(

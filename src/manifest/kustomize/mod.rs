@@ -6,7 +6,9 @@
 //!
 //! - [`tree`]: reading kustomization files: roots, what each reads, remote references, cycles.
 //! - [`render`]: the renderer, and rendering with kustomize's origin annotations.
+//! - [`source`]: which file and line set a rendered value (what accept edits).
 pub mod render;
+pub mod source;
 pub mod tree;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -16,6 +18,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::edit::FieldPath;
 use super::parse::{ParsedFile, parse_file, parse_file_sharing};
 use super::tree::Names;
 use super::{Config, ManifestObject, Problem};
@@ -34,6 +37,8 @@ pub struct Selection {
 struct RootState {
     digest: u64,
     files: BTreeSet<PathBuf>,
+    /// Its kustomizations and patches, read when it was rendered: where values come from.
+    trace: Arc<source::Trace>,
 }
 
 /// What [`Kustomize::update`] found: the manifest files that are not kustomize's, the roots
@@ -52,6 +57,8 @@ pub struct Kustomize {
     pub tree: Tree,
     /// Root folders rendered, in path order.
     pub roots: Vec<PathBuf>,
+    /// Every root of the tree, chosen or not (an accept must not change what another renders).
+    pub all_roots: Vec<PathBuf>,
     state: BTreeMap<PathBuf, RootState>,
     /// Problems of the kustomize side: roots that failed, remote bases, cycles, unused files.
     pub problems: Vec<Problem>,
@@ -197,6 +204,7 @@ impl Kustomize {
         );
         let config_file = root.join(super::config::CONFIG_FILE);
         self.roots = self.choose_roots(root, config, selection, &config_file);
+        self.all_roots = self.tree.roots(root, None).0;
 
         // What each root reads; the roots to render are those whose files changed.
         let mut read_by_roots: BTreeSet<PathBuf> = BTreeSet::new();
@@ -217,7 +225,19 @@ impl Kustomize {
                         if let Some(problems) = self.root_problems.remove(dir) {
                             root_problems.insert(dir.clone(), problems);
                         }
-                        state.insert(dir.clone(), RootState { digest, files });
+                        let trace = self
+                            .state
+                            .get(dir)
+                            .map(|s| Arc::clone(&s.trace))
+                            .unwrap_or_default();
+                        state.insert(
+                            dir.clone(),
+                            RootState {
+                                digest,
+                                files,
+                                trace,
+                            },
+                        );
                     } else {
                         to_render.push((dir.clone(), files, digest));
                     }
@@ -246,13 +266,14 @@ impl Kustomize {
                     // A kustomize run is a process of its own: the roots render on all cores.
                     let results =
                         super::on_all_cores(&to_render, 2, |_: &mut (), (dir, files, _)| {
-                            (dir.clone(), render::render(renderer, dir, files))
+                            let result = render::render(renderer, dir, files);
+                            (dir.clone(), (result, Arc::new(source::Trace::read(dir))))
                         });
                     let mut to_render: HashMap<PathBuf, (BTreeSet<PathBuf>, u64)> = to_render
                         .into_iter()
                         .map(|(dir, files, digest)| (dir, (files, digest)))
                         .collect();
-                    for (dir, result) in results {
+                    for (dir, (result, trace)) in results {
                         let Some((files, digest)) = to_render.remove(&dir) else {
                             continue;
                         };
@@ -280,7 +301,14 @@ impl Kustomize {
                         };
                         rendered.push((kustomization, objects));
                         root_problems.insert(dir.clone(), problems);
-                        state.insert(dir, RootState { digest, files });
+                        state.insert(
+                            dir,
+                            RootState {
+                                digest,
+                                files,
+                                trace,
+                            },
+                        );
                     }
                 }
                 Err(message) => {
@@ -337,6 +365,50 @@ impl Kustomize {
         is_kustomization_name(path)
             || self.tree.owner_of(path).is_some()
             || self.state.values().any(|s| s.files.contains(path))
+    }
+
+    /// The files the root `dir` reads (rendered or not).
+    pub fn files_of(&self, dir: &Path) -> BTreeSet<PathBuf> {
+        match self.state.get(dir) {
+            Some(state) => state.files.clone(),
+            None => match self.tree.closure(dir) {
+                Closure::Files(files) => files,
+                _ => BTreeSet::new(),
+            },
+        }
+    }
+
+    /// Every root of the tree (rendered or not: `--overlay` chooses what is compared, not what
+    /// an accept may change) that reads `file`.
+    pub fn roots_reading(&self, file: &Path) -> Vec<PathBuf> {
+        self.all_roots
+            .iter()
+            .chain(&self.roots)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter(|dir| self.files_of(dir).contains(file))
+            .cloned()
+            .collect()
+    }
+
+    /// The kustomizations of the root that rendered `manifest`, as read when it was rendered.
+    pub fn trace_of(&self, manifest: &ManifestObject) -> Option<&source::Trace> {
+        let root = manifest.rendered.as_deref()?.parent()?;
+        self.state.get(root).map(|s| &*s.trace)
+    }
+
+    /// Where `path` of the rendered object `manifest` is set, when a kustomization (an overlay's
+    /// entry, a patch, a generator) sets it; `None` for a field of the resource document.
+    pub fn source_of(&self, manifest: &ManifestObject, path: &FieldPath) -> Option<source::Source> {
+        let trace = self.trace_of(manifest)?;
+        let rendered = manifest.body.to_value();
+        let object = source::Traced {
+            kind: &manifest.key.kind,
+            names: vec![manifest.key.name.to_string()],
+            source_file: &manifest.file,
+            rendered: &rendered,
+        };
+        trace.locate(&object, path)
     }
 
     /// Every problem of the kustomize side.

@@ -184,18 +184,9 @@ pub fn render(
     }
 }
 
-/// Renders a copy of the files with `originAnnotations` added to the root's kustomization;
-/// `Ok(None)` when the copy renders differently from the user's tree (a file kdrift did not
-/// know the root reads).
-fn render_copy(
-    renderer: &Renderer,
-    root: &Path,
-    files: &BTreeSet<PathBuf>,
-) -> Result<Option<String>, String> {
-    let top = files
-        .iter()
-        .filter_map(|f| f.parent())
-        .chain(std::iter::once(root))
+/// The folder all of `paths` lie in.
+fn common_folder<'p>(paths: impl Iterator<Item = &'p Path>) -> PathBuf {
+    paths
         .fold(None::<PathBuf>, |common, dir| match common {
             None => Some(normalize(dir)),
             Some(common) => Some(
@@ -206,7 +197,84 @@ fn render_copy(
                     .unwrap_or_default(),
             ),
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// A temporary copy of the files some roots read, to render them with changes the user's tree
+/// must not get (an accept's edits, before they are proved).
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    top: PathBuf,
+}
+
+impl Scratch {
+    /// Copies `files` (those that exist) below a temporary folder, keeping their places relative
+    /// to each other and to `roots`.
+    pub fn copy(files: &BTreeSet<PathBuf>, roots: &[PathBuf]) -> Result<Scratch, String> {
+        let top = common_folder(
+            files
+                .iter()
+                .filter_map(|f| f.parent())
+                .chain(roots.iter().map(PathBuf::as_path)),
+        );
+        let scratch = Scratch {
+            dir: tempfile::tempdir().map_err(|e| e.to_string())?,
+            top,
+        };
+        for file in files {
+            if file.is_file() {
+                let target = scratch.place(file)?;
+                std::fs::copy(file, &target).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(scratch)
+    }
+
+    /// Where `original` is in the copy (its folder made).
+    fn place(&self, original: &Path) -> Result<PathBuf, String> {
+        let relative = original
+            .strip_prefix(&self.top)
+            .map_err(|_| format!("{} is outside the copied tree", original.display()))?;
+        let target = self.dir.path().join(relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        Ok(target)
+    }
+
+    /// Writes `text` as the copy of `original`.
+    pub fn write(&self, original: &Path, text: &str) -> Result<(), String> {
+        std::fs::write(self.place(original)?, text).map_err(|e| e.to_string())
+    }
+
+    /// Renders the copy of the root `root` (plain: no origin annotations).
+    pub fn render(&self, renderer: &Renderer, root: &Path) -> Result<String, String> {
+        let copied = self.place(&root.join(FILE_NAMES[0]))?;
+        let dir = copied.parent().unwrap_or(self.dir.path());
+        let done = crate::process::run_bounded(renderer.command(dir), RENDER_LIMIT)
+            .map_err(|e| format!("{} did not run: {e}", renderer.describe()))?;
+        if done.ok {
+            Ok(done.stdout)
+        } else {
+            Err(message_of(&done.stderr))
+        }
+    }
+}
+
+/// Renders a copy of the files with `originAnnotations` added to the root's kustomization;
+/// `Ok(None)` when the copy renders differently from the user's tree (a file kdrift did not
+/// know the root reads).
+fn render_copy(
+    renderer: &Renderer,
+    root: &Path,
+    files: &BTreeSet<PathBuf>,
+) -> Result<Option<String>, String> {
+    let top = common_folder(
+        files
+            .iter()
+            .filter_map(|f| f.parent())
+            .chain(std::iter::once(root)),
+    );
     let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
     for file in files {
         let Ok(relative) = file.strip_prefix(&top) else {

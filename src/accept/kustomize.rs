@@ -1,0 +1,613 @@
+//! Accepting into a kustomize tree: each live value goes where the rendered value is set — the
+//! overlay's `replicas:` or `images:` entry, the patch that sets the path (a file or inline, a
+//! strategic-merge or JSON 6902 patch), a generator's literal or source file — or, for a field
+//! of the resource document, into that document when only this root reads it. A field no file
+//! sets (an env var added live), or one set by a base other roots share, goes into a
+//! strategic-merge patch of the root's own kustomization: its patch file for the object, else a
+//! new one named after the object, listed under `patches:`.
+//!
+//! [`plan`] is pure over the files' texts (the live view previews it as fields are toggled);
+//! [`prove`] renders a copy of the tree with the edits applied and refuses unless the object now
+//! renders as the live values accepted and no other object of any root changed.
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{AcceptError, field_edit};
+use crate::drift::{self, Class, DriftItem, LiveObject};
+use crate::manifest::edit::{self, FieldEdit, FieldPath, PathStep, PreparedEdit};
+use crate::manifest::kustomize::source::{self, PatchAt, Setter, Traced, split_image};
+use crate::manifest::{ManifestIndex, ManifestObject};
+
+/// Why accepting into the kustomize tree was refused (nothing was written).
+fn refuse(key: &str, reason: impl std::fmt::Display) -> AcceptError {
+    AcceptError::Kustomize {
+        key: key.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+/// The edits of one file, gathered before they are applied.
+#[derive(Default)]
+struct FileChanges {
+    /// Field edits by document.
+    documents: BTreeMap<usize, Vec<FieldEdit>>,
+    /// The whole new text (a generator's source file).
+    whole: Option<String>,
+}
+
+/// An inline patch's edits: the kustomization, the list field and item, and the patch's edits.
+type InlineKey = (PathBuf, &'static str, usize);
+
+/// The string value of a live field, as a generator writes it.
+fn live_text(item: &DriftItem, key: &str) -> Result<String, AcceptError> {
+    match &item.live {
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(other) => Ok(other.to_string()),
+        None => Err(refuse(
+            key,
+            format!(
+                "{} was removed live; remove it from its generator by hand",
+                item.path
+            ),
+        )),
+    }
+}
+
+/// The edits of an `images:` entry that make it give the live image.
+fn image_edits(entry: &Value, index: usize, live: &str) -> Vec<FieldEdit> {
+    let at = |field: &str| {
+        FieldPath(vec![
+            PathStep::Key("images".into()),
+            PathStep::Index(index),
+            PathStep::Key(field.into()),
+        ])
+    };
+    let field = |name: &str| entry.get(name).and_then(Value::as_str);
+    let (repository, tag, digest) = split_image(live);
+    let mut edits = Vec::new();
+    if field("newName").or(field("name")) != Some(repository) {
+        if field("name") == Some(repository) {
+            edits.push(FieldEdit::Remove {
+                path: at("newName"),
+            });
+        } else {
+            edits.push(FieldEdit::Set {
+                path: at("newName"),
+                value: repository.into(),
+            });
+        }
+    }
+    for (name, value) in [("newTag", tag), ("digest", digest)] {
+        match value {
+            Some(value) => edits.push(FieldEdit::Set {
+                path: at(name),
+                value: value.into(),
+            }),
+            None if field(name).is_some() => edits.push(FieldEdit::Remove { path: at(name) }),
+            None => {}
+        }
+    }
+    edits
+}
+
+/// An edit as a strategic-merge patch writes it: a field removed live is `null` in the patch
+/// (a list item removed live cannot be said that way).
+fn patch_edit(key: &str, item: &DriftItem) -> Result<FieldEdit, AcceptError> {
+    match field_edit(item) {
+        FieldEdit::Remove { path } => match path.steps().last() {
+            Some(PathStep::Key(_)) => Ok(FieldEdit::Set {
+                path,
+                value: Value::Null,
+            }),
+            _ => Err(refuse(
+                key,
+                format!(
+                    "{} was removed live from a list a shared base sets; remove it there by hand, or revert",
+                    item.path
+                ),
+            )),
+        },
+        other => Ok(other),
+    }
+}
+
+/// The name of the object in its resource document (before prefixes and suffixes), which a
+/// patch names it by.
+fn source_name(manifest: &ManifestObject, read: &dyn Fn(&Path) -> Option<String>) -> String {
+    read(&manifest.file)
+        .and_then(|text| {
+            let document = text.get(manifest.span.clone())?;
+            let value: Value = serde_yaml::from_str(document).ok()?;
+            Some(value.pointer("/metadata/name")?.as_str()?.to_owned())
+        })
+        .unwrap_or_else(|| manifest.key.name.to_string())
+}
+
+/// A file name for a new patch of `kind`/`name` in `dir` that no file has yet.
+fn new_patch_name(dir: &Path, kind: &str, name: &str, taken: &dyn Fn(&Path) -> bool) -> PathBuf {
+    let stem = format!("{}-{}-patch", name, kind.to_ascii_lowercase());
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                dir.join(format!("{stem}.yaml"))
+            } else {
+                dir.join(format!("{stem}-{n}.yaml"))
+            }
+        })
+        .find(|candidate| !taken(candidate))
+        .unwrap_or_else(|| dir.join(format!("{stem}.yaml")))
+}
+
+/// The file edits that write `chosen` live values where kustomize takes them from. `read`
+/// gives a file's text as it is now (`None`: no such file). Pure.
+pub fn plan(
+    index: &ManifestIndex,
+    manifest: &ManifestObject,
+    chosen: &[&DriftItem],
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> Result<Vec<PreparedEdit>, AcceptError> {
+    let key = manifest.key.to_string();
+    let trace = index
+        .kustomize
+        .trace_of(manifest)
+        .ok_or_else(|| refuse(&key, "its kustomize root has not been read yet; try again"))?;
+    let root = trace
+        .root()
+        .ok_or_else(|| refuse(&key, "its kustomize root cannot be read"))?;
+    let rendered = manifest.body.to_value();
+    let traced = Traced {
+        kind: &manifest.key.kind,
+        names: vec![manifest.key.name.to_string()],
+        source_file: &manifest.file,
+        rendered: &rendered,
+    };
+    // The resource document is this root's alone, or shared with other roots.
+    let readers = index.kustomize.roots_reading(&manifest.file);
+    let own_resource = manifest.digest != 0 && readers.len() <= 1;
+    let mut files: BTreeMap<PathBuf, FileChanges> = BTreeMap::new();
+    let mut inline: BTreeMap<InlineKey, Vec<FieldEdit>> = BTreeMap::new();
+    let mut leaf_patch: Vec<FieldEdit> = Vec::new();
+    for item in chosen {
+        let path = item.path.edit_path();
+        let Some(found) = source_of(trace, &traced, &path) else {
+            if own_resource {
+                files
+                    .entry(manifest.file.to_path_buf())
+                    .or_default()
+                    .documents
+                    .entry(manifest.document)
+                    .or_default()
+                    .push(field_edit(item));
+            } else if manifest.digest == 0 {
+                return Err(refuse(
+                    &key,
+                    format!(
+                        "{} is not set by any source of the generator that makes {key}; add it to the generator by hand",
+                        item.path
+                    ),
+                ));
+            } else {
+                leaf_patch.push(patch_edit(&key, item)?);
+            }
+            continue;
+        };
+        match &found.setter {
+            Setter::Entry {
+                path: entry,
+                literal: Some(name),
+                ..
+            } => {
+                let value = format!("{name}={}", live_text(item, &key)?);
+                document_edits(&mut files, &found.file, 0).push(FieldEdit::Set {
+                    path: entry.clone(),
+                    value: value.into(),
+                });
+            }
+            Setter::Entry { path: entry, .. } => {
+                let edit = match &item.live {
+                    Some(value) => FieldEdit::Set {
+                        path: entry.clone(),
+                        value: value.clone(),
+                    },
+                    None => FieldEdit::Remove {
+                        path: entry.clone(),
+                    },
+                };
+                document_edits(&mut files, &found.file, 0).push(edit);
+            }
+            Setter::Image { index: at } => {
+                let Some(Value::String(live)) = &item.live else {
+                    return Err(refuse(&key, format!("{} has no live image", item.path)));
+                };
+                let layer = trace
+                    .layers
+                    .iter()
+                    .find(|l| l.file == found.file)
+                    .ok_or_else(|| refuse(&key, "its images entry is gone"))?;
+                let entry = layer
+                    .value
+                    .get("images")
+                    .and_then(|i| i.get(*at))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                document_edits(&mut files, &found.file, 0).extend(image_edits(&entry, *at, live));
+            }
+            Setter::Patch {
+                at: PatchAt::File { document },
+            } => document_edits(&mut files, &found.file, *document).push(field_edit(item)),
+            Setter::Patch {
+                at: PatchAt::Inline { field, index: at },
+            } => inline
+                .entry((found.file.clone(), field, *at))
+                .or_default()
+                .push(field_edit(item)),
+            Setter::JsonPatch { at, op, rest } => {
+                let mut steps = vec![PathStep::Index(*op), PathStep::Key("value".into())];
+                steps.extend(rest.steps().iter().cloned());
+                let path = FieldPath(steps);
+                let edit = match (&item.live, item.class) {
+                    (Some(value), class) if class != Class::RemovedLive => FieldEdit::Set {
+                        path,
+                        value: value.clone(),
+                    },
+                    _ if !rest.steps().is_empty() => FieldEdit::Remove { path },
+                    _ => {
+                        return Err(refuse(
+                            &key,
+                            format!(
+                                "{} was removed live and a JSON patch adds it ({}:{}); remove the operation by hand",
+                                item.path,
+                                found.file.display(),
+                                found.line
+                            ),
+                        ));
+                    }
+                };
+                match at {
+                    PatchAt::File { .. } => document_edits(&mut files, &found.file, 0).push(edit),
+                    PatchAt::Inline { field, index: at } => inline
+                        .entry((found.file.clone(), field, *at))
+                        .or_default()
+                        .push(edit),
+                }
+            }
+            Setter::GeneratorFile { .. } => {
+                files.entry(found.file.clone()).or_default().whole = Some(live_text(item, &key)?);
+            }
+            Setter::EnvLine { key: name } => {
+                let value = live_text(item, &key)?;
+                let changes = files.entry(found.file.clone()).or_default();
+                let text = match changes.whole.take() {
+                    Some(text) => text,
+                    None => read(&found.file).ok_or_else(|| {
+                        refuse(&key, format!("cannot read {}", found.file.display()))
+                    })?,
+                };
+                let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+                if let Some(line) = lines.get_mut(found.line.saturating_sub(1)) {
+                    *line = format!("{name}={value}");
+                }
+                let mut joined = lines.join("\n");
+                if text.ends_with('\n') {
+                    joined.push('\n');
+                }
+                changes.whole = Some(joined);
+            }
+        }
+    }
+    // Inline patches: the patch text edited as a document, then written back as the string.
+    for ((file, field, at), edits) in inline {
+        let layer = trace
+            .layers
+            .iter()
+            .find(|l| l.file == file)
+            .ok_or_else(|| refuse(&key, "its inline patch is gone"))?;
+        let (text, path) = match field {
+            "patchesStrategicMerge" => (
+                layer.value.get(field).and_then(|l| l.get(at)),
+                FieldPath(vec![PathStep::Key(field.into()), PathStep::Index(at)]),
+            ),
+            _ => (
+                layer
+                    .value
+                    .get(field)
+                    .and_then(|l| l.get(at))
+                    .and_then(|p| p.get("patch")),
+                FieldPath(vec![
+                    PathStep::Key(field.into()),
+                    PathStep::Index(at),
+                    PathStep::Key("patch".into()),
+                ]),
+            ),
+        };
+        let text = text
+            .and_then(Value::as_str)
+            .ok_or_else(|| refuse(&key, "its inline patch is gone"))?;
+        let edited = edit::edit_document(text, 0, &edits).map_err(|e| {
+            refuse(
+                &key,
+                format!(
+                    "the inline patch in {} cannot be edited: {e}",
+                    file.display()
+                ),
+            )
+        })?;
+        files
+            .entry(file)
+            .or_default()
+            .documents
+            .entry(0)
+            .or_default()
+            .push(FieldEdit::Set {
+                path,
+                value: edited.into(),
+            });
+    }
+    // A field no file sets, or one a shared base sets: the root's own patch for the object.
+    if !leaf_patch.is_empty() {
+        match trace.patch_for(&traced) {
+            Some((file, document)) => files
+                .entry(file)
+                .or_default()
+                .documents
+                .entry(document)
+                .or_default()
+                .extend(leaf_patch),
+            None => {
+                let name = source_name(manifest, read);
+                let file = new_patch_name(&root.dir, &manifest.key.kind, &name, &|p| {
+                    read(p).is_some() || files.contains_key(p)
+                });
+                let mut skeleton = Map::new();
+                skeleton.insert("apiVersion".into(), manifest.api_version.to_string().into());
+                skeleton.insert("kind".into(), manifest.key.kind.to_string().into());
+                let mut metadata = Map::new();
+                metadata.insert("name".into(), name.into());
+                skeleton.insert("metadata".into(), Value::Object(metadata));
+                let patch = edit::intended::apply(&Value::Object(skeleton), &leaf_patch);
+                let text = serde_yaml::to_string(&patch).map_err(|e| refuse(&key, e))?;
+                let relative = file
+                    .strip_prefix(&root.dir)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string();
+                let entry: Value = serde_json::json!({ "path": relative });
+                let listed = root
+                    .value
+                    .get("patches")
+                    .and_then(Value::as_array)
+                    .map(Vec::len);
+                let list_edit = match listed {
+                    Some(count) => FieldEdit::InsertItem {
+                        path: FieldPath(vec![
+                            PathStep::Key("patches".into()),
+                            PathStep::Index(count),
+                        ]),
+                        value: entry,
+                        after: count
+                            .checked_sub(1)
+                            .map(PathStep::Index)
+                            .into_iter()
+                            .collect(),
+                    },
+                    None => FieldEdit::Set {
+                        path: FieldPath(vec![PathStep::Key("patches".into())]),
+                        value: Value::Array(vec![entry]),
+                    },
+                };
+                files
+                    .entry(root.file.clone())
+                    .or_default()
+                    .documents
+                    .entry(0)
+                    .or_default()
+                    .push(list_edit);
+                files.entry(file).or_default().whole = Some(text);
+            }
+        }
+    }
+    let mut prepared = Vec::new();
+    for (file, changes) in files {
+        let before = read(&file);
+        if let Some(after) = changes.whole {
+            prepared.push(match before {
+                Some(before) => PreparedEdit::replace(&file, before, after),
+                None => PreparedEdit::new_file(&file, after),
+            });
+            continue;
+        }
+        let before =
+            before.ok_or_else(|| refuse(&key, format!("cannot read {}", file.display())))?;
+        let mut after = before.clone();
+        for (document, edits) in changes.documents {
+            after = edit::edit_document(&after, document, &edits).map_err(|source| {
+                AcceptError::Prepare(edit::PrepareError::Edit {
+                    file: file.clone(),
+                    source,
+                })
+            })?;
+        }
+        prepared.push(PreparedEdit::replace(&file, before, after));
+    }
+    Ok(prepared)
+}
+
+/// The edits of document `document` of `file`.
+fn document_edits<'f>(
+    files: &'f mut BTreeMap<PathBuf, FileChanges>,
+    file: &Path,
+    document: usize,
+) -> &'f mut Vec<FieldEdit> {
+    files
+        .entry(file.to_path_buf())
+        .or_default()
+        .documents
+        .entry(document)
+        .or_default()
+}
+
+fn source_of(
+    trace: &source::Trace,
+    traced: &Traced<'_>,
+    path: &FieldPath,
+) -> Option<source::Source> {
+    trace.locate(traced, path)
+}
+
+/// The files every root that reads one of `edited` reads, and those roots (folders).
+fn affected(
+    index: &ManifestIndex,
+    manifest: &ManifestObject,
+    edited: &[PreparedEdit],
+) -> Vec<PathBuf> {
+    let mut roots: BTreeSet<PathBuf> = BTreeSet::new();
+    if let Some(root) = manifest.rendered.as_deref().and_then(Path::parent) {
+        roots.insert(root.to_path_buf());
+    }
+    for edit in edited {
+        roots.extend(index.kustomize.roots_reading(&edit.file));
+    }
+    roots.into_iter().collect()
+}
+
+/// A root's rendered objects by key, parsed as the index parses them.
+fn objects_by_key(
+    index: &ManifestIndex,
+    root: &Path,
+    text: &str,
+) -> HashMap<String, ManifestObject> {
+    let kustomization = root.join(crate::manifest::kustomize::tree::FILE_NAMES[0]);
+    crate::manifest::parse::parse_file(
+        &Arc::from(kustomization.as_path()),
+        &Arc::from(text),
+        &index.default_namespace,
+    )
+    .objects
+    .into_iter()
+    .map(|o| (o.key.to_string(), o))
+    .collect()
+}
+
+/// Renders a copy of the tree before and after `edits`, and refuses unless `manifest`'s object
+/// now renders with the live values of `chosen` (compared with `live` as the drift is, every
+/// other field as before) and every other object of every root that reads an edited file —
+/// chosen for comparison or not — renders as before. Returns a note for the user. Blocking:
+/// kustomize runs twice per affected root.
+pub fn prove(
+    index: &ManifestIndex,
+    manifest: &ManifestObject,
+    edits: &[PreparedEdit],
+    chosen: &[DriftItem],
+    live: &LiveObject,
+) -> Result<Vec<String>, AcceptError> {
+    let key = manifest.key.to_string();
+    let roots = affected(index, manifest, edits);
+    let mut files: BTreeSet<PathBuf> = BTreeSet::new();
+    for root in &roots {
+        files.extend(index.kustomize.files_of(root));
+    }
+    files.extend(edits.iter().map(|e| e.file.clone()));
+    let renderer = crate::manifest::kustomize::render::renderer()
+        .map_err(|e| refuse(&key, format!("cannot prove the edit by rendering: {e}")))?;
+    let scratch = crate::manifest::kustomize::render::Scratch::copy(&files, &roots)
+        .map_err(|e| refuse(&key, format!("cannot copy the tree to prove the edit: {e}")))?;
+    let shown = |root: &Path| {
+        root.strip_prefix(&index.root)
+            .unwrap_or(root)
+            .display()
+            .to_string()
+    };
+    let render_all = |scratch: &crate::manifest::kustomize::render::Scratch| {
+        crate::manifest::on_all_cores(&roots, 2, |_: &mut (), root: &PathBuf| {
+            (root.clone(), scratch.render(renderer, root))
+        })
+        .into_iter()
+        .collect::<HashMap<PathBuf, Result<String, String>>>()
+    };
+    let before = render_all(&scratch);
+    for edit in edits {
+        scratch
+            .write(&edit.file, &edit.after)
+            .map_err(|e| refuse(&key, format!("cannot prove the edit: {e}")))?;
+    }
+    let after = render_all(&scratch);
+    let target_root = manifest.rendered.as_deref().and_then(Path::parent);
+    for root in &roots {
+        let name = shown(root);
+        let (Some(before), Some(after)) = (before.get(root), after.get(root)) else {
+            continue;
+        };
+        let after = after.as_ref().map_err(|message| {
+            refuse(
+                &key,
+                format!("with the edit, {name} no longer renders: {message}"),
+            )
+        })?;
+        // A root that did not render before is not made worse by the edit.
+        let Ok(before) = before else { continue };
+        let before = objects_by_key(index, root, before);
+        let after = objects_by_key(index, root, after);
+        let is_target_root = Some(root.as_path()) == target_root;
+        for (object, old) in &before {
+            let Some(new) = after.get(object) else {
+                return Err(refuse(
+                    &key,
+                    format!(
+                        "with the edit, {name} no longer renders {object}; nothing was written"
+                    ),
+                ));
+            };
+            if is_target_root && *object == key {
+                // The accepted fields now render as live; every other field as before.
+                let was = drift::compare(old, live, &index.config);
+                let now = drift::compare(new, live, &index.config);
+                let wrong: Vec<String> = now
+                    .items
+                    .iter()
+                    .filter(|i| i.class.is_drift())
+                    .filter(|i| {
+                        chosen.iter().any(|c| c.path == i.path)
+                            || !was.items.iter().any(|w| {
+                                w.path == i.path && w.manifest == i.manifest && w.live == i.live
+                            })
+                    })
+                    .map(|i| i.path.to_string())
+                    .collect();
+                if !wrong.is_empty() {
+                    return Err(refuse(
+                        &key,
+                        format!(
+                            "with the edit, {name} would render {} differently from what is live; nothing was written",
+                            wrong.join(", ")
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if old.body.to_value() != new.body.to_value() {
+                return Err(refuse(
+                    &key,
+                    format!(
+                        "the edit would also change {object} as {name} renders it; nothing was written"
+                    ),
+                ));
+            }
+        }
+        if let Some(extra) = after.keys().find(|k| !before.contains_key(*k)) {
+            return Err(refuse(
+                &key,
+                format!(
+                    "with the edit, {name} would render a new object {extra}; nothing was written"
+                ),
+            ));
+        }
+    }
+    let list: Vec<String> = roots.iter().map(|r| shown(r)).collect();
+    Ok(vec![format!(
+        "proved by rendering {} before and after the edit: {key} renders as live, nothing else changed",
+        list.join(", ")
+    )])
+}
