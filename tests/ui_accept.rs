@@ -220,6 +220,7 @@ fn fetched(dir: &Path, git: GitState) -> Message {
             text: Arc::from(text),
         }),
         git,
+        others: Vec::new(),
     }))
 }
 
@@ -241,6 +242,7 @@ fn open(dir: &Path) -> App {
             api_version: "apps/v1".into(),
             file: dir.join("web.yaml"),
             root: dir.to_path_buf(),
+            others: Vec::new(),
         }]
     );
     assert!(matches!(&app.screen, Screen::Accept(v) if v.content == AcceptContent::Loading));
@@ -427,6 +429,7 @@ fn a_in_the_detail_view_stops_its_watchers_and_opens_the_accept_view() {
                 api_version: "apps/v1".into(),
                 file: dir.path().join("web.yaml"),
                 root: dir.path().to_path_buf(),
+                others: Vec::new(),
             }
         ]
     );
@@ -541,6 +544,7 @@ fn rows_without_drift_say_why_and_open_nothing() {
                 text: Arc::from(text),
             }),
             git: on_main(),
+            others: Vec::new(),
         })),
     );
     assert_eq!(app.screen, Screen::Table);

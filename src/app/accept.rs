@@ -44,6 +44,19 @@ pub struct AcceptFetched {
     pub live: Result<Option<Box<LiveObject>>, String>,
     pub file: Result<FileText, String>,
     pub git: GitState,
+    /// For a kustomize root's object, the other files its root reads, as read.
+    pub others: Vec<FileText>,
+}
+
+/// The manifest index an accept into a kustomize tree is planned and proved with; compared by
+/// identity (it is the app's own).
+#[derive(Debug, Clone)]
+pub struct SharedIndex(pub Arc<crate::manifest::ManifestIndex>);
+
+impl PartialEq for SharedIndex {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// Everything the runtime needs to write and commit (`Command::Accept`).
@@ -56,9 +69,20 @@ pub struct AcceptRequest {
     pub default_namespace: String,
     pub config: Config,
     pub prepared: PreparedEdit,
+    /// Further files the accept writes (a kustomize tree's overlay and patch): one commit.
+    pub more: Vec<PreparedEdit>,
+    /// For a kustomize root's object: the index to prove the edits by rendering with.
+    pub kustomize: Option<SharedIndex>,
     /// The fields as shown: refused if a live value is no longer the one shown.
     pub chosen: Vec<DriftItem>,
     pub commit: CommitPlan,
+}
+
+impl AcceptRequest {
+    /// Every file edit, the first one first.
+    pub fn edits(&self) -> impl Iterator<Item = &PreparedEdit> {
+        std::iter::once(&self.prepared).chain(&self.more)
+    }
 }
 
 // Every field compares by total equality (JSON values, text); DriftItem just does not derive it.
@@ -77,6 +101,8 @@ pub enum Preview {
     /// Nothing is checked.
     Nothing,
     Edit(PreparedEdit),
+    /// A kustomize root's object: the edits of several files (overlay, patch, new patch).
+    Files(Vec<PreparedEdit>),
     /// The edit was refused (the reason; nothing would be written).
     Refused(String),
 }
@@ -98,11 +124,18 @@ pub struct AcceptForm {
     pub commits: bool,
     /// Said in the header when the accept will be refused before it is tried.
     pub warning: Option<String>,
+    /// The manifests root, to name files as git shows them.
+    pub root: Option<PathBuf>,
+    /// The object.
+    pub key: ManifestKey,
     pub preview: Preview,
     /// First diff line on screen.
     pub scroll: usize,
     /// `enter` was pressed; waiting for the runtime.
     pub committing: bool,
+    /// For a kustomize root's object, the files its root reads (`file` among them), as read:
+    /// the edit is planned over them (see [`crate::accept::kustomize`]).
+    pub rendered: Option<Vec<FileText>>,
 }
 
 /// What the accept view shows.
@@ -143,10 +176,43 @@ impl AcceptForm {
     }
 
     /// The diff for the checked fields, from the text read (pure).
-    fn recompute(&mut self) {
+    fn recompute(&mut self, index: Option<&crate::manifest::ManifestIndex>) {
         let chosen = self.chosen();
         self.preview = if chosen.is_empty() {
             Preview::Nothing
+        } else if let Some(files) = &self.rendered {
+            let planned = index
+                .and_then(|index| {
+                    let manifest = index.get(&self.key)?;
+                    let read = |path: &Path| {
+                        files
+                            .iter()
+                            .find(|f| &*f.path == path)
+                            .map(|f| f.text.to_string())
+                    };
+                    Some(accept::kustomize::plan(index, manifest, &chosen, &read))
+                })
+                .unwrap_or_else(|| {
+                    Err(accept::AcceptError::Kustomize {
+                        key: String::new(),
+                        reason: "the manifests changed: open the view again".to_owned(),
+                    })
+                });
+            match planned {
+                Ok(edits) => {
+                    let edits: Vec<PreparedEdit> =
+                        edits.into_iter().filter(|e| !e.is_noop()).collect();
+                    if edits.is_empty() {
+                        Preview::Refused(
+                            "the kustomize tree already says what is live: nothing to write"
+                                .to_owned(),
+                        )
+                    } else {
+                        Preview::Files(edits)
+                    }
+                }
+                Err(e) => Preview::Refused(e.to_string()),
+            }
         } else {
             match accept::prepare(
                 &self.file.path,
@@ -166,6 +232,16 @@ impl AcceptForm {
     pub fn diff_text(&self) -> String {
         match &self.preview {
             Preview::Edit(edit) => edit.diff(&self.shown),
+            Preview::Files(edits) => edits
+                .iter()
+                .map(|e| {
+                    let name = self.root.as_deref().map_or_else(
+                        || e.file.display().to_string(),
+                        |r| accept::shown_path(r, &e.file),
+                    );
+                    e.diff(&name)
+                })
+                .collect(),
             _ => String::new(),
         }
     }
@@ -235,11 +311,19 @@ impl App {
             );
             return Vec::new();
         };
+        let others = match (&manifest.rendered, self.manifests.as_ref()) {
+            (Some(kustomization), Some(index)) => kustomization
+                .parent()
+                .map(|dir| index.kustomize.files_of(dir).into_iter().collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         let command = Command::PrepareAccept {
             key: key.clone(),
             api_version: manifest.api_version.to_string(),
             file: manifest.file.to_path_buf(),
             root: root.clone(),
+            others,
         };
         self.screen = Screen::Accept(Box::new(AcceptView {
             key,
@@ -296,19 +380,20 @@ impl App {
         let live = fetched
             .live?
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
-        if let Some(manifest) = index.get(&fetched.key) {
-            // A kustomize root's object: its file is a base other roots may share.
-            accept::editable(manifest).map_err(|e| e.to_string())?;
-        }
         let file = fetched.file?;
         accept::not_duplicated(index, &fetched.key).map_err(|e| e.to_string())?;
-        let manifest = accept::manifest_in(
-            &file.path,
-            &file.text,
-            &fetched.key,
-            &index.default_namespace,
-        )
-        .map_err(|e| e.to_string())?;
+        let rendered = index.get(&fetched.key).filter(|m| m.rendered.is_some());
+        let manifest = match rendered {
+            // A kustomize root's object: compared as rendered, accepted where values are set.
+            Some(manifest) => manifest.clone(),
+            None => accept::manifest_in(
+                &file.path,
+                &file.text,
+                &fetched.key,
+                &index.default_namespace,
+            )
+            .map_err(|e| e.to_string())?,
+        };
         let drift = compare(&manifest, &live, &index.config);
         if let ObjectStatus::Error(e) = &drift.status {
             return Err(format!("{object} cannot be compared: {e}"));
@@ -337,6 +422,13 @@ impl App {
             GitState::Unknown(e) => Some(format!("git: {e}")),
             _ => None,
         };
+        let rendered_files = rendered.map(|_| {
+            let mut files = fetched.others;
+            if !files.iter().any(|f| f.path == file.path) {
+                files.push(file.clone());
+            }
+            files
+        });
         let mut form = AcceptForm {
             fields,
             cursor: 0,
@@ -350,8 +442,11 @@ impl App {
             preview: Preview::Nothing,
             scroll: 0,
             committing: false,
+            root: Some(index.root.clone()),
+            key: fetched.key.clone(),
+            rendered: rendered_files,
         };
-        form.recompute();
+        form.recompute(Some(index));
         Ok(form)
     }
 
@@ -378,6 +473,7 @@ pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         return app.close_accept();
     }
     let page = app.table_height();
+    let index = app.manifests.clone();
     let Screen::Accept(view) = &mut app.screen else {
         return Vec::new();
     };
@@ -394,7 +490,7 @@ pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char(' ') => {
             if let Some(field) = form.fields.get_mut(form.cursor) {
                 field.checked = !field.checked;
-                form.recompute();
+                form.recompute(index.as_deref());
             }
         }
         KeyCode::PageDown => {
@@ -426,15 +522,24 @@ fn enter(app: &mut App) -> Vec<Command> {
             "{} already says what is live: nothing to write",
             form.shown
         )),
-        Preview::Edit(_) => None,
+        Preview::Edit(_) | Preview::Files(_) => None,
     };
     if let Some(text) = refusal {
         flash(app, text);
         return Vec::new();
     }
-    let Preview::Edit(prepared) = &form.preview else {
-        return Vec::new();
+    let (prepared, more) = match &form.preview {
+        Preview::Edit(prepared) => (prepared.clone(), Vec::new()),
+        Preview::Files(edits) => match edits.split_first() {
+            Some((first, rest)) => (first.clone(), rest.to_vec()),
+            None => return Vec::new(),
+        },
+        _ => return Vec::new(),
     };
+    let kustomize = form
+        .rendered
+        .is_some()
+        .then(|| SharedIndex(Arc::clone(&index)));
     let key = view.key.clone();
     let chosen = form.chosen();
     let commit = CommitPlan::new(&key, &chosen, None, &index.config);
@@ -448,7 +553,9 @@ fn enter(app: &mut App) -> Vec<Command> {
         root: index.root.clone(),
         default_namespace: index.default_namespace.clone(),
         config: index.config.clone(),
-        prepared: prepared.clone(),
+        prepared,
+        more,
+        kustomize,
         chosen: chosen.into_iter().cloned().collect(),
         commit,
     };

@@ -144,6 +144,9 @@ pub enum Command {
         api_version: String,
         file: std::path::PathBuf,
         root: std::path::PathBuf,
+        /// For a kustomize root's object, the other files its root reads (the accept may edit
+        /// an overlay, a patch or a generator source rather than `file`).
+        others: Vec<std::path::PathBuf>,
     },
     /// Check the live values again, write the file and commit it; answer with
     /// `Message::Accepted`.

@@ -69,16 +69,20 @@ pub async fn prepare(
     kinds: LiveKinds,
     key: ManifestKey,
     api_version: String,
-    file: PathBuf,
+    (file, others): (PathBuf, Vec<PathBuf>),
     root: PathBuf,
 ) -> AcceptFetched {
-    let local = tokio::task::spawn_blocking(move || (read_file(&file), git_state(&root, &file)));
+    let local = tokio::task::spawn_blocking(move || {
+        let others: Vec<FileText> = others.iter().filter_map(|f| read_file(f).ok()).collect();
+        (read_file(&file), git_state(&root, &file), others)
+    });
     let live = live_object(&client, &kinds, &key, &api_version).await;
-    let (file, git) = match local.await {
+    let (file, git, others) = match local.await {
         Ok(found) => found,
         Err(e) => (
             Err(format!("reading the manifest failed: {e}")),
             GitState::Unknown(e.to_string()),
+            Vec::new(),
         ),
     };
     AcceptFetched {
@@ -86,6 +90,7 @@ pub async fn prepare(
         live,
         file,
         git,
+        others,
     }
 }
 
@@ -109,6 +114,30 @@ pub async fn accept(
         })?
         .ok_or_else(|| format!("{object} is no longer in the cluster; nothing was written"))?;
     let prepared = &request.prepared;
+    if let Some(index) = request.kustomize.clone() {
+        // A kustomize root's object: proved by rendering, then every file in one commit.
+        let manifest = index
+            .0
+            .get(&request.key)
+            .ok_or_else(|| format!("{object} is no longer rendered; nothing was written"))?
+            .clone();
+        let now = compare(&manifest, &live, &request.config);
+        check_still_live(&request.chosen, &now).map_err(|e| e.to_string())?;
+        let shown: Vec<String> = request
+            .edits()
+            .map(|e| shown_path(&request.root, &e.file))
+            .collect();
+        let done = tokio::task::spawn_blocking(move || {
+            let edits: Vec<_> = request.edits().cloned().collect();
+            crate::accept::kustomize::prove(&index.0, &manifest, &edits, &request.chosen, &live)?;
+            write_and_commit(&request.root, &edits, Some(&request.commit))
+        })
+        .await
+        .map_err(|e| format!("the accept task failed: {e}"))?;
+        return done
+            .map(|outcome| outcome.describe(&shown.join(", ")))
+            .map_err(|e| e.to_string().replace('\n', " "));
+    }
     let manifest = manifest_in(
         &Arc::from(prepared.file.as_path()),
         &Arc::from(prepared.before.as_str()),

@@ -202,13 +202,20 @@ impl Loop {
                     api_version,
                     file,
                     root,
+                    others,
                 } => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     let kinds = self.kinds.clone();
                     tokio::spawn(async move {
-                        let fetched =
-                            super::accept::prepare(client, kinds, key, api_version, file, root)
-                                .await;
+                        let fetched = super::accept::prepare(
+                            client,
+                            kinds,
+                            key,
+                            api_version,
+                            (file, others),
+                            root,
+                        )
+                        .await;
                         let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
                     });
                 }

@@ -96,7 +96,7 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
             "the file already says what is live: nothing to write",
             theme.muted,
         )),
-        Preview::Edit(_) => {
+        Preview::Edit(_) | Preview::Files(_) => {
             let what = if form.commits {
                 "enter writes and commits:"
             } else {
