@@ -36,7 +36,7 @@ pub enum AcceptError {
     )]
     NoManifest { key: String, root: String },
     #[error(
-        "{key} is rendered by kustomize from {root} (defined at {defined_at}): accepting into a kustomize tree is not supported yet — edit the overlay or patch that sets the value, or revert the cluster; nothing was written"
+        "{key} is rendered by kustomize from {root} (defined at {defined_at}): it is accepted through its root, into the file that sets each value, not into {defined_at} alone; nothing was written"
     )]
     Rendered {
         key: String,
