@@ -135,11 +135,43 @@ pub fn replacement(old: &str, value: &Value, flow: bool) -> String {
     match old.chars().next() {
         Some('"') => double_quoted(text),
         Some('\'') => single_quoted(text).unwrap_or_else(|| double_quoted(text)),
-        // A block scalar (`|`, `>`) becomes a quoted one: its indentation rules are not worth the
-        // risk for a one-field edit, and the re-parse check still holds.
+        Some('|') => literal_block(old, text).unwrap_or_else(|| double_quoted(text)),
+        // A folded scalar (`>`) becomes a quoted one: its folding rules are not worth the risk
+        // for a one-field edit, and the re-parse check still holds.
         _ if plain_is_safe(text, flow) => text.clone(),
         _ => double_quoted(text),
     }
+}
+
+/// `text` as a literal block scalar indented as `old` (one) is: `|` or `|-` by whether it ends
+/// in a line break. `None` when a literal block cannot hold it as simply (a first line that
+/// starts with a space, trailing spaces, control characters, several final line breaks).
+fn literal_block(old: &str, text: &str) -> Option<String> {
+    let indent = old
+        .lines()
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .filter(|&n| n > 0)?;
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let simple = !body.is_empty()
+        && !body.starts_with([' ', '\n'])
+        && !body.ends_with('\n')
+        && body
+            .lines()
+            .all(|l| l == l.trim_end() && l.chars().all(|c| c == '\t' || !c.is_control()));
+    if !simple {
+        return None;
+    }
+    let mut out = String::from(if text.ends_with('\n') { "|" } else { "|-" });
+    for line in body.split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            out.extend(std::iter::repeat_n(' ', indent));
+            out.push_str(line);
+        }
+    }
+    Some(out)
 }
 
 /// Any value in flow style (`{limits: {cpu: 1}}`), for flow collections and one-line values.
@@ -250,6 +282,7 @@ fn push_item(out: &mut String, value: &Value, column: usize, style: &Style) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;
@@ -297,5 +330,22 @@ mod tests {
             entry_lines("resources", &entry, 2, &style),
             "  resources:\n      limits:\n          memory: 128Mi\n"
         );
+    }
+
+    #[test]
+    fn an_inline_patch_written_as_a_literal_block_stays_one() {
+        use crate::manifest::edit::{FieldEdit, FieldPath, PathStep, edit_document};
+        let source = "patches:\n- patch: |-\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      replicas: 2\n- path: other.yaml\n";
+        let path = FieldPath(vec![
+            PathStep::Key("patches".into()),
+            PathStep::Index(0),
+            PathStep::Key("patch".into()),
+        ]);
+        let edit = FieldEdit::Set {
+            path,
+            value: "kind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5".into(),
+        };
+        let edited = edit_document(source, 0, &[edit]).unwrap();
+        assert_eq!(edited, source.replace("replicas: 2", "replicas: 5"));
     }
 }
