@@ -279,3 +279,58 @@ fn accept_writes_each_value_where_the_overlay_sets_it_and_nothing_the_other_over
     assert_eq!(check.code, 0, "{check:?}");
     assert_eq!(repo.read("base/deployment.yaml"), DEPLOYMENT);
 }
+
+#[test]
+fn a_value_a_shared_component_sets_is_accepted_into_the_overlays_own_patch() {
+    let component = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata:\n      name: web\n    spec:\n      template:\n        spec:\n          containers:\n          - name: web\n            env:\n            - name: BRAND\n              value: plain\n";
+    let files: &[(&str, &str)] = &[
+        ("base/deployment.yaml", DEPLOYMENT),
+        (
+            "base/kustomization.yaml",
+            "resources:\n  - deployment.yaml\n",
+        ),
+        ("components/brand/kustomization.yaml", component),
+        (
+            "overlays/a/kustomization.yaml",
+            "namespace: a\nresources:\n  - ../../base\ncomponents:\n  - ../../components/brand\n",
+        ),
+        (
+            "overlays/b/kustomization.yaml",
+            "namespace: b\nresources:\n  - ../../base\ncomponents:\n  - ../../components/brand\n",
+        ),
+    ];
+    let c = Cluster::start_with(false);
+    let repo = Repo::with_files(files);
+    c.ok(&["create", "namespace", "a"]);
+    apply_k(&c, &repo.path("overlays/a"));
+    let b_before = render(&repo.path("overlays/b"));
+    c.ok(&["set", "env", "deployment/web", "BRAND=fancy", "-n", "a"]);
+
+    let check = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/a"]);
+    assert!(
+        check
+            .stdout
+            .contains("components/brand/kustomization.yaml:16 (patch)"),
+        "the inline patch's line is named: {check:?}"
+    );
+    let head = repo.head();
+    let accept = kdrift(
+        &c,
+        &repo,
+        &["accept", "deploy/web", "-n", "a", "--overlay", "overlays/a"],
+    );
+    assert_eq!(accept.code, 0, "{accept:?}");
+    let changed = repo.git(&["diff", "--name-only", &head, "HEAD"]);
+    assert_eq!(
+        changed.lines().collect::<Vec<_>>(),
+        [
+            "overlays/a/kustomization.yaml",
+            "overlays/a/web-deployment-patch.yaml"
+        ],
+        "the component overlay b shares is not edited: {accept:?}"
+    );
+    assert_eq!(repo.read("components/brand/kustomization.yaml"), component);
+    assert_eq!(render(&repo.path("overlays/b")), b_before);
+    let check = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/a"]);
+    assert_eq!(check.code, 0, "{check:?}");
+}

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::{AcceptError, field_edit};
 use crate::drift::{self, Class, DriftItem, LiveObject};
 use crate::manifest::edit::{self, FieldEdit, FieldPath, PathStep, PreparedEdit};
-use crate::manifest::kustomize::source::{self, PatchAt, Setter, Traced, split_image};
+use crate::manifest::kustomize::source::{PatchAt, Setter, Traced, split_image};
 use crate::manifest::{ManifestIndex, ManifestObject};
 
 /// Why accepting into the kustomize tree was refused (nothing was written).
@@ -158,12 +158,7 @@ pub fn plan(
         .root()
         .ok_or_else(|| refuse(&key, "its kustomize root cannot be read"))?;
     let rendered = manifest.body.to_value();
-    let traced = Traced {
-        kind: &manifest.key.kind,
-        names: vec![manifest.key.name.to_string()],
-        source_file: &manifest.file,
-        rendered: &rendered,
-    };
+    let traced = Traced::of(manifest, &rendered);
     // The resource document is this root's alone, or shared with other roots.
     let readers = index.kustomize.roots_reading(&manifest.file);
     let own_resource = manifest.digest != 0 && readers.len() <= 1;
@@ -172,7 +167,17 @@ pub fn plan(
     let mut leaf_patch: Vec<FieldEdit> = Vec::new();
     for item in chosen {
         let path = item.path.edit_path();
-        let Some(found) = source_of(trace, &traced, &path) else {
+        let found = trace.locate(&traced, &path);
+        // A value set in a file other roots read too (a shared component or base overlay) is
+        // overridden in this root's own patch instead: the other roots must render as before.
+        let found = match found {
+            Some(found) if index.kustomize.roots_reading(&found.file).len() > 1 => {
+                leaf_patch.push(patch_edit(&key, item)?);
+                continue;
+            }
+            found => found,
+        };
+        let Some(found) = found else {
             if own_resource {
                 files
                     .entry(manifest.file.to_path_buf())
@@ -449,14 +454,6 @@ fn document_edits<'f>(
         .or_default()
 }
 
-fn source_of(
-    trace: &source::Trace,
-    traced: &Traced<'_>,
-    path: &FieldPath,
-) -> Option<source::Source> {
-    trace.locate(traced, path)
-}
-
 /// The files every root that reads one of `edited` reads, and those roots (folders).
 fn affected(
     index: &ManifestIndex,
@@ -514,12 +511,7 @@ pub fn prove(
         .map_err(|e| refuse(&key, format!("cannot prove the edit by rendering: {e}")))?;
     let scratch = crate::manifest::kustomize::render::Scratch::copy(&files, &roots)
         .map_err(|e| refuse(&key, format!("cannot copy the tree to prove the edit: {e}")))?;
-    let shown = |root: &Path| {
-        root.strip_prefix(&index.root)
-            .unwrap_or(root)
-            .display()
-            .to_string()
-    };
+    let shown = |root: &Path| crate::manifest::kustomize::shown(&index.root, root);
     let render_all = |scratch: &crate::manifest::kustomize::render::Scratch| {
         crate::manifest::on_all_cores(&roots, 2, |_: &mut (), root: &PathBuf| {
             (root.clone(), scratch.render(renderer, root))

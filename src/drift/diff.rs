@@ -352,11 +352,7 @@ pub fn sources_of(
             .iter()
             .map(|item| {
                 let place = match index.kustomize.source_of(manifest, &item.path.edit_path()) {
-                    Some(source) => crate::manifest::Place {
-                        what: Some(source.what()),
-                        file: source.file,
-                        line: source.line,
-                    },
+                    Some(source) => source.place(),
                     // Without reading the file again (the view draws from memory): the document.
                     None => crate::manifest::Place {
                         file: manifest.file.to_path_buf(),
@@ -402,11 +398,7 @@ pub fn unified(
             let steps = item.path.line_steps();
             let place = match index {
                 Some(index) => index.place_of(manifest, &item.path.edit_path(), &steps),
-                None => crate::manifest::Place {
-                    file: manifest.file.to_path_buf(),
-                    line: manifest.line_of(&steps),
-                    what: None,
-                },
+                None => manifest.place(&steps),
             };
             lines[at]
                 .text

@@ -229,11 +229,7 @@ impl DriftReport {
                 let steps = item.path.line_steps();
                 manifest.map(|m| match index {
                     Some(index) => index.place_of(m, &item.path.edit_path(), &steps),
-                    None => crate::manifest::Place {
-                        file: m.file.to_path_buf(),
-                        line: m.line_of(&steps),
-                        what: None,
-                    },
+                    None => m.place(&steps),
                 })
             })
             .collect();

@@ -69,6 +69,15 @@ impl ManifestObject {
         (digest(document) == self.digest).then(|| document.to_owned())
     }
 
+    /// The file and line of the node at `path` (see [`ManifestObject::line_of`]).
+    pub fn place(&self, path: &[lines::Step<'_>]) -> Place {
+        Place {
+            file: self.file.to_path_buf(),
+            line: self.line_of(path),
+            what: None,
+        }
+    }
+
     /// 1-based line in the file of the node at `path` (or of its nearest ancestor written in
     /// block style), for reports, diffs and accept. Reads the file again; if it changed since it
     /// was parsed, the line of the document is the best answer left.
@@ -539,16 +548,11 @@ impl ManifestIndex {
         if manifest.rendered.is_some()
             && let Some(source) = self.kustomize.source_of(manifest, path)
         {
-            return Place {
-                what: Some(source.what()),
-                file: source.file,
-                line: source.line,
-            };
+            return source.place();
         }
         Place {
-            file: manifest.file.to_path_buf(),
-            line: manifest.line_of(steps),
             what: manifest.rendered.is_some().then_some("resource"),
+            ..manifest.place(steps)
         }
     }
 

@@ -103,7 +103,8 @@ fn kustomization_file(tree: &Tree, root: &Path) -> PathBuf {
         .map_or_else(|| root.join(tree::FILE_NAMES[0]), |k| k.file.clone())
 }
 
-fn shown(base: &Path, path: &Path) -> String {
+/// `path` relative to `base` (`.` for `base` itself), as notes and accept name roots.
+pub fn shown(base: &Path, path: &Path) -> String {
     match path.strip_prefix(base) {
         Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
         Ok(relative) => relative.display().to_string(),
@@ -381,12 +382,16 @@ impl Kustomize {
     /// Every root of the tree (rendered or not: `--overlay` chooses what is compared, not what
     /// an accept may change) that reads `file`.
     pub fn roots_reading(&self, file: &Path) -> Vec<PathBuf> {
+        let reads = |dir: &Path| match self.state.get(dir) {
+            Some(state) => state.files.contains(file),
+            None => matches!(self.tree.closure(dir), Closure::Files(files) if files.contains(file)),
+        };
         self.all_roots
             .iter()
             .chain(&self.roots)
             .collect::<BTreeSet<_>>()
             .into_iter()
-            .filter(|dir| self.files_of(dir).contains(file))
+            .filter(|dir| reads(dir))
             .cloned()
             .collect()
     }
@@ -402,13 +407,7 @@ impl Kustomize {
     pub fn source_of(&self, manifest: &ManifestObject, path: &FieldPath) -> Option<source::Source> {
         let trace = self.trace_of(manifest)?;
         let rendered = manifest.body.to_value();
-        let object = source::Traced {
-            kind: &manifest.key.kind,
-            names: vec![manifest.key.name.to_string()],
-            source_file: &manifest.file,
-            rendered: &rendered,
-        };
-        trace.locate(&object, path)
+        trace.locate(&source::Traced::of(manifest, &rendered), path)
     }
 
     /// Every problem of the kustomize side.

@@ -67,6 +67,15 @@ pub struct Source {
 }
 
 impl Source {
+    /// Where it is, as reports show it.
+    pub fn place(self) -> crate::manifest::Place {
+        crate::manifest::Place {
+            what: Some(self.what()),
+            file: self.file,
+            line: self.line,
+        }
+    }
+
     /// What sets it, as the reports say it: `replicas`, `images`, `patch`, …
     pub fn what(&self) -> &'static str {
         match &self.setter {
@@ -202,21 +211,31 @@ pub struct Trace {
     pub layers: Vec<Layer>,
 }
 
-/// The object whose fields are traced: its kind, the names it may be patched by (its name in
-/// the source document and as rendered), its source file, and the rendered object.
+/// The object whose fields are traced: its kind, its rendered name, its source file, and the
+/// rendered object.
 #[derive(Debug, Clone)]
 pub struct Traced<'a> {
     pub kind: &'a str,
-    pub names: Vec<String>,
+    pub name: &'a str,
     pub source_file: &'a Path,
     pub rendered: &'a Value,
 }
 
-impl Traced<'_> {
+impl<'a> Traced<'a> {
+    /// The rendered object `manifest`, whose body is `rendered`.
+    pub fn of(manifest: &'a crate::manifest::ManifestObject, rendered: &'a Value) -> Traced<'a> {
+        Traced {
+            kind: &manifest.key.kind,
+            name: &manifest.key.name,
+            source_file: &manifest.file,
+            rendered,
+        }
+    }
+
     /// True when a patch or entry naming `name` may be this object's: its name, or its name
     /// before a kustomization added a prefix, a suffix or a generator's hash.
     fn named(&self, name: &str) -> bool {
-        !name.is_empty() && self.names.iter().any(|n| n == name || n.contains(name))
+        !name.is_empty() && self.name.contains(name)
     }
 
     /// True when a patch target (`{kind, name, …}`) may select this object. A name written as a
@@ -241,7 +260,8 @@ fn kustomization_in(dir: &Path) -> Option<PathBuf> {
     FILE_NAMES.iter().map(|n| dir.join(n)).find(|p| p.is_file())
 }
 
-/// The steps of `path` that `value` has, each a key or an item's position in its list.
+/// The steps of `path` that `value` has, each a key or an item's position in its list (for
+/// [`line_of`]).
 fn resolve<'p>(value: &Value, path: &'p [PathStep]) -> Vec<Step<'p>> {
     let mut steps = Vec::with_capacity(path.len());
     let mut at = value;
@@ -265,11 +285,6 @@ fn resolve<'p>(value: &Value, path: &'p [PathStep]) -> Vec<Step<'p>> {
         }
     }
     steps
-}
-
-/// The steps of `path` into `value` for [`line_of`]: items by their position in `value`.
-fn line_steps<'p>(value: &Value, path: &'p [PathStep]) -> Vec<Step<'p>> {
-    resolve(value, path)
 }
 
 /// The JSON pointer segments of `path` in `value` (items by position), one per step that
@@ -343,11 +358,7 @@ fn generator_of<'l>(
         .items(field)
         .filter_map(|(index, generator)| {
             let name = generator.get("name").and_then(Value::as_str)?;
-            object
-                .names
-                .iter()
-                .any(|n| n == name || n.contains(name))
-                .then_some((index, generator, name.len()))
+            object.named(name).then_some((index, generator, name.len()))
         })
         .max_by_key(|(_, _, len)| *len)
         .map(|(index, generator, _)| (field, index, generator))
@@ -511,7 +522,7 @@ impl Trace {
             })
             .collect();
         let entry = |entry_path: FieldPath, what: &'static str, literal: Option<String>| {
-            let line = layer.line(&line_steps(&layer.value, entry_path.steps()));
+            let line = layer.line(&resolve(&layer.value, entry_path.steps()));
             Source {
                 file: layer.file.clone(),
                 line,
@@ -646,7 +657,7 @@ impl Trace {
                     continue;
                 }
                 let mut steps = vec![Step::Item(op_index), Step::Field("value")];
-                steps.extend(line_steps(value, rest.steps()));
+                steps.extend(resolve(value, rest.steps()));
                 let line = patch_line(layer, &patch.at, &patch.text, &steps);
                 return Some(Source {
                     file: patch.file.clone(),
@@ -701,7 +712,7 @@ impl Trace {
                 if !selected || epath::lookup(value, path.steps()).is_none() {
                     continue;
                 }
-                let steps = line_steps(value, path.steps());
+                let steps = resolve(value, path.steps());
                 let at = match &patch.at {
                     PatchAt::File { .. } => PatchAt::File {
                         document: document.index,
@@ -749,7 +760,7 @@ impl Trace {
                     PathStep::Key("literals".into()),
                     PathStep::Index(at),
                 ]);
-                let line = layer.line(&line_steps(&layer.value, entry_path.steps()));
+                let line = layer.line(&resolve(&layer.value, entry_path.steps()));
                 return Some(Source {
                     file: layer.file.clone(),
                     line,
