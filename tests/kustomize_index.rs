@@ -287,3 +287,100 @@ fn two_roots_rendering_one_object_are_a_duplicate_with_the_way_out() {
         .unwrap();
     assert_eq!(&*web.file, dir.join("base/deployment.yaml").as_path());
 }
+
+/// Roots rendered several to a kustomize run give what each renders alone: the same objects,
+/// each traced to the same file (the origins of a batch are relative to the batch's own folder).
+/// A root that fails makes its batch fail, and is then named alone while the others render.
+#[test]
+fn roots_rendered_in_a_batch_are_what_each_renders_alone() {
+    use kdrift::manifest::kustomize::render::{self, Rendered};
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    tree(&root);
+    write(
+        &root,
+        "overlays/broken/kustomization.yaml",
+        "resources: [missing.yaml]\n",
+    );
+    let renderer = render::renderer().unwrap();
+    let files = |dir: &str| -> BTreeSet<PathBuf> {
+        let mut files = BTreeSet::new();
+        for entry in walk(&root) {
+            if entry.starts_with(root.join("base"))
+                || entry.starts_with(root.join("components/team"))
+                || entry.starts_with(root.join(dir))
+            {
+                files.insert(entry);
+            }
+        }
+        files
+    };
+    let roots: Vec<(PathBuf, BTreeSet<PathBuf>)> =
+        ["overlays/prod", "overlays/staging", "overlays/broken"]
+            .iter()
+            .map(|d| (root.join(d), files(d)))
+            .collect();
+    let objects = |root_dir: &Path, rendered: &Rendered| -> Vec<(String, String, String)> {
+        let parsed = kdrift::manifest::kustomize::objects_of(
+            root_dir,
+            &root_dir.join("kustomization.yaml"),
+            rendered,
+            "default",
+        );
+        let mut out: Vec<(String, String, String)> = parsed
+            .objects
+            .iter()
+            .map(|o| {
+                (
+                    o.key.to_string(),
+                    serde_json::to_string(&o.body.to_value()).unwrap(),
+                    format!("{}:{}", o.file.display(), o.line),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    // Two roots: one kustomize run, whose origins are relative to the batch's folder.
+    let together = render::render_roots(renderer, &roots[..2]);
+    assert_eq!(together.len(), 2);
+    for ((dir, files), batched) in roots.iter().zip(&together) {
+        let batched = batched.as_ref().unwrap();
+        let alone = render::render(renderer, dir, files).unwrap();
+        assert_ne!(
+            batched.origins.as_deref(),
+            Some(dir.as_path()),
+            "rendered in a batch"
+        );
+        assert_eq!(alone.origins.as_deref(), Some(dir.as_path()));
+        let (b, a) = (objects(dir, batched), objects(dir, &alone));
+        assert!(!b.is_empty());
+        assert_eq!(b, a, "{}", dir.display());
+    }
+    // A root that fails fails its batch: each is then rendered alone, the failure named.
+    let mixed = [roots[0].clone(), roots[2].clone()];
+    let results = render::render_roots(renderer, &mixed);
+    let prod = results[0].as_ref().unwrap();
+    assert_eq!(prod.origins.as_deref(), Some(roots[0].0.as_path()));
+    assert_eq!(
+        objects(&roots[0].0, prod).len(),
+        objects(&roots[0].0, together[0].as_ref().unwrap()).len()
+    );
+    let broken = results[1].as_ref().unwrap_err();
+    assert!(broken.contains("missing.yaml"), "{broken}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -265,11 +265,26 @@ impl Kustomize {
                 Ok(renderer) => {
                     self.renderer = Some(renderer.describe());
                     // A kustomize run is a process of its own: the roots render on all cores.
-                    let results =
-                        super::on_all_cores(&to_render, 2, |_: &mut (), (dir, files, _)| {
-                            let result = render::render(renderer, dir, files);
-                            (dir.clone(), (result, Arc::new(source::Trace::read(dir))))
-                        });
+                    let roots: Vec<(PathBuf, BTreeSet<PathBuf>)> = to_render
+                        .iter()
+                        .map(|(dir, files, _)| (dir.clone(), files.clone()))
+                        .collect();
+                    let outputs = render::render_roots(renderer, &roots);
+                    // (on_all_cores returns its results worker by worker: keyed by root.)
+                    let traces: HashMap<PathBuf, Arc<source::Trace>> =
+                        super::on_all_cores(&roots, 8, |_: &mut (), (dir, _)| {
+                            (dir.clone(), Arc::new(source::Trace::read(dir)))
+                        })
+                        .into_iter()
+                        .collect();
+                    let results: Vec<_> = roots
+                        .into_iter()
+                        .zip(outputs)
+                        .map(|((dir, _), result)| {
+                            let trace = traces.get(&dir).cloned().unwrap_or_default();
+                            (dir, (result, trace))
+                        })
+                        .collect();
                     let mut to_render: HashMap<PathBuf, (BTreeSet<PathBuf>, u64)> = to_render
                         .into_iter()
                         .map(|(dir, files, digest)| (dir, (files, digest)))
@@ -436,11 +451,11 @@ pub fn objects_of(
     );
     let mut sources: HashMap<PathBuf, ParsedFile> = HashMap::new();
     for object in &mut parsed.objects {
-        let origin = if rendered.origins {
-            object.body.remove_annotation(render::ORIGIN_ANNOTATION)
-        } else {
-            None
+        let origin = match &rendered.origins {
+            Some(_) => object.body.remove_annotation(render::ORIGIN_ANNOTATION),
+            None => None,
         };
+        let base = rendered.origins.as_deref().unwrap_or(root);
         let origin: Option<Value> = origin
             .as_ref()
             .and_then(|o| o.as_str())
@@ -449,7 +464,7 @@ pub fn objects_of(
             o.get("path")
                 .or_else(|| o.get("configuredIn"))
                 .and_then(Value::as_str)
-                .map(|p| tree::normalize(&root.join(p)))
+                .map(|p| tree::normalize(&base.join(p)))
         });
         trace_to_source(
             object,

@@ -136,7 +136,8 @@ pub fn renderer() -> Result<&'static Renderer, &'static str> {
 #[derive(Debug, Clone)]
 pub struct Rendered {
     pub text: String,
-    pub origins: bool,
+    /// With kustomize's origin annotations: the folder their paths are relative to.
+    pub origins: Option<PathBuf>,
 }
 
 /// kustomize's own message, without the `Error: ` prefix and the usage kubectl prints after it.
@@ -166,7 +167,7 @@ pub fn render(
         Ok(Some(text)) => {
             return Ok(Rendered {
                 text,
-                origins: true,
+                origins: Some(root.to_path_buf()),
             });
         }
         Ok(None) => {}
@@ -177,11 +178,183 @@ pub fn render(
     if done.ok {
         Ok(Rendered {
             text: done.stdout,
-            origins: false,
+            origins: None,
         })
     } else {
         Err(message_of(&done.stderr))
     }
+}
+
+/// Renders every root of `roots` (each with the files it reads), on all cores, results in the
+/// order of `roots`. kustomize's own start-up (its OpenAPI schema, read for every strategic-merge
+/// patch) costs more than rendering a typical root, so roots are rendered several to a kustomize
+/// run where they can be ([`render_batch`]); a batch that fails is rendered root by root, so that
+/// each failure names its own root with kustomize's message.
+pub fn render_roots(
+    renderer: &Renderer,
+    roots: &[(PathBuf, BTreeSet<PathBuf>)],
+) -> Vec<Result<Rendered, String>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let (batchable, alone): (Vec<usize>, Vec<usize>) =
+        (0..roots.len()).partition(|&at| roots.len() > 1 && batchable(&roots[at].0));
+    let per_batch = batchable.len().div_ceil(workers).max(2);
+    let mut jobs: Vec<Vec<usize>> = batchable.chunks(per_batch).map(<[usize]>::to_vec).collect();
+    jobs.extend(alone.into_iter().map(|at| vec![at]));
+    let work = |_: &mut (), job: &Vec<usize>| -> Vec<(usize, Result<Rendered, String>)> {
+        if job.len() > 1 {
+            let batch: Vec<&(PathBuf, BTreeSet<PathBuf>)> =
+                job.iter().map(|&at| &roots[at]).collect();
+            match render_batch(renderer, &batch) {
+                Ok(rendered) => {
+                    return job
+                        .iter()
+                        .copied()
+                        .zip(rendered.into_iter().map(Ok))
+                        .collect();
+                }
+                Err(error) => {
+                    tracing::debug!(roots = job.len(), %error, "batch render failed; rendering root by root")
+                }
+            }
+        }
+        job.iter()
+            .map(|&at| (at, render(renderer, &roots[at].0, &roots[at].1)))
+            .collect()
+    };
+    let mut results: Vec<Option<Result<Rendered, String>>> =
+        (0..roots.len()).map(|_| None).collect();
+    for (at, result) in super::super::on_all_cores(&jobs, 2, work)
+        .into_iter()
+        .flatten()
+    {
+        results[at] = Some(result);
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not rendered".to_owned())))
+        .collect()
+}
+
+/// Whether `root` may render in a batch: a kustomization that asks for build metadata itself
+/// renders alone (in a batch only the batch's own `buildMetadata` counts).
+fn batchable(root: &Path) -> bool {
+    FILE_NAMES
+        .iter()
+        .map(|name| root.join(name))
+        .find(|file| file.is_file())
+        .and_then(|file| std::fs::read_to_string(file).ok())
+        .and_then(|text| serde_yaml::from_str::<Value>(&text).ok())
+        .is_some_and(|value| value.get("buildMetadata").is_none())
+}
+
+/// Renders `roots` in one kustomize run: a temporary copy of every file they read, and beside
+/// it a kustomization of our own that lists each root followed by a marker object, with
+/// `sortOptions: fifo` (each root's objects stay together, before its marker) and
+/// `originAnnotations`. The output is cut at the markers into each root's objects.
+fn render_batch(
+    renderer: &Renderer,
+    roots: &[&(PathBuf, BTreeSet<PathBuf>)],
+) -> Result<Vec<Rendered>, String> {
+    let top = common_folder(roots.iter().flat_map(|(root, files)| {
+        files
+            .iter()
+            .filter_map(|f| f.parent())
+            .chain(std::iter::once(root.as_path()))
+    }));
+    let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
+    for (_, files) in roots {
+        for file in files {
+            let relative = file
+                .strip_prefix(&top)
+                .map_err(|_| format!("{} is outside {}", file.display(), top.display()))?;
+            let target = copy.path().join(relative);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            }
+            if file.is_file() && !target.exists() {
+                std::fs::copy(file, &target).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    // A folder name no repository has, so that nothing of the user's is shadowed.
+    let token = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let batch_name = format!(".kdrift-batch-{token}");
+    let batch_dir = copy.path().join(&batch_name);
+    std::fs::create_dir_all(&batch_dir).map_err(|e| e.to_string())?;
+    let mut resources = Vec::new();
+    for (at, (root, _)) in roots.iter().enumerate() {
+        let relative = root
+            .strip_prefix(&top)
+            .map_err(|_| format!("{} is outside {}", root.display(), top.display()))?;
+        resources.push(Value::from(
+            Path::new("..").join(relative).display().to_string(),
+        ));
+        let marker = format!("marker-{at}.yaml");
+        std::fs::write(
+            batch_dir.join(&marker),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n",
+                marker_name(&token, at)
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        resources.push(Value::from(marker));
+    }
+    let kustomization = serde_json::json!({
+        "resources": resources,
+        "sortOptions": {"order": "fifo"},
+        "buildMetadata": ["originAnnotations"],
+    });
+    let text = serde_yaml::to_string(&kustomization).map_err(|e| e.to_string())?;
+    std::fs::write(batch_dir.join(FILE_NAMES[0]), text).map_err(|e| e.to_string())?;
+    let limit = RENDER_LIMIT.saturating_mul(u32::try_from(roots.len()).unwrap_or(u32::MAX));
+    let done = crate::process::run_bounded(renderer.command(&batch_dir), limit)
+        .map_err(|e| e.to_string())?;
+    if !done.ok {
+        return Err(message_of(&done.stderr));
+    }
+    let origins = top.join(&batch_name);
+    let mut rendered = Vec::with_capacity(roots.len());
+    let mut text = String::new();
+    for range in crate::manifest::edit::documents::split(&done.stdout) {
+        let document = done.stdout.get(range).unwrap_or_default();
+        let marker = marker_name(&token, rendered.len());
+        if document
+            .lines()
+            .any(|l| l.trim() == format!("name: {marker}"))
+        {
+            rendered.push(Rendered {
+                text: std::mem::take(&mut text),
+                origins: Some(origins.clone()),
+            });
+            continue;
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("---\n");
+        text.push_str(document);
+    }
+    if rendered.len() != roots.len() || !text.trim().is_empty() {
+        return Err(format!(
+            "the batch's markers: {} of {} found",
+            rendered.len(),
+            roots.len()
+        ));
+    }
+    Ok(rendered)
+}
+
+fn marker_name(token: &str, at: usize) -> String {
+    format!("kdrift-batch-marker-{token}-{at}")
 }
 
 /// The folder all of `paths` lie in.
