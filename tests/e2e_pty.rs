@@ -466,6 +466,21 @@ fn quiet_demo(dir: &std::path::Path, trace: bool) -> CommandBuilder {
     cmd
 }
 
+/// Whether the table has the row of `namespace`/`name` and its DRIFT column ends with `drift`.
+fn row_ends(screen: &Screen, namespace: &str, name: &str, drift: &str) -> bool {
+    screen.lines().iter().any(|l| {
+        let mut words = l
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty());
+        words.next() == Some(namespace)
+            && words.next() == Some(name)
+            && l.trim_end()
+                .trim_end_matches('│')
+                .trim_end()
+                .ends_with(drift)
+    })
+}
+
 #[test]
 fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     let dir = tempfile::tempdir().unwrap();
@@ -473,18 +488,7 @@ fn demo_accepts_a_scale_hotfix_from_the_screen_in_three_keys() {
     let repo = dir.path().join("manifests");
     let kubeconfig = dir.path().join("kubeconfig");
     let mut pty = Pty::spawn(quiet_demo(dir.path(), false), ROWS, COLS);
-    let row_ends = |s: &Screen, drift: &str| {
-        s.lines().iter().any(|l| {
-            l.split(|c: char| c.is_whitespace() || c == '│')
-                .filter(|w| !w.is_empty())
-                .nth(1)
-                == Some("frontend")
-                && l.trim_end()
-                    .trim_end_matches('│')
-                    .trim_end()
-                    .ends_with(drift)
-        })
-    };
+    let row_ends = |s: &Screen, drift: &str| row_ends(s, "shop", "frontend", drift);
     let mut screen = Screen::new();
     wait_for(&mut screen, &pty.output, "frontend in sync", |s| {
         row_ends(s, "in sync")
@@ -590,4 +594,118 @@ fn a_secret_value_is_neither_on_screen_nor_in_the_log() {
     for value in [PLANTED, encoded.as_str(), "demo-only-not-a-secret"] {
         assert!(!log.contains(value), "the log shows a secret value");
     }
+}
+
+/// Issue 12's "done when" on `kdrift demo`: a `kubectl scale` of the prod overlay's Deployment
+/// shows the overlay's `replicas:` entry as its source; `a` + `enter` commits that one line of
+/// `overlays/prod/kustomization.yaml`; a `kubectl set env` then goes into prod's own patch file;
+/// afterwards prod renders as live (the row is in sync) and staging renders exactly as before.
+#[test]
+fn demo_accepts_a_scale_of_the_prod_overlay_into_its_kustomization() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let repo = dir.path().join("manifests");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut pty = Pty::spawn(quiet_demo(dir.path(), false), ROWS, COLS);
+    let row_ends = |s: &Screen, drift: &str| row_ends(s, "inventory-prod", "inventory", drift);
+    let mut screen = Screen::new();
+    wait_for(&mut screen, &pty.output, "inventory-prod in sync", |s| {
+        row_ends(s, "in sync")
+    });
+    // Select the row (the filter is the quickest way there in a test).
+    pty.send(b"/inventory-prod/inventory\r");
+    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
+        s.text().contains("</inventory-prod/inventory>")
+    });
+    let render = |root: &str| {
+        let out = std::process::Command::new("kubectl")
+            .args(["kustomize", repo.join(root).to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let staging = render("inventory/overlays/staging");
+    let kubectl = |args: &[&str]| {
+        let out = std::process::Command::new(live_screen::kubectl_bin::path())
+            .args([
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "-n",
+                "inventory-prod",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    kubectl(&["scale", "deployment/inventory", "--replicas=5"]);
+    wait_for(&mut screen, &pty.output, "inventory-prod drifted", |s| {
+        row_ends(s, "1 field")
+    });
+
+    pty.send(b"a");
+    wait_for(&mut screen, &pty.output, "the accept view", |s| {
+        let t = s.text();
+        t.contains("[x] spec.replicas")
+            && t.contains("inventory/overlays/prod/kustomization.yaml")
+            && t.contains("+    count: 5")
+    });
+    pty.send(b"\r");
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "the commit in the status bar",
+        |s| s.text().contains("committed "),
+    );
+    let files = git_as(&home, &repo, &["show", "--format=", "--name-only", "HEAD"]);
+    assert_eq!(
+        files.trim(),
+        "inventory/overlays/prod/kustomization.yaml",
+        "{files}"
+    );
+    let patch = git_as(&home, &repo, &["show", "--format=", "--unified=0", "HEAD"]);
+    assert_eq!(
+        live_screen::changed_lines(&patch),
+        ["-    count: 3", "+    count: 5"],
+        "{patch}"
+    );
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "inventory-prod back in sync",
+        |s| row_ends(s, "in sync"),
+    );
+
+    kubectl(&["set", "env", "deployment/inventory", "BULK_RESERVATIONS=on"]);
+    wait_for(&mut screen, &pty.output, "the env var as drift", |s| {
+        row_ends(s, "1 field")
+    });
+    pty.send(b"a");
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "the accept view of the env var",
+        |s| {
+            let t = s.text();
+            t.contains("inventory/overlays/prod/resources.yaml") && t.contains("BULK_RESERVATIONS")
+        },
+    );
+    pty.send(b"\r");
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "inventory-prod in sync again",
+        |s| row_ends(s, "in sync"),
+    );
+    let files = git_as(&home, &repo, &["show", "--format=", "--name-only", "HEAD"]);
+    assert_eq!(files.trim(), "inventory/overlays/prod/resources.yaml");
+    assert_eq!(render("inventory/overlays/staging"), staging);
+    let prod = render("inventory/overlays/prod");
+    assert!(
+        prod.contains("replicas: 5") && prod.contains("BULK_RESERVATIONS"),
+        "{prod}"
+    );
+
+    quit(&mut pty, &mut screen, "kdrift did not quit on q");
 }

@@ -25,11 +25,10 @@ fn repo() -> Repo {
 /// `kubectl apply -k DIR`. Debian's kubectl 1.20 (the CI's second run) embeds kustomize
 /// v2.0.3, which knows no components or `replicas:`: with it, the overlay is rendered by the
 /// kubectl on PATH and the output applied with the old one.
-fn apply_k(c: &Cluster, dir: &std::path::Path) {
+fn apply_k(c: &Cluster, dir: &std::path::Path) -> String {
     let old = std::env::var_os("KDRIFT_TEST_KUBECTL").is_some_and(|v| !v.is_empty());
     if !old {
-        c.ok(&["apply", "-k", dir.to_str().unwrap()]);
-        return;
+        return c.ok(&["apply", "-k", dir.to_str().unwrap()]);
     }
     let rendered = std::process::Command::new("kubectl")
         .args(["kustomize", dir.to_str().unwrap()])
@@ -40,7 +39,7 @@ fn apply_k(c: &Cluster, dir: &std::path::Path) {
         "rendered.yaml",
         &String::from_utf8(rendered.stdout).unwrap(),
     );
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.ok(&["apply", "-f", file.to_str().unwrap()])
 }
 
 #[test]
@@ -146,6 +145,40 @@ fn an_applied_overlay_is_in_sync_and_a_scale_of_it_is_drift() {
     assert_eq!(live["spec"]["replicas"], 4, "{live}");
     let again = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/prod"]);
     assert_eq!(again.code, 0, "{again:?}");
+}
+
+/// The demo's kustomize application (demo/inventory): the seed's copy of what each overlay
+/// renders is what kustomize renders from demo/ today, and `kubectl apply -k` of each overlay
+/// against the seeded demo cluster changes nothing — the seed created exactly what it creates.
+#[test]
+fn the_demo_overlays_are_seeded_as_kubectl_apply_k_creates_them() {
+    let c = Cluster::start();
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("demo");
+    let documents = |text: &str| -> Vec<serde_json::Value> {
+        serde_yaml::Deserializer::from_str(text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .filter(|v: &serde_json::Value| !v.is_null())
+            .collect()
+    };
+    assert_eq!(kdrift::sim::scenario::manifests::DEMO_RENDERED.len(), 2);
+    for (root, seeded) in kdrift::sim::scenario::manifests::DEMO_RENDERED {
+        let dir = demo.join(root);
+        assert_eq!(
+            documents(&render(&dir)),
+            documents(seeded),
+            "{root}: the seed's rendering is stale; render it again into crates/kdrift-sim/src/scenario/rendered/"
+        );
+        let applied = apply_k(&c, &dir);
+        let lines: Vec<&str> = applied.lines().collect();
+        assert_eq!(lines.len(), 5, "{applied}");
+        assert!(lines.iter().all(|l| l.ends_with(" unchanged")), "{applied}");
+    }
+    let demo_check = std::process::Command::new(env!("CARGO_BIN_EXE_kdrift"))
+        .args(["check", "-A", "--manifests", demo.to_str().unwrap()])
+        .env("KUBECONFIG", &c.kubeconfig)
+        .output()
+        .unwrap();
+    assert_eq!(demo_check.status.code(), Some(0), "{demo_check:?}");
 }
 
 /// Renders `dir` with the kubectl on PATH.
@@ -333,4 +366,70 @@ fn a_value_a_shared_component_sets_is_accepted_into_the_overlays_own_patch() {
     assert_eq!(render(&repo.path("overlays/b")), b_before);
     let check = kdrift(&c, &repo, &["check", "-A", "--overlay", "overlays/a"]);
     assert_eq!(check.code, 0, "{check:?}");
+}
+
+/// Issue 12, point 8: a value of a generated ConfigMap accepted. The base's generator is shared
+/// with staging, so prod's own kustomization merges the value (`behavior: merge`); kustomize
+/// then names the ConfigMap by its new content: the new name is reported, the Deployment that
+/// refers to it moves with it (the proof allows exactly that), and after `kubectl apply -k`
+/// the overlay is in sync. Staging renders as before.
+#[test]
+fn an_accepted_generator_value_renames_its_configmap_and_says_so() {
+    let c = Cluster::start_with(false);
+    let repo = repo();
+    c.ok(&["create", "namespace", "prod"]);
+    apply_k(&c, &repo.path("overlays/prod"));
+    let names = c.ok(&["-n", "prod", "get", "configmap", "-o", "name"]);
+    let old = names
+        .lines()
+        .find(|l| l.starts_with("configmap/web-config-"))
+        .unwrap()
+        .to_owned();
+    c.ok(&[
+        "-n",
+        "prod",
+        "patch",
+        &old,
+        "-p",
+        r#"{"data":{"MODE":"slow"}}"#,
+    ]);
+    let staging = render(&repo.path("overlays/staging"));
+
+    let run = kdrift(
+        &c,
+        &repo,
+        &["accept", &old, "-n", "prod", "--overlay", "overlays/prod"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let old_name = old.trim_start_matches("configmap/");
+    assert!(
+        run.stdout.contains(&format!("(was {old_name})"))
+            && run.stdout.contains("with the edit it is web-config-")
+            && run
+                .stdout
+                .contains("deployment/prod/web refers to it by the new name"),
+        "{}",
+        run.stdout
+    );
+    let kustomization = repo.read("overlays/prod/kustomization.yaml");
+    assert!(
+        kustomization.ends_with(
+            "configMapGenerator:\n  - name: web-config\n    behavior: merge\n    literals:\n      - MODE=slow\n"
+        ),
+        "{kustomization}"
+    );
+    assert_eq!(render(&repo.path("overlays/staging")), staging);
+    let prod = render(&repo.path("overlays/prod"));
+    assert!(
+        !prod.contains(old_name) && prod.contains("MODE: slow"),
+        "{prod}"
+    );
+
+    apply_k(&c, &repo.path("overlays/prod"));
+    let after = kdrift(
+        &c,
+        &repo,
+        &["check", "-n", "prod", "--overlay", "overlays/prod"],
+    );
+    assert_eq!(after.code, 0, "{after:?}");
 }

@@ -114,6 +114,102 @@ fn patch_edit(key: &str, item: &DriftItem) -> Result<FieldEdit, AcceptError> {
     }
 }
 
+/// The edit of a root's kustomization (`root`) that makes its generator `name` of `field` merge
+/// `literals` (`KEY=VALUE`) into a generator of a base other roots share: its own entry for the
+/// generator gets them (each replacing its key's literal), else a new `behavior: merge` entry.
+fn generator_merge(root: &Value, field: &str, name: &str, literals: &[String]) -> FieldEdit {
+    let key_of = |literal: &str| literal.split_once('=').map(|(k, _)| k.trim().to_owned());
+    let entries = root.get(field).and_then(Value::as_array);
+    let existing = entries.and_then(|list| {
+        list.iter()
+            .position(|g| g.get("name").and_then(Value::as_str) == Some(name))
+    });
+    if let (Some(list), Some(at)) = (entries, existing) {
+        let mut merged: Vec<Value> = list[at]
+            .get("literals")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for literal in literals {
+            let key = key_of(literal);
+            match merged
+                .iter()
+                .position(|l| l.as_str().and_then(key_of) == key)
+            {
+                Some(same) => merged[same] = literal.as_str().into(),
+                None => merged.push(literal.as_str().into()),
+            }
+        }
+        return FieldEdit::Set {
+            path: FieldPath(vec![
+                PathStep::Key(field.into()),
+                PathStep::Index(at),
+                PathStep::Key("literals".into()),
+            ]),
+            value: Value::Array(merged),
+        };
+    }
+    let entry = serde_json::json!({"name": name, "behavior": "merge", "literals": literals});
+    append_to(root, field, entry)
+}
+
+/// The edit that appends `entry` to the top-level list `field` of a kustomization (`root`),
+/// making the list when it has none.
+fn append_to(root: &Value, field: &str, entry: Value) -> FieldEdit {
+    match root.get(field).and_then(Value::as_array).map(Vec::len) {
+        Some(count) => FieldEdit::InsertItem {
+            path: FieldPath(vec![PathStep::Key(field.into()), PathStep::Index(count)]),
+            value: entry,
+            after: count
+                .checked_sub(1)
+                .map(PathStep::Index)
+                .into_iter()
+                .collect(),
+        },
+        None => FieldEdit::Set {
+            path: FieldPath(vec![PathStep::Key(field.into())]),
+            value: Value::Array(vec![entry]),
+        },
+    }
+}
+
+/// kustomize merges a keyed list of a strategic-merge patch in the patch's order, with the items
+/// only the base has after them. An item added live after items of the base would so render
+/// first: the patch names those items before it (by their key alone, which changes nothing of
+/// theirs), as far as the patch does not already list them.
+fn keep_live_order(edits: Vec<FieldEdit>, rendered: &Value, patch: &Value) -> Vec<FieldEdit> {
+    let mut patch = patch.clone();
+    let mut out = Vec::new();
+    for edit in edits {
+        if let FieldEdit::InsertItem { path, after, .. } = &edit
+            && let Some((PathStep::Item(_), parent)) = path.steps().split_last()
+            && let Some(Value::Array(base)) = edit::path::lookup(rendered, parent)
+        {
+            for (at, step) in after.iter().enumerate().rev() {
+                let PathStep::Item(key) = step else { continue };
+                let listed = edit::path::lookup(&patch, parent)
+                    .and_then(Value::as_array)
+                    .is_some_and(|list| edit::path::position(list, step).is_some());
+                if listed || edit::path::position(base, step).is_none() {
+                    continue;
+                }
+                let mut steps = parent.to_vec();
+                steps.push(step.clone());
+                let placeholder = FieldEdit::InsertItem {
+                    path: FieldPath(steps),
+                    value: Value::Object(key.clone()),
+                    after: after[at + 1..].to_vec(),
+                };
+                patch = edit::intended::apply(&patch, std::slice::from_ref(&placeholder));
+                out.push(placeholder);
+            }
+        }
+        patch = edit::intended::apply(&patch, std::slice::from_ref(&edit));
+        out.push(edit);
+    }
+    out
+}
+
 /// The name of the object in its resource document (before prefixes and suffixes), which a
 /// patch names it by.
 fn source_name(manifest: &ManifestObject, read: &dyn Fn(&Path) -> Option<String>) -> String {
@@ -165,6 +261,7 @@ pub fn plan(
     let mut files: BTreeMap<PathBuf, FileChanges> = BTreeMap::new();
     let mut inline: BTreeMap<InlineKey, Vec<FieldEdit>> = BTreeMap::new();
     let mut leaf_patch: Vec<FieldEdit> = Vec::new();
+    let mut merges: BTreeMap<(&'static str, String), Vec<String>> = BTreeMap::new();
     for item in chosen {
         let path = item.path.edit_path();
         let found = trace.locate(&traced, &path);
@@ -172,7 +269,27 @@ pub fn plan(
         // overridden in this root's own patch instead: the other roots must render as before.
         let found = match found {
             Some(found) if index.kustomize.roots_reading(&found.file).len() > 1 => {
-                leaf_patch.push(patch_edit(&key, item)?);
+                // A shared generator's value: this root's own generator entry merges it.
+                let generated = matches!(
+                    found.setter,
+                    Setter::Entry {
+                        literal: Some(_),
+                        ..
+                    } | Setter::GeneratorFile { .. }
+                        | Setter::EnvLine { .. }
+                );
+                if generated {
+                    let (field, name) = trace
+                        .generator_named(&traced, &found.kustomization)
+                        .ok_or_else(|| refuse(&key, "its generator is gone"))?;
+                    let Some(PathStep::Key(data_key)) = path.steps().last() else {
+                        return Err(refuse(&key, format!("{} is not a data key", item.path)));
+                    };
+                    let literal = format!("{data_key}={}", live_text(item, &key)?);
+                    merges.entry((field, name)).or_default().push(literal);
+                } else {
+                    leaf_patch.push(patch_edit(&key, item)?);
+                }
                 continue;
             }
             found => found,
@@ -351,17 +468,34 @@ pub fn plan(
                 value: edited.into(),
             });
     }
+    // A shared generator's values: the root's own entry for it, `behavior: merge`.
+    for ((field, name), literals) in merges {
+        let edit = generator_merge(&root.value, field, &name, &literals);
+        document_edits(&mut files, &root.file, 0).push(edit);
+    }
     // A field no file sets, or one a shared base sets: the root's own patch for the object.
     if !leaf_patch.is_empty() {
         match trace.patch_for(&traced) {
-            Some((file, document)) => files
-                .entry(file)
-                .or_default()
-                .documents
-                .entry(document)
-                .or_default()
-                .extend(leaf_patch),
+            Some((file, document)) => {
+                let patch = read(&file)
+                    .and_then(|text| {
+                        crate::manifest::kustomize::source::documents_of(&text)
+                            .into_iter()
+                            .find(|d| d.index == document)
+                            .map(|d| d.value)
+                    })
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                let leaf_patch = keep_live_order(leaf_patch, &rendered, &patch);
+                files
+                    .entry(file)
+                    .or_default()
+                    .documents
+                    .entry(document)
+                    .or_default()
+                    .extend(leaf_patch)
+            }
             None => {
+                let leaf_patch = keep_live_order(leaf_patch, &rendered, &Value::Object(Map::new()));
                 let name = source_name(manifest, read);
                 let file = new_patch_name(&root.dir, &manifest.key.kind, &name, &|p| {
                     read(p).is_some() || files.contains_key(p)
@@ -380,29 +514,7 @@ pub fn plan(
                     .display()
                     .to_string();
                 let entry: Value = serde_json::json!({ "path": relative });
-                let listed = root
-                    .value
-                    .get("patches")
-                    .and_then(Value::as_array)
-                    .map(Vec::len);
-                let list_edit = match listed {
-                    Some(count) => FieldEdit::InsertItem {
-                        path: FieldPath(vec![
-                            PathStep::Key("patches".into()),
-                            PathStep::Index(count),
-                        ]),
-                        value: entry,
-                        after: count
-                            .checked_sub(1)
-                            .map(PathStep::Index)
-                            .into_iter()
-                            .collect(),
-                    },
-                    None => FieldEdit::Set {
-                        path: FieldPath(vec![PathStep::Key("patches".into())]),
-                        value: Value::Array(vec![entry]),
-                    },
-                };
+                let list_edit = append_to(&root.value, "patches", entry);
                 files
                     .entry(root.file.clone())
                     .or_default()
@@ -475,7 +587,7 @@ fn objects_by_key(
     index: &ManifestIndex,
     root: &Path,
     text: &str,
-) -> HashMap<String, ManifestObject> {
+) -> HashMap<crate::manifest::ObjectKey, ManifestObject> {
     let kustomization = root.join(crate::manifest::kustomize::tree::FILE_NAMES[0]);
     crate::manifest::parse::parse_file(
         &Arc::from(kustomization.as_path()),
@@ -484,7 +596,7 @@ fn objects_by_key(
     )
     .objects
     .into_iter()
-    .map(|o| (o.key.to_string(), o))
+    .map(|o| (o.key.clone(), o))
     .collect()
 }
 
@@ -527,7 +639,9 @@ pub fn prove(
     }
     let after = render_all(&scratch);
     let target_root = manifest.rendered.as_deref().and_then(Path::parent);
+    let mut renames = Vec::new();
     for root in &roots {
+        let mut referrers: Vec<String> = Vec::new();
         let name = shown(root);
         let (Some(before), Some(after)) = (before.get(root), after.get(root)) else {
             continue;
@@ -543,8 +657,20 @@ pub fn prove(
         let before = objects_by_key(index, root, before);
         let after = objects_by_key(index, root, after);
         let is_target_root = Some(root.as_path()) == target_root;
+        // A generated object named by its content (the hash suffix) renders under a new name.
+        let renamed = if is_target_root && !after.contains_key(&manifest.key) {
+            renamed_by_hash(&manifest.key, &before, &after)
+        } else {
+            None
+        };
         for (object, old) in &before {
-            let Some(new) = after.get(object) else {
+            let is_target = is_target_root && *object == manifest.key;
+            let found = match (after.get(object), renamed) {
+                (Some(new), _) => Some(new),
+                (None, Some(renamed)) if is_target => after.get(renamed),
+                _ => None,
+            };
+            let Some(new) = found else {
                 return Err(refuse(
                     &key,
                     format!(
@@ -552,7 +678,7 @@ pub fn prove(
                     ),
                 ));
             };
-            if is_target_root && *object == key {
+            if is_target {
                 // The accepted fields now render as live; every other field as before.
                 let was = drift::compare(old, live, &index.config);
                 let now = drift::compare(new, live, &index.config);
@@ -560,6 +686,7 @@ pub fn prove(
                     .items
                     .iter()
                     .filter(|i| i.class.is_drift())
+                    .filter(|i| renamed.is_none() || i.path.to_string() != "metadata.name")
                     .filter(|i| {
                         chosen.iter().any(|c| c.path == i.path)
                             || !was.items.iter().any(|w| {
@@ -579,7 +706,14 @@ pub fn prove(
                 }
                 continue;
             }
-            if old.body.to_value() != new.body.to_value() {
+            let old = old.body.to_value();
+            let new = new.body.to_value();
+            // A referrer of the renamed object names it by its new name, and changes no more.
+            let expected = match renamed {
+                Some(renamed) => with_name_replaced(&old, &manifest.key.name, &renamed.name),
+                None => old.clone(),
+            };
+            if expected != new {
                 return Err(refuse(
                     &key,
                     format!(
@@ -587,8 +721,27 @@ pub fn prove(
                     ),
                 ));
             }
+            if old != new {
+                referrers.push(object.to_string());
+            }
         }
-        if let Some(extra) = after.keys().find(|k| !before.contains_key(*k)) {
+        if let Some(renamed) = renamed {
+            renames.push(format!(
+                "kustomize names {} by its content: with the edit it is {} (was {}){}. The cluster changes when {name} is applied (kubectl apply -k {name})",
+                manifest.key.kind,
+                renamed.name,
+                manifest.key.name,
+                match referrers.len() {
+                    0 => String::new(),
+                    1 => format!("; {} refers to it by the new name", referrers[0]),
+                    _ => format!("; {} refer to it by the new name", referrers.join(", ")),
+                }
+            ));
+        }
+        if let Some(extra) = after
+            .keys()
+            .find(|k| !before.contains_key(*k) && Some(*k) != renamed)
+        {
             return Err(refuse(
                 &key,
                 format!(
@@ -598,8 +751,134 @@ pub fn prove(
         }
     }
     let list: Vec<String> = roots.iter().map(|r| shown(r)).collect();
-    Ok(vec![format!(
-        "proved by rendering {} before and after the edit: {key} renders as live, nothing else changed",
+    if renames.is_empty() {
+        return Ok(vec![format!(
+            "proved by rendering {} before and after the edit: {key} renders as live, nothing else changed",
+            list.join(", ")
+        )]);
+    }
+    let mut notes = vec![format!(
+        "proved by rendering {} before and after the edit: {key} renders as live under its new name, nothing else changed but the references to it",
         list.join(", ")
-    )])
+    )];
+    notes.extend(renames);
+    Ok(notes)
+}
+
+/// The object of `after` that `key` became when its generator's hash suffix changed: same
+/// group, kind and namespace, the same name before the suffix, and new in `after`.
+fn renamed_by_hash<'a>(
+    key: &crate::manifest::ObjectKey,
+    before: &HashMap<crate::manifest::ObjectKey, ManifestObject>,
+    after: &'a HashMap<crate::manifest::ObjectKey, ManifestObject>,
+) -> Option<&'a crate::manifest::ObjectKey> {
+    let stem = hash_stem(&key.name)?;
+    let mut candidates = after.keys().filter(|k| {
+        !before.contains_key(*k)
+            && k.group == key.group
+            && k.kind == key.kind
+            && k.namespace == key.namespace
+            && hash_stem(&k.name) == Some(stem)
+    });
+    let found = candidates.next()?;
+    candidates.next().is_none().then_some(found)
+}
+
+/// `name` without kustomize's content hash suffix (`-` and 10 characters of its alphabet).
+fn hash_stem(name: &str) -> Option<&str> {
+    let (stem, suffix) = name.rsplit_once('-')?;
+    (suffix.len() == 10
+        && suffix
+            .bytes()
+            .all(|b| b"bcdfghjkmnpqrstvwxz2456789".contains(&b)))
+    .then_some(stem)
+}
+
+/// `value` with every string equal to `from` replaced by `to` (a referrer's names of an object).
+fn with_name_replaced(value: &Value, from: &str, to: &str) -> Value {
+    match value {
+        Value::String(s) if s == from => Value::String(to.to_owned()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| with_name_replaced(v, from, to))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), with_name_replaced(v, from, to)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item(name: &str) -> PathStep {
+        let mut key = Map::new();
+        key.insert("name".into(), name.into());
+        PathStep::Item(key)
+    }
+
+    fn env_of(name: &str) -> Vec<PathStep> {
+        vec![
+            PathStep::Key("containers".into()),
+            item("web"),
+            PathStep::Key("env".into()),
+            item(name),
+        ]
+    }
+
+    #[test]
+    fn only_a_kustomize_hash_suffix_is_a_hash_suffix() {
+        assert_eq!(hash_stem("web-config-7kcm455446"), Some("web-config"));
+        assert_eq!(
+            hash_stem("inventory-config-6cfkh69k6m"),
+            Some("inventory-config")
+        );
+        // Ten characters, but not of kustomize's alphabet (vowels, 0, 1, 3 are not in it).
+        assert_eq!(hash_stem("web-config-production"), None);
+        assert_eq!(hash_stem("web-config-abc"), None);
+        assert_eq!(hash_stem("webconfig"), None);
+        let referrer =
+            json!({"volumes": [{"configMap": {"name": "a-7kcm455446"}}], "note": "a-7kcm455446x"});
+        assert_eq!(
+            with_name_replaced(&referrer, "a-7kcm455446", "a-b6k527t6b9"),
+            json!({"volumes": [{"configMap": {"name": "a-b6k527t6b9"}}], "note": "a-7kcm455446x"})
+        );
+    }
+
+    #[test]
+    fn a_live_item_after_base_items_names_them_in_the_patch_before_it() {
+        let rendered = json!({"containers": [{"name": "web", "env": [
+            {"name": "A", "value": "1"}, {"name": "R", "value": "eu"}, {"name": "B", "value": "2"}]}]});
+        // The patch already lists R; live added N after B: A and B are named, R is not again.
+        let patch = json!({"containers": [{"name": "web", "env": [{"name": "R", "value": "eu"}]}]});
+        let insert = FieldEdit::InsertItem {
+            path: FieldPath(env_of("N")),
+            value: json!({"name": "N", "value": "x"}),
+            after: vec![item("B"), item("R"), item("A")],
+        };
+        let edits = keep_live_order(vec![insert], &rendered, &patch);
+        let result = edit::intended::apply(&patch, &edits);
+        assert_eq!(
+            result["containers"][0]["env"],
+            json!([{"name": "A"}, {"name": "R", "value": "eu"}, {"name": "B"}, {"name": "N", "value": "x"}])
+        );
+        // First in the live list: nothing to name.
+        let first = FieldEdit::InsertItem {
+            path: FieldPath(env_of("N")),
+            value: json!({"name": "N", "value": "x"}),
+            after: vec![],
+        };
+        assert_eq!(
+            keep_live_order(vec![first.clone()], &rendered, &patch),
+            vec![first]
+        );
+    }
 }

@@ -3,7 +3,6 @@
 //! `kdrift diff` prints and the TUI's `d` view draws.
 use serde_json::{Map, Value};
 use similar::{ChangeTag, TextDiff};
-use std::path::Path;
 
 use crate::manifest::ObjectKey;
 use crate::schema::Schema;
@@ -380,7 +379,11 @@ pub fn unified(
     now: jiff::Timestamp,
     colour: bool,
 ) -> String {
-    let name = format!("{}:{}", manifest.file.display(), manifest.line);
+    let name = format!(
+        "{}:{}",
+        crate::manifest::shown_path(&manifest.file),
+        manifest.line
+    );
     let mut lines = diff_lines(&manifest.body.to_value(), drift, &name, now, 3);
     if let Some(sources) = index.and_then(|index| sources_of(index, manifest, drift)) {
         name_sources(&mut lines, &sources);
@@ -400,9 +403,7 @@ pub fn unified(
                 Some(index) => index.place_of(manifest, &item.path.edit_path(), &steps),
                 None => manifest.place(&steps),
             };
-            lines[at]
-                .text
-                .push_str(&format!(" {}", place.shown(Path::new(""))));
+            lines[at].text.push_str(&format!(" {}", place.shown_here()));
         }
     }
     render(&lines, colour)

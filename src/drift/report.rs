@@ -299,11 +299,16 @@ impl DriftReport {
         for object in &self.objects {
             let key = object.drift.key.to_string();
             let place = match (&object.file, object.line) {
-                (Some(file), Some(line)) => format!("{}:{line}", file.display()),
+                (Some(file), Some(line)) => {
+                    format!("{}:{line}", crate::manifest::shown_path(file))
+                }
                 _ => String::new(),
             };
             let place = match &object.rendered_by {
-                Some(root) => format!("{place} (rendered by {})", root.display()),
+                Some(root) => format!(
+                    "{place} (rendered by {})",
+                    crate::manifest::shown_path(root)
+                ),
                 None => place,
             };
             match &object.drift.status {
@@ -330,7 +335,7 @@ impl DriftReport {
                 // A kustomize root's field: the file that sets it (an overlay, a patch).
                 let source = match object.item_places.get(at) {
                     Some(Some(place)) if object.rendered_by.is_some() => {
-                        format!("{} · ", place.shown(Path::new("")))
+                        format!("{} · ", place.shown_here())
                     }
                     _ => String::new(),
                 };

@@ -106,14 +106,38 @@ pub struct Place {
 }
 
 impl Place {
+    fn relative<'a>(file: &'a Path, root: &Path) -> &'a Path {
+        match file.strip_prefix(root) {
+            Ok(relative) if !relative.as_os_str().is_empty() => relative,
+            _ => file,
+        }
+    }
+
+    /// The place as the terminal shows it: see [`shown_path`].
+    pub fn shown_here(&self) -> String {
+        match std::env::current_dir() {
+            Ok(here) => self.shown(&here),
+            Err(_) => self.shown(Path::new("")),
+        }
+    }
+
     /// `apps/web.yaml:8`, `overlays/prod/kustomization.yaml:12 (replicas)`; the file relative
     /// to `root`.
     pub fn shown(&self, root: &Path) -> String {
-        let file = self.file.strip_prefix(root).unwrap_or(&self.file).display();
+        let file = Place::relative(&self.file, root).display();
         match self.what {
             Some(what) => format!("{file}:{} ({what})", self.line),
             None => format!("{file}:{}", self.line),
         }
+    }
+}
+
+/// How a manifest file is named on the terminal: relative to the current directory when it is
+/// below it (`demo/shop/cart.yaml`, as the user typed `--manifests demo`), else absolute.
+pub fn shown_path(path: &Path) -> String {
+    match std::env::current_dir() {
+        Ok(here) => Place::relative(path, &here).display().to_string(),
+        Err(_) => path.display().to_string(),
     }
 }
 

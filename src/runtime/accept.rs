@@ -129,13 +129,28 @@ pub async fn accept(
             .collect();
         let done = tokio::task::spawn_blocking(move || {
             let edits: Vec<_> = request.edits().cloned().collect();
-            crate::accept::kustomize::prove(&index.0, &manifest, &edits, &request.chosen, &live)?;
+            let notes = crate::accept::kustomize::prove(
+                &index.0,
+                &manifest,
+                &edits,
+                &request.chosen,
+                &live,
+            )?;
             write_and_commit(&request.root, &edits, Some(&request.commit))
+                .map(|outcome| (outcome, notes))
         })
         .await
         .map_err(|e| format!("the accept task failed: {e}"))?;
+        // The first note is the proof; any other (a generated object's new name) is said too.
         return done
-            .map(|outcome| outcome.describe(&shown.join(", ")))
+            .map(|(outcome, notes)| {
+                let mut text = outcome.describe(&shown.join(", "));
+                for note in notes.iter().skip(1) {
+                    text.push_str(" — ");
+                    text.push_str(note);
+                }
+                text
+            })
             .map_err(|e| e.to_string().replace('\n', " "));
     }
     let manifest = manifest_in(

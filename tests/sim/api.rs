@@ -52,7 +52,13 @@ fn paginated_lists_return_every_object_once() {
         let mut params = ListParams::default().limit(3);
         loop {
             let page = api.list(&params).await.unwrap();
-            names.extend(page.items.iter().map(|d| d.metadata.name.clone().unwrap()));
+            names.extend(page.items.iter().map(|d| {
+                format!(
+                    "{}/{}",
+                    d.metadata.namespace.as_deref().unwrap(),
+                    d.metadata.name.as_deref().unwrap()
+                )
+            }));
             match page.metadata.continue_.filter(|t| !t.is_empty()) {
                 Some(token) => params = params.continue_token(&token),
                 None => break names,

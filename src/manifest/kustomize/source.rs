@@ -365,6 +365,19 @@ fn generator_of<'l>(
 }
 
 impl Trace {
+    /// The generator of the kustomization `file` that makes `object`: its list
+    /// (`configMapGenerator`, `secretGenerator`) and its `name:`.
+    pub fn generator_named(
+        &self,
+        object: &Traced<'_>,
+        file: &Path,
+    ) -> Option<(&'static str, String)> {
+        let layer = self.layers.iter().find(|l| l.file == file)?;
+        let (field, _, generator) = generator_of(layer, object)?;
+        let name = generator.get("name").and_then(Value::as_str)?;
+        Some((field, name.to_owned()))
+    }
+
     /// Reads the kustomization of `root` (a folder) and every one it includes.
     pub fn read(root: &Path) -> Trace {
         let mut trace = Trace::default();

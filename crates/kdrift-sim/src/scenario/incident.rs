@@ -122,6 +122,11 @@ pub fn steps() -> Vec<Step> {
             target: Key::new("shop", "frontend"),
             replicas: 4,
         },
+        // The warehouse feed backs up: prod's inventory (a kustomize overlay) scaled by hand.
+        Step::Scale {
+            target: Key::new("inventory-prod", "inventory"),
+            replicas: 5,
+        },
         // OOM kills at 3 a.m.: a memory limit raised live.
         Step::SetMemoryLimit {
             target: Key::new("payments", "payments-api"),
@@ -344,7 +349,9 @@ mod tests {
                     body,
                     r#"{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"auth"}],"containers":[{"$setElementOrder/env":[{"name":"LOG_FORMAT"},{"name":"SIGNING_KEY"},{"name":"LOG_LEVEL"}],"env":[{"name":"LOG_LEVEL","value":"debug"}],"name":"auth"}]}}}}"#
                 ),
-                Step::Scale { .. } => assert_eq!(body, r#"{"spec":{"replicas":4}}"#),
+                Step::Scale { replicas, .. } => {
+                    assert_eq!(body, format!(r#"{{"spec":{{"replicas":{replicas}}}}}"#))
+                }
                 Step::SetImage { .. } => assert_eq!(
                     body,
                     r#"{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"checkout"}],"containers":[{"image":"registry.example/shop/checkout:3.2.0-crash","name":"checkout"}]}}}}"#
@@ -368,6 +375,7 @@ mod tests {
             [
                 "kubectl-set",
                 "kubectl",
+                "kubectl",
                 "kubectl-set",
                 "kubectl-set",
                 "kubectl-edit",
@@ -377,6 +385,7 @@ mod tests {
             ]
         );
         assert_eq!(managers[1].1.as_deref(), Some("scale"));
+        assert_eq!(managers[2].1.as_deref(), Some("scale"));
     }
 
     fn managers(d: &Value) -> Vec<(String, String)> {
@@ -430,6 +439,14 @@ mod tests {
             managers(&frontend).contains(&("kubectl".into(), "scale".into())),
             "{:?}",
             managers(&frontend)
+        );
+
+        let inventory = get("inventory-prod", "inventory");
+        assert_eq!(inventory["spec"]["replicas"], 5);
+        assert_eq!(
+            get("inventory-staging", "inventory")["spec"]["replicas"],
+            1,
+            "staging, rendered from the same base, is left alone"
         );
 
         let checkout = get("shop", "checkout");

@@ -14,6 +14,50 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/crds/backuppolicies.yaml"),
     ),
     (
+        "inventory/base/deployment.yaml",
+        include_str!("../../../../demo/inventory/base/deployment.yaml"),
+    ),
+    (
+        "inventory/base/kustomization.yaml",
+        include_str!("../../../../demo/inventory/base/kustomization.yaml"),
+    ),
+    (
+        "inventory/base/service.yaml",
+        include_str!("../../../../demo/inventory/base/service.yaml"),
+    ),
+    (
+        "inventory/base/serviceaccount.yaml",
+        include_str!("../../../../demo/inventory/base/serviceaccount.yaml"),
+    ),
+    (
+        "inventory/base/settings.properties",
+        include_str!("../../../../demo/inventory/base/settings.properties"),
+    ),
+    (
+        "inventory/components/tracing/kustomization.yaml",
+        include_str!("../../../../demo/inventory/components/tracing/kustomization.yaml"),
+    ),
+    (
+        "inventory/overlays/prod/kustomization.yaml",
+        include_str!("../../../../demo/inventory/overlays/prod/kustomization.yaml"),
+    ),
+    (
+        "inventory/overlays/prod/namespace.yaml",
+        include_str!("../../../../demo/inventory/overlays/prod/namespace.yaml"),
+    ),
+    (
+        "inventory/overlays/prod/resources.yaml",
+        include_str!("../../../../demo/inventory/overlays/prod/resources.yaml"),
+    ),
+    (
+        "inventory/overlays/staging/kustomization.yaml",
+        include_str!("../../../../demo/inventory/overlays/staging/kustomization.yaml"),
+    ),
+    (
+        "inventory/overlays/staging/namespace.yaml",
+        include_str!("../../../../demo/inventory/overlays/staging/namespace.yaml"),
+    ),
+    (
         "payments/fraud-check.yaml",
         include_str!("../../../../demo/payments/fraud-check.yaml"),
     ),
@@ -67,6 +111,24 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The demo's kustomize application: every file under these folders is kustomize's to read (a
+/// base, overlays, a component), never a manifest of its own.
+pub const KUSTOMIZE_TREES: &[&str] = &["inventory/"];
+
+/// (root, what `kubectl kustomize demo/<root>` renders) of every root of [`KUSTOMIZE_TREES`]:
+/// what the seed creates, as `kubectl apply -k` of each overlay would. The demo cluster cannot
+/// count on a kustomize being installed; a test of the product renders each root and compares.
+pub const DEMO_RENDERED: &[(&str, &str)] = &[
+    (
+        "inventory/overlays/prod",
+        include_str!("rendered/inventory-prod.yaml"),
+    ),
+    (
+        "inventory/overlays/staging",
+        include_str!("rendered/inventory-staging.yaml"),
+    ),
+];
+
 /// A demo manifest that does not parse (only possible if `demo/` was edited badly).
 #[derive(Debug, thiserror::Error)]
 #[error("demo/{path}: document {document}: {source}")]
@@ -84,10 +146,15 @@ pub struct DemoObject {
     pub object: Value,
 }
 
-/// Every object of [`DEMO_MANIFESTS`], in file order (empty documents skipped).
+/// Every object of [`DEMO_MANIFESTS`] outside the kustomize trees, in file order (empty
+/// documents skipped), then every object the trees' roots render ([`DEMO_RENDERED`], `path`
+/// naming the root).
 pub fn demo_objects() -> Result<Vec<DemoObject>, ManifestError> {
     let mut objects = Vec::new();
-    for (path, contents) in DEMO_MANIFESTS {
+    let plain = DEMO_MANIFESTS
+        .iter()
+        .filter(|(path, _)| !KUSTOMIZE_TREES.iter().any(|tree| path.starts_with(tree)));
+    for (path, contents) in plain.chain(DEMO_RENDERED) {
         for (index, document) in serde_yaml::Deserializer::from_str(contents).enumerate() {
             let value: Value =
                 serde::Deserialize::deserialize(document).map_err(|source| ManifestError {
