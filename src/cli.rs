@@ -150,9 +150,15 @@ pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
 /// `kdrift check`'s output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum OutputFormat {
+    /// One line per drifted field, then a summary.
     #[default]
     Text,
+    /// The report as JSON (its shape: `schemaVersion`, documented in docs and the README).
     Json,
+    /// The same report as YAML, as kubectl's `-o yaml`.
+    Yaml,
+    /// GitHub Actions annotations (`::warning file=…,line=…::…`) on the drifted lines.
+    Github,
 }
 
 #[derive(Debug, Clone, Args)]

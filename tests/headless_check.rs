@@ -711,3 +711,45 @@ fn kubectl_drift_is_kdrift_as_a_kubectl_plugin() {
     let help = run(&["drift", "--help"]);
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: kubectl drift"));
 }
+
+/// `-o yaml` is the JSON report as YAML (with its `schemaVersion`); `-o github` puts a
+/// GitHub Actions `::warning` on the manifest line of each drifted field, the file named
+/// relative to the current directory (the workspace in a job), then the summary line.
+#[test]
+fn check_writes_yaml_and_github_annotations() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    let json = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(json.code, 1, "{json:?}");
+    let yaml = kdrift(&c, &repo, &["check", "-A", "-o", "yaml"]);
+    assert_eq!(yaml.code, 1, "{yaml:?}");
+    let from_yaml: serde_json::Value = serde_yaml::from_str(&yaml.stdout).unwrap();
+    assert_eq!(from_yaml["schemaVersion"], 1);
+    assert_eq!(from_yaml["schemaVersion"], json.json()["schemaVersion"]);
+    assert_eq!(from_yaml["summary"], json.json()["summary"]);
+    assert_eq!(drifted_fields(&from_yaml), drifted_fields(&json.json()));
+
+    let github = kdrift(&c, &repo, &["check", "-A", "-o", "github"]);
+    assert_eq!(github.code, 1, "{github:?}");
+    let line = json.json()["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == "deployment/shop/cart")
+        .map(|o| o["items"][0]["line"].as_u64().unwrap())
+        .unwrap();
+    let lines: Vec<&str> = github.stdout.lines().collect();
+    // Then the writer and how long ago, as in the text report.
+    assert!(
+        lines[0].starts_with(&format!(
+            "::warning file=shop/cart.yaml,line={line},title=kdrift%3A drift of deployment/shop/cart::spec.replicas: 2 in git, 5 live · kubectl"
+        )),
+        "{}",
+        github.stdout
+    );
+    assert_eq!(lines.len(), 2, "{}", github.stdout);
+    assert!(
+        lines[1].ends_with("1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems")
+    );
+}

@@ -19,14 +19,12 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
             Err(e) => {
                 tell!("kdrift: {e}");
                 // A script reading the JSON gets its shape, with the reason, whatever failed.
-                if args.output == OutputFormat::Json {
+                if args.output != OutputFormat::Text {
                     let report = DriftReport {
                         errors: vec![e.to_string()],
                         ..DriftReport::default()
                     };
-                    if let Ok(text) = serde_json::to_string_pretty(&report.to_json()) {
-                        say!("{text}");
-                    }
+                    let _ = print_report(&report, args.output);
                 }
                 return EXIT_ERROR;
             }
@@ -42,21 +40,31 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
             tell!("kdrift: {reason}");
             report.errors.push(reason);
         }
-        match args.output {
-            OutputFormat::Text => print!(
-                "{}",
-                crate::text::printable(&report.to_text(jiff::Timestamp::now()))
-            ),
-            OutputFormat::Json => match serde_json::to_string_pretty(&report.to_json()) {
-                Ok(text) => say!("{text}"),
-                Err(e) => {
-                    tell!("kdrift: cannot write the report as JSON: {e}");
-                    return EXIT_ERROR;
-                }
-            },
+        if let Err(e) = print_report(&report, args.output) {
+            tell!("kdrift: cannot write the report: {e}");
+            return EXIT_ERROR;
         }
         report.exit_code()
     })
+}
+
+/// Writes `report` to standard output in `format`.
+fn print_report(report: &DriftReport, format: OutputFormat) -> Result<(), String> {
+    let now = jiff::Timestamp::now();
+    match format {
+        OutputFormat::Text => print!("{}", crate::text::printable(&report.to_text(now))),
+        OutputFormat::Github => print!("{}", crate::text::printable(&report.to_github(now))),
+        OutputFormat::Json => {
+            let text =
+                serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?;
+            say!("{text}");
+        }
+        OutputFormat::Yaml => {
+            let text = serde_yaml::to_string(&report.to_json()).map_err(|e| e.to_string())?;
+            print!("{text}");
+        }
+    }
+    Ok(())
 }
 
 /// The kinds to list: every served kind of the manifests, in the version most of them use (the

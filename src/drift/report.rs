@@ -5,6 +5,7 @@
 //!
 //! ```json
 //! {
+//!   "schemaVersion": 1,                      // raised when a field changes meaning or goes
 //!   "objects": [{
 //!     "key": "deployment/shop/web",          // kind/namespace/name, as in the text report
 //!     "group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
@@ -203,8 +204,26 @@ struct Summary {
     problems: usize,
 }
 
+/// A workflow command's message, escaped as GitHub's toolkit escapes it.
+fn github_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value (`file=`, `title=`), escaped as GitHub's toolkit does.
+fn github_property(text: &str) -> String {
+    github_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The version of the JSON (and YAML) report's shape: raised when a field changes meaning or
+/// goes; new fields may appear without it.
+pub const SCHEMA_VERSION: u32 = 1;
+
 #[derive(Serialize)]
 struct JsonReport<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
     objects: Vec<JsonObject<'a>>,
     problems: Vec<JsonProblem>,
     errors: &'a [String],
@@ -293,6 +312,98 @@ impl DriftReport {
         }
     }
 
+    /// GitHub Actions workflow commands: a `::warning` on the manifest line of each drifted
+    /// field (on its source for a kustomize root's object) and of each object missing from the
+    /// cluster, `::error` for errors and problems, `::notice` for notes, then the summary line.
+    /// Files are named relative to the current directory (the workspace, in a job).
+    pub fn to_github(&self, now: jiff::Timestamp) -> String {
+        let mut out = String::new();
+        let mut annotate = |level: &str, place: Option<(&Path, usize)>, title: &str, text: &str| {
+            let mut properties = Vec::new();
+            if let Some((file, line)) = place {
+                properties.push(format!(
+                    "file={}",
+                    github_property(&crate::manifest::shown_path(file))
+                ));
+                properties.push(format!("line={line}"));
+            }
+            properties.push(format!("title={}", github_property(title)));
+            let _ = writeln!(
+                out,
+                "::{level} {}::{}",
+                properties.join(","),
+                github_data(text)
+            );
+        };
+        for object in &self.objects {
+            let key = object.drift.key.to_string();
+            let object_place = match (&object.file, object.line) {
+                (Some(file), Some(line)) => Some((file.as_path(), line)),
+                _ => None,
+            };
+            match &object.drift.status {
+                ObjectStatus::Missing => annotate(
+                    "warning",
+                    object_place,
+                    "kdrift: missing",
+                    &format!("{key} is in git but not in the cluster"),
+                ),
+                ObjectStatus::Error(message) => annotate(
+                    "error",
+                    object_place,
+                    "kdrift: error",
+                    &format!("{key}: {message}"),
+                ),
+                _ => {}
+            }
+            for (at, item) in object.drift.items.iter().enumerate() {
+                if !item.class.is_drift() {
+                    continue;
+                }
+                let place = match object.item_places.get(at) {
+                    Some(Some(place)) => Some((place.file.as_path(), place.line)),
+                    _ => object_place,
+                };
+                annotate(
+                    "warning",
+                    place,
+                    &format!("kdrift: drift of {key}"),
+                    &format!(
+                        "{}: {} in git, {} live · {}",
+                        item.path,
+                        short_value(item.manifest.as_ref()),
+                        short_value(item.live.as_ref()),
+                        attribution_text(item, now)
+                    ),
+                );
+            }
+        }
+        for problem in &self.problems {
+            let (file, line) = problem.place();
+            let level = if problem.is_note() { "notice" } else { "error" };
+            annotate(
+                level,
+                Some((file, line.unwrap_or(1))),
+                "kdrift",
+                &problem.to_string(),
+            );
+        }
+        for error in &self.errors {
+            annotate("error", None, "kdrift", error);
+        }
+        out.push_str(&self.summary_line());
+        out
+    }
+
+    /// `N objects: N in sync, N drifted (N fields), …`, with its line break.
+    fn summary_line(&self) -> String {
+        let s = self.summary();
+        format!(
+            "{} objects: {} in sync, {} drifted ({} fields), {} missing, {} unmanaged, {} errors; {} problems\n",
+            s.objects, s.in_sync, s.drifted, s.fields, s.missing, s.unmanaged, s.errors, s.problems
+        )
+    }
+
     /// One line per drifted field, then problems, errors and a summary line.
     pub fn to_text(&self, now: jiff::Timestamp) -> String {
         let mut out = String::new();
@@ -353,12 +464,7 @@ impl DriftReport {
         for error in &self.errors {
             let _ = writeln!(out, "error: {error}");
         }
-        let s = self.summary();
-        let _ = writeln!(
-            out,
-            "{} objects: {} in sync, {} drifted ({} fields), {} missing, {} unmanaged, {} errors; {} problems",
-            s.objects, s.in_sync, s.drifted, s.fields, s.missing, s.unmanaged, s.errors, s.problems
-        );
+        out.push_str(&self.summary_line());
         out
     }
 
@@ -426,6 +532,7 @@ impl DriftReport {
             })
             .collect();
         let report = JsonReport {
+            schema_version: SCHEMA_VERSION,
             objects,
             problems,
             errors: &self.errors,
