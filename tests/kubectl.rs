@@ -25,11 +25,14 @@ fn get_prints_the_server_side_table_and_json() {
     assert!(table.lines().any(|l| l.starts_with("frontend ")), "{table}");
 
     // The controller creates pods just after start-up; on a loaded machine the first get may
-    // come before them (kubectl then prints nothing on stdout).
+    // come before them (kubectl then prints nothing on stdout and "No resources found" on
+    // stderr).
     let mut pods = String::new();
     assert!(
         eventually(Duration::from_secs(60), || {
-            pods = c.ok(&["get", "pods", "-n", "shop"]);
+            let out = c.kubectl(&["get", "pods", "-n", "shop"]);
+            assert!(out.status.success(), "{out:?}");
+            pods = String::from_utf8(out.stdout).unwrap();
             !pods.trim().is_empty()
         }),
         "no pods in shop"
