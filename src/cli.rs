@@ -1,4 +1,4 @@
-//! The command line of `shared/DESIGN.md` ("Command line"), as clap types.
+//! The command line of `docs/ARCHITECTURE.md` ("Command line"), as clap types.
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

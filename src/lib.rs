@@ -1,6 +1,6 @@
 //! kdrift: watch Kubernetes rollouts live and settle drift between the cluster and git.
 //!
-//! The modules follow the data flow of `shared/DESIGN.md`:
+//! The modules follow the data flow of `docs/ARCHITECTURE.md` ("Data flow"):
 //! - [`cli`]: the command line (clap), parsed in `main.rs` and dispatched here.
 //! - [`cluster`]: kube IO — watchers that turn API objects into slim rows and messages.
 //! - [`manifest`]: loading and indexing the YAML manifests of a git checkout.

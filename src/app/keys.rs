@@ -1,4 +1,4 @@
-//! What each key does, per mode (k9s conventions, shared/DESIGN.md "Look and keys").
+//! What each key does, per mode (k9s conventions, docs/ARCHITECTURE.md "Look and keys").
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::table::SortBy;

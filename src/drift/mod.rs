@@ -1,5 +1,5 @@
 //! The drift engine: a live object compared with its manifest, field by field, by meaning, each
-//! difference attributed to the field manager that made it (see `shared/DESIGN.md`, "Drift
+//! difference attributed to the field manager that made it (see `docs/ARCHITECTURE.md`, "Drift
 //! semantics"). Pure: no IO.
 //!
 //! - [`live`]: the compact live extract ([`LiveObject`]) made from the server's JSON.

@@ -1,4 +1,4 @@
-//! Revert: make a live object equal its manifest again (see `shared/DESIGN.md`, "Accept and
+//! Revert: make a live object equal its manifest again (see `docs/ARCHITECTURE.md`, "Accept and
 //! revert"). The decisions are pure and live here, apart from the drift engine they use, so the
 //! TUI and the headless command share them; the kube IO is in [`crate::cluster::revert`].
 //!

@@ -1,5 +1,5 @@
 //! The rollout phase of a Deployment and its gauge ratio, from a slim row alone (pure), following
-//! the rules of `kubectl rollout status` (shared/KUBERNETES.md, "Deployment status and rollout").
+//! the rules of `kubectl rollout status` (docs/ARCHITECTURE.md, "Deployment status and rollout").
 use crate::cluster::rows::DeploymentRow;
 
 /// Where a Deployment's rollout stands, in the order an on-call engineer cares about.

@@ -1,6 +1,7 @@
-//! The one loop (STYLE.md "The loop"): await one event, drain every pending one, update the app,
-//! draw at most once per frame interval and only when something changed. No periodic tick: the
-//! loop wakes for a message, a signal, or when an age shown on screen is due to change.
+//! The one loop (docs/ARCHITECTURE.md, "The loop"): await one event, drain every pending one,
+//! update the app, draw at most once per frame interval and only when something changed. No
+//! periodic tick: the loop wakes for a message, a signal, or when an age shown on screen is due to
+//! change.
 use std::process::ExitCode;
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The defaults a real API server fills in on create and update (see shared/KUBERNETES.md): the
+//! What a real API server fills in on create/update (docs/ARCHITECTURE.md, "Server defaults"): the
 //! `SetDefaults_*` functions of the built-in API groups (as a 1.36 server applies them; the
 //! objects it stored after `kubectl apply` are in testdata/kubernetes-1.36/objects), plus what the
 //! admission plugins of a stock server add to pods (priority, service account) and namespaces
