@@ -344,7 +344,7 @@ fn roots_rendered_in_a_batch_are_what_each_renders_alone() {
         out
     };
     // Two roots: one kustomize run, whose origins are relative to the batch's folder.
-    let together = render::render_roots(renderer, &roots[..2]);
+    let together = render::render_roots(renderer, &roots[..2], &|_| false);
     assert_eq!(together.len(), 2);
     for ((dir, files), batched) in roots.iter().zip(&together) {
         let batched = batched.as_ref().unwrap();
@@ -361,7 +361,7 @@ fn roots_rendered_in_a_batch_are_what_each_renders_alone() {
     }
     // A root that fails fails its batch: each is then rendered alone, the failure named.
     let mixed = [roots[0].clone(), roots[2].clone()];
-    let results = render::render_roots(renderer, &mixed);
+    let results = render::render_roots(renderer, &mixed, &|_| false);
     let prod = results[0].as_ref().unwrap();
     assert_eq!(prod.origins.as_deref(), Some(roots[0].0.as_path()));
     assert_eq!(

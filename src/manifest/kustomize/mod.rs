@@ -269,7 +269,12 @@ impl Kustomize {
                         .iter()
                         .map(|(dir, files, _)| (dir.clone(), files.clone()))
                         .collect();
-                    let outputs = render::render_roots(renderer, &roots);
+                    let tree = &self.tree;
+                    let outputs = render::render_roots(renderer, &roots, &|dir: &Path| {
+                        tree.kustomizations
+                            .get(dir)
+                            .is_some_and(|k| k.build_metadata)
+                    });
                     // (on_all_cores returns its results worker by worker: keyed by root.)
                     let traces: HashMap<PathBuf, Arc<source::Trace>> =
                         super::on_all_cores(&roots, 8, |_: &mut (), (dir, _)| {

@@ -188,20 +188,22 @@ pub fn render(
 /// Renders every root of `roots` (each with the files it reads), on all cores, results in the
 /// order of `roots`. kustomize's own start-up (its OpenAPI schema, read for every strategic-merge
 /// patch) costs more than rendering a typical root, so roots are rendered several to a kustomize
-/// run where they can be ([`render_batch`]); a batch that fails is rendered root by root, so that
-/// each failure names its own root with kustomize's message.
+/// run ([`render_batch`]), but those `alone` says (a kustomization that asks for `buildMetadata`
+/// itself: in a batch only the batch's own counts); a batch that fails is rendered root by root,
+/// so that each failure names its own root with kustomize's message.
 pub fn render_roots(
     renderer: &Renderer,
     roots: &[(PathBuf, BTreeSet<PathBuf>)],
+    alone: &(dyn Fn(&Path) -> bool + Sync),
 ) -> Vec<Result<Rendered, String>> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
-    let (batchable, alone): (Vec<usize>, Vec<usize>) =
-        (0..roots.len()).partition(|&at| roots.len() > 1 && batchable(&roots[at].0));
+    let (batchable, single): (Vec<usize>, Vec<usize>) =
+        (0..roots.len()).partition(|&at| roots.len() > 1 && !alone(&roots[at].0));
     let per_batch = batchable.len().div_ceil(workers).max(2);
     let mut jobs: Vec<Vec<usize>> = batchable.chunks(per_batch).map(<[usize]>::to_vec).collect();
-    jobs.extend(alone.into_iter().map(|at| vec![at]));
+    jobs.extend(single.into_iter().map(|at| vec![at]));
     let work = |_: &mut (), job: &Vec<usize>| -> Vec<(usize, Result<Rendered, String>)> {
         if job.len() > 1 {
             let batch: Vec<&(PathBuf, BTreeSet<PathBuf>)> =
@@ -237,47 +239,20 @@ pub fn render_roots(
         .collect()
 }
 
-/// Whether `root` may render in a batch: a kustomization that asks for build metadata itself
-/// renders alone (in a batch only the batch's own `buildMetadata` counts).
-fn batchable(root: &Path) -> bool {
-    FILE_NAMES
-        .iter()
-        .map(|name| root.join(name))
-        .find(|file| file.is_file())
-        .and_then(|file| std::fs::read_to_string(file).ok())
-        .and_then(|text| serde_yaml::from_str::<Value>(&text).ok())
-        .is_some_and(|value| value.get("buildMetadata").is_none())
-}
-
-/// Renders `roots` in one kustomize run: a temporary copy of every file they read, and beside
-/// it a kustomization of our own that lists each root followed by a marker object, with
+/// Renders `roots` in one kustomize run: a [`Scratch`] copy of every file they read, and in it
+/// a kustomization of our own that lists each root followed by a marker object, with
 /// `sortOptions: fifo` (each root's objects stay together, before its marker) and
 /// `originAnnotations`. The output is cut at the markers into each root's objects.
 fn render_batch(
     renderer: &Renderer,
     roots: &[&(PathBuf, BTreeSet<PathBuf>)],
 ) -> Result<Vec<Rendered>, String> {
-    let top = common_folder(roots.iter().flat_map(|(root, files)| {
-        files
-            .iter()
-            .filter_map(|f| f.parent())
-            .chain(std::iter::once(root.as_path()))
-    }));
-    let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
-    for (_, files) in roots {
-        for file in files {
-            let relative = file
-                .strip_prefix(&top)
-                .map_err(|_| format!("{} is outside {}", file.display(), top.display()))?;
-            let target = copy.path().join(relative);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-            }
-            if file.is_file() && !target.exists() {
-                std::fs::copy(file, &target).map_err(|e| e.to_string())?;
-            }
-        }
-    }
+    let files: BTreeSet<PathBuf> = roots
+        .iter()
+        .flat_map(|(_, files)| files.iter().cloned())
+        .collect();
+    let dirs: Vec<PathBuf> = roots.iter().map(|(root, _)| root.clone()).collect();
+    let scratch = Scratch::copy(&files, &dirs)?;
     // A folder name no repository has, so that nothing of the user's is shadowed.
     let token = format!(
         "{}-{}",
@@ -286,26 +261,23 @@ fn render_batch(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     );
-    let batch_name = format!(".kdrift-batch-{token}");
-    let batch_dir = copy.path().join(&batch_name);
-    std::fs::create_dir_all(&batch_dir).map_err(|e| e.to_string())?;
+    let batch = scratch.top.join(format!(".kdrift-batch-{token}"));
     let mut resources = Vec::new();
-    for (at, (root, _)) in roots.iter().enumerate() {
+    for (at, root) in dirs.iter().enumerate() {
         let relative = root
-            .strip_prefix(&top)
-            .map_err(|_| format!("{} is outside {}", root.display(), top.display()))?;
+            .strip_prefix(&scratch.top)
+            .map_err(|_| format!("{} is outside the copied tree", root.display()))?;
         resources.push(Value::from(
             Path::new("..").join(relative).display().to_string(),
         ));
         let marker = format!("marker-{at}.yaml");
-        std::fs::write(
-            batch_dir.join(&marker),
-            format!(
+        scratch.write(
+            &batch.join(&marker),
+            &format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n",
                 marker_name(&token, at)
             ),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         resources.push(Value::from(marker));
     }
     let kustomization = serde_json::json!({
@@ -314,14 +286,13 @@ fn render_batch(
         "buildMetadata": ["originAnnotations"],
     });
     let text = serde_yaml::to_string(&kustomization).map_err(|e| e.to_string())?;
-    std::fs::write(batch_dir.join(FILE_NAMES[0]), text).map_err(|e| e.to_string())?;
+    scratch.write(&batch.join(FILE_NAMES[0]), &text)?;
     let limit = RENDER_LIMIT.saturating_mul(u32::try_from(roots.len()).unwrap_or(u32::MAX));
-    let done = crate::process::run_bounded(renderer.command(&batch_dir), limit)
+    let done = crate::process::run_bounded(renderer.command(&scratch.place(&batch)?), limit)
         .map_err(|e| e.to_string())?;
     if !done.ok {
         return Err(message_of(&done.stderr));
     }
-    let origins = top.join(&batch_name);
     let mut rendered = Vec::with_capacity(roots.len());
     let mut text = String::new();
     for range in crate::manifest::edit::documents::split(&done.stdout) {
@@ -333,7 +304,7 @@ fn render_batch(
         {
             rendered.push(Rendered {
                 text: std::mem::take(&mut text),
-                origins: Some(origins.clone()),
+                origins: Some(batch.clone()),
             });
             continue;
         }
@@ -442,37 +413,14 @@ fn render_copy(
     root: &Path,
     files: &BTreeSet<PathBuf>,
 ) -> Result<Option<String>, String> {
-    let top = common_folder(
-        files
-            .iter()
-            .filter_map(|f| f.parent())
-            .chain(std::iter::once(root)),
-    );
-    let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
-    for file in files {
-        let Ok(relative) = file.strip_prefix(&top) else {
-            return Ok(None);
-        };
-        let target = copy.path().join(relative);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        }
-        if file.is_file() {
-            std::fs::copy(file, &target).map_err(|e| e.to_string())?;
-        }
-    }
-    let Ok(root_relative) = root.strip_prefix(&top) else {
-        return Ok(None);
-    };
-    let copied_root = copy.path().join(root_relative);
-    let Some(kustomization) = FILE_NAMES
+    let Some(file) = FILE_NAMES
         .iter()
-        .map(|n| copied_root.join(n))
+        .map(|n| root.join(n))
         .find(|p| p.is_file())
     else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(&kustomization).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
     let mut value: Value = serde_yaml::from_str(&text).map_err(|e| e.to_string())?;
     let Some(map) = value.as_object_mut() else {
         return Ok(None);
@@ -489,14 +437,9 @@ fn render_copy(
     }
     list.push(Value::from("originAnnotations"));
     let text = serde_yaml::to_string(&value).map_err(|e| e.to_string())?;
-    std::fs::write(&kustomization, text).map_err(|e| e.to_string())?;
-    let done = crate::process::run_bounded(renderer.command(&copied_root), RENDER_LIMIT)
-        .map_err(|e| e.to_string())?;
-    if done.ok {
-        Ok(Some(done.stdout))
-    } else {
-        Err(message_of(&done.stderr))
-    }
+    let scratch = Scratch::copy(files, &[root.to_path_buf()])?;
+    scratch.write(&file, &text)?;
+    scratch.render(renderer, root).map(Some)
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ pub struct Kustomization {
     pub reads: Vec<PathBuf>,
     /// Remote references (`github.com/…`, `https://…`): refused, kdrift works offline.
     pub remote: Vec<(String, usize)>,
+    /// It asks for `buildMetadata` itself (the rendered objects carry those annotations).
+    pub build_metadata: bool,
     /// A kustomization that is not a YAML mapping.
     pub problem: Option<Problem>,
 }
@@ -126,6 +128,7 @@ impl Kustomization {
             }
         };
         kustomization.component = value.get("kind").and_then(Value::as_str) == Some("Component");
+        kustomization.build_metadata = value.get("buildMetadata").is_some();
         // Folders or files: resources, bases, components.
         for field in ["resources", "bases", "components"] {
             for (at, reference) in items(&value, field).enumerate() {
