@@ -11,11 +11,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/sim.rs"]
+mod sim;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
 
 #[path = "common/manifest.rs"]
 mod manifest;
@@ -142,28 +143,9 @@ fn main() {
         return;
     }
     let mixed_only = std::env::args().any(|a| a == "--mixed");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = runtime
-        .block_on(SimServer::start(SimConfig {
-            port: 0,
-            scenario: Scenario::None,
-            seed: false,
-            timings: Timings::fast(),
-        }))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
-    let env = [
-        ("KUBECONFIG", kubeconfig.as_path()),
-        ("HOME", home.as_path()),
-    ];
+    let cluster = sim::InProcess::start();
+    let dir = &cluster.dir;
+    let env = cluster.env();
     if !mixed_only {
         let deployments = dir.path().join("deployments");
         std::fs::create_dir_all(&deployments).unwrap();
@@ -206,5 +188,5 @@ fn main() {
         ],
         &env,
     );
-    runtime.block_on(server.shutdown());
+    cluster.shutdown();
 }

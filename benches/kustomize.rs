@@ -13,21 +13,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/sim.rs"]
+mod sim;
+
+#[path = "common/session.rs"]
+mod session;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
-use kdrift::app::{App, DriftSummary, Message};
+use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
-use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
-use kdrift::ui::theme::Theme;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const ROOTS: usize = 50;
 const DEPLOYMENTS: usize = 10;
@@ -114,30 +114,19 @@ struct Stats {
     marker_latency: Option<Duration>,
 }
 
-struct Probe {
-    start: Instant,
-    stats: Arc<Mutex<Stats>>,
-}
-
-impl Frontend<TestBackend> for Probe {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
+/// After each frame: what the figures need from the app.
+fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
+    if s.all_drift.is_none()
+        && app.drift.len() >= ROOTS * DEPLOYMENTS
+        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
+    {
+        s.all_drift = Some(since_start);
     }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut s = self.stats.lock().unwrap();
-        if s.all_drift.is_none()
-            && app.drift.len() >= ROOTS * DEPLOYMENTS
-            && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        {
-            s.all_drift = Some(self.start.elapsed());
-        }
-        if let Some((key, want, since)) = &s.marker
-            && app.drift_of(key) == want
-        {
-            s.marker_latency = Some(since.elapsed());
-            s.marker = None;
-        }
+    if let Some((key, want, since)) = &s.marker
+        && app.drift_of(key) == want
+    {
+        s.marker_latency = Some(since.elapsed());
+        s.marker = None;
     }
 }
 
@@ -165,16 +154,7 @@ fn live(repo: &Path, kubeconfig: &Path) {
     rt.block_on(async move {
         let start = Instant::now();
         let conn = connect(&common).await.unwrap();
-        let mut session = Session::start(&common, conn);
-        let tx = session.sender();
         let stats = Arc::new(Mutex::new(Stats::default()));
-        let mut probe = Probe {
-            start,
-            stats: stats.clone(),
-        };
-        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut probe);
         let script = async {
             while stats.lock().unwrap().all_drift.is_none() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -214,11 +194,8 @@ fn live(repo: &Path, kubeconfig: &Path) {
                 ms(sorted[0]),
                 ms(sorted[RUNS - 1])
             );
-            tx.send(Event::App(Message::Key(KeyEvent::from(KeyCode::Char('q')))))
-                .unwrap();
         };
-        let (result, ()) = tokio::join!(driver, script);
-        result.unwrap();
+        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
     });
 }
 
@@ -278,31 +255,12 @@ fn main() {
         return;
     }
     kdrift::runtime::tune_allocator();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = runtime
-        .block_on(SimServer::start(SimConfig {
-            port: 0,
-            scenario: Scenario::None,
-            seed: false,
-            timings: Timings::fast(),
-        }))
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, server.kubeconfig_yaml()).unwrap();
+    let cluster = sim::InProcess::start();
+    let (dir, kubeconfig) = (&cluster.dir, &cluster.kubeconfig);
+    let env = cluster.env();
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     write_repo(&repo);
-    let env = [
-        ("KUBECONFIG", kubeconfig.as_path()),
-        ("HOME", home.as_path()),
-    ];
     for args in [
         &["init", "-q"][..],
         &["add", "-A"],
@@ -380,6 +338,6 @@ fn main() {
         ms(sorted[0]),
         ms(sorted[RUNS - 1])
     );
-    live(&repo, &kubeconfig);
-    accept(&repo, &kubeconfig);
+    live(&repo, kubeconfig);
+    accept(&repo, kubeconfig);
 }

@@ -15,6 +15,8 @@ mod client;
 mod cluster;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "common/session.rs"]
+mod session;
 
 use std::time::{Duration, Instant};
 

@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/session.rs"]
+mod session;
+
 #[path = "live/cluster.rs"]
 mod cluster;
 #[path = "common/manifest.rs"]
@@ -20,15 +23,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
-use kdrift::app::{App, DriftSummary, Message};
+use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
-use kdrift::ui::theme::Theme;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use cluster::{name, namespace};
 use measure::{heap_mb, rss_mb};
@@ -50,41 +48,30 @@ struct Stats {
     marker_latency: Option<Duration>,
 }
 
-struct Probe {
-    start: Instant,
-    stats: Arc<Mutex<Stats>>,
-}
-
-impl Frontend<TestBackend> for Probe {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
+/// After each frame: what the figures need from the app.
+fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
+    if s.all_drift.is_none()
+        && app.drift.len() >= DEPLOYMENTS
+        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
+    {
+        s.all_drift = Some(since_start);
+        let in_sync = app
+            .drift
+            .values()
+            .filter(|d| **d == DriftSummary::InSync)
+            .count();
+        let drifted = app
+            .drift
+            .values()
+            .filter(|d| matches!(d, DriftSummary::Fields(_)))
+            .count();
+        s.counts = (in_sync, drifted, app.drift.len() - in_sync - drifted);
     }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut s = self.stats.lock().unwrap();
-        if s.all_drift.is_none()
-            && app.drift.len() >= DEPLOYMENTS
-            && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        {
-            s.all_drift = Some(self.start.elapsed());
-            let in_sync = app
-                .drift
-                .values()
-                .filter(|d| **d == DriftSummary::InSync)
-                .count();
-            let drifted = app
-                .drift
-                .values()
-                .filter(|d| matches!(d, DriftSummary::Fields(_)))
-                .count();
-            s.counts = (in_sync, drifted, app.drift.len() - in_sync - drifted);
-        }
-        if let Some((key, want, since)) = &s.marker
-            && app.drift_of(key) == want
-        {
-            s.marker_latency = Some(since.elapsed());
-            s.marker = None;
-        }
+    if let Some((key, want, since)) = &s.marker
+        && app.drift_of(key) == want
+    {
+        s.marker_latency = Some(since.elapsed());
+        s.marker = None;
     }
 }
 
@@ -119,11 +106,7 @@ fn main() {
         .unwrap();
     let url = line.trim().strip_prefix("URL ").unwrap().to_string();
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {url}\ncontexts:\n- name: b\n  context:\n    cluster: b\ncurrent-context: b\nusers: []\n"),
-    )
-    .unwrap();
+    std::fs::write(&kubeconfig, session::kubeconfig_for(&url)).unwrap();
     let common = CommonArgs {
         kubeconfig: Some(kubeconfig),
         all_namespaces: true,
@@ -138,16 +121,7 @@ fn main() {
         let rss_before = rss_mb();
         let start = Instant::now();
         let conn = connect(&common).await.unwrap();
-        let mut session = Session::start(&common, conn);
-        let tx = session.sender();
         let stats = Arc::new(Mutex::new(Stats::default()));
-        let mut probe = Probe {
-            start,
-            stats: stats.clone(),
-        };
-        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut probe);
         let script = async {
             while stats.lock().unwrap().all_drift.is_none() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -190,11 +164,8 @@ fn main() {
                 latencies[latencies.len() / 2].as_secs_f64() * 1000.0,
                 latencies.len()
             );
-            tx.send(Event::App(Message::Key(KeyEvent::from(KeyCode::Char('q')))))
-                .unwrap();
         };
-        let (result, ()) = tokio::join!(driver, script);
-        result.unwrap();
+        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
     });
     writeln!(child_in, "quit").unwrap();
     let _ = child.wait();

@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/session.rs"]
+mod session;
+
 #[path = "live/cluster.rs"]
 mod cluster;
 #[path = "common/manifest.rs"]
@@ -22,18 +25,13 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kdrift::app::{App, DriftSummary, ManifestKey, Message};
+use kdrift::app::{App, DriftSummary, ManifestKey};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
-use kdrift::ui::theme::Theme;
 use kube::api::{Patch, PatchParams};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use cluster::{name, namespace};
 use measure::{cpu_time, heap_mb, rss_mb};
@@ -85,11 +83,6 @@ struct Stats {
     configmap_latencies: Vec<Duration>,
 }
 
-struct Probe {
-    start: Instant,
-    stats: Arc<Mutex<Stats>>,
-}
-
 /// Every Deployment row and every other object has its drift.
 fn all_known(app: &App) -> bool {
     app.drift.len() >= DEPLOYMENTS
@@ -99,48 +92,42 @@ fn all_known(app: &App) -> bool {
         && app.objects.kinds.values().all(|listed| *listed)
 }
 
-impl Frontend<TestBackend> for Probe {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
+/// After each frame: what the figures need from the app.
+fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
+    s.frames += 1;
+    if s.all_drift.is_none() && all_known(app) {
+        s.all_drift = Some(since_start);
+        let drifted = |d: &DriftSummary| matches!(d, DriftSummary::Fields(_));
+        let rows = app.drift.values().filter(|d| drifted(d)).count();
+        let objects = app
+            .objects
+            .entries
+            .values()
+            .filter(|e| drifted(&e.summary))
+            .count();
+        s.counts = (rows, objects);
     }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut s = self.stats.lock().unwrap();
-        s.frames += 1;
-        if s.all_drift.is_none() && all_known(app) {
-            s.all_drift = Some(self.start.elapsed());
-            let drifted = |d: &DriftSummary| matches!(d, DriftSummary::Fields(_));
-            let rows = app.drift.values().filter(|d| drifted(d)).count();
-            let objects = app
-                .objects
-                .entries
-                .values()
-                .filter(|e| drifted(&e.summary))
-                .count();
-            s.counts = (rows, objects);
+    let Some((want, sent)) = s.marker.clone() else {
+        return;
+    };
+    match want {
+        Want::Replicas(key, replicas)
+            if app
+                .cache
+                .deployments
+                .get(&key)
+                .is_some_and(|e| e.row.desired == replicas) =>
+        {
+            s.deployment_latencies.push(sent.elapsed());
+            s.marker = None;
         }
-        let Some((want, sent)) = s.marker.clone() else {
-            return;
-        };
-        match want {
-            Want::Replicas(key, replicas)
-                if app
-                    .cache
-                    .deployments
-                    .get(&key)
-                    .is_some_and(|e| e.row.desired == replicas) =>
-            {
-                s.deployment_latencies.push(sent.elapsed());
-                s.marker = None;
-            }
-            Want::Drift(key, summary)
-                if app.objects.entries.get(&key).map(|e| &e.summary) == Some(&summary) =>
-            {
-                s.configmap_latencies.push(sent.elapsed());
-                s.marker = None;
-            }
-            _ => {}
+        Want::Drift(key, summary)
+            if app.objects.entries.get(&key).map(|e| &e.summary) == Some(&summary) =>
+        {
+            s.configmap_latencies.push(sent.elapsed());
+            s.marker = None;
         }
+        _ => {}
     }
 }
 
@@ -183,11 +170,7 @@ fn main() {
         seeding.elapsed().as_secs_f64()
     );
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {url}\ncontexts:\n- name: b\n  context:\n    cluster: b\ncurrent-context: b\nusers: []\n"),
-    )
-    .unwrap();
+    std::fs::write(&kubeconfig, session::kubeconfig_for(&url)).unwrap();
     let common = CommonArgs {
         kubeconfig: Some(kubeconfig),
         all_namespaces: true,
@@ -202,16 +185,7 @@ fn main() {
         let start = Instant::now();
         let conn = connect(&common).await.unwrap();
         let client = conn.client.clone();
-        let mut session = Session::start(&common, conn);
-        let tx = session.sender();
         let stats = Arc::new(Mutex::new(Stats::default()));
-        let mut probe = Probe {
-            start,
-            stats: stats.clone(),
-        };
-        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut probe);
         let script = async {
             while stats.lock().unwrap().all_drift.is_none() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -327,11 +301,8 @@ fn main() {
                 "idle CPU over {idle_seconds} s         {:>6.3} % of a core, {frames} frames (target ≤ 0.05 %)",
                 cpu.as_secs_f64() / t.elapsed().as_secs_f64() * 100.0
             );
-            tx.send(Event::App(Message::Key(KeyEvent::from(KeyCode::Char('q')))))
-                .unwrap();
         };
-        let (result, ()) = tokio::join!(driver, script);
-        result.unwrap();
+        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
     });
     writeln!(child_in, "quit").unwrap();
     let _ = child.wait();

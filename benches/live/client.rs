@@ -5,20 +5,16 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent};
 use k8s_openapi::api::apps::v1::Deployment;
-use kdrift::app::{App, Message};
+use kdrift::app::App;
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
-use kdrift::ui::theme::Theme;
 use kube::api::{Patch, PatchParams};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use super::cluster::{name, namespace};
 use super::measure::{cpu_time, rss_mb};
+use super::session;
 use super::{DEPLOYMENTS, report};
 
 #[derive(Default)]
@@ -31,36 +27,25 @@ struct Stats {
     latencies: Vec<Duration>,
 }
 
-struct Probe {
-    start: Instant,
-    stats: Arc<Mutex<Stats>>,
-}
-
-impl Frontend<TestBackend> for Probe {
-    fn suspend(&mut self, _terminal: &mut Terminal<TestBackend>) -> std::io::Result<()> {
-        Ok(())
+/// After each frame: what the figures need from the app.
+fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
+    s.frames += 1;
+    let rows = app.cache.deployments.len();
+    if rows > 0 && s.first_row.is_none() {
+        s.first_row = Some(since_start);
     }
-
-    fn after_frame(&mut self, app: &App) {
-        let mut s = self.stats.lock().unwrap();
-        s.frames += 1;
-        let rows = app.cache.deployments.len();
-        if rows > 0 && s.first_row.is_none() {
-            s.first_row = Some(self.start.elapsed());
-        }
-        if rows == DEPLOYMENTS && app.cache.deployments.is_synced() && s.full_sync.is_none() {
-            s.full_sync = Some(self.start.elapsed());
-        }
-        if let Some((key, replicas, sent)) = s.marker.clone()
-            && app
-                .cache
-                .deployments
-                .get(&key)
-                .is_some_and(|e| e.row.desired == replicas)
-        {
-            s.latencies.push(sent.elapsed());
-            s.marker = None;
-        }
+    if rows == DEPLOYMENTS && app.cache.deployments.is_synced() && s.full_sync.is_none() {
+        s.full_sync = Some(since_start);
+    }
+    if let Some((key, replicas, sent)) = s.marker.clone()
+        && app
+            .cache
+            .deployments
+            .get(&key)
+            .is_some_and(|e| e.row.desired == replicas)
+    {
+        s.latencies.push(sent.elapsed());
+        s.marker = None;
     }
 }
 
@@ -115,11 +100,7 @@ pub fn live_figures(idle_seconds: u64) {
     );
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster:\n    server: {url}\ncontexts:\n- name: b\n  context:\n    cluster: b\ncurrent-context: b\nusers: []\n"),
-    )
-    .unwrap();
+    std::fs::write(&kubeconfig, session::kubeconfig_for(&url)).unwrap();
     // An empty manifests folder: these runs are about watching, and the default (the current
     // directory) is the crate, whose target/ a fresh clone keeps inside it.
     let manifests = dir.path().join("manifests");
@@ -138,16 +119,7 @@ pub fn live_figures(idle_seconds: u64) {
         let start = Instant::now();
         let conn = connect(&common).await.unwrap();
         let client = conn.client.clone();
-        let mut session = Session::start(&common, conn);
-        let tx = session.sender();
         let stats = Arc::new(Mutex::new(Stats::default()));
-        let mut probe = Probe {
-            start,
-            stats: stats.clone(),
-        };
-        let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        let theme = Theme::default_theme();
-        let driver = session.drive(&mut term, &theme, &mut probe);
         let script = async {
             while stats.lock().unwrap().full_sync.is_none() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -236,11 +208,8 @@ pub fn live_figures(idle_seconds: u64) {
                 "idle CPU over {idle_seconds} s            {:>6.2} % of a core, {frames} frames (target ≤ 0.5 %)",
                 cpu.as_secs_f64() / t.elapsed().as_secs_f64() * 100.0
             );
-            tx.send(Event::App(Message::Key(KeyEvent::from(KeyCode::Char('q'))))).ok();
         };
-        let (result, ()) = tokio::join!(driver, script);
-        result.unwrap();
-        drop(session);
+        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
     });
     let _ = child.command("quit");
     let _ = child.child.wait();
