@@ -265,11 +265,14 @@ impl Kustomize {
                 Ok(renderer) => {
                     self.renderer = Some(renderer.describe());
                     // A kustomize run is a process of its own: the roots render on all cores.
-                    let roots: Vec<(PathBuf, BTreeSet<PathBuf>)> = to_render
-                        .iter()
-                        .map(|(dir, files, _)| (dir.clone(), files.clone()))
-                        .collect();
+                    // Taken out of `to_render`: the renderer exists, so this arm uses them all.
+                    let (roots, digests): (Vec<(PathBuf, BTreeSet<PathBuf>)>, Vec<u64>) =
+                        std::mem::take(&mut to_render)
+                            .into_iter()
+                            .map(|(dir, files, digest)| ((dir, files), digest))
+                            .unzip();
                     let tree = &self.tree;
+                    // In the order of `roots`.
                     let outputs = render::render_roots(renderer, &roots, &|dir: &Path| {
                         tree.kustomizations
                             .get(dir)
@@ -282,22 +285,10 @@ impl Kustomize {
                         })
                         .into_iter()
                         .collect();
-                    let results: Vec<_> = roots
-                        .into_iter()
-                        .zip(outputs)
-                        .map(|((dir, _), result)| {
-                            let trace = traces.get(&dir).cloned().unwrap_or_default();
-                            (dir, (result, trace))
-                        })
-                        .collect();
-                    let mut to_render: HashMap<PathBuf, (BTreeSet<PathBuf>, u64)> = to_render
-                        .into_iter()
-                        .map(|(dir, files, digest)| (dir, (files, digest)))
-                        .collect();
-                    for (dir, (result, trace)) in results {
-                        let Some((files, digest)) = to_render.remove(&dir) else {
-                            continue;
-                        };
+                    for (((dir, files), digest), result) in
+                        roots.into_iter().zip(digests).zip(outputs)
+                    {
+                        let trace = traces.get(&dir).cloned().unwrap_or_default();
                         let kustomization = kustomization_file(&self.tree, &dir);
                         let (objects, problems) = match result {
                             Ok(output) => {
