@@ -726,6 +726,7 @@ fn check_writes_yaml_and_github_annotations() {
     assert_eq!(yaml.code, 1, "{yaml:?}");
     let from_yaml: serde_json::Value = serde_yaml::from_str(&yaml.stdout).unwrap();
     assert_eq!(from_yaml["schemaVersion"], 1);
+    headless_util::assert_valid_report(&from_yaml);
     assert_eq!(from_yaml["schemaVersion"], json.json()["schemaVersion"]);
     assert_eq!(from_yaml["summary"], json.json()["summary"]);
     assert_eq!(drifted_fields(&from_yaml), drifted_fields(&json.json()));
@@ -752,4 +753,53 @@ fn check_writes_yaml_and_github_annotations() {
     assert!(
         lines[1].ends_with("1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems")
     );
+}
+
+/// The shipped schema is strict enough to catch a report that drifted from it: a real report
+/// passes, and the same report with an unknown status, a missing field or a string line fails.
+#[test]
+fn the_shipped_schema_refuses_a_report_of_another_shape() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    let report = kdrift(&c, &repo, &["check", "-A", "-o", "json"]).json();
+    let schema = headless_util::report_schema();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    assert!(validator.is_valid(&report));
+    let cart = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|o| o["key"] == "deployment/shop/cart")
+        .unwrap();
+    type Change = Box<dyn Fn(&mut serde_json::Value)>;
+    let broken: [(&str, Change); 5] = [
+        (
+            "an unknown status",
+            Box::new(move |r| r["objects"][cart]["status"] = "stale".into()),
+        ),
+        (
+            "a drifted object without items",
+            Box::new(move |r| r["objects"][cart]["items"] = serde_json::json!([])),
+        ),
+        (
+            "a missing summary field",
+            Box::new(|r| {
+                r["summary"].as_object_mut().unwrap().remove("drifted");
+            }),
+        ),
+        (
+            "a line as text",
+            Box::new(move |r| r["objects"][cart]["items"][0]["line"] = "7".into()),
+        ),
+        (
+            "another schema version",
+            Box::new(|r| r["schemaVersion"] = 2.into()),
+        ),
+    ];
+    for (what, change) in broken {
+        let mut copy = report.clone();
+        change(&mut copy);
+        assert!(!validator.is_valid(&copy), "{what} passed the schema");
+    }
 }

@@ -16,7 +16,7 @@
 //!     "restarted": false,                    // `kubectl rollout restart` seen (not drift)
 //!     "error": null,                         // why the object could not be compared
 //!     "items": [{
-//!       "class": "changed",                  // changed | removed-live | added-live | autoscaled | restarted
+//!       "class": "changed",                  // changed | removed-live | added-live | reordered | autoscaled | restarted
 //!       "path": "spec.replicas",             // display path, list items by key: containers[name=web]
 //!       "pointer": "/spec/replicas",         // JSON pointer, list items by key value
 //!       "line": 7,                           // line of the field in "file" (or nearest ancestor)
@@ -27,7 +27,7 @@
 //!                                            // "resource" (the document); null when unmanaged
 //!       "manifest": 3,                       // null when absent from the manifest
 //!       "live": 5,                           // null when absent live
-//!       "manager": "kubectl-scale",          // null when unknown
+//!       "manager": "kubectl",                // null when unknown
 //!       "operation": "Update", "subresource": "scale",
 //!       "time": "2026-11-22T02:59:15Z"
 //!     }]
@@ -40,7 +40,8 @@
 //!   "exit_code": 1
 //! }
 //! ```
-//! Objects with status `in-sync` are listed too, with no items.
+//! Objects with status `in-sync` are listed too, with no items. The shape is pinned by the JSON
+//! Schema `docs/check-report.schema.json`, which the tests validate real reports against.
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -94,9 +94,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// The JSON on stdout; a check report (it has `schemaVersion`) is validated against the
+    /// shipped schema first, so every test that reads a report also proves its shape.
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr))
+        let value: Value = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", self.stdout, self.stderr));
+        if value.get("schemaVersion").is_some() {
+            assert_valid_report(&value);
+        }
+        value
     }
 }
 
@@ -183,4 +189,28 @@ pub fn keys_with_status<'r>(report: &'r Value, status: &str) -> Vec<&'r str> {
         .filter(|o| o["status"] == status)
         .map(|o| o["key"].as_str().unwrap())
         .collect()
+}
+
+/// The JSON Schema of `kdrift check -o json`, as shipped in docs/.
+pub fn report_schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/check-report.schema.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Panics with every violation when `report` does not follow docs/check-report.schema.json.
+pub fn assert_valid_report(report: &Value) {
+    let schema = report_schema();
+    let validator = jsonschema::draft202012::new(&schema)
+        .unwrap_or_else(|e| panic!("docs/check-report.schema.json is not a valid schema: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the report does not follow docs/check-report.schema.json:\n{}\n{}",
+        errors.join("\n"),
+        serde_json::to_string_pretty(report).unwrap_or_default()
+    );
 }
