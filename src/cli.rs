@@ -75,8 +75,9 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
-    /// Print the shell completion script (bash, zsh, fish, elvish, powershell), made from this
-    /// command line: `source <(kdrift completions bash)`.
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell): `source <(kdrift
+    /// completions bash)`. It calls kdrift back on TAB, so TYPE/NAME completes from the
+    /// manifests folder (--manifests, --overlay and -n on the line are honoured).
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -89,9 +90,9 @@ pub enum Command {
 /// The program: parse the command line (named `name` in help and errors: `kdrift`, or
 /// `kubectl drift` for the plugin) and run what it asks.
 pub fn main(name: &'static str) -> std::process::ExitCode {
-    use clap::{CommandFactory, FromArgMatches};
+    use clap::FromArgMatches;
     use std::process::ExitCode;
-    let mut command = Cli::command().name(name).bin_name(name);
+    let mut command = crate::complete::command(name);
     if std::env::args_os().any(|a| a == "--version") {
         // The renderer of kustomize roots is looked for only when asked (it runs a program).
         let renderer = match crate::manifest::kustomize::render::renderer() {
@@ -122,8 +123,13 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
-            completions(shell, &mut std::io::stdout());
-            ExitCode::SUCCESS
+            match crate::complete::write_registration(shell, &mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("kdrift: {e}");
+                    ExitCode::from(crate::commands::EXIT_ERROR)
+                }
+            }
         }
         Some(Command::Man) => match man_page(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
@@ -134,12 +140,6 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         },
         None => crate::runtime::run_tui(&cli.common),
     }
-}
-
-/// The completion script of `shell`, written to `out`.
-pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
-    let mut command = <Cli as clap::CommandFactory>::command();
-    clap_complete::generate(shell, &mut command, "kdrift", out);
 }
 
 /// The manual page, written to `out`.
@@ -221,7 +221,8 @@ pub struct DemoArgs {
     /// Where to write the kubeconfig for the demo cluster.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
-    /// Folder for the git repository of demo manifests (default: a temporary one).
+    /// Folder for the git repository of demo manifests (default: a temporary one, removed on
+    /// exit); with --serve too, so `kdrift check` and `kubectl drift` have them.
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
     /// Scenario to play: `incident` (default) or `none`.

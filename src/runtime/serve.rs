@@ -19,6 +19,8 @@ enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Workdir(#[from] super::demo::DemoError),
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
     #[error("cannot listen for signals: {0}")]
@@ -44,6 +46,12 @@ fn write_kubeconfig(path: &Path, yaml: &str) -> Result<(), ServeError> {
 
 fn serve(args: &DemoArgs) -> Result<(), ServeError> {
     let scenario: Scenario = args.scenario.parse()?;
+    // The demo manifests, in --workdir or a temporary repository removed on exit, so that
+    // `kdrift check`, `kubectl drift` and `kubectl apply` have them wherever kdrift is installed.
+    let workdir = super::demo::prepare_workdir(
+        args.workdir.as_deref(),
+        crate::sim::scenario::DEMO_MANIFESTS,
+    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -82,12 +90,31 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         write_kubeconfig(&path, &server.kubeconfig_yaml())?;
         println!("kdrift demo cluster serving on {}", server.url());
         println!("export KUBECONFIG={}", path.display());
+        println!("manifests (a git repository): {}", workdir.path.display());
+        println!(
+            "try: cd {} && kubectl drift check -A",
+            shell_word(&workdir.path)
+        );
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = terminate.recv() => {}
         }
         server.shutdown().await;
         drop(temp);
+        drop(workdir);
         Ok(())
     })
+}
+
+/// A path as one shell word (quoted when it holds anything a shell would split or expand).
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
