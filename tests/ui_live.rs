@@ -202,3 +202,37 @@ async fn a_server_that_comes_back_with_older_state_is_listed_again() {
     run_on(conn, &common, 140, 30, script).await;
     demo.server.shutdown().await;
 }
+
+/// A crash-looping rollout: the detail view says in one line why ready < desired, and under
+/// each crashing pod its node, what the kubelet says and how its last run ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_detail_says_why_pods_are_not_ready() {
+    let demo = demo().await;
+    let common = demo.watching_only();
+    let conn = connect(&common).await.unwrap();
+    let script = |tx, text| async move {
+        wait_for(&text, "shop's rollouts done", |s| {
+            s.lines().filter(|l| l.contains(" complete ")).count() >= 5
+        })
+        .await;
+        demo.kubectl(&[
+            "set",
+            "image",
+            "deployment/cart",
+            "-n",
+            "shop",
+            "cart=registry.example/shop/cart:1.0-crash",
+        ])
+        .await;
+        keys(&tx, "/cart\n");
+        keys(&tx, "\n");
+        wait_for(&text, "the why line and the crashed pod's last exit", |s| {
+            s.contains("why      1 pod CrashLoopBackOff: last exit 1 (Error)")
+                && s.contains("↳ last exit 1 (Error) of cart")
+                && s.contains("demo-node-")
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    run_on(conn, &common, 140, 50, script).await;
+}

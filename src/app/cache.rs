@@ -269,6 +269,9 @@ mod tests {
             restarts,
             created: None,
             deleting: false,
+            node: None,
+            why: None,
+            last_exit: None,
         }
     }
 

@@ -84,6 +84,96 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
     })
 }
 
+/// One line on why pods are not ready, from those that are not: `2 pods Pending: Insufficient
+/// memory`, `1 pod CrashLoopBackOff: last exit 1 (Error)`, `1 pod ImagePullBackOff: image
+/// web:bad`; several causes joined by `; `. While ready < desired every cause counts; once
+/// enough pods are ready (a rolling update keeps the old ones), only failures do, not pods that
+/// are merely starting. None when nothing is wrong.
+pub fn why_not_ready(desired: i32, ready: i32, pods: &[&PodRow]) -> Option<String> {
+    let short = ready < desired;
+    // (state, cause) → pods, in the order first seen.
+    let mut groups: Vec<((String, String), usize)> = Vec::new();
+    for pod in pods.iter().filter(|p| !p.deleting) {
+        if pod.phase == "Running" && pod.ready_containers == pod.containers && pod.reason.is_none()
+        {
+            continue;
+        }
+        let state = match pod.reason.as_deref() {
+            Some("Unschedulable") | None if pod.phase == "Pending" => "Pending".to_owned(),
+            Some(reason) => reason.to_owned(),
+            None => "not ready".to_owned(),
+        };
+        let starting = matches!(
+            state.as_str(),
+            "ContainerCreating" | "PodInitializing" | "not ready"
+        ) || (state == "Pending" && pod.why.is_none());
+        if starting && !short {
+            continue;
+        }
+        let cause = pod_cause(pod);
+        let group = (state, cause);
+        match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, count)) => *count += 1,
+            None => groups.push((group, 1)),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|((state, cause), count)| {
+            let pods = if count == 1 { "pod" } else { "pods" };
+            match cause.is_empty() {
+                true => format!("{count} {pods} {state}"),
+                false => format!("{count} {pods} {state}: {cause}"),
+            }
+        })
+        .collect();
+    Some(parts.join("; "))
+}
+
+/// A pod's cause in a few words: the scheduler's reasons without their node counts, the image
+/// of a failing pull, the last exit of a crashing container.
+fn pod_cause(pod: &PodRow) -> String {
+    if let Some(why) = &pod.why {
+        if let Some(reasons) = scheduling_reasons(why) {
+            return reasons;
+        }
+        if let Some(image) = why.strip_prefix("image ") {
+            let image = image.split(": ").next().unwrap_or(image);
+            return format!("image {image}");
+        }
+    }
+    match &pod.last_exit {
+        Some(exit) => match &exit.reason {
+            Some(reason) => format!("last exit {} ({reason})", exit.exit_code),
+            None => format!("last exit {}", exit.exit_code),
+        },
+        None => String::new(),
+    }
+}
+
+/// `0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient memory. preemption:
+/// …` → `node(s) were unschedulable, Insufficient memory`.
+pub fn scheduling_reasons(message: &str) -> Option<String> {
+    let (_, rest) = message.split_once("nodes are available: ")?;
+    let reasons = rest
+        .split(". ")
+        .next()
+        .unwrap_or(rest)
+        .trim_end_matches('.');
+    let reasons: Vec<&str> = reasons
+        .split(", ")
+        .map(|r| {
+            r.trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start()
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    (!reasons.is_empty()).then(|| reasons.join(", "))
+}
+
 /// The template facts that differ between two revisions, one line each.
 pub fn template_changes(
     before: &BTreeMap<String, String>,
@@ -136,6 +226,107 @@ mod tests {
                 "image web: web:1 → web:2",
                 "- limits web cpu: 1"
             ]
+        );
+    }
+
+    fn pod(name: &str, spec: serde_json::Value, status: serde_json::Value) -> PodRow {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": spec,
+            "status": status,
+        }))
+        .unwrap();
+        PodRow::from_object(&pod)
+    }
+
+    fn web(image: &str) -> serde_json::Value {
+        serde_json::json!({"containers": [{"name": "web", "image": image}]})
+    }
+
+    fn unschedulable(name: &str) -> PodRow {
+        pod(
+            name,
+            web("web:1"),
+            serde_json::json!({"phase": "Pending", "conditions": [{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+            }]}),
+        )
+    }
+
+    #[test]
+    fn pending_pods_say_the_schedulers_reasons_without_node_counts() {
+        let a = unschedulable("web-a");
+        let b = unschedulable("web-b");
+        assert_eq!(a.reason.as_deref(), Some("Unschedulable"));
+        assert!(
+            a.why
+                .as_deref()
+                .unwrap()
+                .starts_with("0/3 nodes are available")
+        );
+        assert_eq!(a.node, None);
+        assert_eq!(
+            why_not_ready(5, 3, &[&a, &b]).as_deref(),
+            Some("2 pods Pending: node(s) were unschedulable, Insufficient memory")
+        );
+        let starting = pod(
+            "web-e",
+            web("web:1"),
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "web", "image": "web:1", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}}
+            }]}),
+        );
+        assert_eq!(
+            why_not_ready(5, 4, &[&starting]).as_deref(),
+            Some("1 pod ContainerCreating")
+        );
+        assert_eq!(
+            why_not_ready(5, 5, &[&starting]),
+            None,
+            "enough pods ready: a starting pod is no trouble"
+        );
+        assert_eq!(
+            why_not_ready(5, 5, &[&a]).as_deref(),
+            Some("1 pod Pending: node(s) were unschedulable, Insufficient memory"),
+            "a rolling update that cannot schedule its new pod"
+        );
+    }
+
+    #[test]
+    fn a_crash_loop_says_its_last_exit_and_a_failed_pull_its_image() {
+        let crashing = pod(
+            "web-c",
+            serde_json::json!({"nodeName": "demo-node-2", "containers": [{"name": "web", "image": "web:crash"}]}),
+            serde_json::json!({"phase": "Running", "containerStatuses": [{
+                "name": "web", "image": "web:crash", "imageID": "", "ready": false, "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container=web pod=web-c_shop"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2026-11-24T10:00:00Z"}}
+            }]}),
+        );
+        assert_eq!(crashing.node.as_deref(), Some("demo-node-2"));
+        let exit = crashing.last_exit.clone().unwrap();
+        assert_eq!((exit.container.as_str(), exit.exit_code), ("web", 1));
+        let pulling = pod(
+            "web-d",
+            web("registry.example/web:nope"),
+            serde_json::json!({"phase": "Pending", "containerStatuses": [{
+                "name": "web", "image": "registry.example/web:nope", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image \"registry.example/web:nope\""}}
+            }]}),
+        );
+        assert_eq!(
+            pulling.why.as_deref(),
+            Some(
+                "image registry.example/web:nope: Back-off pulling image \"registry.example/web:nope\""
+            )
+        );
+        assert_eq!(
+            why_not_ready(3, 1, &[&crashing, &pulling]).as_deref(),
+            Some(
+                "1 pod CrashLoopBackOff: last exit 1 (Error); 1 pod ImagePullBackOff: image registry.example/web:nope"
+            )
         );
     }
 }

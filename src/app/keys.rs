@@ -507,6 +507,9 @@ mod tests {
             restarts: 0,
             created: None,
             deleting: false,
+            node: None,
+            why: None,
+            last_exit: None,
         };
         update(
             &mut a,

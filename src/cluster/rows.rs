@@ -105,6 +105,23 @@ pub struct PodRow {
     pub restarts: i32,
     pub created: Option<Timestamp>,
     pub deleting: bool,
+    /// The node the pod is bound to (`spec.nodeName`), none while it is not scheduled.
+    pub node: Option<String>,
+    /// Why, in the words of whoever decided: the scheduler's message of an unschedulable pod
+    /// (`0/3 nodes are available: 3 Insufficient memory.`), the image and the kubelet's message
+    /// of a failing pull, a waiting container's message.
+    pub why: Option<String>,
+    /// The last termination of a restarted (crash-looping) container.
+    pub last_exit: Option<LastExit>,
+}
+
+/// How a container's previous run ended (`lastState.terminated`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastExit {
+    pub container: String,
+    pub exit_code: i32,
+    pub reason: Option<String>,
+    pub finished: Option<Timestamp>,
 }
 
 /// An event about a Deployment, ReplicaSet or Pod.
@@ -289,13 +306,49 @@ impl PodRow {
             }
             state.terminated.as_ref().and_then(|t| t.reason.clone())
         });
-        let unschedulable = status
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|cs| {
-                cs.iter()
-                    .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-            })
-            .and_then(|c| c.reason.clone());
+        let unschedulable_condition = status.and_then(|s| s.conditions.as_ref()).and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        });
+        let unschedulable = unschedulable_condition.and_then(|c| c.reason.clone());
+        let images: BTreeMap<&str, &str> = p
+            .spec
+            .iter()
+            .flat_map(|s| &s.containers)
+            .filter_map(|c| Some((c.name.as_str(), c.image.as_deref()?)))
+            .collect();
+        // The first container in trouble says why; a pull failure names its image.
+        let waiting_why = statuses.iter().find_map(|c| {
+            let waiting = c.state.as_ref()?.waiting.as_ref()?;
+            let reason = waiting.reason.as_deref().unwrap_or_default();
+            let message = waiting.message.as_deref().filter(|m| !m.is_empty());
+            if reason == "ContainerCreating" {
+                return None;
+            }
+            if matches!(
+                reason,
+                "ErrImagePull" | "ImagePullBackOff" | "InvalidImageName"
+            ) {
+                let image = images.get(c.name.as_str()).copied().unwrap_or(&c.image);
+                return Some(match message {
+                    Some(m) => format!("image {image}: {m}"),
+                    None => format!("image {image}"),
+                });
+            }
+            message.map(|m| format!("{}: {m}", c.name))
+        });
+        let last_exit = statuses
+            .iter()
+            .filter(|c| c.restart_count > 0 || !c.ready)
+            .find_map(|c| {
+                let t = c.last_state.as_ref()?.terminated.as_ref()?;
+                Some(LastExit {
+                    container: c.name.clone(),
+                    exit_code: t.exit_code,
+                    reason: t.reason.clone(),
+                    finished: t.finished_at.as_ref().map(|f| f.0),
+                })
+            });
         PodRow {
             key: ObjectKey::of(&p.metadata),
             owner,
@@ -310,6 +363,16 @@ impl PodRow {
             restarts: statuses.iter().map(|c| c.restart_count).sum(),
             created: created_of(&p.metadata),
             deleting: p.metadata.deletion_timestamp.is_some(),
+            node: p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .filter(|n| !n.is_empty()),
+            why: unschedulable_condition
+                .and_then(|c| c.message.clone())
+                .filter(|m| !m.is_empty())
+                .or(waiting_why),
+            last_exit,
         }
     }
 }

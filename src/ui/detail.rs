@@ -101,6 +101,12 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     {
         lines.push(Line::styled(format!("stuck    {message}"), theme.stuck));
     }
+    if let Some(why) = crate::app::detail::why_not_ready(r.desired, r.ready, &d.pods) {
+        lines.push(Line::from(vec![
+            Span::styled("why      ", theme.muted),
+            Span::styled(why, theme.warning),
+        ]));
+    }
 
     lines.push(Line::raw(""));
     lines.push(section(theme, "CONDITIONS"));
@@ -178,17 +184,38 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         };
         lines.push(Line::styled(
             format!(
-                "  {:<pod_width$} {:>2}/{:<2} {:<11} {:<reason_width$} {:>3} restarts {:>5}",
+                "  {:<pod_width$} {:>2}/{:<2} {:<11} {:<reason_width$} {:>3} restarts {:>5}  {}",
                 fit(&p.key.name, pod_width),
                 p.ready_containers,
                 p.containers,
                 phase,
                 fit(p.reason.as_deref().unwrap_or(""), reason_width),
                 p.restarts,
-                age(p.created, now)
+                age(p.created, now),
+                p.node.as_deref().unwrap_or("")
             ),
             style,
         ));
+        // Why it is not running well, in the scheduler's or the kubelet's words.
+        if bad && let Some(why) = &p.why {
+            lines.push(Line::styled(format!("    ↳ {why}"), theme.warning));
+        }
+        if let Some(exit) = p.last_exit.as_ref().filter(|_| bad) {
+            let reason = exit
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            lines.push(Line::styled(
+                format!(
+                    "    ↳ last exit {}{reason} of {}, {} ago",
+                    exit.exit_code,
+                    exit.container,
+                    age(exit.finished, now)
+                ),
+                theme.warning,
+            ));
+        }
     }
     if d.pods.is_empty() {
         lines.push(Line::styled("  no pods", theme.muted));

@@ -121,6 +121,9 @@ pub fn pod(
         restarts,
         created: ago(300),
         deleting: false,
+        node: None,
+        why: None,
+        last_exit: None,
     }
 }
 
