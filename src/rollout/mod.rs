@@ -1,6 +1,9 @@
 //! The rollout phase of a Deployment and its gauge ratio, from a slim row alone (pure), following
-//! the rules of `kubectl rollout status` (docs/ARCHITECTURE.md, "Deployment status and rollout").
+//! the rules of `kubectl rollout status` (docs/ARCHITECTURE.md, "Deployment status and rollout");
+//! [`workloads`]: the same for StatefulSets and DaemonSets.
 use crate::cluster::rows::DeploymentRow;
+
+pub mod workloads;
 
 /// Where a Deployment's rollout stands, in the order an on-call engineer cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -10,6 +13,16 @@ pub enum RolloutPhase {
     Stuck { reason: String, message: String },
     /// `spec.paused`: the controller does not roll out.
     Paused,
+    /// A StatefulSet's RollingUpdate `partition`: the ordinals at or above it are updated, the
+    /// ones below stay on the old revision until the partition is lowered.
+    Partitioned {
+        partition: i32,
+        updated: i32,
+        total: i32,
+    },
+    /// `OnDelete`: `old` of `total` pods still run the old revision; the controller replaces
+    /// each only when it is deleted.
+    WaitingForDelete { old: i32, total: i32 },
     /// A new template is replacing old pods (or the new spec is not yet observed).
     Progressing,
     /// Only the replica count is changing: every pod already runs the current template.
@@ -23,7 +36,9 @@ impl RolloutPhase {
     pub fn rank(&self) -> u8 {
         match self {
             RolloutPhase::Stuck { .. } => 0,
-            RolloutPhase::Paused => 1,
+            RolloutPhase::Paused
+            | RolloutPhase::Partitioned { .. }
+            | RolloutPhase::WaitingForDelete { .. } => 1,
             RolloutPhase::Progressing => 2,
             RolloutPhase::Scaling => 3,
             RolloutPhase::Complete => 4,
@@ -35,6 +50,14 @@ impl RolloutPhase {
         match self {
             RolloutPhase::Stuck { reason, .. } => format!("stuck: {reason}"),
             RolloutPhase::Paused => "paused".into(),
+            RolloutPhase::Partitioned {
+                partition,
+                updated,
+                total,
+            } => format!("paused at partition {partition} ({updated} of {total} updated)"),
+            RolloutPhase::WaitingForDelete { old, total } => {
+                format!("waiting for pods to be deleted: {old} of {total} on the old revision")
+            }
             RolloutPhase::Progressing => "progressing".into(),
             RolloutPhase::Scaling => "scaling".into(),
             RolloutPhase::Complete => "complete".into(),

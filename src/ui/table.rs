@@ -21,7 +21,9 @@ const COMPACT_BELOW: u16 = 110;
 pub fn phase_style(theme: &Theme, phase: &RolloutPhase) -> Style {
     match phase {
         RolloutPhase::Stuck { .. } => theme.stuck,
-        RolloutPhase::Paused => theme.paused,
+        RolloutPhase::Paused
+        | RolloutPhase::Partitioned { .. }
+        | RolloutPhase::WaitingForDelete { .. } => theme.paused,
         RolloutPhase::Progressing => theme.progressing,
         RolloutPhase::Scaling => theme.scaling,
         RolloutPhase::Complete => theme.complete,

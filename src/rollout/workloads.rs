@@ -1,0 +1,375 @@
+//! Rollout phases of StatefulSets and DaemonSets (pure), from the status their controllers
+//! publish, following the rules of `kubectl rollout status sts/…` and `ds/…`:
+//! - a StatefulSet is rolled out when its spec is observed, every desired pod is ready, and its
+//!   update revision is its current revision; with a RollingUpdate `partition` N, when the pods
+//!   at ordinals ≥ N are updated ("paused at partition N", not stuck); with `OnDelete`, the
+//!   controller replaces a pod only when it is deleted, so old-revision pods are waiting on the
+//!   operator, not progressing;
+//! - a DaemonSet is rolled out when its spec is observed and every node that should run its pod
+//!   runs an updated, available one.
+//!
+//! Neither kind has a progress deadline: "stuck" needs time and the pods (the caller's part).
+use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::{RolloutPhase, RolloutStatus};
+
+/// How a StatefulSet replaces pods when its template changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatefulUpdate {
+    /// Reverse ordinal order, ordinals below `partition` kept on the old revision.
+    RollingUpdate {
+        partition: i32,
+        /// `maxUnavailable` as written (a number or a percentage), default 1.
+        max_unavailable: Option<String>,
+    },
+    /// Pods change revision only when they are deleted.
+    OnDelete,
+}
+
+/// What a StatefulSet's row needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatefulSetFacts {
+    pub generation: i64,
+    pub observed_generation: i64,
+    /// `spec.replicas` (defaulted to 1 by the API server).
+    pub desired: i32,
+    pub replicas: i32,
+    pub ready: i32,
+    pub available: i32,
+    /// Pods at the current revision.
+    pub current: i32,
+    /// Pods at the update revision.
+    pub updated: i32,
+    pub current_revision: String,
+    pub update_revision: String,
+    pub update: StatefulUpdate,
+}
+
+/// What a DaemonSet's row needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaemonSetFacts {
+    pub generation: i64,
+    pub observed_generation: i64,
+    /// Nodes that should run the pod.
+    pub desired: i32,
+    /// Nodes that run it.
+    pub current: i32,
+    pub ready: i32,
+    pub updated: i32,
+    pub available: i32,
+    /// Nodes that run it but should not.
+    pub misscheduled: i32,
+    /// `OnDelete` instead of RollingUpdate.
+    pub on_delete: bool,
+    pub max_unavailable: Option<String>,
+    pub max_surge: Option<String>,
+}
+
+fn int_or_string(value: Option<&IntOrString>) -> Option<String> {
+    value.map(|v| match v {
+        IntOrString::Int(n) => n.to_string(),
+        IntOrString::String(s) => s.clone(),
+    })
+}
+
+impl StatefulSetFacts {
+    pub fn of(sts: &StatefulSet) -> StatefulSetFacts {
+        let spec = sts.spec.as_ref();
+        let status = sts.status.as_ref();
+        let strategy = spec.and_then(|s| s.update_strategy.as_ref());
+        let update = match strategy.and_then(|s| s.type_.as_deref()) {
+            Some("OnDelete") => StatefulUpdate::OnDelete,
+            _ => {
+                let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
+                StatefulUpdate::RollingUpdate {
+                    partition: rolling.and_then(|r| r.partition).unwrap_or(0),
+                    max_unavailable: int_or_string(
+                        rolling.and_then(|r| r.max_unavailable.as_ref()),
+                    ),
+                }
+            }
+        };
+        StatefulSetFacts {
+            generation: sts.metadata.generation.unwrap_or(0),
+            observed_generation: status.and_then(|s| s.observed_generation).unwrap_or(0),
+            desired: spec.and_then(|s| s.replicas).unwrap_or(1),
+            replicas: status.map_or(0, |s| s.replicas),
+            ready: status.and_then(|s| s.ready_replicas).unwrap_or(0),
+            available: status.and_then(|s| s.available_replicas).unwrap_or(0),
+            current: status.and_then(|s| s.current_replicas).unwrap_or(0),
+            updated: status.and_then(|s| s.updated_replicas).unwrap_or(0),
+            current_revision: status
+                .and_then(|s| s.current_revision.clone())
+                .unwrap_or_default(),
+            update_revision: status
+                .and_then(|s| s.update_revision.clone())
+                .unwrap_or_default(),
+            update,
+        }
+    }
+}
+
+impl DaemonSetFacts {
+    pub fn of(ds: &DaemonSet) -> DaemonSetFacts {
+        let strategy = ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
+        let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
+        let status = ds.status.as_ref();
+        DaemonSetFacts {
+            generation: ds.metadata.generation.unwrap_or(0),
+            observed_generation: status.and_then(|s| s.observed_generation).unwrap_or(0),
+            desired: status.map_or(0, |s| s.desired_number_scheduled),
+            current: status.map_or(0, |s| s.current_number_scheduled),
+            ready: status.map_or(0, |s| s.number_ready),
+            updated: status.and_then(|s| s.updated_number_scheduled).unwrap_or(0),
+            available: status.and_then(|s| s.number_available).unwrap_or(0),
+            misscheduled: status.map_or(0, |s| s.number_misscheduled),
+            on_delete: strategy.and_then(|s| s.type_.as_deref()) == Some("OnDelete"),
+            max_unavailable: int_or_string(rolling.and_then(|r| r.max_unavailable.as_ref())),
+            max_surge: int_or_string(rolling.and_then(|r| r.max_surge.as_ref())),
+        }
+    }
+}
+
+fn fraction(done: i32, total: i32) -> f64 {
+    if total <= 0 {
+        return 1.0;
+    }
+    (f64::from(done.max(0)) / f64::from(total)).clamp(0.0, 1.0)
+}
+
+/// The phase and gauge of a StatefulSet.
+pub fn statefulset_status(s: &StatefulSetFacts) -> RolloutStatus {
+    let observed = s.observed_generation > 0 && s.observed_generation >= s.generation;
+    let same_revision = s.update_revision.is_empty() || s.update_revision == s.current_revision;
+    match &s.update {
+        StatefulUpdate::RollingUpdate { partition, .. } if *partition > 0 => {
+            // Only ordinals ≥ partition take the new revision.
+            let target = (s.desired - partition).max(0);
+            let done = observed && s.ready >= s.desired && s.updated >= target;
+            let phase = if !observed || s.ready < s.desired || s.updated < target {
+                RolloutPhase::Progressing
+            } else if same_revision {
+                RolloutPhase::Complete
+            } else {
+                RolloutPhase::Partitioned {
+                    partition: *partition,
+                    updated: s.updated,
+                    total: s.desired,
+                }
+            };
+            let ratio = if done {
+                1.0
+            } else {
+                fraction(s.updated.min(target).min(s.ready), target)
+            };
+            RolloutStatus { phase, ratio }
+        }
+        StatefulUpdate::OnDelete if observed && s.ready >= s.desired && !same_revision => {
+            let old = (s.replicas - s.updated).max(0);
+            RolloutStatus {
+                phase: RolloutPhase::WaitingForDelete {
+                    old,
+                    total: s.replicas,
+                },
+                ratio: fraction(s.updated, s.replicas),
+            }
+        }
+        _ => {
+            let complete = observed && s.ready >= s.desired && same_revision;
+            let phase = if complete {
+                RolloutPhase::Complete
+            } else if !observed || !same_revision || s.updated < s.replicas {
+                RolloutPhase::Progressing
+            } else {
+                RolloutPhase::Scaling
+            };
+            let ratio = if complete {
+                1.0
+            } else if same_revision {
+                fraction(s.ready, s.desired.max(s.replicas))
+            } else {
+                fraction(s.updated.min(s.ready), s.desired.max(s.replicas))
+            };
+            RolloutStatus { phase, ratio }
+        }
+    }
+}
+
+/// The phase and gauge of a DaemonSet.
+pub fn daemonset_status(d: &DaemonSetFacts) -> RolloutStatus {
+    let observed = d.observed_generation > 0 && d.observed_generation >= d.generation;
+    let updated = d.updated >= d.desired;
+    let available = d.available >= d.desired;
+    if observed && updated && available && d.misscheduled == 0 {
+        return RolloutStatus {
+            phase: RolloutPhase::Complete,
+            ratio: 1.0,
+        };
+    }
+    let phase = if d.on_delete && observed && available && !updated {
+        RolloutPhase::WaitingForDelete {
+            old: (d.current - d.updated).max(0),
+            total: d.current,
+        }
+    } else if observed && updated {
+        // The template is everywhere; pods are still becoming available, or the set of nodes
+        // changed (a node joined, or one no longer matches and its pod is to go).
+        RolloutPhase::Scaling
+    } else {
+        RolloutPhase::Progressing
+    };
+    RolloutStatus {
+        phase,
+        ratio: fraction(d.updated.min(d.available), d.desired),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn capture(name: &str) -> Value {
+        let path = format!(
+            "{}/testdata/kubernetes-1.36/objects/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn sts(change: impl Fn(&mut Value)) -> StatefulSetFacts {
+        let mut object = capture("statefulset-db.after-client-apply.json");
+        change(&mut object);
+        StatefulSetFacts::of(&serde_json::from_value(object).unwrap())
+    }
+
+    fn ds(change: impl Fn(&mut Value)) -> DaemonSetFacts {
+        let mut object = capture("daemonset-agent.after-client-apply.json");
+        change(&mut object);
+        DaemonSetFacts::of(&serde_json::from_value(object).unwrap())
+    }
+
+    /// The status of a template change half done: `updated` pods on the new revision.
+    fn rolling(object: &mut Value, updated: i64) {
+        object["metadata"]["generation"] = json!(2);
+        let status = &mut object["status"];
+        status["observedGeneration"] = json!(2);
+        status["updateRevision"] = json!("db-5f8d6c7b9");
+        status["updatedReplicas"] = json!(updated);
+        status["currentReplicas"] = json!(2 - updated);
+    }
+
+    #[test]
+    fn captured_statefulsets_are_complete_after_apply_and_after_a_scale() {
+        let applied = statefulset_status(&sts(|_| {}));
+        assert_eq!(applied.phase, RolloutPhase::Complete);
+        assert_eq!(applied.ratio, 1.0);
+        let scaled = StatefulSetFacts::of(
+            &serde_json::from_value(capture("statefulset-db.after-out-of-band.json")).unwrap(),
+        );
+        assert_eq!((scaled.desired, scaled.ready), (3, 3));
+        assert_eq!(statefulset_status(&scaled).phase, RolloutPhase::Complete);
+        // The spec not yet observed, or a pod not ready: not complete.
+        let unobserved = statefulset_status(&sts(|o| o["metadata"]["generation"] = json!(2)));
+        assert_eq!(unobserved.phase, RolloutPhase::Progressing);
+        let scaling = statefulset_status(&sts(|o| {
+            o["spec"]["replicas"] = json!(3);
+            o["status"]["replicas"] = json!(3);
+            o["status"]["updatedReplicas"] = json!(3);
+        }));
+        assert_eq!(scaling.phase, RolloutPhase::Scaling);
+        assert!((scaling.ratio - 2.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_statefulset_rolling_update_progresses_until_every_pod_is_on_the_update_revision() {
+        let half = statefulset_status(&sts(|o| rolling(o, 1)));
+        assert_eq!(half.phase, RolloutPhase::Progressing);
+        assert_eq!(half.ratio, 0.5);
+        let done = statefulset_status(&sts(|o| {
+            rolling(o, 2);
+            // The controller makes the update revision current once every pod runs it.
+            o["status"]["currentRevision"] = json!("db-5f8d6c7b9");
+        }));
+        assert_eq!(done.phase, RolloutPhase::Complete);
+    }
+
+    #[test]
+    fn a_partitioned_update_is_paused_at_its_partition_not_stuck() {
+        let paused = statefulset_status(&sts(|o| {
+            o["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(1);
+            rolling(o, 1);
+        }));
+        assert_eq!(
+            paused.phase,
+            RolloutPhase::Partitioned {
+                partition: 1,
+                updated: 1,
+                total: 2
+            }
+        );
+        assert_eq!(
+            paused.phase.label(),
+            "paused at partition 1 (1 of 2 updated)"
+        );
+        assert_eq!(paused.ratio, 1.0, "everything the partition allows is done");
+        let waiting = statefulset_status(&sts(|o| {
+            o["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = json!(1);
+            rolling(o, 0);
+        }));
+        assert_eq!(waiting.phase, RolloutPhase::Progressing);
+    }
+
+    #[test]
+    fn on_delete_waits_for_the_operator_to_delete_old_pods() {
+        let waiting = statefulset_status(&sts(|o| {
+            o["spec"]["updateStrategy"] = json!({"type": "OnDelete"});
+            rolling(o, 0);
+        }));
+        assert_eq!(
+            waiting.phase,
+            RolloutPhase::WaitingForDelete { old: 2, total: 2 }
+        );
+        assert_eq!(
+            waiting.phase.label(),
+            "waiting for pods to be deleted: 2 of 2 on the old revision"
+        );
+    }
+
+    #[test]
+    fn captured_daemonsets_are_complete_and_a_new_template_rolls_node_by_node() {
+        assert_eq!(daemonset_status(&ds(|_| {})).phase, RolloutPhase::Complete);
+        let set_image = DaemonSetFacts::of(
+            &serde_json::from_value(capture("daemonset-agent.after-out-of-band.json")).unwrap(),
+        );
+        assert_eq!(set_image.max_unavailable.as_deref(), Some("1"));
+        assert_eq!(set_image.max_surge.as_deref(), Some("0"));
+        assert_eq!(daemonset_status(&set_image).phase, RolloutPhase::Complete);
+        let rolling = daemonset_status(&ds(|o| {
+            o["metadata"]["generation"] = json!(2);
+            o["status"]["observedGeneration"] = json!(2);
+            o["status"]["updatedNumberScheduled"] = json!(1);
+            o["status"]["numberAvailable"] = json!(1);
+        }));
+        assert_eq!(rolling.phase, RolloutPhase::Progressing);
+        assert_eq!(rolling.ratio, 0.5);
+        let new_node = daemonset_status(&ds(|o| {
+            o["status"]["desiredNumberScheduled"] = json!(3);
+            o["status"]["updatedNumberScheduled"] = json!(3);
+            o["status"]["currentNumberScheduled"] = json!(3);
+        }));
+        assert_eq!(new_node.phase, RolloutPhase::Scaling, "a node joined");
+        let on_delete = daemonset_status(&ds(|o| {
+            o["spec"]["updateStrategy"] = json!({"type": "OnDelete"});
+            o["metadata"]["generation"] = json!(2);
+            o["status"]["observedGeneration"] = json!(2);
+            o["status"]["updatedNumberScheduled"] = json!(0);
+        }));
+        assert_eq!(
+            on_delete.phase,
+            RolloutPhase::WaitingForDelete { old: 2, total: 2 }
+        );
+    }
+}
