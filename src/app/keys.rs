@@ -273,10 +273,9 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     let mut words = line.split_whitespace();
     let verb = words.next().unwrap_or("");
     let arg = words.next();
-    // A command typed in a picker leaves it.
-    if matches!(app.screen, Screen::Pick(_)) {
-        app.screen = Screen::Table;
-    }
+    // A command typed in a picker leaves it, for the view it was opened over (which the command
+    // may then close, with its watchers).
+    app.leave_picker();
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
         ("deploy" | "deployments" | "deployment" | "dp", _) => {

@@ -54,6 +54,9 @@ pub struct Picker {
     pub selected: usize,
     /// First visible line shown.
     pub offset: usize,
+    /// The view the picker was opened over (a Deployment's detail, a diff, `:problems`), shown
+    /// again when it closes without a switch; none: the table.
+    pub back: Option<Box<Screen>>,
 }
 
 impl Picker {
@@ -84,6 +87,7 @@ impl Picker {
             choices,
             current,
             filter: String::new(),
+            back: None,
             typing: false,
             selected: 0,
             offset: 0,
@@ -150,19 +154,47 @@ impl Picker {
 impl App {
     /// `:ns` alone: open the namespace picker and ask the runtime for the list.
     pub fn open_namespace_picker(&mut self) -> Vec<Command> {
-        let mut commands = self.close_detail();
-        self.screen = Screen::Pick(Box::new(Picker::namespaces(&self.scope)));
+        let picker = Picker::namespaces(&self.scope);
+        let mut commands = self.open_picker(picker);
         commands.push(Command::ListNamespaces);
         commands
     }
 
     /// `:ctx` alone: open the context picker.
     pub fn open_context_picker(&mut self) -> Vec<Command> {
-        let commands = self.close_detail();
         let mut picker = Picker::contexts(&self.contexts, &self.context);
         picker.scroll_into_view(self.picker_height());
+        self.open_picker(picker)
+    }
+
+    /// Shows `picker` over the current view. A detail (its watchers kept), a diff or
+    /// `:problems` is remembered and comes back when the picker closes without a switch; an
+    /// accept or revert view is closed first, as a `:` command closes it.
+    fn open_picker(&mut self, mut picker: Picker) -> Vec<Command> {
+        let commands = match &self.screen {
+            Screen::Detail { .. } | Screen::Diff(_) | Screen::Problems { .. } => {
+                picker.back = Some(Box::new(self.screen.clone()));
+                Vec::new()
+            }
+            Screen::Pick(open) => {
+                picker.back = open.back.clone();
+                Vec::new()
+            }
+            _ => self.close_detail(),
+        };
         self.screen = Screen::Pick(Box::new(picker));
         commands
+    }
+
+    /// Closes the picker: back to the view it was opened over, else the table.
+    pub fn leave_picker(&mut self) {
+        if let Screen::Pick(picker) = &mut self.screen {
+            self.screen = match picker.back.take() {
+                Some(back) => *back,
+                None => Screen::Table,
+            };
+            self.dirty = true;
+        }
     }
 
     /// The answer to `Command::ListNamespaces`; dropped if the picker was closed meanwhile.
@@ -231,7 +263,7 @@ pub fn picker_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             picker.filter.clear();
             picker.filter_changed();
         }
-        KeyCode::Esc => app.screen = Screen::Table,
+        KeyCode::Esc => app.leave_picker(),
         KeyCode::Enter => return pick(app),
         _ => {}
     }
@@ -251,10 +283,13 @@ fn pick(app: &mut App) -> Vec<Command> {
     };
     let kind = picker.kind;
     let unchanged = choice == picker.current;
-    app.screen = Screen::Table;
+    app.leave_picker();
     if unchanged {
         return Vec::new();
     }
+    // Another namespace or context: the view opened over belongs to the old one.
+    let mut commands = app.close_detail();
+    app.screen = Screen::Table;
     let switch = match (kind, choice) {
         (PickKind::Namespace, Choice::AllNamespaces) => Command::Switch {
             context: None,
@@ -268,9 +303,10 @@ fn pick(app: &mut App) -> Vec<Command> {
             context: Some(ctx),
             scope: app.scope.clone(),
         },
-        (PickKind::Context, Choice::AllNamespaces) => return Vec::new(),
+        (PickKind::Context, Choice::AllNamespaces) => return commands,
     };
-    vec![switch]
+    commands.push(switch);
+    commands
 }
 
 #[cfg(test)]
@@ -479,5 +515,44 @@ mod tests {
         assert!(p.offset <= p.selected && p.selected < p.offset + height);
         press(&mut a, "g");
         assert_eq!(picker(&a).offset, 0);
+    }
+
+    #[test]
+    fn a_picker_opened_over_a_detail_returns_to_it_unless_the_scope_changes() {
+        use crate::cluster::rows::ObjectKey;
+        let mut a = app(NamespaceScope::One("shop".into()));
+        let web = ObjectKey::new("shop", "web");
+        a.open_detail(web.clone());
+        a.screen = Screen::Detail {
+            key: web.clone(),
+            scroll: 3,
+        };
+        let detail = a.screen.clone();
+
+        // esc: the same detail, scrolled as it was, its watchers never stopped.
+        let opened = press(&mut a, ":ns\n");
+        assert_eq!(opened, vec![Command::ListNamespaces]);
+        assert!(press(&mut a, "\x1b").is_empty());
+        assert_eq!(a.screen, detail);
+
+        // The namespace in use picked: nothing changes, back to the detail.
+        press(&mut a, ":ns\n");
+        listed(&mut a, &["default", "shop"]);
+        assert!(press(&mut a, "\n").is_empty());
+        assert_eq!(a.screen, detail);
+
+        // A `:` command typed in the picker runs from the detail: `:deploy` closes it.
+        press(&mut a, ":ctx\n");
+        assert_eq!(press(&mut a, ":deploy\n"), vec![Command::StopDetail]);
+        assert_eq!(a.screen, Screen::Table);
+
+        // Another namespace: the detail's watchers stop, then the switch.
+        a.open_detail(web);
+        press(&mut a, ":ns\n");
+        listed(&mut a, &["default", "shop"]);
+        let switched = press(&mut a, "gj\n");
+        assert_eq!(switched.first(), Some(&Command::StopDetail), "{switched:?}");
+        assert!(matches!(switched.get(1), Some(Command::Switch { .. })));
+        assert_eq!(a.screen, Screen::Table);
     }
 }
