@@ -27,6 +27,7 @@ mod response;
 pub(crate) mod router;
 mod rows;
 pub mod table;
+mod table_workloads;
 mod watch_stream;
 mod writes;
 

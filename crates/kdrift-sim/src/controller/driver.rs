@@ -11,14 +11,14 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::time::Instant;
 
 use super::Timings;
+use super::cluster::Cluster;
 use super::deployment::{DeploymentAction, sync_deployment};
 use super::events::{Component, EventSpec, event_object};
 use super::index::{Index, Owned, Timer, Timers};
-use super::object::{Key, controller_uid, name, uid};
-use super::pods::{
-    PodStage, next_stage, node_for, observed_stage, pod_outcome, pod_status, stage_events,
-};
+use super::object::{Key, controller_uid, name, str_at, uid};
+use super::pods::PodStage;
 use super::replicaset::{random_suffix, sync_replicaset};
+use super::scheduler::pod_requests;
 use crate::resources::ResourceType;
 use crate::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
 
@@ -30,6 +30,8 @@ const PAUSE: Duration = Duration::from_millis(2);
 const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// Attempts of a read-modify-write that lost a race with another writer (409).
 const RETRIES: usize = 5;
+
+mod pods;
 
 struct Driver {
     store: Store,
@@ -54,6 +56,10 @@ struct Driver {
     dirty_definitions: BTreeSet<Key>,
     /// Autoscalers to look at (theirs or their target's spec changed).
     dirty_autoscalers: BTreeSet<Key>,
+    /// The scheduler's cache: nodes, what is bound to them, pods waiting for one.
+    cluster: Cluster,
+    /// Nodes the node lifecycle controller looks at (a cordon to mirror as a taint).
+    dirty_nodes: BTreeSet<Key>,
 }
 
 /// Run the controllers until the task is aborted.
@@ -118,6 +124,8 @@ impl Driver {
             deployment_uids: HashSet::new(),
             dirty_definitions: BTreeSet::new(),
             dirty_autoscalers: BTreeSet::new(),
+            cluster: Cluster::default(),
+            dirty_nodes: BTreeSet::new(),
         }
     }
 
@@ -126,6 +134,10 @@ impl Driver {
     fn resync(&mut self) {
         self.index = Index::default();
         self.deployment_uids.clear();
+        self.cluster = Cluster::default();
+        for node in self.store.list(ResourceType::NODE, None) {
+            self.observe_object(ResourceType::NODE, EventType::Added, &node);
+        }
         for d in self.store.list(ResourceType::DEPLOYMENT, None) {
             self.observe_object(ResourceType::DEPLOYMENT, EventType::Added, &d);
         }
@@ -220,16 +232,36 @@ impl Driver {
                 self.index.remove_child(owner.as_deref(), &key);
                 self.pod_stages.remove(&key);
                 self.new_pods.remove(&key);
+                self.cluster.forget(&key);
                 self.repeated.retain(|(pod, _), _| *pod != key);
                 self.mark_owner(owner.as_deref());
             }
             (Some(Watched::Pod), _) => {
                 self.index.add_child(owner.as_deref(), &key);
-                let followed = self.pod_stages.get(&key).is_some_and(|(u, _)| *u == id);
-                if !followed {
-                    self.new_pods.insert(key);
+                match str_at(object, &["spec", "nodeName"]).filter(|n| !n.is_empty()) {
+                    Some(node) => {
+                        self.cluster
+                            .bind(&key, node, pod_requests(object), owner.as_deref());
+                        if !self.cluster.nodes.contains_key(node) {
+                            // Bound to a node that does not exist: the pod GC's.
+                            self.orphans.push((ResourceType::POD, key));
+                        } else if self.pod_stages.get(&key).is_none_or(|(u, _)| *u != id) {
+                            self.new_pods.insert(key);
+                        }
+                    }
+                    None => self.cluster.enqueue(&key),
                 }
                 self.mark_owner(owner.as_deref());
+            }
+            (Some(Watched::Node), EventType::Deleted) => {
+                // The pod GC deletes what was bound to a node that is gone.
+                for pod in self.cluster.remove_node(&key.name) {
+                    self.orphans.push((ResourceType::POD, pod));
+                }
+            }
+            (Some(Watched::Node), _) => {
+                self.cluster.set_node(object);
+                self.dirty_nodes.insert(key);
             }
             _ => {}
         }
@@ -303,6 +335,10 @@ impl Driver {
             budget -= 1;
             if let Some((resource, key)) = self.orphans.pop() {
                 self.delete(resource, &key);
+            } else if let Some(key) = self.dirty_nodes.pop_first() {
+                self.sync_node(&key);
+            } else if let Some(key) = self.cluster.next_to_schedule() {
+                self.schedule_pod(&key);
             } else if let Some(key) = self.new_pods.pop_first() {
                 self.start_pod(&key);
             } else if let Some(key) = self.dirty_replica_sets.pop_first() {
@@ -318,6 +354,8 @@ impl Driver {
             }
         }
         !(self.orphans.is_empty()
+            && self.dirty_nodes.is_empty()
+            && !self.cluster.has_work()
             && self.new_pods.is_empty()
             && self.dirty_replica_sets.is_empty()
             && self.dirty_deployments.is_empty()
@@ -520,31 +558,8 @@ impl Driver {
         };
         let pods = self.children(uid(&rs), ResourceType::POD);
         let result = sync_replicaset(&rs, &pods, Timestamp::now(), &mut random_suffix);
-        let manager = WriteOptions::manager(CONTROLLER_MANAGER);
-        for mut pod in result.create {
-            // Scheduling is instant in the demo: the pod is created on its node.
-            let (node, _) = node_for(name(&pod));
-            pod["spec"]["nodeName"] = Value::from(node.clone());
-            match self.store.create(ResourceType::POD, pod, &manager) {
-                Ok(created) => {
-                    self.observe_object(ResourceType::POD, EventType::Added, &created);
-                    let message = format!(
-                        "Successfully assigned {}/{} to {node}",
-                        key.namespace,
-                        name(&created)
-                    );
-                    self.record_events(
-                        &created,
-                        &[EventSpec::normal(
-                            Component::Scheduler,
-                            "Scheduled",
-                            message,
-                        )],
-                        None,
-                    );
-                }
-                Err(error) => tracing::warn!(%key, %error, "creating a pod failed"),
-            }
+        for pod in result.create {
+            self.create_pod(key, pod);
         }
         for pod in &result.delete {
             self.delete(ResourceType::POD, &Key::new(&key.namespace, pod));
@@ -565,54 +580,6 @@ impl Driver {
         }
     }
 
-    /// The kubelet meets a pod: a new one starts creating; a ready one (seen after a resync)
-    /// stays as it is.
-    fn start_pod(&mut self, key: &Key) {
-        let Some(pod) = self.store.get(ResourceType::POD, &key.namespace, &key.name) else {
-            return;
-        };
-        let pod_uid = uid(&pod).to_string();
-        if self.pod_stages.get(key).is_some_and(|(u, _)| *u == pod_uid) {
-            return;
-        }
-        match observed_stage(&pod) {
-            PodStage::Running => {
-                self.pod_stages
-                    .insert(key.clone(), (pod_uid, PodStage::Running));
-            }
-            _ => self.enter_stage(key, &pod_uid, PodStage::Creating),
-        }
-    }
-
-    /// Report `stage` for the pod (if it is still the same pod), then plan the next stage.
-    fn enter_stage(&mut self, key: &Key, pod_uid: &str, stage: PodStage) {
-        let Some(pod) = self.store.get(ResourceType::POD, &key.namespace, &key.name) else {
-            self.pod_stages.remove(key);
-            return;
-        };
-        if uid(&pod) != pod_uid {
-            return;
-        }
-        self.pod_stages
-            .insert(key.clone(), (pod_uid.to_string(), stage));
-        let status = pod_status(&pod, stage, Timestamp::now());
-        let written = self.modify(
-            ResourceType::POD,
-            key,
-            &WriteOptions::status(Component::Kubelet.manager()),
-            |p| {
-                p["status"] = status.clone();
-            },
-        );
-        let (node, _) = node_for(&key.name);
-        if let Some(pod) = written {
-            self.record_events(&pod, &stage_events(&pod, stage), Some(&node));
-        }
-        if let Some((next, after)) = next_stage(pod_outcome(&pod), stage, &self.timings) {
-            self.schedule(after, Timer::Pod(key.clone(), pod_uid.to_string(), next));
-        }
-    }
-
     /// Record events about `involved`; a kubelet warning already recorded for this pod is
     /// counted again instead of repeated.
     fn record_events(&mut self, involved: &Value, events: &[EventSpec], host: Option<&str>) {
@@ -623,9 +590,13 @@ impl Driver {
                 key_of(involved),
                 format!("{}/{}", spec.reason, spec.message),
             );
-            // The kubelet repeats these every back-off: counted, as the event recorder does.
-            let counted = spec.component == Component::Kubelet
-                && matches!(spec.reason.as_str(), "BackOff" | "Failed");
+            // The kubelet repeats these every back-off, the scheduler every attempt: counted,
+            // as the event recorder does.
+            let counted = matches!(
+                (spec.component, spec.reason.as_str()),
+                (Component::Kubelet, "BackOff" | "Failed")
+                    | (Component::Scheduler, "FailedScheduling")
+            );
             if counted && let Some(event_name) = self.repeated.get(&repeat_key).cloned() {
                 let event_key = Key::new(&repeat_key.0.namespace, &event_name);
                 let bumped = self.modify(ResourceType::EVENT, &event_key, &opts, |e| {
@@ -688,12 +659,16 @@ fn set_annotations(object: &mut Value, annotations: &serde_json::Map<String, Val
 #[path = "driver_tests.rs"]
 mod tests;
 
+#[cfg(test)]
+mod node_tests;
+
 /// The types the controllers follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Watched {
     Deployment,
     ReplicaSet,
     Pod,
+    Node,
 }
 
 impl Watched {
@@ -704,6 +679,8 @@ impl Watched {
             Some(Watched::ReplicaSet)
         } else if resource == ResourceType::POD {
             Some(Watched::Pod)
+        } else if resource == ResourceType::NODE {
+            Some(Watched::Node)
         } else {
             None
         }

@@ -11,7 +11,7 @@ use crate::store::{Store, WriteOptions};
 
 /// Poll `check` until it returns `Some`, or fail after a generous timeout (the machine is
 /// loaded: this bounds a hang, it does not measure speed).
-async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+pub(super) async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(found) = check() {
@@ -25,7 +25,7 @@ async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-fn count(d: &Value, field: &str) -> i64 {
+pub(super) fn count(d: &Value, field: &str) -> i64 {
     d["status"][field].as_i64().unwrap_or(0)
 }
 
@@ -350,6 +350,10 @@ async fn scale_ten_thousand_deployments_become_available() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
     let store = Store::new();
+    // A node takes 110 pods: enough nodes for them all.
+    for n in 0..total.div_ceil(100) {
+        crate::scenario::seed::register_node(&store, &format!("node-{n}"), n).unwrap();
+    }
     let controllers = spawn(store.clone(), Timings::fast());
     let started = std::time::Instant::now();
     for n in 0..500 {

@@ -12,6 +12,8 @@ use super::object::{format_time, name, namespace, uid};
 pub enum Component {
     DeploymentController,
     ReplicaSetController,
+    StatefulSetController,
+    DaemonSetController,
     Scheduler,
     Kubelet,
 }
@@ -21,6 +23,8 @@ impl Component {
         match self {
             Component::DeploymentController => "deployment-controller",
             Component::ReplicaSetController => "replicaset-controller",
+            Component::StatefulSetController => "statefulset-controller",
+            Component::DaemonSetController => "daemonset-controller",
             Component::Scheduler => "default-scheduler",
             Component::Kubelet => "kubelet",
         }
@@ -29,9 +33,10 @@ impl Component {
     /// The field manager its writes are recorded under.
     pub fn manager(self) -> &'static str {
         match self {
-            Component::DeploymentController | Component::ReplicaSetController => {
-                "kube-controller-manager"
-            }
+            Component::DeploymentController
+            | Component::ReplicaSetController
+            | Component::StatefulSetController
+            | Component::DaemonSetController => "kube-controller-manager",
             Component::Scheduler => "kube-scheduler",
             Component::Kubelet => "kubelet",
         }

@@ -22,15 +22,19 @@ use super::store::Store;
 
 pub mod apiextensions;
 pub mod autoscaler;
+pub mod cluster;
 pub mod deploy_status;
 pub mod deployment;
 pub mod driver;
 pub mod events;
 pub mod hash;
 mod index;
+pub mod nodes;
 pub mod object;
 pub mod pods;
+pub mod quantity;
 pub mod replicaset;
+pub mod scheduler;
 
 /// How fast the simulated cluster moves.
 #[derive(Clone, Debug)]

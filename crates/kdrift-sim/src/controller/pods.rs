@@ -118,24 +118,34 @@ pub fn next_stage(
     }
 }
 
-/// The node a pod lands on (scheduling is instant in the demo) and the IPs it gets.
-pub fn node_for(pod_name: &str) -> (String, String) {
-    let n = small_hash(pod_name) % 3 + 1;
-    (format!("demo-node-{n}"), format!("172.18.0.{}", n + 1))
+/// The node a pod runs on, as the kubelet knows it: for `hostIP` and `podIP`.
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    /// The node's `InternalIP`.
+    pub ip: String,
+    /// The node's pod range (`10.244.1.0/24`).
+    pub pod_cidr: String,
 }
 
-fn pod_ip(pod_name: &str) -> String {
-    let h = small_hash(pod_name);
-    format!("10.244.{}.{}", h % 3 + 1, h / 3 % 250 + 2)
+/// A pod's IP in its node's range (a /24), stable for its name.
+fn pod_ip(pod_name: &str, pod_cidr: &str) -> String {
+    let network = pod_cidr
+        .split('/')
+        .next()
+        .and_then(|ip| ip.rsplit_once('.'))
+        .map_or("10.244.0", |(prefix, _)| prefix);
+    format!("{network}.{}", small_hash(pod_name) % 250 + 2)
 }
 
-fn small_hash(text: &str) -> u32 {
+/// A small stable hash of a name, for the ids and addresses the kubelet makes up.
+pub fn small_hash(text: &str) -> u32 {
     text.bytes().fold(2_166_136_261u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(16_777_619)
     })
 }
 
-fn hex_id(text: &str) -> String {
+/// 32 hex digits made up from `text` (container ids, machine ids).
+pub fn hex_id(text: &str) -> String {
     let a = small_hash(text);
     let b = small_hash(&format!("{text}#"));
     format!("{a:08x}{b:08x}{a:08x}{b:08x}")
@@ -234,7 +244,7 @@ fn container_status(
 
 /// The pod status a kubelet reports at `stage`. Times already in `pod`'s status (start time,
 /// condition transitions) are kept; new ones are `now`.
-pub fn pod_status(pod: &Value, stage: PodStage, now: Timestamp) -> Value {
+pub fn pod_status(pod: &Value, stage: PodStage, now: Timestamp, host: &Host) -> Value {
     let now_text = format_time(now);
     let old = pod.get("status").cloned().unwrap_or(Value::Null);
     let start_time = old
@@ -276,7 +286,7 @@ pub fn pod_status(pod: &Value, stage: PodStage, now: Timestamp) -> Value {
         }
         PodStage::Running | PodStage::CrashLoop { .. } => "Running",
     };
-    let (_, host_ip) = node_for(name(pod));
+    let host_ip = &host.ip;
     let mut status = Map::new();
     status.insert(
         "conditions".into(),
@@ -293,7 +303,7 @@ pub fn pod_status(pod: &Value, stage: PodStage, now: Timestamp) -> Value {
     status.insert("hostIPs".into(), json!([{"ip": host_ip}]));
     status.insert("phase".into(), json!(phase));
     if stage != PodStage::Creating {
-        let ip = pod_ip(name(pod));
+        let ip = pod_ip(name(pod), &host.pod_cidr);
         status.insert("podIP".into(), json!(ip));
         status.insert("podIPs".into(), json!([{"ip": ip}]));
     }
@@ -370,6 +380,13 @@ mod tests {
                 "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "64Mi"}}}]}})
     }
 
+    fn host() -> Host {
+        Host {
+            ip: "172.18.0.3".into(),
+            pod_cidr: "10.244.1.0/24".into(),
+        }
+    }
+
     fn at_time(s: &str) -> Timestamp {
         s.parse().unwrap()
     }
@@ -405,13 +422,23 @@ mod tests {
         let mut p = pod("web:1");
         let (stage, wait) = next_stage(ImageOutcome::Runs, PodStage::Creating, &t).unwrap();
         assert_eq!((stage, wait), (PodStage::Running, t.pod_ready));
-        p["status"] = pod_status(&p, PodStage::Creating, at_time("2026-11-22T03:00:00Z"));
+        p["status"] = pod_status(
+            &p,
+            PodStage::Creating,
+            at_time("2026-11-22T03:00:00Z"),
+            &host(),
+        );
         assert_eq!(p["status"]["phase"], "Pending");
         assert_eq!(
             p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
             "ContainerCreating"
         );
-        let s = pod_status(&p, PodStage::Running, at_time("2026-11-22T03:00:02Z"));
+        let s = pod_status(
+            &p,
+            PodStage::Running,
+            at_time("2026-11-22T03:00:02Z"),
+            &host(),
+        );
         assert_eq!(s["phase"], "Running");
         let ready = s["conditions"]
             .as_array()
@@ -438,7 +465,8 @@ mod tests {
         );
         assert_eq!(s["startTime"], "2026-11-22T03:00:00Z");
         assert_eq!(s["qosClass"], "Burstable");
-        assert!(s["podIP"].as_str().unwrap().starts_with("10.244."));
+        assert!(s["podIP"].as_str().unwrap().starts_with("10.244.1."));
+        assert_eq!(s["hostIP"], "172.18.0.3");
         assert_eq!(next_stage(ImageOutcome::Runs, PodStage::Running, &t), None);
     }
 
@@ -463,7 +491,7 @@ mod tests {
                 t.crash_backoff * 4
             ]
         );
-        let s = pod_status(&p, stage, at_time("2026-11-22T03:00:00Z"));
+        let s = pod_status(&p, stage, at_time("2026-11-22T03:00:00Z"), &host());
         let c = &s["containerStatuses"][0];
         assert_eq!(c["state"]["waiting"]["reason"], "CrashLoopBackOff");
         assert_eq!(c["restartCount"], 4);
@@ -511,14 +539,14 @@ mod tests {
             )
         );
         let reason = |stage| {
-            pod_status(&p, stage, at_time("2026-11-22T03:00:00Z"))["containerStatuses"][0]["state"]
-                ["waiting"]["reason"]
+            pod_status(&p, stage, at_time("2026-11-22T03:00:00Z"), &host())["containerStatuses"][0]
+                ["state"]["waiting"]["reason"]
                 .clone()
         };
         assert_eq!(reason(s1), "ErrImagePull");
         assert_eq!(reason(s2), "ImagePullBackOff");
         assert_eq!(
-            pod_status(&p, s2, at_time("2026-11-22T03:00:00Z"))["phase"],
+            pod_status(&p, s2, at_time("2026-11-22T03:00:00Z"), &host())["phase"],
             "Pending"
         );
         assert_eq!(stage_events(&p, s1)[0].reason, "Failed");

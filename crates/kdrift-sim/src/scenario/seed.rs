@@ -4,16 +4,21 @@
 use serde_json::{Map, Value};
 
 use super::manifests::demo_objects;
+use crate::controller::nodes::{
+    DEMO_NODES, controller_manager_patch, node_status, registered_node,
+};
 use crate::resources::ResourceType;
-use crate::store::{ApiError, Store, WriteOptions};
+use crate::store::{ApiError, Patch, Store, WriteOptions};
 
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// The field manager of `kubectl apply` without `--server-side`.
 pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
 
-/// Create the namespaces, then every demo Deployment, as `kubectl apply -R -f demo/` would.
-/// Objects that already exist are left alone, so seeding twice is harmless.
+/// Register the demo's nodes, then create the namespaces and every demo object, as `kubectl
+/// apply -R -f demo/` would. Objects that already exist are left alone, so seeding twice is
+/// harmless.
 pub fn seed(store: &Store) -> Result<(), ApiError> {
+    register_nodes(store)?;
     let objects = demo_objects().map_err(|e| ApiError::Internal(e.to_string()))?;
     // Namespaces first: the objects in them cannot be created before; then the definitions
     // of custom resources, which make their kinds served.
@@ -38,6 +43,44 @@ pub fn seed(store: &Store) -> Result<(), ApiError> {
             Err(e) => return Err(e),
         }
     }
+    Ok(())
+}
+
+/// The demo's three nodes, as their kubelets register them.
+pub fn register_nodes(store: &Store) -> Result<(), ApiError> {
+    for (index, name) in DEMO_NODES.iter().enumerate() {
+        register_node(store, name, index)?;
+    }
+    Ok(())
+}
+
+/// One node as its kubelet registers it (the Node, then its status) and the controller manager
+/// completes it (a pod range); `index` (0-based) sets its addresses. A node that exists stays.
+pub fn register_node(store: &Store, name: &str, index: usize) -> Result<(), ApiError> {
+    match store.create(
+        ResourceType::NODE,
+        registered_node(name),
+        &WriteOptions::manager("kubelet"),
+    ) {
+        Ok(_) => {}
+        Err(ApiError::AlreadyExists(_)) => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    let status = node_status(name, index, &store.now_rfc3339());
+    store.patch(
+        ResourceType::NODE,
+        "",
+        name,
+        &Patch::Merge(status),
+        &WriteOptions::status("kubelet"),
+    )?;
+    store.patch(
+        ResourceType::NODE,
+        "",
+        name,
+        &Patch::Merge(controller_manager_patch(index)),
+        &WriteOptions::manager("kube-controller-manager"),
+    )?;
     Ok(())
 }
 

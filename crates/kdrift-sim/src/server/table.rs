@@ -24,32 +24,44 @@ impl IncludeObject {
     }
 }
 
-fn column(name: &str, kind: &str, format: &str, description: &str, priority: u8) -> Value {
+pub(super) fn column(
+    name: &str,
+    kind: &str,
+    format: &str,
+    description: &str,
+    priority: u8,
+) -> Value {
     json!({"name": name, "type": kind, "format": format, "description": description, "priority": priority})
 }
 
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const AGE_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
+/// The template columns the workloads share (wide output): Containers, Images.
+pub(super) fn template_columns() -> [Value; 2] {
+    [
+        column(
+            "Containers",
+            "string",
+            "",
+            "Names of each container in the template.",
+            1,
+        ),
+        column(
+            "Images",
+            "string",
+            "",
+            "Images referenced by each container in the template.",
+            1,
+        ),
+    ]
+}
+
 /// The column definitions of a type, as a real server declares them.
 pub fn columns(resource: ResourceType) -> Value {
     let name = column("Name", "string", "name", NAME_DOC, 0);
     let age = column("Age", "string", "", AGE_DOC, 0);
-    // The template columns Deployments and ReplicaSets share (wide output).
-    let containers = column(
-        "Containers",
-        "string",
-        "",
-        "Names of each container in the template.",
-        1,
-    );
-    let images = column(
-        "Images",
-        "string",
-        "",
-        "Images referenced by each container in the template.",
-        1,
-    );
+    let [containers, images] = template_columns();
     let cols = match (resource.group(), resource.kind()) {
         ("apps", "Deployment") => vec![
             name,
@@ -269,8 +281,12 @@ pub fn columns(resource: ResourceType) -> Value {
             age,
             column("Selector", "string", "", "The selector of the service.", 1),
         ],
-        // Any other type: name and age, as a server prints a type without columns of its own.
-        _ => vec![name, age],
+        // Nodes and the other workloads; any other type: name and age, as a server prints a
+        // type without columns of its own.
+        _ => match super::table_workloads::columns(resource, name.clone(), age.clone()) {
+            Some(cols) => cols,
+            None => vec![name, age],
+        },
     };
     Value::Array(cols)
 }
@@ -360,15 +376,15 @@ fn age_of(timestamp: Option<&str>, now: Option<jiff::Timestamp>) -> String {
     }
 }
 
-fn int(v: &Value, pointer: &str) -> i64 {
+pub(super) fn int(v: &Value, pointer: &str) -> i64 {
     v.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
 }
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub(super) fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn containers(object: &Value, key: &str) -> String {
+pub(super) fn containers(object: &Value, key: &str) -> String {
     object
         .pointer("/spec/template/spec/containers")
         .and_then(Value::as_array)
@@ -381,7 +397,7 @@ fn containers(object: &Value, key: &str) -> String {
         .unwrap_or_default()
 }
 
-fn selector(object: &Value) -> String {
+pub(super) fn selector(object: &Value) -> String {
     let labels = object
         .pointer("/spec/selector/matchLabels")
         .and_then(Value::as_object);
@@ -598,7 +614,10 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
                 json!(selector),
             ]
         }
-        _ => vec![name, age],
+        _ => match super::table_workloads::cells(resource, object, name.clone(), age.clone()) {
+            Some(cells) => cells,
+            None => vec![name, age],
+        },
     }
 }
 
