@@ -14,7 +14,7 @@ use super::Timings;
 use super::cluster::Cluster;
 use super::deployment::{DeploymentAction, sync_deployment};
 use super::events::{Component, EventSpec, event_object};
-use super::index::{Index, Owned, Timer, Timers};
+use super::index::{Index, Owned, Timer, Timers, Watched};
 use super::object::{Key, controller_uid, name, str_at, uid};
 use super::pods::PodStage;
 use super::replicaset::{random_suffix, sync_replicaset};
@@ -32,6 +32,7 @@ const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 const RETRIES: usize = 5;
 
 mod pods;
+mod workloads;
 
 struct Driver {
     store: Store,
@@ -60,6 +61,9 @@ struct Driver {
     cluster: Cluster,
     /// Nodes the node lifecycle controller looks at (a cordon to mirror as a taint).
     dirty_nodes: BTreeSet<Key>,
+    dirty_stateful_sets: BTreeSet<Key>,
+    /// controller uid → its ControllerRevisions.
+    revisions: Index,
 }
 
 /// Run the controllers until the task is aborted.
@@ -126,6 +130,8 @@ impl Driver {
             dirty_autoscalers: BTreeSet::new(),
             cluster: Cluster::default(),
             dirty_nodes: BTreeSet::new(),
+            dirty_stateful_sets: BTreeSet::new(),
+            revisions: Index::default(),
         }
     }
 
@@ -145,7 +151,26 @@ impl Driver {
         for rs in &replica_sets {
             self.observe_object(ResourceType::REPLICA_SET, EventType::Added, rs);
         }
-        let rs_uids: HashSet<&str> = replica_sets.iter().map(uid).collect();
+        let stateful_sets = self.store.list(ResourceType::STATEFUL_SET, None);
+        for sts in &stateful_sets {
+            self.observe_object(ResourceType::STATEFUL_SET, EventType::Added, sts);
+        }
+        // The owners of pods, and of ControllerRevisions.
+        let mut pod_owners: HashSet<&str> = replica_sets.iter().map(uid).collect();
+        let revision_owners: HashSet<&str> = stateful_sets.iter().map(uid).collect();
+        pod_owners.extend(&revision_owners);
+        self.revisions = Index::default();
+        for revision in self.store.list(ResourceType::CONTROLLER_REVISION, None) {
+            self.observe_object(
+                ResourceType::CONTROLLER_REVISION,
+                EventType::Added,
+                &revision,
+            );
+            if controller_uid(&revision).is_some_and(|o| !revision_owners.contains(o)) {
+                self.orphans
+                    .push((ResourceType::CONTROLLER_REVISION, key_of(&revision)));
+            }
+        }
         for rs in &replica_sets {
             if controller_uid(rs).is_some_and(|o| !self.deployment_uids.contains(o)) {
                 self.orphans.push((ResourceType::REPLICA_SET, key_of(rs)));
@@ -168,7 +193,7 @@ impl Driver {
         self.pod_stages.retain(|k, _| live.contains(k));
         for pod in &pods {
             self.observe_object(ResourceType::POD, EventType::Added, pod);
-            if controller_uid(pod).is_some_and(|o| !rs_uids.contains(o)) {
+            if controller_uid(pod).is_some_and(|o| !pod_owners.contains(o)) {
                 self.orphans.push((ResourceType::POD, key_of(pod)));
             }
         }
@@ -204,7 +229,7 @@ impl Driver {
                     id.clone(),
                     Owned {
                         key: key.clone(),
-                        owner: None,
+                        kind: Watched::Deployment,
                     },
                 );
                 self.deployment_uids.insert(id);
@@ -221,7 +246,7 @@ impl Driver {
                     id,
                     Owned {
                         key: key.clone(),
-                        owner: owner.clone(),
+                        kind: Watched::ReplicaSet,
                     },
                 );
                 self.index.add_child(owner.as_deref(), &key);
@@ -253,6 +278,28 @@ impl Driver {
                 }
                 self.mark_owner(owner.as_deref());
             }
+            (Some(Watched::StatefulSet), EventType::Deleted) => {
+                self.index.by_uid.remove(&id);
+                self.collect_children(&id, ResourceType::POD);
+                self.collect_children(&id, ResourceType::CONTROLLER_REVISION);
+            }
+            (Some(Watched::StatefulSet), _) => {
+                self.index.by_uid.insert(
+                    id,
+                    Owned {
+                        key: key.clone(),
+                        kind: Watched::StatefulSet,
+                    },
+                );
+                self.dirty_stateful_sets.insert(key);
+            }
+            (Some(Watched::ControllerRevision), EventType::Deleted) => {
+                self.revisions.remove_child(owner.as_deref(), &key);
+                self.mark_owner(owner.as_deref());
+            }
+            (Some(Watched::ControllerRevision), _) => {
+                self.revisions.add_child(owner.as_deref(), &key);
+            }
             (Some(Watched::Node), EventType::Deleted) => {
                 // The pod GC deletes what was bound to a node that is gone.
                 for pod in self.cluster.remove_node(&key.name) {
@@ -273,15 +320,25 @@ impl Driver {
             return;
         };
         let key = owned.key.clone();
-        if owned.owner.is_some() {
-            self.dirty_replica_sets.insert(key);
+        match owned.kind {
+            Watched::Deployment => self.dirty_deployments.insert(key),
+            Watched::ReplicaSet => self.dirty_replica_sets.insert(key),
+            Watched::StatefulSet => self.dirty_stateful_sets.insert(key),
+            _ => false,
+        };
+    }
+
+    /// The index of what `resource` objects an owner has.
+    fn index_of(&mut self, resource: ResourceType) -> &mut Index {
+        if resource == ResourceType::CONTROLLER_REVISION {
+            &mut self.revisions
         } else {
-            self.dirty_deployments.insert(key);
+            &mut self.index
         }
     }
 
     fn collect_children(&mut self, owner: &str, resource: ResourceType) {
-        if let Some(children) = self.index.children.remove(owner) {
+        if let Some(children) = self.index_of(resource).children.remove(owner) {
             self.orphans
                 .extend(children.into_iter().map(|k| (resource, k)));
         }
@@ -297,6 +354,7 @@ impl Driver {
         let (key, kind) = match &timer {
             Timer::Deployment(key) => (key.clone(), ResourceType::DEPLOYMENT),
             Timer::ReplicaSet(key) => (key.clone(), ResourceType::REPLICA_SET),
+            Timer::StatefulSet(key) => (key.clone(), ResourceType::STATEFUL_SET),
             Timer::Pod(..) => return self.schedule(after, timer),
         };
         let now = Instant::now();
@@ -324,6 +382,12 @@ impl Driver {
                         .remove(&(ResourceType::REPLICA_SET, key.clone()));
                     self.dirty_replica_sets.insert(key);
                 }
+                Timer::StatefulSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::STATEFUL_SET, key.clone()));
+                    self.dirty_stateful_sets.insert(key);
+                }
+
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
             }
         }
@@ -345,6 +409,8 @@ impl Driver {
                 self.sync_replica_set(&key);
             } else if let Some(key) = self.dirty_deployments.pop_first() {
                 self.sync_deployment(&key);
+            } else if let Some(key) = self.dirty_stateful_sets.pop_first() {
+                self.sync_stateful_set(&key);
             } else if let Some(key) = self.dirty_definitions.pop_first() {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
@@ -359,6 +425,7 @@ impl Driver {
             && self.new_pods.is_empty()
             && self.dirty_replica_sets.is_empty()
             && self.dirty_deployments.is_empty()
+            && self.dirty_stateful_sets.is_empty()
             && self.dirty_definitions.is_empty()
             && self.dirty_autoscalers.is_empty())
     }
@@ -459,7 +526,7 @@ impl Driver {
     /// Objects of `resource` listed under `owner` in the index, as they are now.
     fn children(&mut self, owner: &str, resource: ResourceType) -> Vec<Value> {
         let keys: Vec<Key> = self
-            .index
+            .index_of(resource)
             .children
             .get(owner)
             .map(|s| s.iter().cloned().collect())
@@ -468,7 +535,7 @@ impl Driver {
         for key in keys {
             match self.store.get(resource, &key.namespace, &key.name) {
                 Some(child) if controller_uid(&child) == Some(owner) => found.push(child),
-                _ => self.index.remove_child(Some(owner), &key),
+                _ => self.index_of(resource).remove_child(Some(owner), &key),
             }
         }
         found
@@ -534,18 +601,45 @@ impl Driver {
                     Value::from(revision.clone());
             });
         }
-        if let Some(status) = result.status {
+        self.finish_sync(
+            ResourceType::DEPLOYMENT,
+            key,
+            result.status,
+            result.requeue_after,
+            Timer::Deployment,
+        );
+    }
+
+    /// The end of a controller's sync: its new status, written through `/status`, and another
+    /// look after `again` when the decision asked for one.
+    fn finish_sync(
+        &mut self,
+        resource: ResourceType,
+        key: &Key,
+        status: Option<Value>,
+        again: Option<Duration>,
+        timer: fn(Key) -> Timer,
+    ) {
+        if let Some(status) = status {
             self.modify(
-                ResourceType::DEPLOYMENT,
+                resource,
                 key,
                 &WriteOptions::status(CONTROLLER_MANAGER),
-                |d| {
-                    d["status"] = status.clone();
-                },
+                |o| o["status"] = status.clone(),
             );
         }
-        if let Some(after) = result.requeue_after {
-            self.look_again(after, Timer::Deployment(key.clone()));
+        if let Some(after) = again {
+            self.look_again(after, timer(key.clone()));
+        }
+    }
+
+    /// Create and delete pods as the controller at `owner` decided.
+    fn change_pods(&mut self, owner: &Key, create: Vec<Value>, delete: &[String]) {
+        for pod in create {
+            self.create_pod(owner, pod);
+        }
+        for pod in delete {
+            self.delete(ResourceType::POD, &Key::new(&owner.namespace, pod));
         }
     }
 
@@ -558,26 +652,15 @@ impl Driver {
         };
         let pods = self.children(uid(&rs), ResourceType::POD);
         let result = sync_replicaset(&rs, &pods, Timestamp::now(), &mut random_suffix);
-        for pod in result.create {
-            self.create_pod(key, pod);
-        }
-        for pod in &result.delete {
-            self.delete(ResourceType::POD, &Key::new(&key.namespace, pod));
-        }
+        self.change_pods(key, result.create, &result.delete);
         self.record_events(&rs, &result.events, None);
-        if let Some(status) = result.status {
-            self.modify(
-                ResourceType::REPLICA_SET,
-                key,
-                &WriteOptions::status(CONTROLLER_MANAGER),
-                |rs| {
-                    rs["status"] = status.clone();
-                },
-            );
-        }
-        if let Some(after) = result.requeue_after {
-            self.look_again(after, Timer::ReplicaSet(key.clone()));
-        }
+        self.finish_sync(
+            ResourceType::REPLICA_SET,
+            key,
+            result.status,
+            result.requeue_after,
+            Timer::ReplicaSet,
+        );
     }
 
     /// Record events about `involved`; a kubelet warning already recorded for this pod is
@@ -662,27 +745,5 @@ mod tests;
 #[cfg(test)]
 mod node_tests;
 
-/// The types the controllers follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Watched {
-    Deployment,
-    ReplicaSet,
-    Pod,
-    Node,
-}
-
-impl Watched {
-    fn of(resource: ResourceType) -> Option<Watched> {
-        if resource == ResourceType::DEPLOYMENT {
-            Some(Watched::Deployment)
-        } else if resource == ResourceType::REPLICA_SET {
-            Some(Watched::ReplicaSet)
-        } else if resource == ResourceType::POD {
-            Some(Watched::Pod)
-        } else if resource == ResourceType::NODE {
-            Some(Watched::Node)
-        } else {
-            None
-        }
-    }
-}
+#[cfg(test)]
+mod workload_tests;

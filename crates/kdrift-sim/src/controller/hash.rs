@@ -1,5 +1,6 @@
 //! The `pod-template-hash` of a pod template: a stable FNV-1a hash of the template (without its
-//! own hash label), written with the alphabet Kubernetes uses so names look like `web-585f666f7`.
+//! own hash label), written with the alphabet Kubernetes uses so names look like `web-585f666f7`;
+//! and the hash of a ControllerRevision's data, computed exactly as the controllers compute it.
 use serde_json::Value;
 
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -12,9 +13,47 @@ pub fn pod_template_hash(template: &Value) -> String {
     let mut hasher = Fnv1a32::new();
     write_canonical(&without_hash_label(template), &mut hasher);
     // Each decimal digit becomes one safe character, as `rand.SafeEncodeString` does.
-    hasher
-        .finish()
-        .to_string()
+    safe_encode(hasher.finish())
+}
+
+/// The hash of a ControllerRevision's `data` (`history.HashControllerRevision`): FNV-1 (not 1a)
+/// over the data as Go's `json.Marshal` writes it (keys sorted, `<>&` escaped), then the collision
+/// count. A StatefulSet's revision of the same template gets the same name as on a real server.
+pub fn revision_hash(data: &Value, collision_count: i64) -> String {
+    let mut hasher = Fnv1_32(0x811c_9dc5);
+    hasher.write(go_json(data).as_bytes());
+    hasher.write(collision_count.to_string().as_bytes());
+    safe_encode(hasher.0)
+}
+
+/// Compact JSON with sorted keys and the HTML characters escaped, as Go's `json.Marshal` of a
+/// map writes it.
+pub fn go_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sorted(value))
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+fn safe_encode(hash: u32) -> String {
+    hash.to_string()
         .bytes()
         .map(|b| char::from(SAFE_ALPHABET[usize::from(b) % SAFE_ALPHABET.len()]))
         .collect()
@@ -72,6 +111,18 @@ fn write_canonical(value: &Value, hasher: &mut Fnv1a32) {
     }
 }
 
+/// FNV-1: multiply, then xor (Go's `fnv.New32`).
+struct Fnv1_32(u32);
+
+impl Fnv1_32 {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.wrapping_mul(0x0100_0193);
+            self.0 ^= u32::from(*b);
+        }
+    }
+}
+
 struct Fnv1a32(u32);
 
 impl Fnv1a32 {
@@ -97,6 +148,25 @@ mod tests {
 
     fn template(image: &str) -> Value {
         json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": image}]}})
+    }
+
+    #[test]
+    fn a_statefulset_revision_hashes_as_on_a_real_server() {
+        let revisions: Value = serde_json::from_str(include_str!(
+            "../../../../testdata/kubernetes-1.36/objects/controllerrevisions.json"
+        ))
+        .unwrap();
+        let db = revisions["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metadata"]["name"] == "db-b7d7b979b")
+            .unwrap();
+        assert_eq!(revision_hash(&db["data"], 0), "b7d7b979b");
+        assert_eq!(
+            go_json(&json!({"b": "<&>", "a": 1})),
+            r#"{"a":1,"b":"\u003c\u0026\u003e"}"#
+        );
     }
 
     #[test]

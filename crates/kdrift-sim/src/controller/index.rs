@@ -1,5 +1,6 @@
 //! The driver's bookkeeping: the owner index (which ReplicaSets a Deployment has, which pods a
-//! ReplicaSet has, found by uid) and the timers for readiness, back-offs and deadlines.
+//! ReplicaSet, StatefulSet or DaemonSet has, found by uid) and the timers for readiness,
+//! back-offs and deadlines.
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::time::Duration;
@@ -8,11 +9,13 @@ use tokio::time::Instant;
 
 use super::object::Key;
 use super::pods::PodStage;
+use crate::resources::ResourceType;
 
 #[derive(Debug, Clone)]
 pub enum Timer {
     Deployment(Key),
     ReplicaSet(Key),
+    StatefulSet(Key),
     /// Move the pod with this uid to this stage.
     Pod(Key, String, PodStage),
 }
@@ -45,19 +48,50 @@ impl Ord for Due {
     }
 }
 
-/// Where an object sits in the ownership tree.
+/// The types the controllers follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Watched {
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    Pod,
+    Node,
+    ControllerRevision,
+}
+
+impl Watched {
+    pub fn of(resource: ResourceType) -> Option<Watched> {
+        [
+            (ResourceType::DEPLOYMENT, Watched::Deployment),
+            (ResourceType::REPLICA_SET, Watched::ReplicaSet),
+            (ResourceType::STATEFUL_SET, Watched::StatefulSet),
+            (ResourceType::DAEMON_SET, Watched::DaemonSet),
+            (ResourceType::POD, Watched::Pod),
+            (ResourceType::NODE, Watched::Node),
+            (
+                ResourceType::CONTROLLER_REVISION,
+                Watched::ControllerRevision,
+            ),
+        ]
+        .into_iter()
+        .find(|(r, _)| *r == resource)
+        .map(|(_, w)| w)
+    }
+}
+
+/// A controller in the ownership tree.
 #[derive(Debug, Clone)]
 pub struct Owned {
     pub key: Key,
-    /// The controller's uid (`None` for a Deployment).
-    pub owner: Option<String>,
+    pub kind: Watched,
 }
 
 #[derive(Default)]
 pub struct Index {
-    /// uid → key and controller uid, for Deployments and ReplicaSets.
+    /// uid → key and kind, for the controllers.
     pub by_uid: HashMap<String, Owned>,
-    /// controller uid → ReplicaSets (of a Deployment) or pods (of a ReplicaSet).
+    /// controller uid → what it owns: ReplicaSets (of a Deployment) or pods (of the others).
     pub children: HashMap<String, BTreeSet<Key>>,
 }
 

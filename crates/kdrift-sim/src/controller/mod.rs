@@ -1,18 +1,25 @@
-//! The demo cluster's controllers: deployment, replicaset, a simulated kubelet and the garbage
-//! collector, behaving like kube-controller-manager so that rollouts look real.
+//! The demo cluster's controllers: deployment, replicaset, statefulset, a scheduler, a simulated
+//! kubelet, the node lifecycle controller and the garbage collectors, behaving like
+//! kube-controller-manager and kube-scheduler so that rollouts look real.
 //!
 //! The decisions are pure functions of the objects (tested without a store):
-//! - [`hash`]: the pod-template-hash of a pod template.
+//! - [`hash`]: the pod-template-hash of a pod template, the hash of a ControllerRevision.
 //! - [`deployment`]: which ReplicaSets a Deployment wants (rolling update, Recreate, scaling).
 //! - [`deploy_status`]: Deployment status, conditions and progress deadlines.
 //! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
+//! - [`statefulset`]: a StatefulSet's ordered pods, its rolling update, status and history.
+//! - [`revision`]: ControllerRevisions, the template history of StatefulSets and DaemonSets.
+//! - [`scheduler`]: which node a pod goes to, or kube-scheduler's reason why none fits.
+//! - [`nodes`]: the demo's Node objects and the cordon taint.
+//! - [`quantity`]: resource quantities read as the scheduler reads them.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
 //! - [`events`]: `Event` objects as the components write them.
 //! - [`autoscaler`]: the horizontal pod autoscaler, without metrics.
 //! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
 //!
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
-//! timers (`index`), calls the pure functions and writes their results through the store.
+//! timers (`index`) and the scheduler's cache ([`cluster`]), calls the pure functions and writes
+//! their results through the store.
 //! [`object`] holds the small JSON readers they share.
 use std::time::Duration;
 
@@ -34,7 +41,9 @@ pub mod object;
 pub mod pods;
 pub mod quantity;
 pub mod replicaset;
+pub mod revision;
 pub mod scheduler;
+pub mod statefulset;
 
 /// How fast the simulated cluster moves.
 #[derive(Clone, Debug)]

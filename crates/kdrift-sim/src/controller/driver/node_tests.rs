@@ -9,7 +9,7 @@ use crate::scenario::seed::register_nodes;
 use crate::store::{Patch, Store, WriteOptions};
 
 /// A cluster with the three demo nodes and one namespace, controllers running.
-fn nodes_only() -> (Store, tokio::task::JoinHandle<()>) {
+pub(super) fn nodes_only() -> (Store, tokio::task::JoinHandle<()>) {
     let store = Store::new();
     register_nodes(&store).unwrap();
     store
