@@ -62,6 +62,9 @@ struct Driver {
     /// Nodes the node lifecycle controller looks at (a cordon to mirror as a taint).
     dirty_nodes: BTreeSet<Key>,
     dirty_stateful_sets: BTreeSet<Key>,
+    dirty_daemon_sets: BTreeSet<Key>,
+    /// Every DaemonSet: they all look again when the nodes change.
+    daemon_sets: BTreeSet<Key>,
     /// controller uid → its ControllerRevisions.
     revisions: Index,
 }
@@ -131,6 +134,8 @@ impl Driver {
             cluster: Cluster::default(),
             dirty_nodes: BTreeSet::new(),
             dirty_stateful_sets: BTreeSet::new(),
+            dirty_daemon_sets: BTreeSet::new(),
+            daemon_sets: BTreeSet::new(),
             revisions: Index::default(),
         }
     }
@@ -155,9 +160,15 @@ impl Driver {
         for sts in &stateful_sets {
             self.observe_object(ResourceType::STATEFUL_SET, EventType::Added, sts);
         }
+        let daemon_sets = self.store.list(ResourceType::DAEMON_SET, None);
+        self.daemon_sets.clear();
+        for ds in &daemon_sets {
+            self.observe_object(ResourceType::DAEMON_SET, EventType::Added, ds);
+        }
         // The owners of pods, and of ControllerRevisions.
         let mut pod_owners: HashSet<&str> = replica_sets.iter().map(uid).collect();
-        let revision_owners: HashSet<&str> = stateful_sets.iter().map(uid).collect();
+        let revision_owners: HashSet<&str> =
+            stateful_sets.iter().chain(&daemon_sets).map(uid).collect();
         pod_owners.extend(&revision_owners);
         self.revisions = Index::default();
         for revision in self.store.list(ResourceType::CONTROLLER_REVISION, None) {
@@ -293,6 +304,23 @@ impl Driver {
                 );
                 self.dirty_stateful_sets.insert(key);
             }
+            (Some(Watched::DaemonSet), EventType::Deleted) => {
+                self.index.by_uid.remove(&id);
+                self.daemon_sets.remove(&key);
+                self.collect_children(&id, ResourceType::POD);
+                self.collect_children(&id, ResourceType::CONTROLLER_REVISION);
+            }
+            (Some(Watched::DaemonSet), _) => {
+                self.index.by_uid.insert(
+                    id,
+                    Owned {
+                        key: key.clone(),
+                        kind: Watched::DaemonSet,
+                    },
+                );
+                self.daemon_sets.insert(key.clone());
+                self.dirty_daemon_sets.insert(key);
+            }
             (Some(Watched::ControllerRevision), EventType::Deleted) => {
                 self.revisions.remove_child(owner.as_deref(), &key);
                 self.mark_owner(owner.as_deref());
@@ -305,10 +333,14 @@ impl Driver {
                 for pod in self.cluster.remove_node(&key.name) {
                     self.orphans.push((ResourceType::POD, pod));
                 }
+                self.dirty_daemon_sets
+                    .extend(self.daemon_sets.iter().cloned());
             }
             (Some(Watched::Node), _) => {
                 self.cluster.set_node(object);
                 self.dirty_nodes.insert(key);
+                self.dirty_daemon_sets
+                    .extend(self.daemon_sets.iter().cloned());
             }
             _ => {}
         }
@@ -324,6 +356,7 @@ impl Driver {
             Watched::Deployment => self.dirty_deployments.insert(key),
             Watched::ReplicaSet => self.dirty_replica_sets.insert(key),
             Watched::StatefulSet => self.dirty_stateful_sets.insert(key),
+            Watched::DaemonSet => self.dirty_daemon_sets.insert(key),
             _ => false,
         };
     }
@@ -355,6 +388,7 @@ impl Driver {
             Timer::Deployment(key) => (key.clone(), ResourceType::DEPLOYMENT),
             Timer::ReplicaSet(key) => (key.clone(), ResourceType::REPLICA_SET),
             Timer::StatefulSet(key) => (key.clone(), ResourceType::STATEFUL_SET),
+            Timer::DaemonSet(key) => (key.clone(), ResourceType::DAEMON_SET),
             Timer::Pod(..) => return self.schedule(after, timer),
         };
         let now = Instant::now();
@@ -387,6 +421,11 @@ impl Driver {
                         .remove(&(ResourceType::STATEFUL_SET, key.clone()));
                     self.dirty_stateful_sets.insert(key);
                 }
+                Timer::DaemonSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::DAEMON_SET, key.clone()));
+                    self.dirty_daemon_sets.insert(key);
+                }
 
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
             }
@@ -411,6 +450,8 @@ impl Driver {
                 self.sync_deployment(&key);
             } else if let Some(key) = self.dirty_stateful_sets.pop_first() {
                 self.sync_stateful_set(&key);
+            } else if let Some(key) = self.dirty_daemon_sets.pop_first() {
+                self.sync_daemon_set(&key);
             } else if let Some(key) = self.dirty_definitions.pop_first() {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
@@ -426,6 +467,7 @@ impl Driver {
             && self.dirty_replica_sets.is_empty()
             && self.dirty_deployments.is_empty()
             && self.dirty_stateful_sets.is_empty()
+            && self.dirty_daemon_sets.is_empty()
             && self.dirty_definitions.is_empty()
             && self.dirty_autoscalers.is_empty())
     }

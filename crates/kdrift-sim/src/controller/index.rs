@@ -16,6 +16,7 @@ pub enum Timer {
     Deployment(Key),
     ReplicaSet(Key),
     StatefulSet(Key),
+    DaemonSet(Key),
     /// Move the pod with this uid to this stage.
     Pod(Key, String, PodStage),
 }

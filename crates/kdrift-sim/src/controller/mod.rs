@@ -8,6 +8,7 @@
 //! - [`deploy_status`]: Deployment status, conditions and progress deadlines.
 //! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
 //! - [`statefulset`]: a StatefulSet's ordered pods, its rolling update, status and history.
+//! - [`daemonset`]: a DaemonSet's pod per node, its rolling update, status and history.
 //! - [`revision`]: ControllerRevisions, the template history of StatefulSets and DaemonSets.
 //! - [`scheduler`]: which node a pod goes to, or kube-scheduler's reason why none fits.
 //! - [`nodes`]: the demo's Node objects and the cordon taint.
@@ -30,6 +31,7 @@ use super::store::Store;
 pub mod apiextensions;
 pub mod autoscaler;
 pub mod cluster;
+pub mod daemonset;
 pub mod deploy_status;
 pub mod deployment;
 pub mod driver;
