@@ -2,8 +2,10 @@
 //! temporary folder, and the real kubectl run against it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kdrift::sim::controller::Timings;
@@ -63,6 +65,27 @@ impl Cluster {
             .env("KUBECACHEDIR", self.dir.path().join("cache"))
             .env_remove("KUBECTL_EXTERNAL_DIFF");
         cmd
+    }
+
+    /// Start a kubectl that keeps printing (`get -w`, `logs -f`): the process, and its stdout
+    /// line by line as it comes.
+    pub fn spawn_lines(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (child, rx)
     }
 
     pub fn kubectl(&self, args: &[&str]) -> Output {

@@ -6,6 +6,7 @@
 //! - [`handlers`]: the verbs on resources.
 //! - [`watch`]: watch streams.
 //! - [`table`]: server-side `Table` printing for kubectl.
+//! - `logs`: `pods/{name}/log`, made up from each container's run.
 //! - [`response`]: `Status` errors, content negotiation, request bodies.
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use super::faults::Faults;
 use super::store::Store;
 
 mod handlers;
+mod logs;
 mod protobuf;
 mod response;
 pub(crate) mod router;

@@ -14,6 +14,7 @@
 //! - [`nodes`]: the demo's Node objects and the cordon taint.
 //! - [`quantity`]: resource quantities read as the scheduler reads them.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
+//! - [`logs`]: what containers write, made up from the pod, the container and the time.
 //! - [`events`]: `Event` objects as the components write them.
 //! - [`autoscaler`]: the horizontal pod autoscaler, without metrics.
 //! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
@@ -38,6 +39,7 @@ pub mod driver;
 pub mod events;
 pub mod hash;
 mod index;
+pub mod logs;
 pub mod nodes;
 pub mod object;
 pub mod pods;
