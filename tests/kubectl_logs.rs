@@ -60,8 +60,7 @@ fn logs_show_the_containers_lines_with_tail_timestamps_and_container() {
         )
     );
 
-    let file = c.file("two.yaml", TWO_CONTAINERS);
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.apply("two.yaml", TWO_CONTAINERS);
     running_pod(&c, "default", "!nothing");
     let proxy = c.ok(&["logs", "two", "-c", "proxy"]);
     assert_eq!(proxy.lines().next(), Some("INFO starting proxy 2.4"));

@@ -48,8 +48,7 @@ fn history(c: &Cluster, what: &str) -> Vec<String> {
 #[test]
 fn a_stateful_set_rolls_out_updates_and_rolls_back_under_kubectl() {
     let c = Cluster::start();
-    let file = c.file("db.yaml", STATEFUL_SET);
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.apply("db.yaml", STATEFUL_SET);
     assert_eq!(
         rollout_status(&c, "sts/db"),
         "partitioned roll out complete: 3 new pods have been updated..."
@@ -148,8 +147,7 @@ fn nodes_of_pods(c: &Cluster, selector: &str) -> Vec<String> {
 #[test]
 fn a_daemon_set_runs_on_every_node_and_rolls_out_under_kubectl() {
     let c = Cluster::start();
-    let file = c.file("agent.yaml", DAEMON_SET);
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.apply("agent.yaml", DAEMON_SET);
     assert_eq!(
         rollout_status(&c, "ds/agent"),
         "daemon set \"agent\" successfully rolled out"

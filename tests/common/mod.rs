@@ -137,6 +137,12 @@ impl Cluster {
             .unwrap()
     }
 
+    /// `kubectl apply -f` of `yaml`, written to `name` in the temporary folder; its output.
+    pub fn apply(&self, name: &str, yaml: &str) -> String {
+        let file = self.file(name, yaml);
+        self.ok(&["apply", "-f", file.to_str().unwrap()])
+    }
+
     /// Write a file in the temporary folder.
     pub fn file(&self, name: &str, contents: &str) -> PathBuf {
         let path = self.dir.path().join(name);

@@ -7,6 +7,7 @@
 //! - [`watch`]: watch streams.
 //! - [`table`]: server-side `Table` printing for kubectl.
 //! - `logs`: `pods/{name}/log`, made up from each container's run.
+//! - `pod_posts`: `pods/{name}/eviction` (honouring PodDisruptionBudgets) and `pods/{name}/binding`.
 //! - [`response`]: `Status` errors, content negotiation, request bodies.
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use super::store::Store;
 
 mod handlers;
 mod logs;
+mod pod_posts;
 mod protobuf;
 mod response;
 pub(crate) mod router;

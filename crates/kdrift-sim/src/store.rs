@@ -49,6 +49,12 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     Gone(String),
+    /// 429: refused for now (an eviction a disruption budget does not allow yet).
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        causes: Vec<StatusCause>,
+    },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]

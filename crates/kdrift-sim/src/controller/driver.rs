@@ -67,6 +67,9 @@ struct Driver {
     daemon_sets: BTreeSet<Key>,
     /// controller uid → its ControllerRevisions.
     revisions: Index,
+    /// The PodDisruptionBudgets of each namespace: they look again when its pods change.
+    budgets: HashMap<String, BTreeSet<Key>>,
+    dirty_budgets: BTreeSet<Key>,
 }
 
 /// Run the controllers until the task is aborted.
@@ -137,6 +140,8 @@ impl Driver {
             dirty_daemon_sets: BTreeSet::new(),
             daemon_sets: BTreeSet::new(),
             revisions: Index::default(),
+            budgets: HashMap::new(),
+            dirty_budgets: BTreeSet::new(),
         }
     }
 
@@ -187,6 +192,10 @@ impl Driver {
                 self.orphans.push((ResourceType::REPLICA_SET, key_of(rs)));
             }
         }
+        self.budgets.clear();
+        for pdb in self.store.list(ResourceType::POD_DISRUPTION_BUDGET, None) {
+            self.observe_object(ResourceType::POD_DISRUPTION_BUDGET, EventType::Added, &pdb);
+        }
         for crd in self
             .store
             .list(ResourceType::CUSTOM_RESOURCE_DEFINITION, None)
@@ -229,6 +238,11 @@ impl Driver {
         }
         let id = uid(object).to_string();
         let owner = controller_uid(object).map(str::to_string);
+        if resource == ResourceType::POD
+            && let Some(budgets) = self.budgets.get(&key.namespace)
+        {
+            self.dirty_budgets.extend(budgets.iter().cloned());
+        }
         match (Watched::of(resource), kind) {
             (Some(Watched::Deployment), EventType::Deleted) => {
                 self.index.by_uid.remove(&id);
@@ -285,7 +299,13 @@ impl Driver {
                             self.new_pods.insert(key);
                         }
                     }
-                    None => self.cluster.enqueue(&key),
+                    // Pods for another scheduler are that scheduler's to bind.
+                    None if str_at(object, &["spec", "schedulerName"])
+                        .is_none_or(|s| s == "default-scheduler") =>
+                    {
+                        self.cluster.enqueue(&key);
+                    }
+                    None => {}
                 }
                 self.mark_owner(owner.as_deref());
             }
@@ -320,6 +340,18 @@ impl Driver {
                 );
                 self.daemon_sets.insert(key.clone());
                 self.dirty_daemon_sets.insert(key);
+            }
+            (Some(Watched::DisruptionBudget), EventType::Deleted) => {
+                if let Some(set) = self.budgets.get_mut(&key.namespace) {
+                    set.remove(&key);
+                }
+            }
+            (Some(Watched::DisruptionBudget), _) => {
+                self.budgets
+                    .entry(key.namespace.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.dirty_budgets.insert(key);
             }
             (Some(Watched::ControllerRevision), EventType::Deleted) => {
                 self.revisions.remove_child(owner.as_deref(), &key);
@@ -452,6 +484,8 @@ impl Driver {
                 self.sync_stateful_set(&key);
             } else if let Some(key) = self.dirty_daemon_sets.pop_first() {
                 self.sync_daemon_set(&key);
+            } else if let Some(key) = self.dirty_budgets.pop_first() {
+                self.sync_budget(&key);
             } else if let Some(key) = self.dirty_definitions.pop_first() {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
@@ -468,6 +502,7 @@ impl Driver {
             && self.dirty_deployments.is_empty()
             && self.dirty_stateful_sets.is_empty()
             && self.dirty_daemon_sets.is_empty()
+            && self.dirty_budgets.is_empty()
             && self.dirty_definitions.is_empty()
             && self.dirty_autoscalers.is_empty())
     }

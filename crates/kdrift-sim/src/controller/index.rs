@@ -59,6 +59,7 @@ pub enum Watched {
     Pod,
     Node,
     ControllerRevision,
+    DisruptionBudget,
 }
 
 impl Watched {
@@ -73,6 +74,10 @@ impl Watched {
             (
                 ResourceType::CONTROLLER_REVISION,
                 Watched::ControllerRevision,
+            ),
+            (
+                ResourceType::POD_DISRUPTION_BUDGET,
+                Watched::DisruptionBudget,
             ),
         ]
         .into_iter()

@@ -11,6 +11,7 @@
 //! - [`daemonset`]: a DaemonSet's pod per node, its rolling update, status and history.
 //! - [`revision`]: ControllerRevisions, the template history of StatefulSets and DaemonSets.
 //! - [`scheduler`]: which node a pod goes to, or kube-scheduler's reason why none fits.
+//! - [`disruption`]: PodDisruptionBudget status, and whether an eviction may go.
 //! - [`nodes`]: the demo's Node objects and the cordon taint.
 //! - [`quantity`]: resource quantities read as the scheduler reads them.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
@@ -35,6 +36,7 @@ pub mod cluster;
 pub mod daemonset;
 pub mod deploy_status;
 pub mod deployment;
+pub mod disruption;
 pub mod driver;
 pub mod events;
 pub mod hash;

@@ -230,11 +230,13 @@ async fn resource_request(
             "the server could not find the requested resource".into(),
         ));
     }
-    if path.subresource.as_deref() == Some("log") {
-        return match method {
-            Method::GET => super::logs::serve(state, &path, &query).await,
-            _ => method_not_allowed(&method),
-        };
+    match (path.subresource.as_deref(), &method) {
+        (Some("log"), &Method::GET) => return super::logs::serve(state, &path, &query).await,
+        (Some("eviction" | "binding"), &Method::POST) => {
+            return super::pod_posts::post(state, req, path, query).await;
+        }
+        (Some("log" | "eviction" | "binding"), _) => return method_not_allowed(&method),
+        _ => {}
     }
     match method {
         Method::GET if watch => watch_stream::serve(state, path, &query, wanted).await,

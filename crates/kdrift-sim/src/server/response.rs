@@ -82,6 +82,7 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
         ApiError::NotFound(_) => (404, "NotFound"),
         ApiError::AlreadyExists(_) => (409, "AlreadyExists"),
         ApiError::Conflict { .. } => (409, "Conflict"),
+        ApiError::TooManyRequests { .. } => (429, "TooManyRequests"),
         ApiError::Invalid(_) => (422, "Invalid"),
         ApiError::BadRequest(_) => (400, "BadRequest"),
         ApiError::Forbidden(_) => (403, "Forbidden"),
@@ -95,6 +96,12 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
             "causes": causes
                 .iter()
                 .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .collect::<Vec<_>>()
+        })),
+        ApiError::TooManyRequests { causes, .. } => Some(json!({
+            "causes": causes
+                .iter()
+                .map(|c| json!({"reason": c.reason, "message": c.message}))
                 .collect::<Vec<_>>()
         })),
         ApiError::UnsupportedMediaType(_) => Some(json!({})),

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{CONTROLLER_MANAGER, Driver};
 use crate::controller::daemonset::sync_daemonset;
+use crate::controller::disruption::budget_status;
 use crate::controller::index::Timer;
 use crate::controller::object::{Key, uid};
 use crate::controller::replicaset::random_suffix;
@@ -64,6 +65,26 @@ impl Driver {
             result.status,
             result.requeue_after,
             Timer::DaemonSet,
+        );
+    }
+
+    /// The disruption controller: a budget's healthy, desired and allowed counts over the pods
+    /// of its namespace.
+    pub(super) fn sync_budget(&mut self, key: &Key) {
+        let Some(pdb) = self.store.get(
+            ResourceType::POD_DISRUPTION_BUDGET,
+            &key.namespace,
+            &key.name,
+        ) else {
+            return;
+        };
+        let pods = self.store.list(ResourceType::POD, Some(&key.namespace));
+        let status = budget_status(&pdb, &pods, &self.store.now_rfc3339());
+        self.modify(
+            ResourceType::POD_DISRUPTION_BUDGET,
+            key,
+            &WriteOptions::status(CONTROLLER_MANAGER),
+            |p| p["status"] = status.clone(),
         );
     }
 
