@@ -17,14 +17,14 @@ use tokio::sync::broadcast;
 use super::resources::ResourceType;
 
 mod allocate;
-mod binding;
 mod crd;
 mod select;
+mod subresources;
 mod validate;
 mod write;
 
-pub use binding::set_condition;
 pub use select::{FieldSelector, LabelSelector};
+pub use subresources::set_condition;
 pub use validate::{FieldValidation, validate_name};
 pub use write::{not_found, scale_of};
 

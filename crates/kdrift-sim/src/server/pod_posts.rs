@@ -6,18 +6,15 @@ use std::sync::Arc;
 
 use http::{Request, StatusCode};
 use hyper::body::Incoming;
-use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::ServerState;
 use super::handlers::{Query, dry_run};
 use super::response::{Reply, error_reply, json_value, read_body, status_value};
 use super::router::ResourcePath;
 use super::writes::media_type;
-use crate::controller::disruption::{covers, evict};
 use crate::controller::object::str_at;
-use crate::resources::ResourceType;
-use crate::store::{ApiError, Patch, StatusCause, WriteOptions, set_condition};
+use crate::store::ApiError;
 
 pub async fn post(
     state: Arc<ServerState>,
@@ -73,14 +70,6 @@ pub async fn post(
     }
 }
 
-/// Whether an eviction may skip the budgets: a pod that is not running yet or any more.
-fn budget_free(pod: &Value) -> bool {
-    matches!(
-        str_at(pod, &["status", "phase"]),
-        Some("Succeeded" | "Failed" | "Pending")
-    )
-}
-
 fn eviction(
     state: &ServerState,
     ns: &str,
@@ -88,61 +77,12 @@ fn eviction(
     request: &Value,
     query: &Query,
 ) -> Result<(), ApiError> {
-    let store = &state.store;
-    let pod = store
-        .get(ResourceType::POD, ns, name)
-        .ok_or_else(|| crate::store::not_found(ResourceType::POD, name))?;
     let dry = dry_run(query)?
         || request
             .pointer("/deleteOptions/dryRun")
             .and_then(Value::as_array)
             .is_some_and(|d| d.iter().any(|v| v == "All"));
-    if !budget_free(&pod) {
-        let budgets: Vec<Value> = store
-            .list(ResourceType::POD_DISRUPTION_BUDGET, Some(ns))
-            .into_iter()
-            .filter(|pdb| covers(pdb, &pod))
-            .collect();
-        if budgets.len() > 1 {
-            return Err(ApiError::Internal(
-                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into(),
-            ));
-        }
-        if let Some(pdb) = budgets.first() {
-            let status = evict(pdb, name, Timestamp::now()).map_err(|refusal| {
-                ApiError::TooManyRequests {
-                    message: refusal.message,
-                    causes: vec![StatusCause {
-                        reason: "DisruptionBudget".into(),
-                        message: refusal.cause,
-                        field: String::new(),
-                    }],
-                }
-            })?;
-            if !dry {
-                store.patch(
-                    ResourceType::POD_DISRUPTION_BUDGET,
-                    ns,
-                    str_at(pdb, &["metadata", "name"]).unwrap_or_default(),
-                    &Patch::Merge(json!({"status": status})),
-                    &WriteOptions::status("kube-apiserver"),
-                )?;
-            }
-        }
-    }
-    if dry {
-        return Ok(());
-    }
-    let now = store.now_rfc3339();
-    store.update_unmanaged(ResourceType::POD, ns, name, |p| {
-        set_condition(
-            p,
-            json!({"lastProbeTime": null, "lastTransitionTime": now, "message": "Eviction API: evicting",
-                   "reason": "EvictionByEvictionAPI", "status": "True", "type": "DisruptionTarget"}),
-        );
-        Ok(())
-    })?;
-    store.delete(ResourceType::POD, ns, name, false).map(|_| ())
+    state.store.evict_pod(ns, name, dry)
 }
 
 fn binding(state: &ServerState, ns: &str, name: &str, request: &Value) -> Result<(), ApiError> {

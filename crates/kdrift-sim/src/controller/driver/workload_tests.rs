@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use super::node_tests::nodes_only;
-use super::tests::eventually;
 use crate::resources::ResourceType;
 use crate::store::{Patch, Store, WriteOptions};
+use crate::test_support::eventually;
 
 fn stateful_set(replicas: i64) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
