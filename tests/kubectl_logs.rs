@@ -50,6 +50,11 @@ fn logs_show_the_containers_lines_with_tail_timestamps_and_container() {
     let (time, text) = stamped.trim_end().split_once(' ').unwrap();
     assert!(time.parse::<jiff::Timestamp>().is_ok(), "{stamped}");
     assert!(all.contains(text), "{text} is one of the lines");
+    // The start-up lines are older than a second once the pod has run a while.
+    std::thread::sleep(Duration::from_millis(1500));
+    let recent = c.ok(&["logs", "-n", "shop", &pod, "--since=1s"]);
+    assert!(!recent.contains("INFO starting"), "{recent}");
+    assert!(recent.lines().count() < all.lines().count() + 4, "{recent}");
     let limited = c.ok(&["logs", "-n", "shop", &pod, "--limit-bytes", "10"]);
     assert_eq!(limited, "INFO start");
     let previous = c.fails(&["logs", "-n", "shop", &pod, "-p"]);

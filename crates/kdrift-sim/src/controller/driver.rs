@@ -290,8 +290,10 @@ impl Driver {
                 self.index.add_child(owner.as_deref(), &key);
                 match str_at(object, &["spec", "nodeName"]).filter(|n| !n.is_empty()) {
                     Some(node) => {
-                        self.cluster
-                            .bind(&key, node, pod_requests(object), owner.as_deref());
+                        if !self.cluster.is_bound(&key) {
+                            self.cluster
+                                .bind(&key, node, pod_requests(object), owner.as_deref());
+                        }
                         if !self.cluster.nodes.contains_key(node) {
                             // Bound to a node that does not exist: the pod GC's.
                             self.orphans.push((ResourceType::POD, key));
