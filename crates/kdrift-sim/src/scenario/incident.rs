@@ -30,14 +30,6 @@ impl Pacing {
             between: Duration::from_secs(12),
         }
     }
-
-    /// No waiting, for tests.
-    pub fn immediate() -> Pacing {
-        Pacing {
-            start: Duration::ZERO,
-            between: Duration::ZERO,
-        }
-    }
 }
 
 /// One out-of-band change, named after the kubectl command that makes it.
