@@ -4,7 +4,7 @@
 //! controllerrevisions`, `get pdb` print).
 use serde_json::{Value, json};
 
-use super::table::{column, containers, int, selector, template_columns, text};
+use super::table::{column, containers, int, or_none, selector, template_columns, text};
 use crate::resources::ResourceType;
 
 /// The columns of `resource` after Name (and where Age goes), if it is one of these types.
@@ -207,14 +207,6 @@ fn addresses(node: &Value, kind: &str) -> String {
         "<none>".into()
     } else {
         found.join(",")
-    }
-}
-
-fn or_none(s: &str) -> String {
-    if s.is_empty() {
-        "<none>".into()
-    } else {
-        s.to_string()
     }
 }
 
