@@ -6,9 +6,6 @@
 mod api;
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{Cluster, eventually, kubectl_bin, managed_entry, owns};
@@ -71,29 +68,15 @@ fn get_prints_the_server_side_table_and_json() {
 #[test]
 fn get_watch_prints_a_change_as_it_happens() {
     let c = Cluster::start();
-    let mut child = c
-        .command(&[
-            "get",
-            "deployment",
-            "frontend",
-            "-n",
-            "shop",
-            "-w",
-            "--request-timeout=90s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, rx) = c.spawn_lines(&[
+        "get",
+        "deployment",
+        "frontend",
+        "-n",
+        "shop",
+        "-w",
+        "--request-timeout=90s",
+    ]);
     // The first row arrives, then the scale shows up as a new row reading x/7.
     let first = rx.recv_timeout(PATIENCE).unwrap();
     assert!(first.starts_with("NAME"), "{first}");

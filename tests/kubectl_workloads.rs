@@ -48,8 +48,7 @@ fn history(c: &Cluster, what: &str) -> Vec<String> {
 #[test]
 fn a_stateful_set_rolls_out_updates_and_rolls_back_under_kubectl() {
     let c = Cluster::start();
-    let file = c.file("db.yaml", STATEFUL_SET);
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.apply("db.yaml", STATEFUL_SET);
     assert_eq!(
         rollout_status(&c, "sts/db"),
         "partitioned roll out complete: 3 new pods have been updated..."
@@ -128,4 +127,73 @@ fn a_stateful_set_rolls_out_updates_and_rolls_back_under_kubectl() {
     assert_eq!(on[0].1, first);
     assert_eq!(on[1].1, first);
     assert_ne!(on[2].1, first);
+}
+
+const DAEMON_SET: &str = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\n  namespace: default\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers:\n      - name: agent\n        image: registry.example/agent:1.0\n";
+
+fn nodes_of_pods(c: &Cluster, selector: &str) -> Vec<String> {
+    let list: Value =
+        serde_json::from_str(&c.ok(&["get", "pods", "-l", selector, "-o", "json"])).unwrap();
+    let mut nodes: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["spec"]["nodeName"].as_str().unwrap_or("").to_string())
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+#[test]
+fn a_daemon_set_runs_on_every_node_and_rolls_out_under_kubectl() {
+    let c = Cluster::start();
+    c.apply("agent.yaml", DAEMON_SET);
+    assert_eq!(
+        rollout_status(&c, "ds/agent"),
+        "daemon set \"agent\" successfully rolled out"
+    );
+    assert_eq!(
+        nodes_of_pods(&c, "app=agent"),
+        ["demo-node-1", "demo-node-2", "demo-node-3"]
+    );
+    let table = c.ok(&["get", "ds", "agent"]);
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[..7],
+        ["agent", "3", "3", "3", "3", "3", "<none>"],
+        "{table}"
+    );
+    let first = revisions_of_pods(&c, "app=agent")[0].1.clone();
+    c.ok(&[
+        "set",
+        "image",
+        "ds/agent",
+        "agent=registry.example/agent:1.1",
+    ]);
+    assert_eq!(
+        rollout_status(&c, "ds/agent"),
+        "daemon set \"agent\" successfully rolled out"
+    );
+    let updated = revisions_of_pods(&c, "app=agent");
+    assert!(updated.iter().all(|(_, r)| *r != first), "{updated:?}");
+    assert_eq!(history(&c, "ds/agent"), ["1", "2"]);
+    assert_eq!(
+        c.ok(&["rollout", "undo", "ds/agent"]).trim(),
+        "daemonset.apps/agent rolled back"
+    );
+    rollout_status(&c, "ds/agent");
+    assert_eq!(history(&c, "ds/agent"), ["2", "3"]);
+    assert!(
+        revisions_of_pods(&c, "app=agent")
+            .iter()
+            .all(|(_, r)| *r == first)
+    );
+    let ds: Value = serde_json::from_str(&c.ok(&["get", "ds/agent", "-o", "json"])).unwrap();
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 3);
+    assert_eq!(ds["status"]["updatedNumberScheduled"], 3);
+    assert_eq!(ds["status"]["numberMisscheduled"], 0);
+    assert_eq!(
+        ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"],
+        "3"
+    );
 }

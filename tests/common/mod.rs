@@ -2,8 +2,10 @@
 //! temporary folder, and the real kubectl run against it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kdrift::sim::controller::Timings;
@@ -65,6 +67,27 @@ impl Cluster {
         cmd
     }
 
+    /// Start a kubectl that keeps printing (`get -w`, `logs -f`): the process, and its stdout
+    /// line by line as it comes.
+    pub fn spawn_lines(&self, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        (child, rx)
+    }
+
     pub fn kubectl(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
@@ -112,6 +135,12 @@ impl Cluster {
             .env("EDITOR", &editor)
             .output()
             .unwrap()
+    }
+
+    /// `kubectl apply -f` of `yaml`, written to `name` in the temporary folder; its output.
+    pub fn apply(&self, name: &str, yaml: &str) -> String {
+        let file = self.file(name, yaml);
+        self.ok(&["apply", "-f", file.to_str().unwrap()])
     }
 
     /// Write a file in the temporary folder.

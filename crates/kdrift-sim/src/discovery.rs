@@ -113,10 +113,24 @@ pub fn resources(types: &[ResourceType], group: &str, version: &str) -> Value {
                 "kind": r.kind(),
                 "verbs": ["get", "patch", "update"],
             });
-            if *sub == "scale" {
-                s["group"] = json!("autoscaling");
-                s["version"] = json!("v1");
-                s["kind"] = json!("Scale");
+            match *sub {
+                "scale" => {
+                    s["group"] = json!("autoscaling");
+                    s["version"] = json!("v1");
+                    s["kind"] = json!("Scale");
+                }
+                "log" => s["verbs"] = json!(["get"]),
+                "binding" => {
+                    s["kind"] = json!("Binding");
+                    s["verbs"] = json!(["create"]);
+                }
+                "eviction" => {
+                    s["group"] = json!("policy");
+                    s["version"] = json!("v1");
+                    s["kind"] = json!("Eviction");
+                    s["verbs"] = json!(["create"]);
+                }
+                _ => {}
             }
             list.push(s);
         }

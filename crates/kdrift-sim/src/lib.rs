@@ -27,6 +27,8 @@ pub mod scenario;
 pub mod server;
 pub mod ssa;
 pub mod store;
+#[cfg(test)]
+mod test_support;
 
 pub use faults::Faults;
 pub use server::{SimConfig, SimError, SimServer};

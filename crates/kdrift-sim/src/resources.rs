@@ -314,7 +314,7 @@ static POD_DEF: ResourceDef = ResourceDef {
     namespaced: true,
     short_names: &["po"],
     categories: &["all"],
-    subresources: &["status"],
+    subresources: &["binding", "eviction", "log", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "xPOwRZ+Yhw8=",
     schema: None,

@@ -6,6 +6,8 @@
 //! - [`handlers`]: the verbs on resources.
 //! - [`watch`]: watch streams.
 //! - [`table`]: server-side `Table` printing for kubectl.
+//! - `logs`: `pods/{name}/log`, made up from each container's run.
+//! - `pod_posts`: `pods/{name}/eviction` (honouring PodDisruptionBudgets) and `pods/{name}/binding`.
 //! - [`response`]: `Status` errors, content negotiation, request bodies.
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,6 +24,8 @@ use super::faults::Faults;
 use super::store::Store;
 
 mod handlers;
+mod logs;
+mod pod_posts;
 mod protobuf;
 mod response;
 pub(crate) mod router;

@@ -17,14 +17,14 @@ use tokio::sync::broadcast;
 use super::resources::ResourceType;
 
 mod allocate;
-mod binding;
 mod crd;
 mod select;
+mod subresources;
 mod validate;
 mod write;
 
-pub use binding::set_condition;
 pub use select::{FieldSelector, LabelSelector};
+pub use subresources::set_condition;
 pub use validate::{FieldValidation, validate_name};
 pub use write::{not_found, scale_of};
 
@@ -49,6 +49,12 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     Gone(String),
+    /// 429: refused for now (an eviction a disruption budget does not allow yet).
+    #[error("{message}")]
+    TooManyRequests {
+        message: String,
+        causes: Vec<StatusCause>,
+    },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]

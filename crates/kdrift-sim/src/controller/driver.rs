@@ -62,8 +62,14 @@ struct Driver {
     /// Nodes the node lifecycle controller looks at (a cordon to mirror as a taint).
     dirty_nodes: BTreeSet<Key>,
     dirty_stateful_sets: BTreeSet<Key>,
+    dirty_daemon_sets: BTreeSet<Key>,
+    /// Every DaemonSet: they all look again when the nodes change.
+    daemon_sets: BTreeSet<Key>,
     /// controller uid → its ControllerRevisions.
     revisions: Index,
+    /// The PodDisruptionBudgets of each namespace: they look again when its pods change.
+    budgets: HashMap<String, BTreeSet<Key>>,
+    dirty_budgets: BTreeSet<Key>,
 }
 
 /// Run the controllers until the task is aborted.
@@ -131,7 +137,11 @@ impl Driver {
             cluster: Cluster::default(),
             dirty_nodes: BTreeSet::new(),
             dirty_stateful_sets: BTreeSet::new(),
+            dirty_daemon_sets: BTreeSet::new(),
+            daemon_sets: BTreeSet::new(),
             revisions: Index::default(),
+            budgets: HashMap::new(),
+            dirty_budgets: BTreeSet::new(),
         }
     }
 
@@ -155,9 +165,15 @@ impl Driver {
         for sts in &stateful_sets {
             self.observe_object(ResourceType::STATEFUL_SET, EventType::Added, sts);
         }
+        let daemon_sets = self.store.list(ResourceType::DAEMON_SET, None);
+        self.daemon_sets.clear();
+        for ds in &daemon_sets {
+            self.observe_object(ResourceType::DAEMON_SET, EventType::Added, ds);
+        }
         // The owners of pods, and of ControllerRevisions.
         let mut pod_owners: HashSet<&str> = replica_sets.iter().map(uid).collect();
-        let revision_owners: HashSet<&str> = stateful_sets.iter().map(uid).collect();
+        let revision_owners: HashSet<&str> =
+            stateful_sets.iter().chain(&daemon_sets).map(uid).collect();
         pod_owners.extend(&revision_owners);
         self.revisions = Index::default();
         for revision in self.store.list(ResourceType::CONTROLLER_REVISION, None) {
@@ -175,6 +191,10 @@ impl Driver {
             if controller_uid(rs).is_some_and(|o| !self.deployment_uids.contains(o)) {
                 self.orphans.push((ResourceType::REPLICA_SET, key_of(rs)));
             }
+        }
+        self.budgets.clear();
+        for pdb in self.store.list(ResourceType::POD_DISRUPTION_BUDGET, None) {
+            self.observe_object(ResourceType::POD_DISRUPTION_BUDGET, EventType::Added, &pdb);
         }
         for crd in self
             .store
@@ -218,6 +238,11 @@ impl Driver {
         }
         let id = uid(object).to_string();
         let owner = controller_uid(object).map(str::to_string);
+        if resource == ResourceType::POD
+            && let Some(budgets) = self.budgets.get(&key.namespace)
+        {
+            self.dirty_budgets.extend(budgets.iter().cloned());
+        }
         match (Watched::of(resource), kind) {
             (Some(Watched::Deployment), EventType::Deleted) => {
                 self.index.by_uid.remove(&id);
@@ -265,8 +290,10 @@ impl Driver {
                 self.index.add_child(owner.as_deref(), &key);
                 match str_at(object, &["spec", "nodeName"]).filter(|n| !n.is_empty()) {
                     Some(node) => {
-                        self.cluster
-                            .bind(&key, node, pod_requests(object), owner.as_deref());
+                        if !self.cluster.is_bound(&key) {
+                            self.cluster
+                                .bind(&key, node, pod_requests(object), owner.as_deref());
+                        }
                         if !self.cluster.nodes.contains_key(node) {
                             // Bound to a node that does not exist: the pod GC's.
                             self.orphans.push((ResourceType::POD, key));
@@ -274,7 +301,13 @@ impl Driver {
                             self.new_pods.insert(key);
                         }
                     }
-                    None => self.cluster.enqueue(&key),
+                    // Pods for another scheduler are that scheduler's to bind.
+                    None if str_at(object, &["spec", "schedulerName"])
+                        .is_none_or(|s| s == "default-scheduler") =>
+                    {
+                        self.cluster.enqueue(&key);
+                    }
+                    None => {}
                 }
                 self.mark_owner(owner.as_deref());
             }
@@ -293,6 +326,35 @@ impl Driver {
                 );
                 self.dirty_stateful_sets.insert(key);
             }
+            (Some(Watched::DaemonSet), EventType::Deleted) => {
+                self.index.by_uid.remove(&id);
+                self.daemon_sets.remove(&key);
+                self.collect_children(&id, ResourceType::POD);
+                self.collect_children(&id, ResourceType::CONTROLLER_REVISION);
+            }
+            (Some(Watched::DaemonSet), _) => {
+                self.index.by_uid.insert(
+                    id,
+                    Owned {
+                        key: key.clone(),
+                        kind: Watched::DaemonSet,
+                    },
+                );
+                self.daemon_sets.insert(key.clone());
+                self.dirty_daemon_sets.insert(key);
+            }
+            (Some(Watched::DisruptionBudget), EventType::Deleted) => {
+                if let Some(set) = self.budgets.get_mut(&key.namespace) {
+                    set.remove(&key);
+                }
+            }
+            (Some(Watched::DisruptionBudget), _) => {
+                self.budgets
+                    .entry(key.namespace.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.dirty_budgets.insert(key);
+            }
             (Some(Watched::ControllerRevision), EventType::Deleted) => {
                 self.revisions.remove_child(owner.as_deref(), &key);
                 self.mark_owner(owner.as_deref());
@@ -305,10 +367,14 @@ impl Driver {
                 for pod in self.cluster.remove_node(&key.name) {
                     self.orphans.push((ResourceType::POD, pod));
                 }
+                self.dirty_daemon_sets
+                    .extend(self.daemon_sets.iter().cloned());
             }
             (Some(Watched::Node), _) => {
                 self.cluster.set_node(object);
                 self.dirty_nodes.insert(key);
+                self.dirty_daemon_sets
+                    .extend(self.daemon_sets.iter().cloned());
             }
             _ => {}
         }
@@ -324,6 +390,7 @@ impl Driver {
             Watched::Deployment => self.dirty_deployments.insert(key),
             Watched::ReplicaSet => self.dirty_replica_sets.insert(key),
             Watched::StatefulSet => self.dirty_stateful_sets.insert(key),
+            Watched::DaemonSet => self.dirty_daemon_sets.insert(key),
             _ => false,
         };
     }
@@ -355,6 +422,7 @@ impl Driver {
             Timer::Deployment(key) => (key.clone(), ResourceType::DEPLOYMENT),
             Timer::ReplicaSet(key) => (key.clone(), ResourceType::REPLICA_SET),
             Timer::StatefulSet(key) => (key.clone(), ResourceType::STATEFUL_SET),
+            Timer::DaemonSet(key) => (key.clone(), ResourceType::DAEMON_SET),
             Timer::Pod(..) => return self.schedule(after, timer),
         };
         let now = Instant::now();
@@ -387,6 +455,11 @@ impl Driver {
                         .remove(&(ResourceType::STATEFUL_SET, key.clone()));
                     self.dirty_stateful_sets.insert(key);
                 }
+                Timer::DaemonSet(key) => {
+                    self.planned
+                        .remove(&(ResourceType::DAEMON_SET, key.clone()));
+                    self.dirty_daemon_sets.insert(key);
+                }
 
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
             }
@@ -411,6 +484,10 @@ impl Driver {
                 self.sync_deployment(&key);
             } else if let Some(key) = self.dirty_stateful_sets.pop_first() {
                 self.sync_stateful_set(&key);
+            } else if let Some(key) = self.dirty_daemon_sets.pop_first() {
+                self.sync_daemon_set(&key);
+            } else if let Some(key) = self.dirty_budgets.pop_first() {
+                self.sync_budget(&key);
             } else if let Some(key) = self.dirty_definitions.pop_first() {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
@@ -426,6 +503,8 @@ impl Driver {
             && self.dirty_replica_sets.is_empty()
             && self.dirty_deployments.is_empty()
             && self.dirty_stateful_sets.is_empty()
+            && self.dirty_daemon_sets.is_empty()
+            && self.dirty_budgets.is_empty()
             && self.dirty_definitions.is_empty()
             && self.dirty_autoscalers.is_empty())
     }

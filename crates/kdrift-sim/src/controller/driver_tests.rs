@@ -8,34 +8,7 @@ use crate::controller::{Timings, spawn};
 use crate::resources::ResourceType;
 use crate::scenario::seed;
 use crate::store::{Store, WriteOptions};
-
-/// Poll `check` until it returns `Some`, or fail after a generous timeout (the machine is
-/// loaded: this bounds a hang, it does not measure speed).
-pub(super) async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-pub(super) fn count(d: &Value, field: &str) -> i64 {
-    d["status"][field].as_i64().unwrap_or(0)
-}
-
-fn rolled_out(d: &Value) -> bool {
-    let desired = d["spec"]["replicas"].as_i64().unwrap_or(1);
-    count(d, "observedGeneration") >= d["metadata"]["generation"].as_i64().unwrap_or(0)
-        && count(d, "updatedReplicas") == desired
-        && count(d, "replicas") == desired
-        && count(d, "availableReplicas") == desired
-}
+use crate::test_support::{count, eventually, rolled_out};
 
 fn progressing_reason(d: &Value) -> String {
     d["status"]["conditions"]
@@ -74,7 +47,12 @@ async fn seeded_demo_becomes_fully_available() {
         .map(|d| d["spec"]["replicas"].as_i64().unwrap())
         .sum();
     let pods = eventually("pods to be ready", || {
-        let pods = store.list(ResourceType::POD, None);
+        // The Deployments' pods (the StatefulSet's and the DaemonSet's are theirs).
+        let pods: Vec<Value> = store
+            .list(ResourceType::POD, None)
+            .into_iter()
+            .filter(|p| p["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet")
+            .collect();
         let ready = pods.iter().all(|p| {
             p["status"]["phase"] == "Running"
                 && p["status"]["containerStatuses"][0]["ready"] == true
@@ -227,12 +205,7 @@ async fn rolling_update_and_deletion_reach_the_pods() {
     let ledger_pods: Vec<Value> = store
         .list(ResourceType::POD, Some("payments"))
         .into_iter()
-        .filter(|p| {
-            p["metadata"]["name"]
-                .as_str()
-                .unwrap()
-                .starts_with("ledger-")
-        })
+        .filter(|p| p["metadata"]["labels"]["app.kubernetes.io/name"] == "ledger")
         .collect();
     assert_eq!(ledger_pods.len(), 1);
     assert_eq!(
@@ -252,12 +225,7 @@ async fn rolling_update_and_deletion_reach_the_pods() {
         let pods: Vec<Value> = store
             .list(ResourceType::POD, Some("payments"))
             .into_iter()
-            .filter(|p| {
-                p["metadata"]["name"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("ledger-")
-            })
+            .filter(|p| p["metadata"]["labels"]["app.kubernetes.io/name"] == "ledger")
             .collect();
         (pods.len() == 1
             && pods[0]["metadata"]["name"] != victim.as_str()

@@ -16,6 +16,7 @@ pub enum Timer {
     Deployment(Key),
     ReplicaSet(Key),
     StatefulSet(Key),
+    DaemonSet(Key),
     /// Move the pod with this uid to this stage.
     Pod(Key, String, PodStage),
 }
@@ -58,6 +59,7 @@ pub enum Watched {
     Pod,
     Node,
     ControllerRevision,
+    DisruptionBudget,
 }
 
 impl Watched {
@@ -72,6 +74,10 @@ impl Watched {
             (
                 ResourceType::CONTROLLER_REVISION,
                 Watched::ControllerRevision,
+            ),
+            (
+                ResourceType::POD_DISRUPTION_BUDGET,
+                Watched::DisruptionBudget,
             ),
         ]
         .into_iter()

@@ -8,11 +8,14 @@
 //! - [`deploy_status`]: Deployment status, conditions and progress deadlines.
 //! - [`replicaset`]: which pods a ReplicaSet wants, and its status.
 //! - [`statefulset`]: a StatefulSet's ordered pods, its rolling update, status and history.
+//! - [`daemonset`]: a DaemonSet's pod per node, its rolling update, status and history.
 //! - [`revision`]: ControllerRevisions, the template history of StatefulSets and DaemonSets.
 //! - [`scheduler`]: which node a pod goes to, or kube-scheduler's reason why none fits.
+//! - [`disruption`]: PodDisruptionBudget status, and whether an eviction may go.
 //! - [`nodes`]: the demo's Node objects and the cordon taint.
 //! - [`quantity`]: resource quantities read as the scheduler reads them.
 //! - [`pods`]: the pod lifecycle a kubelet would report (image rules for broken images).
+//! - [`logs`]: what containers write, made up from the pod, the container and the time.
 //! - [`events`]: `Event` objects as the components write them.
 //! - [`autoscaler`]: the horizontal pod autoscaler, without metrics.
 //! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
@@ -30,12 +33,15 @@ use super::store::Store;
 pub mod apiextensions;
 pub mod autoscaler;
 pub mod cluster;
+pub mod daemonset;
 pub mod deploy_status;
 pub mod deployment;
+pub mod disruption;
 pub mod driver;
 pub mod events;
 pub mod hash;
 mod index;
+pub mod logs;
 pub mod nodes;
 pub mod object;
 pub mod pods;

@@ -11,9 +11,10 @@ use super::scheduler::UNSCHEDULABLE_TAINT;
 /// The demo's nodes.
 pub const DEMO_NODES: [&str; 3] = ["demo-node-1", "demo-node-2", "demo-node-3"];
 
-/// What each demo node has: 4 cpus, a little under 8 GiB of memory (100 MiB held back for the
-/// kubelet's hard eviction threshold), 110 pods.
-const CAPACITY_MEMORY_KI: i64 = 8_131_280;
+/// What each demo node has: 4 cpus, about 4.5 GiB of memory (100 MiB held back for the
+/// kubelet's hard eviction threshold), 110 pods. Small nodes, so that the demo's pods fill
+/// them fairly and losing one leaves too little room (the incident's drain).
+const CAPACITY_MEMORY_KI: i64 = 4_706_304;
 const EVICTION_RESERVE_KI: i64 = 102_400;
 
 /// The Node a kubelet registers for the `index`th demo node (0-based): metadata and spec, as
@@ -165,7 +166,7 @@ mod tests {
         assert!(is_ready(&node));
         let a = allocatable(&node);
         assert_eq!((a.milli_cpu, a.pods), (4000, 110));
-        assert_eq!(a.memory, (8_131_280 - 102_400) * 1024);
+        assert_eq!(a.memory, (4_706_304 - 102_400) * 1024);
         assert_eq!(
             node["metadata"]["labels"]["kubernetes.io/hostname"],
             "demo-node-2"

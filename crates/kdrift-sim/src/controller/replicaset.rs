@@ -141,12 +141,23 @@ pub fn new_pod(rs: &Value, suffix: &str) -> Value {
     let template = at(rs, &["spec", "template"])
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let labels = template
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    pod_from_template(rs, &template, &format!("{}-{suffix}", name(rs)), labels)
+}
+
+/// A pod named `pod_name` made from `template` as the controllers make them
+/// (`controller.GetPodFromTemplate`): `generateName` after the owner, the template's
+/// annotations and spec, `labels`, owned by `owner`.
+pub fn pod_from_template(owner: &Value, template: &Value, pod_name: &str, labels: Value) -> Value {
     let mut metadata = json!({
-        "name": format!("{}-{suffix}", name(rs)),
-        "generateName": format!("{}-", name(rs)),
-        "namespace": namespace(rs),
-        "labels": template.pointer("/metadata/labels").cloned().unwrap_or_else(|| json!({})),
-        "ownerReferences": [owner_reference(rs)],
+        "name": pod_name,
+        "generateName": format!("{}-", name(owner)),
+        "namespace": namespace(owner),
+        "labels": labels,
+        "ownerReferences": [owner_reference(owner)],
     });
     if let Some(annotations) = template.pointer("/metadata/annotations") {
         metadata["annotations"] = annotations.clone();
@@ -157,6 +168,22 @@ pub fn new_pod(rs: &Value, suffix: &str) -> Value {
         "metadata": metadata,
         "spec": template.get("spec").cloned().unwrap_or_else(|| json!({})),
     })
+}
+
+/// How long until the first of `pods` that is ready becomes available (`minReadySeconds`
+/// after it got ready), a little more so the look after it sees it available.
+pub fn next_available<'a>(
+    pods: impl Iterator<Item = &'a Value>,
+    min_ready: SignedDuration,
+    now: Timestamp,
+) -> Option<Duration> {
+    pods.filter_map(ready_since)
+        .map(|since| since + min_ready)
+        .filter(|at| *at > now)
+        .map(|at| at.duration_since(now))
+        .min()
+        .and_then(|d| Duration::try_from(d).ok())
+        .map(|d| d + Duration::from_millis(20))
 }
 
 /// Five characters of Kubernetes' safe alphabet, as `generateName` appends.

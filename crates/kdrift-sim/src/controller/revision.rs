@@ -4,9 +4,11 @@
 //! making the revision of the current template (an older equal one is renumbered, as after an
 //! undo), and which old revisions go past `revisionHistoryLimit`.
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::events::EventSpec;
 use super::object::{at, i64_at, name, namespace, owner_reference, str_at};
 
 /// `{"spec":{"template":{...,"$patch":"replace"}}}` of `owner`'s pod template.
@@ -67,6 +69,20 @@ pub fn new_revision(
         "data": data,
         "revision": revision,
     })
+}
+
+/// What one sync of a StatefulSet or a DaemonSet decided.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadSync {
+    /// Revision changes, to make before the pods that name them.
+    pub history: Vec<HistoryChange>,
+    pub create: Vec<Value>,
+    /// Names of pods to delete.
+    pub delete: Vec<String>,
+    pub events: Vec<EventSpec>,
+    pub status: Option<Value>,
+    /// Look again after this long (a pod about to pass `minReadySeconds`).
+    pub requeue_after: Option<Duration>,
 }
 
 /// What the controller does to its history for the current template.

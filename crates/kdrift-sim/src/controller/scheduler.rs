@@ -185,6 +185,21 @@ fn requirement_matches(requirement: &Value, actual: Option<&str>) -> bool {
     }
 }
 
+/// The terms of a pod's required node affinity.
+pub fn required_node_terms(pod: &Value) -> Option<&Vec<Value>> {
+    at(
+        pod,
+        &[
+            "spec",
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ],
+    )
+    .and_then(Value::as_array)
+}
+
 /// `nodeSelector` and the required node affinity (terms ORed, requirements ANDed; an empty
 /// term matches no node).
 pub fn matches_node_affinity(pod: &Value, node: &Value) -> bool {
@@ -195,17 +210,7 @@ pub fn matches_node_affinity(pod: &Value, node: &Value) -> bool {
     if !selector_ok {
         return false;
     }
-    let Some(terms) = at(
-        pod,
-        &[
-            "spec",
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        ],
-    )
-    .and_then(Value::as_array) else {
+    let Some(terms) = required_node_terms(pod) else {
         return true;
     };
     terms.iter().any(|term| {

@@ -6,19 +6,16 @@
 //! (named and hashed as a real server names them); and the status `kubectl rollout status`
 //! reads.
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
 use super::events::{Component, EventSpec};
 use super::hash::revision_hash;
-use super::object::{
-    at, i64_at, name, namespace, owner_reference, scaled_int_or_percent, spec_replicas, str_at,
-};
-use super::replicaset::ready_since;
+use super::object::{at, i64_at, name, scaled_int_or_percent, spec_replicas, str_at};
+use super::replicaset::{next_available, pod_from_template, ready_since};
 use super::revision::{
-    HistoryChange, expired, labels_with, template_of, template_patch, update_revision,
+    HistoryChange, WorkloadSync, expired, labels_with, template_of, template_patch, update_revision,
 };
 
 /// The label naming a pod's revision (for a StatefulSet, the revision's whole name).
@@ -27,20 +24,6 @@ pub const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
 pub const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 /// The label a StatefulSet's ControllerRevision carries its hash in.
 pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";
-
-/// What one sync of a StatefulSet decided.
-#[derive(Debug, Clone, Default)]
-pub struct StatefulSetSync {
-    /// Revision changes, to make before the pods that name them.
-    pub history: Vec<HistoryChange>,
-    pub create: Vec<Value>,
-    /// Names of pods to delete.
-    pub delete: Vec<String>,
-    pub events: Vec<EventSpec>,
-    pub status: Option<Value>,
-    /// Look again after this long (a pod about to pass `minReadySeconds`).
-    pub requeue_after: Option<Duration>,
-}
 
 fn revision_of(pod: &Value) -> &str {
     str_at(pod, &["metadata", "labels", REVISION_LABEL]).unwrap_or("")
@@ -71,24 +54,15 @@ pub fn new_pod(set: &Value, template: &Value, ordinal: i64, revision: &str) -> V
             (REVISION_LABEL, revision.to_string()),
         ],
     );
-    let mut metadata = json!({
-        "name": pod_name,
-        "generateName": format!("{}-", name(set)),
-        "namespace": namespace(set),
-        "labels": labels,
-        "ownerReferences": [owner_reference(set)],
-    });
-    if let Some(annotations) = template.pointer("/metadata/annotations") {
-        metadata["annotations"] = annotations.clone();
-    }
-    let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let mut pod = pod_from_template(set, template, &pod_name, Value::Object(labels));
+    let spec = &mut pod["spec"];
     if let Some(map) = spec.as_object_mut() {
         map.insert("hostname".into(), json!(pod_name));
         if let Some(service) = str_at(set, &["spec", "serviceName"]).filter(|s| !s.is_empty()) {
             map.insert("subdomain".into(), json!(service));
         }
     }
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
+    pod
 }
 
 fn event(reason: &str, verb: &str, pod: &str, set: &str) -> EventSpec {
@@ -105,8 +79,8 @@ pub fn sync_statefulset(
     pods: &[Value],
     revisions: &[Value],
     now: Timestamp,
-) -> StatefulSetSync {
-    let mut out = StatefulSetSync::default();
+) -> WorkloadSync {
+    let mut out = WorkloadSync::default();
     let set_name = name(set);
     let collisions = i64_at(set, &["status", "collisionCount"]).unwrap_or(0);
     let data = template_patch(set);
@@ -268,15 +242,7 @@ pub fn sync_statefulset(
     if set.get("status") != Some(&status) {
         out.status = Some(status);
     }
-    out.requeue_after = remaining
-        .iter()
-        .filter_map(|p| ready_since(p))
-        .map(|since| since + min_ready)
-        .filter(|at| *at > now)
-        .map(|at| at.duration_since(now))
-        .min()
-        .and_then(|d| Duration::try_from(d).ok())
-        .map(|d| d + Duration::from_millis(20));
+    out.requeue_after = next_available(remaining.iter().copied(), min_ready, now);
 
     // History: keep the revisions in use, and revisionHistoryLimit more.
     let mut live: BTreeSet<String> = remaining

@@ -1,6 +1,8 @@
-//! The `incident` scenario: an on-call night in a minute and a half. Each step is the request
-//! kubectl sends for the command in its doc line — same patch type, body and field manager — so
-//! kdrift sees exactly what it would see on a real cluster.
+//! The `incident` scenario: an on-call night in two minutes. Each step is the request kubectl
+//! sends for the command in its doc line — same patch type, body and field manager — so kdrift
+//! sees exactly what it would see on a real cluster. Near the end a node is drained (its pods
+//! evicted and made again on the two others, which are then too full for two of the inventory
+//! pods: Pending, `Insufficient memory`), and a last step brings it back.
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -19,20 +21,13 @@ pub struct Pacing {
 }
 
 impl Pacing {
-    /// Demo pacing: first step after 5 s, then one every 12 s (the last one about a minute in;
-    /// the stuck rollout crosses its 45 s deadline shortly after).
+    /// Demo pacing: first step after 5 s, then one every 12 s (the stuck rollout crosses its 45 s
+    /// deadline about a minute in; the drain comes after about two minutes, the uncordon 12 s
+    /// later).
     pub fn demo() -> Pacing {
         Pacing {
             start: Duration::from_secs(5),
             between: Duration::from_secs(12),
-        }
-    }
-
-    /// No waiting, for tests.
-    pub fn immediate() -> Pacing {
-        Pacing {
-            start: Duration::ZERO,
-            between: Duration::ZERO,
         }
     }
 }
@@ -81,6 +76,14 @@ pub enum Step {
         key: String,
         value: String,
     },
+    /// `kubectl drain <node> --ignore-daemonsets --delete-emptydir-data`, on the node that runs
+    /// the most pods of the Deployment `target`: a cordon, then an eviction of each pod there but
+    /// the DaemonSet's. The evictions of `target`'s pods land last, once the others are running
+    /// again elsewhere (kubectl evicts them all at once; which go first is chance, and this is the
+    /// order that shows the node's loss on one Deployment).
+    Drain { target: Key },
+    /// `kubectl uncordon <node>` of the node the drain of `target`'s busiest node cordoned.
+    Uncordon { target: Key },
 }
 
 impl Step {
@@ -93,7 +96,9 @@ impl Step {
             | Step::EditProbeTimeout { target, .. }
             | Step::EditConfigMap { target, .. }
             | Step::PatchServiceType { target, .. }
-            | Step::AnnotateIngress { target, .. } => target,
+            | Step::AnnotateIngress { target, .. }
+            | Step::Drain { target }
+            | Step::Uncordon { target } => target,
         }
     }
 
@@ -163,6 +168,15 @@ pub fn steps() -> Vec<Step> {
             key: "nginx.ingress.kubernetes.io/proxy-body-size".into(),
             value: "20m".into(),
         },
+        // A node's disk fails: it is drained. The two others cannot hold two of the inventory
+        // pods: prod's inventory shows 3 of 5 ready, two pods Pending (Insufficient memory).
+        Step::Drain {
+            target: Key::new("inventory-prod", "inventory"),
+        },
+        // The disk is replaced: the node takes pods again and the Pending ones land there.
+        Step::Uncordon {
+            target: Key::new("inventory-prod", "inventory"),
+        },
     ]
 }
 
@@ -174,14 +188,32 @@ pub async fn play(store: &Store, pacing: &Pacing) {
         if index > 0 {
             tokio::time::sleep(pacing.between).await;
         }
-        if let Err(error) = apply_step(store, step) {
+        if let Err(error) = run_step(store, step).await {
             tracing::warn!(?step, %error, "scenario step skipped");
         }
     }
 }
 
-/// Send one step to the store, as kubectl would send it.
+/// Play one step: one request, or a drain's several.
+pub async fn run_step(store: &Store, step: &Step) -> Result<(), ApiError> {
+    match step {
+        Step::Drain { target } => super::drain::drain(store, target).await,
+        other => apply_step(store, other).map(|_| ()),
+    }
+}
+
+/// Send one step to the store, as kubectl would send it (a drain is several requests: see
+/// [`run_step`]).
 pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
+    match step {
+        Step::Drain { .. } => {
+            return Err(ApiError::BadRequest(
+                "a drain is several requests: play it with run_step".into(),
+            ));
+        }
+        Step::Uncordon { .. } => return super::drain::uncordon(store),
+        _ => {}
+    }
     let target = step.target();
     let resource = step.resource();
     let live = store
@@ -268,6 +300,16 @@ pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
             Patch::Merge(json!({"metadata": {"annotations": {key: value}}})),
             WriteOptions::manager("kubectl-annotate"),
         ),
+        // kubectl cordon and uncordon (a drain's first request) patch the node's spec with a
+        // strategic merge patch and no field manager: the server names it after the agent.
+        Step::Drain { .. } => (
+            Patch::Strategic(json!({"spec": {"unschedulable": true}})),
+            WriteOptions::manager("kubectl"),
+        ),
+        Step::Uncordon { .. } => (
+            Patch::Strategic(json!({"spec": {"unschedulable": null}})),
+            WriteOptions::manager("kubectl"),
+        ),
     }
 }
 
@@ -323,7 +365,9 @@ mod tests {
                 Step::Scale { .. }
                 | Step::EditConfigMap { .. }
                 | Step::PatchServiceType { .. }
-                | Step::AnnotateIngress { .. } => continue,
+                | Step::AnnotateIngress { .. }
+                | Step::Drain { .. }
+                | Step::Uncordon { .. } => continue,
                 Step::SetImage { container, .. }
                 | Step::SetMemoryLimit { container, .. }
                 | Step::SetEnv { container, .. }
@@ -366,6 +410,10 @@ mod tests {
                     body,
                     r#"{"metadata":{"annotations":{"nginx.ingress.kubernetes.io/proxy-body-size":"20m"}}}"#
                 ),
+                Step::Drain { .. } => assert_eq!(body, r#"{"spec":{"unschedulable":true}}"#),
+                Step::Uncordon { .. } => {
+                    assert_eq!(body, r#"{"spec":{"unschedulable":null}}"#)
+                }
                 _ => assert!(body.contains("$setElementOrder/containers"), "{body}"),
             }
         }
@@ -381,11 +429,17 @@ mod tests {
                 "kubectl-edit",
                 "kubectl-edit",
                 "kubectl-patch",
-                "kubectl-annotate"
+                "kubectl-annotate",
+                "kubectl",
+                "kubectl"
             ]
         );
         assert_eq!(managers[1].1.as_deref(), Some("scale"));
         assert_eq!(managers[2].1.as_deref(), Some("scale"));
+    }
+
+    fn is_node_step(step: &Step) -> bool {
+        matches!(step, Step::Drain { .. } | Step::Uncordon { .. })
     }
 
     fn managers(d: &Value) -> Vec<(String, String)> {
@@ -430,7 +484,9 @@ mod tests {
             );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        play(&store, &Pacing::immediate()).await;
+        for step in steps().iter().filter(|s| !is_node_step(s)) {
+            apply_step(&store, step).unwrap();
+        }
         let get = |ns: &str, name: &str| store.get(ResourceType::DEPLOYMENT, ns, name).unwrap();
 
         let frontend = get("shop", "frontend");

@@ -66,6 +66,10 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/payments/ledger-backup.yaml"),
     ),
     (
+        "payments/ledger-db.yaml",
+        include_str!("../../../../demo/payments/ledger-db.yaml"),
+    ),
+    (
         "payments/ledger-reconcile.yaml",
         include_str!("../../../../demo/payments/ledger-reconcile.yaml"),
     ),
@@ -88,6 +92,10 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
     (
         "platform/metrics-collector.yaml",
         include_str!("../../../../demo/platform/metrics-collector.yaml"),
+    ),
+    (
+        "platform/node-agent.yaml",
+        include_str!("../../../../demo/platform/node-agent.yaml"),
     ),
     (
         "shop/cart.yaml",

@@ -7,6 +7,7 @@ use tokio::task::JoinHandle;
 
 use super::store::Store;
 
+mod drain;
 pub mod incident;
 pub mod manifests;
 pub mod seed;

@@ -188,10 +188,19 @@ fn forbidden(
         Some(ns) => format!("in the namespace \"{ns}\""),
         None => "at the cluster scope".to_string(),
     };
+    // RBAC names the subresource (`pods/log`), and a request for one object names it.
+    let (resource, verb) = match path.subresource.as_deref() {
+        Some(sub @ "log") => (format!("{}/{sub}", r.plural()), "get"),
+        Some(sub @ ("binding" | "eviction")) => (format!("{}/{sub}", r.plural()), "create"),
+        Some(sub) => (format!("{}/{sub}", r.plural()), verb(method, path, watch)),
+        None => (r.plural().to_string(), verb(method, path, watch)),
+    };
+    let subject = match path.name.as_deref() {
+        Some(name) => format!("{what} \"{name}\""),
+        None => what,
+    };
     Some(ApiError::Forbidden(format!(
-        "{what} is forbidden: User \"kdrift-demo\" cannot {} resource \"{}\" in API group \"{}\" {scope}",
-        verb(method, path, watch),
-        r.plural(),
+        "{subject} is forbidden: User \"kdrift-demo\" cannot {verb} resource \"{resource}\" in API group \"{}\" {scope}",
         r.group()
     )))
 }
@@ -220,6 +229,14 @@ async fn resource_request(
         return error_reply(&ApiError::NotFound(
             "the server could not find the requested resource".into(),
         ));
+    }
+    match (path.subresource.as_deref(), &method) {
+        (Some("log"), &Method::GET) => return super::logs::serve(state, &path, &query).await,
+        (Some("eviction" | "binding"), &Method::POST) => {
+            return super::pod_posts::post(state, req, path, query).await;
+        }
+        (Some("log" | "eviction" | "binding"), _) => return method_not_allowed(&method),
+        _ => {}
     }
     match method {
         Method::GET if watch => watch_stream::serve(state, path, &query, wanted).await,

@@ -278,8 +278,59 @@ fn message(bytes: &[u8], schema: &[Field]) -> Result<Value, ApiError> {
     Ok(Value::Object(out))
 }
 
+/// `DeleteOptions`, as an eviction carries them.
+const DELETE_OPTIONS: &[Field] = &[
+    f(1, "gracePeriodSeconds", Kind::IntPtr),
+    f(4, "propagationPolicy", Kind::Str),
+    list(5, "dryRun", Kind::Str),
+];
+
+/// `policy/v1` Eviction, what `kubectl drain` posts to `pods/{name}/eviction`.
+const EVICTION: &[Field] = &[
+    f(1, "metadata", Kind::Msg(OBJECT_META)),
+    f(2, "deleteOptions", Kind::Msg(DELETE_OPTIONS)),
+];
+
+/// `v1` Binding, what a scheduler posts to `pods/{name}/binding`.
+const BINDING: &[Field] = &[
+    f(1, "metadata", Kind::Msg(OBJECT_META)),
+    f(
+        2,
+        "target",
+        Kind::Msg(&[
+            f(1, "kind", Kind::Str),
+            f(3, "name", Kind::Str),
+            f(5, "apiVersion", Kind::Str),
+        ]),
+    ),
+];
+
 /// Decode a protobuf request body for `resource` into its JSON form.
 pub fn decode(resource: ResourceType, body: &[u8]) -> Result<Value, ApiError> {
+    let schema = if resource == ResourceType::NAMESPACE {
+        NAMESPACE
+    } else if resource == ResourceType::DEPLOYMENT {
+        DEPLOYMENT
+    } else {
+        return Err(ApiError::UnsupportedMediaType(
+            "415: Unsupported Media Type".into(),
+        ));
+    };
+    decode_with(schema, body)
+}
+
+/// Decode the protobuf body of a post to a pod's `eviction` or `binding`.
+pub fn decode_pod_post(subresource: &str, body: &[u8]) -> Result<Value, ApiError> {
+    match subresource {
+        "eviction" => decode_with(EVICTION, body),
+        "binding" => decode_with(BINDING, body),
+        _ => Err(ApiError::UnsupportedMediaType(
+            "415: Unsupported Media Type".into(),
+        )),
+    }
+}
+
+fn decode_with(schema: &[Field], body: &[u8]) -> Result<Value, ApiError> {
     let envelope = body
         .strip_prefix(b"k8s\0")
         .ok_or_else(|| bad("missing the k8s envelope"))?;
@@ -295,15 +346,6 @@ pub fn decode(resource: ResourceType, body: &[u8]) -> Result<Value, ApiError> {
             _ => {}
         }
     }
-    let schema = if resource == ResourceType::NAMESPACE {
-        NAMESPACE
-    } else if resource == ResourceType::DEPLOYMENT {
-        DEPLOYMENT
-    } else {
-        return Err(ApiError::UnsupportedMediaType(
-            "415: Unsupported Media Type".into(),
-        ));
-    };
     let mut object = message(raw.ok_or_else(|| bad("no object in the envelope"))?, schema)?;
     if let Some(map) = object.as_object_mut() {
         for key in ["kind", "apiVersion"] {

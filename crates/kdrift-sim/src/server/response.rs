@@ -82,6 +82,7 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
         ApiError::NotFound(_) => (404, "NotFound"),
         ApiError::AlreadyExists(_) => (409, "AlreadyExists"),
         ApiError::Conflict { .. } => (409, "Conflict"),
+        ApiError::TooManyRequests { .. } => (429, "TooManyRequests"),
         ApiError::Invalid(_) => (422, "Invalid"),
         ApiError::BadRequest(_) => (400, "BadRequest"),
         ApiError::Forbidden(_) => (403, "Forbidden"),
@@ -95,6 +96,12 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
             "causes": causes
                 .iter()
                 .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .collect::<Vec<_>>()
+        })),
+        ApiError::TooManyRequests { causes, .. } => Some(json!({
+            "causes": causes
+                .iter()
+                .map(|c| json!({"reason": c.reason, "message": c.message}))
                 .collect::<Vec<_>>()
         })),
         ApiError::UnsupportedMediaType(_) => Some(json!({})),
@@ -123,15 +130,23 @@ fn invalid_details(message: &str) -> Option<Value> {
     Some(details)
 }
 
-/// `deployments.apps is forbidden: ...` → {group, kind}.
+/// `deployments.apps is forbidden: ...` → {group, kind}; `pods "web-1" is forbidden: ...` →
+/// {name, kind}.
 fn forbidden_details(message: &str) -> Option<Value> {
     let what = message.split_once(" is forbidden")?.0;
+    let (what, name) = match what.split_once(" \"") {
+        Some((what, name)) => (what, Some(name.trim_end_matches('"'))),
+        None => (what, None),
+    };
     let (kind, group) = what.split_once('.').unwrap_or((what, ""));
-    Some(if group.is_empty() {
-        json!({"kind": kind})
-    } else {
-        json!({"group": group, "kind": kind})
-    })
+    let mut details = json!({"kind": kind});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    if let Some(name) = name {
+        details["name"] = json!(name);
+    }
+    Some(details)
 }
 
 pub fn error_reply(err: &ApiError) -> Reply {

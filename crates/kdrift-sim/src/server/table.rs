@@ -450,6 +450,15 @@ fn pod_status(pod: &Value) -> String {
     }
 }
 
+/// `s`, or `<none>` when it is empty, as kubectl prints an absent value.
+pub(super) fn or_none(s: &str) -> String {
+    if s.is_empty() {
+        "<none>".into()
+    } else {
+        s.to_string()
+    }
+}
+
 /// The cells of one row.
 pub fn cells(resource: ResourceType, object: &Value, now: jiff::Timestamp) -> Vec<Value> {
     cells_at(resource, object, Some(now))
@@ -506,13 +515,6 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             });
             let restarts: i64 =
                 statuses.map_or(0, |s| s.iter().map(|c| int(c, "/restartCount")).sum());
-            let or_none = |s: &str| {
-                if s.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    s.to_string()
-                }
-            };
             vec![
                 name,
                 json!(format!("{ready}/{total}")),

@@ -1,9 +1,10 @@
 //! The server-side columns of the node and workload types beyond Deployments: Nodes,
-//! StatefulSets, DaemonSets and ControllerRevisions, as a 1.36 server declares and fills them
-//! (what `kubectl get nodes`, `get sts`, `get ds`, `get controllerrevisions` print).
+//! StatefulSets, DaemonSets, ControllerRevisions and PodDisruptionBudgets, as a 1.36 server
+//! declares and fills them (what `kubectl get nodes`, `get sts`, `get ds`, `get
+//! controllerrevisions`, `get pdb` print).
 use serde_json::{Value, json};
 
-use super::table::{column, containers, int, selector, template_columns, text};
+use super::table::{column, containers, int, or_none, selector, template_columns, text};
 use crate::resources::ResourceType;
 
 /// The columns of `resource` after Name (and where Age goes), if it is one of these types.
@@ -111,6 +112,31 @@ pub fn columns(resource: ResourceType, name: Value, age: Value) -> Option<Vec<Va
             ));
             cols
         }
+        ("policy", "PodDisruptionBudget") => vec![
+            name,
+            column(
+                "Min Available",
+                "string",
+                "",
+                "The minimum number or percentage of available pods this budget requires.",
+                0,
+            ),
+            column(
+                "Max Unavailable",
+                "string",
+                "",
+                "The maximum number or percentage of unavailable pods this budget requires.",
+                0,
+            ),
+            column(
+                "Allowed Disruptions",
+                "integer",
+                "",
+                "Calculated number of pods that may be disrupted at this time.",
+                0,
+            ),
+            age,
+        ],
         ("apps", "ControllerRevision") => vec![
             name,
             column("Controller", "string", "", "Controller of the object", 0),
@@ -184,14 +210,6 @@ fn addresses(node: &Value, kind: &str) -> String {
     }
 }
 
-fn or_none(s: &str) -> String {
-    if s.is_empty() {
-        "<none>".into()
-    } else {
-        s.to_string()
-    }
-}
-
 /// The cells of one row of these types (`age` already formatted), if it is one of them.
 pub fn cells(
     resource: ResourceType,
@@ -249,6 +267,20 @@ pub fn cells(
                 json!(containers(object, "name")),
                 json!(containers(object, "image")),
                 json!(selector(object)),
+            ]
+        }
+        ("policy", "PodDisruptionBudget") => {
+            let bound = |field: &str| match object.pointer(&format!("/spec/{field}")) {
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::String(s)) => s.clone(),
+                _ => "N/A".into(),
+            };
+            vec![
+                name,
+                json!(bound("minAvailable")),
+                json!(bound("maxUnavailable")),
+                json!(int(object, "/status/disruptionsAllowed")),
+                age,
             ]
         }
         ("apps", "ControllerRevision") => {

@@ -37,7 +37,7 @@ fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiE
         .collect())
 }
 
-fn media_type(req: &Request<Incoming>) -> String {
+pub(super) fn media_type(req: &Request<Incoming>) -> String {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

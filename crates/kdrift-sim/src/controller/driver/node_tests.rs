@@ -2,11 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use serde_json::{Value, json};
 
-use super::tests::eventually;
 use crate::controller::{Timings, spawn};
 use crate::resources::ResourceType;
 use crate::scenario::seed::register_nodes;
 use crate::store::{Patch, Store, WriteOptions};
+use crate::test_support::{eventually, scheduled_condition};
 
 /// A cluster with the three demo nodes and one namespace, controllers running.
 pub(super) fn nodes_only() -> (Store, tokio::task::JoinHandle<()>) {
@@ -44,14 +44,6 @@ fn node_of(pod: &Value) -> &str {
     pod["spec"]["nodeName"].as_str().unwrap_or("")
 }
 
-fn scheduled_condition(pod: &Value) -> Value {
-    pod["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "PodScheduled"))
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
 fn patch_node(store: &Store, node: &str, patch: Value) {
     store
         .patch(
@@ -67,11 +59,11 @@ fn patch_node(store: &Store, node: &str, patch: Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_spread_over_the_nodes_and_a_pod_that_fits_nowhere_waits_for_room() {
     let (store, controllers) = nodes_only();
-    // 5 GiB each: one per node (a demo node has a little under 8 GiB allocatable).
+    // 3 GiB each: one per node (a demo node has about 4.4 GiB allocatable).
     store
         .create(
             ResourceType::DEPLOYMENT,
-            deployment("big", 4, "5Gi"),
+            deployment("big", 4, "3Gi"),
             &WriteOptions::manager("kubectl-create"),
         )
         .unwrap();

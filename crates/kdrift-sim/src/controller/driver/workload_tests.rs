@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use super::node_tests::nodes_only;
-use super::tests::eventually;
 use crate::resources::ResourceType;
 use crate::store::{Patch, Store, WriteOptions};
+use crate::test_support::eventually;
 
 fn stateful_set(replicas: i64) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
@@ -214,5 +214,94 @@ async fn a_stateful_set_rolls_out_in_order_updates_to_its_partition_and_scales_d
         (pods(&store, "db").is_empty() && revisions(&store).is_empty()).then_some(())
     })
     .await;
+    controllers.abort();
+}
+
+fn daemon_set() -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "shop"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "registry.example/agent:1.0",
+                    "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}]}}}})
+}
+
+/// The DaemonSet's status once its pods are on `nodes` (sorted), all ready and updated.
+async fn daemon_settled(store: &Store, nodes: &[&str]) -> Value {
+    eventually("the DaemonSet to settle", || {
+        let ds = store.get(ResourceType::DAEMON_SET, "shop", "agent")?;
+        let pods = pods(store, "agent");
+        let mut on: Vec<&str> = pods
+            .iter()
+            .map(|p| p["spec"]["nodeName"].as_str().unwrap_or(""))
+            .collect();
+        on.sort_unstable();
+        let n = nodes.len();
+        let status = &ds["status"];
+        (on == nodes
+            && pods.iter().all(|p| p["status"]["phase"] == "Running")
+            && status["numberReady"] == n
+            && status["updatedNumberScheduled"] == n
+            && status["desiredNumberScheduled"] == n
+            && status["observedGeneration"] == ds["metadata"]["generation"])
+            .then_some(ds)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_set_runs_a_pod_per_node_follows_the_nodes_and_rolls_out() {
+    let (store, controllers) = nodes_only();
+    store
+        .create(
+            ResourceType::DAEMON_SET,
+            daemon_set(),
+            &WriteOptions::manager("kubectl-client-side-apply"),
+        )
+        .unwrap();
+    let all = ["demo-node-1", "demo-node-2", "demo-node-3"];
+    let ds = daemon_settled(&store, &all).await;
+    assert_eq!(ds["status"]["numberAvailable"], 3);
+    assert_eq!(ds["status"]["numberMisscheduled"], 0);
+    let pod = &pods(&store, "agent")[0];
+    assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], "1");
+    assert_eq!(revisions(&store).len(), 1);
+    assert_eq!(
+        pod["metadata"]["labels"]["controller-revision-hash"],
+        revisions(&store)[0]["metadata"]["labels"]["controller-revision-hash"]
+    );
+
+    // A cordon does not move a DaemonSet pod; a node that goes takes its pod along.
+    store
+        .patch(
+            ResourceType::NODE,
+            "",
+            "demo-node-2",
+            &Patch::Strategic(json!({"spec": {"unschedulable": true}})),
+            &WriteOptions::manager("kubectl-cordon"),
+        )
+        .unwrap();
+    store
+        .delete(ResourceType::NODE, "", "demo-node-3", false)
+        .unwrap();
+    let ds = daemon_settled(&store, &all[..2]).await;
+    assert!(ds["status"].get("numberUnavailable").is_none());
+    crate::scenario::seed::register_node(&store, "demo-node-3", 2).unwrap();
+    daemon_settled(&store, &all).await;
+
+    // A new image rolls out node by node.
+    patch(
+        &store,
+        ResourceType::DAEMON_SET,
+        "agent",
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "registry.example/agent:1.1"}]}}}}),
+    );
+    let ds = daemon_settled(&store, &all).await;
+    assert_eq!(ds["metadata"]["generation"], 2);
+    assert!(pods(&store, "agent").iter().all(|p| {
+        p["spec"]["containers"][0]["image"] == "registry.example/agent:1.1"
+            && p["metadata"]["labels"]["pod-template-generation"] == "2"
+    }));
+    assert_eq!(revisions(&store).len(), 2);
     controllers.abort();
 }

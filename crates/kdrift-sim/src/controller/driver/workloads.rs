@@ -5,8 +5,11 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::{CONTROLLER_MANAGER, Driver};
+use crate::controller::daemonset::sync_daemonset;
+use crate::controller::disruption::budget_status;
 use crate::controller::index::Timer;
 use crate::controller::object::{Key, uid};
+use crate::controller::replicaset::random_suffix;
 use crate::controller::revision::HistoryChange;
 use crate::controller::statefulset::sync_statefulset;
 use crate::resources::ResourceType;
@@ -32,6 +35,56 @@ impl Driver {
             result.status,
             result.requeue_after,
             Timer::StatefulSet,
+        );
+    }
+
+    pub(super) fn sync_daemon_set(&mut self, key: &Key) {
+        let Some(ds) = self
+            .store
+            .get(ResourceType::DAEMON_SET, &key.namespace, &key.name)
+        else {
+            return;
+        };
+        let pods = self.children(uid(&ds), ResourceType::POD);
+        let revisions = self.children(uid(&ds), ResourceType::CONTROLLER_REVISION);
+        let nodes: Vec<&Value> = self.cluster.nodes.values().map(|n| &n.node).collect();
+        let result = sync_daemonset(
+            &ds,
+            &nodes,
+            &pods,
+            &revisions,
+            Timestamp::now(),
+            &mut random_suffix,
+        );
+        self.write_history(key, result.history);
+        self.change_pods(key, result.create, &result.delete);
+        self.record_events(&ds, &result.events, None);
+        self.finish_sync(
+            ResourceType::DAEMON_SET,
+            key,
+            result.status,
+            result.requeue_after,
+            Timer::DaemonSet,
+        );
+    }
+
+    /// The disruption controller: a budget's healthy, desired and allowed counts over the pods
+    /// of its namespace.
+    pub(super) fn sync_budget(&mut self, key: &Key) {
+        let Some(pdb) = self.store.get(
+            ResourceType::POD_DISRUPTION_BUDGET,
+            &key.namespace,
+            &key.name,
+        ) else {
+            return;
+        };
+        let pods = self.store.list(ResourceType::POD, Some(&key.namespace));
+        let status = budget_status(&pdb, &pods, &self.store.now_rfc3339());
+        self.modify(
+            ResourceType::POD_DISRUPTION_BUDGET,
+            key,
+            &WriteOptions::status(CONTROLLER_MANAGER),
+            |p| p["status"] = status.clone(),
         );
     }
 

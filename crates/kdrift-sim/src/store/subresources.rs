@@ -1,11 +1,14 @@
-//! Writes the API server makes through its own storage rather than as a client: a pod's binding
-//! to a node (`pods/binding`, what the scheduler posts) and the condition an eviction leaves.
-//! Like the real registry code they record no `managedFields` entry: on a real cluster
-//! `spec.nodeName` set by the scheduler is owned by nobody.
+//! What the API server's pod registry does for `pods/binding` (what a scheduler posts) and
+//! `pods/eviction` (what `kubectl drain` posts), through its own storage rather than as a
+//! client: like the real registry code they record no `managedFields` entry (on a real cluster
+//! `spec.nodeName` set by the scheduler is owned by nobody). An eviction honours the one
+//! PodDisruptionBudget covering the pod, with the decisions of `controller::disruption`.
+use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::write::{qualified, set_resource_version};
-use super::{ApiError, EventType, Store};
+use super::{ApiError, EventType, Patch, StatusCause, Store, WriteOptions};
+use crate::controller::disruption::{covers, evict};
 use crate::resources::ResourceType;
 
 /// Set or replace the condition of `kind` in `status.conditions`, keeping its transition time
@@ -92,6 +95,72 @@ impl Store {
             );
             Ok(())
         })
+    }
+}
+
+/// Whether an eviction may skip the budgets: a pod that is not running yet or any more.
+fn budget_free(pod: &Value) -> bool {
+    matches!(
+        pod.pointer("/status/phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed" | "Pending")
+    )
+}
+
+impl Store {
+    /// Evict a pod as `pods/{name}/eviction` does: refused (429) while the budget covering it
+    /// allows no disruption, else the budget takes one and the pod is marked and deleted.
+    pub fn evict_pod(&self, namespace: &str, name: &str, dry_run: bool) -> Result<(), ApiError> {
+        let pod = self
+            .get(ResourceType::POD, namespace, name)
+            .ok_or_else(|| super::not_found(ResourceType::POD, name))?;
+        if !budget_free(&pod) {
+            let budgets: Vec<Value> = self
+                .list(ResourceType::POD_DISRUPTION_BUDGET, Some(namespace))
+                .into_iter()
+                .filter(|pdb| covers(pdb, &pod))
+                .collect();
+            if budgets.len() > 1 {
+                return Err(ApiError::Internal(
+                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.".into(),
+                ));
+            }
+            if let Some(pdb) = budgets.first() {
+                let status = evict(pdb, name, Timestamp::now()).map_err(|refusal| {
+                    ApiError::TooManyRequests {
+                        message: refusal.message,
+                        causes: vec![StatusCause {
+                            reason: "DisruptionBudget".into(),
+                            message: refusal.cause,
+                            field: String::new(),
+                        }],
+                    }
+                })?;
+                if !dry_run {
+                    let budget = pdb.pointer("/metadata/name").and_then(Value::as_str);
+                    self.patch(
+                        ResourceType::POD_DISRUPTION_BUDGET,
+                        namespace,
+                        budget.unwrap_or_default(),
+                        &Patch::Merge(json!({"status": status})),
+                        &WriteOptions::status("kube-apiserver"),
+                    )?;
+                }
+            }
+        }
+        if dry_run {
+            return Ok(());
+        }
+        let now = self.now_rfc3339();
+        self.update_unmanaged(ResourceType::POD, namespace, name, |p| {
+            set_condition(
+                p,
+                json!({"lastProbeTime": null, "lastTransitionTime": now, "message": "Eviction API: evicting",
+                       "reason": "EvictionByEvictionAPI", "status": "True", "type": "DisruptionTarget"}),
+            );
+            Ok(())
+        })?;
+        self.delete(ResourceType::POD, namespace, name, false)
+            .map(|_| ())
     }
 }
 
