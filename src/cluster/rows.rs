@@ -311,12 +311,6 @@ impl PodRow {
                 .find(|c| c.type_ == "PodScheduled" && c.status == "False")
         });
         let unschedulable = unschedulable_condition.and_then(|c| c.reason.clone());
-        let images: BTreeMap<&str, &str> = p
-            .spec
-            .iter()
-            .flat_map(|s| &s.containers)
-            .filter_map(|c| Some((c.name.as_str(), c.image.as_deref()?)))
-            .collect();
         // The first container in trouble says why; a pull failure names its image.
         let waiting_why = statuses.iter().find_map(|c| {
             let waiting = c.state.as_ref()?.waiting.as_ref()?;
@@ -329,7 +323,14 @@ impl PodRow {
                 reason,
                 "ErrImagePull" | "ImagePullBackOff" | "InvalidImageName"
             ) {
-                let image = images.get(c.name.as_str()).copied().unwrap_or(&c.image);
+                // The image as the spec names it (the status may hold a resolved one).
+                let image = p
+                    .spec
+                    .iter()
+                    .flat_map(|s| &s.containers)
+                    .find(|spec| spec.name == c.name)
+                    .and_then(|spec| spec.image.as_deref())
+                    .unwrap_or(&c.image);
                 return Some(match message {
                     Some(m) => format!("image {image}: {m}"),
                     None => format!("image {image}"),

@@ -93,7 +93,8 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         println!("manifests (a git repository): {}", workdir.path.display());
         println!(
             "try: cd {} && kubectl drift check -A",
-            shell_word(&workdir.path)
+            shlex::try_quote(&workdir.path.to_string_lossy())
+                .unwrap_or_else(|_| workdir.path.to_string_lossy())
         );
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
@@ -104,17 +105,4 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         drop(workdir);
         Ok(())
     })
-}
-
-/// A path as one shell word (quoted when it holds anything a shell would split or expand).
-fn shell_word(path: &Path) -> String {
-    let text = path.display().to_string();
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }

@@ -198,12 +198,18 @@ pub fn report_schema() -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The shipped schema, compiled once per test binary.
+pub fn report_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        jsonschema::draft202012::new(&report_schema())
+            .unwrap_or_else(|e| panic!("docs/check-report.schema.json is not a valid schema: {e}"))
+    })
+}
+
 /// Panics with every violation when `report` does not follow docs/check-report.schema.json.
 pub fn assert_valid_report(report: &Value) {
-    let schema = report_schema();
-    let validator = jsonschema::draft202012::new(&schema)
-        .unwrap_or_else(|e| panic!("docs/check-report.schema.json is not a valid schema: {e}"));
-    let errors: Vec<String> = validator
+    let errors: Vec<String> = report_validator()
         .iter_errors(report)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();

@@ -63,39 +63,18 @@ fn options(query: &Query, pod: &str, now: Timestamp) -> Result<Options, ApiError
             })
             .transpose()
     };
-    let tail = match number("tailLines")? {
-        Some(n) if n < 0 => {
-            return Err(invalid(
-                pod,
-                "tailLines",
-                &n.to_string(),
-                "must be greater than or equal to 0",
-            ));
+    // A count below `min` is refused with the API server's wording.
+    let at_least = |key: &str, min: i64, rule: &str| -> Result<Option<i64>, ApiError> {
+        match number(key)? {
+            Some(n) if n < min => Err(invalid(pod, key, &n.to_string(), rule)),
+            n => Ok(n),
         }
-        n => n.map(|n| n.unsigned_abs()),
     };
-    let limit = match number("limitBytes")? {
-        Some(n) if n < 1 => {
-            return Err(invalid(
-                pod,
-                "limitBytes",
-                &n.to_string(),
-                "must be greater than 0",
-            ));
-        }
-        n => n.and_then(|n| usize::try_from(n).ok()),
-    };
-    let since_seconds = match number("sinceSeconds")? {
-        Some(n) if n < 1 => {
-            return Err(invalid(
-                pod,
-                "sinceSeconds",
-                &n.to_string(),
-                "must be greater than 0",
-            ));
-        }
-        n => n,
-    };
+    let tail =
+        at_least("tailLines", 0, "must be greater than or equal to 0")?.map(i64::unsigned_abs);
+    let limit =
+        at_least("limitBytes", 1, "must be greater than 0")?.and_then(|n| usize::try_from(n).ok());
+    let since_seconds = at_least("sinceSeconds", 1, "must be greater than 0")?;
     let since_time = query
         .get("sinceTime")
         .filter(|v| !v.is_empty())
