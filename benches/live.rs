@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use kdrift::app::{App, Message, update};
 use kdrift::cluster::client::NamespaceScope;
-use kdrift::cluster::rows::{ConditionRow, DeploymentRow, ObjectKey};
+use kdrift::cluster::rows::{ConditionRow, ObjectKey, WorkloadRow};
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::ui::theme::Theme;
 use measure::rss_mb;
@@ -54,9 +54,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn deployment(i: usize, replicas: i32) -> DeploymentRow {
+fn deployment(i: usize, replicas: i32) -> WorkloadRow {
     let now = Timestamp::now();
-    DeploymentRow {
+    WorkloadRow {
         key: ObjectKey::new(format!("ns-{:03}", i % NAMESPACES), format!("app-{i:05}")),
         generation: 1,
         observed_generation: 1,
@@ -66,6 +66,7 @@ fn deployment(i: usize, replicas: i32) -> DeploymentRow {
         ready: replicas,
         available: replicas,
         paused: false,
+        facts: Default::default(),
         conditions: vec![
             ConditionRow {
                 kind: "Available".into(),
@@ -97,7 +98,13 @@ fn filled_app() -> App {
     let mut updates = vec![WatchUpdate::Init];
     updates.extend(rows);
     updates.push(WatchUpdate::InitDone);
-    update(&mut app, cluster(ClusterEvent::Deployments(updates)));
+    update(
+        &mut app,
+        cluster(ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            updates,
+        )),
+    );
     update(
         &mut app,
         Message::Resize {
@@ -139,7 +146,13 @@ fn pure_figures(rounds: usize) {
             })
             .collect();
         let t = Instant::now();
-        update(&mut app, cluster(ClusterEvent::Deployments(burst)));
+        update(
+            &mut app,
+            cluster(ClusterEvent::Workloads(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                burst,
+            )),
+        );
         burst_cost.push(t.elapsed());
         let t = Instant::now();
         app.prepare_frame();
@@ -159,7 +172,13 @@ fn pure_figures(rounds: usize) {
         let mut sorted = Vec::with_capacity(rounds);
         for r in 0..rounds {
             let burst = vec![WatchUpdate::Apply(deployment(r % DEPLOYMENTS, 4))];
-            update(&mut app, cluster(ClusterEvent::Deployments(burst)));
+            update(
+                &mut app,
+                cluster(ClusterEvent::Workloads(
+                    kdrift::cluster::rows::WorkloadKind::Deployment,
+                    burst,
+                )),
+            );
             let t = Instant::now();
             app.prepare_frame();
             term.draw(|f| kdrift::ui::render(&app, &theme, f)).unwrap();

@@ -114,7 +114,7 @@ fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
         Want::Replicas(key, replicas)
             if app
                 .cache
-                .deployments
+                .workloads
                 .get(&key)
                 .is_some_and(|e| e.row.desired == replicas) =>
         {

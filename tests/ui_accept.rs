@@ -189,7 +189,10 @@ fn drifted_app(dir: &Path, readonly: bool) -> App {
         &mut app,
         Message::Cluster(ClusterMessage {
             epoch: 0,
-            event: ClusterEvent::DeploymentsLive(updates),
+            event: ClusterEvent::WorkloadsLive(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                updates,
+            ),
         }),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(2));
@@ -513,7 +516,10 @@ fn rows_without_drift_say_why_and_open_nothing() {
         &mut app,
         Message::Cluster(ClusterMessage {
             epoch: 0,
-            event: ClusterEvent::DeploymentsLive(vec![WatchUpdate::Apply(live_row(&stray))]),
+            event: ClusterEvent::WorkloadsLive(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                vec![WatchUpdate::Apply(live_row(&stray))],
+            ),
         }),
     );
     assert_eq!(app.drift_of(&key("stray")), &DriftSummary::Unmanaged);

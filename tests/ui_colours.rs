@@ -71,7 +71,10 @@ fn a_scale_event_changes_the_row_on_the_next_frame() {
     web.generation = 5;
     send(
         &mut app,
-        ClusterEvent::Deployments(vec![WatchUpdate::Apply(web)]),
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web)],
+        ),
     );
     assert!(app.dirty);
     let after = draw(&mut app, &Theme::default_theme());
@@ -149,11 +152,14 @@ fn relist_after_a_disconnect_drops_deleted_deployments() {
     let mut app = sample_app();
     send(
         &mut app,
-        ClusterEvent::Deployments(vec![
-            WatchUpdate::Init,
-            WatchUpdate::InitApply(deploy("shop", "web", 3, 3, 3, 3, 4)),
-            WatchUpdate::InitDone,
-        ]),
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![
+                WatchUpdate::Init,
+                WatchUpdate::InitApply(deploy("shop", "web", 3, 3, 3, 3, 4)),
+                WatchUpdate::InitDone,
+            ],
+        ),
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     assert!(find_line(&terminal, " web ").is_some());
@@ -178,9 +184,10 @@ fn messages_from_an_old_connection_are_ignored() {
         &mut app,
         kdrift::app::Message::Cluster(kdrift::cluster::watch::ClusterMessage {
             epoch: 0,
-            event: ClusterEvent::Deployments(vec![WatchUpdate::Apply(deploy(
-                "shop", "stale", 1, 1, 1, 1, 1,
-            ))]),
+            event: ClusterEvent::Workloads(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                vec![WatchUpdate::Apply(deploy("shop", "stale", 1, 1, 1, 1, 1))],
+            ),
         }),
     );
     let terminal = draw(&mut app, &Theme::default_theme());
@@ -199,7 +206,10 @@ fn sorted_by_phase_a_row_turning_stuck_moves_up_and_a_count_change_keeps_its_pla
     web.ready = 2;
     send(
         &mut app,
-        ClusterEvent::Deployments(vec![WatchUpdate::Apply(web.clone())]),
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web.clone())],
+        ),
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     let web_row = find_line(&terminal, " web ").unwrap();
@@ -215,7 +225,10 @@ fn sorted_by_phase_a_row_turning_stuck_moves_up_and_a_count_change_keeps_its_pla
     });
     send(
         &mut app,
-        ClusterEvent::Deployments(vec![WatchUpdate::Apply(web)]),
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web)],
+        ),
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     assert!(

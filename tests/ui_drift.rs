@@ -124,7 +124,10 @@ fn watch(app: &mut App, updates: Vec<WatchUpdate<LiveRow>>) -> Vec<Command> {
         app,
         Message::Cluster(ClusterMessage {
             epoch: 0,
-            event: ClusterEvent::DeploymentsLive(updates),
+            event: ClusterEvent::WorkloadsLive(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                updates,
+            ),
         }),
     )
 }

@@ -236,3 +236,78 @@ async fn the_detail_says_why_pods_are_not_ready() {
     };
     run_on(conn, &common, 140, 50, script).await;
 }
+
+/// StatefulSets and DaemonSets are rows beside the Deployments (KIND column), roll out by their
+/// own rules (a partition pauses, not stuck), `:sts` shows that kind alone, and the detail lists
+/// a StatefulSet's ControllerRevisions and its pods by ordinal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statefulsets_and_daemonsets_are_rows_with_their_own_rollouts() {
+    let demo = demo().await;
+    let common = demo.watching_only();
+    let conn = connect(&common).await.unwrap();
+    let script = |tx, text| async move {
+        wait_for(
+            &text,
+            "the StatefulSet and DaemonSet rows rolled out",
+            |s| {
+                row_of(s, "ledger-db").is_some_and(|w| {
+                    w.contains(&"sts".to_string()) && w.contains(&"complete".to_string())
+                }) && row_of(s, "node-agent").is_some_and(|w| {
+                    w.contains(&"ds".to_string()) && w.contains(&"complete".to_string())
+                })
+            },
+        )
+        .await;
+        demo.kubectl(&[
+            "patch",
+            "statefulset/ledger-db",
+            "-n",
+            "payments",
+            "-p",
+            r#"{"spec":{"updateStrategy":{"rollingUpdate":{"partition":2}}}}"#,
+        ])
+        .await;
+        demo.kubectl(&[
+            "set",
+            "image",
+            "statefulset/ledger-db",
+            "-n",
+            "payments",
+            "postgres=registry.example/payments/ledger-db:16.5",
+        ])
+        .await;
+        wait_for(&text, "the partition pauses the rollout", |s| {
+            s.contains("paused at partition 2 (1 of 3")
+        })
+        .await;
+        keys(&tx, ":sts\n");
+        wait_for(&text, "the StatefulSet view", |s| {
+            s.contains("statefulsets(all)[1]")
+                && row_of(s, "ledger-db").is_some()
+                && row_of(s, "node-agent").is_none()
+                && row_of(s, "checkout").is_none()
+        })
+        .await;
+        keys(&tx, "\n");
+        wait_for(&text, "the StatefulSet's revisions and pods", |s| {
+            let at = |w: &str| s.find(w);
+            s.contains("statefulset payments/ledger-db")
+                && s.contains("REVISIONS (ControllerRevisions, newest first)")
+                && s.contains("RollingUpdate partition 2")
+                && s.lines().filter(|l| l.contains("ledger-db-") && l.contains(" desired ")).count() == 2
+                && s.contains("image postgres: registry.example/payments/ledger-db:16.4 → registry.example/payments/ledger-db:16.5")
+                && matches!(
+                    (at("ledger-db-0 "), at("ledger-db-1 "), at("ledger-db-2 ")),
+                    (Some(a), Some(b), Some(c)) if a < b && b < c
+                )
+        })
+        .await;
+        keys(&tx, "\x1b:workloads\n");
+        wait_for(&text, "every kind again", |s| {
+            s.contains("workloads(all)") && row_of(s, "node-agent").is_some()
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    run_on(conn, &common, 140, 50, script).await;
+}

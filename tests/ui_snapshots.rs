@@ -215,7 +215,8 @@ fn names_too_long_for_their_column_are_cut_with_an_ellipsis() {
         ];
         send(
             &mut app,
-            kdrift::cluster::watch::ClusterEvent::Deployments(
+            kdrift::cluster::watch::ClusterEvent::Workloads(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
                 rows.into_iter()
                     .map(kdrift::cluster::watch::WatchUpdate::Apply)
                     .collect(),

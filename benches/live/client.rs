@@ -30,17 +30,17 @@ struct Stats {
 /// After each frame: what the figures need from the app.
 fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
     s.frames += 1;
-    let rows = app.cache.deployments.len();
+    let rows = app.cache.workloads.len();
     if rows > 0 && s.first_row.is_none() {
         s.first_row = Some(since_start);
     }
-    if rows == DEPLOYMENTS && app.cache.deployments.is_synced() && s.full_sync.is_none() {
+    if rows == DEPLOYMENTS && app.cache.workloads.is_synced() && s.full_sync.is_none() {
         s.full_sync = Some(since_start);
     }
     if let Some((key, replicas, sent)) = s.marker.clone()
         && app
             .cache
-            .deployments
+            .workloads
             .get(&key)
             .is_some_and(|e| e.row.desired == replicas)
     {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::cluster::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
+use crate::cluster::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
 use crate::rollout::{RolloutStatus, rollout_status};
 
@@ -187,7 +187,7 @@ impl<T: Keyed> RowSet<T> {
 
     /// Rows of one namespace, in name order.
     pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a T> + 'a {
-        let start = ObjectKey::new(namespace, "");
+        let start = ObjectKey::workload(WorkloadKind::Deployment, namespace, "");
         let ns = start.namespace.clone();
         self.live
             .range((Bound::Included(start), Bound::Unbounded))
@@ -198,21 +198,21 @@ impl<T: Keyed> RowSet<T> {
 
 /// A Deployment row with its rollout status computed once, when it arrives.
 #[derive(Debug, Clone)]
-pub struct DeploymentEntry {
-    pub row: DeploymentRow,
+pub struct WorkloadEntry {
+    pub row: WorkloadRow,
     pub rollout: RolloutStatus,
 }
 
-impl From<DeploymentRow> for DeploymentEntry {
-    fn from(row: DeploymentRow) -> Self {
-        DeploymentEntry {
+impl From<WorkloadRow> for WorkloadEntry {
+    fn from(row: WorkloadRow) -> Self {
+        WorkloadEntry {
             rollout: rollout_status(&row),
             row,
         }
     }
 }
 
-impl Keyed for DeploymentEntry {
+impl Keyed for WorkloadEntry {
     fn key(&self) -> &ObjectKey {
         &self.row.key
     }
@@ -233,17 +233,81 @@ impl Keyed for EventRow {
     }
 }
 
+/// The table's rows: one set per workload kind, as each kind has its own watcher, whose relist
+/// replaces only its own rows.
+#[derive(Debug, Clone, Default)]
+pub struct Workloads {
+    sets: [RowSet<WorkloadEntry>; 3],
+}
+
+impl Workloads {
+    fn index(kind: WorkloadKind) -> usize {
+        match kind {
+            WorkloadKind::Deployment => 0,
+            WorkloadKind::StatefulSet => 1,
+            WorkloadKind::DaemonSet => 2,
+        }
+    }
+
+    pub fn set(&self, kind: WorkloadKind) -> &RowSet<WorkloadEntry> {
+        &self.sets[Self::index(kind)]
+    }
+
+    pub fn set_mut(&mut self, kind: WorkloadKind) -> &mut RowSet<WorkloadEntry> {
+        &mut self.sets[Self::index(kind)]
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<&WorkloadEntry> {
+        self.set(key.kind).get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.sets.iter().map(RowSet::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sets.iter().all(RowSet::is_empty)
+    }
+
+    /// Whether the first list of Deployments ended (the table says "loading…" until then; a
+    /// kind the user may not list must not hold the table back).
+    pub fn is_synced(&self) -> bool {
+        self.set(WorkloadKind::Deployment).is_synced()
+    }
+
+    pub fn lists_done(&self) -> u64 {
+        self.sets.iter().map(RowSet::lists_done).sum()
+    }
+
+    /// Every row, kind by kind.
+    pub fn iter(&self) -> impl Iterator<Item = &WorkloadEntry> {
+        self.sets.iter().flat_map(RowSet::iter)
+    }
+
+    /// The rows of one namespace, kind by kind.
+    pub fn in_namespace<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a WorkloadEntry> + 'a {
+        self.sets
+            .iter()
+            .flat_map(move |s| s.in_namespace(namespace))
+    }
+}
+
 /// Everything the watchers told us.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterCache {
-    pub deployments: RowSet<DeploymentEntry>,
+    pub workloads: Workloads,
     pub replicasets: RowSet<ReplicaSetRow>,
+    /// The ControllerRevisions of StatefulSets and DaemonSets (their revisions).
+    pub revisions: RowSet<ReplicaSetRow>,
     pub pods: RowSet<PodRow>,
     pub events: RowSet<EventRow>,
 }
 
 /// Turn a Deployment row update into an entry update (computing its rollout status).
-pub fn deployment_update(u: WatchUpdate<DeploymentRow>) -> WatchUpdate<DeploymentEntry> {
+pub fn workload_update(u: WatchUpdate<WorkloadRow>) -> WatchUpdate<WorkloadEntry> {
     match u {
         WatchUpdate::Apply(r) => WatchUpdate::Apply(r.into()),
         WatchUpdate::InitApply(r) => WatchUpdate::InitApply(r.into()),
@@ -262,6 +326,7 @@ mod tests {
         PodRow {
             key: ObjectKey::new(ns, name),
             owner: None,
+            revision_hash: None,
             phase: "Running".into(),
             ready_containers: 1,
             containers: 1,

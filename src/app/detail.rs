@@ -1,16 +1,24 @@
-//! The detail of one Deployment, assembled from the cache for the screen: ReplicaSet revisions
-//! (with what changed from the previous one), pods, recent events, conditions.
+//! The detail of one workload, assembled from the cache for the screen: its revisions
+//! (ReplicaSets of a Deployment, ControllerRevisions of a StatefulSet or DaemonSet, with what
+//! changed from the previous one), pods, recent events, conditions.
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cache::{ClusterCache, DeploymentEntry};
-use crate::cluster::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow};
+use super::cache::{ClusterCache, WorkloadEntry};
+use crate::cluster::rows::{EventRow, KindFacts, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind};
 
 /// Events shown in the detail view, newest first.
 pub const RECENT_EVENTS: usize = 12;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Revision<'a> {
+    /// A ReplicaSet of a Deployment, or a ControllerRevision of a StatefulSet or DaemonSet.
     pub rs: &'a ReplicaSetRow,
+    /// Its pods wanted and ready: the ReplicaSet's own counts; for a ControllerRevision (which
+    /// has none), its pods counted.
+    pub desired: i32,
+    pub ready: i32,
+    /// The revision the workload rolls out (pods are updated to it).
+    pub current: bool,
     pub images: Vec<&'a str>,
     /// What this revision changed from the one before it (`image web: web:1 → web:2`).
     pub changes: Vec<String>,
@@ -18,21 +26,81 @@ pub struct Revision<'a> {
 
 #[derive(Debug, Clone)]
 pub struct Detail<'a> {
-    pub deployment: &'a DeploymentEntry,
+    pub deployment: &'a WorkloadEntry,
     /// Newest revision first.
     pub revisions: Vec<Revision<'a>>,
+    /// Newest first for a Deployment; by ordinal for a StatefulSet, by node for a DaemonSet.
     pub pods: Vec<&'a PodRow>,
     pub events: Vec<&'a EventRow>,
 }
 
+fn is_ready(p: &PodRow) -> bool {
+    p.phase == "Running" && p.ready_containers == p.containers && !p.deleting
+}
+
+/// Whether `pod` was made from the ControllerRevision `rs` of `owner`: a StatefulSet's pods are
+/// labelled with the revision's name, a DaemonSet's with its hash (the name's suffix).
+fn of_revision(pod: &PodRow, rs: &ReplicaSetRow, owner: &str) -> bool {
+    pod.revision_hash.as_deref().is_some_and(|hash| {
+        *rs.key.name == *hash
+            || rs
+                .key
+                .name
+                .strip_prefix(owner)
+                .and_then(|rest| rest.strip_prefix('-'))
+                == Some(hash)
+    })
+}
+
+/// The ordinal of a StatefulSet's pod (`db-2` → 2).
+fn ordinal(pod: &PodRow) -> Option<u32> {
+    pod.key.name.rsplit_once('-')?.1.parse().ok()
+}
+
 pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>> {
-    let deployment = cache.deployments.get(key)?;
-    let mut sets: Vec<&ReplicaSetRow> = cache
-        .replicasets
+    let deployment = cache.workloads.get(key)?;
+    let owned = |owner: &Option<String>| owner.as_deref() == Some(key.name.as_ref());
+    let source = match key.kind {
+        WorkloadKind::Deployment => &cache.replicasets,
+        WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => &cache.revisions,
+    };
+    let mut sets: Vec<&ReplicaSetRow> = source
         .in_namespace(&key.namespace)
-        .filter(|rs| rs.owner.as_deref() == Some(key.name.as_ref()))
+        .filter(|rs| rs.key.kind == key.kind && owned(&rs.owner))
         .collect();
     sets.sort_by_key(|rs| rs.revision.unwrap_or(0));
+    let rs_names: BTreeSet<&str> = sets.iter().map(|rs| rs.key.name.as_ref()).collect();
+    let mut pods: Vec<&PodRow> = cache
+        .pods
+        .in_namespace(&key.namespace)
+        .filter(|p| {
+            p.key.kind == key.kind
+                && match key.kind {
+                    WorkloadKind::Deployment => {
+                        p.owner.as_deref().is_some_and(|o| rs_names.contains(o))
+                    }
+                    _ => owned(&p.owner),
+                }
+        })
+        .collect();
+    match key.kind {
+        WorkloadKind::Deployment => pods.sort_by(|a, b| {
+            b.created
+                .cmp(&a.created)
+                .then_with(|| a.key.name.cmp(&b.key.name))
+        }),
+        WorkloadKind::StatefulSet => pods.sort_by_key(|p| (ordinal(p), p.key.name.clone())),
+        WorkloadKind::DaemonSet => pods.sort_by(|a, b| {
+            a.node
+                .cmp(&b.node)
+                .then_with(|| a.key.name.cmp(&b.key.name))
+        }),
+    }
+    let update_revision = match &deployment.row.facts {
+        KindFacts::StatefulSet(f) => Some(f.update_revision.as_str()),
+        _ => None,
+    };
+    let newest = sets.last().map(|rs| rs.key.name.clone());
     let mut revisions: Vec<Revision> = Vec::with_capacity(sets.len());
     for (i, rs) in sets.iter().enumerate() {
         let changes = match i.checked_sub(1).and_then(|p| sets.get(p)) {
@@ -45,33 +113,46 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
             .filter(|(k, _)| k.starts_with("image "))
             .map(|(_, v)| v.as_str())
             .collect();
+        let (desired, ready, current) = match key.kind {
+            WorkloadKind::Deployment => (
+                rs.desired,
+                rs.ready,
+                deployment.row.revision.is_some() && rs.revision == deployment.row.revision,
+            ),
+            _ => {
+                let of_it: Vec<&&PodRow> = pods
+                    .iter()
+                    .filter(|p| of_revision(p, rs, &key.name))
+                    .collect();
+                let current = match update_revision {
+                    Some(update) => *rs.key.name == *update,
+                    None => newest.as_ref() == Some(&rs.key.name),
+                };
+                (
+                    of_it.len() as i32,
+                    of_it.iter().filter(|p| is_ready(p)).count() as i32,
+                    current,
+                )
+            }
+        };
         revisions.push(Revision {
             rs,
+            desired,
+            ready,
+            current,
             images,
             changes,
         });
     }
     revisions.reverse();
-    let rs_names: BTreeSet<&str> = sets.iter().map(|rs| rs.key.name.as_ref()).collect();
-    let mut pods: Vec<&PodRow> = cache
-        .pods
-        .in_namespace(&key.namespace)
-        .filter(|p| p.owner.as_deref().is_some_and(|o| rs_names.contains(o)))
-        .collect();
-    pods.sort_by(|a, b| {
-        b.created
-            .cmp(&a.created)
-            .then_with(|| a.key.name.cmp(&b.key.name))
-    });
     let pod_names: BTreeSet<&str> = pods.iter().map(|p| p.key.name.as_ref()).collect();
     let mut events: Vec<&EventRow> = cache
         .events
         .in_namespace(&key.namespace)
         .filter(|e| match e.involved_kind.as_str() {
-            "Deployment" => *e.involved_name == *key.name,
             "ReplicaSet" => rs_names.contains(e.involved_name.as_str()),
             "Pod" => pod_names.contains(e.involved_name.as_str()),
-            _ => false,
+            kind => kind == key.kind.kind() && *e.involved_name == *key.name,
         })
         .collect();
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Command, DriftSummary, ManifestKey, Screen};
 use crate::cluster::live::{Fetched, FetchedObject, LiveJson, LiveRow};
-use crate::cluster::rows::{DeploymentRow, ObjectKey};
+use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
 use crate::drift::diff::{DiffLine, diff_lines};
 use crate::drift::{Attribution, Class, LiveObject, ObjectDrift, compare};
@@ -18,15 +18,15 @@ use crate::manifest::reload::FileChange;
 /// Lines of context around each change in the diff view.
 const DIFF_CONTEXT: usize = 3;
 
-/// The manifest key of a Deployment row.
+/// The manifest key of a table row.
 pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
-    crate::manifest::ObjectKey::new("apps", "Deployment", &key.namespace, &key.name)
+    crate::manifest::ObjectKey::new("apps", key.kind.kind(), &key.namespace, &key.name)
 }
 
-/// The row key of a manifest, when it is a Deployment (the only kind the table shows).
+/// The row key of a manifest, when it is of a kind the table shows (a workload).
 pub fn row_key(key: &crate::manifest::ObjectKey) -> Option<ObjectKey> {
-    (key.group == "apps" && key.kind == "Deployment")
-        .then(|| ObjectKey::new(key.namespace.as_str(), key.name.as_str()))
+    WorkloadKind::of_kind(&key.group, &key.kind)
+        .map(|kind| ObjectKey::workload(kind, key.namespace.as_str(), key.name.as_str()))
 }
 
 /// What the diff view shows.
@@ -154,7 +154,7 @@ impl App {
             .kinds
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
-        match json.extract_as("apps/v1", "Deployment", schemas) {
+        match json.extract_as("apps/v1", key.kind.kind(), schemas) {
             Ok(live) => summary_of(&compare(manifest, &live, &index.config)),
             Err(e) => alone(DriftSummary::Error(format!(
                 "the live object could not be read: {e}"
@@ -167,7 +167,7 @@ impl App {
     pub fn drift_from_watch(
         &mut self,
         updates: Vec<WatchUpdate<LiveRow>>,
-    ) -> Vec<WatchUpdate<DeploymentRow>> {
+    ) -> Vec<WatchUpdate<WorkloadRow>> {
         let mut rows = Vec::with_capacity(updates.len());
         for update in updates {
             rows.push(match update {
@@ -217,7 +217,7 @@ impl App {
     pub(crate) fn refetch_rows(&self) -> Vec<Command> {
         let fetch: Vec<ObjectKey> = self
             .cache
-            .deployments
+            .workloads
             .iter()
             .map(|e| e.row.key.clone())
             .filter(|key| self.has_manifest(key))
@@ -232,7 +232,7 @@ impl App {
     /// Is `key` a row of its own in the table's missing list (in git, not in the cluster)?
     fn is_missing_row(&self, key: &ObjectKey) -> bool {
         self.drift.get(key) == Some(&DriftSummary::Missing)
-            && self.cache.deployments.get(key).is_none()
+            && self.cache.workloads.get(key).is_none()
     }
 
     /// The table lists missing objects as rows of their own: keep its list in step, looking at
@@ -271,20 +271,19 @@ impl App {
     /// After a full list (or a manifest load): every Deployment manifest in scope without a row
     /// is missing, and entries with neither row nor manifest go.
     pub fn reconcile_missing(&mut self) {
-        if !self.cache.deployments.is_synced() {
-            return;
-        }
         let Some(index) = self.manifests.clone() else {
             return;
         };
-        let cache = &self.cache.deployments;
+        let cache = &self.cache.workloads;
         self.drift
             .retain(|key, _| cache.get(key).is_some() || index.get(&manifest_key(key)).is_some());
         for manifest in index.objects() {
             let Some(key) = row_key(&manifest.key) else {
                 continue;
             };
-            if self.in_scope(&key) && self.cache.deployments.get(&key).is_none() {
+            // A kind is missing nothing before its first list ended.
+            let listed = self.cache.workloads.set(key.kind).is_synced();
+            if listed && self.in_scope(&key) && self.cache.workloads.get(&key).is_none() {
                 self.drift.insert(key, DriftSummary::Missing);
             }
         }
@@ -298,7 +297,7 @@ impl App {
         let mut fetch = Vec::new();
         let keys: Vec<ObjectKey> = self
             .cache
-            .deployments
+            .workloads
             .iter()
             .map(|e| e.row.key.clone())
             .collect();
@@ -342,7 +341,7 @@ impl App {
         for key in touched {
             if self.has_manifest(&key) {
                 fetch.push(key);
-            } else if self.cache.deployments.get(&key).is_some() {
+            } else if self.cache.workloads.get(&key).is_some() {
                 self.drift.insert(key, DriftSummary::Unmanaged);
             } else {
                 self.drift.remove(&key);

@@ -4,6 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::table::SortBy;
 use super::{App, Command, Flash, Prompt, Screen};
 use crate::cluster::client::NamespaceScope;
+use crate::cluster::rows::WorkloadKind;
 
 /// One line of the help overlay: keys and what they do. Every key handled below is listed.
 pub const HELP: &[(&str, &str)] = &[
@@ -278,10 +279,10 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
     app.leave_picker();
     match (verb, arg) {
         ("q" | "q!" | "quit", _) => vec![Command::Quit],
-        ("deploy" | "deployments" | "deployment" | "dp", _) => {
-            let commands = app.close_detail();
-            app.screen = Screen::Table;
-            commands
+        ("workloads" | "workload" | "wl" | "all", _) => app.show_table(None),
+        ("dp", _) => app.show_table(Some(WorkloadKind::Deployment)),
+        (word, _) if WorkloadKind::parse(word).is_some() => {
+            app.show_table(WorkloadKind::parse(word))
         }
         ("drift" | "drifted", _) => app.open_drift_list(),
         ("problems" | "problem", _) => {
@@ -470,7 +471,7 @@ mod tests {
         use crate::cluster::rows::{ObjectKey, PodRow};
         use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
         let mut a = app();
-        let row = crate::cluster::rows::DeploymentRow {
+        let row = crate::cluster::rows::WorkloadRow {
             key: ObjectKey::new("shop", "web"),
             generation: 1,
             observed_generation: 1,
@@ -480,6 +481,7 @@ mod tests {
             ready: 1,
             available: 1,
             paused: false,
+            facts: Default::default(),
             conditions: vec![],
             revision: Some(1),
             images: vec![],
@@ -489,7 +491,13 @@ mod tests {
         let msg = |epoch, event| Message::Cluster(ClusterMessage { epoch, event });
         update(
             &mut a,
-            msg(0, ClusterEvent::Deployments(vec![WatchUpdate::Apply(row)])),
+            msg(
+                0,
+                ClusterEvent::Workloads(
+                    crate::cluster::rows::WorkloadKind::Deployment,
+                    vec![WatchUpdate::Apply(row)],
+                ),
+            ),
         );
         let cmds = press(&mut a, "\n");
         let [Command::WatchDetail { namespace, epoch }] = cmds.as_slice() else {
@@ -499,6 +507,7 @@ mod tests {
         let pod = PodRow {
             key: ObjectKey::new("shop", "web-1"),
             owner: None,
+            revision_hash: None,
             phase: "Running".into(),
             ready_containers: 1,
             containers: 1,

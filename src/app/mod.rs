@@ -34,11 +34,11 @@ use jiff::Timestamp;
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::{Fetched, FetchedObject, LiveKinds, LiveRow};
-use crate::cluster::rows::ObjectKey;
+use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
-use cache::{Change, ClusterCache, deployment_update};
+use cache::{Change, ClusterCache, workload_update};
 use table::TableView;
 
 /// The identity of an object of any kind (group, kind, namespace, name); the table's rows use
@@ -229,9 +229,9 @@ pub struct App {
     pub revert_seq: u64,
     pub cache: ClusterCache,
     pub health: BTreeMap<WatchedKind, WatchHealth>,
-    /// Deployment watch health per namespace, while the all-namespaces watch is refused and one
+    /// Workload watch health per kind and namespace, while the all-namespaces watch is refused and one
     /// watcher per namespace stands in (empty otherwise).
-    pub ns_health: BTreeMap<Arc<str>, WatchHealth>,
+    pub ns_health: BTreeMap<(WorkloadKind, Arc<str>), WatchHealth>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
     /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
     pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
@@ -278,7 +278,7 @@ impl App {
             detail_epoch: 0,
             revert_seq: 0,
             cache: ClusterCache::default(),
-            health: BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]),
+            health: table_health(),
             ns_health: BTreeMap::new(),
             drift: HashMap::new(),
             newest: HashMap::new(),
@@ -339,17 +339,27 @@ impl App {
         self.screen = Screen::Detail { key, scroll: 0 };
         self.clear_detail();
         self.detail_epoch += 1;
-        for kind in [
-            WatchedKind::ReplicaSets,
-            WatchedKind::Pods,
-            WatchedKind::Events,
-        ] {
+        for kind in DETAIL_KINDS {
             self.health.insert(kind, WatchHealth::Syncing);
         }
         vec![Command::WatchDetail {
             namespace,
             epoch: self.detail_epoch,
         }]
+    }
+
+    /// The table of one workload kind (`:deploy`, `:sts`, `:ds`) or of all (`:workloads`),
+    /// closing the view it was typed in.
+    pub fn show_table(&mut self, kind: Option<WorkloadKind>) -> Vec<Command> {
+        let commands = self.close_detail();
+        self.screen = Screen::Table;
+        if self.table.kind != kind {
+            self.table.kind = kind;
+            self.table.reset_selection();
+            self.table.mark_stale();
+            self.dirty = true;
+        }
+        commands
     }
 
     /// Back to the table; the detail rows are dropped with their watchers.
@@ -377,13 +387,10 @@ impl App {
 
     fn clear_detail(&mut self) {
         self.cache.replicasets = Default::default();
+        self.cache.revisions = Default::default();
         self.cache.pods = Default::default();
         self.cache.events = Default::default();
-        for kind in [
-            WatchedKind::ReplicaSets,
-            WatchedKind::Pods,
-            WatchedKind::Events,
-        ] {
+        for kind in DETAIL_KINDS {
             self.health.remove(&kind);
         }
     }
@@ -398,19 +405,24 @@ impl App {
             return;
         }
         let changed = match msg.event {
-            ClusterEvent::Deployments(updates) => self.apply_deployments(None, updates),
-            ClusterEvent::DeploymentsLive(updates) => self.apply_live(None, updates),
-            ClusterEvent::NamespaceDeployments(ns, updates) => self.apply_live(Some(&ns), updates),
-            ClusterEvent::NamespaceHealth(ns, health) => {
-                self.ns_health.insert(ns, health.clone()) != Some(health)
+            ClusterEvent::Workloads(kind, updates) => self.apply_workloads(kind, None, updates),
+            ClusterEvent::WorkloadsLive(kind, updates) => self.apply_live(kind, None, updates),
+            ClusterEvent::NamespaceWorkloads(kind, ns, updates) => {
+                self.apply_live(kind, Some(&ns), updates)
             }
-            ClusterEvent::AllNamespacesWatch => {
-                let had = !self.ns_health.is_empty();
-                self.ns_health.clear();
-                had
+            ClusterEvent::NamespaceHealth(kind, ns, health) => {
+                self.ns_health.insert((kind, ns), health.clone()) != Some(health)
+            }
+            ClusterEvent::AllNamespacesWatch(kind) => {
+                let before = self.ns_health.len();
+                self.ns_health.retain(|(k, _), _| *k != kind);
+                self.ns_health.len() != before
             }
             ClusterEvent::ReplicaSets(updates) => {
                 fold(updates, |u| self.cache.replicasets.apply(u)).any()
+            }
+            ClusterEvent::ControllerRevisions(updates) => {
+                fold(updates, |u| self.cache.revisions.apply(u)).any()
             }
             ClusterEvent::Pods(updates) => fold(updates, |u| self.cache.pods.apply(u)).any(),
             ClusterEvent::Events(updates) => fold(updates, |u| self.cache.events.apply(u)).any(),
@@ -423,10 +435,11 @@ impl App {
         self.dirty |= changed;
     }
 
-    /// Deployments with their drift extracts, from the watcher of one namespace or of the whole
-    /// scope (`None`): drift first (the extracts are dropped), then the rows.
+    /// Workloads of one kind with their drift extracts, from the watcher of one namespace or of
+    /// the whole scope (`None`): drift first (the extracts are dropped), then the rows.
     fn apply_live(
         &mut self,
+        kind: WorkloadKind,
         namespace: Option<&Arc<str>>,
         updates: Vec<WatchUpdate<LiveRow>>,
     ) -> bool {
@@ -445,7 +458,7 @@ impl App {
                 })
                 .collect()
         };
-        self.apply_deployments(namespace, rows);
+        self.apply_workloads(kind, namespace, rows);
         if listed {
             self.reconcile_missing();
             self.sync_missing_rows();
@@ -456,17 +469,18 @@ impl App {
         true
     }
 
-    /// Apply a batch of Deployment updates, from the watcher of one namespace or of the whole
-    /// scope (`None`), moving each changed row in the table's order (O(log n) each).
-    fn apply_deployments(
+    /// Apply a batch of updates of one workload kind, from the watcher of one namespace or of
+    /// the whole scope (`None`), moving each changed row in the table's order (O(log n) each).
+    fn apply_workloads(
         &mut self,
+        kind: WorkloadKind,
         namespace: Option<&Arc<str>>,
-        updates: Vec<WatchUpdate<crate::cluster::rows::DeploymentRow>>,
+        updates: Vec<WatchUpdate<crate::cluster::rows::WorkloadRow>>,
     ) -> bool {
-        let rows = &mut self.cache.deployments;
+        let rows = self.cache.workloads.set_mut(kind);
         let table = &mut self.table;
         let change = fold(updates, |u| {
-            let u = deployment_update(u);
+            let u = workload_update(u);
             let key = match &u {
                 WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => Some(e.row.key.clone()),
                 WatchUpdate::Delete(k) => Some(k.clone()),
@@ -493,6 +507,22 @@ impl App {
         });
         change.any()
     }
+}
+
+/// What the detail view watches in its namespace.
+const DETAIL_KINDS: [WatchedKind; 4] = [
+    WatchedKind::ReplicaSets,
+    WatchedKind::ControllerRevisions,
+    WatchedKind::Pods,
+    WatchedKind::Events,
+];
+
+/// The table watchers' health before they report: syncing.
+fn table_health() -> BTreeMap<WatchedKind, WatchHealth> {
+    WorkloadKind::ALL
+        .into_iter()
+        .map(|k| (WatchedKind::of(k), WatchHealth::Syncing))
+        .collect()
 }
 
 /// Apply a batch; the biggest change wins.
@@ -531,7 +561,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.contexts = contexts;
             app.scope = scope;
             app.cache = ClusterCache::default();
-            app.health = BTreeMap::from([(WatchedKind::Deployments, WatchHealth::Syncing)]);
+            app.health = table_health();
             app.ns_health.clear();
             app.drift.clear();
             app.newest.clear();

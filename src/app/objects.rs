@@ -66,9 +66,9 @@ pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
 }
 
 impl App {
-    /// Whether `key` is of the table's kind (Deployments).
+    /// Whether `key` is of one of the table's kinds (the workloads).
     pub fn is_row_kind(key: &ManifestKey) -> bool {
-        key.group == "apps" && key.kind == "Deployment"
+        crate::cluster::rows::WorkloadKind::of_kind(&key.group, &key.kind).is_some()
     }
 
     /// The manifests' kinds (Deployments aside) in the namespace scope, to ask discovery about.

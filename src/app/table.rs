@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
-use super::cache::{ClusterCache, DeploymentEntry};
-use crate::cluster::rows::ObjectKey;
+use super::cache::{ClusterCache, WorkloadEntry};
+use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::rollout::RolloutPhase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,6 +65,8 @@ pub struct TableView {
     pub sort: SortBy,
     /// The `/` filter (case-insensitive; matches namespace/name or phase).
     pub filter: String,
+    /// The kind shown (`:deploy`, `:sts`, `:ds`), or every workload kind (`:workloads`).
+    pub kind: Option<WorkloadKind>,
     /// The rows shown, in order.
     order: BTreeSet<(Rank, ObjectKey)>,
     pub selected: usize,
@@ -86,7 +88,7 @@ impl TableView {
     }
 
     /// How a row is placed under the current sort and filter.
-    pub fn placement(&self, e: &DeploymentEntry) -> Placement {
+    pub fn placement(&self, e: &WorkloadEntry) -> Placement {
         let rank = match self.sort {
             SortBy::Name => Rank::default(),
             SortBy::Phase => Rank {
@@ -99,7 +101,8 @@ impl TableView {
             },
         };
         let needle = self.filter.trim();
-        let shown = needle.is_empty() || matches_filter(e, &needle.to_ascii_lowercase());
+        let shown = self.kind.is_none_or(|k| k == e.row.key.kind)
+            && (needle.is_empty() || matches_filter(e, &needle.to_ascii_lowercase()));
         Placement {
             rank,
             shown,
@@ -186,7 +189,7 @@ impl TableView {
         if self.moved {
             self.moved = false;
             let found = self.selected_key.as_ref().and_then(|key| {
-                let rank = match cache.deployments.get(key) {
+                let rank = match cache.workloads.get(key) {
                     Some(entry) => self.placement(entry).rank,
                     None => MISSING,
                 };
@@ -217,7 +220,7 @@ impl TableView {
     fn rebuild(&mut self, cache: &ClusterCache) {
         let mut stuck = 0;
         let mut order = BTreeSet::new();
-        for e in cache.deployments.iter() {
+        for e in cache.workloads.iter() {
             let place = self.placement(e);
             stuck += usize::from(place.stuck);
             if place.shown {
@@ -227,10 +230,11 @@ impl TableView {
         self.stuck = stuck;
         let needle = self.filter.trim().to_ascii_lowercase();
         for k in &self.missing {
-            let shown = needle.is_empty()
-                || contains_ignore_case(&k.name, &needle)
-                || contains_ignore_case(&k.namespace, &needle)
-                || "missing".contains(needle.as_str());
+            let shown = self.kind.is_none_or(|kind| kind == k.kind)
+                && (needle.is_empty()
+                    || contains_ignore_case(&k.name, &needle)
+                    || contains_ignore_case(&k.namespace, &needle)
+                    || "missing".contains(needle.as_str()));
             if shown {
                 order.insert((MISSING, k.clone()));
             }
@@ -239,7 +243,7 @@ impl TableView {
     }
 }
 
-fn matches_filter(e: &DeploymentEntry, needle: &str) -> bool {
+fn matches_filter(e: &WorkloadEntry, needle: &str) -> bool {
     contains_ignore_case(&e.row.key.name, needle)
         || contains_ignore_case(&e.row.key.namespace, needle)
         || (needle.contains('/') && {
@@ -259,11 +263,11 @@ fn contains_ignore_case(hay: &str, needle: &str) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::cluster::rows::{ConditionRow, DeploymentRow};
+    use crate::cluster::rows::{ConditionRow, WorkloadRow};
     use crate::cluster::watch::WatchUpdate;
     use jiff::Timestamp;
 
-    fn deploy(ns: &str, name: &str, stuck: bool, changed_secs: i64) -> DeploymentRow {
+    fn deploy(ns: &str, name: &str, stuck: bool, changed_secs: i64) -> WorkloadRow {
         let mut conditions = Vec::new();
         if stuck {
             conditions.push(ConditionRow {
@@ -274,7 +278,7 @@ mod tests {
                 last_update: None,
             });
         }
-        DeploymentRow {
+        WorkloadRow {
             key: ObjectKey::new(ns, name),
             generation: 1,
             observed_generation: 1,
@@ -284,6 +288,7 @@ mod tests {
             ready: 2,
             available: 2,
             paused: false,
+            facts: Default::default(),
             conditions,
             revision: Some(1),
             images: vec![],
@@ -292,10 +297,12 @@ mod tests {
         }
     }
 
-    fn cache(rows: Vec<DeploymentRow>) -> ClusterCache {
+    fn cache(rows: Vec<WorkloadRow>) -> ClusterCache {
         let mut c = ClusterCache::default();
         for r in rows {
-            c.deployments.apply(WatchUpdate::Apply(r.into()));
+            c.workloads
+                .set_mut(WorkloadKind::Deployment)
+                .apply(WatchUpdate::Apply(r.into()));
         }
         c
     }
@@ -307,15 +314,15 @@ mod tests {
     }
 
     /// Apply one update as the app does: the row moves in the table's order.
-    fn apply(c: &mut ClusterCache, t: &mut TableView, u: WatchUpdate<DeploymentEntry>) {
+    fn apply(c: &mut ClusterCache, t: &mut TableView, u: WatchUpdate<WorkloadEntry>) {
         let key = match &u {
             WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => e.row.key.clone(),
             WatchUpdate::Delete(k) => k.clone(),
             _ => unreachable!("the tests send rows only"),
         };
-        let before = c.deployments.get(&key).map(|e| t.placement(e));
-        c.deployments.apply(u);
-        let after = c.deployments.get(&key).map(|e| t.placement(e));
+        let before = c.workloads.get(&key).map(|e| t.placement(e));
+        c.workloads.set_mut(WorkloadKind::Deployment).apply(u);
+        let after = c.workloads.get(&key).map(|e| t.placement(e));
         t.row_changed(&key, before, after);
     }
 

@@ -15,7 +15,8 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 
 use super::client::NamespaceScope;
-use super::live::{LiveDeployment, LiveRow};
+use super::live::{LiveRow, TableResource};
+use super::rows::WorkloadKind;
 use super::watch::{
     ClusterEvent, ClusterMessage, PumpEnd, WatchHealth, WatchedKind, Watchers, pump,
 };
@@ -24,26 +25,28 @@ use super::watch::{
 const RETRY_FIRST: Duration = Duration::from_secs(1);
 const RETRY_MAX: Duration = Duration::from_secs(30);
 
-/// Watch Deployments in all namespaces until `send` reports the receiver gone.
-pub async fn watch_all_namespaces<S>(client: Client, epoch: u64, send: S)
+/// Watch one workload kind (`K`'s) in all namespaces until `send` reports the receiver gone.
+pub async fn watch_all_namespaces<K, S>(client: Client, epoch: u64, send: S)
 where
+    K: TableResource,
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
     let emit = |event| send(ClusterMessage { epoch, event });
-    // Namespaces seen in Deployments: where to watch if even the namespace list is refused.
+    let watched = WatchedKind::of(K::KIND);
+    // Namespaces seen in the rows: where to watch if even the namespace list is refused.
     let mut seen: BTreeSet<Arc<str>> = BTreeSet::new();
     loop {
-        let end = pump::<LiveDeployment, LiveRow>(
+        let end = pump::<K, LiveRow>(
             Api::all(client.clone()),
             &NamespaceScope::All,
-            WatchedKind::Deployments,
+            watched,
             &emit,
-            ClusterEvent::DeploymentsLive,
-            |h| ClusterEvent::Health(WatchedKind::Deployments, h),
-            |d| Some(LiveRow::from_object(d)),
+            |u| ClusterEvent::WorkloadsLive(K::KIND, u),
+            |h| ClusterEvent::Health(watched, h),
+            |d: K| Some(d.into_row()),
             true,
-            |d: &LiveDeployment| {
-                if let Some(ns) = d.slim.metadata.namespace.as_deref()
+            |d: &K| {
+                if let Some(ns) = kube::Resource::meta(d).namespace.as_deref()
                     && !seen.contains(ns)
                 {
                     seen.insert(Arc::from(ns));
@@ -54,12 +57,12 @@ where
         let PumpEnd::Forbidden(message) = end else {
             return;
         };
-        tracing::info!(%message, "all-namespaces watch refused; watching each namespace");
-        if !per_namespace_until_allowed(&client, epoch, &send, &seen, &message).await {
+        tracing::info!(%message, kind = K::KIND.kind(), "all-namespaces watch refused; watching each namespace");
+        if !per_namespace_until_allowed::<K, S>(&client, epoch, &send, &seen, &message).await {
             return;
         }
-        tracing::info!("all-namespaces watch allowed again");
-        if !emit(ClusterEvent::AllNamespacesWatch) {
+        tracing::info!(kind = K::KIND.kind(), "all-namespaces watch allowed again");
+        if !emit(ClusterEvent::AllNamespacesWatch(K::KIND)) {
             return;
         }
     }
@@ -67,7 +70,7 @@ where
 
 /// Watch each namespace until the cluster-wide list is allowed again (true) or the receiver is
 /// gone (false).
-async fn per_namespace_until_allowed<S>(
+async fn per_namespace_until_allowed<K, S>(
     client: &Client,
     epoch: u64,
     send: &S,
@@ -75,6 +78,7 @@ async fn per_namespace_until_allowed<S>(
     message: &str,
 ) -> bool
 where
+    K: TableResource,
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
     let emit = |event| send(ClusterMessage { epoch, event });
@@ -93,7 +97,7 @@ where
         };
         for ns in names {
             if let std::collections::btree_map::Entry::Vacant(slot) = watchers.entry(ns) {
-                let task = spawn_namespace(
+                let task = spawn_namespace::<K, S>(
                     client,
                     slot.key().clone(),
                     epoch,
@@ -113,21 +117,21 @@ where
             WatchHealth::Connected
         };
         if health.as_ref() != Some(&next) {
-            if !emit(ClusterEvent::Health(WatchedKind::Deployments, next.clone())) {
+            if !emit(ClusterEvent::Health(WatchedKind::of(K::KIND), next.clone())) {
                 return false;
             }
             health = Some(next);
         }
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(RETRY_MAX);
-        if cluster_list_allowed(client).await {
+        if cluster_list_allowed(client, K::KIND).await {
             *open.lock().unwrap_or_else(|e| e.into_inner()) = false;
             return true;
         }
     }
 }
 
-fn spawn_namespace<S>(
+fn spawn_namespace<K, S>(
     client: &Client,
     ns: Arc<str>,
     epoch: u64,
@@ -135,6 +139,7 @@ fn spawn_namespace<S>(
     open: Arc<Mutex<bool>>,
 ) -> tokio::task::JoinHandle<()>
 where
+    K: TableResource,
     S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
 {
     let api = Api::namespaced(client.clone(), &ns);
@@ -146,16 +151,16 @@ where
         };
         let scope = NamespaceScope::One(ns.to_string());
         let (a, b) = (ns.clone(), ns);
-        pump::<LiveDeployment, LiveRow>(
+        pump::<K, LiveRow>(
             api,
             &scope,
-            WatchedKind::Deployments,
+            WatchedKind::of(K::KIND),
             &emit,
-            move |u| ClusterEvent::NamespaceDeployments(a.clone(), u),
-            move |h| ClusterEvent::NamespaceHealth(b.clone(), h),
-            |d| Some(LiveRow::from_object(d)),
+            move |u| ClusterEvent::NamespaceWorkloads(K::KIND, a.clone(), u),
+            move |h| ClusterEvent::NamespaceHealth(K::KIND, b.clone(), h),
+            |d: K| Some(d.into_row()),
             false,
-            |_: &LiveDeployment| {},
+            |_: &K| {},
         )
         .await;
     })
@@ -197,8 +202,9 @@ async fn namespace_names(client: &Client) -> Option<BTreeSet<Arc<str>>> {
 }
 
 /// Does the cluster-wide Deployment list answer again? (One item asked, not the whole list.)
-async fn cluster_list_allowed(client: &Client) -> bool {
-    let api: Api<crate::cluster::slim::SlimDeployment> = Api::all(client.clone());
+async fn cluster_list_allowed(client: &Client, kind: WorkloadKind) -> bool {
+    let api: Api<kube::api::DynamicObject> =
+        Api::all_with(client.clone(), &super::live::workload_resource(kind));
     api.list(&ListParams::default().limit(1)).await.is_ok()
 }
 

@@ -12,35 +12,109 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::value::RawValue;
 
-use super::rows::{DeploymentRow, ObjectKey};
-use super::slim::SlimDeployment;
+use super::rows::{ObjectKey, WorkloadKind, WorkloadRow};
+use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet};
 use crate::drift::LiveObject;
 use crate::drift::live::LiveError;
 
-/// A Deployment as the table watcher decodes it: the slim fields for the row and the object's
-/// JSON text, read into a drift extract only if the app has a manifest for it.
+/// A workload as the table watcher decodes it: the slim fields for the row (`S`, one type per
+/// kind) and the object's JSON text, read into a drift extract only if the app has a manifest
+/// for it.
 #[derive(Debug, Clone)]
-pub struct LiveDeployment {
-    pub slim: SlimDeployment,
+pub struct Live<S> {
+    pub slim: S,
     pub json: LiveJson,
 }
 
-impl<'de> Deserialize<'de> for LiveDeployment {
+pub type LiveDeployment = Live<SlimDeployment>;
+pub type LiveStatefulSet = Live<SlimStatefulSet>;
+pub type LiveDaemonSet = Live<SlimDaemonSet>;
+
+impl<'de, S: serde::de::DeserializeOwned> Deserialize<'de> for Live<S> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Copying the text is cheap next to building a JSON tree of every object; kube reads
         // objects from the response bytes with serde_json, which hands over the text as is.
         let raw = Box::<RawValue>::deserialize(d)?;
         let slim = serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
-        Ok(LiveDeployment {
+        Ok(Live {
             slim,
             json: LiveJson(raw),
         })
     }
 }
 
-super::slim::deployment_resource!(LiveDeployment, slim.metadata);
+/// The slim decoding of one workload kind: its row and its metadata.
+pub trait SlimWorkload {
+    const KIND: WorkloadKind;
+    fn row(&self) -> WorkloadRow;
+    fn metadata(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+}
 
-/// The JSON text of one live Deployment, as the server sent it.
+impl SlimWorkload for SlimDeployment {
+    const KIND: WorkloadKind = WorkloadKind::Deployment;
+    fn row(&self) -> WorkloadRow {
+        WorkloadRow::from_object(self)
+    }
+    fn metadata(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+}
+
+impl SlimWorkload for SlimStatefulSet {
+    const KIND: WorkloadKind = WorkloadKind::StatefulSet;
+    fn row(&self) -> WorkloadRow {
+        WorkloadRow::from_statefulset(self)
+    }
+    fn metadata(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+}
+
+impl SlimWorkload for SlimDaemonSet {
+    const KIND: WorkloadKind = WorkloadKind::DaemonSet;
+    fn row(&self) -> WorkloadRow {
+        WorkloadRow::from_daemonset(self)
+    }
+    fn metadata(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+}
+
+super::slim::apps_resource!(LiveDeployment, "Deployment", "deployments", slim.metadata);
+super::slim::apps_resource!(
+    LiveStatefulSet,
+    "StatefulSet",
+    "statefulsets",
+    slim.metadata
+);
+super::slim::apps_resource!(LiveDaemonSet, "DaemonSet", "daemonsets", slim.metadata);
+
+/// What a table watcher decodes: one workload kind's [`Live`] type, a kube resource.
+pub trait TableResource:
+    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + serde::de::DeserializeOwned
+    + Clone
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    const KIND: WorkloadKind;
+    fn into_row(self) -> LiveRow;
+}
+
+impl<S> TableResource for Live<S>
+where
+    S: SlimWorkload + serde::de::DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static,
+    Live<S>: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    const KIND: WorkloadKind = S::KIND;
+    fn into_row(self) -> LiveRow {
+        LiveRow::from_object(self)
+    }
+}
+
+/// The JSON text of one live object, as the server sent it.
 #[derive(Debug, Clone)]
 pub struct LiveJson(Box<RawValue>);
 
@@ -65,14 +139,14 @@ impl PartialEq for LiveJson {
 /// A row and the object's JSON: one watch event for the app.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRow {
-    pub row: DeploymentRow,
+    pub row: WorkloadRow,
     pub json: LiveJson,
 }
 
 impl LiveRow {
-    pub fn from_object(d: LiveDeployment) -> LiveRow {
+    pub fn from_object<S: SlimWorkload>(d: Live<S>) -> LiveRow {
         LiveRow {
-            row: DeploymentRow::from_object(&d.slim),
+            row: d.slim.row(),
             json: d.json,
         }
     }
@@ -87,25 +161,48 @@ const LIST_THRESHOLD: usize = 8;
 /// More wanted objects than this in all: one paged list of every namespace.
 const LIST_ALL_THRESHOLD: usize = 256;
 
-fn deployments(client: &Client, namespace: &str) -> Api<DynamicObject> {
-    let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
-    Api::namespaced_with(client.clone(), namespace, &resource)
+/// The API resource of a workload kind (all three are `apps/v1`).
+pub fn workload_resource(kind: WorkloadKind) -> ApiResource {
+    ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        api_version: "apps/v1".into(),
+        kind: kind.kind().into(),
+        plural: kind.resource().into(),
+    }
 }
 
-fn extract(object: &DynamicObject) -> Result<Box<LiveObject>, String> {
+fn extract(kind: WorkloadKind, object: &DynamicObject) -> Result<Box<LiveObject>, String> {
     let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
-    LiveObject::from_deployment(value, crate::schema::Schemas::builtin())
-        .map(Box::new)
-        .map_err(|e| e.to_string())
+    LiveObject::from_item(
+        value,
+        "apps/v1",
+        kind.kind(),
+        crate::schema::Schemas::builtin(),
+    )
+    .map(Box::new)
+    .map_err(|e| e.to_string())
 }
 
-/// Fetches the Deployments of `keys`: a GET each, or a paged list of a namespace when many of its
-/// objects are wanted. Every key gets an answer.
+/// Fetches the workloads of `keys`: a GET each, or a paged list of a namespace when many of its
+/// objects of one kind are wanted. Every key gets an answer.
 pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+    let mut by_kind: BTreeMap<WorkloadKind, Vec<ObjectKey>> = BTreeMap::new();
+    for key in keys {
+        by_kind.entry(key.kind).or_default().push(key);
+    }
+    let mut out = Vec::new();
+    for (kind, keys) in by_kind {
+        out.extend(fetch_kind(client, kind, keys).await);
+    }
+    out
+}
+
+async fn fetch_kind(client: &Client, kind: WorkloadKind, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+    let resource = workload_resource(kind);
     if keys.len() > LIST_ALL_THRESHOLD {
-        let resource = ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&());
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        return list_matching(&api, "every namespace", keys).await;
+        return list_matching(&api, kind, "every namespace", keys).await;
     }
     let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
@@ -116,17 +213,18 @@ pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
     }
     let mut out = Vec::new();
     for (namespace, keys) in by_namespace {
-        let api = deployments(client, &namespace);
+        let api = Api::namespaced_with(client.clone(), &namespace, &resource);
         if keys.len() > LIST_THRESHOLD {
-            out.extend(list_matching(&api, &format!("\"{namespace}\""), keys).await);
+            out.extend(list_matching(&api, kind, &format!("\"{namespace}\""), keys).await);
             continue;
         }
         for key in keys {
             let result = match api.get_opt(&key.name).await {
-                Ok(Some(object)) => extract(&object).map(Some),
+                Ok(Some(object)) => extract(kind, &object).map(Some),
                 Ok(None) => Ok(None),
                 Err(e) => Err(format!(
-                    "cannot get Deployment \"{}\" in \"{namespace}\": {e}",
+                    "cannot get {} \"{}\" in \"{namespace}\": {e}",
+                    kind.kind(),
                     key.name
                 )),
             };
@@ -139,6 +237,7 @@ pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
 /// Lists `api` page by page and answers each key; `place` names where, for the error.
 async fn list_matching(
     api: &Api<DynamicObject>,
+    kind: WorkloadKind,
     place: &str,
     keys: Vec<ObjectKey>,
 ) -> Vec<Fetched> {
@@ -150,13 +249,14 @@ async fn list_matching(
         match api.list(&params).await {
             Ok(list) => {
                 for object in &list.items {
-                    let key = ObjectKey::new(
+                    let key = ObjectKey::workload(
+                        kind,
                         object.metadata.namespace.as_deref().unwrap_or_default(),
                         object.metadata.name.as_deref().unwrap_or_default(),
                     );
                     // Only the wanted ones are read into drift extracts.
                     if wanted.contains(&key) {
-                        found.insert(key, extract(object));
+                        found.insert(key, extract(kind, object));
                     }
                 }
                 match list.metadata.continue_ {
@@ -165,7 +265,7 @@ async fn list_matching(
                 }
             }
             Err(e) => {
-                let reason = format!("cannot list Deployments in {place}: {e}");
+                let reason = format!("cannot list {} in {place}: {e}", kind.resource());
                 return keys.into_iter().map(|k| (k, Err(reason.clone()))).collect();
             }
         }

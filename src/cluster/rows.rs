@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 
-use super::slim::SlimDeployment;
+use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet, SlimTemplate};
+use crate::rollout::workloads::{DaemonSetFacts, StatefulSetFacts};
 use k8s_openapi::api::core::v1::{Event, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -16,24 +17,104 @@ pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// `kubectl rollout restart` writes this template annotation.
 pub const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
 
-/// Namespace and name: how every row is keyed. Shared strings, so the table's sorted key list
-/// costs no allocation per row.
+/// The kinds the table shows: the workloads that own pods and roll them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum WorkloadKind {
+    #[default]
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+}
+
+impl WorkloadKind {
+    pub const ALL: [WorkloadKind; 3] = [
+        WorkloadKind::Deployment,
+        WorkloadKind::StatefulSet,
+        WorkloadKind::DaemonSet,
+    ];
+
+    /// The kind as the API names it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::DaemonSet => "DaemonSet",
+        }
+    }
+
+    /// kubectl's short name, as the KIND column and the `:deploy`/`:sts`/`:ds` views say it.
+    pub fn short(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "deploy",
+            WorkloadKind::StatefulSet => "sts",
+            WorkloadKind::DaemonSet => "ds",
+        }
+    }
+
+    /// The resource (plural) of the kind.
+    pub fn resource(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "deployments",
+            WorkloadKind::StatefulSet => "statefulsets",
+            WorkloadKind::DaemonSet => "daemonsets",
+        }
+    }
+
+    /// The workload kind of an `apps` kind name, if it is one.
+    pub fn of_kind(group: &str, kind: &str) -> Option<WorkloadKind> {
+        if group != "apps" {
+            return None;
+        }
+        WorkloadKind::ALL.into_iter().find(|k| k.kind() == kind)
+    }
+
+    /// The kind a user names as kubectl accepts it: `deploy`, `deployment(s)`, `sts`,
+    /// `statefulset(s)`, `ds`, `daemonset(s)`, any case.
+    pub fn parse(word: &str) -> Option<WorkloadKind> {
+        let word = word.to_ascii_lowercase();
+        WorkloadKind::ALL.into_iter().find(|k| {
+            let kind = k.kind().to_ascii_lowercase();
+            word == k.short() || word == kind || word == k.resource()
+        })
+    }
+}
+
+/// Namespace and name (and, for the table's rows, the workload kind): how every row is keyed.
+/// Shared strings, so the table's sorted key list costs no allocation per row. Rows of pods,
+/// ReplicaSets and events carry the default kind.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
     pub namespace: Arc<str>,
     pub name: Arc<str>,
+    /// Last, so that the table's name order stays namespace, then name.
+    pub kind: WorkloadKind,
 }
 
 impl ObjectKey {
     pub fn new(namespace: impl Into<Arc<str>>, name: impl Into<Arc<str>>) -> ObjectKey {
+        ObjectKey::workload(WorkloadKind::Deployment, namespace, name)
+    }
+
+    /// The key of a workload of `kind`.
+    pub fn workload(
+        kind: WorkloadKind,
+        namespace: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+    ) -> ObjectKey {
         ObjectKey {
             namespace: namespace.into(),
             name: name.into(),
+            kind,
         }
     }
 
     fn of(meta: &ObjectMeta) -> ObjectKey {
-        ObjectKey::new(
+        ObjectKey::of_kind(WorkloadKind::Deployment, meta)
+    }
+
+    fn of_kind(kind: WorkloadKind, meta: &ObjectMeta) -> ObjectKey {
+        ObjectKey::workload(
+            kind,
             meta.namespace.as_deref().unwrap_or_default(),
             meta.name.as_deref().unwrap_or_default(),
         )
@@ -51,9 +132,12 @@ pub struct ConditionRow {
     pub last_update: Option<Timestamp>,
 }
 
-/// What the table and the rollout phase need from a Deployment.
+/// What the table and the rollout phase need from a workload (Deployment, StatefulSet or
+/// DaemonSet). The counts mean the same for each kind: for a DaemonSet, `desired` is the nodes
+/// that should run its pod (`desiredNumberScheduled`) and `replicas` those that do
+/// (`currentNumberScheduled`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeploymentRow {
+pub struct WorkloadRow {
     pub key: ObjectKey,
     pub generation: i64,
     pub observed_generation: i64,
@@ -63,6 +147,8 @@ pub struct DeploymentRow {
     pub updated: i32,
     pub ready: i32,
     pub available: i32,
+    /// What only StatefulSets and DaemonSets have (revisions, update strategy).
+    pub facts: KindFacts,
     pub paused: bool,
     pub conditions: Vec<ConditionRow>,
     pub revision: Option<i64>,
@@ -72,11 +158,23 @@ pub struct DeploymentRow {
     pub last_change: Option<Timestamp>,
 }
 
-/// A ReplicaSet, as far as the revision list needs it.
+/// The facts of one workload kind its rollout phase needs beyond the common counts. Boxed: the
+/// table holds tens of thousands of rows, most of them Deployments.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum KindFacts {
+    #[default]
+    Deployment,
+    StatefulSet(Box<StatefulSetFacts>),
+    DaemonSet(Box<DaemonSetFacts>),
+}
+
+/// A ReplicaSet, as far as the revision list needs it; also a ControllerRevision (see
+/// [`ReplicaSetRow::from_controller_revision`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaSetRow {
+    /// Its kind is the owner's: Deployment for a ReplicaSet.
     pub key: ObjectKey,
-    /// The owning Deployment's name, if a Deployment owns it.
+    /// The owning Deployment's name, if a Deployment owns it (a ControllerRevision's owner).
     pub owner: Option<String>,
     pub revision: Option<i64>,
     pub desired: i32,
@@ -92,9 +190,12 @@ pub struct ReplicaSetRow {
 /// A pod, as the detail view lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodRow {
+    /// Its key's kind is the kind of the workload that owns it (Deployment for a ReplicaSet's).
     pub key: ObjectKey,
-    /// The owning ReplicaSet's name.
+    /// The owning ReplicaSet's name, or the owning StatefulSet's or DaemonSet's.
     pub owner: Option<String>,
+    /// The `controller-revision-hash` label of a StatefulSet's or DaemonSet's pod.
+    pub revision_hash: Option<String>,
     pub phase: String,
     pub ready_containers: u32,
     pub containers: u32,
@@ -124,7 +225,7 @@ pub struct LastExit {
     pub finished: Option<Timestamp>,
 }
 
-/// An event about a Deployment, ReplicaSet or Pod.
+/// An event about a workload, a ReplicaSet or a Pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
     pub key: ObjectKey,
@@ -148,49 +249,91 @@ fn created_of(meta: &ObjectMeta) -> Option<Timestamp> {
     meta.creation_timestamp.as_ref().map(|t| t.0)
 }
 
-impl DeploymentRow {
-    pub fn from_object(d: &SlimDeployment) -> DeploymentRow {
+/// The conditions of a StatefulSet's or DaemonSet's status (their types differ, their fields
+/// do not).
+macro_rules! conditions_of {
+    ($status:expr) => {
+        $status
+            .and_then(|s| s.conditions.as_ref())
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        condition_row(
+                            &c.type_,
+                            &c.status,
+                            c.reason.as_deref(),
+                            c.message.as_deref(),
+                            c.last_transition_time.as_ref(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+}
+
+/// A condition of any workload kind, as the detail shows it.
+fn condition_row(
+    kind: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+    time: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+) -> ConditionRow {
+    ConditionRow {
+        kind: SharedStr::interned(kind),
+        status: SharedStr::interned(status),
+        reason: SharedStr::interned(reason.unwrap_or_default()),
+        message: message.unwrap_or_default().to_owned(),
+        last_update: time.map(|t| t.0),
+    }
+}
+
+fn images_of(template: Option<&SlimTemplate>) -> Vec<String> {
+    template
+        .and_then(|t| t.spec.as_ref())
+        .map(|p| {
+            p.containers
+                .iter()
+                .filter_map(|c| c.image.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The latest of the creation time and the conditions' update times.
+fn last_change_of(conditions: &[ConditionRow], created: Option<Timestamp>) -> Option<Timestamp> {
+    conditions
+        .iter()
+        .filter_map(|c| c.last_update)
+        .chain(created)
+        .max()
+}
+
+impl WorkloadRow {
+    pub fn from_object(d: &SlimDeployment) -> WorkloadRow {
         let spec = d.spec.as_ref();
         let status = d.status.as_ref();
         let conditions: Vec<ConditionRow> = status
             .and_then(|s| s.conditions.as_ref())
             .map(|cs| {
                 cs.iter()
-                    .map(|c| ConditionRow {
-                        kind: SharedStr::interned(&c.type_),
-                        status: SharedStr::interned(&c.status),
-                        reason: SharedStr::interned(c.reason.as_deref().unwrap_or_default()),
-                        message: c.message.clone().unwrap_or_default(),
-                        last_update: c
-                            .last_update_time
-                            .as_ref()
-                            .or(c.last_transition_time.as_ref())
-                            .map(|t| t.0),
+                    .map(|c| {
+                        condition_row(
+                            &c.type_,
+                            &c.status,
+                            c.reason.as_deref(),
+                            c.message.as_deref(),
+                            c.last_update_time
+                                .as_ref()
+                                .or(c.last_transition_time.as_ref()),
+                        )
                     })
                     .collect()
             })
             .unwrap_or_default();
         let created = created_of(&d.metadata);
-        let last_change = conditions
-            .iter()
-            .filter_map(|c| c.last_update)
-            .chain(created)
-            .max();
-        let images = spec
-            .map(|s| {
-                s.template
-                    .spec
-                    .as_ref()
-                    .map(|p| {
-                        p.containers
-                            .iter()
-                            .filter_map(|c| c.image.clone())
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            })
-            .unwrap_or_default();
-        DeploymentRow {
+        WorkloadRow {
             key: ObjectKey::of(&d.metadata),
             generation: d.metadata.generation.unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation).unwrap_or(0),
@@ -199,12 +342,72 @@ impl DeploymentRow {
             updated: status.and_then(|s| s.updated_replicas).unwrap_or(0),
             ready: status.and_then(|s| s.ready_replicas).unwrap_or(0),
             available: status.and_then(|s| s.available_replicas).unwrap_or(0),
+            facts: KindFacts::Deployment,
             paused: spec.and_then(|s| s.paused).unwrap_or(false),
+            last_change: last_change_of(&conditions, created),
             conditions,
             revision: revision_of(&d.metadata),
-            images,
+            images: images_of(spec.map(|s| &s.template)),
             created,
-            last_change,
+        }
+    }
+
+    pub fn from_statefulset(s: &SlimStatefulSet) -> WorkloadRow {
+        let f = StatefulSetFacts::of(&s.as_object());
+        let counts = [f.desired, f.replicas, f.updated, f.ready, f.available];
+        WorkloadRow::without_deadline(
+            ObjectKey::of_kind(WorkloadKind::StatefulSet, &s.metadata),
+            &s.metadata,
+            (f.generation, f.observed_generation),
+            counts,
+            conditions_of!(s.status.as_ref()),
+            s.spec.as_ref().map(|s| &s.template),
+            KindFacts::StatefulSet(Box::new(f)),
+        )
+    }
+
+    pub fn from_daemonset(d: &SlimDaemonSet) -> WorkloadRow {
+        let f = DaemonSetFacts::of(&d.as_object());
+        let counts = [f.desired, f.current, f.updated, f.ready, f.available];
+        WorkloadRow::without_deadline(
+            ObjectKey::of_kind(WorkloadKind::DaemonSet, &d.metadata),
+            &d.metadata,
+            (f.generation, f.observed_generation),
+            counts,
+            conditions_of!(d.status.as_ref()),
+            d.spec.as_ref().map(|s| &s.template),
+            KindFacts::DaemonSet(Box::new(f)),
+        )
+    }
+
+    /// The row of a StatefulSet or DaemonSet: `counts` are desired, replicas, updated, ready
+    /// and available; nothing pauses them and no revision annotation numbers them.
+    fn without_deadline(
+        key: ObjectKey,
+        meta: &ObjectMeta,
+        (generation, observed_generation): (i64, i64),
+        [desired, replicas, updated, ready, available]: [i32; 5],
+        conditions: Vec<ConditionRow>,
+        template: Option<&SlimTemplate>,
+        facts: KindFacts,
+    ) -> WorkloadRow {
+        let created = created_of(meta);
+        WorkloadRow {
+            key,
+            generation,
+            observed_generation,
+            desired,
+            replicas,
+            updated,
+            ready,
+            available,
+            facts,
+            paused: false,
+            last_change: last_change_of(&conditions, created),
+            conditions,
+            revision: None,
+            images: images_of(template),
+            created,
         }
     }
 
@@ -278,6 +481,41 @@ impl ReplicaSetRow {
     }
 }
 
+/// The label the StatefulSet and DaemonSet controllers put on each pod: the ControllerRevision
+/// it was made from (the revision's whole name for a StatefulSet, its hash for a DaemonSet).
+pub const REVISION_HASH_LABEL: &str = "controller-revision-hash";
+
+impl ReplicaSetRow {
+    /// A ControllerRevision of a StatefulSet or DaemonSet, as a revision row: its key carries
+    /// the owner's kind; its counts are the detail's to fill from the pods (a revision has none).
+    pub fn from_controller_revision(cr: &ControllerRevision) -> Option<ReplicaSetRow> {
+        let (kind, owner) = cr
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find_map(|o| Some((WorkloadKind::of_kind("apps", &o.kind)?, o.name.clone())))?;
+        let template = cr
+            .data
+            .as_ref()
+            .and_then(|d| d.0.get("spec")?.get("template"))
+            .and_then(|t| serde_json::from_value::<PodTemplateSpec>(t.clone()).ok())
+            .map(|t| template_facts(&t))
+            .unwrap_or_default();
+        Some(ReplicaSetRow {
+            key: ObjectKey::of_kind(kind, &cr.metadata),
+            owner: Some(owner),
+            revision: Some(cr.revision),
+            desired: 0,
+            replicas: 0,
+            ready: 0,
+            available: 0,
+            template,
+            created: created_of(&cr.metadata),
+        })
+    }
+}
+
 impl PodRow {
     pub fn from_object(p: &Pod) -> PodRow {
         let status = p.status.as_ref();
@@ -289,13 +527,17 @@ impl PodRow {
             .as_ref()
             .map(|s| s.containers.len())
             .unwrap_or(statuses.len());
-        let owner = p
+        // A ReplicaSet's pods belong to a Deployment; the others to their workload directly.
+        let (owner_kind, owner) = p
             .metadata
             .owner_references
             .iter()
             .flatten()
-            .find(|o| o.kind == "ReplicaSet")
-            .map(|o| o.name.clone());
+            .find_map(|o| match o.kind.as_str() {
+                "ReplicaSet" => Some((WorkloadKind::Deployment, o.name.clone())),
+                kind => Some((WorkloadKind::of_kind("apps", kind)?, o.name.clone())),
+            })
+            .unzip();
         let container_reason = statuses.iter().find_map(|c| {
             let state = c.state.as_ref()?;
             if let Some(w) = &state.waiting {
@@ -351,8 +593,14 @@ impl PodRow {
                 })
             });
         PodRow {
-            key: ObjectKey::of(&p.metadata),
+            key: ObjectKey::of_kind(owner_kind.unwrap_or_default(), &p.metadata),
             owner,
+            revision_hash: p
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(REVISION_HASH_LABEL))
+                .cloned(),
             phase: status
                 .and_then(|s| s.phase.clone())
                 .unwrap_or_else(|| "Pending".into()),
@@ -382,7 +630,10 @@ impl EventRow {
     /// Only events about the kinds the detail view shows are kept.
     pub fn from_object(e: &Event) -> Option<EventRow> {
         let kind = e.involved_object.kind.clone().unwrap_or_default();
-        if !matches!(kind.as_str(), "Deployment" | "ReplicaSet" | "Pod") {
+        if !matches!(
+            kind.as_str(),
+            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Pod"
+        ) {
             return None;
         }
         let last_seen = e
@@ -412,6 +663,118 @@ mod tests {
 
     const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/kubernetes-1.20");
 
+    fn capture(name: &str) -> String {
+        let path = format!(
+            "{}/testdata/kubernetes-1.36/objects/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap()
+    }
+
+    #[test]
+    fn a_statefulset_row_carries_its_kind_counts_and_revisions() {
+        let text = capture("statefulset-db.after-out-of-band.json");
+        let full: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let slim: SlimStatefulSet = serde_json::from_str(&text).unwrap();
+        let row = WorkloadRow::from_statefulset(&slim);
+        assert_eq!(row.key.kind, WorkloadKind::StatefulSet);
+        assert_eq!(
+            row.key.name.as_ref(),
+            full["metadata"]["name"].as_str().unwrap()
+        );
+        assert_eq!(
+            i64::from(row.desired),
+            full["spec"]["replicas"].as_i64().unwrap()
+        );
+        assert_eq!(
+            i64::from(row.ready),
+            full["status"]["readyReplicas"].as_i64().unwrap_or(0)
+        );
+        let KindFacts::StatefulSet(facts) = &row.facts else {
+            panic!("{:?}", row.facts);
+        };
+        assert_eq!(
+            facts.update_revision,
+            full["status"]["updateRevision"].as_str().unwrap()
+        );
+        assert_eq!(
+            row.images,
+            [full["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap()]
+        );
+    }
+
+    #[test]
+    fn a_daemonset_row_counts_nodes() {
+        let text = capture("daemonset-agent.after-client-apply.json");
+        let full: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let row = WorkloadRow::from_daemonset(&serde_json::from_str(&text).unwrap());
+        assert_eq!(row.key.kind, WorkloadKind::DaemonSet);
+        let status = &full["status"];
+        assert_eq!(
+            (
+                i64::from(row.desired),
+                i64::from(row.replicas),
+                i64::from(row.ready)
+            ),
+            (
+                status["desiredNumberScheduled"].as_i64().unwrap(),
+                status["currentNumberScheduled"].as_i64().unwrap(),
+                status["numberReady"].as_i64().unwrap()
+            )
+        );
+        assert!(matches!(row.facts, KindFacts::DaemonSet(_)));
+    }
+
+    #[test]
+    fn controller_revisions_become_revision_rows_of_their_owner() {
+        let list: serde_json::Value =
+            serde_json::from_str(&capture("controllerrevisions.json")).unwrap();
+        let rows: Vec<ReplicaSetRow> = items(&list)
+            .into_iter()
+            .filter_map(|v| {
+                ReplicaSetRow::from_controller_revision(&serde_json::from_value(v).unwrap())
+            })
+            .collect();
+        assert_eq!(
+            rows.len(),
+            items(&list).len(),
+            "every revision has an owner"
+        );
+        for (row, item) in rows.iter().zip(items(&list)) {
+            let owner = &item["metadata"]["ownerReferences"][0];
+            assert_eq!(row.owner.as_deref(), owner["name"].as_str());
+            assert_eq!(row.key.kind.kind(), owner["kind"].as_str().unwrap());
+            assert_eq!(row.revision, item["revision"].as_i64());
+            assert!(
+                row.template.keys().any(|k| k.starts_with("image ")),
+                "{:?}",
+                row.template
+            );
+        }
+    }
+
+    #[test]
+    fn workload_kinds_parse_as_kubectl_names_them() {
+        for (word, kind) in [
+            ("deploy", WorkloadKind::Deployment),
+            ("Deployments", WorkloadKind::Deployment),
+            ("sts", WorkloadKind::StatefulSet),
+            ("statefulset", WorkloadKind::StatefulSet),
+            ("ds", WorkloadKind::DaemonSet),
+            ("daemonsets", WorkloadKind::DaemonSet),
+        ] {
+            assert_eq!(WorkloadKind::parse(word), Some(kind), "{word}");
+        }
+        assert_eq!(WorkloadKind::parse("pods"), None);
+        assert_eq!(
+            WorkloadKind::of_kind("apps", "StatefulSet"),
+            Some(WorkloadKind::StatefulSet)
+        );
+        assert_eq!(WorkloadKind::of_kind("extensions", "DaemonSet"), None);
+    }
+
     fn reference(name: &str) -> serde_json::Value {
         let path = format!("{REFERENCE}/{name}");
         let text = std::fs::read_to_string(&path).unwrap();
@@ -429,7 +792,7 @@ mod tests {
     fn rollout_in_progress_deployment_maps_counts_and_conditions() {
         let d: SlimDeployment =
             serde_json::from_value(reference("deploy-rollout-in-progress.json")).unwrap();
-        let row = DeploymentRow::from_object(&d);
+        let row = WorkloadRow::from_object(&d);
         let spec_replicas = d.spec.as_ref().unwrap().replicas.unwrap_or(1);
         assert_eq!(row.desired, spec_replicas);
         assert_eq!(

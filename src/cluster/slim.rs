@@ -6,7 +6,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::api::apps::v1::DeploymentStatus;
+use k8s_openapi::api::apps::v1::{
+    DaemonSet, DaemonSetSpec, DaemonSetStatus, DaemonSetUpdateStrategy, DeploymentStatus,
+    StatefulSet, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -47,6 +50,75 @@ pub struct SlimPodSpec {
 #[derive(Debug, Clone, Deserialize)]
 pub struct SlimContainer {
     pub image: Option<String>,
+}
+
+/// What the watcher decodes from each StatefulSet: the counts, revisions and update strategy
+/// of its rollout, and its images.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SlimStatefulSet {
+    #[serde(deserialize_with = "slim_meta", default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<SlimStatefulSetSpec>,
+    #[serde(default)]
+    pub status: Option<StatefulSetStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimStatefulSetSpec {
+    pub replicas: Option<i32>,
+    pub update_strategy: Option<StatefulSetUpdateStrategy>,
+    #[serde(default)]
+    pub template: SlimTemplate,
+}
+
+impl SlimStatefulSet {
+    /// The object with only the fields decoded (for the rollout rules, which read objects).
+    pub fn as_object(&self) -> StatefulSet {
+        StatefulSet {
+            metadata: self.metadata.clone(),
+            spec: self.spec.as_ref().map(|s| StatefulSetSpec {
+                replicas: s.replicas,
+                update_strategy: s.update_strategy.clone(),
+                ..StatefulSetSpec::default()
+            }),
+            status: self.status.clone(),
+        }
+    }
+}
+
+/// What the watcher decodes from each DaemonSet.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SlimDaemonSet {
+    #[serde(deserialize_with = "slim_meta", default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<SlimDaemonSetSpec>,
+    #[serde(default)]
+    pub status: Option<DaemonSetStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimDaemonSetSpec {
+    pub update_strategy: Option<DaemonSetUpdateStrategy>,
+    #[serde(default)]
+    pub template: SlimTemplate,
+}
+
+impl SlimDaemonSet {
+    /// The object with only the fields decoded (for the rollout rules, which read objects).
+    pub fn as_object(&self) -> DaemonSet {
+        DaemonSet {
+            metadata: self.metadata.clone(),
+            spec: self.spec.as_ref().map(|s| DaemonSetSpec {
+                update_strategy: s.update_strategy.clone(),
+                ..DaemonSetSpec::default()
+            }),
+            status: self.status.clone(),
+        }
+    }
 }
 
 /// The metadata fields kept: identity, resourceVersion (the watcher resumes from it),
@@ -112,16 +184,16 @@ fn revision_only<'de, D: Deserializer<'de>>(
     d.deserialize_option(RevisionVisitor)
 }
 
-/// `kube::Resource` for a partial decoding of `apps/v1` Deployments (the watcher's own types),
-/// whose `ObjectMeta` sits at `$($meta).+`.
-macro_rules! deployment_resource {
-    ($ty:ty, $($meta:ident).+) => {
+/// `kube::Resource` for a partial decoding of an `apps/v1` workload kind (the watcher's own
+/// types), whose `ObjectMeta` sits at `$($meta).+`.
+macro_rules! apps_resource {
+    ($ty:ty, $kind:literal, $plural:literal, $($meta:ident).+) => {
         impl kube::Resource for $ty {
             type DynamicType = ();
             type Scope = k8s_openapi::NamespaceResourceScope;
 
             fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-                std::borrow::Cow::Borrowed("Deployment")
+                std::borrow::Cow::Borrowed($kind)
             }
             fn group(_: &()) -> std::borrow::Cow<'_, str> {
                 std::borrow::Cow::Borrowed("apps")
@@ -133,7 +205,7 @@ macro_rules! deployment_resource {
                 std::borrow::Cow::Borrowed("apps/v1")
             }
             fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-                std::borrow::Cow::Borrowed("deployments")
+                std::borrow::Cow::Borrowed($plural)
             }
             fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &self.$($meta).+
@@ -144,9 +216,9 @@ macro_rules! deployment_resource {
         }
     };
 }
-pub(crate) use deployment_resource;
+pub(crate) use apps_resource;
 
-deployment_resource!(SlimDeployment, metadata);
+apps_resource!(SlimDeployment, "Deployment", "deployments", metadata);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

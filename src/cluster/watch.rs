@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, watcher};
@@ -21,14 +21,17 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
-use super::live::{LiveDeployment, LiveRow};
-use super::rows::{DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow};
+use super::live::{LiveDaemonSet, LiveDeployment, LiveRow, LiveStatefulSet, TableResource};
+use super::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WatchedKind {
     Deployments,
+    StatefulSets,
+    DaemonSets,
     ReplicaSets,
+    ControllerRevisions,
     Pods,
     Events,
     /// The objects of a kind the manifests use (see [`ObjectKind`]).
@@ -36,17 +39,30 @@ pub enum WatchedKind {
 }
 
 impl WatchedKind {
-    pub const ALL: [WatchedKind; 4] = [
-        WatchedKind::Deployments,
-        WatchedKind::ReplicaSets,
-        WatchedKind::Pods,
-        WatchedKind::Events,
-    ];
+    /// The watcher of a table kind.
+    pub fn of(kind: WorkloadKind) -> WatchedKind {
+        match kind {
+            WorkloadKind::Deployment => WatchedKind::Deployments,
+            WorkloadKind::StatefulSet => WatchedKind::StatefulSets,
+            WorkloadKind::DaemonSet => WatchedKind::DaemonSets,
+        }
+    }
+
+    /// Does it watch one of the table's kinds?
+    pub fn is_table(self) -> bool {
+        matches!(
+            self,
+            WatchedKind::Deployments | WatchedKind::StatefulSets | WatchedKind::DaemonSets
+        )
+    }
 
     pub fn plural(self) -> &'static str {
         match self {
             WatchedKind::Deployments => "deployments",
+            WatchedKind::StatefulSets => "statefulsets",
+            WatchedKind::DaemonSets => "daemonsets",
             WatchedKind::ReplicaSets => "replicasets",
+            WatchedKind::ControllerRevisions => "controllerrevisions",
             WatchedKind::Pods => "pods",
             WatchedKind::Events => "events",
             WatchedKind::Objects => "objects",
@@ -94,22 +110,26 @@ pub struct ClusterMessage {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClusterEvent {
-    Deployments(Vec<WatchUpdate<DeploymentRow>>),
-    /// What the table watcher sends: Deployment rows with their drift extracts.
-    DeploymentsLive(Vec<WatchUpdate<LiveRow>>),
+    /// Rows of one workload kind, without their JSON (no drift).
+    Workloads(WorkloadKind, Vec<WatchUpdate<WorkloadRow>>),
+    /// What the table watchers send: rows of one workload kind with their drift extracts.
+    WorkloadsLive(WorkloadKind, Vec<WatchUpdate<LiveRow>>),
     ReplicaSets(Vec<WatchUpdate<ReplicaSetRow>>),
+    /// The ControllerRevisions of StatefulSets and DaemonSets: their revisions, as rows of the
+    /// same shape as ReplicaSets.
+    ControllerRevisions(Vec<WatchUpdate<ReplicaSetRow>>),
     Pods(Vec<WatchUpdate<PodRow>>),
     Events(Vec<WatchUpdate<EventRow>>),
     Health(WatchedKind, WatchHealth),
-    /// While the all-namespaces watch is refused (403), Deployments come from one watcher per
-    /// namespace: a relist here replaces only that namespace's rows.
-    NamespaceDeployments(Arc<str>, Vec<WatchUpdate<LiveRow>>),
-    /// The health of one namespace's Deployment watcher, while they stand in for the
+    /// While the all-namespaces watch of a workload kind is refused (403), its rows come from
+    /// one watcher per namespace: a relist here replaces only that namespace's rows.
+    NamespaceWorkloads(WorkloadKind, Arc<str>, Vec<WatchUpdate<LiveRow>>),
+    /// The health of one namespace's watcher of a workload kind, while they stand in for the
     /// all-namespaces watch.
-    NamespaceHealth(Arc<str>, WatchHealth),
-    /// The all-namespaces watch is allowed again and replaces the per-namespace watchers: their
-    /// health no longer applies (its relist follows).
-    AllNamespacesWatch,
+    NamespaceHealth(WorkloadKind, Arc<str>, WatchHealth),
+    /// The all-namespaces watch of a workload kind is allowed again and replaces the
+    /// per-namespace watchers: their health no longer applies (its relist follows).
+    AllNamespacesWatch(WorkloadKind),
     /// Objects of a kind the manifests use (other than Deployments), with their JSON.
     Objects(Arc<ObjectKind>, Vec<WatchUpdate<ObjectRow>>),
     /// The health of one such kind's watcher.
@@ -157,15 +177,14 @@ impl ClusterEvent {
     pub fn is_table(&self) -> bool {
         matches!(
             self,
-            ClusterEvent::Deployments(_)
-                | ClusterEvent::DeploymentsLive(_)
-                | ClusterEvent::Health(WatchedKind::Deployments, _)
-                | ClusterEvent::NamespaceDeployments(..)
+            ClusterEvent::Workloads(..)
+                | ClusterEvent::WorkloadsLive(..)
+                | ClusterEvent::NamespaceWorkloads(..)
                 | ClusterEvent::NamespaceHealth(..)
-                | ClusterEvent::AllNamespacesWatch
+                | ClusterEvent::AllNamespacesWatch(_)
                 | ClusterEvent::Objects(..)
                 | ClusterEvent::ObjectHealth(..)
-        )
+        ) || matches!(self, ClusterEvent::Health(kind, _) if kind.is_table())
     }
 }
 
@@ -185,32 +204,54 @@ impl Drop for Watchers {
 /// Up to this many watch events that are ready at once travel as one message.
 const BATCH: usize = 1024;
 
-/// Start the Deployment watcher of a connection: the table needs nothing else. Across all
-/// namespaces, one watch, which falls back to one per namespace while it is refused (see
+/// Start the table's watchers of a connection: one per workload kind. Across all namespaces,
+/// one watch per kind, which falls back to one per namespace while it is refused (see
 /// [`super::fallback`]). `send` returns false once the receiver is gone.
 pub fn spawn_table_watcher<S>(conn: &Connection, epoch: u64, send: S) -> Watchers
 where
     S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
 {
+    Watchers {
+        tasks: vec![
+            spawn_workloads::<LiveDeployment, S>(conn, epoch, send.clone()),
+            spawn_workloads::<LiveStatefulSet, S>(conn, epoch, send.clone()),
+            spawn_workloads::<LiveDaemonSet, S>(conn, epoch, send),
+        ],
+    }
+}
+
+/// The watcher of one workload kind (`K`'s).
+fn spawn_workloads<K, S>(conn: &Connection, epoch: u64, send: S) -> JoinHandle<()>
+where
+    K: TableResource,
+    S: Fn(ClusterMessage) -> bool + Clone + Send + Sync + 'static,
+{
     let scope = &conn.scope;
     if *scope == NamespaceScope::All {
-        let task = tokio::spawn(super::fallback::watch_all_namespaces(
+        return tokio::spawn(super::fallback::watch_all_namespaces::<K, S>(
             conn.client.clone(),
             epoch,
             send,
         ));
-        return Watchers { tasks: vec![task] };
     }
-    let tasks = vec![spawn_one::<LiveDeployment, LiveRow, _>(
-        api(&conn.client, scope),
-        scope.clone(),
-        WatchedKind::Deployments,
-        epoch,
-        send,
-        |d| Some(LiveRow::from_object(d)),
-        ClusterEvent::DeploymentsLive,
-    )];
-    Watchers { tasks }
+    let api: Api<K> = api(&conn.client, scope);
+    let scope = scope.clone();
+    tokio::spawn(async move {
+        let emit = |event| send(ClusterMessage { epoch, event });
+        let watched = WatchedKind::of(K::KIND);
+        pump(
+            api,
+            &scope,
+            watched,
+            &emit,
+            |u| ClusterEvent::WorkloadsLive(K::KIND, u),
+            move |h| ClusterEvent::Health(watched, h),
+            |d: K| Some(d.into_row()),
+            false,
+            |_: &K| {},
+        )
+        .await;
+    })
 }
 
 /// Start the ReplicaSet, Pod and Event watchers of one namespace, while a detail view of a
@@ -240,6 +281,15 @@ where
             send.clone(),
             |p| Some(PodRow::from_object(&p)),
             ClusterEvent::Pods,
+        ),
+        spawn_one::<ControllerRevision, ReplicaSetRow, _>(
+            api(client, &scope),
+            scope.clone(),
+            WatchedKind::ControllerRevisions,
+            epoch,
+            send.clone(),
+            |r| ReplicaSetRow::from_controller_revision(&r),
+            ClusterEvent::ControllerRevisions,
         ),
         spawn_one::<Event, EventRow, _>(
             api(client, &scope),

@@ -1,7 +1,7 @@
 //! The rollout phase of a Deployment and its gauge ratio, from a slim row alone (pure), following
 //! the rules of `kubectl rollout status` (docs/ARCHITECTURE.md, "Deployment status and rollout");
 //! [`workloads`]: the same for StatefulSets and DaemonSets.
-use crate::cluster::rows::DeploymentRow;
+use crate::cluster::rows::{KindFacts, WorkloadRow};
 
 pub mod workloads;
 
@@ -75,22 +75,31 @@ pub struct RolloutStatus {
 
 /// `kubectl rollout status`: observed generation caught up, all replicas updated, old ones gone,
 /// and all updated ones available.
-pub fn is_complete(d: &DeploymentRow) -> bool {
+pub fn is_complete(d: &WorkloadRow) -> bool {
     d.observed_generation >= d.generation
         && d.updated == d.desired
         && d.replicas == d.updated
         && d.available == d.updated
 }
 
+/// The phase and gauge ratio of one workload, by the rules of its kind.
+pub fn rollout_status(d: &WorkloadRow) -> RolloutStatus {
+    match &d.facts {
+        KindFacts::Deployment => deployment_status(d),
+        KindFacts::StatefulSet(facts) => workloads::statefulset_status(facts),
+        KindFacts::DaemonSet(facts) => workloads::daemonset_status(facts),
+    }
+}
+
 /// The phase and gauge ratio of one Deployment.
-pub fn rollout_status(d: &DeploymentRow) -> RolloutStatus {
+fn deployment_status(d: &WorkloadRow) -> RolloutStatus {
     RolloutStatus {
         phase: phase(d),
         ratio: ratio(d),
     }
 }
 
-fn phase(d: &DeploymentRow) -> RolloutPhase {
+fn phase(d: &WorkloadRow) -> RolloutPhase {
     if let Some(c) = d.condition("Progressing")
         && c.status == "False"
         && c.reason == "ProgressDeadlineExceeded"
@@ -131,7 +140,7 @@ fn phase(d: &DeploymentRow) -> RolloutPhase {
     RolloutPhase::Scaling
 }
 
-fn ratio(d: &DeploymentRow) -> f64 {
+fn ratio(d: &WorkloadRow) -> f64 {
     if is_complete(d) {
         return 1.0;
     }
@@ -149,8 +158,8 @@ mod tests {
     use super::*;
     use crate::cluster::rows::{ConditionRow, ObjectKey};
 
-    fn row(desired: i32, replicas: i32, updated: i32, available: i32) -> DeploymentRow {
-        DeploymentRow {
+    fn row(desired: i32, replicas: i32, updated: i32, available: i32) -> WorkloadRow {
+        WorkloadRow {
             key: ObjectKey::new("shop", "web"),
             generation: 2,
             observed_generation: 2,
@@ -160,6 +169,7 @@ mod tests {
             ready: available,
             available,
             paused: false,
+            facts: Default::default(),
             conditions: Vec::new(),
             revision: Some(2),
             images: vec!["web:2".into()],
@@ -168,12 +178,7 @@ mod tests {
         }
     }
 
-    fn with_condition(
-        mut d: DeploymentRow,
-        kind: &str,
-        status: &str,
-        reason: &str,
-    ) -> DeploymentRow {
+    fn with_condition(mut d: WorkloadRow, kind: &str, status: &str, reason: &str) -> WorkloadRow {
         d.conditions.push(ConditionRow {
             kind: kind.into(),
             status: status.into(),

@@ -563,7 +563,7 @@ impl Session {
                         continue;
                     }
                 }
-                let lists = state.app.cache.deployments.lists_done() + state.app.objects.lists_done;
+                let lists = state.app.cache.workloads.lists_done() + state.app.objects.lists_done;
                 if lists != lists_seen {
                     lists_seen = lists;
                     release_freed_memory();

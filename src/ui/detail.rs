@@ -10,9 +10,10 @@ use super::table::{drift_cell, phase_style};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::detail::detail;
-use crate::cluster::rows::ObjectKey;
+use crate::cluster::rows::{KindFacts, ObjectKey, WorkloadKind};
 use crate::cluster::watch::{WatchHealth, WatchedKind};
 use crate::rollout::RolloutPhase;
+use crate::rollout::workloads::StatefulUpdate;
 
 pub fn render_detail(
     app: &App,
@@ -23,7 +24,12 @@ pub fn render_detail(
     scroll: u16,
 ) {
     let title = Span::styled(
-        format!(" deployment {}/{} ", key.namespace, key.name),
+        format!(
+            " {} {}/{} ",
+            key.kind.kind().to_lowercase(),
+            key.namespace,
+            key.name
+        ),
         theme.title,
     );
     let block = Block::default()
@@ -33,7 +39,10 @@ pub fn render_detail(
     let lines = match detail(&app.cache, key) {
         Some(d) => detail_lines(app, theme, &d),
         None => vec![Line::styled(
-            "this Deployment is gone (deleted, or not in the watched namespaces) — esc goes back",
+            format!(
+                "this {} is gone (deleted, or not in the watched namespaces) — esc goes back",
+                key.kind.kind()
+            ),
             theme.warning,
         )],
     };
@@ -82,7 +91,12 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         ]),
         Line::from(vec![
             Span::styled("revision ", theme.muted),
-            Span::raw(r.revision.map_or("-".to_string(), |v| v.to_string())),
+            // A StatefulSet's or DaemonSet's: its update revision's number.
+            Span::raw(
+                r.revision
+                    .or_else(|| d.revisions.iter().find(|v| v.current)?.rs.revision)
+                    .map_or("-".to_string(), |v| v.to_string()),
+            ),
             Span::styled("   generation ", theme.muted),
             Span::raw(format!(
                 "{} (observed {})",
@@ -96,6 +110,12 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
             Span::raw(r.images.join(", ")),
         ]),
     ];
+    if let Some(strategy) = strategy_line(&r.facts) {
+        lines.push(Line::from(vec![
+            Span::styled("update   ", theme.muted),
+            Span::raw(strategy),
+        ]));
+    }
     if let RolloutPhase::Stuck { message, .. } = &e.rollout.phase
         && !message.is_empty()
     {
@@ -133,14 +153,21 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     }
 
     lines.push(Line::raw(""));
-    lines.push(section(theme, "REVISIONS (ReplicaSets, newest first)"));
-    lines.extend(health_line(app, theme, WatchedKind::ReplicaSets));
+    let (revisions_of, revisions_kind) = match r.key.kind {
+        WorkloadKind::Deployment => ("ReplicaSets", WatchedKind::ReplicaSets),
+        _ => ("ControllerRevisions", WatchedKind::ControllerRevisions),
+    };
+    lines.push(section(
+        theme,
+        &format!("REVISIONS ({revisions_of}, newest first)"),
+    ));
+    lines.extend(health_line(app, theme, revisions_kind));
     // Name columns as wide as the longest name listed (up to their old fixed widths), so that
     // images, reasons and messages stay on an 80-column screen.
     let rs_width = column_width(d.revisions.iter().map(|rev| rev.rs.key.name.as_ref()), 36);
     for rev in &d.revisions {
         let rs = rev.rs;
-        let current = r.revision.is_some() && rs.revision == r.revision;
+        let current = rev.current;
         let marker = if current { "▶" } else { " " };
         let style = if current { theme.text } else { theme.muted };
         lines.push(Line::styled(
@@ -148,8 +175,8 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
                 " {marker}#{:<3} {:<rs_width$} {:>3} desired {:>3} ready {:>5}  {}",
                 rs.revision.map_or("?".to_string(), |v| v.to_string()),
                 fit(&rs.key.name, rs_width),
-                rs.desired,
-                rs.ready,
+                rev.desired,
+                rev.ready,
                 age(rs.created, now),
                 rev.images.join(", ")
             ),
@@ -160,7 +187,7 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         }
     }
     if d.revisions.is_empty() {
-        lines.push(Line::styled("  no ReplicaSets", theme.muted));
+        lines.push(Line::styled(format!("  no {revisions_of}"), theme.muted));
     }
 
     lines.push(Line::raw(""));
@@ -258,6 +285,52 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
         lines.push(Line::styled("  no recent events", theme.muted));
     }
     lines
+}
+
+/// How a StatefulSet or DaemonSet rolls out, and where it stands (none for a Deployment, whose
+/// ReplicaSets say it).
+fn strategy_line(facts: &KindFacts) -> Option<String> {
+    match facts {
+        KindFacts::Deployment => None,
+        KindFacts::StatefulSet(f) => {
+            let strategy = match &f.update {
+                StatefulUpdate::OnDelete => "OnDelete".to_owned(),
+                StatefulUpdate::RollingUpdate {
+                    partition,
+                    max_unavailable,
+                } => format!(
+                    "RollingUpdate partition {partition} maxUnavailable {}",
+                    max_unavailable.as_deref().unwrap_or("1")
+                ),
+            };
+            let revisions = if f.current_revision == f.update_revision {
+                format!("revision {}", f.current_revision)
+            } else {
+                format!(
+                    "current {} ({} pods) → update {} ({} pods)",
+                    f.current_revision, f.current, f.update_revision, f.updated
+                )
+            };
+            Some(format!("{strategy}   {revisions}"))
+        }
+        KindFacts::DaemonSet(f) => {
+            let strategy = if f.on_delete {
+                "OnDelete".to_owned()
+            } else {
+                format!(
+                    "RollingUpdate maxUnavailable {} maxSurge {}",
+                    f.max_unavailable.as_deref().unwrap_or("1"),
+                    f.max_surge.as_deref().unwrap_or("0")
+                )
+            };
+            let misscheduled = if f.misscheduled > 0 {
+                format!("   misscheduled on {} nodes", f.misscheduled)
+            } else {
+                String::new()
+            };
+            Some(format!("{strategy}{misscheduled}"))
+        }
+    }
 }
 
 /// The width of a name column: its longest entry, at most `max` (longer ones are cut).

@@ -85,10 +85,12 @@ fn health_text(app: &App) -> (String, bool) {
                 let more = app
                     .ns_health
                     .iter()
-                    .filter(|(n, h)| {
+                    .filter(|((_, n), h)| {
                         n.as_ref() != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
                     })
-                    .count();
+                    .map(|((_, n), _)| n)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
                 let text = if more == 0 {
                     format!("forbidden in \"{ns}\"")
                 } else {
@@ -121,7 +123,7 @@ fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             if bad { theme.error } else { theme.status_bar },
         ),
         Span::styled(
-            format!(" rows {} ", app.cache.deployments.len()),
+            format!(" rows {} ", app.cache.workloads.len()),
             theme.status_bar,
         ),
         Span::styled(format!(" stuck {} ", app.table.stuck), stuck_style),
@@ -346,12 +348,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     match &app.screen {
         Screen::Table => {
             for key in app.table.window(app.table.offset, app.table_height()) {
-                consider(
-                    app.cache
-                        .deployments
-                        .get(key)
-                        .and_then(|e| e.row.last_change),
-                );
+                consider(app.cache.workloads.get(key).and_then(|e| e.row.last_change));
             }
         }
         Screen::Detail { .. } => return Some(1),

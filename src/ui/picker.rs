@@ -131,7 +131,7 @@ fn render_choices(
 /// How many Deployments the table holds in `choice`, when it knows (it holds only the namespaces
 /// watched, and counts nothing before the first list ends).
 fn deployments_in(app: &App, choice: &Choice) -> Option<usize> {
-    let rows = &app.cache.deployments;
+    let rows = &app.cache.workloads;
     if !rows.is_synced() {
         return None;
     }

@@ -7,14 +7,19 @@ use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 
 use super::format::{age, fit, gauge};
 use super::theme::Theme;
-use crate::app::cache::DeploymentEntry;
+use crate::app::cache::WorkloadEntry;
 use crate::app::{App, DriftSummary};
+use std::sync::Arc;
+
+use crate::cluster::rows::WorkloadKind;
 use crate::cluster::watch::{WatchHealth, WatchedKind};
 use crate::rollout::RolloutPhase;
 
 const GAUGE_WIDTH: usize = 10;
 /// The namespace column's width (longer names are cut with an ellipsis).
 const NAMESPACE_WIDTH: usize = 16;
+/// `deploy`, `sts`, `ds`.
+const KIND_WIDTH: usize = 6;
 /// Below this inner width the table drops the rollout gauge (the phase says the percentage).
 const COMPACT_BELOW: u16 = 110;
 
@@ -44,15 +49,18 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
     }
 }
 
-/// Why the rows of a namespace may be out of date, if they may.
-fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
+/// Why the rows of a kind in a namespace may be out of date, if they may.
+fn stale_note<'a>(app: &'a App, kind: WorkloadKind, namespace: &str) -> Option<&'a str> {
     // While one watcher per namespace stands in for the all-namespaces watch, each has its own.
-    match app.ns_health.get(namespace) {
-        Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
-        Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
-        _ => {}
+    // (Empty but after a 403: no key is made for each row on screen otherwise.)
+    if !app.ns_health.is_empty() {
+        match app.ns_health.get(&(kind, Arc::from(namespace))) {
+            Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
+            Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
+            _ => {}
+        }
     }
-    match app.health.get(&WatchedKind::Deployments)? {
+    match app.health.get(&WatchedKind::of(kind))? {
         WatchHealth::Reconnecting { .. } => Some("reconnecting"),
         WatchHealth::Forbidden { namespace: ns, .. }
             if ns.as_deref().is_none_or(|n| n == namespace) =>
@@ -65,7 +73,17 @@ fn stale_note<'a>(app: &'a App, namespace: &str) -> Option<&'a str> {
 
 pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let show_ns = app.scope.as_namespace().is_none();
-    let total = app.cache.deployments.len() + app.table.missing.len();
+    // One kind's view (`:deploy`) counts and names that kind; `:workloads` every kind, with a
+    // KIND column.
+    let kind = app.table.kind;
+    let total = match kind {
+        None => app.cache.workloads.len() + app.table.missing.len(),
+        Some(kind) => {
+            app.cache.workloads.set(kind).len()
+                + app.table.missing.iter().filter(|k| k.kind == kind).count()
+        }
+    };
+    let what = kind.map_or("workloads", WorkloadKind::resource);
     let shown = app.table.len();
     let count = if shown == total {
         format!("{total}")
@@ -79,7 +97,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     };
     let title = Line::from(vec![
         Span::styled(
-            format!(" deployments({})[{count}]", app.scope.label()),
+            format!(" {what}({})[{count}]", app.scope.label()),
             theme.title,
         ),
         Span::styled(filter, theme.warning),
@@ -96,6 +114,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut header = Vec::with_capacity(8);
     if show_ns {
         header.push("NAMESPACE");
+    }
+    if kind.is_none() {
+        header.push("KIND");
     }
     header.extend(["NAME", "DESIRED"]);
     if compact {
@@ -130,14 +151,17 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     } else {
         &[7, 15, GAUGE_WIDTH + 5, 32, 5, 9]
     };
-    let columns = fixed.len() + 1 + usize::from(compact) + usize::from(show_ns);
+    let kind_width = if kind.is_none() { KIND_WIDTH } else { 0 };
+    let columns =
+        fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind.is_none());
     let left = inner
-        .saturating_sub(ns_width.unwrap_or(0) + fixed.iter().sum::<usize>())
+        .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
         .saturating_sub(columns.saturating_sub(1));
     // Compact: NAME shares what is left with PHASE.
     let name_width = if compact { left / 2 } else { left.max(16) };
     let cols = Columns {
         namespace: ns_width,
+        kind: kind.is_none(),
         name: name_width.max(1),
     };
     let rows = app
@@ -146,7 +170,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .enumerate()
         .map(|(i, key)| {
             let selected = start + i == app.table.selected;
-            match app.cache.deployments.get(key) {
+            match app.cache.workloads.get(key) {
                 Some(entry) => build_row(app, theme, entry, &cols, compact, selected),
                 None => missing_row(app, theme, key, &cols, compact, selected),
             }
@@ -155,6 +179,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut widths = Vec::with_capacity(8);
     if let Some(ns) = ns_width {
         widths.push(Constraint::Length(ns as u16));
+    }
+    if kind.is_none() {
+        widths.push(Constraint::Length(KIND_WIDTH as u16));
     }
     if compact {
         widths.extend([
@@ -183,21 +210,26 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(table, area);
     if shown == 0 {
         let text = if total == 0 {
-            if app.cache.deployments.is_synced() {
-                "no Deployments"
+            if app.cache.workloads.is_synced() {
+                format!("no {what}")
             } else {
-                "loading…"
+                "loading…".to_owned()
             }
         } else {
-            "no Deployment matches the filter (esc clears it)"
+            format!(
+                "no {} matches the filter (esc clears it)",
+                what.trim_end_matches('s')
+            )
         };
-        empty_table_note(frame, area, text, theme);
+        empty_table_note(frame, area, &text, theme);
     }
 }
 
-/// The widths the text of a row is cut to: the namespace column (when shown) and NAME.
+/// The widths the text of a row is cut to: the namespace column (when shown) and NAME; and
+/// whether the KIND column is shown.
 struct Columns {
     namespace: Option<usize>,
+    kind: bool,
     name: usize,
 }
 
@@ -210,9 +242,12 @@ fn missing_row<'a>(
     compact: bool,
     selected: bool,
 ) -> Row<'a> {
-    let mut cells = Vec::with_capacity(8);
+    let mut cells = Vec::with_capacity(9);
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&key.namespace, width)));
+    }
+    if cols.kind {
+        cells.push(Cell::from(key.kind.short()));
     }
     cells.extend([
         Cell::from(fit(&key.name, cols.name)),
@@ -233,7 +268,7 @@ fn missing_row<'a>(
 fn build_row<'a>(
     app: &App,
     theme: &Theme,
-    e: &'a DeploymentEntry,
+    e: &'a WorkloadEntry,
     cols: &Columns,
     compact: bool,
     selected: bool,
@@ -245,13 +280,16 @@ fn build_row<'a>(
     let pct = format!("{:>3}%", (e.rollout.ratio * 100.0).round() as u32);
     let mut phase_text = phase.label();
     let mut row_style = theme.text;
-    if let Some(note) = stale_note(app, &r.key.namespace) {
+    if let Some(note) = stale_note(app, r.key.kind, &r.key.namespace) {
         phase_text = format!("{note}: {phase_text}");
         row_style = theme.stale;
     }
-    let mut cells = Vec::with_capacity(8);
+    let mut cells = Vec::with_capacity(9);
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&r.key.namespace, width)));
+    }
+    if cols.kind {
+        cells.push(Cell::from(r.key.kind.short()));
     }
     cells.extend([
         Cell::from(fit(&r.key.name, cols.name)),

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use kdrift::app::{App, Message, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::rows::{
-    ConditionRow, DeploymentRow, EventRow, ObjectKey, PodRow, ReplicaSetRow,
+    ConditionRow, EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadRow,
 };
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
 use kdrift::ui::theme::Theme;
@@ -41,8 +41,8 @@ pub fn deploy(
     updated: i32,
     available: i32,
     rev: i64,
-) -> DeploymentRow {
-    DeploymentRow {
+) -> WorkloadRow {
+    WorkloadRow {
         key: ObjectKey::new(ns, name),
         generation: rev,
         observed_generation: rev,
@@ -52,6 +52,7 @@ pub fn deploy(
         ready: available,
         available,
         paused: false,
+        facts: Default::default(),
         conditions: vec![cond(
             "Available",
             if available >= desired {
@@ -110,6 +111,7 @@ pub fn pod(
     PodRow {
         key: ObjectKey::new(ns, format!("{owner}-{suffix}")),
         owner: Some(owner.into()),
+        revision_hash: None,
         phase: if ready || reason.is_some() {
             "Running".into()
         } else {
@@ -192,13 +194,28 @@ pub fn sample_app() -> App {
     let rows = vec![web, cart, checkout, batch, api];
     send(
         &mut app,
-        ClusterEvent::Deployments(
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
             std::iter::once(WatchUpdate::Init)
                 .chain(rows.into_iter().map(WatchUpdate::InitApply))
                 .chain(std::iter::once(WatchUpdate::InitDone))
                 .collect(),
         ),
     );
+    // The StatefulSet and DaemonSet watchers list nothing in this cluster.
+    for kind in [
+        kdrift::cluster::rows::WorkloadKind::StatefulSet,
+        kdrift::cluster::rows::WorkloadKind::DaemonSet,
+    ] {
+        send(
+            &mut app,
+            ClusterEvent::Workloads(kind, vec![WatchUpdate::Init, WatchUpdate::InitDone]),
+        );
+        send(
+            &mut app,
+            ClusterEvent::Health(WatchedKind::of(kind), WatchHealth::Connected),
+        );
+    }
     send(
         &mut app,
         ClusterEvent::Health(WatchedKind::Deployments, WatchHealth::Connected),
