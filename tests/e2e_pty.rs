@@ -472,8 +472,16 @@ fn row_ends(screen: &Screen, namespace: &str, name: &str, drift: &str) -> bool {
         let mut words = l
             .split(|c: char| c.is_whitespace() || c == '│')
             .filter(|w| !w.is_empty());
+        // The KIND column (`:workloads`, the default view) comes between them.
+        let mut after_namespace = words.clone().skip(1);
+        let kind = after_namespace.next();
+        let name_at = if matches!(kind, Some("deploy" | "sts" | "ds")) {
+            after_namespace.next()
+        } else {
+            kind
+        };
         words.next() == Some(namespace)
-            && words.next() == Some(name)
+            && name_at == Some(name)
             && l.trim_end()
                 .trim_end_matches('│')
                 .trim_end()
@@ -570,8 +578,11 @@ fn a_secret_value_is_neither_on_screen_nor_in_the_log() {
         .unwrap();
     assert!(rotate.status.success(), "{rotate:?}");
     pty.send(b":drift\r");
+    // (The table has a StatefulSet of the same name: the Secret's own line is waited for.)
     wait_for(&mut screen, &pty.output, "the rotated Secret listed", |s| {
-        s.text().contains("ledger-db")
+        s.lines()
+            .iter()
+            .any(|l| l.contains("Secret") && l.contains("ledger-db"))
     });
     pty.send(b"d");
     wait_for(&mut screen, &pty.output, "the Secret's diff", |s| {

@@ -311,3 +311,44 @@ async fn statefulsets_and_daemonsets_are_rows_with_their_own_rollouts() {
     };
     run_on(conn, &common, 140, 50, script).await;
 }
+
+/// A DaemonSet whose new pods crash: the pods of a stalled row say why (what its stuck reason
+/// becomes), read from the demo cluster as from any cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_daemonset_is_explained_by_its_pods() {
+    use kdrift::app::Stalled;
+    use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
+    let demo = demo().await;
+    let common = demo.watching_only();
+    let conn = connect(&common).await.unwrap();
+    demo.kubectl(&[
+        "set",
+        "image",
+        "daemonset/node-agent",
+        "-n",
+        "platform",
+        "*=registry.example/platform/node-agent:2.0-crash",
+    ])
+    .await;
+    let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "node-agent");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let stalled = vec![Stalled {
+            key: key.clone(),
+            desired: 3,
+            ready: 2,
+        }];
+        let answer = kdrift::cluster::live::explain_stalls(&conn.client, stalled).await;
+        if let [(k, Some(why))] = answer.as_slice()
+            && why.contains("CrashLoopBackOff: last exit 1 (Error)")
+        {
+            assert_eq!(k, &key);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no crash-looping pod explained: {answer:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}

@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::cluster::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
+use crate::cluster::rows::{
+    EventRow, KindFacts, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow,
+};
 use crate::cluster::watch::WatchUpdate;
 use crate::rollout::{RolloutStatus, rollout_status};
 
@@ -164,6 +166,11 @@ impl<T: Keyed> RowSet<T> {
         self.live.get(key)
     }
 
+    /// A row to change in place; its key must not change.
+    pub fn get_mut(&mut self, key: &ObjectKey) -> Option<&mut T> {
+        self.live.get_mut(key)
+    }
+
     pub fn len(&self) -> usize {
         self.live.len()
     }
@@ -196,11 +203,16 @@ impl<T: Keyed> RowSet<T> {
     }
 }
 
-/// A Deployment row with its rollout status computed once, when it arrives.
+/// A workload row with its rollout status computed once, when it arrives.
 #[derive(Debug, Clone)]
 pub struct WorkloadEntry {
     pub row: WorkloadRow,
     pub rollout: RolloutStatus,
+    /// When its rollout last moved, as seen by kdrift (for kinds without a progress deadline,
+    /// whose stalls kdrift must notice itself): set when a row arrives or its counts change.
+    pub progressed: Option<jiff::Timestamp>,
+    /// Why its pods are not ready, once it stalled and they were asked.
+    pub stall_why: Option<String>,
 }
 
 impl From<WorkloadRow> for WorkloadEntry {
@@ -208,6 +220,68 @@ impl From<WorkloadRow> for WorkloadEntry {
         WorkloadEntry {
             rollout: rollout_status(&row),
             row,
+            progressed: None,
+            stall_why: None,
+        }
+    }
+}
+
+impl WorkloadEntry {
+    /// What moves when a rollout progresses.
+    fn progress(&self) -> (i64, i32, i32, i32, i32) {
+        let r = &self.row;
+        (
+            r.observed_generation,
+            r.replicas,
+            r.updated,
+            r.ready,
+            r.available,
+        )
+    }
+
+    /// Keep the progress time of `old` (the same object before this update) if nothing moved,
+    /// else start it at `now`.
+    pub fn carry_progress(&mut self, old: Option<&WorkloadEntry>, now: jiff::Timestamp) {
+        (self.progressed, self.stall_why) = match old {
+            Some(old) if old.progress() == self.progress() => {
+                (old.progressed.or(Some(now)), old.stall_why.clone())
+            }
+            _ => (Some(now), None),
+        };
+    }
+
+    /// When this row becomes stuck if nothing moves: only for kinds without a progress deadline,
+    /// while a rollout or scale is under way.
+    pub fn stall_deadline(&self) -> Option<jiff::Timestamp> {
+        if matches!(self.row.facts, KindFacts::Deployment)
+            || !crate::rollout::workloads::can_stall(&self.rollout.phase)
+        {
+            return None;
+        }
+        self.progressed?
+            .checked_add(crate::rollout::workloads::STALL_AFTER)
+            .ok()
+    }
+
+    /// Past its stall deadline at `now`: stuck, saying what did not move.
+    pub fn mark_stalled(&mut self, now: jiff::Timestamp) -> bool {
+        let Some(since) = self.progressed else {
+            return false;
+        };
+        let r = &self.row;
+        // From the row's own phase: a row stuck already is marked again with what is known now.
+        match crate::rollout::workloads::stalled(
+            &rollout_status(r),
+            (r.desired, r.updated, r.ready),
+            since,
+            now,
+            self.stall_why.as_deref(),
+        ) {
+            Some(phase) => {
+                self.rollout.phase = phase;
+                true
+            }
+            None => false,
         }
     }
 }

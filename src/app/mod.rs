@@ -38,7 +38,7 @@ use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
-use cache::{Change, ClusterCache, workload_update};
+use cache::{Change, ClusterCache, WorkloadEntry, workload_update};
 use table::TableView;
 
 /// The identity of an object of any kind (group, kind, namespace, name); the table's rows use
@@ -49,6 +49,8 @@ pub type ManifestKey = crate::manifest::ObjectKey;
 #[derive(Debug, Clone)]
 pub enum Message {
     Key(KeyEvent),
+    /// What the pods of stalled rows say is wrong (see [`Command::ExplainStalls`]).
+    StallsExplained(Vec<(ObjectKey, Option<String>)>),
     Resize {
         width: u16,
         height: u16,
@@ -105,6 +107,9 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Quit,
+    /// List the pods of rows that stalled and say why they are not ready
+    /// (`Message::StallsExplained`).
+    ExplainStalls(Vec<Stalled>),
     /// ctrl-z: restore the terminal, stop the process, re-enter on resume.
     Suspend,
     /// Restart the watchers on another context (`None` = the same) and namespace scope.
@@ -232,6 +237,9 @@ pub struct App {
     /// Workload watch health per kind and namespace, while the all-namespaces watch is refused and one
     /// watcher per namespace stands in (empty otherwise).
     pub ns_health: BTreeMap<(WorkloadKind, Arc<str>), WatchHealth>,
+    /// When rows without a progress deadline become stuck if nothing moves (see
+    /// [`cache::WorkloadEntry::stall_deadline`]), soonest first.
+    pub stalls: std::collections::BTreeSet<(Timestamp, ObjectKey)>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
     /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
     pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
@@ -280,6 +288,7 @@ impl App {
             cache: ClusterCache::default(),
             health: table_health(),
             ns_health: BTreeMap::new(),
+            stalls: Default::default(),
             drift: HashMap::new(),
             newest: HashMap::new(),
             manifests: None,
@@ -302,8 +311,16 @@ impl App {
     }
 
     /// Bring derived state (the sorted, filtered row list) up to date; call once before drawing.
-    pub fn prepare_frame(&mut self) {
+    /// Before each frame (with `now` set): rows that stalled turn stuck (their pods are asked
+    /// why: the commands), the table's order and selection are brought up to date.
+    pub fn prepare_frame(&mut self) -> Vec<Command> {
+        let stalled = self.expire_stalls();
         self.table.refresh(&self.cache, self.table_height());
+        if stalled.is_empty() {
+            Vec::new()
+        } else {
+            vec![Command::ExplainStalls(stalled)]
+        }
     }
 
     /// Table body rows that fit on screen (frame minus header, borders, status bar).
@@ -479,17 +496,31 @@ impl App {
     ) -> bool {
         let rows = self.cache.workloads.set_mut(kind);
         let table = &mut self.table;
+        let stalls = &mut self.stalls;
+        // The real clock, not the frame's: a row's progress is stamped when it arrives.
+        let now = Timestamp::now();
         let change = fold(updates, |u| {
-            let u = workload_update(u);
+            let mut u = workload_update(u);
             let key = match &u {
                 WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) => Some(e.row.key.clone()),
                 WatchUpdate::Delete(k) => Some(k.clone()),
                 WatchUpdate::Init | WatchUpdate::InitDone => None,
             };
-            let before = key
-                .as_ref()
-                .and_then(|k| rows.get(k))
-                .map(|e| table.placement(e));
+            let old = key.as_ref().and_then(|k| rows.get(k));
+            let before = old.map(|e| table.placement(e));
+            if let Some(deadline) = old.and_then(WorkloadEntry::stall_deadline)
+                && let Some(k) = &key
+            {
+                stalls.remove(&(deadline, k.clone()));
+            }
+            if let WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) = &mut u {
+                e.carry_progress(old, now);
+                if !e.mark_stalled(now)
+                    && let Some(deadline) = e.stall_deadline()
+                {
+                    stalls.insert((deadline, e.row.key.clone()));
+                }
+            }
             let change = match namespace {
                 Some(ns) => rows.apply_in(ns, u),
                 None => rows.apply(u),
@@ -507,6 +538,63 @@ impl App {
         });
         change.any()
     }
+
+    /// Rows whose rollout made no progress until now are stuck (StatefulSets and DaemonSets,
+    /// which have no progress deadline of their own). Before each frame.
+    fn expire_stalls(&mut self) -> Vec<Stalled> {
+        let mut stalled = Vec::new();
+        while let Some((deadline, key)) = self.stalls.first().cloned()
+            && deadline <= self.now
+        {
+            self.stalls.pop_first();
+            let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+                continue;
+            };
+            let before = self.table.placement(entry);
+            if entry.mark_stalled(self.now) {
+                let after = self.table.placement(entry);
+                self.table.row_changed(&key, Some(before), Some(after));
+                self.dirty = true;
+                stalled.push(Stalled {
+                    key,
+                    desired: entry.row.desired,
+                    ready: entry.row.ready,
+                });
+            }
+        }
+        stalled
+    }
+
+    /// What the pods of stalled rows say: each row's stuck reason becomes the pods' state
+    /// (`stuck: CrashLoopBackOff`) and its message says why.
+    fn stalls_explained(&mut self, explained: Vec<(ObjectKey, Option<String>)>) {
+        for (key, why) in explained {
+            let Some(why) = why else { continue };
+            let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+                continue;
+            };
+            let before = self.table.placement(entry);
+            entry.stall_why = Some(why);
+            if entry.mark_stalled(self.now) {
+                let after = self.table.placement(entry);
+                self.table.row_changed(&key, Some(before), Some(after));
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// When the next row stalls, if one may (the loop wakes then to show it).
+    pub fn next_stall(&self) -> Option<Timestamp> {
+        self.stalls.first().map(|(at, _)| *at)
+    }
+}
+
+/// A row whose rollout stalled: its pods are asked why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stalled {
+    pub key: ObjectKey,
+    pub desired: i32,
+    pub ready: i32,
 }
 
 /// What the detail view watches in its namespace.
@@ -563,6 +651,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.cache = ClusterCache::default();
             app.health = table_health();
             app.ns_health.clear();
+            app.stalls.clear();
             app.drift.clear();
             app.newest.clear();
             app.objects = objects::Objects::default();
@@ -610,5 +699,187 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::Accepted { key, result } => app.accepted(key, result),
         Message::RevertPreviewed { id, result } => app.revert_previewed(id, result),
         Message::Reverted { id, result } => app.reverted(id, result),
+        Message::StallsExplained(explained) => {
+            app.stalls_explained(explained);
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod stall_tests {
+    use super::*;
+    use crate::cluster::rows::{KindFacts, WorkloadRow};
+    use crate::rollout::RolloutPhase;
+    use crate::rollout::workloads::{DaemonSetFacts, STALL_AFTER};
+
+    /// A DaemonSet rolling onto 3 nodes, `updated` of them done and `ready` ready.
+    fn daemonset(updated: i32, ready: i32) -> WorkloadRow {
+        let facts = DaemonSetFacts {
+            generation: 2,
+            observed_generation: 2,
+            desired: 3,
+            current: 3,
+            ready,
+            updated,
+            available: ready,
+            misscheduled: 0,
+            on_delete: false,
+            max_unavailable: None,
+            max_surge: None,
+        };
+        WorkloadRow {
+            key: ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent"),
+            generation: 2,
+            observed_generation: 2,
+            desired: 3,
+            replicas: 3,
+            updated,
+            ready,
+            available: ready,
+            facts: KindFacts::DaemonSet(Box::new(facts)),
+            paused: false,
+            conditions: Vec::new(),
+            revision: None,
+            images: Vec::new(),
+            created: None,
+            last_change: None,
+        }
+    }
+
+    fn send(app: &mut App, row: WorkloadRow) {
+        let kind = row.key.kind;
+        update(
+            app,
+            Message::Cluster(ClusterMessage {
+                epoch: 0,
+                event: ClusterEvent::Workloads(kind, vec![WatchUpdate::Apply(row)]),
+            }),
+        );
+    }
+
+    fn phase(app: &mut App) -> RolloutPhase {
+        app.prepare_frame();
+        let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent");
+        app.cache.workloads.get(&key).unwrap().rollout.phase.clone()
+    }
+
+    fn app() -> App {
+        App::new(
+            "dev",
+            vec!["dev".into()],
+            NamespaceScope::All,
+            Timestamp::now(),
+        )
+    }
+
+    #[test]
+    fn a_daemonset_without_progress_for_the_stall_time_is_stuck_and_progress_clears_it() {
+        let mut app = app();
+        send(&mut app, daemonset(1, 2));
+        assert_eq!(phase(&mut app), RolloutPhase::Progressing);
+        let deadline = app.next_stall().unwrap();
+        // An update that moves nothing keeps the deadline.
+        send(&mut app, daemonset(1, 2));
+        assert_eq!(app.next_stall(), Some(deadline));
+        app.now = deadline
+            .checked_sub(jiff::SignedDuration::from_secs(1))
+            .unwrap();
+        assert_eq!(phase(&mut app), RolloutPhase::Progressing);
+        app.now = deadline;
+        let RolloutPhase::Stuck { reason, message } = phase(&mut app) else {
+            panic!("not stuck");
+        };
+        assert_eq!(reason, "NoProgress");
+        assert_eq!(message, "no progress for 10m: 1 of 3 updated, 2 ready");
+        assert_eq!(app.table.stuck, 1);
+        // The frame that showed it asked the pods why; their answer names the reason.
+        let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent");
+        update(
+            &mut app,
+            Message::StallsExplained(vec![(
+                key.clone(),
+                Some("1 pod CrashLoopBackOff: last exit 1 (Error)".into()),
+            )]),
+        );
+        let RolloutPhase::Stuck { reason, message } = phase(&mut app) else {
+            panic!("not stuck");
+        };
+        assert_eq!(reason, "CrashLoopBackOff");
+        assert!(
+            message.ends_with("ready; 1 pod CrashLoopBackOff: last exit 1 (Error)"),
+            "{message}"
+        );
+        // An update that moves nothing keeps it stuck, with its reason.
+        send(&mut app, daemonset(1, 2));
+        assert_eq!(phase(&mut app).label(), "stuck: CrashLoopBackOff");
+        // Progress (one more pod updated) starts the clock again.
+        send(&mut app, daemonset(2, 2));
+        assert_eq!(phase(&mut app), RolloutPhase::Progressing);
+        assert_eq!(app.table.stuck, 0);
+        assert!(app.next_stall().unwrap() > deadline);
+        // A complete rollout has no deadline.
+        send(&mut app, daemonset(3, 3));
+        assert_eq!(phase(&mut app), RolloutPhase::Complete);
+        assert_eq!(app.next_stall(), None);
+        assert_eq!(STALL_AFTER.as_secs(), 600);
+    }
+
+    #[test]
+    fn the_frame_that_shows_a_stall_asks_its_pods_why() {
+        let mut app = app();
+        send(&mut app, daemonset(1, 2));
+        app.now = app.next_stall().unwrap();
+        let commands = app.prepare_frame();
+        let [Command::ExplainStalls(stalled)] = commands.as_slice() else {
+            panic!("{commands:?}");
+        };
+        assert_eq!(
+            stalled,
+            &[Stalled {
+                key: ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent"),
+                desired: 3,
+                ready: 2
+            }]
+        );
+        assert!(app.prepare_frame().is_empty(), "asked once");
+    }
+
+    #[test]
+    fn a_deployment_never_stalls_by_kdrift_clock() {
+        let mut app = app();
+        let mut row = daemonset(1, 2);
+        row.key = ObjectKey::new("shop", "web");
+        row.facts = KindFacts::Deployment;
+        row.replicas = 4;
+        send(&mut app, row);
+        assert_eq!(app.next_stall(), None);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod row_kind_tests {
+    use super::*;
+
+    #[test]
+    fn a_statefulset_manifest_key_finds_its_row_drift_not_a_deployment_of_that_name() {
+        let mut app = App::new(
+            "dev",
+            vec!["dev".into()],
+            NamespaceScope::All,
+            Timestamp::now(),
+        );
+        let sts = ObjectKey::workload(WorkloadKind::StatefulSet, "payments", "db");
+        app.drift.insert(sts.clone(), DriftSummary::Fields(1));
+        app.drift
+            .insert(ObjectKey::new("payments", "db"), DriftSummary::InSync);
+        let manifest = drift::manifest_key(&sts);
+        assert_eq!(manifest.kind.as_str(), "StatefulSet");
+        assert_eq!(drift::row_key(&manifest), Some(sts));
+        assert_eq!(app.drift_of_object(&manifest), DriftSummary::Fields(1));
+        let deployment = ManifestKey::new("apps", "Deployment", "payments", "db");
+        assert_eq!(app.drift_of_object(&deployment), DriftSummary::InSync);
     }
 }

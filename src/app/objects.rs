@@ -103,7 +103,7 @@ impl App {
             Ok(mapped) => mapped,
             Err(e) => {
                 self.flash = Some(Flash {
-                    text: format!("only Deployments are compared: {e}"),
+                    text: format!("only the workloads are compared: {e}"),
                     error: true,
                 });
                 return Vec::new();
@@ -402,9 +402,7 @@ impl App {
 
     /// The drift of any object: a Deployment's row, or an object of a watched kind.
     pub fn drift_of_object(&self, key: &ManifestKey) -> DriftSummary {
-        if Self::is_row_kind(key) {
-            let row =
-                crate::cluster::rows::ObjectKey::new(key.namespace.as_str(), key.name.as_str());
+        if let Some(row) = super::drift::row_key(key) {
             return self.drift_of(&row).clone();
         }
         self.objects

@@ -425,3 +425,48 @@ pub async fn fetch_objects(
     }
     out
 }
+
+/// Why the pods of each stalled row are not ready (`None` when they could not be listed, or
+/// nothing is wrong with them): one pod list per namespace, the row's own pods kept (those of a
+/// StatefulSet or DaemonSet are owned by it directly).
+pub async fn explain_stalls(
+    client: &Client,
+    stalled: Vec<crate::app::Stalled>,
+) -> Vec<(ObjectKey, Option<String>)> {
+    use k8s_openapi::api::core::v1::Pod;
+    let mut pods_of: BTreeMap<std::sync::Arc<str>, Option<Vec<super::rows::PodRow>>> =
+        BTreeMap::new();
+    let mut out = Vec::with_capacity(stalled.len());
+    for s in stalled {
+        if !pods_of.contains_key(&s.key.namespace) {
+            let api: Api<Pod> = Api::namespaced(client.clone(), &s.key.namespace);
+            let listed = match api.list(&ListParams::default()).await {
+                Ok(list) => Some(
+                    list.items
+                        .iter()
+                        .map(super::rows::PodRow::from_object)
+                        .collect(),
+                ),
+                Err(e) => {
+                    tracing::warn!(namespace = %s.key.namespace, error = %e, "cannot list pods to explain a stall");
+                    None
+                }
+            };
+            pods_of.insert(s.key.namespace.clone(), listed);
+        }
+        let why = pods_of
+            .get(&s.key.namespace)
+            .and_then(Option::as_ref)
+            .and_then(|pods| {
+                let own: Vec<&super::rows::PodRow> = pods
+                    .iter()
+                    .filter(|p| {
+                        p.key.kind == s.key.kind && p.owner.as_deref() == Some(&*s.key.name)
+                    })
+                    .collect();
+                crate::app::detail::why_not_ready(s.desired, s.ready, &own)
+            });
+        out.push((s.key, why));
+    }
+    out
+}

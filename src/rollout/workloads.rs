@@ -66,6 +66,57 @@ pub struct DaemonSetFacts {
     pub max_surge: Option<String>,
 }
 
+/// A StatefulSet or DaemonSet whose rollout shows no progress for this long is stuck: the
+/// default `progressDeadlineSeconds` of a Deployment, which these kinds do not have.
+pub const STALL_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(600);
+
+/// Whether a phase can stall: a rollout or a scale under way, not one waiting on the operator
+/// (paused at a partition, OnDelete) nor one already complete or stuck.
+pub fn can_stall(phase: &RolloutPhase) -> bool {
+    matches!(phase, RolloutPhase::Progressing | RolloutPhase::Scaling)
+}
+
+/// The phase of a rollout that made no progress since `since`: stuck once [`STALL_AFTER`] has
+/// passed, with the counts that did not move, and once its pods were asked, why they are not
+/// ready (`pods`, as `app::detail::why_not_ready` words it: `2 pods CrashLoopBackOff: last exit
+/// 1 (Error)`), whose first state becomes the reason.
+pub fn stalled(
+    status: &RolloutStatus,
+    counts: (i32, i32, i32),
+    since: jiff::Timestamp,
+    now: jiff::Timestamp,
+    pods: Option<&str>,
+) -> Option<RolloutPhase> {
+    if !can_stall(&status.phase) || now.duration_since(since) < STALL_AFTER {
+        return None;
+    }
+    let (desired, updated, ready) = counts;
+    let minutes = now.duration_since(since).as_secs() / 60;
+    let mut message =
+        format!("no progress for {minutes}m: {updated} of {desired} updated, {ready} ready");
+    let reason = match pods {
+        Some(why) => {
+            message = format!("{message}; {why}");
+            pod_state(why).unwrap_or("NoProgress")
+        }
+        None => "NoProgress",
+    };
+    Some(RolloutPhase::Stuck {
+        reason: reason.into(),
+        message,
+    })
+}
+
+/// The first pods' state of a why line: `CrashLoopBackOff` of `2 pods CrashLoopBackOff: …`.
+fn pod_state(why: &str) -> Option<&str> {
+    let (_, rest) = why.split_once(' ')?;
+    let rest = rest
+        .strip_prefix("pods ")
+        .or_else(|| rest.strip_prefix("pod "))?;
+    let end = rest.find([':', ';']).unwrap_or(rest.len());
+    Some(rest[..end].trim()).filter(|s| !s.is_empty())
+}
+
 fn int_or_string(value: Option<&IntOrString>) -> Option<String> {
     value.map(|v| match v {
         IntOrString::Int(n) => n.to_string(),
@@ -371,5 +422,19 @@ mod tests {
             on_delete.phase,
             RolloutPhase::WaitingForDelete { old: 2, total: 2 }
         );
+    }
+
+    #[test]
+    fn a_stall_takes_the_pods_state_as_its_reason() {
+        assert_eq!(
+            pod_state("2 pods Pending: Insufficient memory; 1 pod CrashLoopBackOff"),
+            Some("Pending")
+        );
+        assert_eq!(
+            pod_state("1 pod ImagePullBackOff: image a:b"),
+            Some("ImagePullBackOff")
+        );
+        assert_eq!(pod_state("1 pod not ready"), Some("not ready"));
+        assert_eq!(pod_state("garbage"), None);
     }
 }

@@ -174,6 +174,11 @@ impl Loop {
                 }
             }
         };
+        self.run(commands)
+    }
+
+    /// Carry out the app's commands.
+    fn run(&mut self, commands: Vec<Command>) -> Flow {
         let mut flow = Flow::Continue;
         for c in commands {
             match c {
@@ -262,6 +267,13 @@ impl Loop {
                     });
                 }
                 Command::MapKinds(kinds) => self.map_kinds(kinds),
+                Command::ExplainStalls(stalled) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        let why = crate::cluster::live::explain_stalls(&client, stalled).await;
+                        let _ = tx.send(Event::App(Message::StallsExplained(why)));
+                    });
+                }
                 Command::WatchObjects(kinds) => {
                     self.object_watchers = None;
                     self.object_watchers = Some(spawn_object_watchers(
@@ -569,7 +581,10 @@ impl Session {
                     release_freed_memory();
                 }
                 state.app.now = Timestamp::now();
-                state.app.prepare_frame();
+                let commands = state.app.prepare_frame();
+                if matches!(state.run(commands), Flow::Quit) {
+                    break 'outer;
+                }
                 term.draw(|f| ui::render(&state.app, theme, f))
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
                 state.app.dirty = false;

@@ -360,5 +360,10 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);
     }
+    // A row that stalls turns stuck then, wherever it is.
+    if let Some(at) = app.next_stall() {
+        let wait = at.as_second().saturating_sub(now.as_second()).max(1);
+        next = Some(next.map_or(wait, |n| n.min(wait)));
+    }
     next
 }
