@@ -5,7 +5,8 @@
 //! child process — time to first row and full sync, memory at steady state and during a relist,
 //! event→frame latency and CPU under 1,000 events/s, idle CPU.
 //!
-//! Run: `cargo bench --bench live` (`-- --quick`: fewer rounds, 10 s idle; `-- --pure`: no cluster).
+//! Run: `cargo bench --bench live` (`-- --quick`: fewer rounds, 10 s idle; `-- --pure`: no cluster;
+//! `-- --workloads`: 2,000 StatefulSets and 2,000 DaemonSets beside the Deployments).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -32,6 +33,7 @@ use ratatui::backend::TestBackend;
 
 pub const DEPLOYMENTS: usize = 10_000;
 pub const NAMESPACES: usize = 500;
+pub use cluster::PER_WORKLOAD_KIND;
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
@@ -215,7 +217,8 @@ fn main() {
     let rounds = if quick { 50 } else { 300 };
     // The live part first, so its memory figures are not inflated by the pure part's rows.
     if !args.iter().any(|a| a == "--pure") {
-        client::live_figures(if quick { 10 } else { 60 });
+        let workloads = args.iter().any(|a| a == "--workloads");
+        client::live_figures(if quick { 10 } else { 60 }, workloads);
     }
     memory_figures();
     pure_figures(rounds);

@@ -17,12 +17,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// The row of `name` in the table, as drawn.
 fn row<'s>(screen: &'s str, name: &str) -> Option<&'s str> {
-    screen.lines().find(|line| {
-        line.split(|c: char| c.is_whitespace() || c == '│')
-            .filter(|w| !w.is_empty())
-            .nth(1)
-            == Some(name)
-    })
+    screen
+        .lines()
+        .find(|line| live_screen::row_words(line).get(1) == Some(&name))
 }
 
 fn row_ends_with(screen: &str, name: &str, drift: &str) -> bool {

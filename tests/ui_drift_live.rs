@@ -15,10 +15,7 @@ use live_screen::{demo, key, keys, run, wait_for};
 /// The DRIFT cell of a row: what follows the last column before the border.
 fn row_drift(screen: &str, name: &str) -> Option<String> {
     screen.lines().find_map(|line| {
-        let words: Vec<&str> = line
-            .split(|c: char| c.is_whitespace() || c == '│')
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words = live_screen::row_words(line);
         if words.get(1) != Some(&name) {
             return None;
         }

@@ -107,7 +107,7 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
 
         keys(&tx, ":ns shop\n");
         wait_for(&text, "only shop", |s| {
-            s.contains("deployments(shop)") && s.contains("frontend") && !s.contains("payments-api")
+            s.contains("workloads(shop)") && s.contains("frontend") && !s.contains("payments-api")
         })
         .await;
 
@@ -351,4 +351,47 @@ async fn a_stalled_daemonset_is_explained_by_its_pods() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
+}
+
+/// A row short of ready pods says why in the table, in the scheduler's words, once its pods were
+/// asked (after ten seconds without progress); and recovers by itself when they fit again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_short_of_ready_pods_says_why_in_the_table() {
+    let demo = demo().await;
+    let common = demo.watching_only();
+    let conn = connect(&common).await.unwrap();
+    let script = |tx, text| async move {
+        wait_for(&text, "inventory-prod rolled out", |s| {
+            s.lines()
+                .any(|l| l.contains("inventory-prod") && l.contains("complete"))
+        })
+        .await;
+        let demo = &demo;
+        let scale = |replicas: &'static str| async move {
+            demo.kubectl(&[
+                "scale",
+                "deployment/inventory",
+                "-n",
+                "inventory-prod",
+                replicas,
+            ])
+            .await
+        };
+        // 250m each: sixty do not fit on three nodes of 4 CPUs.
+        scale("--replicas=60").await;
+        wait_for(&text, "the row's pods explained", |s| {
+            s.lines()
+                .any(|l| l.contains("inventory-prod") && l.contains("Pending: Insufficient cpu"))
+        })
+        .await;
+        scale("--replicas=3").await;
+        wait_for(&text, "the row recovered, its why gone", |s| {
+            s.lines().any(|l| {
+                l.contains("inventory-prod") && l.contains("complete") && !l.contains("Pending")
+            })
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    run_on(conn, &common, 200, 30, script).await;
 }

@@ -23,10 +23,10 @@ async fn ns_picker_lists_the_namespaces_and_picking_payments_shows_only_its_rows
 
         keys(&tx, ":ns\n");
         // The demo has three Deployments in payments, five in shop.
-        wait_for(&text, "the namespaces with their Deployments", |s| {
+        wait_for(&text, "the namespaces with their workloads", |s| {
             line_with(s, "● all namespaces").is_some_and(|l| l.contains("(in use)"))
                 && line_with(s, "  payments ")
-                    .is_some_and(|l| l.trim_end_matches('│').trim_end().ends_with(" 3"))
+                    .is_some_and(|l| l.trim_end_matches('│').trim_end().ends_with(" 4"))
                 && line_with(s, "  shop ")
                     .is_some_and(|l| l.trim_end_matches('│').trim_end().ends_with(" 5"))
         })
@@ -39,7 +39,7 @@ async fn ns_picker_lists_the_namespaces_and_picking_payments_shows_only_its_rows
         .await;
         keys(&tx, "\n\n");
         wait_for(&text, "only the payments rows", |s| {
-            s.contains("deployments(payments)")
+            s.contains("workloads(payments)")
                 && s.contains("payments-api")
                 && s.contains("ledger")
                 && s.contains("fraud-check")
@@ -72,7 +72,7 @@ async fn a_refused_namespace_list_says_so_and_ns_name_still_switches() {
         .await;
         keys(&tx, ":ns payments\n");
         wait_for(&text, "only the payments rows", |s| {
-            s.contains("deployments(payments)") && s.contains("ledger") && !s.contains("frontend")
+            s.contains("workloads(payments)") && s.contains("ledger") && !s.contains("frontend")
         })
         .await;
         keys(&tx, "q");

@@ -19,6 +19,8 @@ use super::{DEPLOYMENTS, report};
 
 #[derive(Default)]
 struct Stats {
+    /// The rows of a full sync.
+    want_rows: usize,
     first_row: Option<Duration>,
     full_sync: Option<Duration>,
     frames: u64,
@@ -34,7 +36,10 @@ fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
     if rows > 0 && s.first_row.is_none() {
         s.first_row = Some(since_start);
     }
-    if rows == DEPLOYMENTS && app.cache.workloads.is_synced() && s.full_sync.is_none() {
+    let synced = kdrift::cluster::rows::WorkloadKind::ALL
+        .iter()
+        .all(|k| app.cache.workloads.set(*k).is_synced());
+    if rows == s.want_rows && synced && s.full_sync.is_none() {
         s.full_sync = Some(since_start);
     }
     if let Some((key, replicas, sent)) = s.marker.clone()
@@ -56,9 +61,10 @@ struct ClusterChild {
 }
 
 impl ClusterChild {
-    fn start() -> (ClusterChild, String) {
+    fn start(workloads: bool) -> (ClusterChild, String) {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .arg("--serve-store")
+            .args(workloads.then_some("workloads"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -87,13 +93,28 @@ impl ClusterChild {
     }
 }
 
-pub fn live_figures(idle_seconds: u64) {
+/// `workloads`: 2,000 StatefulSets and 2,000 DaemonSets beside the Deployments.
+pub fn live_figures(idle_seconds: u64, workloads: bool) {
+    let others = if workloads {
+        format!(
+            " + {n} StatefulSets + {n} DaemonSets",
+            n = super::PER_WORKLOAD_KIND
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "-- live: kdrift's loop on a 200x50 TestBackend against a demo cluster (child process) with {DEPLOYMENTS} Deployments in {} namespaces",
+        "-- live: kdrift's loop on a 200x50 TestBackend against a demo cluster (child process) with {DEPLOYMENTS} Deployments{others} in {} namespaces",
         super::NAMESPACES
     );
+    let rows = DEPLOYMENTS
+        + if workloads {
+            2 * super::PER_WORKLOAD_KIND
+        } else {
+            0
+        };
     let seeding = Instant::now();
-    let (mut child, url) = ClusterChild::start();
+    let (mut child, url) = ClusterChild::start(workloads);
     println!(
         "   cluster seeded and serving in {:.1} s",
         seeding.elapsed().as_secs_f64()
@@ -119,7 +140,10 @@ pub fn live_figures(idle_seconds: u64) {
         let start = Instant::now();
         let conn = connect(&common).await.unwrap();
         let client = conn.client.clone();
-        let stats = Arc::new(Mutex::new(Stats::default()));
+        let stats = Arc::new(Mutex::new(Stats {
+            want_rows: rows,
+            ..Stats::default()
+        }));
         let script = async {
             while stats.lock().unwrap().full_sync.is_none() {
                 tokio::time::sleep(Duration::from_millis(5)).await;

@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 
 use super::{DEPLOYMENTS, NAMESPACES};
 
+/// StatefulSets, and as many DaemonSets, beside the Deployments with `workloads`.
+pub const PER_WORKLOAD_KIND: usize = 2_000;
+
 pub fn namespace(i: usize) -> String {
     format!("ns-{:03}", i % NAMESPACES)
 }
@@ -61,6 +64,86 @@ pub fn configmap(i: usize) -> Value {
             "settings.yaml": "retries: 3\ntimeout: 5s\n"
         }
     })
+}
+
+/// The name of the `i`th StatefulSet or DaemonSet (`--workloads`).
+pub fn workload_name(kind: &str, i: usize) -> String {
+    format!("{kind}-{i:05}")
+}
+
+fn pod_template(name: &str) -> Value {
+    json!({
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{
+            "name": "app",
+            "image": format!("registry.example/{name}:2.1.0"),
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}
+        }]}
+    })
+}
+
+/// StatefulSets and DaemonSets (`--serve-store workloads`), rolled out, with the status their
+/// controllers would write (no controller runs in this store).
+fn seed_workloads(store: &Store) {
+    store.set_clock_behind(3 * 86_400);
+    let opts = WriteOptions::manager("bench");
+    let status = WriteOptions::status("kube-controller-manager");
+    for i in 0..PER_WORKLOAD_KIND {
+        let ns = namespace(i);
+        let name = workload_name("db", i);
+        let sts = json!({
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+            "spec": {
+                "replicas": 3, "serviceName": name,
+                "selector": {"matchLabels": {"app": name}},
+                "template": pod_template(&name)
+            }
+        });
+        store
+            .create(ResourceType::STATEFUL_SET, sts, &opts)
+            .unwrap();
+        let revision = format!("{name}-7c9d8b6f5");
+        let s = json!({"status": {
+            "observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
+            "updatedReplicas": 3, "availableReplicas": 3,
+            "currentRevision": revision, "updateRevision": revision, "collisionCount": 0
+        }});
+        store
+            .patch(
+                ResourceType::STATEFUL_SET,
+                &ns,
+                &name,
+                &Patch::Merge(s),
+                &status,
+            )
+            .unwrap();
+        let name = workload_name("agent", i);
+        let ds = json!({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": pod_template(&name)
+            }
+        });
+        store.create(ResourceType::DAEMON_SET, ds, &opts).unwrap();
+        let s = json!({"status": {
+            "observedGeneration": 1, "desiredNumberScheduled": 3, "currentNumberScheduled": 3,
+            "numberReady": 3, "updatedNumberScheduled": 3, "numberAvailable": 3,
+            "numberMisscheduled": 0
+        }});
+        store
+            .patch(
+                ResourceType::DAEMON_SET,
+                &ns,
+                &name,
+                &Patch::Merge(s),
+                &status,
+            )
+            .unwrap();
+    }
+    store.set_clock_behind(0);
 }
 
 /// A Service and a ConfigMap per Deployment (`--serve-store kinds`).
@@ -124,6 +207,7 @@ fn seed(store: &Store) {
 /// the objects, kinds in turn), `relist` (410 for every watch: clients list again), `quit`.
 pub fn serve() {
     let kinds = std::env::args().any(|a| a == "kinds");
+    let workloads = std::env::args().any(|a| a == "workloads");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -134,6 +218,9 @@ pub fn serve() {
         seed(&store);
         if kinds {
             seed_kinds(&store);
+        }
+        if workloads {
+            seed_workloads(&store);
         }
         let server = SimServer::serve_store(store.clone(), 0).await.unwrap();
         println!("URL {}", server.url());
@@ -166,14 +253,30 @@ pub fn serve() {
                         let patch = Patch::Merge(
                             json!({"metadata": {"labels": {"bench-t": counter.to_string()}}}),
                         );
-                        let (resource, name) = match counter % 3 {
-                            1 if kinds => (ResourceType::SERVICE, name(i)),
-                            2 if kinds => (ResourceType::CONFIG_MAP, format!("{}-config", name(i))),
-                            _ => (ResourceType::DEPLOYMENT, name(i)),
+                        let w = i % PER_WORKLOAD_KIND;
+                        // With `workloads`, writes spread over the kinds as their rows do:
+                        // 10 : 2 : 2 (slots 0–9, 10–11, 12–13); with `kinds`, in turn.
+                        let slot = if workloads { counter % 14 } else { counter % 3 };
+                        let (resource, name, ns) = match slot {
+                            1 if kinds => (ResourceType::SERVICE, name(i), namespace(i)),
+                            2 if kinds => (
+                                ResourceType::CONFIG_MAP,
+                                format!("{}-config", name(i)),
+                                namespace(i),
+                            ),
+                            10 | 11 if workloads => (
+                                ResourceType::STATEFUL_SET,
+                                workload_name("db", w),
+                                namespace(w),
+                            ),
+                            12 | 13 if workloads => (
+                                ResourceType::DAEMON_SET,
+                                workload_name("agent", w),
+                                namespace(w),
+                            ),
+                            _ => (ResourceType::DEPLOYMENT, name(i), namespace(i)),
                         };
-                        store
-                            .patch(resource, &namespace(i), &name, &patch, &opts)
-                            .unwrap();
+                        store.patch(resource, &ns, &name, &patch, &opts).unwrap();
                     }
                     println!("done {:.0}", total as f64 / start.elapsed().as_secs_f64());
                 }

@@ -203,6 +203,11 @@ impl<T: Keyed> RowSet<T> {
     }
 }
 
+/// A row short of ready pods this long without progress has its pods asked why.
+pub const EXPLAIN_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_secs(10);
+/// And again this often while it stays so.
+pub const EXPLAIN_EVERY: jiff::SignedDuration = jiff::SignedDuration::from_secs(15);
+
 /// A workload row with its rollout status computed once, when it arrives.
 #[derive(Debug, Clone)]
 pub struct WorkloadEntry {
@@ -211,8 +216,13 @@ pub struct WorkloadEntry {
     /// When its rollout last moved, as seen by kdrift (for kinds without a progress deadline,
     /// whose stalls kdrift must notice itself): set when a row arrives or its counts change.
     pub progressed: Option<jiff::Timestamp>,
-    /// Why its pods are not ready, once it stalled and they were asked.
-    pub stall_why: Option<String>,
+    /// Why its pods are not ready (`2 pods Pending: Insufficient memory`), once they were asked
+    /// (see [`WorkloadEntry::explain_at`]); until it has enough ready pods.
+    pub pods_why: Option<String>,
+    /// When its pods were last asked.
+    pub asked: Option<jiff::Timestamp>,
+    /// Since when it has fewer ready pods than desired (as seen by kdrift).
+    pub short_since: Option<jiff::Timestamp>,
 }
 
 impl From<WorkloadRow> for WorkloadEntry {
@@ -221,7 +231,9 @@ impl From<WorkloadRow> for WorkloadEntry {
             rollout: rollout_status(&row),
             row,
             progressed: None,
-            stall_why: None,
+            pods_why: None,
+            asked: None,
+            short_since: None,
         }
     }
 }
@@ -242,12 +254,31 @@ impl WorkloadEntry {
     /// Keep the progress time of `old` (the same object before this update) if nothing moved,
     /// else start it at `now`.
     pub fn carry_progress(&mut self, old: Option<&WorkloadEntry>, now: jiff::Timestamp) {
-        (self.progressed, self.stall_why) = match old {
-            Some(old) if old.progress() == self.progress() => {
-                (old.progressed.or(Some(now)), old.stall_why.clone())
-            }
-            _ => (Some(now), None),
+        self.progressed = match old {
+            Some(old) if old.progress() == self.progress() => old.progressed.or(Some(now)),
+            _ => Some(now),
         };
+        // Short of ready pods since when (and what they said, and when they were asked), kept
+        // while it stays short, even if its rollout moves.
+        (self.short_since, self.pods_why, self.asked) = match old {
+            _ if self.row.ready >= self.row.desired => (None, None, None),
+            Some(old) if old.short_since.is_some() => {
+                (old.short_since, old.pods_why.clone(), old.asked)
+            }
+            _ => (Some(now), None, None),
+        };
+    }
+
+    /// When its pods should be asked why they are not ready, if they should: fewer ready than
+    /// desired for [`EXPLAIN_AFTER`] (pods that merely start are not worth a list), asked again
+    /// every [`EXPLAIN_EVERY`] while that lasts.
+    pub fn explain_at(&self) -> Option<jiff::Timestamp> {
+        let first = self.short_since?.checked_add(EXPLAIN_AFTER).ok()?;
+        let again = match self.asked {
+            Some(asked) => asked.checked_add(EXPLAIN_EVERY).ok()?,
+            None => first,
+        };
+        Some(first.max(again))
     }
 
     /// When this row becomes stuck if nothing moves: only for kinds without a progress deadline,
@@ -275,7 +306,7 @@ impl WorkloadEntry {
             (r.desired, r.updated, r.ready),
             since,
             now,
-            self.stall_why.as_deref(),
+            self.pods_why.as_deref(),
         ) {
             Some(phase) => {
                 self.rollout.phase = phase;

@@ -49,7 +49,7 @@ pub type ManifestKey = crate::manifest::ObjectKey;
 #[derive(Debug, Clone)]
 pub enum Message {
     Key(KeyEvent),
-    /// What the pods of stalled rows say is wrong (see [`Command::ExplainStalls`]).
+    /// What the pods of rows short of ready ones say is wrong (see [`Command::ExplainStalls`]).
     StallsExplained(Vec<(ObjectKey, Option<String>)>),
     Resize {
         width: u16,
@@ -107,7 +107,7 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Quit,
-    /// List the pods of rows that stalled and say why they are not ready
+    /// List the pods of rows that stalled or lack ready pods and say why they are not ready
     /// (`Message::StallsExplained`).
     ExplainStalls(Vec<Stalled>),
     /// ctrl-z: restore the terminal, stop the process, re-enter on resume.
@@ -311,15 +311,38 @@ impl App {
     }
 
     /// Bring derived state (the sorted, filtered row list) up to date; call once before drawing.
-    /// Before each frame (with `now` set): rows that stalled turn stuck (their pods are asked
-    /// why: the commands), the table's order and selection are brought up to date.
+    /// Before each frame (with `now` set): rows that stalled turn stuck, the table's order and
+    /// selection are brought up to date, and the pods of rows that stalled or (on screen) lack
+    /// ready pods are asked why (the commands).
     pub fn prepare_frame(&mut self) -> Vec<Command> {
-        let stalled = self.expire_stalls();
+        let mut ask = self.expire_stalls();
         self.table.refresh(&self.cache, self.table_height());
-        if stalled.is_empty() {
+        if matches!(self.screen, Screen::Table) {
+            let keys: Vec<ObjectKey> = self
+                .table
+                .window(self.table.offset, self.table_height())
+                .cloned()
+                .collect();
+            for key in keys {
+                let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+                    continue;
+                };
+                if entry.explain_at().is_some_and(|at| at <= self.now)
+                    && !ask.iter().any(|s| s.key == key)
+                {
+                    entry.asked = Some(self.now);
+                    ask.push(Stalled {
+                        key,
+                        desired: entry.row.desired,
+                        ready: entry.row.ready,
+                    });
+                }
+            }
+        }
+        if ask.is_empty() {
             Vec::new()
         } else {
-            vec![Command::ExplainStalls(stalled)]
+            vec![Command::ExplainStalls(ask)]
         }
     }
 
@@ -555,6 +578,7 @@ impl App {
                 let after = self.table.placement(entry);
                 self.table.row_changed(&key, Some(before), Some(after));
                 self.dirty = true;
+                entry.asked = Some(self.now);
                 stalled.push(Stalled {
                     key,
                     desired: entry.row.desired,
@@ -565,16 +589,18 @@ impl App {
         stalled
     }
 
-    /// What the pods of stalled rows say: each row's stuck reason becomes the pods' state
-    /// (`stuck: CrashLoopBackOff`) and its message says why.
+    /// What the pods of rows short of ready ones say: the row shows it beside its phase, and a
+    /// stalled row's stuck reason becomes the pods' state (`stuck: CrashLoopBackOff`).
     fn stalls_explained(&mut self, explained: Vec<(ObjectKey, Option<String>)>) {
         for (key, why) in explained {
-            let Some(why) = why else { continue };
             let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
                 continue;
             };
             let before = self.table.placement(entry);
-            entry.stall_why = Some(why);
+            if entry.pods_why != why {
+                self.dirty = true;
+            }
+            entry.pods_why = why;
             if entry.mark_stalled(self.now) {
                 let after = self.table.placement(entry);
                 self.table.row_changed(&key, Some(before), Some(after));
@@ -589,7 +615,7 @@ impl App {
     }
 }
 
-/// A row whose rollout stalled: its pods are asked why.
+/// A row whose rollout stalled or lacks ready pods: its pods are asked why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stalled {
     pub key: ObjectKey,

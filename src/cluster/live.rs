@@ -426,16 +426,17 @@ pub async fn fetch_objects(
     out
 }
 
-/// Why the pods of each stalled row are not ready (`None` when they could not be listed, or
-/// nothing is wrong with them): one pod list per namespace, the row's own pods kept (those of a
-/// StatefulSet or DaemonSet are owned by it directly).
+/// Why the pods of each row asked about are not ready (`None` when they could not be listed,
+/// or nothing is wrong with them): one pod list per namespace, the row's own pods kept — a
+/// StatefulSet's or DaemonSet's own them directly, a Deployment's through the ReplicaSet named
+/// after it and their `pod-template-hash`.
 pub async fn explain_stalls(
     client: &Client,
     stalled: Vec<crate::app::Stalled>,
 ) -> Vec<(ObjectKey, Option<String>)> {
     use k8s_openapi::api::core::v1::Pod;
-    let mut pods_of: BTreeMap<std::sync::Arc<str>, Option<Vec<super::rows::PodRow>>> =
-        BTreeMap::new();
+    type Listed = Option<Vec<(super::rows::PodRow, Option<String>)>>;
+    let mut pods_of: BTreeMap<std::sync::Arc<str>, Listed> = BTreeMap::new();
     let mut out = Vec::with_capacity(stalled.len());
     for s in stalled {
         if !pods_of.contains_key(&s.key.namespace) {
@@ -444,11 +445,19 @@ pub async fn explain_stalls(
                 Ok(list) => Some(
                     list.items
                         .iter()
-                        .map(super::rows::PodRow::from_object)
+                        .map(|p| {
+                            let hash = p
+                                .metadata
+                                .labels
+                                .as_ref()
+                                .and_then(|l| l.get("pod-template-hash"))
+                                .cloned();
+                            (super::rows::PodRow::from_object(p), hash)
+                        })
                         .collect(),
                 ),
                 Err(e) => {
-                    tracing::warn!(namespace = %s.key.namespace, error = %e, "cannot list pods to explain a stall");
+                    tracing::warn!(namespace = %s.key.namespace, error = %e, "cannot list pods to say why a row is short of ready pods");
                     None
                 }
             };
@@ -460,13 +469,28 @@ pub async fn explain_stalls(
             .and_then(|pods| {
                 let own: Vec<&super::rows::PodRow> = pods
                     .iter()
-                    .filter(|p| {
-                        p.key.kind == s.key.kind && p.owner.as_deref() == Some(&*s.key.name)
-                    })
+                    .filter(|(p, hash)| owned_by(p, hash.as_deref(), &s.key))
+                    .map(|(p, _)| p)
                     .collect();
                 crate::app::detail::why_not_ready(s.desired, s.ready, &own)
             });
         out.push((s.key, why));
     }
     out
+}
+
+/// Whether `pod` (with its `pod-template-hash`, if any) belongs to the workload `key`.
+fn owned_by(pod: &super::rows::PodRow, hash: Option<&str>, key: &ObjectKey) -> bool {
+    if pod.key.kind != key.kind {
+        return false;
+    }
+    let Some(owner) = pod.owner.as_deref() else {
+        return false;
+    };
+    match key.kind {
+        WorkloadKind::Deployment => hash.is_some_and(|hash| {
+            owner.strip_suffix(hash).and_then(|o| o.strip_suffix('-')) == Some(&*key.name)
+        }),
+        WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => owner == &*key.name,
+    }
 }

@@ -360,10 +360,21 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);
     }
-    // A row that stalls turns stuck then, wherever it is.
-    if let Some(at) = app.next_stall() {
-        let wait = at.as_second().saturating_sub(now.as_second()).max(1);
+    let mut at = |t: jiff::Timestamp| {
+        let wait = t.as_second().saturating_sub(now.as_second()).max(1);
         next = Some(next.map_or(wait, |n| n.min(wait)));
+    };
+    // A row that stalls turns stuck then, wherever it is.
+    if let Some(t) = app.next_stall() {
+        at(t);
+    }
+    // A row on screen short of ready pods has them asked why then.
+    if matches!(app.screen, Screen::Table) {
+        for key in app.table.window(app.table.offset, app.table_height()) {
+            if let Some(t) = app.cache.workloads.get(key).and_then(|e| e.explain_at()) {
+                at(t);
+            }
+        }
     }
     next
 }

@@ -1,5 +1,5 @@
 //! The `:ns` and `:ctx` pickers: the choices on screen (visible lines only), the one in use
-//! marked, the Deployments the table holds per namespace, and what to do when listing failed.
+//! marked, the workloads the table holds per namespace, and what to do when listing failed.
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -128,7 +128,7 @@ fn render_choices(
     }
 }
 
-/// How many Deployments the table holds in `choice`, when it knows (it holds only the namespaces
+/// How many workloads the table holds in `choice`, when it knows (it holds only the namespaces
 /// watched, and counts nothing before the first list ends).
 fn deployments_in(app: &App, choice: &Choice) -> Option<usize> {
     let rows = &app.cache.workloads;

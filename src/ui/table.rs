@@ -18,6 +18,8 @@ use crate::rollout::RolloutPhase;
 const GAUGE_WIDTH: usize = 10;
 /// The namespace column's width (longer names are cut with an ellipsis).
 const NAMESPACE_WIDTH: usize = 16;
+/// PHASE's width at least (`paused at partition 2 (1 of 3 u…`).
+const PHASE_WIDTH: usize = 32;
 /// `deploy`, `sts`, `ds`.
 const KIND_WIDTH: usize = 6;
 /// Below this inner width the table drops the rollout gauge (the phase says the percentage).
@@ -149,7 +151,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let fixed: &[usize] = if compact {
         &[7, 11, 5, 9]
     } else {
-        &[7, 15, GAUGE_WIDTH + 5, 32, 5, 9]
+        &[7, 15, GAUGE_WIDTH + 5, PHASE_WIDTH, 5, 9]
     };
     let kind_width = if kind.is_none() { KIND_WIDTH } else { 0 };
     let columns =
@@ -157,12 +159,25 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let left = inner
         .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
         .saturating_sub(columns.saturating_sub(1));
-    // Compact: NAME shares what is left with PHASE.
-    let name_width = if compact { left / 2 } else { left.max(16) };
+    // Compact: NAME shares what is left with PHASE. Else NAME takes what its longest name on
+    // screen needs (at least 16) and PHASE the rest, for the pods' reasons.
+    let (name_width, phase_width) = if compact {
+        (left / 2, left - left / 2)
+    } else {
+        let longest = app
+            .table
+            .window(start, end - start)
+            .map(|key| key.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let name = longest.clamp(16, left.max(16));
+        (name, PHASE_WIDTH + left.saturating_sub(name))
+    };
     let cols = Columns {
         namespace: ns_width,
         kind: kind.is_none(),
         name: name_width.max(1),
+        phase: phase_width.max(1),
     };
     let rows = app
         .table
@@ -194,11 +209,11 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         ]);
     } else {
         widths.extend([
-            Constraint::Min(16),
+            Constraint::Length(name_width as u16),
             Constraint::Length(7),
             Constraint::Length(15),
             Constraint::Length(GAUGE_WIDTH as u16 + 5),
-            Constraint::Length(32),
+            Constraint::Length(phase_width as u16),
             Constraint::Length(5),
             Constraint::Length(9),
         ]);
@@ -230,6 +245,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 struct Columns {
     namespace: Option<usize>,
     kind: bool,
+    phase: usize,
     name: usize,
 }
 
@@ -280,6 +296,12 @@ fn build_row<'a>(
     let pct = format!("{:>3}%", (e.rollout.ratio * 100.0).round() as u32);
     let mut phase_text = phase.label();
     let mut row_style = theme.text;
+    // Why its pods are not ready, in short (a stuck row's reason says it already).
+    if let Some(why) = e.pods_why.as_deref()
+        && !matches!(phase, RolloutPhase::Stuck { .. })
+    {
+        phase_text = format!("{phase_text}: {}", short_why(why));
+    }
     if let Some(note) = stale_note(app, r.key.kind, &r.key.namespace) {
         phase_text = format!("{note}: {phase_text}");
         row_style = theme.stale;
@@ -309,12 +331,30 @@ fn build_row<'a>(
         ])));
     }
     cells.extend([
-        Cell::from(Span::styled(fit(&phase_text, 32), pstyle)),
+        Cell::from(Span::styled(fit(&phase_text, cols.phase), pstyle)),
         Cell::from(format!("{:>5}", age(r.last_change, app.now))),
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
     ]);
     let style = if selected { theme.selected } else { row_style };
     Row::new(cells).style(style)
+}
+
+/// A why line without its "pods": `2 Pending: Insufficient memory` for `2 pods Pending: …`.
+fn short_why(why: &str) -> String {
+    let parts: Vec<String> = why
+        .split("; ")
+        .map(|part| match part.split_once(' ') {
+            Some((count, rest)) if count.bytes().all(|b| b.is_ascii_digit()) => {
+                let rest = rest
+                    .strip_prefix("pods ")
+                    .or_else(|| rest.strip_prefix("pod "))
+                    .unwrap_or(rest);
+                format!("{count} {rest}")
+            }
+            _ => part.to_owned(),
+        })
+        .collect();
+    parts.join("; ")
 }
 
 /// `text` (muted) on the first body line of an empty bordered table drawn over `area`.
@@ -326,4 +366,19 @@ pub(super) fn empty_table_note(frame: &mut Frame, area: Rect, text: &str, theme:
         height: 1.min(area.height.saturating_sub(3)),
     };
     frame.render_widget(Span::styled(text, theme.muted), line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_why;
+
+    #[test]
+    fn a_short_why_drops_only_the_counted_pods() {
+        assert_eq!(
+            short_why(
+                "2 pods Pending: 1 node(s) didn't match pod affinity; 1 pod CrashLoopBackOff"
+            ),
+            "2 Pending: 1 node(s) didn't match pod affinity; 1 CrashLoopBackOff"
+        );
+    }
 }

@@ -286,3 +286,16 @@ pub fn changed_lines(patch: &str) -> Vec<&str> {
         })
         .collect()
 }
+
+/// The words of a table line, the KIND column's (`deploy`, `sts`, `ds`, between the namespace
+/// and the name in the `:workloads` view) left out.
+pub fn row_words(line: &str) -> Vec<&str> {
+    let mut words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == '│')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if matches!(words.get(1), Some(&("deploy" | "sts" | "ds"))) {
+        words.remove(1);
+    }
+    words
+}
