@@ -110,7 +110,8 @@ impl Faults {
     }
 
     /// Every request for resource type `plural` of `group` gets a 403 (a user whose RBAC does
-    /// not grant that type, such as Secrets).
+    /// not grant that type, such as Secrets); a subresource is named as RBAC names it
+    /// (`pods/log`), and then only it is refused.
     pub fn forbid_resource(&self, group: &str, plural: &str) {
         self.inner
             .forbidden_resources
