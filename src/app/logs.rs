@@ -110,11 +110,11 @@ pub struct LogView {
     pub back: Box<Screen>,
 }
 
-/// The note after a line that was cut.
+/// The note before a line that was cut.
 pub fn cut_note(line: &LogLine) -> Option<String> {
     line.cut.map(|len| {
         format!(
-            " … [line cut: {} bytes, the first {} shown]",
+            "[line cut: {} bytes, the first {} shown] ",
             thousands(len),
             thousands(crate::cluster::logs::MAX_LINE as u64)
         )

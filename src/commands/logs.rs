@@ -228,7 +228,7 @@ async fn copy_lines<R: AsyncBufRead + Unpin>(
     while let Some((bytes, len)) = lines.next(&mut reader).await? {
         let line = LogLine::from_bytes(&bytes, len);
         let note = crate::app::logs::cut_note(&line).unwrap_or_default();
-        writeln!(out, "{}{note}", line.text)?;
+        writeln!(out, "{note}{}", line.text)?;
         out.flush()?;
     }
     Ok(())

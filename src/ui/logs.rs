@@ -140,8 +140,8 @@ struct Styles {
     note: Style,
 }
 
-/// The screen rows of one line: cut at `width`, or wrapped when `wrap`; search matches and
-/// the note of a cut line styled.
+/// The screen rows of one line: cut at `width`, or wrapped when `wrap`; search matches styled,
+/// and the note of a cut line first, where it is seen however long the line.
 fn line_rows<'a>(
     line: &LogLine,
     search: &str,
@@ -153,11 +153,14 @@ fn line_rows<'a>(
 ) {
     let note = cut_note(line);
     let shown: std::borrow::Cow<str> = match &note {
-        Some(n) => format!("{}{n}", line.text).into(),
+        Some(n) => format!("{n}{}", line.text).into(),
         None => line.text.as_str().into(),
     };
-    let text_end = line.text.len();
-    let hits = match_ranges(&line.text, search);
+    let text_at = note.as_ref().map_or(0, String::len);
+    let hits: Vec<Range<usize>> = match_ranges(&line.text, search)
+        .into_iter()
+        .map(|h| h.start + text_at..h.end + text_at)
+        .collect();
     let mut start = 0;
     loop {
         let end = shown[start..]
@@ -168,7 +171,7 @@ fn line_rows<'a>(
             &shown,
             start..end,
             &hits,
-            text_end,
+            text_at,
             styles,
         )));
         start = end;
@@ -178,15 +181,16 @@ fn line_rows<'a>(
     }
 }
 
-/// The spans of `text[range]`: matches in `hit`, bytes from `note_at` on in `note`.
+/// The spans of `text[range]`: matches in `hit`, the bytes before `text_at` (the note) in
+/// `note`.
 fn spans<'a>(
     text: &str,
     range: Range<usize>,
     hits: &[Range<usize>],
-    note_at: usize,
+    text_at: usize,
     styles: Styles,
 ) -> Vec<Span<'a>> {
-    let mut cuts: Vec<usize> = vec![range.start, range.end, note_at];
+    let mut cuts: Vec<usize> = vec![range.start, range.end, text_at];
     for h in hits {
         cuts.push(h.start);
         cuts.push(h.end);
@@ -196,7 +200,7 @@ fn spans<'a>(
     cuts.dedup();
     cuts.windows(2)
         .map(|w| {
-            let style = if w[0] >= note_at {
+            let style = if w[0] < text_at {
                 styles.note
             } else if hits.iter().any(|h| h.start <= w[0] && w[0] < h.end) {
                 styles.hit

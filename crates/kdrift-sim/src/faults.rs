@@ -121,6 +121,15 @@ impl Faults {
         self.drop_watches();
     }
 
+    /// Lift [`Faults::forbid_resource`].
+    pub fn allow_resource(&self, group: &str, plural: &str) {
+        self.inner
+            .forbidden_resources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&format!("{group}/{plural}"));
+    }
+
     pub fn is_resource_forbidden(&self, group: &str, plural: &str) -> bool {
         self.inner
             .forbidden_resources
