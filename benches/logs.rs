@@ -36,12 +36,12 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
 
 /// Line `i` of a busy service: mostly request lines, now and then a long one (a stack, a dump).
 fn line(i: usize) -> LogLine {
-    let text = if i % 500 == 0 {
+    let text = if i.is_multiple_of(500) {
         format!(
             "ERROR request {i} failed: {}",
             "stack frame at com.example.Server.handle; ".repeat(40)
         )
-    } else if i % 7 == 0 {
+    } else if i.is_multiple_of(7) {
         format!(
             "WARN GET /api/v1/items/{i} 404 {}ms slow upstream inventory-api retrying",
             i % 90
