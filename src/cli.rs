@@ -75,6 +75,13 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
+    /// Print the log of a workload's newest unready pod (its newest pod when all are ready), for
+    /// scripts: TYPE is deploy, sts or ds (as kubectl names them); the pods are those of the
+    /// workload's spec.selector.matchLabels. The pod chosen is named on stderr. Piped, the log's
+    /// bytes are written as they are; on a terminal, control characters are shown escaped.
+    /// Exit 0, else 2 with the reason on stderr (no such workload, no pods, no such container,
+    /// forbidden).
+    Logs(LogsArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell): `source <(kdrift
     /// completions bash)`. It calls kdrift back on TAB, so TYPE/NAME completes from the
     /// manifests folder (--manifests, --overlay and -n on the line are honoured).
@@ -122,6 +129,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
         Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
+        Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
             match crate::complete::write_registration(shell, &mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -195,6 +203,25 @@ pub struct AcceptArgs {
     /// The commit message's subject (the body still lists the fields).
     #[arg(short = 'm', long = "message", value_name = "MSG")]
     pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogsArgs {
+    /// The workload, as kubectl names it: deploy/web, sts/db, ds/agent.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// The container (default: the pod's default-container annotation, else its first).
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub container: Option<String>,
+    /// The previous run's log: the crash of a crash-looping container.
+    #[arg(short = 'p', long)]
+    pub previous: bool,
+    /// Keep printing new lines until interrupted or the container stops.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// Only the newest N lines.
+    #[arg(long, value_name = "N")]
+    pub tail: Option<i64>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -30,6 +30,35 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Columns between tab stops, as a terminal sets them.
+const TAB: usize = 8;
+
+/// The bytes of one container log line as the log view keeps them: invalid UTF-8 replaced
+/// (U+FFFD, as a lossy decode), a trailing carriage return dropped, tabs expanded to the next
+/// stop (a cell holding a tab would be drawn as nothing), and every other control character
+/// written visibly ([`printable`]): a log never drives the terminal.
+pub fn log_line(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let shown = printable(&text);
+    if !shown.contains('\t') {
+        return shown.into_owned();
+    }
+    let mut out = String::with_capacity(shown.len() + TAB);
+    let mut column = 0;
+    for c in shown.chars() {
+        if c == '\t' {
+            let next = (column / TAB + 1) * TAB;
+            out.extend(std::iter::repeat_n(' ', next - column));
+            column = next;
+        } else {
+            out.push(c);
+            column += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +75,16 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(printable("héllo → ✓"), "héllo → ✓");
+    }
+
+    #[test]
+    fn a_log_line_is_decoded_lossily_and_shows_its_escapes() {
+        assert_eq!(
+            log_line(b"\x1b[31mERROR\x1b[0m disk \xff\xfe full\r"),
+            "^[[31mERROR^[[0m disk \u{fffd}\u{fffd} full"
+        );
+        assert_eq!(log_line(b"\tat Main.main\x07"), "        at Main.main^G");
+        assert_eq!(log_line(b"ab\tc"), "ab      c");
+        assert_eq!(log_line("naïve ✓".as_bytes()), "naïve ✓");
     }
 }

@@ -179,7 +179,15 @@ fn kubectl_plugin_completion_answers_in_cobras_format() {
 fn the_man_page_is_roff_with_every_subcommand_and_man_reads_it() {
     let page = kdrift(&["man"]);
     assert!(page.contains(".TH kdrift 1"), "{page}");
-    for sub in ["check", "diff", "accept", "revert", "demo", "completions"] {
+    for sub in [
+        "check",
+        "diff",
+        "accept",
+        "revert",
+        "logs",
+        "demo",
+        "completions",
+    ] {
         assert!(page.contains(sub), "no {sub} in the page");
     }
     // man itself, where the machine has it, renders it.

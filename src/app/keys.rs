@@ -15,6 +15,12 @@ pub const HELP: &[(&str, &str)] = &[
     ("pgdn / ctrl-f", "page down"),
     ("pgup / ctrl-b", "page up"),
     ("enter", "open the workload's detail"),
+    ("l", "detail: the selected pod's log (j/k select)"),
+    ("p", "log: the previous run's log (a crash) or back"),
+    ("c", "log: the next container"),
+    ("w", "log: wrap long lines"),
+    ("/  n  N", "log: search, next / previous match"),
+    ("g  G", "log: oldest line / newest, following"),
     ("d", "diff: manifest against live, who changed what"),
     ("n / ]  N / [", "diff: next / previous drifted field"),
     ("ctrl-r", "diff: fetch the live object again"),
@@ -112,6 +118,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     {
         return super::drift_list::drift_list_key(app, key);
     }
+    if let Screen::Log(view) = &app.screen
+        && (view.typing.is_some() || !matches!(key.code, KeyCode::Char(':' | '?' | 'q')))
+    {
+        return super::logs::log_key(app, key);
+    }
     if key.code == KeyCode::Char('r') && !ctrl {
         return match revert_target(app) {
             Some(key) => app.open_revert(key),
@@ -163,15 +174,8 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
                 _ => {}
             },
-            Screen::Revert(_) | Screen::Pick(_) | Screen::DriftList(_) => {}
-            Screen::Detail { scroll, .. } => match key.code {
-                KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
-                KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
-                KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
-                KeyCode::PageDown => *scroll = scroll.saturating_add(10),
-                KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
-                _ => {}
-            },
+            Screen::Revert(_) | Screen::Pick(_) | Screen::DriftList(_) | Screen::Log(_) => {}
+            Screen::Detail { .. } => return detail_key(app, key),
         },
     }
     Vec::new()
@@ -191,8 +195,55 @@ fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
         | Screen::Revert(_)
         | Screen::Accept(_)
         | Screen::Pick(_)
-        | Screen::DriftList(_) => None,
+        | Screen::DriftList(_)
+        | Screen::Log(_) => None,
     }
+}
+
+/// The detail view: `j`/`k` select a pod (the view keeps it in sight), paging scrolls, `l` opens
+/// the selected pod's log.
+fn detail_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    if key.code == KeyCode::Char('l') {
+        return app.open_log();
+    }
+    let Screen::Detail { key: shown, .. } = &app.screen else {
+        return Vec::new();
+    };
+    let pods = super::detail::detail(&app.cache, shown).map_or(0, |d| d.pods.len());
+    let cursor = &mut app.pod_cursor;
+    let from = cursor.shown.get();
+    let Screen::Detail { scroll, .. } = &mut app.screen else {
+        return Vec::new();
+    };
+    match key.code {
+        KeyCode::Char('j') | KeyCode::Down if pods > 0 => {
+            cursor.index = (cursor.index + 1).min(pods - 1);
+            cursor.pinned = true;
+            *scroll = from;
+        }
+        KeyCode::Char('k') | KeyCode::Up if pods > 0 => {
+            cursor.index = cursor.index.min(pods - 1).saturating_sub(1);
+            cursor.pinned = true;
+            *scroll = from;
+        }
+        // Without pods there is nothing to select: the keys scroll.
+        KeyCode::Char('j') | KeyCode::Down => *scroll = from.saturating_add(1),
+        KeyCode::Char('k') | KeyCode::Up => *scroll = from.saturating_sub(1),
+        KeyCode::Char('g') | KeyCode::Home => {
+            *scroll = 0;
+            cursor.pinned = false;
+        }
+        KeyCode::PageDown => {
+            *scroll = from.saturating_add(10);
+            cursor.pinned = false;
+        }
+        KeyCode::PageUp => {
+            *scroll = from.saturating_sub(10);
+            cursor.pinned = false;
+        }
+        _ => {}
+    }
+    Vec::new()
 }
 
 fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {

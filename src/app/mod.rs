@@ -10,6 +10,7 @@
 //! - [`revert`](mod@revert): the `r` view — dry-run preview, confirmation, outcome.
 //! - [`picker`]: the `:ns` and `:ctx` pickers.
 //! - [`objects`]: objects of every other kind the manifests use, their drift as they are watched.
+//! - [`logs`]: the `l` log view of a pod: ring buffer, follow and pause, search, wrap.
 //! - [`drift_list`]: the `:drift` view, every object of any kind that is drifted, missing or in
 //!   error.
 pub mod accept;
@@ -18,6 +19,7 @@ pub mod detail;
 pub mod drift;
 pub mod drift_list;
 pub mod keys;
+pub mod logs;
 pub mod objects;
 pub mod picker;
 pub mod revert;
@@ -101,6 +103,11 @@ pub enum Message {
         id: u64,
         result: Result<revert::RevertDone, String>,
     },
+    /// What the log stream of `Command::OpenLog` tagged `epoch` read or met.
+    Log {
+        epoch: u64,
+        event: crate::cluster::logs::LogEvent,
+    },
 }
 
 /// What the runtime must do for the app.
@@ -167,6 +174,14 @@ pub enum Command {
         id: u64,
         key: ManifestKey,
     },
+    /// Stream a container's log (replacing any log stream), answering with `Message::Log`
+    /// tagged `epoch`.
+    OpenLog {
+        epoch: u64,
+        request: crate::cluster::logs::LogRequest,
+    },
+    /// The log view closed: stop its stream.
+    StopLog,
 }
 
 /// The drift slot of a row; filled by the drift engine once it lands.
@@ -204,6 +219,20 @@ pub enum Screen {
     DriftList(Box<drift_list::DriftListView>),
     /// `:ns` or `:ctx` alone: choose a namespace or context.
     Pick(Box<picker::Picker>),
+    /// `l` on a pod in the detail view: its log.
+    Log(Box<logs::LogView>),
+}
+
+/// The pod selected in the detail view (`j`/`k` move it, `l` opens its log).
+#[derive(Debug, Clone, Default)]
+pub struct PodCursor {
+    /// Its place among the detail's pods (newest first).
+    pub index: usize,
+    /// The view scrolls to keep it in sight (after `j`/`k`; paging frees the view).
+    pub pinned: bool,
+    /// The scroll the last frame drew with (the drawing moves it to keep a pinned cursor in
+    /// sight; paging goes on from there).
+    pub shown: std::cell::Cell<u16>,
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -230,6 +259,9 @@ pub struct App {
     pub epoch: u64,
     /// Which generation of the detail view's watchers is current.
     pub detail_epoch: u64,
+    /// Which log stream is current.
+    pub log_epoch: u64,
+    pub pod_cursor: PodCursor,
     /// The id of the latest revert view opened (late answers for older ones are dropped).
     pub revert_seq: u64,
     pub cache: ClusterCache,
@@ -284,6 +316,8 @@ impl App {
             readonly: false,
             epoch: 0,
             detail_epoch: 0,
+            log_epoch: 0,
+            pod_cursor: PodCursor::default(),
             revert_seq: 0,
             cache: ClusterCache::default(),
             health: table_health(),
@@ -377,6 +411,7 @@ impl App {
     pub fn open_detail(&mut self, key: ObjectKey) -> Vec<Command> {
         let namespace = key.namespace.to_string();
         self.screen = Screen::Detail { key, scroll: 0 };
+        self.pod_cursor = PodCursor::default();
         self.clear_detail();
         self.detail_epoch += 1;
         for kind in DETAIL_KINDS {
@@ -404,6 +439,8 @@ impl App {
 
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
+        // A log view closes with the detail view it was opened from.
+        let mut commands = self.close_log();
         if let Screen::Revert(view) = &self.screen {
             // A revert view closes with the screen it was opened from.
             self.screen = view.back.clone();
@@ -414,15 +451,16 @@ impl App {
         ) {
             // These views watch nothing.
             self.screen = Screen::Table;
-            return Vec::new();
+            return commands;
         }
         if !matches!(self.screen, Screen::Detail { .. }) {
-            return Vec::new();
+            return commands;
         }
         self.screen = Screen::Table;
         self.clear_detail();
         self.detail_epoch += 1;
-        vec![Command::StopDetail]
+        commands.push(Command::StopDetail);
+        commands
     }
 
     fn clear_detail(&mut self) {
@@ -727,6 +765,10 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
         Message::Reverted { id, result } => app.reverted(id, result),
         Message::StallsExplained(explained) => {
             app.stalls_explained(explained);
+            Vec::new()
+        }
+        Message::Log { epoch, event } => {
+            app.log_event(epoch, event);
             Vec::new()
         }
     }

@@ -9,6 +9,8 @@
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`live`]: the table watcher's Deployment type (slim row and the object's JSON text, read
 //!   into a drift extract only for objects with a manifest) and the fetches for drift.
+//! - [`logs`]: a container's log streamed in batches of safe, capped lines, reconnecting while
+//!   the container runs.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
 //! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
@@ -17,6 +19,7 @@ pub mod client;
 pub mod fallback;
 pub mod kinds;
 pub mod live;
+pub mod logs;
 pub mod openapi;
 pub mod revert;
 pub mod rows;

@@ -4,6 +4,7 @@
 //! - [`target`]: `TYPE/NAME` as kubectl reads it.
 //! - [`context`]: connect, load manifests, list or get live objects.
 //! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
+//! - [`logs`]: a workload's newest unready pod's log (exit 0, or 2 with the reason).
 /// `println!` with control characters from the cluster escaped ([`crate::text::printable`]).
 macro_rules! say {
     ($($arg:tt)*) => {
@@ -22,6 +23,7 @@ pub mod accept;
 pub mod check;
 pub mod context;
 pub mod diff;
+pub mod logs;
 pub mod revert;
 pub mod target;
 

@@ -55,6 +55,8 @@ struct Loop {
     watchers: Watchers,
     /// The detail view's watchers, while it is open.
     detail: Option<Watchers>,
+    /// The log view's stream, while it is open (dropping it stops the stream).
+    log: Option<crate::cluster::logs::LogTask>,
     /// The epoch of the latest `:ns`/`:ctx` switch asked for.
     requested: u64,
     tx: UnboundedSender<Event>,
@@ -195,6 +197,16 @@ impl Loop {
                     ));
                 }
                 Command::StopDetail => self.detail = None,
+                Command::OpenLog { epoch, request } => {
+                    self.log = None;
+                    let tx = self.tx.clone();
+                    self.log = Some(crate::cluster::logs::spawn_log(
+                        self.conn.client.clone(),
+                        request,
+                        move |event| tx.send(Event::App(Message::Log { epoch, event })).is_ok(),
+                    ));
+                }
+                Command::StopLog => self.log = None,
                 Command::ListNamespaces => self.list_namespaces(),
                 Command::FetchLive(keys) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
@@ -350,6 +362,7 @@ impl Loop {
     fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
         tracing::info!(context = %conn.context, scope = conn.scope.label(), "switching");
         self.detail = None;
+        self.log = None;
         self.object_watchers = None;
         self.watchers = watch(&conn, epoch, &self.tx);
         let msg = Message::Switched {
@@ -471,6 +484,7 @@ impl Session {
                 conn,
                 watchers,
                 detail: None,
+                log: None,
                 requested: 0,
                 tx,
                 _manifests: manifests,

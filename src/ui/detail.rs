@@ -36,17 +36,39 @@ pub fn render_detail(
         .borders(Borders::ALL)
         .border_style(theme.border)
         .title(title);
-    let lines = match detail(&app.cache, key) {
+    let (lines, selected) = match detail(&app.cache, key) {
         Some(d) => detail_lines(app, theme, &d),
-        None => vec![Line::styled(
-            format!(
-                "this {} is gone (deleted, or not in the watched namespaces) — esc goes back",
-                key.kind.kind()
-            ),
-            theme.warning,
-        )],
+        None => (
+            vec![Line::styled(
+                format!(
+                    "this {} is gone (deleted, or not in the watched namespaces) — esc goes back",
+                    key.kind.kind()
+                ),
+                theme.warning,
+            )],
+            None,
+        ),
     };
+    let scroll = keep_in_sight(app, scroll, selected, area.height.saturating_sub(2));
+    app.pod_cursor.shown.set(scroll);
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+}
+
+/// The scroll that shows the selected pod's line, while the cursor is pinned (moved by `j`/`k`).
+fn keep_in_sight(app: &App, scroll: u16, selected: Option<usize>, rows: u16) -> u16 {
+    let Some(line) = selected
+        .filter(|_| app.pod_cursor.pinned)
+        .and_then(|l| u16::try_from(l).ok())
+    else {
+        return scroll;
+    };
+    if line < scroll {
+        line
+    } else if line >= scroll.saturating_add(rows) {
+        line.saturating_sub(rows.saturating_sub(1))
+    } else {
+        scroll
+    }
 }
 
 fn section<'a>(theme: &Theme, title: &str) -> Line<'a> {
@@ -67,7 +89,12 @@ fn health_line<'a>(app: &App, theme: &Theme, kind: WatchedKind) -> Option<Line<'
     }
 }
 
-fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>) -> Vec<Line<'a>> {
+/// The lines of the detail, and which of them is the selected pod's.
+fn detail_lines<'a>(
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) -> (Vec<Line<'a>>, Option<usize>) {
     let now = app.now;
     let e = d.deployment;
     let r = &e.row;
@@ -195,7 +222,9 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     lines.extend(health_line(app, theme, WatchedKind::Pods));
     let pod_width = column_width(d.pods.iter().map(|p| p.key.name.as_ref()), 44);
     let reason_width = column_width(d.pods.iter().map(|p| p.reason.as_deref().unwrap_or("")), 26);
-    for p in &d.pods {
+    let cursor = app.pod_cursor.index.min(d.pods.len().saturating_sub(1));
+    let mut selected = None;
+    for (i, p) in d.pods.iter().enumerate() {
         let bad = p.reason.is_some() || p.phase != "Running" || p.ready_containers < p.containers;
         let style = if p.reason.is_some() {
             theme.error
@@ -203,6 +232,12 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
             theme.warning
         } else {
             theme.text
+        };
+        let style = if i == cursor {
+            selected = Some(lines.len());
+            theme.selected
+        } else {
+            style
         };
         let phase = if p.deleting {
             "Terminating"
@@ -284,7 +319,7 @@ fn detail_lines<'a>(app: &App, theme: &Theme, d: &crate::app::detail::Detail<'_>
     if d.events.is_empty() {
         lines.push(Line::styled("  no recent events", theme.muted));
     }
-    lines
+    (lines, selected)
 }
 
 /// How a StatefulSet or DaemonSet rolls out, and where it stands (none for a Deployment, whose

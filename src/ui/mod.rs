@@ -3,6 +3,7 @@
 //! - [`table`]: the Deployment table (visible rows only).
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
+//! - [`logs`]: the `l` log view of a pod.
 //! - [`revert`]: the `r` revert preview and confirmation.
 //! - [`picker`]: the `:ns` and `:ctx` pickers.
 //! - [`theme`]: TOML themes.
@@ -13,6 +14,7 @@ pub mod detail;
 pub mod diff_view;
 pub mod drift_list;
 pub mod format;
+pub mod logs;
 pub mod picker;
 pub mod revert;
 pub mod table;
@@ -64,6 +66,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
         Screen::Pick(picker) => picker::render_picker(app, theme, frame, body, picker),
         Screen::DriftList(view) => drift_list::render_drift_list(app, theme, frame, body, view),
+        Screen::Log(view) => logs::render_log(theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
     render_hints(app, theme, frame, hints);
@@ -195,6 +198,17 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             Span::raw(text.clone()),
             Span::styled("▏", theme.muted),
         ]),
+        None if matches!(&app.screen, Screen::Log(v) if v.typing.is_some()) => {
+            let typed = match &app.screen {
+                Screen::Log(v) => v.typing.clone().unwrap_or_default(),
+                _ => String::new(),
+            };
+            Line::from(vec![
+                Span::styled("/", theme.status_key),
+                Span::raw(typed),
+                Span::styled("▏", theme.muted),
+            ])
+        }
         None => match &app.flash {
             Some(f) => {
                 let style = if f.error { theme.error } else { theme.warning };
@@ -222,7 +236,9 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                     ],
                     Screen::Detail { .. } => &[
                         ("esc", "back"),
-                        ("j/k", "scroll"),
+                        ("j/k", "select pod"),
+                        ("l", "log"),
+                        ("pgdn/pgup", "scroll"),
                         ("a", "accept"),
                         ("r", "revert"),
                         ("?", "help"),
@@ -268,6 +284,17 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("/", "filter"),
                         ("j/k", "move"),
                         ("esc", "back"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                    Screen::Log(_) => &[
+                        ("esc", "back"),
+                        ("p", "previous run"),
+                        ("c", "container"),
+                        ("/", "search"),
+                        ("n/N", "next/prev"),
+                        ("w", "wrap"),
+                        ("g/G", "top/follow"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
@@ -355,7 +382,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) | Screen::Accept(_) => return Some(60),
         Screen::DriftList(_) => return Some(60),
-        Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) => {}
+        Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) | Screen::Log(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);

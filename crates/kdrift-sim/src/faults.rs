@@ -110,7 +110,8 @@ impl Faults {
     }
 
     /// Every request for resource type `plural` of `group` gets a 403 (a user whose RBAC does
-    /// not grant that type, such as Secrets).
+    /// not grant that type, such as Secrets); a subresource is named as RBAC names it
+    /// (`pods/log`), and then only it is refused.
     pub fn forbid_resource(&self, group: &str, plural: &str) {
         self.inner
             .forbidden_resources
@@ -118,6 +119,15 @@ impl Faults {
             .unwrap_or_else(|e| e.into_inner())
             .insert(format!("{group}/{plural}"));
         self.drop_watches();
+    }
+
+    /// Lift [`Faults::forbid_resource`].
+    pub fn allow_resource(&self, group: &str, plural: &str) {
+        self.inner
+            .forbidden_resources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&format!("{group}/{plural}"));
     }
 
     pub fn is_resource_forbidden(&self, group: &str, plural: &str) -> bool {

@@ -2,8 +2,9 @@
 //! demand from the pod, the container and the time, never stored, so a log costs nothing until
 //! someone reads it. A healthy container writes its start-up lines, then a request line every
 //! few hundred milliseconds; a crashing image (see `pods`) writes its start-up and an exception
-//! with its stack, then exits with code 1. As a kubelet's log rotation does, only the newest
-//! [`KEPT_LINES`] lines of a run can be read.
+//! with its stack, then exits with code 1. An image tagged `garbled` starts with the lines a log
+//! viewer must survive: terminal escape sequences, invalid UTF-8 and a line of 1 MiB. As a
+//! kubelet's log rotation does, only the newest [`KEPT_LINES`] lines of a run can be read.
 use jiff::{SignedDuration, Timestamp};
 
 use super::pods::small_hash;
@@ -27,11 +28,22 @@ pub struct Run {
     pub crashes: bool,
 }
 
-/// One line with the time it was written.
+/// One line with the time it was written: bytes, as a container writes them (not always
+/// UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     pub at: Timestamp,
-    pub text: String,
+    pub text: Vec<u8>,
+}
+
+/// The length of the longest line a `garbled` image writes.
+pub const GARBLED_LONG_LINE: usize = 1 << 20;
+
+/// An image whose tag says `garbled` writes hostile lines at start-up.
+pub fn garbled(image: &str) -> bool {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    last.split_once(':')
+        .is_some_and(|(_, tag)| tag.to_ascii_lowercase().contains("garbled"))
 }
 
 const PATHS: &[(&str, &str)] = &[
@@ -55,7 +67,7 @@ impl Run {
         last.split_once(':').map_or("latest", |(_, tag)| tag)
     }
 
-    fn startup(&self) -> Vec<String> {
+    fn startup(&self) -> Vec<Vec<u8>> {
         let c = &self.container;
         let mut lines = vec![
             format!("INFO starting {c} {}", self.version()),
@@ -67,6 +79,18 @@ impl Run {
         } else {
             lines.push("INFO listening on :8080".into());
             lines.push("INFO ready to serve requests".into());
+        }
+        let mut lines: Vec<Vec<u8>> = lines.into_iter().map(String::into_bytes).collect();
+        if garbled(&self.image) {
+            lines.push(
+                b"\x1b[31mERROR\x1b[0m colours from a logger that thinks it has a terminal"
+                    .to_vec(),
+            );
+            lines.push(b"WARN \x1b]0;owned\x07title \x1b[2Jclear \x08\x08backspace".to_vec());
+            lines.push(b"WARN invalid UTF-8: \xff\xfe \xc3( end".to_vec());
+            let mut long = b"DEBUG dump ".to_vec();
+            long.resize(GARBLED_LONG_LINE, b'A');
+            lines.push(long);
         }
         lines
     }
@@ -130,12 +154,15 @@ impl Run {
         let n = startup.len() as u64;
         let stamp = |at: Timestamp, text: &str| Line {
             at,
-            text: text.to_string(),
+            text: text.as_bytes().to_vec(),
         };
         if index < n {
             let at =
                 self.started + SignedDuration::from_millis(i64::try_from(index * 7).unwrap_or(0));
-            return stamp(at, &startup[usize::try_from(index).unwrap_or(0)]);
+            return Line {
+                at,
+                text: startup[usize::try_from(index).unwrap_or(0)].clone(),
+            };
         }
         if self.crashes {
             let at = self.started + SignedDuration::from_millis(40);
@@ -143,7 +170,7 @@ impl Run {
             let i = usize::try_from(index - n).unwrap_or(0).min(stack.len() - 1);
             return Line {
                 at,
-                text: stack[i].clone(),
+                text: stack[i].clone().into_bytes(),
             };
         }
         let k = index - n;
@@ -204,7 +231,7 @@ mod tests {
         assert_eq!(r.written(at("2026-11-24T02:59:59Z")), 0);
         assert_eq!(r.written(at("2026-11-24T03:00:00.5Z")), 4);
         let first = r.line(0);
-        assert_eq!(first.text, "INFO starting checkout 3.1.0");
+        assert_eq!(first.text, b"INFO starting checkout 3.1.0");
         assert_eq!(first.at, at("2026-11-24T03:00:00Z"));
         let minute = r.written(at("2026-11-24T03:01:00Z"));
         assert!((100..=210).contains(&minute), "{minute}");
@@ -217,7 +244,7 @@ mod tests {
             last = line.at;
         }
         assert!(r.line(minute).at > at("2026-11-24T03:01:00Z"));
-        assert!(r.line(10).text.ends_with("ms"), "{}", r.line(10).text);
+        assert!(r.line(10).text.ends_with(b"ms"), "{:?}", r.line(10).text);
         assert_eq!(r.line(10), r.line(10), "the same line every time");
         assert_eq!(Run::first_kept(25_000), 15_000);
     }
@@ -226,7 +253,9 @@ mod tests {
     fn a_crashing_container_writes_its_startup_and_an_exception() {
         let r = run(true);
         let n = r.written(at("2026-11-24T04:00:00Z"));
-        let text: Vec<String> = (0..n).map(|i| r.line(i).text).collect();
+        let text: Vec<String> = (0..n)
+            .map(|i| String::from_utf8(r.line(i).text).unwrap())
+            .collect();
         assert_eq!(text.len(), 7);
         assert_eq!(text[3], "ERROR unhandled exception, exiting");
         assert!(text[4].starts_with("Exception in thread \"main\" java.lang.NullPointerException"));

@@ -175,7 +175,13 @@ fn forbidden(
     let namespace_list = r == ResourceType::NAMESPACE
         && path.name.is_none()
         && state.faults.namespace_list_forbidden();
-    let resource = state.faults.is_resource_forbidden(r.group(), r.plural());
+    // RBAC grants a subresource apart: `pods` may be readable while `pods/log` is not.
+    let resource = state.faults.is_resource_forbidden(r.group(), r.plural())
+        || path.subresource.as_deref().is_some_and(|sub| {
+            state
+                .faults
+                .is_resource_forbidden(r.group(), &format!("{}/{sub}", r.plural()))
+        });
     if !namespace_list && !resource && (!scoped || !state.faults.is_forbidden(ns)) {
         return None;
     }

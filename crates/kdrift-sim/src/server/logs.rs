@@ -223,21 +223,23 @@ impl Writer {
             if self.since.is_some_and(|s| line.at < s) {
                 continue;
             }
-            let text = if self.timestamps {
-                format!("{} {}\n", rfc3339_nano(line.at), line.text)
-            } else {
-                format!("{}\n", line.text)
-            };
+            let mut text = Vec::with_capacity(line.text.len() + 40);
+            if self.timestamps {
+                text.extend_from_slice(rfc3339_nano(line.at).as_bytes());
+                text.push(b' ');
+            }
+            text.extend_from_slice(&line.text);
+            text.push(b'\n');
             match &mut self.left {
                 Some(left) if text.len() >= *left => {
-                    out.extend_from_slice(&text.as_bytes()[..*left]);
+                    out.extend_from_slice(&text[..*left]);
                     *left = 0;
                     return false;
                 }
                 Some(left) => *left -= text.len(),
                 None => {}
             }
-            out.extend_from_slice(text.as_bytes());
+            out.extend_from_slice(&text);
         }
         true
     }
