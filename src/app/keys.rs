@@ -34,11 +34,8 @@ pub const HELP: &[(&str, &str)] = &[
         "pick a namespace (/ filters) or watch NAME/all",
     ),
     (":ctx [NAME]", "pick a kubeconfig context or switch to NAME"),
-    (
-        ":workloads",
-        "every workload (Deployments, StatefulSets, DaemonSets)",
-    ),
-    (":deploy :sts :ds", "the workloads of one kind"),
+    (":workloads", "every workload kind in one table"),
+    (":deploy/sts/ds", "the workloads of one kind"),
     (":drift", "drifted or missing objects of every kind"),
     (":problems", "what could not be read in the manifests"),
     (":q", "quit"),

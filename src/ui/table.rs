@@ -11,7 +11,7 @@ use crate::app::cache::WorkloadEntry;
 use crate::app::{App, DriftSummary};
 use std::sync::Arc;
 
-use crate::cluster::rows::WorkloadKind;
+use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::{WatchHealth, WatchedKind};
 use crate::rollout::RolloutPhase;
 
@@ -113,11 +113,15 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     // An 80-column terminal cannot hold every column at full width: the gauge goes and the
     // counts' header shortens, so that the phase and the drift stay readable.
     let compact = area.width.saturating_sub(2) < COMPACT_BELOW;
+    // The KIND column, in `:workloads`; narrow, a StatefulSet's or DaemonSet's name says its
+    // kind instead, as kubectl's TYPE/NAME (`sts/ledger-db`), and a Deployment's is plain.
+    let kind_column = kind.is_none() && !compact;
+    let kind_prefix = kind.is_none() && compact;
     let mut header = Vec::with_capacity(8);
     if show_ns {
         header.push("NAMESPACE");
     }
-    if kind.is_none() {
+    if kind_column {
         header.push("KIND");
     }
     header.extend(["NAME", "DESIRED"]);
@@ -153,9 +157,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     } else {
         &[7, 15, GAUGE_WIDTH + 5, PHASE_WIDTH, 5, 9]
     };
-    let kind_width = if kind.is_none() { KIND_WIDTH } else { 0 };
+    let kind_width = if kind_column { KIND_WIDTH } else { 0 };
     let columns =
-        fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind.is_none());
+        fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind_column);
     let left = inner
         .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
         .saturating_sub(columns.saturating_sub(1));
@@ -175,7 +179,8 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     };
     let cols = Columns {
         namespace: ns_width,
-        kind: kind.is_none(),
+        kind: kind_column,
+        kind_prefix,
         name: name_width.max(1),
         phase: phase_width.max(1),
     };
@@ -195,7 +200,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     if let Some(ns) = ns_width {
         widths.push(Constraint::Length(ns as u16));
     }
-    if kind.is_none() {
+    if kind_column {
         widths.push(Constraint::Length(KIND_WIDTH as u16));
     }
     if compact {
@@ -245,6 +250,8 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 struct Columns {
     namespace: Option<usize>,
     kind: bool,
+    /// No KIND column but several kinds: the name says it (`sts/…`).
+    kind_prefix: bool,
     phase: usize,
     name: usize,
 }
@@ -266,7 +273,7 @@ fn missing_row<'a>(
         cells.push(Cell::from(key.kind.short()));
     }
     cells.extend([
-        Cell::from(fit(&key.name, cols.name)),
+        Cell::from(fit(&shown_name(key, cols), cols.name)),
         Cell::from(""),
         Cell::from(""),
     ]);
@@ -314,7 +321,7 @@ fn build_row<'a>(
         cells.push(Cell::from(r.key.kind.short()));
     }
     cells.extend([
-        Cell::from(fit(&r.key.name, cols.name)),
+        Cell::from(fit(&shown_name(&r.key, cols), cols.name)),
         Cell::from(format!("{:>7}", r.desired)),
         Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
     ]);
@@ -337,6 +344,15 @@ fn build_row<'a>(
     ]);
     let style = if selected { theme.selected } else { row_style };
     Row::new(cells).style(style)
+}
+
+/// The NAME cell: the name, or `sts/name` / `ds/name` when no KIND column says the kind.
+fn shown_name<'k>(key: &'k ObjectKey, cols: &Columns) -> std::borrow::Cow<'k, str> {
+    if cols.kind_prefix && key.kind != WorkloadKind::Deployment {
+        format!("{}/{}", key.kind.short(), key.name).into()
+    } else {
+        key.name.as_ref().into()
+    }
 }
 
 /// A why line without its "pods": `2 Pending: Insufficient memory` for `2 pods Pending: …`.

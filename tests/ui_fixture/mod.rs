@@ -316,6 +316,7 @@ pub fn send_detail_rows(app: &mut App) {
     );
     for kind in [
         WatchedKind::ReplicaSets,
+        WatchedKind::ControllerRevisions,
         WatchedKind::Pods,
         WatchedKind::Events,
     ] {
