@@ -28,6 +28,7 @@ pub mod commands;
 pub mod complete;
 pub mod drift;
 pub mod git;
+pub mod gitops;
 pub mod logging;
 pub mod manifest;
 pub mod process;

@@ -17,6 +17,7 @@
 //!   refused (403), back to one when it is allowed.
 pub mod client;
 pub mod fallback;
+pub mod gitops;
 pub mod kinds;
 pub mod live;
 pub mod logs;

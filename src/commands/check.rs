@@ -178,8 +178,36 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
             }
         }
     }
-    let report = crate::drift::check::check(&ctx.index, objects, &covers, show_unmanaged, errors);
+    let mut report =
+        crate::drift::check::check(&ctx.index, objects, &covers, show_unmanaged, errors);
+    read_reconcilers(ctx, &mut report).await;
     (report, skipped)
+}
+
+/// Who will act on each drifted object: its owners' Applications, Kustomizations and
+/// HelmReleases, each read once.
+async fn read_reconcilers(ctx: &Context, report: &mut crate::drift::report::DriftReport) {
+    use crate::drift::ObjectStatus;
+    let drifted = |o: &crate::drift::report::ReportedObject| {
+        matches!(o.drift.status, ObjectStatus::Drifted) && o.drift.drift_count() > 0
+    };
+    let owners: Vec<crate::gitops::Owner> = report
+        .objects
+        .iter()
+        .filter(|o| drifted(o))
+        .flat_map(|o| o.owners.iter().cloned())
+        .collect();
+    if owners.is_empty() {
+        return;
+    }
+    let read = crate::cluster::gitops::read_all(&ctx.conn.client, owners).await;
+    for object in report.objects.iter_mut().filter(|o| drifted(o)) {
+        object.reconcilers = object
+            .owners
+            .iter()
+            .filter_map(|owner| read.get(owner).cloned())
+            .collect();
+    }
 }
 
 /// Manifests of a kind whose listing was in another version than theirs (an HPA in

@@ -120,8 +120,12 @@ pub fn check(
                 .collect()
         })
     };
-    for ((manifest, _), drift) in pairs.iter().zip(drifts) {
+    for ((manifest, live), drift) in pairs.iter().zip(drifts) {
         report.add(drift, Some(manifest), Some(index));
+        if let (Some(live), Some(reported)) = (live, report.objects.last_mut()) {
+            // The instance label alone is not trusted here: no Application list is at hand.
+            reported.owners = crate::gitops::owners_of_json(live.body.get("metadata"), &|_| false);
+        }
     }
     if show_unmanaged {
         let mut rest: Vec<ObjectKey> = live

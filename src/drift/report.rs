@@ -62,6 +62,10 @@ pub struct ReportedObject {
     pub item_places: Vec<Option<crate::manifest::Place>>,
     /// The kustomization file of the kustomize root that renders the object.
     pub rendered_by: Option<PathBuf>,
+    /// The GitOps controllers its live object says own it (see [`crate::gitops`]).
+    pub owners: Vec<crate::gitops::Owner>,
+    /// What they will do about its drift, once read (drifted and missing objects only).
+    pub reconcilers: Vec<crate::gitops::Reconciler>,
 }
 
 /// The kustomize side of a check: the renderer and the roots rendered.
@@ -183,6 +187,10 @@ struct JsonObject<'a> {
     rendered_by: Option<String>,
     restarted: bool,
     error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconciler: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reconcilers: Option<Vec<Value>>,
     items: Vec<JsonItem<'a>>,
 }
 
@@ -259,6 +267,8 @@ impl DriftReport {
             item_places,
             rendered_by: manifest.and_then(|m| m.rendered.as_deref().map(Path::to_path_buf)),
             drift,
+            owners: Vec::new(),
+            reconcilers: Vec::new(),
         });
     }
 
@@ -458,6 +468,9 @@ impl DriftReport {
                     attribution_text(item, now)
                 );
             }
+            for reconciler in &object.reconcilers {
+                let _ = writeln!(out, "{key}  ↳ {}", reconciler.sentence());
+            }
         }
         for problem in &self.problems {
             let _ = writeln!(out, "problem: {problem}");
@@ -491,6 +504,9 @@ impl DriftReport {
                         ObjectStatus::Error(message) => Some(message),
                         _ => None,
                     },
+                    reconciler: object.reconcilers.first().map(|r| r.to_json()),
+                    reconcilers: (object.reconcilers.len() > 1)
+                        .then(|| object.reconcilers.iter().map(|r| r.to_json()).collect()),
                     items: object
                         .drift
                         .items

@@ -1,0 +1,150 @@
+//! Reading the Argo CD Applications and Flux Kustomizations/HelmReleases that own live objects
+//! (see [`crate::gitops`]): a GET each, through the same client as everything else. What cannot
+//! be read (a 403, a cluster without the kind, no such object) is said, not fatal.
+use std::collections::BTreeMap;
+
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+
+use crate::gitops::{Owner, Policy, Reconciler};
+
+/// Where Argo CD keeps its Applications unless told otherwise.
+const ARGO_NAMESPACE: &str = "argocd";
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: format!("{group}/{version}"),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+fn application() -> ApiResource {
+    resource("argoproj.io", "v1alpha1", "Application", "applications")
+}
+
+/// Why an owner could not be read, in a few words.
+fn unreadable(owner: &Owner, err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) if s.code == 403 => format!("forbidden: {}", s.message),
+        kube::Error::Api(s) if s.code == 404 && s.reason == "NotFound" && s.details.is_none() => {
+            format!("the cluster serves no {} kind", owner.kind())
+        }
+        kube::Error::Api(s) if s.code == 404 => {
+            let (name, namespace) = owner.name();
+            match namespace {
+                Some(ns) => format!("no {} \"{name}\" in \"{ns}\"", owner.kind()),
+                None => format!("no {} \"{name}\"", owner.kind()),
+            }
+        }
+        other => crate::commands::context::describe(other),
+    }
+}
+
+async fn get(
+    client: &Client,
+    res: &ApiResource,
+    namespace: &str,
+    name: &str,
+) -> Result<serde_json::Value, kube::Error> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, res);
+    let object = api.get(name).await?;
+    serde_json::to_value(&object).map_err(kube::Error::SerdeError)
+}
+
+/// Reads one owner: its Application (in the namespace its tracking id names, else found among
+/// every namespace's, else in `argocd`), Kustomization or HelmRelease.
+pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
+    let policy = match owner {
+        Owner::Argo { app, namespace } => read_application(client, app, namespace.as_deref())
+            .await
+            .map(|(value, _)| Policy::of_application(&value))
+            .map_err(|e| unreadable(owner, &e)),
+        Owner::FluxKustomization { name, namespace } => {
+            let res = resource(
+                "kustomize.toolkit.fluxcd.io",
+                "v1",
+                "Kustomization",
+                "kustomizations",
+            );
+            get(client, &res, namespace, name)
+                .await
+                .map(|v| Policy::of_flux(&v))
+                .map_err(|e| unreadable(owner, &e))
+        }
+        Owner::FluxHelmRelease { name, namespace } => {
+            let res = resource(
+                "helm.toolkit.fluxcd.io",
+                "v2",
+                "HelmRelease",
+                "helmreleases",
+            );
+            get(client, &res, namespace, name)
+                .await
+                .map(|v| Policy::of_flux(&v))
+                .map_err(|e| unreadable(owner, &e))
+        }
+    };
+    Reconciler {
+        owner: owner.clone(),
+        policy,
+    }
+}
+
+/// An Application by name, and the namespace it was found in.
+async fn read_application(
+    client: &Client,
+    app: &str,
+    namespace: Option<&str>,
+) -> Result<(serde_json::Value, String), kube::Error> {
+    let res = application();
+    if let Some(ns) = namespace {
+        return Ok((get(client, &res, ns, app).await?, ns.to_owned()));
+    }
+    // Applications may live in any namespace; a user who may not list them all may still read
+    // Argo CD's own.
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), &res);
+    match all.list(&ListParams::default()).await {
+        Ok(list) => {
+            let found = list
+                .items
+                .into_iter()
+                .filter(|o| o.metadata.name.as_deref() == Some(app))
+                .min_by_key(|o| o.metadata.namespace.as_deref() != Some(ARGO_NAMESPACE));
+            match found {
+                Some(o) => {
+                    let ns = o.metadata.namespace.clone().unwrap_or_default();
+                    Ok((
+                        serde_json::to_value(&o).map_err(kube::Error::SerdeError)?,
+                        ns,
+                    ))
+                }
+                None => Ok((
+                    get(client, &res, ARGO_NAMESPACE, app).await?,
+                    ARGO_NAMESPACE.to_owned(),
+                )),
+            }
+        }
+        Err(_) => Ok((
+            get(client, &res, ARGO_NAMESPACE, app).await?,
+            ARGO_NAMESPACE.to_owned(),
+        )),
+    }
+}
+
+/// Reads each owner once.
+pub async fn read_all(
+    client: &Client,
+    owners: impl IntoIterator<Item = Owner>,
+) -> BTreeMap<Owner, Reconciler> {
+    let mut out = BTreeMap::new();
+    for owner in owners {
+        if let std::collections::btree_map::Entry::Vacant(slot) = out.entry(owner) {
+            let reconciler = read(client, slot.key()).await;
+            slot.insert(reconciler);
+        }
+    }
+    out
+}

@@ -1,0 +1,560 @@
+//! Who reconciles an object: Argo CD or Flux, recognised from what their controllers write on
+//! the objects they apply, and what their owning Application, Kustomization or HelmRelease says
+//! they will do about a live change (pure; the reads are the caller's).
+//!
+//! - Argo CD: the annotation `argocd.argoproj.io/tracking-id`
+//!   (`<app>:<group>/<kind>:<namespace>/<name>`, the app written `<namespace>_<name>` when
+//!   Applications live outside Argo CD's own namespace), or, with label tracking (Argo CD 2.x's
+//!   default), the label `app.kubernetes.io/instance` — which Helm charts set too, so it counts
+//!   only when an Application of that name is known.
+//! - Flux: the labels `kustomize.toolkit.fluxcd.io/name` and `…/namespace` (a Kustomization),
+//!   `helm.toolkit.fluxcd.io/name` and `…/namespace` (a HelmRelease).
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Value, json};
+
+pub const ARGO_TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
+pub const ARGO_INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+pub const FLUX_KUSTOMIZE_NAME: &str = "kustomize.toolkit.fluxcd.io/name";
+pub const FLUX_KUSTOMIZE_NAMESPACE: &str = "kustomize.toolkit.fluxcd.io/namespace";
+pub const FLUX_HELM_NAME: &str = "helm.toolkit.fluxcd.io/name";
+pub const FLUX_HELM_NAMESPACE: &str = "helm.toolkit.fluxcd.io/namespace";
+
+/// Argo CD's default `timeout.reconciliation`: how often an app is compared with git.
+pub const ARGO_RECONCILIATION: &str = "3m";
+
+/// The object that owns a live object for a GitOps controller.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Owner {
+    /// An Argo CD Application; its namespace when the tracking id names one.
+    Argo {
+        app: String,
+        namespace: Option<String>,
+    },
+    /// A Flux Kustomization (`kustomize.toolkit.fluxcd.io/v1`).
+    FluxKustomization { name: String, namespace: String },
+    /// A Flux HelmRelease (`helm.toolkit.fluxcd.io/v2`).
+    FluxHelmRelease { name: String, namespace: String },
+}
+
+impl Owner {
+    /// `argo:shop`, `flux:flux-system/platform`, `helm:flux-system/redis`.
+    pub fn short(&self) -> String {
+        match self {
+            Owner::Argo { app, .. } => format!("argo:{app}"),
+            Owner::FluxKustomization { name, .. } => format!("flux:{name}"),
+            Owner::FluxHelmRelease { name, .. } => format!("helm:{name}"),
+        }
+    }
+
+    /// The controller's name, for sentences and JSON (`argocd`, `flux`).
+    pub fn controller(&self) -> &'static str {
+        match self {
+            Owner::Argo { .. } => "argocd",
+            Owner::FluxKustomization { .. } | Owner::FluxHelmRelease { .. } => "flux",
+        }
+    }
+
+    /// The owning object's kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Owner::Argo { .. } => "Application",
+            Owner::FluxKustomization { .. } => "Kustomization",
+            Owner::FluxHelmRelease { .. } => "HelmRelease",
+        }
+    }
+
+    /// Its name and, when known, namespace.
+    pub fn name(&self) -> (&str, Option<&str>) {
+        match self {
+            Owner::Argo { app, namespace } => (app, namespace.as_deref()),
+            Owner::FluxKustomization { name, namespace }
+            | Owner::FluxHelmRelease { name, namespace } => (name, Some(namespace)),
+        }
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Owner::Argo { app, .. } => write!(f, "Argo CD app {app}"),
+            Owner::FluxKustomization { name, namespace } => {
+                write!(f, "Flux Kustomization {namespace}/{name}")
+            }
+            Owner::FluxHelmRelease { name, namespace } => {
+                write!(f, "Flux HelmRelease {namespace}/{name}")
+            }
+        }
+    }
+}
+
+/// The app of an Argo CD tracking id: `shop` of `shop:apps/Deployment:shop/frontend`, with its
+/// namespace when written `team-a_shop` (Applications in any namespace).
+pub fn parse_tracking_id(id: &str) -> Option<Owner> {
+    let (app, rest) = id.split_once(':')?;
+    // The rest is `<group>/<kind>:<namespace>/<name>`: a tracking id, not some other value.
+    let (group_kind, place) = rest.split_once(':')?;
+    if !group_kind.contains('/') || !place.contains('/') || app.is_empty() {
+        return None;
+    }
+    Some(match app.split_once('_') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => Owner::Argo {
+            app: name.to_owned(),
+            namespace: Some(namespace.to_owned()),
+        },
+        _ => Owner::Argo {
+            app: app.to_owned(),
+            namespace: None,
+        },
+    })
+}
+
+/// The owners an object's labels and annotations name (several when controllers overlap: each
+/// is said). The instance label is Argo CD's only when `known_app` says an Application has that
+/// name.
+pub fn owners_of(
+    labels: Option<&BTreeMap<String, String>>,
+    annotations: Option<&BTreeMap<String, String>>,
+    known_app: &dyn Fn(&str) -> bool,
+) -> Vec<Owner> {
+    let label = |k: &str| labels.and_then(|l| l.get(k)).filter(|v| !v.is_empty());
+    let mut owners = Vec::new();
+    match annotations
+        .and_then(|a| a.get(ARGO_TRACKING_ID))
+        .and_then(|id| parse_tracking_id(id))
+    {
+        Some(owner) => owners.push(owner),
+        None => {
+            if let Some(app) = label(ARGO_INSTANCE_LABEL).filter(|app| known_app(app)) {
+                owners.push(Owner::Argo {
+                    app: app.clone(),
+                    namespace: None,
+                });
+            }
+        }
+    }
+    if let (Some(name), Some(namespace)) =
+        (label(FLUX_KUSTOMIZE_NAME), label(FLUX_KUSTOMIZE_NAMESPACE))
+    {
+        owners.push(Owner::FluxKustomization {
+            name: name.clone(),
+            namespace: namespace.clone(),
+        });
+    }
+    if let (Some(name), Some(namespace)) = (label(FLUX_HELM_NAME), label(FLUX_HELM_NAMESPACE)) {
+        owners.push(Owner::FluxHelmRelease {
+            name: name.clone(),
+            namespace: namespace.clone(),
+        });
+    }
+    owners
+}
+
+/// The owners named by an object's JSON metadata (`metadata.labels`, `metadata.annotations`).
+pub fn owners_of_json(metadata: Option<&Value>, known_app: &dyn Fn(&str) -> bool) -> Vec<Owner> {
+    let map = |field: &str| -> Option<BTreeMap<String, String>> {
+        let object = metadata?.get(field)?.as_object()?;
+        Some(
+            object
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect(),
+        )
+    };
+    owners_of(
+        map("labels").as_ref(),
+        map("annotations").as_ref(),
+        known_app,
+    )
+}
+
+/// What the owning object says its controller will do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Policy {
+    Argo {
+        /// `syncPolicy.automated` is set.
+        automated: bool,
+        self_heal: bool,
+        prune: bool,
+        sync_status: Option<String>,
+        health: Option<String>,
+        repo_url: Option<String>,
+        path: Option<String>,
+        target_revision: Option<String>,
+        /// The source is a Helm chart (`chart` set): no folder of manifests to map.
+        chart: Option<String>,
+    },
+    Flux {
+        interval: Option<String>,
+        suspend: bool,
+        prune: bool,
+        /// The Ready condition's status and reason (`True ReconciliationSucceeded`).
+        ready: Option<String>,
+        path: Option<String>,
+    },
+}
+
+fn str_at<'v>(value: &'v Value, path: &[&str]) -> Option<&'v str> {
+    path.iter()
+        .try_fold(value, |v, k| v.get(k))
+        .and_then(Value::as_str)
+}
+
+fn bool_at(value: &Value, path: &[&str]) -> bool {
+    path.iter()
+        .try_fold(value, |v, k| v.get(k))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+impl Policy {
+    /// From an Argo CD Application (`argoproj.io/v1alpha1`) as the API returns it. A multi-source
+    /// app's first source stands for it.
+    pub fn of_application(app: &Value) -> Policy {
+        let spec = app.get("spec").unwrap_or(&Value::Null);
+        let automated = spec
+            .get("syncPolicy")
+            .and_then(|p| p.get("automated"))
+            .filter(|a| !a.is_null());
+        let source = spec
+            .get("source")
+            .or_else(|| spec.get("sources").and_then(|s| s.get(0)))
+            .unwrap_or(&Value::Null);
+        let text = |v: &Value, path: &[&str]| str_at(v, path).map(str::to_owned);
+        Policy::Argo {
+            automated: automated
+                .is_some_and(|a| a.get("enabled").and_then(Value::as_bool) != Some(false)),
+            self_heal: automated.is_some_and(|a| bool_at(a, &["selfHeal"])),
+            prune: automated.is_some_and(|a| bool_at(a, &["prune"])),
+            sync_status: text(app, &["status", "sync", "status"]),
+            health: text(app, &["status", "health", "status"]),
+            repo_url: text(source, &["repoURL"]),
+            path: text(source, &["path"]),
+            target_revision: text(source, &["targetRevision"]),
+            chart: text(source, &["chart"]),
+        }
+    }
+
+    /// From a Flux Kustomization or HelmRelease as the API returns it.
+    pub fn of_flux(object: &Value) -> Policy {
+        let ready = object
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+            })
+            .map(|c| {
+                let status = str_at(c, &["status"]).unwrap_or("Unknown");
+                match str_at(c, &["reason"]) {
+                    Some(reason) => format!("{status} {reason}"),
+                    None => status.to_owned(),
+                }
+            });
+        Policy::Flux {
+            interval: str_at(object, &["spec", "interval"]).map(str::to_owned),
+            suspend: bool_at(object, &["spec", "suspend"]),
+            prune: bool_at(object, &["spec", "prune"]),
+            ready,
+            path: str_at(object, &["spec", "path"]).map(str::to_owned),
+        }
+    }
+
+    /// Whether the controller undoes a live change by itself.
+    pub fn reverts_changes(&self) -> bool {
+        match self {
+            Policy::Argo {
+                automated,
+                self_heal,
+                ..
+            } => *automated && *self_heal,
+            Policy::Flux { suspend, .. } => !suspend,
+        }
+    }
+}
+
+/// An owner and what could be read of it: its policy, or why not (403, no such kind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reconciler {
+    pub owner: Owner,
+    pub policy: Result<Policy, String>,
+}
+
+impl Reconciler {
+    /// The table's and `:drift`'s marker: `argo:shop self-heal`, `flux:platform 10m`,
+    /// `argo:shop ?` when its app could not be read.
+    pub fn marker(&self) -> String {
+        let short = self.owner.short();
+        match &self.policy {
+            Ok(Policy::Argo {
+                automated,
+                self_heal,
+                ..
+            }) => match (automated, self_heal) {
+                (true, true) => format!("{short} self-heal"),
+                (true, false) => format!("{short} auto"),
+                (false, _) => format!("{short} manual"),
+            },
+            Ok(Policy::Flux { suspend: true, .. }) => format!("{short} suspended"),
+            Ok(Policy::Flux { interval, .. }) => {
+                format!("{short} {}", interval.as_deref().unwrap_or("?"))
+            }
+            Err(_) => format!("{short} ?"),
+        }
+    }
+
+    /// One sentence on what will happen to a live change: for the detail, diff, accept and
+    /// revert views.
+    pub fn sentence(&self) -> String {
+        let owner = &self.owner;
+        match &self.policy {
+            Err(why) => format!("managed by {owner} (details not readable: {why})"),
+            Ok(Policy::Argo {
+                automated: true,
+                self_heal: true,
+                ..
+            }) => {
+                let Owner::Argo { app, .. } = owner else {
+                    return format!("{owner} self-heals");
+                };
+                format!(
+                    "Argo CD self-heal is on for app {app}: this change will be reverted at its next sync (within ~{ARGO_RECONCILIATION}) unless it is committed to git and pushed"
+                )
+            }
+            Ok(Policy::Argo {
+                automated: true, ..
+            }) => format!(
+                "{owner} syncs automatically, self-heal off: this change stays until a new commit is synced over it"
+            ),
+            Ok(Policy::Argo { .. }) => {
+                format!("{owner} syncs by hand: this change stays until someone syncs the app")
+            }
+            Ok(Policy::Flux {
+                interval, suspend, ..
+            }) => {
+                let every = interval.as_deref().unwrap_or("its interval");
+                if *suspend {
+                    format!(
+                        "{owner} reconciles every {every}; suspended: yes — this change stays until it is resumed"
+                    )
+                } else {
+                    format!(
+                        "{owner} reconciles every {every}; suspended: no — this change will be reverted at its next reconcile unless it is committed to git and pushed"
+                    )
+                }
+            }
+        }
+    }
+
+    /// After an accept: what the commit must do before the controller acts.
+    pub fn after_accept(&self) -> Option<String> {
+        match &self.policy {
+            Ok(Policy::Argo {
+                target_revision, ..
+            }) => {
+                let branch = target_revision.as_deref().unwrap_or("HEAD");
+                Some(format!(
+                    "{}: push the commit to the branch it watches ({branch}) before its next sync",
+                    self.owner
+                ))
+            }
+            Ok(Policy::Flux { interval, .. }) => Some(format!(
+                "{}: push the commit before its next reconcile (every {})",
+                self.owner,
+                interval.as_deref().unwrap_or("interval")
+            )),
+            Err(_) => Some(format!(
+                "{}: push the commit to the branch it watches",
+                self.owner
+            )),
+        }
+    }
+
+    /// For `check -o json`: `{"controller", "kind", "name", "namespace", "revertsChanges", …}`.
+    pub fn to_json(&self) -> Value {
+        let (name, namespace) = self.owner.name();
+        let mut out = json!({
+            "controller": self.owner.controller(),
+            "kind": self.owner.kind(),
+            "name": name,
+            "sentence": self.sentence(),
+        });
+        if let Some(ns) = namespace {
+            out["namespace"] = json!(ns);
+        }
+        match &self.policy {
+            Ok(policy) => {
+                out["revertsChanges"] = json!(policy.reverts_changes());
+                match policy {
+                    Policy::Argo {
+                        automated,
+                        self_heal,
+                        prune,
+                        sync_status,
+                        health,
+                        target_revision,
+                        ..
+                    } => {
+                        out["automated"] = json!(automated);
+                        out["selfHeal"] = json!(self_heal);
+                        out["prune"] = json!(prune);
+                        if let Some(s) = sync_status {
+                            out["syncStatus"] = json!(s);
+                        }
+                        if let Some(h) = health {
+                            out["health"] = json!(h);
+                        }
+                        if let Some(t) = target_revision {
+                            out["targetRevision"] = json!(t);
+                        }
+                    }
+                    Policy::Flux {
+                        interval,
+                        suspend,
+                        prune,
+                        ready,
+                        ..
+                    } => {
+                        if let Some(i) = interval {
+                            out["interval"] = json!(i);
+                        }
+                        out["suspend"] = json!(suspend);
+                        out["prune"] = json!(prune);
+                        if let Some(r) = ready {
+                            out["ready"] = json!(r);
+                        }
+                    }
+                }
+            }
+            Err(why) => out["unreadable"] = json!(why),
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_tracking_id_names_its_app_and_its_namespace_when_written() {
+        assert_eq!(
+            parse_tracking_id("shop:apps/Deployment:shop/frontend"),
+            Some(Owner::Argo {
+                app: "shop".into(),
+                namespace: None
+            })
+        );
+        assert_eq!(
+            parse_tracking_id("team-a_shop:/Service:shop/web"),
+            Some(Owner::Argo {
+                app: "shop".into(),
+                namespace: Some("team-a".into())
+            })
+        );
+        assert_eq!(parse_tracking_id("not a tracking id"), None);
+        assert_eq!(parse_tracking_id(":apps/Deployment:shop/x"), None);
+    }
+
+    #[test]
+    fn owners_come_from_the_controllers_marks_and_both_are_said() {
+        let none = |_: &str| false;
+        let labels = map(&[
+            (FLUX_KUSTOMIZE_NAME, "platform"),
+            (FLUX_KUSTOMIZE_NAMESPACE, "flux-system"),
+        ]);
+        let annotations = map(&[(ARGO_TRACKING_ID, "shop:apps/Deployment:shop/web")]);
+        let owners = owners_of(Some(&labels), Some(&annotations), &none);
+        assert_eq!(
+            owners.iter().map(Owner::short).collect::<Vec<_>>(),
+            ["argo:shop", "flux:platform"]
+        );
+        // Helm charts set the instance label too: Argo CD's only if such an app exists.
+        let instance = map(&[(ARGO_INSTANCE_LABEL, "redis")]);
+        assert!(owners_of(Some(&instance), None, &none).is_empty());
+        assert_eq!(
+            owners_of(Some(&instance), None, &|a| a == "redis"),
+            [Owner::Argo {
+                app: "redis".into(),
+                namespace: None
+            }]
+        );
+        // A Flux name without its namespace is not enough.
+        let half = map(&[(FLUX_HELM_NAME, "redis")]);
+        assert!(owners_of(Some(&half), None, &none).is_empty());
+    }
+
+    #[test]
+    fn an_application_says_whether_it_self_heals_and_the_sentence_says_what_happens() {
+        let app: Value = serde_json::from_str(
+            r#"{"spec":{"source":{"repoURL":"https://git.example/demo.git","path":"shop","targetRevision":"main"},
+                "syncPolicy":{"automated":{"prune":true,"selfHeal":true}}},
+                "status":{"sync":{"status":"OutOfSync"},"health":{"status":"Healthy"}}}"#,
+        )
+        .unwrap();
+        let r = Reconciler {
+            owner: Owner::Argo {
+                app: "shop".into(),
+                namespace: Some("argocd".into()),
+            },
+            policy: Ok(Policy::of_application(&app)),
+        };
+        assert_eq!(r.marker(), "argo:shop self-heal");
+        assert_eq!(
+            r.sentence(),
+            "Argo CD self-heal is on for app shop: this change will be reverted at its next sync (within ~3m) unless it is committed to git and pushed"
+        );
+        let j = r.to_json();
+        assert_eq!(j["controller"], "argocd");
+        assert_eq!(j["selfHeal"], true);
+        assert_eq!(j["revertsChanges"], true);
+        assert_eq!(j["syncStatus"], "OutOfSync");
+        assert_eq!(j["namespace"], "argocd");
+        assert!(r.after_accept().unwrap().contains("(main)"));
+        let manual: Value =
+            serde_json::from_str(r#"{"spec":{"source":{"chart":"redis"}}}"#).unwrap();
+        let r = Reconciler {
+            policy: Ok(Policy::of_application(&manual)),
+            ..r
+        };
+        assert_eq!(r.marker(), "argo:shop manual");
+        assert!(!r.to_json()["revertsChanges"].as_bool().unwrap());
+    }
+
+    #[test]
+    fn a_flux_kustomization_says_its_interval_and_suspension() {
+        let ks: Value = serde_json::from_str(
+            r#"{"spec":{"interval":"10m","path":"./platform","prune":true,"suspend":false},
+                "status":{"conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}"#,
+        )
+        .unwrap();
+        let r = Reconciler {
+            owner: Owner::FluxKustomization {
+                name: "platform".into(),
+                namespace: "flux-system".into(),
+            },
+            policy: Ok(Policy::of_flux(&ks)),
+        };
+        assert_eq!(r.marker(), "flux:platform 10m");
+        assert!(r.sentence().contains("reconciles every 10m; suspended: no"));
+        assert_eq!(r.to_json()["ready"], "True ReconciliationSucceeded");
+        let unreadable = Reconciler {
+            policy: Err("403 Forbidden".into()),
+            ..r
+        };
+        assert_eq!(unreadable.marker(), "flux:platform ?");
+        assert_eq!(
+            unreadable.sentence(),
+            "managed by Flux Kustomization flux-system/platform (details not readable: 403 Forbidden)"
+        );
+    }
+}
