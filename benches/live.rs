@@ -68,6 +68,7 @@ fn deployment(i: usize, replicas: i32) -> WorkloadRow {
         ready: replicas,
         available: replicas,
         paused: false,
+        owners: Vec::new(),
         facts: Default::default(),
         conditions: vec![
             ConditionRow {

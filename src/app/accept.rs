@@ -460,7 +460,20 @@ impl App {
             Vec::new()
         };
         self.flash = Some(match result {
-            Ok(text) => Flash { text, error: false },
+            Ok(text) => {
+                // A GitOps controller reads the branch it watches, not this checkout.
+                let after: Vec<String> = self
+                    .reconcilers_of(&key)
+                    .iter()
+                    .filter_map(crate::gitops::Reconciler::after_accept)
+                    .collect();
+                let text = if after.is_empty() {
+                    text
+                } else {
+                    format!("{text} — {}", after.join("; "))
+                };
+                Flash { text, error: false }
+            }
             Err(text) => Flash { text, error: true },
         });
         commands

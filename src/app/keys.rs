@@ -533,6 +533,7 @@ mod tests {
             ready: 1,
             available: 1,
             paused: false,
+            owners: Vec::new(),
             facts: Default::default(),
             conditions: vec![],
             revision: Some(1),

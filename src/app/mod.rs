@@ -51,6 +51,9 @@ pub type ManifestKey = crate::manifest::ObjectKey;
 #[derive(Debug, Clone)]
 pub enum Message {
     Key(KeyEvent),
+    /// What the owners' Applications, Kustomizations and HelmReleases say (see
+    /// [`Command::ReadReconcilers`]).
+    Reconcilers(BTreeMap<crate::gitops::Owner, crate::gitops::Reconciler>),
     /// What the pods of rows short of ready ones say is wrong (see [`Command::ExplainStalls`]).
     StallsExplained(Vec<(ObjectKey, Option<String>)>),
     Resize {
@@ -114,6 +117,8 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Quit,
+    /// Read the GitOps owners seen on live objects (`Message::Reconcilers`).
+    ReadReconcilers(Vec<crate::gitops::Owner>),
     /// List the pods of rows that stalled or lack ready pods and say why they are not ready
     /// (`Message::StallsExplained`).
     ExplainStalls(Vec<Stalled>),
@@ -272,6 +277,11 @@ pub struct App {
     /// When rows without a progress deadline become stuck if nothing moves (see
     /// [`cache::WorkloadEntry::stall_deadline`]), soonest first.
     pub stalls: std::collections::BTreeSet<(Timestamp, ObjectKey)>,
+    /// What each GitOps owner seen on a live object says it will do (see [`crate::gitops`]).
+    pub reconcilers: BTreeMap<crate::gitops::Owner, crate::gitops::Reconciler>,
+    /// Owners asked about (each once per connection), and those to ask at the next frame.
+    owners_asked: std::collections::BTreeSet<crate::gitops::Owner>,
+    owners_pending: Vec<crate::gitops::Owner>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
     /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
     pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
@@ -323,6 +333,9 @@ impl App {
             health: table_health(),
             ns_health: BTreeMap::new(),
             stalls: Default::default(),
+            reconcilers: BTreeMap::new(),
+            owners_asked: Default::default(),
+            owners_pending: Vec::new(),
             drift: HashMap::new(),
             newest: HashMap::new(),
             manifests: None,
@@ -373,11 +386,16 @@ impl App {
                 }
             }
         }
-        if ask.is_empty() {
-            Vec::new()
-        } else {
-            vec![Command::ExplainStalls(ask)]
+        let mut commands = Vec::new();
+        if !ask.is_empty() {
+            commands.push(Command::ExplainStalls(ask));
         }
+        if !self.owners_pending.is_empty() {
+            commands.push(Command::ReadReconcilers(std::mem::take(
+                &mut self.owners_pending,
+            )));
+        }
+        commands
     }
 
     /// Table body rows that fit on screen (frame minus header, borders, status bar).
@@ -558,6 +576,7 @@ impl App {
         let rows = self.cache.workloads.set_mut(kind);
         let table = &mut self.table;
         let stalls = &mut self.stalls;
+        let (asked, pending) = (&mut self.owners_asked, &mut self.owners_pending);
         // The real clock, not the frame's: a row's progress is stamped when it arrives.
         let now = Timestamp::now();
         let change = fold(updates, |u| {
@@ -575,6 +594,7 @@ impl App {
                 stalls.remove(&(deadline, k.clone()));
             }
             if let WatchUpdate::Apply(e) | WatchUpdate::InitApply(e) = &mut u {
+                note_owners(asked, pending, &e.row.owners);
                 e.carry_progress(old, now);
                 if !e.mark_stalled(now)
                     && let Some(deadline) = e.stall_deadline()
@@ -647,6 +667,11 @@ impl App {
         }
     }
 
+    /// Whether any live object seen so far names a GitOps owner (the table then shows who).
+    pub fn has_gitops_owners(&self) -> bool {
+        !self.owners_asked.is_empty()
+    }
+
     /// When the next row stalls, if one may (the loop wakes then to show it).
     pub fn next_stall(&self) -> Option<Timestamp> {
         self.stalls.first().map(|(at, _)| *at)
@@ -659,6 +684,19 @@ pub struct Stalled {
     pub key: ObjectKey,
     pub desired: i32,
     pub ready: i32,
+}
+
+/// Owners not asked about yet go to `pending` (once each).
+pub(crate) fn note_owners(
+    asked: &mut std::collections::BTreeSet<crate::gitops::Owner>,
+    pending: &mut Vec<crate::gitops::Owner>,
+    owners: &[crate::gitops::Owner],
+) {
+    for owner in owners {
+        if asked.insert(owner.clone()) {
+            pending.push(owner.clone());
+        }
+    }
 }
 
 /// What the detail view watches in its namespace.
@@ -716,6 +754,9 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.health = table_health();
             app.ns_health.clear();
             app.stalls.clear();
+            app.reconcilers.clear();
+            app.owners_asked.clear();
+            app.owners_pending.clear();
             app.drift.clear();
             app.newest.clear();
             app.objects = objects::Objects::default();
@@ -767,6 +808,11 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.stalls_explained(explained);
             Vec::new()
         }
+        Message::Reconcilers(read) => {
+            app.reconcilers.extend(read);
+            app.dirty = true;
+            Vec::new()
+        }
         Message::Log { epoch, event } => {
             app.log_event(epoch, event);
             Vec::new()
@@ -808,6 +854,7 @@ mod stall_tests {
             available: ready,
             facts: KindFacts::DaemonSet(Box::new(facts)),
             paused: false,
+            owners: Vec::new(),
             conditions: Vec::new(),
             revision: None,
             images: Vec::new(),

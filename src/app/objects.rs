@@ -18,6 +18,8 @@ pub struct ObjectEntry {
     /// The newest writer of its drifted fields (for the `:drift` view); boxed, as most objects
     /// have none and tens of thousands of entries are held.
     pub newest: Option<Box<Attribution>>,
+    /// The GitOps controllers its live object says own it.
+    pub owners: Vec<crate::gitops::Owner>,
 }
 
 /// The objects of the watched kinds and their watchers' state.
@@ -188,16 +190,22 @@ impl App {
     ) -> Option<ObjectEntry> {
         let index = self.manifests.as_ref()?;
         let manifest = index.get(key)?;
-        let (summary, newest) = match live {
-            Ok(live) => summarize(&compare(manifest, &live, &index.config)),
+        let (summary, newest, owners) = match live {
+            Ok(live) => {
+                let (summary, newest) = summarize(&compare(manifest, &live, &index.config));
+                let owners = crate::gitops::owners_of_json(live.body.get("metadata"), &|_| false);
+                (summary, newest, owners)
+            }
             Err(e) => (
                 DriftSummary::Error(format!("the live {} could not be read: {e}", kind.kind)),
                 None,
+                Vec::new(),
             ),
         };
         Some(ObjectEntry {
             summary,
             newest: newest.map(Box::new),
+            owners,
         })
     }
 
@@ -248,6 +256,11 @@ impl App {
                         .map_err(|e| e.to_string());
                     match self.object_drift(&kind, &key, live) {
                         Some(entry) => {
+                            super::note_owners(
+                                &mut self.owners_asked,
+                                &mut self.owners_pending,
+                                &entry.owners,
+                            );
                             self.objects.entries.insert(key, entry);
                         }
                         None => {
@@ -296,6 +309,7 @@ impl App {
                 ObjectEntry {
                     summary: DriftSummary::Missing,
                     newest: None,
+                    owners: Vec::new(),
                 },
             );
         } else {
@@ -323,6 +337,7 @@ impl App {
                     ObjectEntry {
                         summary: DriftSummary::Missing,
                         newest: None,
+                        owners: Vec::new(),
                     },
                 );
             }
@@ -392,6 +407,7 @@ impl App {
                         ObjectEntry {
                             summary: DriftSummary::Error(e),
                             newest: None,
+                            owners: Vec::new(),
                         },
                     );
                 }
@@ -412,6 +428,35 @@ impl App {
             .unwrap_or_default()
     }
 
+    /// The GitOps owners of an object (a row's or a watched object's), as their reconcilers when
+    /// read (else as not read yet).
+    pub fn reconcilers_of(&self, key: &ManifestKey) -> Vec<crate::gitops::Reconciler> {
+        let owners: Vec<crate::gitops::Owner> = match super::drift::row_key(key) {
+            Some(row) => self
+                .cache
+                .workloads
+                .get(&row)
+                .map(|e| e.row.owners.clone())
+                .unwrap_or_default(),
+            None => self
+                .objects
+                .entries
+                .get(key)
+                .map(|e| e.owners.clone())
+                .unwrap_or_default(),
+        };
+        owners
+            .into_iter()
+            .map(|owner| match self.reconcilers.get(&owner) {
+                Some(r) => r.clone(),
+                None => crate::gitops::Reconciler {
+                    owner,
+                    policy: Err("reading it…".into()),
+                },
+            })
+            .collect()
+    }
+
     /// Remember the drift of an object of a watched kind computed elsewhere (the diff view).
     pub(crate) fn set_object_drift(&mut self, key: &ManifestKey, drift: &ObjectDrift) {
         if Self::is_row_kind(key)
@@ -421,11 +466,19 @@ impl App {
             return;
         }
         let (summary, newest) = summarize(drift);
+        // The owners are the watched object's (the diff's drift does not carry them).
+        let owners = self
+            .objects
+            .entries
+            .get(key)
+            .map(|e| e.owners.clone())
+            .unwrap_or_default();
         self.objects.entries.insert(
             key.clone(),
             ObjectEntry {
                 summary,
                 newest: newest.map(Box::new),
+                owners,
             },
         );
     }

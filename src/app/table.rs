@@ -288,6 +288,7 @@ mod tests {
             ready: 2,
             available: 2,
             paused: false,
+            owners: Vec::new(),
             facts: Default::default(),
             conditions,
             revision: Some(1),

@@ -156,6 +156,8 @@ pub struct WorkloadRow {
     pub created: Option<Timestamp>,
     /// The latest of the creation time and the conditions' update times: "age of the last change".
     pub last_change: Option<Timestamp>,
+    /// The GitOps controllers its metadata says own it (none, mostly: no allocation).
+    pub owners: Vec<crate::gitops::Owner>,
 }
 
 /// The facts of one workload kind its rollout phase needs beyond the common counts. Boxed: the
@@ -301,6 +303,12 @@ fn images_of(template: Option<&SlimTemplate>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The GitOps owners an object's kept labels and annotations name (the instance label is not
+/// trusted alone: see [`crate::gitops::owners_of`]).
+fn owners_of(meta: &ObjectMeta) -> Vec<crate::gitops::Owner> {
+    crate::gitops::owners_of(meta.labels.as_ref(), meta.annotations.as_ref(), &|_| false)
+}
+
 /// The latest of the creation time and the conditions' update times.
 fn last_change_of(conditions: &[ConditionRow], created: Option<Timestamp>) -> Option<Timestamp> {
     conditions
@@ -344,6 +352,7 @@ impl WorkloadRow {
             available: status.and_then(|s| s.available_replicas).unwrap_or(0),
             facts: KindFacts::Deployment,
             paused: spec.and_then(|s| s.paused).unwrap_or(false),
+            owners: owners_of(&d.metadata),
             last_change: last_change_of(&conditions, created),
             conditions,
             revision: revision_of(&d.metadata),
@@ -403,6 +412,7 @@ impl WorkloadRow {
             available,
             facts,
             paused: false,
+            owners: owners_of(meta),
             last_change: last_change_of(&conditions, created),
             conditions,
             revision: None,

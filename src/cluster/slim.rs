@@ -134,6 +134,8 @@ struct SlimMeta {
     creation_timestamp: Option<Time>,
     #[serde(default, deserialize_with = "revision_only")]
     annotations: Option<BTreeMap<String, String>>,
+    #[serde(default, deserialize_with = "owner_labels")]
+    labels: Option<BTreeMap<String, String>>,
 }
 
 pub(crate) fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
@@ -146,42 +148,64 @@ pub(crate) fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D
         generation: m.generation,
         creation_timestamp: m.creation_timestamp,
         annotations: m.annotations,
+        labels: m.labels,
         ..ObjectMeta::default()
     })
 }
 
-/// Annotations, keeping only the revision: other values are skipped unread.
+/// Annotations, keeping only the revision and Argo CD's tracking id: other values are skipped
+/// unread.
 fn revision_only<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<BTreeMap<String, String>>, D::Error> {
-    struct RevisionVisitor;
-    impl<'de> Visitor<'de> for RevisionVisitor {
-        type Value = Option<BTreeMap<String, String>>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a map of annotations")
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(RevisionVisitor)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut kept = BTreeMap::new();
-            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                if key == REVISION_ANNOTATION {
-                    kept.insert(key.into_owned(), map.next_value::<String>()?);
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(Some(kept))
-        }
+    d.deserialize_option(KeptOnly(&[
+        REVISION_ANNOTATION,
+        crate::gitops::ARGO_TRACKING_ID,
+    ]))
+}
+
+/// Labels, keeping only those that name a GitOps owner (see [`crate::gitops`]).
+fn owner_labels<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<BTreeMap<String, String>>, D::Error> {
+    d.deserialize_option(KeptOnly(&[
+        crate::gitops::ARGO_INSTANCE_LABEL,
+        crate::gitops::FLUX_KUSTOMIZE_NAME,
+        crate::gitops::FLUX_KUSTOMIZE_NAMESPACE,
+        crate::gitops::FLUX_HELM_NAME,
+        crate::gitops::FLUX_HELM_NAMESPACE,
+    ]))
+}
+
+/// A string map of which only the entries of these keys are read (the others skipped unread);
+/// none kept is `None`, so most objects allocate nothing.
+struct KeptOnly(&'static [&'static str]);
+
+impl<'de> Visitor<'de> for KeptOnly {
+    type Value = Option<BTreeMap<String, String>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of strings")
     }
-    d.deserialize_option(RevisionVisitor)
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut kept = BTreeMap::new();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if self.0.contains(&key.as_ref()) {
+                kept.insert(key.into_owned(), map.next_value::<String>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok((!kept.is_empty()).then_some(kept))
+    }
 }
 
 /// `kube::Resource` for a partial decoding of an `apps/v1` workload kind (the watcher's own

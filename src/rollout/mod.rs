@@ -169,6 +169,7 @@ mod tests {
             ready: available,
             available,
             paused: false,
+            owners: Vec::new(),
             facts: Default::default(),
             conditions: Vec::new(),
             revision: Some(2),

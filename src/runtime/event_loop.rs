@@ -279,6 +279,13 @@ impl Loop {
                     });
                 }
                 Command::MapKinds(kinds) => self.map_kinds(kinds),
+                Command::ReadReconcilers(owners) => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        let read = crate::cluster::gitops::read_all(&client, owners).await;
+                        let _ = tx.send(Event::App(Message::Reconcilers(read)));
+                    });
+                }
                 Command::ExplainStalls(stalled) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {

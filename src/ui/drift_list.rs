@@ -53,6 +53,17 @@ pub fn render_drift_list(
             ),
             None => ("-".into(), "-".into()),
         };
+        // Who will act on it: `kubectl · argo:shop self-heal`.
+        let markers: Vec<String> = app
+            .reconcilers_of(&row.key)
+            .iter()
+            .map(crate::gitops::Reconciler::marker)
+            .collect();
+        let manager = if markers.is_empty() {
+            manager
+        } else {
+            format!("{manager} · {}", markers.join(", "))
+        };
         let namespace = if row.key.namespace.is_empty() {
             "-".to_owned()
         } else {

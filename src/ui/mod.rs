@@ -55,6 +55,18 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Constraint::Length(hints_height(app, area.width)),
     ])
     .areas(area);
+    // Who will act on the object's drift, above the views of one object.
+    let object = match &app.screen {
+        Screen::Detail { key, .. } => Some(crate::app::drift::manifest_key(key)),
+        Screen::Diff(view) => Some(view.key.clone()),
+        Screen::Accept(view) => Some(view.key.clone()),
+        Screen::Revert(view) => Some(view.key.clone()),
+        _ => None,
+    };
+    let body = match object {
+        Some(key) => reconciler_banner(app, theme, frame, body, &key),
+        None => body,
+    };
     match &app.screen {
         Screen::Table => table::render_table(app, theme, frame, body),
         Screen::Detail { key, scroll } => {
@@ -73,6 +85,36 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
     if app.help {
         render_help(app, theme, frame, body);
     }
+}
+
+/// The sentences of an object's GitOps reconcilers at the top of `area` (one line each, on a
+/// screen with room for them); the rest of `area` is returned.
+fn reconciler_banner(
+    app: &App,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    key: &crate::manifest::ObjectKey,
+) -> Rect {
+    let reconcilers = app.reconcilers_of(key);
+    let wanted = reconcilers.len() as u16;
+    if wanted == 0 || area.height < wanted + 5 {
+        return area;
+    }
+    let [banner, rest] =
+        Layout::vertical([Constraint::Length(wanted), Constraint::Min(1)]).areas(area);
+    let lines: Vec<Line> = reconcilers
+        .iter()
+        .map(|r| {
+            let style = match &r.policy {
+                Ok(policy) if policy.reverts_changes() => theme.warning,
+                _ => theme.muted,
+            };
+            Line::styled(format!("⟳ {}", r.sentence()), style)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), banner);
+    rest
 }
 
 fn health_text(app: &App) -> (String, bool) {

@@ -18,6 +18,8 @@ use crate::rollout::RolloutPhase;
 const GAUGE_WIDTH: usize = 10;
 /// The namespace column's width (longer names are cut with an ellipsis).
 const NAMESPACE_WIDTH: usize = 16;
+/// GITOPS: `argo:shop self-heal`, `flux:platform 10m`.
+const GITOPS_WIDTH: usize = 22;
 /// PHASE's width at least (`paused at partition 2 (1 of 3 u…`).
 const PHASE_WIDTH: usize = 32;
 /// `deploy`, `sts`, `ds`.
@@ -131,6 +133,11 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
     }
     header.extend(["PHASE", "AGE", "DRIFT"]);
+    // Who reconciles a row (`argo:shop self-heal`), once any object names a GitOps owner.
+    let gitops = !compact && app.has_gitops_owners();
+    if gitops {
+        header.push("GITOPS");
+    }
     let header = Row::new(header).style(theme.header);
 
     let height = usize::from(area.height.saturating_sub(3));
@@ -160,8 +167,11 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let kind_width = if kind_column { KIND_WIDTH } else { 0 };
     let columns =
         fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind_column);
+    let gitops_width = if gitops { GITOPS_WIDTH + 1 } else { 0 };
     let left = inner
-        .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
+        .saturating_sub(
+            ns_width.unwrap_or(0) + kind_width + gitops_width + fixed.iter().sum::<usize>(),
+        )
         .saturating_sub(columns.saturating_sub(1));
     // Compact: NAME shares what is left with PHASE. Else NAME takes what its longest name on
     // screen needs (at least 16) and PHASE the rest, for the pods' reasons.
@@ -181,6 +191,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         namespace: ns_width,
         kind: kind_column,
         kind_prefix,
+        gitops,
         name: name_width.max(1),
         phase: phase_width.max(1),
     };
@@ -222,6 +233,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             Constraint::Length(5),
             Constraint::Length(9),
         ]);
+        if gitops {
+            widths.push(Constraint::Length(GITOPS_WIDTH as u16));
+        }
     }
     let table = Table::new(rows, widths)
         .header(header)
@@ -252,6 +266,8 @@ struct Columns {
     kind: bool,
     /// No KIND column but several kinds: the name says it (`sts/…`).
     kind_prefix: bool,
+    /// The GITOPS column is shown.
+    gitops: bool,
     phase: usize,
     name: usize,
 }
@@ -285,6 +301,9 @@ fn missing_row<'a>(
         Cell::from(""),
         Cell::from(drift_cell(theme, app.drift_of(key))),
     ]);
+    if cols.gitops {
+        cells.push(Cell::from(""));
+    }
     Row::new(cells).style(if selected { theme.selected } else { theme.text })
 }
 
@@ -342,8 +361,28 @@ fn build_row<'a>(
         Cell::from(format!("{:>5}", age(r.last_change, app.now))),
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
     ]);
+    if cols.gitops {
+        cells.push(gitops_cell(app, theme, &r.owners));
+    }
     let style = if selected { theme.selected } else { row_style };
     Row::new(cells).style(style)
+}
+
+/// The GITOPS cell: each owner's marker, warning-coloured when it undoes live changes.
+fn gitops_cell<'a>(app: &App, theme: &Theme, owners: &[crate::gitops::Owner]) -> Cell<'a> {
+    let mut reverts = false;
+    let text: Vec<String> = owners
+        .iter()
+        .map(|owner| match app.reconcilers.get(owner) {
+            Some(r) => {
+                reverts |= r.policy.as_ref().is_ok_and(|p| p.reverts_changes());
+                r.marker()
+            }
+            None => owner.short(),
+        })
+        .collect();
+    let style = if reverts { theme.warning } else { theme.muted };
+    Cell::from(Span::styled(fit(&text.join(", "), GITOPS_WIDTH), style))
 }
 
 /// The NAME cell: the name, or `sts/name` / `ds/name` when no KIND column says the kind.

@@ -52,6 +52,7 @@ pub fn deploy(
         ready: available,
         available,
         paused: false,
+        owners: Vec::new(),
         facts: Default::default(),
         conditions: vec![cond(
             "Available",

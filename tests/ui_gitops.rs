@@ -1,0 +1,124 @@
+//! GitOps owners on screen: a row whose live object carries Argo CD's tracking id asks for its
+//! Application once, then the table's GITOPS column marks it (`argo:shop self-heal`) and the
+//! detail says what will happen to a live change; an unreadable owner is said as such.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod ui_fixture;
+
+use std::collections::BTreeMap;
+
+use crossterm::event::KeyCode;
+use kdrift::app::{Command, Message, update};
+use kdrift::cluster::watch::{ClusterEvent, WatchUpdate};
+use kdrift::gitops::{Owner, Policy, Reconciler};
+use kdrift::ui::theme::Theme;
+use ui_fixture::*;
+
+fn shop() -> Owner {
+    Owner::Argo {
+        app: "shop".into(),
+        namespace: None,
+    }
+}
+
+/// Opens the detail of `web` and looks for `text` on it.
+fn detail_of_web_says(app: &mut kdrift::app::App, text: &str) -> bool {
+    keys(app, "/web");
+    key(app, KeyCode::Enter);
+    key(app, KeyCode::Enter);
+    let terminal = draw(app, &Theme::default_theme());
+    find_line(&terminal, text).is_some()
+}
+
+#[test]
+fn an_argo_owned_row_is_marked_and_its_detail_says_the_change_will_be_undone() {
+    let mut app = sample_app();
+    app.height = 40;
+    app.width = 160;
+    let mut web = deploy("shop", "web", 3, 3, 3, 3, 1);
+    web.owners = vec![shop()];
+    send(
+        &mut app,
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web)],
+        ),
+    );
+    // The next frame asks for the Application, once.
+    let asked = app.prepare_frame();
+    assert!(
+        asked
+            .iter()
+            .any(|c| matches!(c, Command::ReadReconcilers(o) if o == &[shop()])),
+        "{asked:?}"
+    );
+    assert!(
+        !app.prepare_frame()
+            .iter()
+            .any(|c| matches!(c, Command::ReadReconcilers(_)))
+    );
+    let app_json: serde_json::Value = serde_json::from_str(
+        r#"{"spec":{"source":{"repoURL":"https://git.example/demo.git","path":"shop","targetRevision":"HEAD"},
+            "syncPolicy":{"automated":{"prune":true,"selfHeal":true}}}}"#,
+    )
+    .unwrap();
+    update(
+        &mut app,
+        Message::Reconcilers(BTreeMap::from([(
+            shop(),
+            Reconciler {
+                owner: shop(),
+                policy: Ok(Policy::of_application(&app_json)),
+            },
+        )])),
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let header = line(&terminal, find_line(&terminal, "NAMESPACE").unwrap());
+    assert!(header.contains("GITOPS"), "{header}");
+    let row = line(&terminal, find_line(&terminal, " web ").unwrap());
+    assert!(row.contains("argo:shop self-heal"), "{row}");
+    // Rows without an owner leave the column empty.
+    let other = line(&terminal, find_line(&terminal, " checkout ").unwrap());
+    assert!(!other.contains("argo:"), "{other}");
+
+    assert!(detail_of_web_says(
+        &mut app,
+        "⟳ Argo CD self-heal is on for app shop: this change will be reverted at its next sync"
+    ));
+}
+
+#[test]
+fn an_owner_that_cannot_be_read_is_said_so() {
+    let mut app = sample_app();
+    app.height = 40;
+    app.width = 160;
+    let flux = Owner::FluxKustomization {
+        name: "platform".into(),
+        namespace: "flux-system".into(),
+    };
+    let mut web = deploy("shop", "web", 3, 3, 3, 3, 1);
+    web.owners = vec![flux.clone()];
+    send(
+        &mut app,
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web)],
+        ),
+    );
+    update(
+        &mut app,
+        Message::Reconcilers(BTreeMap::from([(
+            flux.clone(),
+            Reconciler {
+                owner: flux,
+                policy: Err("forbidden: kustomizations is forbidden".into()),
+            },
+        )])),
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let row = line(&terminal, find_line(&terminal, " web ").unwrap());
+    assert!(row.contains("flux:platform ?"), "{row}");
+    assert!(detail_of_web_says(
+        &mut app,
+        "managed by Flux Kustomization flux-system/platform (details not readable: forbidden"
+    ));
+}
