@@ -202,6 +202,31 @@ pub fn operation_in_progress(dir: &Path) -> Result<Option<InProgress>, GitError>
         .map(|(_, (_, what))| what))
 }
 
+/// Pushes `branch` to its remote (`branch.<name>.remote`, else `origin`), as the user's git
+/// does — their credentials, no prompt (an SSH key that wants a passphrase fails instead of
+/// asking, unless the user set their own ssh command) — within the git timeout. Returns where it
+/// went (`origin/main`).
+pub fn push(dir: &Path, branch: &str) -> Result<String, GitError> {
+    let config = |key: &str| -> Result<Option<String>, GitError> {
+        let out = run(dir, &["config", "--get", key])?;
+        Ok(out
+            .ok
+            .then(|| out.stdout.trim().to_owned())
+            .filter(|v| !v.is_empty()))
+    };
+    let remote = config(&format!("branch.{branch}.remote"))?.unwrap_or_else(|| "origin".into());
+    let mut args = vec!["push"];
+    let batch;
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() && config("core.sshCommand")?.is_none() {
+        batch = "core.sshCommand=ssh -o BatchMode=yes".to_owned();
+        args = vec!["-c", &batch, "push"];
+    }
+    let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
+    args.extend([remote.as_str(), refspec.as_str()]);
+    must(dir, "push", &args)?;
+    Ok(format!("{remote}/{branch}"))
+}
+
 /// The current branch, or `None` on a detached HEAD.
 pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;
@@ -454,6 +479,46 @@ pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[Accepte
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn git_in(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn push_sends_the_branch_to_its_remote_and_says_a_refusal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let remote = tmp.path().join("remote.git");
+        let work = tmp.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        git_in(tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+        git_in(&work, &["init", "-q", "-b", "main"]);
+        git_in(
+            &work,
+            &["remote", "add", "origin", remote.to_str().unwrap()],
+        );
+        std::fs::write(work.join("a.yaml"), "a: 1\n").unwrap();
+        git_in(&work, &["add", "a.yaml"]);
+        git_in(&work, &["commit", "-q", "-m", "one"]);
+        assert_eq!(push(&work, "main").unwrap(), "origin/main");
+        assert_eq!(
+            git_in(&remote, &["rev-parse", "main"]),
+            git_in(&work, &["rev-parse", "HEAD"])
+        );
+        // A remote that is gone: refused, in git's words, never a prompt or a hang.
+        git_in(
+            &work,
+            &["remote", "set-url", "origin", "/nonexistent/kdrift.git"],
+        );
+        let err = push(&work, "main").unwrap_err().to_string();
+        assert!(err.contains("push"), "{err}");
+    }
 
     #[test]
     fn message_names_object_fields_and_who_changed_them() {

@@ -13,6 +13,8 @@ use crate::manifest::{Config, ObjectKey};
 pub struct CommitPlan {
     pub message: String,
     pub branch: Option<String>,
+    /// `accept.push`: push the commit's branch after it.
+    pub push: bool,
 }
 
 impl CommitPlan {
@@ -30,6 +32,7 @@ impl CommitPlan {
                 .accept_branch
                 .as_deref()
                 .map(|template| git::branch_name(template, &key.kind, &key.namespace, &key.name)),
+            push: config.accept_push,
         }
     }
 
@@ -46,12 +49,15 @@ pub enum Outcome {
         /// `None` on a detached HEAD.
         branch: Option<String>,
         subject: String,
+        /// `accept.push`: where it was pushed, or why not.
+        pushed: Option<Result<String, String>>,
     },
     /// Committed on a new branch (`accept.branch`); the user's checkout is as it was.
     OnBranch {
         short_hash: String,
         branch: String,
         subject: String,
+        pushed: Option<Result<String, String>>,
     },
     /// Written; the folder is not in a git repository.
     NotARepository,
@@ -63,23 +69,35 @@ impl Outcome {
     /// One line for the user: `committed 1a2b3c4 on main: kdrift: accept live …`. `file` is the
     /// file as shown (relative to the manifests root).
     pub fn describe(&self, file: &str) -> String {
+        let pushed = |pushed: &Option<Result<String, String>>| match pushed {
+            None => String::new(),
+            Some(Ok(to)) => format!("; pushed to {to}"),
+            Some(Err(why)) => format!("; NOT pushed: {why}"),
+        };
         match self {
             Outcome::Committed {
                 short_hash,
                 branch: Some(branch),
                 subject,
-            } => format!("committed {short_hash} on {branch}: {subject}"),
+                pushed: p,
+            } => format!("committed {short_hash} on {branch}: {subject}{}", pushed(p)),
             Outcome::Committed {
                 short_hash,
                 branch: None,
                 subject,
-            } => format!("committed {short_hash} (detached HEAD): {subject}"),
+                pushed: p,
+            } => format!(
+                "committed {short_hash} (detached HEAD): {subject}{}",
+                pushed(p)
+            ),
             Outcome::OnBranch {
                 short_hash,
                 branch,
                 subject,
+                pushed: p,
             } => format!(
-                "committed {short_hash} on the new branch {branch} (your checkout is unchanged: git switch {branch} to see it): {subject}"
+                "committed {short_hash} on the new branch {branch} (your checkout is unchanged: git switch {branch} to see it): {subject}{}",
+                pushed(p)
             ),
             Outcome::NotARepository => {
                 format!("wrote {file}; not in a git repository, so nothing was committed")
@@ -87,6 +105,21 @@ impl Outcome {
             Outcome::Written => format!("wrote {file} (--no-commit: not committed)"),
         }
     }
+}
+
+/// `accept.push`: the commit is pushed; a failed push leaves the commit (said, not undone).
+fn push_if_asked(
+    root: &Path,
+    plan: &CommitPlan,
+    branch: Option<&str>,
+) -> Option<Result<String, String>> {
+    if !plan.push {
+        return None;
+    }
+    Some(match branch {
+        Some(branch) => git::push(root, branch).map_err(|e| e.to_string()),
+        None => Err("a detached HEAD has no branch to push".to_owned()),
+    })
 }
 
 /// `file` as the user knows it: relative to the manifests root.
@@ -160,6 +193,7 @@ pub fn write_and_commit(
                 short_hash,
                 branch: branch.to_owned(),
                 subject: plan.subject().to_owned(),
+                pushed: push_if_asked(root, plan, Some(branch)),
             }),
             Ok(CommitOutcome::NotARepository) => {
                 for edit in edits {
@@ -179,6 +213,7 @@ pub fn write_and_commit(
     let files: Vec<&Path> = edits.iter().map(|e| e.file.as_path()).collect();
     match git::commit_files(root, &files, &plan.message) {
         Ok(CommitOutcome::Committed { short_hash, branch }) => Ok(Outcome::Committed {
+            pushed: push_if_asked(root, plan, branch.as_deref()),
             short_hash,
             branch,
             subject: plan.subject().to_owned(),

@@ -240,10 +240,25 @@ fn outcomes_read_as_one_line() {
         short_hash: "1a2b3c4".into(),
         branch: Some("main".into()),
         subject: "kdrift: accept live spec.replicas of deployment/shop/web".into(),
+        pushed: None,
     };
     assert_eq!(
         committed.describe("shop/web.yaml"),
         "committed 1a2b3c4 on main: kdrift: accept live spec.replicas of deployment/shop/web"
+    );
+    let Outcome::Committed { subject, .. } = committed else {
+        unreachable!()
+    };
+    let refused = Outcome::Committed {
+        short_hash: "1a2b3c4".into(),
+        branch: Some("main".into()),
+        subject,
+        pushed: Some(Err("git push refused: rejected (fetch first)".into())),
+    };
+    assert!(
+        refused
+            .describe("shop/web.yaml")
+            .ends_with("deployment/shop/web; NOT pushed: git push refused: rejected (fetch first)")
     );
     assert_eq!(
         Outcome::NotARepository.describe("shop/web.yaml"),

@@ -24,6 +24,7 @@
 //! accept:                   # how `kdrift accept` commits
 //!   branch: "hotfix/{namespace}-{name}"   # commit on a new branch named from this template
 //!                                         # ({kind}, {namespace}, {name}); default: current branch
+//!   push: true              # git push the commit (the branch's remote, else origin); default false
 //! ```
 //!
 //! A rule applies to an object when every selector it names matches. In a path, a list item is
@@ -48,6 +49,9 @@ pub struct Config {
     pub ignore: Vec<IgnoreRule>,
     /// `accept.branch`: the template of the branch an accept commits on (none: the current one).
     pub accept_branch: Option<String>,
+    /// `accept.push`: run `git push` after an accept's commit (for a GitOps controller that
+    /// reads the remote branch, not this checkout).
+    pub accept_push: bool,
     /// `kustomize.roots`: the kustomize roots to render (folders under the manifests root);
     /// `None`: every kustomization no other includes.
     pub kustomize_roots: Option<Vec<String>>,
@@ -196,6 +200,15 @@ fn parse_rule(rule: &Value) -> Result<IgnoreRule, (Option<usize>, String)> {
     })
 }
 
+/// `accept.push`, as written: true or false.
+fn parse_push(accept: &Value) -> Result<bool, String> {
+    match accept.get("push") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(push)) => Ok(*push),
+        Some(other) => Err(format!("accept.push must be true or false, not {other}")),
+    }
+}
+
 /// Parses `accept:`; the error says whether it is about `branch` (for its line).
 fn parse_accept(accept: &Value) -> Result<Option<String>, (bool, String)> {
     let map = match accept {
@@ -204,14 +217,17 @@ fn parse_accept(accept: &Value) -> Result<Option<String>, (bool, String)> {
         _ => {
             return Err((
                 false,
-                "\"accept\" must be a mapping with \"branch\"".to_owned(),
+                "\"accept\" must be a mapping with \"branch\" or \"push\"".to_owned(),
             ));
         }
     };
-    if let Some(unknown) = map.keys().find(|k| k.as_str() != "branch") {
+    if let Some(unknown) = map
+        .keys()
+        .find(|k| !["branch", "push"].contains(&k.as_str()))
+    {
         return Err((
             false,
-            format!("unknown key \"{unknown}\" in accept (expected branch)"),
+            format!("unknown key \"{unknown}\" in accept (expected branch, push)"),
         ));
     }
     match map.get("branch") {
@@ -350,6 +366,13 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         ));
     }
     if let Some(accept) = map.get("accept") {
+        match parse_push(accept) {
+            Ok(push) => config.accept_push = push,
+            Err(message) => {
+                let steps = [Step::Field("accept"), Step::Field("push")];
+                problems.push(problem(line_of(text, &steps) + 1, message));
+            }
+        }
         match parse_accept(accept) {
             Ok(branch) => config.accept_branch = branch,
             Err((at_branch, message)) => {
@@ -491,6 +514,33 @@ mod tests {
         assert!(
             matches!(problems.as_slice(), [Problem::BadConfig { line, .. }] if *line >= 2),
             "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn accept_push_is_a_boolean_said_on_its_line() {
+        let (config, problems) = parse(Path::new(".kdrift.yaml"), "accept:\n  push: true\n");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(config.accept_push);
+        let (config, problems) = parse(
+            Path::new(".kdrift.yaml"),
+            "accept:\n  branch: b\n  push: please\n",
+        );
+        assert!(!config.accept_push);
+        assert_eq!(config.accept_branch.as_deref(), Some("b"));
+        let found: Vec<(usize, String)> = problems
+            .iter()
+            .filter_map(|p| match p {
+                Problem::BadConfig { line, message, .. } => Some((*line, message.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                3,
+                "accept.push must be true or false, not \"please\"".to_owned()
+            )]
         );
     }
 
