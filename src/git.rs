@@ -477,6 +477,7 @@ pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[Accepte
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
