@@ -305,8 +305,21 @@ impl Reconciler {
     }
 
     /// One sentence on what will happen to a live change: for the detail, diff, accept and
-    /// revert views.
+    /// revert views. An Application whose source is a Helm chart says so: kdrift compares the
+    /// manifests folder, not the chart's rendering.
     pub fn sentence(&self) -> String {
+        let said = self.what_happens();
+        match &self.policy {
+            Ok(Policy::Argo {
+                chart: Some(chart), ..
+            }) => format!(
+                "{said} (its source is the Helm chart {chart}, which kdrift does not render: the manifests folder is what is compared)"
+            ),
+            _ => said,
+        }
+    }
+
+    fn what_happens(&self) -> String {
         let owner = &self.owner;
         match &self.policy {
             Err(why) => format!("managed by {owner} (details not readable: {why})"),
@@ -527,6 +540,9 @@ mod tests {
             ..r
         };
         assert_eq!(r.marker(), "argo:shop manual");
+        assert!(r.sentence().ends_with(
+            "syncs by hand: this change stays until someone syncs the app (its source is the Helm chart redis, which kdrift does not render: the manifests folder is what is compared)"
+        ), "{}", r.sentence());
         assert!(!r.to_json()["revertsChanges"].as_bool().unwrap());
     }
 

@@ -91,6 +91,13 @@ async fn hostile_lines_a_403_a_deleted_pod_and_a_container_never_started_are_sai
     let script = |tx, text| async move {
         wait_for(&text, "the table", |s| s.contains("cart")).await;
         keys(&tx, "/cart\n");
+        // The garbled revision rolled out: no pod of the old one is first in the detail (pods
+        // created in the same second as the old ones are ordered by name).
+        wait_for(&text, "cart rolled out", |s| {
+            s.lines()
+                .any(|l| l.contains(" cart ") && l.contains("complete"))
+        })
+        .await;
         key(&tx, crossterm::event::KeyCode::Enter);
         wait_for(&text, "the garbled pods running", |s| {
             s.contains("deployment shop/cart")
