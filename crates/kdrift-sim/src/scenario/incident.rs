@@ -467,8 +467,7 @@ mod tests {
             .unwrap();
         // Applied with kubectl, then adopted by Argo CD (server-side apply).
         assert!(
-            managers(&seeded)
-                .contains(&("kubectl-client-side-apply".to_string(), String::new())),
+            managers(&seeded).contains(&("kubectl-client-side-apply".to_string(), String::new())),
             "{:?}",
             managers(&seeded)
         );
