@@ -30,6 +30,7 @@ impl InProcess {
                 scenario: Scenario::None,
                 seed: false,
                 timings: Timings::fast(),
+                ..SimConfig::default()
             }))
             .unwrap();
         let dir = tempfile::tempdir().unwrap();

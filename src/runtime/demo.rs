@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use crate::app::Flash;
 use crate::cli::{CommonArgs, DemoArgs};
 use crate::cluster::client::connect;
-use crate::sim::scenario::DEMO_MANIFESTS;
+use crate::sim::scenario::{DEMO_MANIFESTS, DEMO_REPO_URL};
 use crate::sim::server::{Scenario, SimConfig, SimServer, Timings};
 
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +40,8 @@ pub struct Workdir {
 }
 
 /// Copy `manifests` (relative path, contents) into `dir` (created; must be empty) or a temporary
-/// folder, and make it a git repository with one commit.
+/// folder, and make it a git repository with one commit and the remote `origin` the demo's
+/// Argo CD Application names ([`DEMO_REPO_URL`]; nothing is pushed to it).
 pub fn prepare_workdir(
     dir: Option<&Path>,
     manifests: &[(&str, &str)],
@@ -101,7 +102,16 @@ pub fn prepare_workdir(
         "kdrift demo manifests",
     ];
     git(&path, &commit)?;
+    git(&path, &["remote", "add", "origin", DEMO_REPO_URL])?;
     Ok(Workdir { path, _temp: temp })
+}
+
+/// The demo cluster's GitOps controllers read the workdir's commits as the demo repository's:
+/// its HEAD stands for the pushed branch.
+pub fn gitops_repos(workdir: &Path) -> std::collections::BTreeMap<String, PathBuf> {
+    [(DEMO_REPO_URL.to_string(), workdir.to_path_buf())]
+        .into_iter()
+        .collect()
 }
 
 fn git_command(dir: &Path) -> std::process::Command {
@@ -168,6 +178,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
             scenario,
             seed: true,
             timings: Timings::default(),
+            gitops_repos: gitops_repos(&workdir.path),
         };
         let server = match SimServer::start(config).await {
             Ok(s) => s,
@@ -245,6 +256,14 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 1);
+        let origin = git_command(&wd.path)
+            .args(["remote", "get-url", "origin"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&origin.stdout).trim(),
+            DEMO_REPO_URL
+        );
         let status = git_command(&wd.path)
             .args(["status", "--porcelain"])
             .output()

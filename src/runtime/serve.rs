@@ -67,6 +67,7 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
             scenario,
             seed: true,
             timings: Timings::default(),
+            gitops_repos: super::demo::gitops_repos(&workdir.path),
         };
         let server = SimServer::start(config).await?;
         // Without --kubeconfig-out the file lives in a temporary folder removed on exit.

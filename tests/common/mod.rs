@@ -31,6 +31,34 @@ impl Cluster {
     }
 
     pub fn start_with(seed: bool) -> Cluster {
+        Self::start_config(SimConfig {
+            port: 0,
+            scenario: Scenario::None,
+            seed,
+            timings: Timings::fast(),
+            ..SimConfig::default()
+        })
+    }
+
+    /// A seeded cluster (fast timings) whose GitOps controllers read `repo` as the demo
+    /// repository, self-heal acting `self_heal` after an out-of-band change.
+    pub fn start_gitops(repo: &std::path::Path, self_heal: Duration) -> Cluster {
+        Self::start_config(SimConfig {
+            timings: Timings {
+                self_heal,
+                ..Timings::fast()
+            },
+            gitops_repos: [(
+                kdrift::sim::scenario::DEMO_REPO_URL.to_string(),
+                repo.to_path_buf(),
+            )]
+            .into_iter()
+            .collect(),
+            ..SimConfig::default()
+        })
+    }
+
+    pub fn start_config(config: SimConfig) -> Cluster {
         // Found (or the test fails saying how to name one) before the cluster starts.
         kubectl_bin::path();
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -38,12 +66,6 @@ impl Cluster {
             .enable_all()
             .build()
             .unwrap();
-        let config = SimConfig {
-            port: 0,
-            scenario: Scenario::None,
-            seed,
-            timings: Timings::fast(),
-        };
         let server = runtime.block_on(SimServer::start(config)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");

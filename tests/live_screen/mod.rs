@@ -121,12 +121,21 @@ pub struct Demo {
 pub async fn start_cluster(
     dir: &std::path::Path,
 ) -> (kdrift::sim::server::SimServer, std::path::PathBuf) {
+    start_cluster_with(dir, Default::default()).await
+}
+
+/// [`start_cluster`], its GitOps controllers reading `gitops_repos` (repoURL → local repository).
+pub async fn start_cluster_with(
+    dir: &std::path::Path,
+    gitops_repos: std::collections::BTreeMap<String, std::path::PathBuf>,
+) -> (kdrift::sim::server::SimServer, std::path::PathBuf) {
     use kdrift::sim::server::{Scenario, SimConfig, SimServer, Timings};
     let server = SimServer::start(SimConfig {
         port: 0,
         scenario: Scenario::None,
         seed: true,
         timings: Timings::fast(),
+        gitops_repos,
     })
     .await
     .unwrap();
@@ -152,7 +161,12 @@ pub async fn demo() -> Demo {
     // The cluster last, so that the live view starts as soon after it as before this harness:
     // a watch resumed after a 403 shows "connected" only at its next event, and ui_live's
     // recovery from one sees an event only while the seeded rollouts are still finishing.
-    let (server, kubeconfig) = start_cluster(dir.path()).await;
+    // The demo's Argo CD and Flux read the workdir, as in `kdrift demo`.
+    let repos = [(
+        kdrift::sim::scenario::DEMO_REPO_URL.to_string(),
+        workdir.path.clone(),
+    )];
+    let (server, kubeconfig) = start_cluster_with(dir.path(), repos.into_iter().collect()).await;
     let common = kdrift::cli::CommonArgs {
         kubeconfig: Some(kubeconfig.clone()),
         all_namespaces: true,

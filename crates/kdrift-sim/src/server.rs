@@ -9,7 +9,9 @@
 //! - `logs`: `pods/{name}/log`, made up from each container's run.
 //! - `pod_posts`: `pods/{name}/eviction` (honouring PodDisruptionBudgets) and `pods/{name}/binding`.
 //! - [`response`]: `Status` errors, content negotiation, request bodies.
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,7 +37,7 @@ mod table_workloads;
 mod watch_stream;
 mod writes;
 
-pub use super::controller::Timings;
+pub use super::controller::{Gitops, Timings};
 pub use super::scenario::Scenario;
 
 /// Why the server could not start.
@@ -60,6 +62,23 @@ pub struct SimConfig {
     /// Seed the cluster from the demo manifests.
     pub seed: bool,
     pub timings: Timings,
+    /// The git repositories the simulated GitOps controllers read, by URL (an Application's
+    /// `spec.source.repoURL`; a Flux GitRepository `<name>` stands for the URL ending in
+    /// `/<name>.git`) → a local repository, whose HEAD stands for the pushed branch.
+    pub gitops_repos: BTreeMap<String, PathBuf>,
+}
+
+impl Default for SimConfig {
+    /// Any free port, seeded, no scenario, demo timings, no repository.
+    fn default() -> SimConfig {
+        SimConfig {
+            port: 0,
+            scenario: Scenario::None,
+            seed: true,
+            timings: Timings::default(),
+            gitops_repos: BTreeMap::new(),
+        }
+    }
 }
 
 /// What every request handler shares.
@@ -96,6 +115,7 @@ pub struct SimServer {
     tasks: Vec<JoinHandle<()>>,
     /// The controllers' timings, when they run (a restart as another server runs them again).
     timings: Option<super::controller::Timings>,
+    gitops: Gitops,
 }
 
 impl SimServer {
@@ -107,8 +127,13 @@ impl SimServer {
             super::scenario::seed(&store).map_err(|e| SimError::Seed(e.to_string()))?;
         }
         let mut server = SimServer::serve_store(store, config.port).await?;
+        server.gitops = Gitops::new(config.gitops_repos, &config.timings);
         server.tasks = vec![
-            super::controller::spawn(server.store.clone(), config.timings.clone()),
+            super::controller::spawn(
+                server.store.clone(),
+                config.timings.clone(),
+                server.gitops.clone(),
+            ),
             super::scenario::spawn(server.store.clone(), config.scenario),
         ];
         server.timings = Some(config.timings);
@@ -129,6 +154,7 @@ impl SimServer {
             listening: None,
             tasks: Vec::new(),
             timings: None,
+            gitops: Gitops::default(),
         };
         server.listening = Some(server.serve(listener));
         Ok(server)
@@ -172,6 +198,12 @@ impl SimServer {
         &self.faults
     }
 
+    /// The simulated GitOps controllers: their repositories, self-heal's delay, and when each
+    /// drifted Application will be healed.
+    pub fn gitops(&self) -> &Gitops {
+        &self.gitops
+    }
+
     /// Close the listener and every connection and watch, then listen again on the same port;
     /// the objects and their resourceVersions stay.
     pub async fn restart(&mut self) -> Result<(), SimError> {
@@ -197,6 +229,7 @@ impl SimServer {
             self.tasks = vec![super::controller::spawn(
                 self.store.clone(),
                 timings.clone(),
+                self.gitops.clone(),
             )];
         }
         Ok(())

@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::time::Instant;
 
-use super::Timings;
 use super::cluster::Cluster;
 use super::deployment::{DeploymentAction, sync_deployment};
 use super::events::{Component, EventSpec, event_object};
@@ -19,6 +18,7 @@ use super::object::{Key, controller_uid, name, str_at, uid};
 use super::pods::PodStage;
 use super::replicaset::{random_suffix, sync_replicaset};
 use super::scheduler::pod_requests;
+use super::{Gitops, Timings};
 use crate::resources::ResourceType;
 use crate::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
 
@@ -31,12 +31,15 @@ const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 /// Attempts of a read-modify-write that lost a race with another writer (409).
 const RETRIES: usize = 5;
 
+mod gitops;
 mod pods;
 mod workloads;
 
 struct Driver {
     store: Store,
     timings: Timings,
+    gitops: Gitops,
+    gitops_work: gitops::GitopsWork,
     index: Index,
     dirty_deployments: BTreeSet<Key>,
     dirty_replica_sets: BTreeSet<Key>,
@@ -73,9 +76,9 @@ struct Driver {
 }
 
 /// Run the controllers until the task is aborted.
-pub async fn run(store: Store, timings: Timings) {
+pub async fn run(store: Store, timings: Timings, gitops: Gitops) {
     let mut feed = store.subscribe();
-    let mut driver = Driver::new(store, timings);
+    let mut driver = Driver::new(store, timings, gitops);
     driver.resync();
     loop {
         // Take every change already announced, then do a bounded amount of work.
@@ -118,10 +121,12 @@ fn key_of(object: &Value) -> Key {
 }
 
 impl Driver {
-    fn new(store: Store, timings: Timings) -> Driver {
+    fn new(store: Store, timings: Timings, gitops: Gitops) -> Driver {
         Driver {
             store,
             timings,
+            gitops,
+            gitops_work: gitops::GitopsWork::default(),
             index: Index::default(),
             dirty_deployments: BTreeSet::new(),
             dirty_replica_sets: BTreeSet::new(),
@@ -217,6 +222,7 @@ impl Driver {
                 self.orphans.push((ResourceType::POD, key_of(pod)));
             }
         }
+        self.resync_gitops();
     }
 
     fn observe(&mut self, event: &StoreEvent) {
@@ -224,6 +230,9 @@ impl Driver {
     }
 
     fn observe_object(&mut self, resource: ResourceType, kind: EventType, object: &Value) {
+        if self.observe_gitops(resource, kind, object) {
+            return;
+        }
         let key = key_of(object);
         if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION && kind != EventType::Deleted {
             self.dirty_definitions.insert(key);
@@ -423,7 +432,9 @@ impl Driver {
             Timer::ReplicaSet(key) => (key.clone(), ResourceType::REPLICA_SET),
             Timer::StatefulSet(key) => (key.clone(), ResourceType::STATEFUL_SET),
             Timer::DaemonSet(key) => (key.clone(), ResourceType::DAEMON_SET),
-            Timer::Pod(..) => return self.schedule(after, timer),
+            Timer::Pod(..) | Timer::Application(_) | Timer::Kustomization(_) => {
+                return self.schedule(after, timer);
+            }
         };
         let now = Instant::now();
         let at = now + after;
@@ -460,7 +471,8 @@ impl Driver {
                         .remove(&(ResourceType::DAEMON_SET, key.clone()));
                     self.dirty_daemon_sets.insert(key);
                 }
-
+                Timer::Application(key) => self.gitops_timer_fired(true, key),
+                Timer::Kustomization(key) => self.gitops_timer_fired(false, key),
                 Timer::Pod(key, pod_uid, stage) => self.enter_stage(&key, &pod_uid, stage),
             }
         }
@@ -492,6 +504,10 @@ impl Driver {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
                 self.autoscale(&key);
+            } else if let Some(key) = self.gitops_work.dirty_kustomizations.pop_first() {
+                self.reconcile_kustomization(&key);
+            } else if let Some(key) = self.gitops_work.dirty_apps.pop_first() {
+                self.reconcile_application(&key);
             } else {
                 return false;
             }
@@ -506,7 +522,8 @@ impl Driver {
             && self.dirty_daemon_sets.is_empty()
             && self.dirty_budgets.is_empty()
             && self.dirty_definitions.is_empty()
-            && self.dirty_autoscalers.is_empty())
+            && self.dirty_autoscalers.is_empty()
+            && self.gitops_work.is_idle())
     }
 
     /// The autoscalers of the namespace of Deployment `key` that target it look again.

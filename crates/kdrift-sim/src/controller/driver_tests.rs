@@ -21,7 +21,7 @@ fn progressing_reason(d: &Value) -> String {
 
 async fn settled_demo() -> (Store, tokio::task::JoinHandle<()>) {
     let store = Store::new();
-    let controllers = spawn(store.clone(), Timings::fast());
+    let controllers = spawn(store.clone(), Timings::fast(), Default::default());
     seed(&store).unwrap();
     eventually("every demo Deployment to be rolled out", || {
         let deploys = store.list(ResourceType::DEPLOYMENT, None);
@@ -322,7 +322,7 @@ async fn scale_ten_thousand_deployments_become_available() {
     for n in 0..total.div_ceil(100) {
         crate::scenario::seed::register_node(&store, &format!("node-{n}"), n).unwrap();
     }
-    let controllers = spawn(store.clone(), Timings::fast());
+    let controllers = spawn(store.clone(), Timings::fast(), Default::default());
     let started = std::time::Instant::now();
     for n in 0..500 {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("team-{n}")}});

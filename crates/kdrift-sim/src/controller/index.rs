@@ -17,6 +17,10 @@ pub enum Timer {
     ReplicaSet(Key),
     StatefulSet(Key),
     DaemonSet(Key),
+    /// Look at an Argo CD Application again (self-heal's delay over, or git polled).
+    Application(Key),
+    /// Look at a Flux Kustomization again (its interval).
+    Kustomization(Key),
     /// Move the pod with this uid to this stage.
     Pod(Key, String, PodStage),
 }

@@ -19,11 +19,15 @@
 //! - [`events`]: `Event` objects as the components write them.
 //! - [`autoscaler`]: the horizontal pod autoscaler, without metrics.
 //! - [`apiextensions`]: the status the apiextensions server gives a CustomResourceDefinition.
+//! - [`gitops`]: Argo CD's self-heal and Application status, Flux's Kustomization status.
 //!
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
 //! timers (`index`) and the scheduler's cache ([`cluster`]), calls the pure functions and writes
 //! their results through the store.
 //! [`object`] holds the small JSON readers they share.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -39,6 +43,7 @@ pub mod deployment;
 pub mod disruption;
 pub mod driver;
 pub mod events;
+pub mod gitops;
 pub mod hash;
 mod index;
 pub mod logs;
@@ -61,6 +66,13 @@ pub struct Timings {
     /// First back-off of a crashing container or a failing image pull; doubles up to 5 minutes
     /// as the kubelet's does.
     pub crash_backoff: Duration,
+    /// From an out-of-band change to an object of an Application with `selfHeal: true` to the
+    /// simulated Argo CD applying git again. 180 s: Argo CD's git polling period
+    /// (`timeout.reconciliation`, 120 s plus up to 60 s of jitter), which leaves the operator
+    /// time to accept; the real controller heals within seconds (see the README).
+    pub self_heal: Duration,
+    /// How often the simulated Argo CD looks at git again for a new commit (`--app-resync`).
+    pub app_resync: Duration,
 }
 
 impl Default for Timings {
@@ -70,22 +82,87 @@ impl Default for Timings {
             pod_ready: Duration::from_secs(2),
             image_pull: Duration::from_millis(800),
             crash_backoff: Duration::from_secs(5),
+            self_heal: Duration::from_secs(180),
+            app_resync: Duration::from_secs(120),
         }
     }
 }
 
 impl Timings {
-    /// Test timings: everything within about 100 ms.
+    /// Test timings: the pods' lifecycle within about 100 ms; the GitOps delays stay the
+    /// demo's (a test of self-heal sets its own), so a test that changes a shop object by hand
+    /// is not undone under it.
     pub fn fast() -> Timings {
         Timings {
             pod_ready: Duration::from_millis(100),
             image_pull: Duration::from_millis(40),
             crash_backoff: Duration::from_millis(100),
+            ..Timings::default()
+        }
+    }
+}
+
+/// The repositories the simulated GitOps controllers read (an Application's `repoURL`, or the
+/// GitRepository a Kustomization names → a local git repository whose HEAD stands for the
+/// pushed branch), and the self-heals they have planned, for tests and the demo to ask about.
+/// Cheap to clone (shared inside).
+#[derive(Clone, Default)]
+pub struct Gitops {
+    repos: Arc<BTreeMap<String, PathBuf>>,
+    self_heal: Duration,
+    /// Application (namespace, name) → when self-heal will sync it.
+    heals: Arc<Mutex<BTreeMap<(String, String), jiff::Timestamp>>>,
+}
+
+impl Gitops {
+    pub fn new(repos: BTreeMap<String, PathBuf>, timings: &Timings) -> Gitops {
+        Gitops {
+            repos: Arc::new(repos),
+            self_heal: timings.self_heal,
+            heals: Arc::default(),
+        }
+    }
+
+    /// The local repository of a repository URL.
+    pub fn repo(&self, url: &str) -> Option<&PathBuf> {
+        self.repos.get(url)
+    }
+
+    /// The local repository a Flux `GitRepository` of this name stands for: the one whose URL
+    /// ends in `/<name>.git` (the demo does not serve GitRepository objects).
+    pub fn flux_source(&self, name: &str) -> Option<&PathBuf> {
+        let suffix = format!("/{name}.git");
+        self.repos
+            .iter()
+            .find(|(url, _)| url.ends_with(&suffix))
+            .map(|(_, path)| path)
+    }
+
+    /// How long after an out-of-band change self-heal syncs.
+    pub fn self_heal_delay(&self) -> Duration {
+        self.self_heal
+    }
+
+    /// When self-heal will sync the Application `namespace/name`, if it is drifted and will.
+    pub fn heal_due(&self, namespace: &str, name: &str) -> Option<jiff::Timestamp> {
+        let heals = self.heals.lock().ok()?;
+        heals
+            .get(&(namespace.to_string(), name.to_string()))
+            .copied()
+    }
+
+    pub(crate) fn plan_heal(&self, namespace: &str, name: &str, at: Option<jiff::Timestamp>) {
+        if let Ok(mut heals) = self.heals.lock() {
+            let key = (namespace.to_string(), name.to_string());
+            match at {
+                Some(at) => heals.insert(key, at),
+                None => heals.remove(&key),
+            };
         }
     }
 }
 
 /// Run every controller against `store` until the task is aborted.
-pub fn spawn(store: Store, timings: Timings) -> JoinHandle<()> {
-    tokio::spawn(driver::run(store, timings))
+pub fn spawn(store: Store, timings: Timings, gitops: Gitops) -> JoinHandle<()> {
+    tokio::spawn(driver::run(store, timings, gitops))
 }

@@ -28,7 +28,7 @@ fn all_settled_but_checkout(store: &Store) -> bool {
 async fn a_drained_node_leaves_inventory_at_3_of_5_until_it_is_uncordoned() {
     let store = Store::new();
     crate::scenario::seed(&store).unwrap();
-    let controllers = spawn(store.clone(), Timings::fast());
+    let controllers = spawn(store.clone(), Timings::fast(), Default::default());
     eventually("the seeded demo to settle", || {
         let deploys = store.list(ResourceType::DEPLOYMENT, None);
         (deploys.len() >= 10 && deploys.iter().all(rolled_out)).then_some(())

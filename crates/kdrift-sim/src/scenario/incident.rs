@@ -460,15 +460,18 @@ mod tests {
     async fn the_incident_leaves_the_changes_kubectl_would_leave() {
         use crate::controller::{Timings, spawn};
         let store = Store::new();
-        let controllers = spawn(store.clone(), Timings::fast());
+        let controllers = spawn(store.clone(), Timings::fast(), Default::default());
         crate::scenario::seed(&store).unwrap();
         let seeded = store
             .get(ResourceType::DEPLOYMENT, "shop", "frontend")
             .unwrap();
-        assert_eq!(
-            managers(&seeded)[0],
-            ("kubectl-client-side-apply".to_string(), String::new())
+        // Applied with kubectl, then adopted by Argo CD (server-side apply).
+        assert!(
+            managers(&seeded).contains(&("kubectl-client-side-apply".to_string(), String::new())),
+            "{:?}",
+            managers(&seeded)
         );
+        assert!(managers(&seeded).contains(&("argocd-controller".to_string(), String::new())));
         // As in the demo, the incident starts once the seeded cluster has rolled out.
         let settled = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
         while store

@@ -10,8 +10,24 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/namespaces.yaml"),
     ),
     (
+        "crds/applications.yaml",
+        include_str!("../../../../demo/crds/applications.yaml"),
+    ),
+    (
         "crds/backuppolicies.yaml",
         include_str!("../../../../demo/crds/backuppolicies.yaml"),
+    ),
+    (
+        "crds/kustomizations.yaml",
+        include_str!("../../../../demo/crds/kustomizations.yaml"),
+    ),
+    (
+        "argocd/shop.yaml",
+        include_str!("../../../../demo/argocd/shop.yaml"),
+    ),
+    (
+        "flux-system/platform.yaml",
+        include_str!("../../../../demo/flux-system/platform.yaml"),
     ),
     (
         "inventory/base/deployment.yaml",
@@ -118,6 +134,11 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/shop/quota.yaml"),
     ),
 ];
+
+/// The URL of the demo repository's `origin`, as the demo's Argo CD Application names it
+/// (`spec.source.repoURL`); nothing is ever pushed there: the GitOps controllers of the demo
+/// cluster read the local repository it stands for (`SimConfig::gitops_repos`).
+pub const DEMO_REPO_URL: &str = "https://git.example/kdrift/demo.git";
 
 /// The demo's kustomize application: every file under these folders is kustomize's to read (a
 /// base, overlays, a component), never a manifest of its own.
@@ -352,6 +373,33 @@ mod tests {
                 name == "ledger" || named("Service", ns, name),
                 "{ns}/{name}"
             );
+        }
+    }
+
+    #[test]
+    fn the_gitops_objects_name_the_demo_repository_and_its_folders() {
+        let objects = demo_objects().unwrap();
+        let find = |kind: &str| {
+            objects
+                .iter()
+                .find(|o| {
+                    o.object["kind"] == kind && o.object["apiVersion"] != "apiextensions.k8s.io/v1"
+                })
+                .map(|o| o.object.clone())
+                .unwrap()
+        };
+        let app = find("Application");
+        assert_eq!(app["spec"]["source"]["repoURL"], DEMO_REPO_URL);
+        assert_eq!(app["spec"]["syncPolicy"]["automated"]["selfHeal"], true);
+        let ks = find("Kustomization");
+        assert!(DEMO_REPO_URL.ends_with(&format!(
+            "/{}.git",
+            ks["spec"]["sourceRef"]["name"].as_str().unwrap()
+        )));
+        // Neither folder's manifests carry what the controllers add.
+        for (path, text) in DEMO_MANIFESTS {
+            assert!(!text.contains("tracking-id"), "{path}");
+            assert!(!text.contains("kustomize.toolkit.fluxcd.io/name"), "{path}");
         }
     }
 

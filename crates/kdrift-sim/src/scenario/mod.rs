@@ -12,7 +12,7 @@ pub mod incident;
 pub mod manifests;
 pub mod seed;
 
-pub use manifests::DEMO_MANIFESTS;
+pub use manifests::{DEMO_MANIFESTS, DEMO_REPO_URL};
 pub use seed::seed;
 
 /// A scenario the demo cluster can play.

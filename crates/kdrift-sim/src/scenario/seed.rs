@@ -1,9 +1,13 @@
 //! Seeding the demo cluster: every demo manifest created as `kubectl apply` (client-side)
 //! creates it, so the cluster starts in sync with `demo/` and with the managedFields and
-//! last-applied annotation a real team's cluster would carry.
+//! last-applied annotation a real team's cluster would carry; then the GitOps controllers'
+//! first sync of the folders their Application and Kustomization name, as they apply them.
 use serde_json::{Map, Value};
 
-use super::manifests::demo_objects;
+use super::manifests::{DemoObject, demo_objects};
+use crate::controller::gitops::{
+    self, APPLICATION, ARGOCD_MANAGER, AppSpec, FLUX_MANAGER, KUSTOMIZATION,
+};
 use crate::controller::nodes::{
     DEMO_NODES, controller_manager_patch, node_status, registered_node,
 };
@@ -23,7 +27,8 @@ pub fn seed(store: &Store) -> Result<(), ApiError> {
     // Namespaces first: the objects in them cannot be created before; then the definitions
     // of custom resources, which make their kinds served.
     let (first, rest): (Vec<_>, Vec<_>) = objects
-        .into_iter()
+        .iter()
+        .cloned()
         .partition(|o| o.object["kind"] == "Namespace");
     let (definitions, rest): (Vec<_>, Vec<_>) = rest
         .into_iter()
@@ -41,6 +46,66 @@ pub fn seed(store: &Store) -> Result<(), ApiError> {
         match store.create(resource, object, &WriteOptions::manager(CLIENT_SIDE_APPLY)) {
             Ok(_) | Err(ApiError::AlreadyExists(_)) => {}
             Err(e) => return Err(e),
+        }
+    }
+    gitops_first_syncs(store, &objects)
+}
+
+/// Argo CD's and Flux's first sync of the objects the seed created (the team applied them with
+/// kubectl before adopting GitOps, a common history): server-side apply with force as their
+/// field managers, with Argo CD's tracking annotation and Flux's owner labels, which the
+/// manifests in git do not carry.
+fn gitops_first_syncs(store: &Store, objects: &[DemoObject]) -> Result<(), ApiError> {
+    for owner in objects {
+        let api_version = owner.object["apiVersion"].as_str().unwrap_or_default();
+        let kind = owner.object["kind"].as_str().unwrap_or_default();
+        let (configs, manager): (Vec<Value>, &str) = if (api_version, kind) == APPLICATION {
+            let Some(spec) = AppSpec::of(&owner.object) else {
+                continue;
+            };
+            let configs = objects
+                .iter()
+                .filter(|o| gitops::is_manifest_of(o.path, &spec.path, false))
+                .map(|o| gitops::argocd_config(&spec, &o.object))
+                .collect();
+            (configs, ARGOCD_MANAGER)
+        } else if (api_version, kind) == KUSTOMIZATION {
+            let path = owner.object.pointer("/spec/path").and_then(Value::as_str);
+            let dir = gitops::folder(path.unwrap_or_default());
+            let configs = objects
+                .iter()
+                .filter(|o| gitops::is_manifest_of(o.path, &dir, true))
+                .map(|o| gitops::flux_config(&owner.object, &o.object))
+                .collect();
+            (configs, FLUX_MANAGER)
+        } else {
+            continue;
+        };
+        for config in configs {
+            let kind = config["kind"].as_str().unwrap_or_default();
+            let api_version = config["apiVersion"].as_str().unwrap_or_default();
+            let Some(resource) = store.resource_type_of(api_version, kind) else {
+                continue;
+            };
+            let namespace = config
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str);
+            let name = config.pointer("/metadata/name").and_then(Value::as_str);
+            let (namespace, name) = (
+                namespace.unwrap_or_default().to_string(),
+                name.unwrap_or_default().to_string(),
+            );
+            let patch = Patch::Apply {
+                config,
+                force: true,
+            };
+            store.patch(
+                resource,
+                &namespace,
+                &name,
+                &patch,
+                &WriteOptions::manager(manager),
+            )?;
         }
     }
     Ok(())

@@ -19,7 +19,7 @@ pub(super) fn nodes_only() -> (Store, tokio::task::JoinHandle<()>) {
             &WriteOptions::manager("kubectl-create"),
         )
         .unwrap();
-    let controllers = spawn(store.clone(), Timings::fast());
+    let controllers = spawn(store.clone(), Timings::fast(), Default::default());
     (store, controllers)
 }
 

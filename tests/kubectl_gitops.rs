@@ -1,0 +1,260 @@
+//! The demo cluster's Argo CD and Flux, seen with the real kubectl: the Application and
+//! Kustomization and their status, what the controllers write on the objects they own, and
+//! self-heal undoing a `kubectl scale` unless the change was committed to the demo repository.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{Cluster, eventually, owns};
+use serde_json::Value;
+
+/// Self-heal's delay in these tests (the demo's is 180 s).
+const SELF_HEAL: Duration = Duration::from_secs(2);
+const WAIT: Duration = Duration::from_secs(30);
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The demo repository as `kdrift demo` makes it, with an identity for the test's commits.
+fn demo_repo(dir: &Path) -> std::path::PathBuf {
+    let workdir = kdrift::runtime::demo::prepare_workdir(
+        Some(&dir.join("demo")),
+        kdrift::sim::scenario::DEMO_MANIFESTS,
+    )
+    .unwrap();
+    let path = workdir.path.clone();
+    git(&path, &["config", "user.name", "On Call"]);
+    git(&path, &["config", "user.email", "oncall@example.com"]);
+    git(&path, &["config", "commit.gpgsign", "false"]);
+    path
+}
+
+fn app(c: &Cluster) -> Value {
+    c.get_json("application/shop", "argocd")
+}
+
+fn replicas(c: &Cluster) -> i64 {
+    c.get_json("deploy/frontend", "shop")["spec"]["replicas"]
+        .as_i64()
+        .unwrap()
+}
+
+fn synced_at(c: &Cluster, revision: &str) -> bool {
+    let app = app(c);
+    app["status"]["sync"]["status"] == "Synced" && app["status"]["sync"]["revision"] == revision
+}
+
+#[test]
+fn applications_and_kustomizations_are_listed_with_their_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let branch = git(&repo, &["symbolic-ref", "--short", "HEAD"]);
+    let c = Cluster::start_gitops(&repo, SELF_HEAL);
+
+    let apps = c.ok(&["get", "applications", "-n", "argocd"]);
+    assert!(apps.lines().any(|l| l.starts_with("shop ")), "{apps}");
+    let short = c.ok(&["get", "app", "-A"]);
+    assert!(
+        short.contains("argocd") && short.contains("shop"),
+        "{short}"
+    );
+    let ks = c.ok(&["get", "ks", "-A"]);
+    assert!(
+        ks.lines()
+            .any(|l| l.starts_with("flux-system") && l.contains("platform")),
+        "{ks}"
+    );
+
+    assert!(eventually(WAIT, || synced_at(&c, &head)), "{:#}", app(&c));
+    // Progressing while the seeded rollouts finish, then Healthy.
+    assert!(
+        eventually(WAIT, || app(&c)["status"]["health"]["status"] == "Healthy"),
+        "{:#}",
+        app(&c)["status"]
+    );
+    let status = &app(&c)["status"];
+    assert_eq!(status["operationState"]["phase"], "Succeeded");
+    assert_eq!(status["operationState"]["syncResult"]["revision"], head);
+    assert_eq!(status["history"].as_array().unwrap().len(), 1);
+    assert!(
+        status["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["kind"] == "Deployment" && r["name"] == "frontend")
+    );
+
+    let expected = format!("Applied revision: {branch}@sha1:{head}");
+    assert!(
+        eventually(WAIT, || {
+            let ks = c.get_json("kustomization/platform", "flux-system");
+            ks["status"]["conditions"][0]["message"] == expected.as_str()
+        }),
+        "{:#}",
+        c.get_json("kustomization/platform", "flux-system")["status"]
+    );
+    let ks = c.get_json("kustomization/platform", "flux-system");
+    assert_eq!(ks["status"]["conditions"][0]["type"], "Ready");
+    assert_eq!(ks["status"]["conditions"][0]["status"], "True");
+    assert_eq!(
+        ks["status"]["conditions"][0]["reason"],
+        "ReconciliationSucceeded"
+    );
+    assert_eq!(
+        ks["status"]["lastAppliedRevision"],
+        format!("{branch}@sha1:{head}")
+    );
+    let inventory = ks["status"]["inventory"]["entries"].as_array().unwrap();
+    assert!(
+        inventory
+            .iter()
+            .any(|e| e["id"] == "platform_auth_apps_Deployment")
+    );
+}
+
+#[test]
+fn gitops_controllers_mark_what_they_applied_as_their_managers() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let c = Cluster::start_gitops(&repo, SELF_HEAL);
+
+    let frontend = c.get_json("deploy/frontend", "shop");
+    assert_eq!(
+        frontend["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+        "shop:apps/Deployment:shop/frontend"
+    );
+    assert!(owns(
+        &frontend,
+        "argocd-controller",
+        &[
+            "f:metadata",
+            "f:annotations",
+            "f:argocd.argoproj.io/tracking-id"
+        ]
+    ));
+    assert!(owns(
+        &frontend,
+        "argocd-controller",
+        &["f:spec", "f:replicas"]
+    ));
+    let service = c.get_json("service/cart", "shop");
+    assert_eq!(
+        service["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+        "shop:/Service:shop/cart"
+    );
+
+    let auth = c.get_json("deploy/auth", "platform");
+    let labels = &auth["metadata"]["labels"];
+    assert_eq!(labels["kustomize.toolkit.fluxcd.io/name"], "platform");
+    assert_eq!(
+        labels["kustomize.toolkit.fluxcd.io/namespace"],
+        "flux-system"
+    );
+    assert!(owns(
+        &auth,
+        "kustomize-controller",
+        &[
+            "f:metadata",
+            "f:labels",
+            "f:kustomize.toolkit.fluxcd.io/name"
+        ]
+    ));
+    // Objects of neither folder carry either.
+    let ledger = c.get_json("deploy/ledger", "payments");
+    assert!(ledger["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"].is_null());
+    assert!(ledger["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"].is_null());
+}
+
+#[test]
+fn self_heal_undoes_a_scale_after_its_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let c = Cluster::start_gitops(&repo, SELF_HEAL);
+    assert!(eventually(WAIT, || synced_at(&c, &head)));
+    assert_eq!(replicas(&c), 2);
+
+    c.ok(&["scale", "deploy/frontend", "-n", "shop", "--replicas=5"]);
+    assert!(
+        eventually(WAIT, || app(&c)["status"]["sync"]["status"] == "OutOfSync"),
+        "{:#}",
+        app(&c)["status"]
+    );
+    let due = c.server.gitops().heal_due("argocd", "shop");
+    assert!(due.is_some(), "no heal planned");
+    assert_eq!(c.server.gitops().self_heal_delay(), SELF_HEAL);
+    let frontend = app(&c)["status"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "Deployment" && r["name"] == "frontend")
+        .cloned()
+        .unwrap();
+    assert_eq!(frontend["status"], "OutOfSync");
+
+    assert!(eventually(WAIT, || replicas(&c) == 2), "not healed");
+    let deploy = c.get_json("deploy/frontend", "shop");
+    assert!(owns(
+        &deploy,
+        "argocd-controller",
+        &["f:spec", "f:replicas"]
+    ));
+    assert!(eventually(WAIT, || synced_at(&c, &head)));
+    let status = app(&c)["status"].clone();
+    assert_eq!(status["history"].as_array().unwrap().len(), 2, "{status:#}");
+    assert_eq!(
+        status["operationState"]["syncResult"]["resources"][0]["message"],
+        "deployment.apps/frontend serverside-applied"
+    );
+    assert_eq!(c.server.gitops().heal_due("argocd", "shop"), None);
+}
+
+#[test]
+fn a_change_committed_to_the_repository_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let c = Cluster::start_gitops(&repo, SELF_HEAL);
+    assert!(eventually(WAIT, || synced_at(&c, &head)));
+
+    c.ok(&["scale", "deploy/frontend", "-n", "shop", "--replicas=5"]);
+    // The hotfix accepted into git (as kdrift's accept does: edit, commit), before the delay.
+    let file = repo.join("shop/frontend.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("replicas: 2", "replicas: 5", 1)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "frontend: 5 replicas"]);
+    let accepted = git(&repo, &["rev-parse", "HEAD"]);
+
+    assert!(
+        eventually(WAIT, || synced_at(&c, &accepted)),
+        "{:#}",
+        app(&c)["status"]
+    );
+    std::thread::sleep(SELF_HEAL * 2);
+    assert_eq!(replicas(&c), 5);
+    assert_eq!(app(&c)["status"]["sync"]["status"], "Synced");
+
+    // An edit not committed does not count: the working tree is not the pushed branch.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("replicas: 5", "replicas: 7", 1)).unwrap();
+    c.ok(&["scale", "deploy/frontend", "-n", "shop", "--replicas=7"]);
+    assert!(eventually(WAIT, || replicas(&c) == 5), "not healed to HEAD");
+}
