@@ -279,7 +279,12 @@ impl Policy {
 pub struct Reconciler {
     pub owner: Owner,
     pub policy: Result<Policy, String>,
+    /// Where the owning object was found, when the owner's marks did not say.
+    pub found_in: Option<String>,
 }
+
+/// Argo CD's reconciliation period in seconds ([`ARGO_RECONCILIATION`]).
+const ARGO_PERIOD: i64 = 180;
 
 impl Reconciler {
     /// The table's and `:drift`'s marker: `argo:shop self-heal`, `flux:platform 10m`,
@@ -317,6 +322,38 @@ impl Reconciler {
             ),
             _ => said,
         }
+    }
+
+    /// [`Reconciler::sentence`], with the time left when the live change's time is known and
+    /// Argo CD self-heals: its next comparison is due at most one period after the change.
+    pub fn sentence_since(&self, changed: Option<jiff::Timestamp>, now: jiff::Timestamp) -> String {
+        let said = self.sentence();
+        let self_heals = matches!(
+            &self.policy,
+            Ok(Policy::Argo {
+                automated: true,
+                self_heal: true,
+                ..
+            })
+        );
+        let (true, Some(changed)) = (self_heals, changed) else {
+            return said;
+        };
+        let left = changed.as_second() + ARGO_PERIOD - now.as_second();
+        let when = if left > 0 {
+            format!(
+                "in about {}m{:02}s: Argo CD compares every {ARGO_RECONCILIATION}, self-heal may act sooner",
+                left / 60,
+                left % 60
+            )
+        } else {
+            "due now".to_owned()
+        };
+        said.replacen(
+            &format!("(within ~{ARGO_RECONCILIATION})"),
+            &format!("({when})"),
+            1,
+        )
     }
 
     fn what_happens(&self) -> String {
@@ -387,6 +424,7 @@ impl Reconciler {
     /// For `check -o json`: `{"controller", "kind", "name", "namespace", "revertsChanges", …}`.
     pub fn to_json(&self) -> Value {
         let (name, namespace) = self.owner.name();
+        let namespace = namespace.or(self.found_in.as_deref());
         let mut out = json!({
             "controller": self.owner.controller(),
             "kind": self.owner.kind(),
@@ -520,6 +558,7 @@ mod tests {
                 namespace: Some("argocd".into()),
             },
             policy: Ok(Policy::of_application(&app)),
+            found_in: None,
         };
         assert_eq!(r.marker(), "argo:shop self-heal");
         assert_eq!(
@@ -533,6 +572,17 @@ mod tests {
         assert_eq!(j["syncStatus"], "OutOfSync");
         assert_eq!(j["namespace"], "argocd");
         assert!(r.after_accept().unwrap().contains("(main)"));
+        let changed = jiff::Timestamp::from_second(1_000).unwrap();
+        let now = jiff::Timestamp::from_second(1_050).unwrap();
+        assert!(
+            r.sentence_since(Some(changed), now).contains(
+                "at its next sync (in about 2m10s: Argo CD compares every 3m, self-heal may act sooner) unless"
+            ),
+            "{}",
+            r.sentence_since(Some(changed), now)
+        );
+        let late = jiff::Timestamp::from_second(1_200).unwrap();
+        assert!(r.sentence_since(Some(changed), late).contains("(due now)"));
         let manual: Value =
             serde_json::from_str(r#"{"spec":{"source":{"chart":"redis"}}}"#).unwrap();
         let r = Reconciler {
@@ -559,6 +609,7 @@ mod tests {
                 namespace: "flux-system".into(),
             },
             policy: Ok(Policy::of_flux(&ks)),
+            found_in: None,
         };
         assert_eq!(r.marker(), "flux:platform 10m");
         assert!(r.sentence().contains("reconciles every 10m; suspended: no"));

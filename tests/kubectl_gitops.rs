@@ -258,3 +258,76 @@ fn a_change_committed_to_the_repository_stays() {
     c.ok(&["scale", "deploy/frontend", "-n", "shop", "--replicas=7"]);
     assert!(eventually(WAIT, || replicas(&c) == 5), "not healed to HEAD");
 }
+
+/// `kdrift check -o json` names who will act on each drifted object: the scaled frontend is the
+/// self-healing Argo CD app's, read from its Application; the text report says it in words.
+#[test]
+fn check_names_the_reconciler_of_every_drifted_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    // Long enough that the check runs before the heal.
+    let c = Cluster::start_gitops(&repo, Duration::from_secs(120));
+    c.ok(&["scale", "deploy/frontend", "-n", "shop", "--replicas=5"]);
+    // Once Argo CD saw it (its status says what check will report).
+    assert!(eventually(WAIT, || app(&c)["status"]["sync"]["status"] == "OutOfSync"));
+    let kdrift = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kdrift"))
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&c.kubeconfig)
+            .arg("--manifests")
+            .arg(&repo)
+            .env("HOME", dir.path())
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let out = kdrift(&["check", "-A", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The shipped schema pins the reconciler object too.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/check-report.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let objects = report["objects"].as_array().unwrap();
+    let frontend = objects
+        .iter()
+        .find(|o| o["key"] == "deployment/shop/frontend")
+        .unwrap();
+    let reconciler = &frontend["reconciler"];
+    assert_eq!(reconciler["controller"], "argocd", "{reconciler}");
+    assert_eq!(reconciler["kind"], "Application");
+    assert_eq!(reconciler["name"], "shop");
+    assert_eq!(reconciler["namespace"], "argocd");
+    assert_eq!(reconciler["selfHeal"], true);
+    assert_eq!(reconciler["revertsChanges"], true);
+    assert_eq!(reconciler["syncStatus"], "OutOfSync");
+    // Every drifted object has one here (shop/ is the app's), and in-sync ones none.
+    for o in objects {
+        let drifted = o["status"] == "drifted";
+        assert_eq!(
+            o.get("reconciler").is_some(),
+            drifted && o["namespace"] == "shop",
+            "{o}"
+        );
+    }
+    let text = kdrift(&["check", "-A"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(
+            "deployment/shop/frontend  ↳ Argo CD self-heal is on for app shop: this change will be reverted"
+        ),
+        "{text}"
+    );
+}

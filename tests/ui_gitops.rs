@@ -68,6 +68,7 @@ fn an_argo_owned_row_is_marked_and_its_detail_says_the_change_will_be_undone() {
             Reconciler {
                 owner: shop(),
                 policy: Ok(Policy::of_application(&app_json)),
+                found_in: None,
             },
         )])),
     );
@@ -111,6 +112,7 @@ fn an_owner_that_cannot_be_read_is_said_so() {
             Reconciler {
                 owner: flux,
                 policy: Err("forbidden: kustomizations is forbidden".into()),
+                found_in: None,
             },
         )])),
     );

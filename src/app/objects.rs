@@ -452,9 +452,19 @@ impl App {
                 None => crate::gitops::Reconciler {
                     owner,
                     policy: Err("reading it…".into()),
+                    found_in: None,
                 },
             })
             .collect()
+    }
+
+    /// When the newest of an object's drifted fields was changed, if its writer said.
+    pub fn drift_changed_at(&self, key: &ManifestKey) -> Option<jiff::Timestamp> {
+        let time = match super::drift::row_key(key) {
+            Some(row) => self.newest.get(&row)?.time.clone(),
+            None => self.objects.entries.get(key)?.newest.as_ref()?.time.clone(),
+        };
+        time?.parse().ok()
     }
 
     /// Remember the drift of an object of a watched kind computed elsewhere (the diff view).

@@ -57,10 +57,14 @@ async fn get(
 /// Reads one owner: its Application (in the namespace its tracking id names, else found among
 /// every namespace's, else in `argocd`), Kustomization or HelmRelease.
 pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
+    let mut found_in = None;
     let policy = match owner {
         Owner::Argo { app, namespace } => read_application(client, app, namespace.as_deref())
             .await
-            .map(|(value, _)| Policy::of_application(&value))
+            .map(|(value, ns)| {
+                found_in = Some(ns);
+                Policy::of_application(&value)
+            })
             .map_err(|e| unreadable(owner, &e)),
         Owner::FluxKustomization { name, namespace } => {
             let res = resource(
@@ -90,6 +94,7 @@ pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
     Reconciler {
         owner: owner.clone(),
         policy,
+        found_in,
     }
 }
 

@@ -97,6 +97,7 @@ fn reconciler_banner(
     key: &crate::manifest::ObjectKey,
 ) -> Rect {
     let reconcilers = app.reconcilers_of(key);
+    let changed = app.drift_changed_at(key);
     let wanted = reconcilers.len() as u16;
     if wanted == 0 || area.height < wanted + 5 {
         return area;
@@ -110,7 +111,7 @@ fn reconciler_banner(
                 Ok(policy) if policy.reverts_changes() => theme.warning,
                 _ => theme.muted,
             };
-            Line::styled(format!("⟳ {}", r.sentence()), style)
+            Line::styled(format!("⟳ {}", r.sentence_since(changed, app.now)), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), banner);
