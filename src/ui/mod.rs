@@ -98,24 +98,56 @@ fn reconciler_banner(
 ) -> Rect {
     let reconcilers = app.reconcilers_of(key);
     let changed = app.drift_changed_at(key);
-    let wanted = reconcilers.len() as u16;
-    if wanted == 0 || area.height < wanted + 5 {
-        return area;
-    }
-    let [banner, rest] =
-        Layout::vertical([Constraint::Length(wanted), Constraint::Min(1)]).areas(area);
-    let lines: Vec<Line> = reconcilers
+    let width = usize::from(area.width.max(1));
+    let sentences: Vec<(String, ratatui::style::Style)> = reconcilers
         .iter()
         .map(|r| {
             let style = match &r.policy {
                 Ok(policy) if policy.reverts_changes() => theme.warning,
                 _ => theme.muted,
             };
-            Line::styled(format!("⟳ {}", r.sentence_since(changed, app.now)), style)
+            (format!("⟳ {}", r.sentence_since(changed, app.now)), style)
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines), banner);
+    // Each sentence wraps onto as many lines as it needs.
+    let wanted: usize = sentences
+        .iter()
+        .map(|(text, _)| wrapped_lines(text, width))
+        .sum();
+    let wanted = u16::try_from(wanted).unwrap_or(u16::MAX);
+    if sentences.is_empty() || area.height < wanted.saturating_add(5) {
+        return area;
+    }
+    let [banner, rest] =
+        Layout::vertical([Constraint::Length(wanted), Constraint::Min(1)]).areas(area);
+    let lines: Vec<Line> = sentences
+        .into_iter()
+        .map(|(text, style)| Line::styled(text, style))
+        .collect();
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), banner);
     rest
+}
+
+/// How many lines `text` takes wrapped at word boundaries to `width` columns (as ratatui's
+/// word wrap does; a word longer than the width is broken).
+fn wrapped_lines(text: &str, width: usize) -> usize {
+    let mut lines = 1;
+    let mut used = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        let needed = if used == 0 { len } else { used + 1 + len };
+        if needed <= width {
+            used = needed;
+        } else if len <= width {
+            lines += 1;
+            used = len;
+        } else {
+            // Broken across lines.
+            lines += usize::from(used > 0) + (len - 1) / width;
+            used = len % width;
+        }
+    }
+    lines
 }
 
 fn health_text(app: &App) -> (String, bool) {
@@ -447,4 +479,17 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         }
     }
     next
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrapped_lines;
+
+    #[test]
+    fn wrapped_lines_count_as_word_wrap_does() {
+        assert_eq!(wrapped_lines("a b c", 10), 1);
+        assert_eq!(wrapped_lines("aaaa bbbb cccc", 9), 2);
+        assert_eq!(wrapped_lines("aaaa bbbb", 4), 2);
+        assert_eq!(wrapped_lines("", 4), 1);
+    }
 }
