@@ -18,18 +18,18 @@ use ui_fixture::drifted;
 use ui_fixture::*;
 
 /// One view, ready to draw: the app, the temp folder its manifests are in (scrubbed from the
-/// text), and what on screen says which view it is.
+/// text), and what on screen says which view it is: its title's start and its first content.
 struct View {
     app: App,
     dir: Option<TempDir>,
-    shows: &'static str,
+    shows: [&'static str; 2],
 }
 
 fn table() -> View {
     View {
         app: sample_app(),
         dir: None,
-        shows: "workloads",
+        shows: ["workloads", "api"],
     }
 }
 
@@ -43,7 +43,7 @@ fn table_loading() -> View {
     View {
         app,
         dir: None,
-        shows: "loading…",
+        shows: ["workloads", "loading…"],
     }
 }
 
@@ -56,7 +56,7 @@ fn detail() -> View {
     View {
         app,
         dir: None,
-        shows: "phase",
+        shows: ["deployment", "stuck"],
     }
 }
 
@@ -86,7 +86,7 @@ fn diff() -> View {
     View {
         app,
         dir: Some(dir),
-        shows: "diff",
+        shows: ["diff", "deployment/shop/"],
     }
 }
 
@@ -99,7 +99,7 @@ fn problems() -> View {
     View {
         app,
         dir: Some(dir),
-        shows: "problems",
+        shows: ["problems", "broken.yaml"],
     }
 }
 
@@ -109,7 +109,7 @@ fn accept() -> View {
     View {
         app,
         dir: Some(dir),
-        shows: "accept",
+        shows: ["accept", "spec.replicas"],
     }
 }
 
@@ -129,7 +129,7 @@ fn revert() -> View {
     View {
         app,
         dir: Some(dir),
-        shows: "revert",
+        shows: ["revert", "deployment/shop/"],
     }
 }
 
@@ -145,7 +145,7 @@ fn picker() -> View {
     View {
         app,
         dir: None,
-        shows: "namespaces",
+        shows: ["namespaces", "all namespaces"],
     }
 }
 
@@ -156,7 +156,7 @@ fn drift_list() -> View {
     View {
         app,
         dir: Some(dir),
-        shows: "drift",
+        shows: ["drift", "web"],
     }
 }
 
@@ -188,7 +188,7 @@ fn log() -> View {
     View {
         app,
         dir: None,
-        shows: "log",
+        shows: ["log", "panic"],
     }
 }
 
@@ -198,12 +198,15 @@ fn help() -> View {
     View {
         app,
         dir: None,
-        shows: "keys",
+        shows: ["keys", "j / ↓"],
     }
 }
 
+/// What opens a view.
+type Builder = fn() -> View;
+
 /// Every view, by name.
-fn views() -> Vec<(&'static str, fn() -> View)> {
+fn views() -> Vec<(&'static str, Builder)> {
     vec![
         ("table", table),
         ("table_loading", table_loading),
@@ -281,15 +284,24 @@ fn every_view_survives_resizes_down_to_nothing_and_back() {
         (200, 60),
         (20, 5),
     ];
-    for (name, build) in views() {
+    // Each view plain, and with a message below it that wants three lines of its own.
+    let runs = views()
+        .into_iter()
+        .flat_map(|(name, build)| [(name, build, false), (name, build, true)]);
+    for (name, build, flash) in runs {
         let mut view = build();
+        if flash {
+            let text = "a refusal long enough to need three lines on a narrow screen".into();
+            let notice = kdrift::app::Flash { text, error: true };
+            update(&mut view.app, Message::Notice(notice));
+        }
         let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
         for (width, height) in sizes {
             let text = resize_and_draw(&mut view, &mut terminal, width, height);
             if width >= 20 && height >= 5 {
                 assert!(
-                    text.contains(view.shows),
-                    "{name} at {width}×{height} does not show {:?}:\n{text}",
+                    view.shows.iter().all(|needle| text.contains(needle)),
+                    "{name} (flash {flash}) at {width}×{height} does not show {:?}:\n{text}",
                     view.shows
                 );
             }
