@@ -12,11 +12,10 @@ use kdrift::app::revert::{PreviewShown, RevertDone, RevertStage};
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::revert::{Preview, RevertError};
 use kdrift::cluster::rows::ObjectKey;
-use kdrift::drift::path::DriftPath;
 use kdrift::manifest::ManifestIndex;
-use kdrift::revert::plan::Removal;
 use kdrift::ui::theme::Theme;
-use serde_json::{Map, json};
+use serde_json::json;
+use ui_fixture::drifted::revert_preview;
 use ui_fixture::*;
 
 fn manifest_text(name: &str) -> String {
@@ -93,46 +92,6 @@ fn r(app: &mut App) -> u64 {
     }
 }
 
-/// What a dry run of web answers: a bad image goes back to the manifest's, an env var added by
-/// `kubectl set env` goes.
-fn preview(autoscaled: bool) -> PreviewShown {
-    let live = |image: &str, env: bool| {
-        let mut container = json!({"name": "web", "image": image});
-        if env {
-            container["env"] = json!([{"name": "EXTRA", "value": "1"}]);
-        }
-        json!({
-            "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "42"},
-            "spec": {"replicas": 3, "template": {"spec": {"containers": [container]}}}
-        })
-    };
-    let mut item = Map::new();
-    item.insert("name".into(), json!("web"));
-    let mut env = Map::new();
-    env.insert("name".into(), json!("EXTRA"));
-    let path = DriftPath::default()
-        .child("spec")
-        .child("template")
-        .child("spec")
-        .child("containers")
-        .item(item, Some(0))
-        .child("env")
-        .item(env, None);
-    PreviewShown::from_preview(&Preview {
-        object: "deployment/shop/web".into(),
-        resource_version: "42".into(),
-        before: live("web:bad", true),
-        after: live("web:1.0", false),
-        removals: vec![Removal {
-            path,
-            value: json!({"name": "EXTRA", "value": "1"}),
-            manager: Some("kubectl-set".into()),
-            order: None,
-        }],
-        autoscaled,
-    })
-}
-
 /// The dry run's answer arrives.
 fn previewed(app: &mut App, id: u64, result: Result<PreviewShown, String>) {
     assert!(update(app, Message::RevertPreviewed { id, result }).is_empty());
@@ -166,7 +125,7 @@ fn r_previews_then_y_reverts_and_the_detail_shows_the_rollout_back() {
     assert_eq!(stage(&app), &RevertStage::DryRun);
     assert!(screen_text(&mut app).contains("dry run…"));
 
-    previewed(&mut app, id, Ok(preview(false)));
+    previewed(&mut app, id, Ok(revert_preview(false)));
     let text = screen_text(&mut app);
     assert!(text.contains("-        image: web:bad"), "{text}");
     assert!(text.contains("+        image: web:1.0"), "{text}");
@@ -225,7 +184,7 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     select(&mut app, "web");
     key(&mut app, KeyCode::Enter); // the detail view
     let id = r(&mut app);
-    previewed(&mut app, id, Ok(preview(false)));
+    previewed(&mut app, id, Ok(revert_preview(false)));
     assert_eq!(
         press(&mut app, KeyCode::Enter),
         [Command::Revert {
@@ -239,7 +198,7 @@ fn enter_confirms_like_y_and_esc_cancels_back_where_r_was_pressed() {
     select(&mut app, "web");
     keys(&mut app, "d");
     let id = r(&mut app);
-    previewed(&mut app, id, Ok(preview(false)));
+    previewed(&mut app, id, Ok(revert_preview(false)));
     assert!(press(&mut app, KeyCode::Esc).is_empty());
     assert!(matches!(&app.screen, Screen::Diff(view) if view.key == web_object()));
 }
@@ -251,14 +210,14 @@ fn a_late_answer_for_a_closed_view_is_ignored() {
     let first = r(&mut app);
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.screen, Screen::Table);
-    previewed(&mut app, first, Ok(preview(false)));
+    previewed(&mut app, first, Ok(revert_preview(false)));
     assert_eq!(app.screen, Screen::Table);
 
     let second = r(&mut app);
     assert_ne!(first, second);
-    previewed(&mut app, first, Ok(preview(false)));
+    previewed(&mut app, first, Ok(revert_preview(false)));
     assert_eq!(stage(&app), &RevertStage::DryRun);
-    previewed(&mut app, second, Ok(preview(true)));
+    previewed(&mut app, second, Ok(revert_preview(true)));
     assert!(matches!(stage(&app), RevertStage::Ready(p) if p.autoscaled));
     assert!(
         screen_text(&mut app).contains("autoscaled: replicas stay with the autoscaler"),
@@ -292,7 +251,7 @@ fn errors_are_worded_as_the_headless_command_words_them() {
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
     let again = r(&mut app);
     assert_ne!(again, id);
-    previewed(&mut app, again, Ok(preview(false)));
+    previewed(&mut app, again, Ok(revert_preview(false)));
     press(&mut app, KeyCode::Char('y'));
     let changed = RevertError::ChangedSincePreview {
         object: "deployment/shop/web".into(),
@@ -405,7 +364,7 @@ fn revert_view_with_a_preview() {
     app.height = 30;
     select(&mut app, "web");
     let id = r(&mut app);
-    previewed(&mut app, id, Ok(preview(true)));
+    previewed(&mut app, id, Ok(revert_preview(true)));
     let theme = Theme::default_theme();
     let terminal = draw(&mut app, &theme);
     let text = (0..app.height)

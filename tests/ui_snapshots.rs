@@ -58,11 +58,11 @@ fn help_overlay_lists_the_keys() {
 #[test]
 fn too_small_terminal_gets_a_message() {
     let mut app = sample_app();
-    app.width = 40;
-    app.height = 6;
+    app.width = 30;
+    app.height = 4;
     let terminal = draw(&mut app, &Theme::default_theme());
-    let text: String = (0..6).map(|y| line(&terminal, y)).collect();
-    assert!(text.contains("terminal too small: 40×6"), "{text}");
+    let text: String = (0..4).map(|y| line(&terminal, y)).collect();
+    assert!(text.contains("terminal too small: 30×4"), "{text}");
 }
 
 #[test]

@@ -45,6 +45,9 @@ pub const HELP: &[(&str, &str)] = &[
 ];
 
 /// Keys that change the cluster or the manifests: not handled, not shown, when read-only.
+/// The help overlay's width at most.
+pub const HELP_WIDTH: u16 = 64;
+
 pub const WRITE_KEYS: &[&str] = &["a", "r"];
 
 /// The help lines to show: without the write keys when read-only.
@@ -68,10 +71,15 @@ pub fn scroll_key(code: KeyCode, scroll: &mut usize, last: usize, page: usize) -
     true
 }
 
-/// How many keys the help overlay shows in a body `height` rows tall (borders and the footer
-/// take three).
-pub fn help_rows(height: u16) -> usize {
-    usize::from(height.saturating_sub(3)).max(1)
+/// How many keys the help overlay shows in a popup `width`×`height` (its frame and the footer
+/// take three rows, or two when the frame is bare).
+pub fn help_rows(width: u16, height: u16) -> usize {
+    let frame = if super::bare_frame(width, height) {
+        1
+    } else {
+        2
+    };
+    usize::from(height.saturating_sub(frame + 1)).max(1)
 }
 
 pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
@@ -94,7 +102,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             // A help taller than the screen scrolls (the drawing keeps the last page in view).
             KeyCode::Char('j') | KeyCode::Down => {
                 // The body is the screen less the status bar and the hints line.
-                let room = help_rows(app.height.saturating_sub(2));
+                let room = help_rows(app.width.min(HELP_WIDTH), app.height.saturating_sub(2));
                 let last = help(app.readonly).count().saturating_sub(room);
                 app.help_scroll = (app.help_scroll + 1).min(last);
             }

@@ -287,8 +287,9 @@ impl LogView {
 impl App {
     /// The columns and rows of the log's text (the body less its borders).
     pub fn log_area(&self) -> (usize, usize) {
+        // The title and the stream's state take a row each, framed or not.
         (
-            usize::from(self.width.saturating_sub(2)).max(1),
+            usize::from(self.view_inner().0).max(1),
             usize::from(self.height.saturating_sub(4)).max(1),
         )
     }

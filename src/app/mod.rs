@@ -312,6 +312,12 @@ pub struct App {
     pub dirty: bool,
 }
 
+/// Whether a view `width`×`height` keeps only the rule with its title at the top: borders all
+/// round would leave a 20×5 terminal (a 3-row body) one line of content, or none in a table.
+pub fn bare_frame(width: u16, height: u16) -> bool {
+    width < 40 || height < 6
+}
+
 impl App {
     pub fn new(
         context: impl Into<String>,
@@ -398,9 +404,20 @@ impl App {
         commands
     }
 
-    /// Table body rows that fit on screen (frame minus header, borders, status bar).
+    /// The columns and rows inside the view's frame: the screen less the status bar, the hints
+    /// line and the frame (see [`bare_frame`]).
+    pub fn view_inner(&self) -> (u16, u16) {
+        let body = self.height.saturating_sub(2);
+        if bare_frame(self.width, body) {
+            (self.width, body.saturating_sub(1))
+        } else {
+            (self.width.saturating_sub(2), body.saturating_sub(2))
+        }
+    }
+
+    /// Table body rows that fit on screen (the view's inner rows less the header).
     pub fn table_height(&self) -> usize {
-        usize::from(self.height.saturating_sub(5)).max(1)
+        usize::from(self.view_inner().1.saturating_sub(1)).max(1)
     }
 
     pub fn drift_of(&self, key: &ObjectKey) -> &DriftSummary {

@@ -4,13 +4,16 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::accept::{AcceptContent, AcceptForm, AcceptView, Preview};
 use crate::app::drift::note_text;
 use crate::drift::report::short_value;
+
+/// From this many rows the form has blank lines between its parts.
+const SPACED_FROM: usize = 8;
 
 pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &AcceptView) {
     let key = &view.key;
@@ -29,11 +32,8 @@ pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, vi
             theme.warning,
         ));
     }
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Line::from(title));
-    let height = usize::from(area.height.saturating_sub(2));
+    let block = super::view_block(theme, area, Line::from(title));
+    let height = usize::from(block.inner(area).height);
     let lines = match &view.content {
         AcceptContent::Loading => vec![Line::styled(
             "fetching the live object and reading the manifest…",
@@ -45,6 +45,8 @@ pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, vi
 }
 
 fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize) -> Vec<Line<'a>> {
+    // On a short screen the blank separators would take the rows of the fields.
+    let spaced = height >= SPACED_FROM;
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("{}:{}", form.shown, form.line), theme.header),
         Span::styled("  →  ", theme.muted),
@@ -53,7 +55,9 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
     if let Some(warning) = &form.warning {
         lines.push(Line::styled(warning.clone(), theme.warning));
     }
-    lines.push(Line::raw(""));
+    if spaced {
+        lines.push(Line::raw(""));
+    }
     // Two lines a field: the path and who changed it when, then manifest value → live value
     // (values can be long: an env entry, a resources block).
     for (at, field) in form.fields.iter().enumerate() {
@@ -85,7 +89,9 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
             ),
         ]));
     }
-    lines.push(Line::raw(""));
+    if spaced {
+        lines.push(Line::raw(""));
+    }
     match &form.preview {
         Preview::Nothing => lines.push(Line::styled(
             "nothing checked: nothing will be written (space checks a field)",

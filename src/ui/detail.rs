@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::format::{age, fit, gauge};
 use super::table::{drift_cell, phase_style};
@@ -32,10 +32,7 @@ pub fn render_detail(
         ),
         theme.title,
     );
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(title);
+    let block = super::view_block(theme, area, title);
     let (lines, selected) = match detail(&app.cache, key) {
         Some(d) => detail_lines(app, theme, &d),
         None => (
@@ -49,7 +46,7 @@ pub fn render_detail(
             None,
         ),
     };
-    let scroll = keep_in_sight(app, scroll, selected, area.height.saturating_sub(2));
+    let scroll = keep_in_sight(app, scroll, selected, block.inner(area).height);
     app.pod_cursor.shown.set(scroll);
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
 }

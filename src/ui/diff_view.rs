@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::table::drift_cell;
 use super::theme::Theme;
@@ -32,11 +32,8 @@ pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view
             theme.muted,
         ));
     }
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Line::from(title));
-    let height = usize::from(area.height.saturating_sub(2));
+    let block = super::view_block(theme, area, Line::from(title));
+    let height = usize::from(block.inner(area).height);
     let lines: Vec<Line> = match &view.content {
         DiffContent::Loading => vec![Line::styled("fetching the live object…", theme.muted)],
         DiffContent::Unavailable(why) => vec![
@@ -98,13 +95,14 @@ pub fn render_problems(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, 
         .as_ref()
         .map(|index| index.root.display().to_string())
         .unwrap_or_default();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Span::styled(
+    let block = super::view_block(
+        theme,
+        area,
+        Span::styled(
             format!(" manifest problems({}) {root} ", problems.len()),
             theme.title,
-        ));
+        ),
+    );
     let lines: Vec<Line> = if app.manifests.is_none() {
         vec![Line::styled(
             "the manifests are still loading…",
@@ -125,5 +123,12 @@ pub fn render_problems(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, 
             })
             .collect()
     };
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+    // A problem is a sentence (file, line, what is wrong): wrapped, its end is read.
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        area,
+    );
 }

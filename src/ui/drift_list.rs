@@ -4,7 +4,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+use ratatui::widgets::{Cell, Row, Table};
+
+/// Below this inner width only the name (with its kind) and the drift are shown.
+const NARROW_BELOW: u16 = 60;
 
 use super::format::{age, fit};
 use super::table::drift_cell;
@@ -24,11 +27,9 @@ pub fn render_drift_list(
         format!(" drift({})[{}] ", app.scope.label(), rows.len()),
         theme.title,
     )]);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(title);
-    let inner = usize::from(area.width.saturating_sub(2));
+    let block = super::view_block(theme, area, title);
+    let inner_area = block.inner(area);
+    let inner = usize::from(inner_area.width);
     // KIND and NAMESPACE as wide as their longest value (within reason); NAME and MANAGER share
     // what is left.
     let longest =
@@ -41,7 +42,10 @@ pub fn render_drift_list(
     let left = inner.saturating_sub(fixed);
     let name_width = (left * 3 / 5).max(8);
     let manager_width = left.saturating_sub(name_width).max(7);
-    let height = usize::from(area.height.saturating_sub(3));
+    let height = usize::from(inner_area.height.saturating_sub(1));
+    // Narrow, the name (its kind after it) and the drift: which object, and how far from git.
+    let narrow = inner_area.width < NARROW_BELOW;
+    let narrow_name = inner.saturating_sub(10);
     let start = view.scroll.min(rows.len());
     let end = (start + height).min(rows.len());
     let body = rows[start..end].iter().enumerate().map(|(i, row)| {
@@ -69,6 +73,19 @@ pub fn render_drift_list(
         } else {
             row.key.namespace.to_string()
         };
+        let style = if selected {
+            theme.selected.add_modifier(Modifier::BOLD)
+        } else {
+            ratatui::style::Style::default()
+        };
+        if narrow {
+            let name = format!("{} ({})", row.key.name, row.key.kind);
+            let cells = vec![
+                Cell::from(fit(&name, narrow_name)),
+                Cell::from(drift_cell(theme, &row.summary)),
+            ];
+            return Row::new(cells).style(style);
+        }
         let cells = vec![
             Cell::from(fit(&row.key.kind, kind_width)),
             Cell::from(fit(&namespace, ns_width)),
@@ -77,16 +94,9 @@ pub fn render_drift_list(
             Cell::from(fit(&manager, manager_width)),
             Cell::from(when),
         ];
-        let style = if selected {
-            theme.selected.add_modifier(Modifier::BOLD)
-        } else {
-            ratatui::style::Style::default()
-        };
         Row::new(cells).style(style)
     });
-    let header =
-        Row::new(["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"]).style(theme.header);
-    let widths = [
+    let wide_widths = vec![
         Constraint::Length(kind_width as u16),
         Constraint::Length(ns_width as u16),
         Constraint::Length(name_width as u16),
@@ -94,6 +104,21 @@ pub fn render_drift_list(
         Constraint::Length(manager_width as u16),
         Constraint::Length(5),
     ];
+    let (header, widths) = if narrow {
+        (
+            Row::new(["NAME", "DRIFT"]),
+            vec![
+                Constraint::Length(narrow_name as u16),
+                Constraint::Length(9),
+            ],
+        )
+    } else {
+        (
+            Row::new(["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"]),
+            wide_widths,
+        )
+    };
+    let header = header.style(theme.header);
     frame.render_widget(
         Table::new(body, widths)
             .header(header)
@@ -107,6 +132,6 @@ pub fn render_drift_list(
         } else {
             "every object of the manifests is in sync"
         };
-        super::table::empty_table_note(frame, area, text, theme);
+        super::table::empty_table_note(frame, inner_area, text, theme);
     }
 }

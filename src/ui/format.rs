@@ -42,7 +42,6 @@ pub fn gauge(ratio: f64, width: usize) -> (String, String) {
     (filled, "·".repeat(width.saturating_sub(used)))
 }
 
-/// Cut `text` to `width` characters, ending with `…` when cut.
 /// `deployment shop/web`, `namespace shop`: an object as a view's title names it.
 pub fn object_title(key: &crate::manifest::ObjectKey) -> String {
     let kind = key.kind.to_ascii_lowercase();
@@ -53,6 +52,7 @@ pub fn object_title(key: &crate::manifest::ObjectKey) -> String {
     }
 }
 
+/// Cut `text` to `width` characters, ending with `…` when cut.
 pub fn fit(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_string();

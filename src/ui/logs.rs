@@ -7,20 +7,18 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::app::logs::{LogState, LogView, cut_note, match_ranges, thousands};
 use crate::cluster::logs::{LogEnd, LogLine};
 
 pub fn render_log(theme: &Theme, frame: &mut Frame, area: Rect, view: &LogView) {
-    let width = usize::from(area.width.saturating_sub(2)).max(1);
-    let rows = usize::from(area.height.saturating_sub(2)).max(1);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(title(theme, view))
-        .title_bottom(state_line(theme, view));
+    let block =
+        super::view_block(theme, area, title(theme, view)).title_bottom(state_line(theme, view));
+    let inner = block.inner(area);
+    let width = usize::from(inner.width).max(1);
+    let rows = usize::from(inner.height).max(1);
     let buffer = &view.buffer;
     if buffer.is_empty() {
         let (text, style) = empty_text(theme, view);

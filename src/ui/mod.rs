@@ -25,14 +25,14 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::app::keys::{WRITE_KEYS, help};
-use crate::app::{App, Prompt, Screen};
+use crate::app::keys::{HELP_WIDTH, WRITE_KEYS, help};
+use crate::app::{App, Prompt, Screen, bare_frame};
 use crate::cluster::watch::WatchHealth;
 use theme::Theme;
 
-/// Below this size the layout would break: a message is shown instead.
-pub const MIN_WIDTH: u16 = 60;
-pub const MIN_HEIGHT: u16 = 8;
+/// Below this size no view can show a line of its content: a message is shown instead.
+pub const MIN_WIDTH: u16 = 20;
+pub const MIN_HEIGHT: u16 = 5;
 
 pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
     let area = frame.area();
@@ -85,6 +85,20 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
     if app.help {
         render_help(app, theme, frame, body);
     }
+}
+
+/// A view's frame with its title: borders all round, or only the rule at the top where borders
+/// would take the room of the content ([`bare_frame`]).
+pub fn view_block<'a>(theme: &Theme, area: Rect, title: impl Into<Line<'a>>) -> Block<'a> {
+    let borders = if bare_frame(area.width, area.height) {
+        Borders::TOP
+    } else {
+        Borders::ALL
+    };
+    Block::default()
+        .borders(borders)
+        .border_style(theme.border)
+        .title(title)
 }
 
 /// The sentences of an object's GitOps reconcilers at the top of `area` (one line each, on a
@@ -258,6 +272,13 @@ fn fitting_hints<'h>(
         };
         kept.remove(drop);
     }
+    // A view without `?` or `q` hints (accept) still says how to leave it, when that fits.
+    if kept.is_empty()
+        && let Some(back) = hints.iter().find(|(k, _)| *k == "esc")
+        && cost(back) <= width
+    {
+        kept.push(back);
+    }
     kept
 }
 
@@ -398,7 +419,7 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 
 fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let entries: Vec<(&str, &str)> = help(app.readonly).copied().collect();
-    let width = 64.min(area.width);
+    let width = HELP_WIDTH.min(area.width);
     let height = (entries.len() as u16 + 3).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
@@ -408,7 +429,7 @@ fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     };
     // Inside the borders, one line is the footer; the rest shows the keys, scrolled with j/k
     // when they do not all fit (an 80×24 terminal).
-    let room = crate::app::keys::help_rows(height);
+    let room = crate::app::keys::help_rows(width, height);
     let first = app.help_scroll.min(entries.len().saturating_sub(room));
     let below = entries.len().saturating_sub(first + room);
     let mut lines: Vec<Line> = entries
@@ -428,10 +449,7 @@ fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         " esc or ? closes this help".to_owned()
     };
     lines.push(Line::styled(footer, theme.muted));
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Span::styled(" keys ", theme.title));
+    let block = view_block(theme, popup, Span::styled(" keys ", theme.title));
     frame.render_widget(Clear, popup);
     frame.render_widget(Paragraph::new(lines).block(block), popup);
 }

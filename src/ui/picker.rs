@@ -3,12 +3,15 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::picker::{Choice, Choices, PickKind, Picker};
 use crate::cluster::client::NamespaceScope;
+
+/// The DEPLOYMENTS column is shown from this width (a name's 24 columns, then the count).
+const COUNTS_FROM: u16 = 36;
 
 pub fn render_picker(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, picker: &Picker) {
     let what = match picker.kind {
@@ -26,17 +29,22 @@ pub fn render_picker(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, pi
     } else {
         format!(" </{}>", picker.filter)
     };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Line::from(vec![
+    let block = super::view_block(
+        theme,
+        area,
+        Line::from(vec![
             Span::styled(format!(" {what}{count}"), theme.title),
             Span::styled(filter, theme.warning),
             Span::raw(" "),
-        ]));
+        ]),
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let [body, footer] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    // The footer line only while a filter is typed: on a short screen it would take the only
+    // row of choices.
+    let footer_rows = u16::from(picker.typing);
+    let [body, footer] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(footer_rows)]).areas(inner);
     match &picker.choices {
         Choices::Listing => {
             frame.render_widget(Span::styled(format!("listing {what}…"), theme.muted), body)
@@ -66,7 +74,8 @@ fn render_choices(
     picker: &Picker,
     visible: &[&Choice],
 ) {
-    let counts = picker.kind == PickKind::Namespace;
+    // The counts only where the names keep their room.
+    let counts = picker.kind == PickKind::Namespace && area.width >= COUNTS_FROM;
     let mut header = vec!["  NAME"];
     if counts {
         header.push("DEPLOYMENTS");

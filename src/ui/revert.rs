@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::app::revert::{PreviewShown, RevertStage, RevertView, nothing_to_revert};
@@ -12,16 +12,17 @@ use crate::revert::plan::PreviewKind;
 
 pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &RevertView) {
     let key = &view.key;
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(Line::from(vec![
+    let block = super::view_block(
+        theme,
+        area,
+        Line::from(vec![
             Span::styled(
                 format!(" revert {} ", super::format::object_title(key)),
                 theme.title,
             ),
             Span::styled(format!("to {} ", view.place), theme.muted),
-        ]));
+        ]),
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [body, footer] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);

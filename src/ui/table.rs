@@ -3,7 +3,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+use ratatui::widgets::{Cell, Row, Table};
 
 use super::format::{age, fit, gauge};
 use super::theme::Theme;
@@ -26,6 +26,11 @@ const PHASE_WIDTH: usize = 32;
 const KIND_WIDTH: usize = 6;
 /// Below this inner width the table drops the rollout gauge (the phase says the percentage).
 const COMPACT_BELOW: u16 = 110;
+/// Below this inner width only NAME, PHASE and DRIFT are left: what is broken, and whether git
+/// agrees (the title names the namespace scope).
+const NARROW_BELOW: u16 = 60;
+/// Below this inner width DRIFT goes too: a name and its phase, cut, are all that is readable.
+const NAME_AND_PHASE_BELOW: u16 = 30;
 
 pub fn phase_style(theme: &Theme, phase: &RolloutPhase) -> Style {
     match phase {
@@ -76,7 +81,6 @@ fn stale_note<'a>(app: &'a App, kind: WorkloadKind, namespace: &str) -> Option<&
 }
 
 pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let show_ns = app.scope.as_namespace().is_none();
     // One kind's view (`:deploy`) counts and names that kind; `:workloads` every kind, with a
     // KIND column.
     let kind = app.table.kind;
@@ -107,17 +111,19 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         Span::styled(filter, theme.warning),
         Span::styled(format!(" sort:{} ", app.table.sort.label()), theme.muted),
     ]);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border)
-        .title(title);
+    let block = super::view_block(theme, area, title);
 
     // An 80-column terminal cannot hold every column at full width: the gauge goes and the
     // counts' header shortens, so that the phase and the drift stay readable.
-    let compact = area.width.saturating_sub(2) < COMPACT_BELOW;
+    let inner_area = block.inner(area);
+    let compact = inner_area.width < COMPACT_BELOW;
+    let narrow = inner_area.width < NARROW_BELOW;
+    let show_drift = inner_area.width >= NAME_AND_PHASE_BELOW;
+    let show_ns = app.scope.as_namespace().is_none() && !narrow;
     // The KIND column, in `:workloads`; narrow, a StatefulSet's or DaemonSet's name says its
     // kind instead, as kubectl's TYPE/NAME (`sts/ledger-db`), and a Deployment's is plain.
     let kind_column = kind.is_none() && !compact;
+    // (Narrow, the name says the kind as when compact.)
     let kind_prefix = kind.is_none() && compact;
     let mut header = Vec::with_capacity(8);
     if show_ns {
@@ -126,13 +132,20 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     if kind_column {
         header.push("KIND");
     }
-    header.extend(["NAME", "DESIRED"]);
-    if compact {
-        header.push("RDY/UPD/AVL");
+    if narrow {
+        header.extend(["NAME", "PHASE"]);
+        if show_drift {
+            header.push("DRIFT");
+        }
     } else {
-        header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
+        header.extend(["NAME", "DESIRED"]);
+        if compact {
+            header.push("RDY/UPD/AVL");
+        } else {
+            header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
+        }
+        header.extend(["PHASE", "AGE", "DRIFT"]);
     }
-    header.extend(["PHASE", "AGE", "DRIFT"]);
     // Who reconciles a row (`argo:shop self-heal`), once any object names a GitOps owner.
     let gitops = !compact && app.has_gitops_owners();
     if gitops {
@@ -140,13 +153,13 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     let header = Row::new(header).style(theme.header);
 
-    let height = usize::from(area.height.saturating_sub(3));
+    let height = usize::from(inner_area.height.saturating_sub(1));
     let start = app.table.offset.min(shown);
     let end = (start + height).min(shown);
 
     // Column widths, known here so that a name or namespace too long for its column is cut with
     // `…` (two long names that differ at the end must not look the same).
-    let inner = usize::from(area.width.saturating_sub(2));
+    let inner = usize::from(inner_area.width);
     let ns_width = show_ns.then(|| {
         // As wide as the longest namespace on screen, from the header's 9 up to a fifth of the
         // table (16 on a narrow one).
@@ -159,7 +172,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         longest.clamp(9, NAMESPACE_WIDTH.max(inner / 5))
     });
     // The fixed columns after NAME (compact: PHASE fills like NAME).
-    let fixed: &[usize] = if compact {
+    let fixed: &[usize] = if narrow {
+        if show_drift { &[9] } else { &[] }
+    } else if compact {
         &[7, 11, 5, 9]
     } else {
         &[7, 15, GAUGE_WIDTH + 5, PHASE_WIDTH, 5, 9]
@@ -194,6 +209,8 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         gitops,
         name: name_width.max(1),
         phase: phase_width.max(1),
+        narrow,
+        drift: show_drift,
     };
     let rows = app
         .table
@@ -214,7 +231,12 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     if kind_column {
         widths.push(Constraint::Length(KIND_WIDTH as u16));
     }
-    if compact {
+    if narrow {
+        widths.extend([Constraint::Fill(1), Constraint::Fill(1)]);
+        if show_drift {
+            widths.push(Constraint::Length(9));
+        }
+    } else if compact {
         widths.extend([
             Constraint::Fill(1),
             Constraint::Length(7),
@@ -255,7 +277,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                 what.trim_end_matches('s')
             )
         };
-        empty_table_note(frame, area, &text, theme);
+        empty_table_note(frame, inner_area, &text, theme);
     }
 }
 
@@ -270,6 +292,23 @@ struct Columns {
     gitops: bool,
     phase: usize,
     name: usize,
+    /// Only NAME, PHASE and (when `drift`) DRIFT.
+    narrow: bool,
+    drift: bool,
+}
+
+/// A narrow table's cells: the name, the phase and, when it fits, the drift.
+fn narrow_cells<'a>(
+    name: Cell<'a>,
+    phase: Cell<'a>,
+    drift: Cell<'a>,
+    cols: &Columns,
+) -> Vec<Cell<'a>> {
+    let mut cells = vec![name, phase];
+    if cols.drift {
+        cells.push(drift);
+    }
+    cells
 }
 
 /// An object in git and not in the cluster: its name and the drift cell, nothing live.
@@ -281,6 +320,16 @@ fn missing_row<'a>(
     compact: bool,
     selected: bool,
 ) -> Row<'a> {
+    let style = if selected { theme.selected } else { theme.text };
+    if cols.narrow {
+        let cells = narrow_cells(
+            Cell::from(fit(&shown_name(key, cols), cols.name)),
+            Cell::from(Span::styled("not in the cluster", theme.muted)),
+            Cell::from(drift_cell(theme, app.drift_of(key))),
+            cols,
+        );
+        return Row::new(cells).style(style);
+    }
     let mut cells = Vec::with_capacity(9);
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&key.namespace, width)));
@@ -304,7 +353,7 @@ fn missing_row<'a>(
     if cols.gitops {
         cells.push(Cell::from(""));
     }
-    Row::new(cells).style(if selected { theme.selected } else { theme.text })
+    Row::new(cells).style(style)
 }
 
 fn build_row<'a>(
@@ -332,6 +381,21 @@ fn build_row<'a>(
         phase_text = format!("{note}: {phase_text}");
         row_style = theme.stale;
     }
+    // Without the gauge, a rollout under way says how far it is in its phase.
+    if compact && e.rollout.ratio < 1.0 {
+        phase_text = format!("{} {phase_text}", pct.trim_start());
+    }
+    let style = if selected { theme.selected } else { row_style };
+    let name = Cell::from(fit(&shown_name(&r.key, cols), cols.name));
+    if cols.narrow {
+        let cells = narrow_cells(
+            name,
+            Cell::from(Span::styled(fit(&phase_text, cols.phase), pstyle)),
+            Cell::from(drift_cell(theme, app.drift_of(&r.key))),
+            cols,
+        );
+        return Row::new(cells).style(style);
+    }
     let mut cells = Vec::with_capacity(9);
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&r.key.namespace, width)));
@@ -340,16 +404,11 @@ fn build_row<'a>(
         cells.push(Cell::from(r.key.kind.short()));
     }
     cells.extend([
-        Cell::from(fit(&shown_name(&r.key, cols), cols.name)),
+        name,
         Cell::from(format!("{:>7}", r.desired)),
         Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
     ]);
-    if compact {
-        // Without the gauge, a rollout under way says how far it is in its phase.
-        if e.rollout.ratio < 1.0 {
-            phase_text = format!("{} {phase_text}", pct.trim_start());
-        }
-    } else {
+    if !compact {
         cells.push(Cell::from(Line::from(vec![
             Span::styled(filled, pstyle),
             Span::styled(empty, theme.gauge_empty),
@@ -364,7 +423,6 @@ fn build_row<'a>(
     if cols.gitops {
         cells.push(gitops_cell(app, theme, &r.owners));
     }
-    let style = if selected { theme.selected } else { row_style };
     Row::new(cells).style(style)
 }
 
@@ -412,13 +470,17 @@ fn short_why(why: &str) -> String {
     parts.join("; ")
 }
 
-/// `text` (muted) on the first body line of an empty bordered table drawn over `area`.
-pub(super) fn empty_table_note(frame: &mut Frame, area: Rect, text: &str, theme: &Theme) {
+/// `text` (muted) on the first line below the header of an empty table whose frame's inside is
+/// `inner`.
+pub(super) fn empty_table_note(frame: &mut Frame, inner: Rect, text: &str, theme: &Theme) {
+    if inner.height < 2 {
+        return;
+    }
     let line = Rect {
-        x: area.x + 2,
-        y: area.y + 2,
-        width: area.width.saturating_sub(4),
-        height: 1.min(area.height.saturating_sub(3)),
+        x: inner.x.saturating_add(1).min(inner.right()),
+        y: inner.y + 1,
+        width: inner.width.saturating_sub(2),
+        height: 1,
     };
     frame.render_widget(Span::styled(text, theme.muted), line);
 }

@@ -16,6 +16,8 @@ use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+pub mod drifted;
+
 pub const NOW: i64 = 1_795_000_000;
 
 pub fn ago(secs: i64) -> Option<Timestamp> {
