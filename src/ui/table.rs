@@ -146,12 +146,6 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         header.extend(["PHASE", "AGE", "DRIFT"]);
     }
-    // Who reconciles a row (`argo:shop self-heal`), once any object names a GitOps owner.
-    let gitops = !compact && app.has_gitops_owners();
-    if gitops {
-        header.push("GITOPS");
-    }
-    let header = Row::new(header).style(theme.header);
 
     let height = usize::from(inner_area.height.saturating_sub(1));
     let start = app.table.offset.min(shown);
@@ -182,12 +176,29 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let kind_width = if kind_column { KIND_WIDTH } else { 0 };
     let columns =
         fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind_column);
-    let gitops_width = if gitops { GITOPS_WIDTH + 1 } else { 0 };
     let left = inner
-        .saturating_sub(
-            ns_width.unwrap_or(0) + kind_width + gitops_width + fixed.iter().sum::<usize>(),
-        )
+        .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
         .saturating_sub(columns.saturating_sub(1));
+    // Who reconciles a row (`argo:shop self-heal`), once any object names a GitOps owner, when
+    // the names on screen keep their width beside it (the detail and diff say it anyway).
+    let longest_name = app
+        .table
+        .window(start, end - start)
+        .map(|key| key.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(16, 40);
+    let gitops =
+        !compact && !narrow && app.has_gitops_owners() && left >= longest_name + GITOPS_WIDTH + 1;
+    if gitops {
+        header.push("GITOPS");
+    }
+    let header = Row::new(header).style(theme.header);
+    let left = if gitops {
+        left - GITOPS_WIDTH - 1
+    } else {
+        left
+    };
     // Compact: NAME shares what is left with PHASE. Else NAME takes what its longest name on
     // screen needs (at least 16) and PHASE the rest, for the pods' reasons.
     let (name_width, phase_width) = if compact {
