@@ -189,7 +189,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .unwrap_or(0)
         .clamp(16, 40);
     let gitops =
-        !compact && !narrow && app.has_gitops_owners() && left >= longest_name + GITOPS_WIDTH + 1;
+        !compact && !narrow && app.has_gitops_owners() && left > longest_name + GITOPS_WIDTH;
     if gitops {
         header.push("GITOPS");
     }
