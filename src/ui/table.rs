@@ -190,8 +190,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         .clamp(16, 40);
     let gitops =
         !compact && !narrow && app.has_gitops_owners() && left > longest_name + GITOPS_WIDTH;
+    // Before DRIFT, which stays the last column.
     if gitops {
-        header.push("GITOPS");
+        header.insert(header.len() - 1, "GITOPS");
     }
     let header = Row::new(header).style(theme.header);
     let left = if gitops {
@@ -267,7 +268,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             Constraint::Length(9),
         ]);
         if gitops {
-            widths.push(Constraint::Length(GITOPS_WIDTH as u16));
+            widths.insert(widths.len() - 1, Constraint::Length(GITOPS_WIDTH as u16));
         }
     }
     let table = Table::new(rows, widths)
@@ -362,7 +363,7 @@ fn missing_row<'a>(
         Cell::from(drift_cell(theme, app.drift_of(key))),
     ]);
     if cols.gitops {
-        cells.push(Cell::from(""));
+        cells.insert(cells.len() - 1, Cell::from(""));
     }
     Row::new(cells).style(style)
 }
@@ -432,7 +433,7 @@ fn build_row<'a>(
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
     ]);
     if cols.gitops {
-        cells.push(gitops_cell(app, theme, &r.owners));
+        cells.insert(cells.len() - 1, gitops_cell(app, theme, &r.owners));
     }
     Row::new(cells).style(style)
 }
