@@ -397,6 +397,22 @@ impl Reconciler {
         }
     }
 
+    /// In the revert view: a revert under Argo CD is what a sync of the app does to this object
+    /// (applying the manifest), and with self-heal on it will happen anyway.
+    pub fn on_revert(&self) -> Option<String> {
+        let Owner::Argo { app, .. } = &self.owner else {
+            return None;
+        };
+        Some(match &self.policy {
+            Ok(policy) if policy.reverts_changes() => format!(
+                "reverting has the effect of a sync of app {app} for this object, which self-heal would do anyway"
+            ),
+            _ => format!(
+                "reverting has the effect of a sync of app {app} for this object (argocd app sync {app} --resource … does the same)"
+            ),
+        })
+    }
+
     /// After an accept: what the commit must do before the controller acts.
     pub fn after_accept(&self) -> Option<String> {
         match &self.policy {
@@ -580,6 +596,12 @@ mod tests {
             ),
             "{}",
             r.sentence_since(Some(changed), now)
+        );
+        assert_eq!(
+            r.on_revert().as_deref(),
+            Some(
+                "reverting has the effect of a sync of app shop for this object, which self-heal would do anyway"
+            )
         );
         let late = jiff::Timestamp::from_second(1_200).unwrap();
         assert!(r.sentence_since(Some(changed), late).contains("(due now)"));

@@ -124,3 +124,58 @@ fn an_owner_that_cannot_be_read_is_said_so() {
         "managed by Flux Kustomization flux-system/platform (details not readable: forbidden"
     ));
 }
+
+/// The revert view of an object under a self-healing Argo CD app says what will happen to the
+/// live change and that the revert is what a sync of the app does to it.
+#[test]
+fn a_revert_under_argo_cd_says_it_is_what_a_sync_does() {
+    use ui_fixture::drifted;
+    let dir = drifted::manifests();
+    let mut app = drifted::drifted_app(dir.path(), false);
+    app.height = 40;
+    app.width = 160;
+    // Argo CD's mark on the live object, as its controller writes it.
+    let mut web = drifted::web_hotfixed();
+    web["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] =
+        "shop:apps/Deployment:shop/web".into();
+    update(
+        &mut app,
+        Message::Cluster(kdrift::cluster::watch::ClusterMessage {
+            epoch: 0,
+            event: ClusterEvent::WorkloadsLive(
+                kdrift::cluster::rows::WorkloadKind::Deployment,
+                vec![WatchUpdate::Apply(drifted::live_row(&web))],
+            ),
+        }),
+    );
+    let self_heal: serde_json::Value =
+        serde_json::from_str(r#"{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}"#).unwrap();
+    update(
+        &mut app,
+        Message::Reconcilers(BTreeMap::from([(
+            shop(),
+            Reconciler {
+                owner: shop(),
+                policy: Ok(Policy::of_application(&self_heal)),
+                found_in: Some("argocd".into()),
+            },
+        )])),
+    );
+    drifted::select(&mut app, "web");
+    let commands = drifted::press(&mut app, KeyCode::Char('r'));
+    assert!(
+        commands
+            .iter()
+            .any(|c| matches!(c, Command::PreviewRevert { .. })),
+        "{commands:?}"
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    assert!(find_line(&terminal, "⟳ Argo CD self-heal is on for app shop").is_some());
+    assert!(
+        find_line(
+            &terminal,
+            "⟳ reverting has the effect of a sync of app shop for this object, which self-heal would do anyway"
+        )
+        .is_some()
+    );
+}

@@ -122,6 +122,13 @@ fn reconciler_banner(
             };
             (format!("⟳ {}", r.sentence_since(changed, app.now)), style)
         })
+        .chain(
+            reconcilers
+                .iter()
+                .filter(|_| matches!(app.screen, Screen::Revert(_)))
+                .filter_map(|r| r.on_revert())
+                .map(|text| (format!("⟳ {text}"), theme.muted)),
+        )
         .collect();
     // Each sentence wraps onto as many lines as it needs.
     let wanted: usize = sentences
