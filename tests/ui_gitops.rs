@@ -20,6 +20,30 @@ fn shop() -> Owner {
     }
 }
 
+/// The owner's Application or Kustomization, as read by the runtime for the app's watchers.
+fn answer(
+    app: &mut kdrift::app::App,
+    owner: Owner,
+    policy: Result<Policy, String>,
+    found_in: Option<String>,
+) {
+    let epoch = app.epoch;
+    update(
+        app,
+        Message::Reconcilers {
+            epoch,
+            read: BTreeMap::from([(
+                owner.clone(),
+                Reconciler {
+                    owner,
+                    policy,
+                    found_in,
+                },
+            )]),
+        },
+    );
+}
+
 /// Opens the detail of `web` and looks for `text` on it.
 fn detail_of_web_says(app: &mut kdrift::app::App, text: &str) -> bool {
     keys(app, "/web");
@@ -61,16 +85,11 @@ fn an_argo_owned_row_is_marked_and_its_detail_says_the_change_will_be_undone() {
             "syncPolicy":{"automated":{"prune":true,"selfHeal":true}}}}"#,
     )
     .unwrap();
-    update(
+    answer(
         &mut app,
-        Message::Reconcilers(BTreeMap::from([(
-            shop(),
-            Reconciler {
-                owner: shop(),
-                policy: Ok(Policy::of_application(&app_json)),
-                found_in: None,
-            },
-        )])),
+        shop(),
+        Ok(Policy::of_application(&app_json)),
+        None,
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     let header = line(&terminal, find_line(&terminal, "NAMESPACE").unwrap());
@@ -105,16 +124,11 @@ fn an_owner_that_cannot_be_read_is_said_so() {
             vec![WatchUpdate::Apply(web)],
         ),
     );
-    update(
+    answer(
         &mut app,
-        Message::Reconcilers(BTreeMap::from([(
-            flux.clone(),
-            Reconciler {
-                owner: flux,
-                policy: Err("forbidden: kustomizations is forbidden".into()),
-                found_in: None,
-            },
-        )])),
+        flux.clone(),
+        Err("forbidden: kustomizations is forbidden".into()),
+        None,
     );
     let terminal = draw(&mut app, &Theme::default_theme());
     let row = line(&terminal, find_line(&terminal, " web ").unwrap());
@@ -150,16 +164,11 @@ fn a_revert_under_argo_cd_says_it_is_what_a_sync_does() {
     );
     let self_heal: serde_json::Value =
         serde_json::from_str(r#"{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}"#).unwrap();
-    update(
+    answer(
         &mut app,
-        Message::Reconcilers(BTreeMap::from([(
-            shop(),
-            Reconciler {
-                owner: shop(),
-                policy: Ok(Policy::of_application(&self_heal)),
-                found_in: Some("argocd".into()),
-            },
-        )])),
+        shop(),
+        Ok(Policy::of_application(&self_heal)),
+        Some("argocd".into()),
     );
     drifted::select(&mut app, "web");
     let commands = drifted::press(&mut app, KeyCode::Char('r'));
@@ -178,4 +187,26 @@ fn a_revert_under_argo_cd_says_it_is_what_a_sync_does() {
         )
         .is_some()
     );
+}
+
+/// An answer asked for by the watchers of another connection (before a `:ctx` switch) is dropped.
+#[test]
+fn an_answer_about_another_connection_is_dropped() {
+    let mut app = sample_app();
+    let stale = app.epoch + 1;
+    update(
+        &mut app,
+        Message::Reconcilers {
+            epoch: stale,
+            read: BTreeMap::from([(
+                shop(),
+                Reconciler {
+                    owner: shop(),
+                    policy: Err("from the other cluster".into()),
+                    found_in: None,
+                },
+            )]),
+        },
+    );
+    assert!(app.reconcilers.is_empty());
 }

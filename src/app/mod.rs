@@ -53,7 +53,12 @@ pub enum Message {
     Key(KeyEvent),
     /// What the owners' Applications, Kustomizations and HelmReleases say (see
     /// [`Command::ReadReconcilers`]).
-    Reconcilers(BTreeMap<crate::gitops::Owner, crate::gitops::Reconciler>),
+    /// `epoch`: the table watchers' generation when they were asked (an answer about the cluster
+    /// left by `:ctx` is dropped).
+    Reconcilers {
+        epoch: u64,
+        read: BTreeMap<crate::gitops::Owner, crate::gitops::Reconciler>,
+    },
     /// What the pods of rows short of ready ones say is wrong (see [`Command::ExplainStalls`]).
     StallsExplained(Vec<(ObjectKey, Option<String>)>),
     Resize {
@@ -825,9 +830,11 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.stalls_explained(explained);
             Vec::new()
         }
-        Message::Reconcilers(read) => {
-            app.reconcilers.extend(read);
-            app.dirty = true;
+        Message::Reconcilers { epoch, read } => {
+            if epoch == app.epoch {
+                app.reconcilers.extend(read);
+                app.dirty = true;
+            }
             Vec::new()
         }
         Message::Log { epoch, event } => {

@@ -281,9 +281,10 @@ impl Loop {
                 Command::MapKinds(kinds) => self.map_kinds(kinds),
                 Command::ReadReconcilers(owners) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let epoch = self.app.epoch;
                     tokio::spawn(async move {
                         let read = crate::cluster::gitops::read_all(&client, owners).await;
-                        let _ = tx.send(Event::App(Message::Reconcilers(read)));
+                        let _ = tx.send(Event::App(Message::Reconcilers { epoch, read }));
                     });
                 }
                 Command::ExplainStalls(stalled) => {
