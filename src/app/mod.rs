@@ -376,9 +376,18 @@ impl App {
         let mut ask = self.expire_stalls();
         self.table.refresh(&self.cache, self.table_height());
         if matches!(self.screen, Screen::Table) {
+            // Only the rows due are copied out (most frames: none, no allocation).
+            let now = self.now;
+            let workloads = &self.cache.workloads;
             let keys: Vec<ObjectKey> = self
                 .table
                 .window(self.table.offset, self.table_height())
+                .filter(|key| {
+                    workloads
+                        .get(key)
+                        .and_then(WorkloadEntry::explain_at)
+                        .is_some_and(|at| at <= now)
+                })
                 .cloned()
                 .collect();
             for key in keys {

@@ -66,25 +66,22 @@ pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
                 Policy::of_application(&value)
             })
             .map_err(|e| unreadable(owner, &e)),
-        Owner::FluxKustomization { name, namespace } => {
-            let res = resource(
-                "kustomize.toolkit.fluxcd.io",
-                "v1",
-                "Kustomization",
-                "kustomizations",
-            );
-            get(client, &res, namespace, name)
-                .await
-                .map(|v| Policy::of_flux(&v))
-                .map_err(|e| unreadable(owner, &e))
-        }
-        Owner::FluxHelmRelease { name, namespace } => {
-            let res = resource(
-                "helm.toolkit.fluxcd.io",
-                "v2",
-                "HelmRelease",
-                "helmreleases",
-            );
+        Owner::FluxKustomization { name, namespace }
+        | Owner::FluxHelmRelease { name, namespace } => {
+            let res = match owner {
+                Owner::FluxHelmRelease { .. } => resource(
+                    "helm.toolkit.fluxcd.io",
+                    "v2",
+                    "HelmRelease",
+                    "helmreleases",
+                ),
+                _ => resource(
+                    "kustomize.toolkit.fluxcd.io",
+                    "v1",
+                    "Kustomization",
+                    "kustomizations",
+                ),
+            };
             get(client, &res, namespace, name)
                 .await
                 .map(|v| Policy::of_flux(&v))

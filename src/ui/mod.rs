@@ -466,6 +466,7 @@ fn render_help(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 pub fn next_age_change(app: &App) -> Option<i64> {
     let now = app.now;
     let mut next: Option<i64> = None;
+    let mut explain: Option<jiff::Timestamp> = None;
     let mut consider = |t: Option<jiff::Timestamp>| {
         if let Some(t) = t {
             let wait = format::age_changes_in(t, now);
@@ -475,7 +476,12 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     match &app.screen {
         Screen::Table => {
             for key in app.table.window(app.table.offset, app.table_height()) {
-                consider(app.cache.workloads.get(key).and_then(|e| e.row.last_change));
+                let entry = app.cache.workloads.get(key);
+                consider(entry.and_then(|e| e.row.last_change));
+                // A row short of ready pods has them asked why then.
+                if let Some(t) = entry.and_then(|e| e.explain_at()) {
+                    explain = Some(explain.map_or(t, |n: jiff::Timestamp| n.min(t)));
+                }
             }
         }
         Screen::Detail { .. } => return Some(1),
@@ -495,13 +501,8 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     if let Some(t) = app.next_stall() {
         at(t);
     }
-    // A row on screen short of ready pods has them asked why then.
-    if matches!(app.screen, Screen::Table) {
-        for key in app.table.window(app.table.offset, app.table_height()) {
-            if let Some(t) = app.cache.workloads.get(key).and_then(|e| e.explain_at()) {
-                at(t);
-            }
-        }
+    if let Some(t) = explain {
+        at(t);
     }
     next
 }
