@@ -60,6 +60,10 @@ pub struct CommonArgs {
     /// Why the user config file was not used, set by `user_config::apply`.
     #[arg(skip)]
     pub config_problem: Option<String>,
+    /// `--manifests` names a checkout whose Argo CD apps still say how their folders are read
+    /// (`kdrift demo`'s own repository, set by the demo; a user's `--manifests` is taken as is).
+    #[arg(skip)]
+    pub manifests_is_checkout: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,6 +278,7 @@ impl CommonArgs {
         crate::manifest::kustomize::Selection {
             overlay,
             context: Some(context.to_owned()),
+            ..Default::default()
         }
     }
 }

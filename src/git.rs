@@ -233,6 +233,21 @@ pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     Ok(output.ok.then(|| output.stdout.trim().to_owned()))
 }
 
+/// The fetch URLs of the repository's remotes as `(name, url)` (`git remote -v`, which applies
+/// the user's `url.<base>.insteadOf`); none when it has no remote.
+pub fn remote_urls(top: &Path) -> Result<Vec<(String, String)>, GitError> {
+    let output = run(top, &["remote", "-v"])?;
+    Ok(output
+        .stdout
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.split_once('\t')?;
+            let url = rest.strip_suffix(" (fetch)")?;
+            Some((name.to_owned(), url.trim().to_owned()))
+        })
+        .collect())
+}
+
 /// Commits `file` alone with `message` on the current branch. Everything else in the index and
 /// working tree stays as it was.
 pub fn commit_file(repo_dir: &Path, file: &Path, message: &str) -> Result<CommitOutcome, GitError> {

@@ -331,3 +331,71 @@ fn check_names_the_reconciler_of_every_drifted_object() {
         "{text}"
     );
 }
+
+/// Without `--manifests`, the checkout's Application says how its folder is read: the demo's
+/// `argocd/shop` deploys `shop/` into namespace `shop`, so manifests there that name no namespace
+/// are `shop`'s — as Argo CD applies them — where a plain folder reading puts them in `default`.
+#[test]
+fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let c = Cluster::start_gitops(&repo, Duration::from_secs(600));
+    // As many Argo CD repositories do: the namespace comes from the Application's destination.
+    for entry in std::fs::read_dir(repo.join("shop")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("  namespace: shop\n", "")).unwrap();
+    }
+    let check = |cwd: &Path, manifests: Option<&str>| -> Value {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kdrift"));
+        command
+            .args(["check", "-A", "-o", "json", "--kubeconfig"])
+            .arg(&c.kubeconfig)
+            .current_dir(cwd)
+            .env("HOME", dir.path())
+            .env("XDG_STATE_HOME", dir.path().join("state"));
+        if let Some(m) = manifests {
+            command.args(["--manifests", m]);
+        }
+        let out = command.output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+    };
+    let status = |report: &Value, key: &str| {
+        report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"] == key)
+            .map(|o| o["status"].as_str().unwrap().to_owned())
+    };
+    // From the checkout's top and from a folder of it.
+    for cwd in [repo.clone(), repo.join("payments")] {
+        let report = check(&cwd, None);
+        assert_eq!(
+            status(&report, "deployment/shop/frontend").as_deref(),
+            Some("in-sync"),
+            "{cwd:?}: {}",
+            report["problems"]
+        );
+        assert_eq!(status(&report, "deployment/default/frontend"), None);
+        // The rest of the checkout is read as always.
+        assert_eq!(
+            status(&report, "deployment/payments/ledger").as_deref(),
+            Some("in-sync")
+        );
+        let notes = report["problems"].to_string();
+        assert!(
+            notes.contains("manifests from Argo CD apps: argocd/shop → shop (directory)"),
+            "{notes}"
+        );
+    }
+    // Named as a folder, the checkout is read as it is written.
+    let plain = check(&repo, Some("."));
+    assert_eq!(
+        status(&plain, "deployment/default/frontend").as_deref(),
+        Some("missing"),
+        "{}",
+        plain["problems"]
+    );
+    assert!(!plain["problems"].to_string().contains("Argo CD apps"));
+}

@@ -136,6 +136,7 @@ fn an_overlay_can_be_chosen_and_a_changed_file_renders_its_roots_again() {
         Selection {
             overlay: Some(dir.join("overlays/prod")),
             context: None,
+            ..Selection::default()
         },
     );
     let keys_now = keys(&index);
@@ -184,6 +185,7 @@ fn an_overlay_can_be_chosen_and_a_changed_file_renders_its_roots_again() {
         Selection {
             overlay: None,
             context: Some("kind-staging".into()),
+            ..Selection::default()
         },
     );
     let keys_now = keys(&index);
@@ -271,6 +273,7 @@ fn two_roots_rendering_one_object_are_a_duplicate_with_the_way_out() {
         Selection {
             overlay: Some(dir.join("overlays/prod")),
             context: None,
+            ..Selection::default()
         },
     );
     assert!(

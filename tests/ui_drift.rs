@@ -252,7 +252,7 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     // Someone changes git: replicas 3 → 5. Only web.yaml is re-read, only web is fetched.
     let file = dir.path().join("web.yaml");
     std::fs::write(&file, manifest_text("web", 5)).unwrap();
-    let change = read_change(dir.path(), "default", &file);
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
     let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
     assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
     update(
@@ -263,7 +263,7 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
 
     // The file broken: the object has no manifest any more, the problem is counted.
     std::fs::write(&file, "spec: [unclosed\n").unwrap();
-    let change = read_change(dir.path(), "default", &file);
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
     assert!(update(&mut app, Message::ManifestsChanged(vec![change])).is_empty());
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Unmanaged);
     assert_eq!(app.drift_of(&key("cart")), &DriftSummary::InSync);

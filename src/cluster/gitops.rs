@@ -150,3 +150,89 @@ pub async fn read_all(
     }
     out
 }
+
+/// Every Application the user may list: all namespaces', else Argo CD's own namespace's. `Ok`
+/// and empty when the cluster serves no Applications.
+pub async fn list_applications(client: &Client) -> Result<Vec<serde_json::Value>, String> {
+    let res = application();
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), &res);
+    let list = match all.list(&ListParams::default()).await {
+        Ok(list) => list,
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Vec::new()),
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            let own: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), ARGO_NAMESPACE, &res);
+            own.list(&ListParams::default())
+                .await
+                .map_err(|e| match e {
+                    kube::Error::Api(s) if s.code == 403 => format!("forbidden: {}", s.message),
+                    other => crate::commands::context::describe(&other),
+                })?
+        }
+        Err(e) => return Err(crate::commands::context::describe(&e)),
+    };
+    list.items
+        .into_iter()
+        .map(|o| serde_json::to_value(&o).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// What the Applications chose for a run without `--manifests`.
+#[derive(Debug, Default)]
+pub struct FromApps {
+    /// The checkout's top folder and the Applications' folders in it, when any deploy here.
+    pub mapped: Option<(
+        std::path::PathBuf,
+        Vec<crate::manifest::kustomize::AppFolder>,
+    )>,
+    /// Sentences for the manifests' notes.
+    pub notes: Vec<String>,
+}
+
+/// The manifests the Argo CD Applications of the cluster at `cluster_url` deploy from the git
+/// checkout holding `dir` (see [`crate::gitops::source`]). Nothing when `dir` is not in a
+/// checkout with a remote, or no Application deploys here from it; a note when Applications
+/// could not be listed.
+pub async fn manifests_from_apps(
+    client: &Client,
+    cluster_url: &str,
+    dir: &std::path::Path,
+) -> FromApps {
+    let start = dir.to_path_buf();
+    let checkout = tokio::task::spawn_blocking(move || {
+        let top = crate::git::repository_root(&start).ok().flatten()?;
+        let remotes = crate::git::remote_urls(&top).ok()?;
+        let branch = crate::git::current_branch(&top).ok().flatten();
+        (!remotes.is_empty()).then_some((top, remotes, branch))
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some((top, remotes, branch)) = checkout else {
+        return FromApps::default();
+    };
+    let apps = match list_applications(client).await {
+        Ok(apps) => apps,
+        Err(reason) => {
+            tracing::info!(%reason, "Argo CD Applications not listed");
+            return FromApps {
+                mapped: None,
+                notes: vec![format!(
+                    "Argo CD Applications could not be listed ({reason}): the manifests are the current folder"
+                )],
+            };
+        }
+    };
+    let mapping =
+        crate::gitops::source::map_checkout(&top, &remotes, branch.as_deref(), &apps, cluster_url);
+    if mapping.folders.is_empty() {
+        return FromApps {
+            mapped: None,
+            notes: mapping.notes,
+        };
+    }
+    FromApps {
+        mapped: Some((top, mapping.folders)),
+        notes: mapping.notes,
+    }
+}

@@ -135,6 +135,32 @@ pub fn manifests_root(common: &CommonArgs) -> Result<PathBuf, ContextError> {
     }
 }
 
+/// The manifests of a run on `client`'s cluster (at `cluster_url`): the root and kustomize
+/// selection of `--manifests`/`--overlay` as given; without either, the folders the Argo CD
+/// Applications deploy here from the git checkout holding `root`, when any do
+/// ([`crate::cluster::gitops::manifests_from_apps`]), with notes saying which.
+pub async fn choose_manifests(
+    common: &CommonArgs,
+    client: &Client,
+    cluster_url: &str,
+    context: &str,
+    root: PathBuf,
+) -> (PathBuf, crate::manifest::kustomize::Selection) {
+    let mut selection = common.kustomize_selection(context);
+    if common.overlay.is_some() || (common.manifests.is_some() && !common.manifests_is_checkout) {
+        return (root, selection);
+    }
+    let from = crate::cluster::gitops::manifests_from_apps(client, cluster_url, &root).await;
+    selection.notes = from.notes;
+    match from.mapped {
+        Some((top, apps)) => {
+            selection.apps = apps;
+            (top, selection)
+        }
+        None => (root, selection),
+    }
+}
+
 /// Connects (one-line error when there is no kubeconfig or the API is unreachable) and loads
 /// the manifests (bad files become problems in the index, never an error here).
 pub async fn open(common: &CommonArgs) -> Result<Context, ContextError> {
@@ -149,11 +175,9 @@ pub async fn open_for(
     let root = manifests_root(common)?;
     let conn = connect(common).await?;
     let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
-    let mut index = ManifestIndex::load_with(
-        &root,
-        &default_namespace,
-        common.kustomize_selection(&conn.context),
-    );
+    let (root, selection) =
+        choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
+    let mut index = ManifestIndex::load_with(&root, &default_namespace, selection);
     let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
         &conn.server_version,

@@ -282,6 +282,8 @@ pub struct ManifestIndex {
     objects: indexmap::IndexMap<ObjectKey, (Arc<Path>, usize)>,
     walk_problems: Vec<Problem>,
     config_problems: Vec<Problem>,
+    /// The selection's notes (`Selection::notes`).
+    selection_problems: Vec<Problem>,
     duplicate_problems: Vec<Problem>,
     /// What the cluster serves, by `apiVersion` and `kind`: whether the kind is namespaced, or
     /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
@@ -336,13 +338,17 @@ pub(crate) fn on_all_cores<T: Sync, R: Send, S: Default>(
 }
 
 /// Parses files on all cores; each worker shares field names among the files it reads.
-fn parse_files(files: Vec<PathBuf>, default_namespace: &str) -> Vec<(PathBuf, parse::ParsedFile)> {
+fn parse_files(
+    files: Vec<PathBuf>,
+    default_namespace: &str,
+    selection: &kustomize::Selection,
+) -> Vec<(PathBuf, parse::ParsedFile)> {
     on_all_cores(&files, 64, |names: &mut tree::Names, path: &PathBuf| {
         let parsed = match walk::read_manifest(path) {
             Ok(text) => parse::parse_file_sharing(
                 &Arc::from(path.as_path()),
                 &Arc::from(text),
-                default_namespace,
+                selection.namespace_or(path, default_namespace),
                 names,
             ),
             Err(reason) => parse::ParsedFile {
@@ -377,6 +383,15 @@ impl ManifestIndex {
             ..ManifestIndex::default()
         };
         index.reload_config();
+        index.selection_problems = index
+            .selection
+            .notes
+            .iter()
+            .map(|message| Problem::Note {
+                file: root.to_path_buf(),
+                message: message.clone(),
+            })
+            .collect();
         let files = walk::manifest_files(root, &mut index.walk_problems);
         let update = index.kustomize.update(
             root,
@@ -385,7 +400,7 @@ impl ManifestIndex {
             files,
             default_namespace,
         );
-        index.files = parse_files(update.plain, default_namespace)
+        index.files = parse_files(update.plain, default_namespace, &index.selection)
             .into_iter()
             .collect();
         index.files.extend(update.rendered);
@@ -424,10 +439,14 @@ impl ManifestIndex {
             .map(|f| f.objects.into_iter().map(|o| o.key).collect())
             .unwrap_or_default();
         if path.exists() && walk::is_watched(&self.root, path) {
-            let (_, parsed) = parse_files(vec![path.to_path_buf()], &self.default_namespace)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
+            let (_, parsed) = parse_files(
+                vec![path.to_path_buf()],
+                &self.default_namespace,
+                &self.selection,
+            )
+            .into_iter()
+            .next()
+            .unwrap_or_default();
             touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
             self.files.insert(path.to_path_buf(), parsed);
         }
@@ -530,7 +549,13 @@ impl ManifestIndex {
         let count = self.files.values().map(|f| f.objects.len()).sum();
         self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
-        for (path, parsed) in &self.files {
+        // An Application's folder first: its objects are the ones Argo CD applies.
+        let (mut ordered, rest): (Vec<_>, Vec<_>) = self
+            .files
+            .iter()
+            .partition(|(path, _)| self.selection.app_of(path).is_some());
+        ordered.extend(rest);
+        for (path, parsed) in ordered {
             for (at, object) in parsed.objects.iter().enumerate() {
                 match self.objects.get(&object.key) {
                     None => {
@@ -615,6 +640,7 @@ impl ManifestIndex {
     pub fn problems(&self) -> Vec<&Problem> {
         self.config_problems
             .iter()
+            .chain(&self.selection_problems)
             .chain(&self.walk_problems)
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)

@@ -66,7 +66,7 @@ pub fn read_kustomize_change(
         .filter(|f| before.owner_of(f).is_some())
         .cloned()
         .collect();
-    let parsed = super::parse_files(released, default_namespace);
+    let parsed = super::parse_files(released, default_namespace, selection);
     FileChange::Kustomize(Box::new(KustomizeChange {
         kustomize: kustomize.clone(),
         config,
@@ -81,14 +81,23 @@ pub fn read_kustomize_change(
 
 /// Reads `path` (as the file watcher reports it) under the manifests `root`. Never fails: an
 /// unreadable file becomes a `Skipped` problem, malformed YAML a `Malformed` one.
-pub fn read_change(root: &Path, default_namespace: &str, path: &Path) -> FileChange {
+pub fn read_change(
+    root: &Path,
+    default_namespace: &str,
+    selection: &Selection,
+    path: &Path,
+) -> FileChange {
     if path == root.join(config::CONFIG_FILE) {
         let (config, problems) = config::load(root);
         return FileChange::Config(config, problems);
     }
     let parsed =
         (path.exists() && walk::is_watched(root, path)).then(|| match walk::read_manifest(path) {
-            Ok(text) => parse::parse_file(&Arc::from(path), &Arc::from(text), default_namespace),
+            Ok(text) => parse::parse_file(
+                &Arc::from(path),
+                &Arc::from(text),
+                selection.namespace_or(path, default_namespace),
+            ),
             Err(reason) => ParsedFile {
                 objects: Vec::new(),
                 problems: vec![Problem::Skipped {
@@ -195,7 +204,12 @@ mod tests {
         );
 
         std::fs::write(&file, DEPLOY.replace("replicas: 2", "replicas: 5")).unwrap();
-        let touched = index.apply_change(read_change(dir.path(), "default", &file));
+        let touched = index.apply_change(read_change(
+            dir.path(),
+            "default",
+            &Selection::default(),
+            &file,
+        ));
         assert_eq!(touched, vec![key.clone()]);
         assert_eq!(
             index.get(&key).unwrap().body.to_value()["spec"]["replicas"],
@@ -203,7 +217,12 @@ mod tests {
         );
 
         std::fs::write(&file, "spec: [unclosed\n").unwrap();
-        let touched = index.apply_change(read_change(dir.path(), "default", &file));
+        let touched = index.apply_change(read_change(
+            dir.path(),
+            "default",
+            &Selection::default(),
+            &file,
+        ));
         assert_eq!(touched, vec![key.clone()]);
         assert!(index.get(&key).is_none());
         let problems: Vec<String> = index.problems().iter().map(|p| p.to_string()).collect();
@@ -215,7 +234,12 @@ mod tests {
         );
 
         std::fs::remove_file(&file).unwrap();
-        let touched = index.apply_change(read_change(dir.path(), "default", &file));
+        let touched = index.apply_change(read_change(
+            dir.path(),
+            "default",
+            &Selection::default(),
+            &file,
+        ));
         assert!(touched.is_empty());
         assert!(index.problems().is_empty());
     }

@@ -203,6 +203,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
             args.all_namespaces = true;
         }
         args.manifests = Some(workdir.path.clone());
+        args.manifests_is_checkout = true;
         let conn = match connect(&args).await {
             Ok(c) => c,
             Err(e) => {

@@ -482,9 +482,19 @@ impl Session {
             .namespace
             .clone()
             .unwrap_or_else(|| "default".to_owned());
-        let selection = common.kustomize_selection(&conn.context);
-        let manifests =
-            root.map(|root| super::manifests::start(root, namespace, selection, tx.clone()));
+        let manifests = root.map(|root| {
+            let (common, client, url, context) = (
+                common.clone(),
+                conn.client.clone(),
+                conn.cluster_url.clone(),
+                conn.context.clone(),
+            );
+            let chosen = async move {
+                crate::commands::context::choose_manifests(&common, &client, &url, &context, root)
+                    .await
+            };
+            super::manifests::start(chosen, namespace, tx.clone())
+        });
         Session {
             state: Loop {
                 app,

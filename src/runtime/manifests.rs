@@ -113,16 +113,23 @@ async fn load(
         .then_some(kustomize)
 }
 
-/// Loads the manifests under `root` (objects without a namespace take `default_namespace`), sends
+/// Loads the manifests under the root `chosen` gives (objects without a namespace take
+/// `default_namespace`, or their Application's destination), sends
 /// `Message::Manifests`, then watches the folder and sends `Message::ManifestsChanged`. A folder
 /// removed is said to be gone; made again, it is watched and loaded again.
 pub fn start(
-    root: PathBuf,
+    chosen: impl std::future::Future<Output = (PathBuf, Selection)> + Send + 'static,
     default_namespace: String,
-    selection: Selection,
     tx: UnboundedSender<Event>,
 ) -> ManifestWatch {
     let task = tokio::spawn(async move {
+        // Which folders: `--manifests`, else what the Argo CD Applications deploy (a list call).
+        let (root, selection) = chosen.await;
+        if !selection.apps.is_empty()
+            && let Some(first) = selection.notes.first()
+        {
+            let _ = notice(&tx, first.clone(), false);
+        }
         // Watch first, so that an edit made during the load is not lost (it is applied after).
         let (paths_tx, mut paths_rx) = unbounded_channel::<PathBuf>();
         let mut watcher = match watch_folder(&root, paths_tx.clone()) {
@@ -198,7 +205,7 @@ pub fn start(
                             ));
                         }
                     } else {
-                        changes.push(read_change(&root, &namespace, path));
+                        changes.push(read_change(&root, &namespace, &selection, path));
                     }
                 }
                 (changes, state)

@@ -24,12 +24,61 @@ use super::tree::Names;
 use super::{Config, ManifestObject, Problem};
 pub use tree::{Closure, Tree, is_kustomization_name};
 
-/// Which roots the user chose for this run: `--overlay`, and the kubeconfig context (for
-/// `.kdrift.yaml`'s `kustomize.contexts`).
+/// Which roots the user chose for this run: `--overlay`, the kubeconfig context (for
+/// `.kdrift.yaml`'s `kustomize.contexts`), and the folders Argo CD Applications deploy from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
     pub overlay: Option<PathBuf>,
     pub context: Option<String>,
+    /// The folders Argo CD Applications deploy here from the checkout (see [`AppFolder`]).
+    pub apps: Vec<AppFolder>,
+    /// What choosing them found, said as notes of the manifests root (which Application mapped
+    /// which folder, which could not be).
+    pub notes: Vec<String>,
+}
+
+/// A folder an Argo CD Application deploys to this cluster from the checkout
+/// (`crate::gitops::source`): its objects are read as Argo CD reads them (rendered when it is a
+/// kustomize root; objects without a namespace in the destination's) and come before the same
+/// objects defined elsewhere in the checkout, which is read as always.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppFolder {
+    /// The Application, `argocd/shop`.
+    pub app: String,
+    /// The folder (absolute, under the manifests root).
+    pub dir: PathBuf,
+    /// Rendered with kustomize (it holds a kustomization), else read as a plain directory.
+    pub kustomize: bool,
+    /// A plain directory's sub-folders are read too (`directory.recurse`; Argo CD's default is
+    /// the folder alone).
+    pub recurse: bool,
+    /// `destination.namespace`: the namespace of its objects that set none.
+    pub namespace: Option<String>,
+}
+
+impl Selection {
+    /// The Application folder `path` belongs to: a file directly in a plain directory (or below
+    /// it, with `recurse`), anything in a kustomize root; the deepest when folders nest.
+    pub fn app_of(&self, path: &Path) -> Option<&AppFolder> {
+        self.apps
+            .iter()
+            .filter(|f| {
+                if f.kustomize || f.recurse {
+                    path.starts_with(&f.dir)
+                } else {
+                    path.parent() == Some(f.dir.as_path())
+                }
+            })
+            .max_by_key(|f| f.dir.components().count())
+    }
+
+    /// The namespace of the objects in `path` that set none: its Application's destination,
+    /// else `default`.
+    pub fn namespace_or<'a>(&'a self, path: &Path, default: &'a str) -> &'a str {
+        self.app_of(path)
+            .and_then(|f| f.namespace.as_deref())
+            .unwrap_or(default)
+    }
 }
 
 /// One rendered root: what it read (and a digest of all of it), and its objects.
@@ -154,7 +203,15 @@ impl Kustomize {
                     .map(|roots| (roots, ".kdrift.yaml kustomize.roots".to_owned()))
             });
         let Some((names, why)) = chosen else {
-            return self.tree.roots(root, None).0;
+            // An Application's kustomization is rendered even when another includes it.
+            let mut roots = self.tree.roots(root, None).0;
+            for app in selection.apps.iter().filter(|f| f.kustomize) {
+                if self.tree.kustomizations.contains_key(&app.dir) && !roots.contains(&app.dir) {
+                    roots.push(app.dir.clone());
+                }
+            }
+            roots.sort();
+            return roots;
         };
         let (roots, missing) = self.tree.roots(root, Some(&names));
         for dir in missing {
@@ -292,8 +349,9 @@ impl Kustomize {
                         let kustomization = kustomization_file(&self.tree, &dir);
                         let (objects, problems) = match result {
                             Ok(output) => {
+                                let namespace = selection.namespace_or(&dir, default_namespace);
                                 let mut parsed =
-                                    objects_of(&dir, &kustomization, &output, default_namespace);
+                                    objects_of(&dir, &kustomization, &output, namespace);
                                 let mut problems = std::mem::take(&mut parsed.problems);
                                 if parsed.objects.is_empty() {
                                     problems.push(Problem::Note {

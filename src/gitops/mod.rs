@@ -9,6 +9,8 @@
 //!   only when an Application of that name is known.
 //! - Flux: the labels `kustomize.toolkit.fluxcd.io/name` and `…/namespace` (a Kustomization),
 //!   `helm.toolkit.fluxcd.io/name` and `…/namespace` (a HelmRelease).
+pub mod source;
+
 use std::collections::BTreeMap;
 use std::fmt;
 

@@ -1,0 +1,476 @@
+//! Manifests from the Argo CD Applications (pure; the reads are the caller's). Started in a git
+//! checkout without `--manifests`, kdrift asks which Applications deploy to this cluster from one
+//! of the checkout's remotes: each such Application's `path` is a folder of the manifests, read
+//! the way Argo CD reads it (a kustomize root when it holds a kustomization, else a plain
+//! directory, its sub-folders only with `directory.recurse`), its objects without a namespace in
+//! the Application's `destination.namespace`, and before the same objects defined elsewhere in
+//! the checkout (another environment's overlay, say); the rest of the checkout is read as always,
+//! since something other than Argo CD may apply it.
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::manifest::kustomize::AppFolder;
+use crate::manifest::kustomize::tree::FILE_NAMES;
+
+/// What the Applications made of the checkout: the folders, and sentences for the user (which
+/// Application mapped which folder, what was left out and why).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mapping {
+    pub folders: Vec<AppFolder>,
+    pub notes: Vec<String>,
+}
+
+/// A repository URL as a key to compare: host and path, lower case, without the scheme, the user,
+/// the port and a trailing `.git` — so `git@github.com:org/app.git`,
+/// `https://github.com/org/app` and `ssh://git@github.com:22/org/app.git/` are one repository.
+pub fn repo_key(url: &str) -> Option<String> {
+    let url = url.trim();
+    let rest = match url.split_once("://") {
+        Some((_, rest)) => rest.to_owned(),
+        // scp-like `user@host:path` (a `:` before any `/`).
+        None => match url.split_once(':') {
+            Some((host, path)) if !host.contains('/') && !host.is_empty() => {
+                format!("{host}/{path}")
+            }
+            _ => url.to_owned(),
+        },
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest.as_str(), ""));
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host);
+    let path = path.trim_matches('/');
+    let path = path
+        .strip_suffix(".git")
+        .unwrap_or(path)
+        .trim_end_matches('/');
+    if host.is_empty() && path.is_empty() {
+        return None;
+    }
+    Some(format!("{host}/{path}").to_ascii_lowercase())
+}
+
+/// Whether an Application's destination is the cluster kdrift watches: the in-cluster address
+/// or name Argo CD uses for its own cluster, or the same server URL.
+fn deploys_here(destination: &Value, cluster_url: &str) -> bool {
+    let server = destination.get("server").and_then(Value::as_str);
+    let name = destination.get("name").and_then(Value::as_str);
+    let trim = |s: &str| s.trim_end_matches('/').to_ascii_lowercase();
+    match (server, name) {
+        (Some(server), _) => {
+            trim(server) == "https://kubernetes.default.svc" || trim(server) == trim(cluster_url)
+        }
+        (None, Some(name)) => name == "in-cluster",
+        (None, None) => false,
+    }
+}
+
+/// A relative `path` inside the checkout, or `None` when it would leave it.
+fn folder_in(top: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path.trim_start_matches("./"));
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)))
+    {
+        return None;
+    }
+    Some(
+        relative
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .fold(top.to_path_buf(), |dir, c| dir.join(c)),
+    )
+}
+
+fn name_of(app: &Value) -> String {
+    let text = |key: &str| {
+        app.pointer(&format!("/metadata/{key}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    format!("{}/{}", text("namespace"), text("name"))
+}
+
+/// `shop` (`.` for the checkout's top), as notes name folders.
+fn shown(top: &Path, dir: &Path) -> String {
+    crate::manifest::kustomize::shown(top, dir)
+}
+
+/// The folders of the Applications (`apps`, as the API returns them) that deploy to the cluster
+/// at `cluster_url` from a repository whose URL is one of `remotes` (the checkout at `top`, on
+/// `branch`). Applications of other repositories or clusters are left out quietly; one that
+/// matches but cannot be read as a folder (a Helm chart, a plugin, a path not in the checkout) is
+/// said.
+pub fn map_checkout(
+    top: &Path,
+    remotes: &[(String, String)],
+    branch: Option<&str>,
+    apps: &[Value],
+    cluster_url: &str,
+) -> Mapping {
+    let keys: BTreeSet<String> = remotes
+        .iter()
+        .filter_map(|(_, url)| repo_key(url))
+        .collect();
+    let mut mapping = Mapping::default();
+    let mut sorted: Vec<&Value> = apps.iter().collect();
+    sorted.sort_by_key(|a| name_of(a));
+    for app in sorted {
+        let spec = app.get("spec").unwrap_or(&Value::Null);
+        if !deploys_here(spec.get("destination").unwrap_or(&Value::Null), cluster_url) {
+            continue;
+        }
+        let name = name_of(app);
+        let sources: Vec<&Value> = match spec.get("sources").and_then(Value::as_array) {
+            Some(list) => list.iter().collect(),
+            None => spec.get("source").into_iter().collect(),
+        };
+        let namespace = spec
+            .pointer("/destination/namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_owned);
+        for source in sources {
+            let text = |key: &str| source.get(key).and_then(Value::as_str);
+            let Some(url) = text("repoURL") else { continue };
+            if !repo_key(url).is_some_and(|k| keys.contains(&k)) {
+                continue;
+            }
+            map_source(top, branch, &name, source, namespace.clone(), &mut mapping);
+        }
+    }
+    if !mapping.folders.is_empty() {
+        let list: Vec<String> = mapping
+            .folders
+            .iter()
+            .map(|f| {
+                let how = if f.kustomize {
+                    "kustomize"
+                } else if f.recurse {
+                    "directory, recursive"
+                } else {
+                    "directory"
+                };
+                format!("{} → {} ({how})", f.app, shown(top, &f.dir))
+            })
+            .collect();
+        mapping.notes.insert(
+            0,
+            format!(
+                "manifests from Argo CD apps: {}; their objects are read from these folders as Argo CD reads them, the rest of the checkout as always",
+                list.join(", ")
+            ),
+        );
+    }
+    mapping
+}
+
+/// One source of Application `name` whose repository is the checkout's.
+fn map_source(
+    top: &Path,
+    branch: Option<&str>,
+    name: &str,
+    source: &Value,
+    namespace: Option<String>,
+    mapping: &mut Mapping,
+) {
+    let text = |key: &str| source.get(key).and_then(Value::as_str);
+    if let Some(chart) = text("chart") {
+        mapping.notes.push(format!(
+            "Argo CD app {name} deploys Helm chart {chart}: kdrift does not render charts, its objects are compared only where manifests exist"
+        ));
+        return;
+    }
+    let path = text("path").unwrap_or(".");
+    let Some(dir) = folder_in(top, path) else {
+        mapping.notes.push(format!(
+            "Argo CD app {name}: path \"{path}\" leaves the repository: not mapped"
+        ));
+        return;
+    };
+    if !dir.is_dir() {
+        let revision = text("targetRevision").unwrap_or("HEAD");
+        let on = branch.map_or_else(|| "a detached HEAD".to_owned(), |b| format!("branch {b}"));
+        mapping.notes.push(format!(
+            "Argo CD app {name}: folder \"{path}\" is not in this checkout (the app follows {revision}; the checkout is on {on}): not mapped"
+        ));
+        return;
+    }
+    let kustomize =
+        source.get("kustomize").is_some() || FILE_NAMES.iter().any(|file| dir.join(file).is_file());
+    if source.get("plugin").is_some()
+        || source.get("helm").is_some()
+        || dir.join("Chart.yaml").is_file()
+    {
+        let what = if source.get("plugin").is_some() {
+            "a config management plugin"
+        } else {
+            "a Helm chart"
+        };
+        mapping.notes.push(format!(
+            "Argo CD app {name}: \"{path}\" is rendered by {what}, which kdrift does not run: not mapped"
+        ));
+        return;
+    }
+    if let Some(revision) = text("targetRevision")
+        && let Some(branch) = branch
+        && !matches!(revision, "HEAD" | "")
+        && revision != branch
+        && !revision.starts_with("refs/")
+    {
+        mapping.notes.push(format!(
+            "Argo CD app {name} follows {revision}; this checkout is on branch {branch}: its folder \"{path}\" is compared as checked out"
+        ));
+    }
+    let directory = source.get("directory");
+    if directory.is_some_and(|d| {
+        ["include", "exclude", "jsonnet"].iter().any(|k| {
+            d.get(k)
+                .is_some_and(|v| !v.is_null() && v != "" && v != &Value::Object(Default::default()))
+        })
+    }) {
+        mapping.notes.push(format!(
+            "Argo CD app {name}: the directory's include/exclude/jsonnet settings are not applied: every manifest of \"{path}\" is compared"
+        ));
+    }
+    if let Some(taken) = mapping.folders.iter().find(|f| f.dir == dir) {
+        mapping.notes.push(format!(
+            "Argo CD apps {} and {name} both deploy \"{path}\": compared once, as {}'s",
+            taken.app, taken.app
+        ));
+        return;
+    }
+    mapping.folders.push(AppFolder {
+        app: name.to_owned(),
+        dir,
+        kustomize,
+        recurse: directory
+            .and_then(|d| d.get("recurse"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        namespace,
+    });
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn repository_urls_compare_without_scheme_user_port_and_dot_git() {
+        let same = [
+            "https://github.com/Org/App.git",
+            "https://github.com/org/app",
+            "git@github.com:org/app.git",
+            "ssh://git@github.com:22/org/app.git/",
+            "http://user@github.com/org/app/",
+        ];
+        for url in same {
+            assert_eq!(
+                repo_key(url).as_deref(),
+                Some("github.com/org/app"),
+                "{url}"
+            );
+        }
+        assert_ne!(repo_key("https://github.com/org/app2"), repo_key(same[0]));
+        assert_ne!(repo_key("https://gitlab.com/org/app"), repo_key(same[0]));
+        assert_eq!(repo_key(""), None);
+    }
+
+    fn app(name: &str, source: Value, destination: Value) -> Value {
+        json!({
+            "metadata": {"name": name, "namespace": "argocd"},
+            "spec": {"source": source, "destination": destination},
+        })
+    }
+
+    fn here(ns: &str) -> Value {
+        json!({"server": "https://kubernetes.default.svc", "namespace": ns})
+    }
+
+    #[test]
+    fn applications_of_the_checkout_map_their_folders_and_say_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        for dir in ["shop", "platform/overlays/prod", "chart", "other"] {
+            std::fs::create_dir_all(top.join(dir)).unwrap();
+        }
+        std::fs::write(
+            top.join("platform/overlays/prod/kustomization.yaml"),
+            "resources: []\n",
+        )
+        .unwrap();
+        std::fs::write(top.join("chart/Chart.yaml"), "name: c\n").unwrap();
+        let remotes = vec![(
+            "origin".to_owned(),
+            "git@git.example:team/deploy.git".to_owned(),
+        )];
+        let url = "https://git.example/team/deploy";
+        let apps = vec![
+            app(
+                "shop",
+                json!({"repoURL": url, "path": "shop", "targetRevision": "HEAD"}),
+                here("shop"),
+            ),
+            app(
+                "platform",
+                json!({"repoURL": url, "path": "platform/overlays/prod"}),
+                json!({"name": "in-cluster"}),
+            ),
+            app(
+                "charted",
+                json!({"repoURL": url, "path": "chart"}),
+                here("c"),
+            ),
+            app(
+                "gone",
+                json!({"repoURL": url, "path": "nowhere", "targetRevision": "release"}),
+                here("g"),
+            ),
+            app(
+                "elsewhere",
+                json!({"repoURL": url, "path": "other"}),
+                json!({"server": "https://prod.example:6443"}),
+            ),
+            app(
+                "foreign",
+                json!({"repoURL": "https://git.example/team/other", "path": "other"}),
+                here("f"),
+            ),
+            app("escape", json!({"repoURL": url, "path": "../x"}), here("e")),
+        ];
+        let mapping = map_checkout(top, &remotes, Some("main"), &apps, "https://127.0.0.1:6443");
+        let folders: Vec<(&str, String, bool)> = mapping
+            .folders
+            .iter()
+            .map(|f| (f.app.as_str(), shown(top, &f.dir), f.kustomize))
+            .collect();
+        assert_eq!(
+            folders,
+            [
+                ("argocd/platform", "platform/overlays/prod".to_owned(), true),
+                ("argocd/shop", "shop".to_owned(), false),
+            ]
+        );
+        assert_eq!(mapping.folders[1].namespace.as_deref(), Some("shop"));
+        let notes = mapping.notes.join("\n");
+        assert!(notes.starts_with("manifests from Argo CD apps: argocd/platform → platform/overlays/prod (kustomize), argocd/shop → shop (directory)"), "{notes}");
+        assert!(
+            notes.contains("argocd/charted: \"chart\" is rendered by a Helm chart"),
+            "{notes}"
+        );
+        assert!(notes.contains("argocd/gone: folder \"nowhere\" is not in this checkout (the app follows release; the checkout is on branch main)"), "{notes}");
+        assert!(
+            notes.contains("argocd/escape: path \"../x\" leaves the repository"),
+            "{notes}"
+        );
+        assert!(
+            !notes.contains("elsewhere") && !notes.contains("foreign"),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn no_matching_application_maps_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let apps = vec![app(
+            "a",
+            json!({"repoURL": "https://x.example/a", "path": "."}),
+            here("a"),
+        )];
+        let mapping = map_checkout(
+            tmp.path(),
+            &[("origin".into(), "https://y.example/b".into())],
+            None,
+            &apps,
+            "",
+        );
+        assert_eq!(mapping, Mapping::default());
+    }
+
+    #[test]
+    fn a_mapped_folder_gives_its_namespace_and_comes_before_the_same_object_elsewhere() {
+        use crate::manifest::ManifestIndex;
+        use crate::manifest::kustomize::Selection;
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        let deployment = |replicas: u32| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n"
+            )
+        };
+        for (file, text) in [
+            ("envs/dev/web.yaml", deployment(1)),
+            (
+                "envs/dev/extra/job.yaml",
+                deployment(7).replace("web", "job"),
+            ),
+            ("envs/prod/web.yaml", deployment(5)),
+            // An older copy of prod's, which sorts first.
+            (
+                "archive/web.yaml",
+                deployment(9).replace("name: web", "name: web\n  namespace: web"),
+            ),
+        ] {
+            std::fs::create_dir_all(top.join(file).parent().unwrap()).unwrap();
+            std::fs::write(top.join(file), text).unwrap();
+        }
+        let apps = vec![
+            app(
+                "prod",
+                json!({"repoURL": "https://git.example/a", "path": "envs/prod"}),
+                here("web"),
+            ),
+            app(
+                "dev",
+                json!({"repoURL": "https://git.example/a", "path": "envs/dev"}),
+                here("web-dev"),
+            ),
+        ];
+        let remotes = [("origin".to_owned(), "https://git.example/a.git".to_owned())];
+        let mapping = map_checkout(top, &remotes, None, &apps[..1], "");
+        let index = ManifestIndex::load_with(
+            top,
+            "default",
+            Selection {
+                apps: mapping.folders,
+                notes: mapping.notes,
+                ..Selection::default()
+            },
+        );
+        let keys: Vec<String> = index.objects().map(|o| o.key.to_string()).collect();
+        // prod's object is in prod's namespace; dev's (not mapped) in `default`.
+        assert!(keys.contains(&"deployment/web/web".to_owned()), "{keys:?}");
+        assert!(
+            keys.contains(&"deployment/default/web".to_owned()),
+            "{keys:?}"
+        );
+        // With both apps, dev's sub-folder is not dev's (no `recurse`): read as always.
+        let mapping = map_checkout(top, &remotes, None, &apps, "");
+        let index = ManifestIndex::load_with(
+            top,
+            "web",
+            Selection {
+                apps: mapping.folders,
+                ..Selection::default()
+            },
+        );
+        let keys: Vec<String> = index.objects().map(|o| o.key.to_string()).collect();
+        assert!(
+            keys.contains(&"deployment/web-dev/web".to_owned()),
+            "{keys:?}"
+        );
+        assert!(keys.contains(&"deployment/web/job".to_owned()), "{keys:?}");
+        // Prod's web comes before the archive's copy.
+        let web = index
+            .objects()
+            .find(|o| o.key.to_string() == "deployment/web/web")
+            .unwrap();
+        assert!(web.file.ends_with("envs/prod/web.yaml"), "{:?}", web.file);
+    }
+}
