@@ -286,6 +286,8 @@ pub struct App {
     pub reconcilers: BTreeMap<crate::gitops::Owner, crate::gitops::Reconciler>,
     /// Owners asked about (each once per connection), and those to ask at the next frame.
     owners_asked: std::collections::BTreeSet<crate::gitops::Owner>,
+    /// When the owners were last asked about (all of them again every [`RECONCILER_REFRESH`]).
+    reconcilers_asked_at: Option<Timestamp>,
     owners_pending: Vec<crate::gitops::Owner>,
     pub drift: HashMap<ObjectKey, DriftSummary>,
     /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
@@ -346,6 +348,7 @@ impl App {
             stalls: Default::default(),
             reconcilers: BTreeMap::new(),
             owners_asked: Default::default(),
+            reconcilers_asked_at: None,
             owners_pending: Vec::new(),
             drift: HashMap::new(),
             newest: HashMap::new(),
@@ -411,9 +414,16 @@ impl App {
             commands.push(Command::ExplainStalls(ask));
         }
         if !self.owners_pending.is_empty() {
+            self.reconcilers_asked_at = Some(self.now);
             commands.push(Command::ReadReconcilers(std::mem::take(
                 &mut self.owners_pending,
             )));
+        } else if self.next_reconciler_read().is_some_and(|at| at <= self.now) {
+            // Someone may have turned self-heal off, suspended a Kustomization, or synced.
+            self.reconcilers_asked_at = Some(self.now);
+            commands.push(Command::ReadReconcilers(
+                self.owners_asked.iter().cloned().collect(),
+            ));
         }
         commands
     }
@@ -703,6 +713,15 @@ impl App {
         !self.owners_asked.is_empty()
     }
 
+    /// When the owners are next read again (the loop wakes then).
+    pub fn next_reconciler_read(&self) -> Option<Timestamp> {
+        if self.owners_asked.is_empty() {
+            return None;
+        }
+        self.reconcilers_asked_at
+            .map(|at| at.saturating_add(RECONCILER_REFRESH).unwrap_or(at))
+    }
+
     /// When the next row stalls, if one may (the loop wakes then to show it).
     pub fn next_stall(&self) -> Option<Timestamp> {
         self.stalls.first().map(|(at, _)| *at)
@@ -716,6 +735,11 @@ pub struct Stalled {
     pub desired: i32,
     pub ready: i32,
 }
+
+/// How often the GitOps owners' Applications, Kustomizations and HelmReleases are read again:
+/// their policy and sync status change by hand or at each sync, rarely; a read of each is one
+/// GET.
+pub const RECONCILER_REFRESH: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
 
 /// Owners not asked about yet go to `pending` (once each).
 pub(crate) fn note_owners(
@@ -788,6 +812,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.reconcilers.clear();
             app.owners_asked.clear();
             app.owners_pending.clear();
+            app.reconcilers_asked_at = None;
             app.drift.clear();
             app.newest.clear();
             app.objects = objects::Objects::default();
@@ -911,6 +936,56 @@ mod stall_tests {
         app.prepare_frame();
         let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent");
         app.cache.workloads.get(&key).unwrap().rollout.phase.clone()
+    }
+
+    #[test]
+    fn owners_are_read_once_then_all_again_every_refresh() {
+        let mut app = app();
+        let reads = |commands: Vec<Command>| -> Vec<Vec<crate::gitops::Owner>> {
+            commands
+                .into_iter()
+                .filter_map(|c| match c {
+                    Command::ReadReconcilers(owners) => Some(owners),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(app.next_reconciler_read(), None);
+        let shop = crate::gitops::Owner::Argo {
+            app: "shop".into(),
+            namespace: None,
+        };
+        let platform = crate::gitops::Owner::FluxKustomization {
+            name: "platform".into(),
+            namespace: "flux-system".into(),
+        };
+        note_owners(
+            &mut app.owners_asked,
+            &mut app.owners_pending,
+            &[shop.clone()],
+        );
+        assert_eq!(reads(app.prepare_frame()), [vec![shop.clone()]]);
+        assert!(reads(app.prepare_frame()).is_empty());
+        // A new owner is asked about at once, alone.
+        app.now = app
+            .now
+            .saturating_add(jiff::SignedDuration::from_secs(30))
+            .unwrap();
+        note_owners(
+            &mut app.owners_asked,
+            &mut app.owners_pending,
+            &[platform.clone()],
+        );
+        assert_eq!(reads(app.prepare_frame()), [vec![platform.clone()]]);
+        let due = app.next_reconciler_read().unwrap();
+        assert_eq!(due, app.now.saturating_add(RECONCILER_REFRESH).unwrap());
+        app.now = due;
+        let mut again = reads(app.prepare_frame());
+        again.iter_mut().for_each(|o| o.sort());
+        let mut both = vec![shop, platform];
+        both.sort();
+        assert_eq!(again, [both]);
+        assert!(reads(app.prepare_frame()).is_empty());
     }
 
     fn app() -> App {

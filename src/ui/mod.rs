@@ -501,6 +501,10 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     if let Some(t) = app.next_stall() {
         at(t);
     }
+    // The owners' policies are read again (the GITOPS column and banners follow them).
+    if let Some(t) = app.next_reconciler_read() {
+        at(t);
+    }
     if let Some(t) = explain {
         at(t);
     }
