@@ -962,7 +962,7 @@ mod stall_tests {
         note_owners(
             &mut app.owners_asked,
             &mut app.owners_pending,
-            &[shop.clone()],
+            std::slice::from_ref(&shop),
         );
         assert_eq!(reads(app.prepare_frame()), [vec![shop.clone()]]);
         assert!(reads(app.prepare_frame()).is_empty());
@@ -974,7 +974,7 @@ mod stall_tests {
         note_owners(
             &mut app.owners_asked,
             &mut app.owners_pending,
-            &[platform.clone()],
+            std::slice::from_ref(&platform),
         );
         assert_eq!(reads(app.prepare_frame()), [vec![platform.clone()]]);
         let due = app.next_reconciler_read().unwrap();
