@@ -399,3 +399,56 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
     );
     assert!(!plain["problems"].to_string().contains("Argo CD apps"));
 }
+
+/// Label tracking (Argo CD 2.x's default): the `app.kubernetes.io/instance` label names the app
+/// only when an Application of that name exists — Helm charts set the label too.
+#[test]
+fn an_instance_label_names_an_argo_cd_app_only_when_one_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let c = Cluster::start_gitops(&repo, Duration::from_secs(600));
+    let manifests = dir.path().join("labelled");
+    std::fs::create_dir_all(&manifests).unwrap();
+    for (name, instance) in [("label-web", "shop"), ("helm-cache", "redis")] {
+        let text = format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: shop\n  labels:\n    app.kubernetes.io/instance: {instance}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    spec:\n      containers:\n        - name: main\n          image: registry.example/{name}:1\n"
+        );
+        let file = manifests.join(format!("{name}.yaml"));
+        std::fs::write(&file, text).unwrap();
+        c.ok(&["apply", "-f", file.to_str().unwrap()]);
+        c.ok(&[
+            "scale",
+            &format!("deploy/{name}"),
+            "-n",
+            "shop",
+            "--replicas=3",
+        ]);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kdrift"))
+        .args(["check", "-n", "shop", "-o", "json", "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .arg("--manifests")
+        .arg(&manifests)
+        .env("HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let object = |key: &str| {
+        report["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {key}: {report}"))
+    };
+    let web = object("deployment/shop/label-web");
+    assert_eq!(web["status"], "drifted", "{web}");
+    assert_eq!(web["reconciler"]["controller"], "argocd", "{web}");
+    assert_eq!(web["reconciler"]["name"], "shop");
+    assert_eq!(web["reconciler"]["selfHeal"], true);
+    let cache = object("deployment/shop/helm-cache");
+    assert_eq!(cache["status"], "drifted", "{cache}");
+    assert!(cache.get("reconciler").is_none(), "{cache}");
+}

@@ -17,6 +17,7 @@ fn shop() -> Owner {
     Owner::Argo {
         app: "shop".into(),
         namespace: None,
+        by_label: false,
     }
 }
 
@@ -209,4 +210,55 @@ fn an_answer_about_another_connection_is_dropped() {
         },
     );
     assert!(app.reconcilers.is_empty());
+}
+
+#[test]
+fn an_instance_labels_app_is_shown_only_once_an_application_of_that_name_was_read() {
+    let labelled = |app: &str| Owner::Argo {
+        app: app.into(),
+        namespace: None,
+        by_label: true,
+    };
+    let mut app = sample_app();
+    app.height = 40;
+    app.width = 160;
+    let mut web = deploy("shop", "web", 3, 3, 3, 3, 1);
+    web.owners = vec![labelled("shop")];
+    let mut cache = deploy("shop", "cache", 1, 1, 1, 1, 1);
+    cache.owners = vec![labelled("redis")];
+    send(
+        &mut app,
+        ClusterEvent::Workloads(
+            kdrift::cluster::rows::WorkloadKind::Deployment,
+            vec![WatchUpdate::Apply(web), WatchUpdate::Apply(cache)],
+        ),
+    );
+    // Asked about, but not shown before the answer: it may be a Helm chart's label.
+    assert!(
+        app.prepare_frame()
+            .iter()
+            .any(|c| matches!(c, Command::ReadReconcilers(o) if o.len() == 2))
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let header = line(&terminal, find_line(&terminal, "NAMESPACE").unwrap());
+    assert!(!header.contains("GITOPS"), "{header}");
+    let app_json: serde_json::Value =
+        serde_json::from_str(r#"{"spec":{"syncPolicy":{"automated":{"selfHeal":true}}}}"#).unwrap();
+    answer(
+        &mut app,
+        labelled("shop"),
+        Ok(Policy::of_application(&app_json)),
+        Some("argocd".into()),
+    );
+    answer(
+        &mut app,
+        labelled("redis"),
+        Err("no Argo CD Application \"redis\" (the label is another tool's)".into()),
+        None,
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let row = line(&terminal, find_line(&terminal, " web ").unwrap());
+    assert!(row.contains("argo:shop self-heal"), "{row}");
+    let row = line(&terminal, find_line(&terminal, " cache ").unwrap());
+    assert!(!row.contains("argo:"), "{row}");
 }

@@ -710,7 +710,17 @@ impl App {
 
     /// Whether any live object seen so far names a GitOps owner (the table then shows who).
     pub fn has_gitops_owners(&self) -> bool {
-        !self.owners_asked.is_empty()
+        self.owners_asked.iter().any(|o| self.claims(o))
+    }
+
+    /// Whether `owner` is one to show: an instance label's app only once it was read
+    /// ([`crate::gitops::Reconciler::claims`]).
+    pub fn claims(&self, owner: &crate::gitops::Owner) -> bool {
+        !matches!(owner, crate::gitops::Owner::Argo { by_label: true, .. })
+            || self
+                .reconcilers
+                .get(owner)
+                .is_some_and(crate::gitops::Reconciler::claims)
     }
 
     /// When the owners are next read again (the loop wakes then).
@@ -954,6 +964,7 @@ mod stall_tests {
         let shop = crate::gitops::Owner::Argo {
             app: "shop".into(),
             namespace: None,
+            by_label: false,
         };
         let platform = crate::gitops::Owner::FluxKustomization {
             name: "platform".into(),

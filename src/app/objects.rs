@@ -193,7 +193,7 @@ impl App {
         let (summary, newest, owners) = match live {
             Ok(live) => {
                 let (summary, newest) = summarize(&compare(manifest, &live, &index.config));
-                let owners = crate::gitops::owners_of_json(live.body.get("metadata"), &|_| false);
+                let owners = crate::gitops::owners_of_json(live.body.get("metadata"));
                 (summary, newest, owners)
             }
             Err(e) => (
@@ -447,6 +447,7 @@ impl App {
         };
         owners
             .into_iter()
+            .filter(|owner| self.claims(owner))
             .map(|owner| match self.reconcilers.get(&owner) {
                 Some(r) => r.clone(),
                 None => crate::gitops::Reconciler {

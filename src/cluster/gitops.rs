@@ -59,7 +59,7 @@ async fn get(
 pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
     let mut found_in = None;
     let policy = match owner {
-        Owner::Argo { app, namespace } => read_application(client, app, namespace.as_deref())
+        Owner::Argo { app, namespace, .. } => read_application(client, app, namespace.as_deref())
             .await
             .map(|(value, ns)| {
                 found_in = Some(ns);
@@ -136,19 +136,64 @@ async fn read_application(
     }
 }
 
-/// Reads each owner once.
+/// Reads each owner once. The apps instance labels name are found in one list of the
+/// Applications (many Helm releases set the label too: a GET each would be wasted).
 pub async fn read_all(
     client: &Client,
     owners: impl IntoIterator<Item = Owner>,
 ) -> BTreeMap<Owner, Reconciler> {
     let mut out = BTreeMap::new();
+    let mut listed: Option<Result<Vec<serde_json::Value>, String>> = None;
     for owner in owners {
-        if let std::collections::btree_map::Entry::Vacant(slot) = out.entry(owner) {
-            let reconciler = read(client, slot.key()).await;
-            slot.insert(reconciler);
-        }
+        let std::collections::btree_map::Entry::Vacant(slot) = out.entry(owner) else {
+            continue;
+        };
+        let reconciler = match slot.key() {
+            Owner::Argo {
+                app,
+                by_label: true,
+                ..
+            } => {
+                if listed.is_none() {
+                    listed = Some(list_applications(client).await);
+                }
+                by_instance_label(slot.key(), app, listed.as_ref())
+            }
+            owner => read(client, owner).await,
+        };
+        slot.insert(reconciler);
     }
     out
+}
+
+/// The reconciler of an instance label's app, from the listed Applications (Argo CD's own
+/// namespace first when several have the name).
+fn by_instance_label(
+    owner: &Owner,
+    app: &str,
+    listed: Option<&Result<Vec<serde_json::Value>, String>>,
+) -> Reconciler {
+    let name = |v: &serde_json::Value, field: &str| {
+        v.pointer(&format!("/metadata/{field}"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let found = match listed {
+        Some(Ok(apps)) => apps
+            .iter()
+            .filter(|a| name(a, "name").as_deref() == Some(app))
+            .min_by_key(|a| name(a, "namespace").as_deref() != Some(ARGO_NAMESPACE))
+            .ok_or_else(|| {
+                format!("no Argo CD Application \"{app}\" (the label is another tool's)")
+            }),
+        Some(Err(why)) => Err(why.clone()),
+        None => Err("not listed".to_owned()),
+    };
+    Reconciler {
+        owner: owner.clone(),
+        found_in: found.as_ref().ok().and_then(|a| name(a, "namespace")),
+        policy: found.map(Policy::of_application),
+    }
 }
 
 /// Every Application the user may list: all namespaces', else Argo CD's own namespace's. `Ok`

@@ -306,7 +306,7 @@ fn images_of(template: Option<&SlimTemplate>) -> Vec<String> {
 /// The GitOps owners an object's kept labels and annotations name (the instance label is not
 /// trusted alone: see [`crate::gitops::owners_of`]).
 fn owners_of(meta: &ObjectMeta) -> Vec<crate::gitops::Owner> {
-    crate::gitops::owners_of(meta.labels.as_ref(), meta.annotations.as_ref(), &|_| false)
+    crate::gitops::owners_of(meta.labels.as_ref(), meta.annotations.as_ref())
 }
 
 /// The latest of the creation time and the conditions' update times.

@@ -205,7 +205,7 @@ async fn read_reconcilers(ctx: &Context, report: &mut crate::drift::report::Drif
         object.reconcilers = object
             .owners
             .iter()
-            .filter_map(|owner| read.get(owner).cloned())
+            .filter_map(|owner| read.get(owner).filter(|r| r.claims()).cloned())
             .collect();
     }
 }

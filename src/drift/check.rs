@@ -124,7 +124,7 @@ pub fn check(
         report.add(drift, Some(manifest), Some(index));
         if let (Some(live), Some(reported)) = (live, report.objects.last_mut()) {
             // The instance label alone is not trusted here: no Application list is at hand.
-            reported.owners = crate::gitops::owners_of_json(live.body.get("metadata"), &|_| false);
+            reported.owners = crate::gitops::owners_of_json(live.body.get("metadata"));
         }
     }
     if show_unmanaged {

@@ -6,7 +6,9 @@
 //!   (`<app>:<group>/<kind>:<namespace>/<name>`, the app written `<namespace>_<name>` when
 //!   Applications live outside Argo CD's own namespace), or, with label tracking (Argo CD 2.x's
 //!   default), the label `app.kubernetes.io/instance` — which Helm charts set too, so it counts
-//!   only when an Application of that name is known.
+//!   only once an Application of that name was read ([`Reconciler::claims`]).
+//! - [`source`]: the folders of the checkout the Applications deploy (manifests without
+//!   `--manifests`).
 //! - Flux: the labels `kustomize.toolkit.fluxcd.io/name` and `…/namespace` (a Kustomization),
 //!   `helm.toolkit.fluxcd.io/name` and `…/namespace` (a HelmRelease).
 pub mod source;
@@ -29,10 +31,14 @@ pub const ARGO_RECONCILIATION: &str = "3m";
 /// The object that owns a live object for a GitOps controller.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Owner {
-    /// An Argo CD Application; its namespace when the tracking id names one.
+    /// An Argo CD Application; its namespace when the tracking id names one. `by_label`: named
+    /// by the `app.kubernetes.io/instance` label alone (label tracking, Argo CD 2.x's default),
+    /// which Helm charts set too: an owner only once an Application of that name was read
+    /// ([`Reconciler::claims`]).
     Argo {
         app: String,
         namespace: Option<String>,
+        by_label: bool,
     },
     /// A Flux Kustomization (`kustomize.toolkit.fluxcd.io/v1`).
     FluxKustomization { name: String, namespace: String },
@@ -70,7 +76,7 @@ impl Owner {
     /// Its name and, when known, namespace.
     pub fn name(&self) -> (&str, Option<&str>) {
         match self {
-            Owner::Argo { app, namespace } => (app, namespace.as_deref()),
+            Owner::Argo { app, namespace, .. } => (app, namespace.as_deref()),
             Owner::FluxKustomization { name, namespace }
             | Owner::FluxHelmRelease { name, namespace } => (name, Some(namespace)),
         }
@@ -104,21 +110,22 @@ pub fn parse_tracking_id(id: &str) -> Option<Owner> {
         Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() => Owner::Argo {
             app: name.to_owned(),
             namespace: Some(namespace.to_owned()),
+            by_label: false,
         },
         _ => Owner::Argo {
             app: app.to_owned(),
             namespace: None,
+            by_label: false,
         },
     })
 }
 
 /// The owners an object's labels and annotations name (several when controllers overlap: each
-/// is said). The instance label is Argo CD's only when `known_app` says an Application has that
-/// name.
+/// is said). Without a tracking id, the instance label names a candidate Argo CD app
+/// (`by_label`), an owner only once the app is read.
 pub fn owners_of(
     labels: Option<&BTreeMap<String, String>>,
     annotations: Option<&BTreeMap<String, String>>,
-    known_app: &dyn Fn(&str) -> bool,
 ) -> Vec<Owner> {
     let label = |k: &str| labels.and_then(|l| l.get(k)).filter(|v| !v.is_empty());
     let mut owners = Vec::new();
@@ -128,10 +135,11 @@ pub fn owners_of(
     {
         Some(owner) => owners.push(owner),
         None => {
-            if let Some(app) = label(ARGO_INSTANCE_LABEL).filter(|app| known_app(app)) {
+            if let Some(app) = label(ARGO_INSTANCE_LABEL) {
                 owners.push(Owner::Argo {
                     app: app.clone(),
                     namespace: None,
+                    by_label: true,
                 });
             }
         }
@@ -154,7 +162,7 @@ pub fn owners_of(
 }
 
 /// The owners named by an object's JSON metadata (`metadata.labels`, `metadata.annotations`).
-pub fn owners_of_json(metadata: Option<&Value>, known_app: &dyn Fn(&str) -> bool) -> Vec<Owner> {
+pub fn owners_of_json(metadata: Option<&Value>) -> Vec<Owner> {
     let map = |field: &str| -> Option<BTreeMap<String, String>> {
         let object = metadata?.get(field)?.as_object()?;
         Some(
@@ -164,11 +172,7 @@ pub fn owners_of_json(metadata: Option<&Value>, known_app: &dyn Fn(&str) -> bool
                 .collect(),
         )
     };
-    owners_of(
-        map("labels").as_ref(),
-        map("annotations").as_ref(),
-        known_app,
-    )
+    owners_of(map("labels").as_ref(), map("annotations").as_ref())
 }
 
 /// What the owning object says its controller will do.
@@ -289,6 +293,12 @@ pub struct Reconciler {
 const ARGO_PERIOD: i64 = 180;
 
 impl Reconciler {
+    /// Whether it is an owner to speak of: always, but for an instance label whose Application
+    /// could not be read (most likely a Helm chart's label, not Argo CD's).
+    pub fn claims(&self) -> bool {
+        !matches!(self.owner, Owner::Argo { by_label: true, .. }) || self.policy.is_ok()
+    }
+
     /// The table's and `:drift`'s marker: `argo:shop self-heal`, `flux:platform 10m`,
     /// `argo:shop ?` when its app could not be read.
     pub fn marker(&self) -> String {
@@ -520,14 +530,16 @@ mod tests {
             parse_tracking_id("shop:apps/Deployment:shop/frontend"),
             Some(Owner::Argo {
                 app: "shop".into(),
-                namespace: None
+                namespace: None,
+                by_label: false,
             })
         );
         assert_eq!(
             parse_tracking_id("team-a_shop:/Service:shop/web"),
             Some(Owner::Argo {
                 app: "shop".into(),
-                namespace: Some("team-a".into())
+                namespace: Some("team-a".into()),
+                by_label: false,
             })
         );
         assert_eq!(parse_tracking_id("not a tracking id"), None);
@@ -536,30 +548,37 @@ mod tests {
 
     #[test]
     fn owners_come_from_the_controllers_marks_and_both_are_said() {
-        let none = |_: &str| false;
         let labels = map(&[
             (FLUX_KUSTOMIZE_NAME, "platform"),
             (FLUX_KUSTOMIZE_NAMESPACE, "flux-system"),
         ]);
         let annotations = map(&[(ARGO_TRACKING_ID, "shop:apps/Deployment:shop/web")]);
-        let owners = owners_of(Some(&labels), Some(&annotations), &none);
+        let owners = owners_of(Some(&labels), Some(&annotations));
         assert_eq!(
             owners.iter().map(Owner::short).collect::<Vec<_>>(),
             ["argo:shop", "flux:platform"]
         );
-        // Helm charts set the instance label too: Argo CD's only if such an app exists.
+        // Helm charts set the instance label too: a candidate, an owner once its app is read.
         let instance = map(&[(ARGO_INSTANCE_LABEL, "redis")]);
-        assert!(owners_of(Some(&instance), None, &none).is_empty());
-        assert_eq!(
-            owners_of(Some(&instance), None, &|a| a == "redis"),
-            [Owner::Argo {
-                app: "redis".into(),
-                namespace: None
-            }]
-        );
+        let candidate = Owner::Argo {
+            app: "redis".into(),
+            namespace: None,
+            by_label: true,
+        };
+        assert_eq!(owners_of(Some(&instance), None), std::slice::from_ref(&candidate));
+        let read = |policy| Reconciler {
+            owner: candidate.clone(),
+            policy,
+            found_in: None,
+        };
+        assert!(!read(Err("no Application \"redis\"".into())).claims());
+        assert!(read(Ok(Policy::of_application(&Value::Null))).claims());
+        // With a tracking id, the label says nothing more.
+        let both = map(&[(ARGO_INSTANCE_LABEL, "redis")]);
+        assert_eq!(owners_of(Some(&both), Some(&annotations)).len(), 1);
         // A Flux name without its namespace is not enough.
         let half = map(&[(FLUX_HELM_NAME, "redis")]);
-        assert!(owners_of(Some(&half), None, &none).is_empty());
+        assert!(owners_of(Some(&half), None).is_empty());
     }
 
     #[test]
@@ -574,6 +593,7 @@ mod tests {
             owner: Owner::Argo {
                 app: "shop".into(),
                 namespace: Some("argocd".into()),
+                by_label: false,
             },
             policy: Ok(Policy::of_application(&app)),
             found_in: None,

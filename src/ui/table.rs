@@ -443,6 +443,7 @@ fn gitops_cell<'a>(app: &App, theme: &Theme, owners: &[crate::gitops::Owner]) ->
     let mut reverts = false;
     let text: Vec<String> = owners
         .iter()
+        .filter(|owner| app.claims(owner))
         .map(|owner| match app.reconcilers.get(owner) {
             Some(r) => {
                 reverts |= r.policy.as_ref().is_ok_and(|p| p.reverts_changes());
