@@ -90,6 +90,19 @@ fn applications_and_kustomizations_are_listed_with_their_status() {
         "{:#}",
         app(&c)["status"]
     );
+    // The definitions' printer columns, as kubectl prints them (wide adds the priority ones).
+    let apps = c.ok(&["get", "applications", "-n", "argocd"]);
+    let header = apps.lines().next().unwrap();
+    assert!(
+        header.contains("SYNC STATUS")
+            && header.contains("HEALTH STATUS")
+            && !header.contains("REVISION"),
+        "{apps}"
+    );
+    let row = apps.lines().find(|l| l.starts_with("shop ")).unwrap();
+    assert!(row.contains("Synced") && row.contains("Healthy"), "{apps}");
+    let wide = c.ok(&["get", "applications", "-n", "argocd", "-o", "wide"]);
+    assert!(wide.contains("REVISION") && wide.contains(&head), "{wide}");
     let status = &app(&c)["status"];
     assert_eq!(status["operationState"]["phase"], "Succeeded");
     assert_eq!(status["operationState"]["syncResult"]["revision"], head);
@@ -110,6 +123,16 @@ fn applications_and_kustomizations_are_listed_with_their_status() {
         }),
         "{:#}",
         c.get_json("kustomization/platform", "flux-system")["status"]
+    );
+    let ks_table = c.ok(&["get", "ks", "-n", "flux-system"]);
+    let header = ks_table.lines().next().unwrap();
+    assert!(
+        header.contains("AGE") && header.contains("READY") && header.contains("STATUS"),
+        "{ks_table}"
+    );
+    assert!(
+        ks_table.contains("True") && ks_table.contains(&expected),
+        "{ks_table}"
     );
     let ks = c.get_json("kustomization/platform", "flux-system");
     assert_eq!(ks["status"]["conditions"][0]["type"], "Ready");

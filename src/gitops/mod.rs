@@ -565,7 +565,10 @@ mod tests {
             namespace: None,
             by_label: true,
         };
-        assert_eq!(owners_of(Some(&instance), None), std::slice::from_ref(&candidate));
+        assert_eq!(
+            owners_of(Some(&instance), None),
+            std::slice::from_ref(&candidate)
+        );
         let read = |policy| Reconciler {
             owner: candidate.clone(),
             policy,

@@ -24,6 +24,22 @@ pub struct ResourceDef {
     pub storage_version_hash: &'static str,
     /// A custom resource's schema (from its definition); `None`: the built-in document's.
     pub schema: Option<Schema>,
+    /// A custom resource's `additionalPrinterColumns` (empty: Name and Age, as a server prints
+    /// a definition without them; built-in types have their own columns).
+    pub printer_columns: &'static [PrinterColumn],
+}
+
+/// One of a CustomResourceDefinition version's `additionalPrinterColumns`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrinterColumn {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date` (printed as an age).
+    pub type_: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i64,
+    /// A simple JSONPath (`.status.sync.status`, `.spec.items[0].name`).
+    pub json_path: String,
 }
 
 /// A resource type served by the demo cluster: a built-in one ([`ResourceType::BUILTIN`]) or a
@@ -115,6 +131,11 @@ impl ResourceType {
         self.0.kind
     }
 
+    /// A custom resource's `additionalPrinterColumns` (empty for built-in types).
+    pub fn printer_columns(self) -> &'static [PrinterColumn] {
+        self.0.printer_columns
+    }
+
     /// The plural used in URLs.
     pub fn plural(self) -> &'static str {
         self.0.plural
@@ -203,6 +224,7 @@ static CONFIG_MAP_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "qFsyl6wFWjQ=",
+    printer_columns: &[],
     schema: None,
 };
 static ENDPOINTS_DEF: ResourceDef = ResourceDef {
@@ -217,6 +239,7 @@ static ENDPOINTS_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "fWeeMqaN/OA=",
+    printer_columns: &[],
     schema: None,
 };
 static EVENT_DEF: ResourceDef = ResourceDef {
@@ -231,6 +254,7 @@ static EVENT_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "r2yiGXH7wu8=",
+    printer_columns: &[],
     schema: None,
 };
 static LIMIT_RANGE_DEF: ResourceDef = ResourceDef {
@@ -245,6 +269,7 @@ static LIMIT_RANGE_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "EBKMFVe6cwo=",
+    printer_columns: &[],
     schema: None,
 };
 static NAMESPACE_DEF: ResourceDef = ResourceDef {
@@ -261,6 +286,7 @@ static NAMESPACE_DEF: ResourceDef = ResourceDef {
         "create", "delete", "get", "list", "patch", "update", "watch",
     ],
     storage_version_hash: "Q3oi5N2YM8M=",
+    printer_columns: &[],
     schema: None,
 };
 static NODE_DEF: ResourceDef = ResourceDef {
@@ -275,6 +301,7 @@ static NODE_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "XwShjMxG9Fs=",
+    printer_columns: &[],
     schema: None,
 };
 static PERSISTENT_VOLUME_CLAIM_DEF: ResourceDef = ResourceDef {
@@ -289,6 +316,7 @@ static PERSISTENT_VOLUME_CLAIM_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "QWTyNDq0dC4=",
+    printer_columns: &[],
     schema: None,
 };
 static PERSISTENT_VOLUME_DEF: ResourceDef = ResourceDef {
@@ -303,6 +331,7 @@ static PERSISTENT_VOLUME_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "HN/zwEC+JgM=",
+    printer_columns: &[],
     schema: None,
 };
 static POD_DEF: ResourceDef = ResourceDef {
@@ -317,6 +346,7 @@ static POD_DEF: ResourceDef = ResourceDef {
     subresources: &["binding", "eviction", "log", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "xPOwRZ+Yhw8=",
+    printer_columns: &[],
     schema: None,
 };
 static POD_TEMPLATE_DEF: ResourceDef = ResourceDef {
@@ -331,6 +361,7 @@ static POD_TEMPLATE_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "LIXB2x4IFpk=",
+    printer_columns: &[],
     schema: None,
 };
 static REPLICATION_CONTROLLER_DEF: ResourceDef = ResourceDef {
@@ -345,6 +376,7 @@ static REPLICATION_CONTROLLER_DEF: ResourceDef = ResourceDef {
     subresources: &["scale", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "Jond2If31h0=",
+    printer_columns: &[],
     schema: None,
 };
 static RESOURCE_QUOTA_DEF: ResourceDef = ResourceDef {
@@ -359,6 +391,7 @@ static RESOURCE_QUOTA_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "8uhSgffRX6w=",
+    printer_columns: &[],
     schema: None,
 };
 static SECRET_DEF: ResourceDef = ResourceDef {
@@ -373,6 +406,7 @@ static SECRET_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "S6u1pOWzb84=",
+    printer_columns: &[],
     schema: None,
 };
 static SERVICE_ACCOUNT_DEF: ResourceDef = ResourceDef {
@@ -387,6 +421,7 @@ static SERVICE_ACCOUNT_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "pbx9ZvyFpBE=",
+    printer_columns: &[],
     schema: None,
 };
 static SERVICE_DEF: ResourceDef = ResourceDef {
@@ -401,6 +436,7 @@ static SERVICE_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "0/CO1lhkEBI=",
+    printer_columns: &[],
     schema: None,
 };
 static CONTROLLER_REVISION_DEF: ResourceDef = ResourceDef {
@@ -415,6 +451,7 @@ static CONTROLLER_REVISION_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "85nkx63pcBU=",
+    printer_columns: &[],
     schema: None,
 };
 static DAEMON_SET_DEF: ResourceDef = ResourceDef {
@@ -429,6 +466,7 @@ static DAEMON_SET_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "dd7pWHUlMKQ=",
+    printer_columns: &[],
     schema: None,
 };
 static DEPLOYMENT_DEF: ResourceDef = ResourceDef {
@@ -443,6 +481,7 @@ static DEPLOYMENT_DEF: ResourceDef = ResourceDef {
     subresources: &["scale", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "8aSe+NMegvE=",
+    printer_columns: &[],
     schema: None,
 };
 static REPLICA_SET_DEF: ResourceDef = ResourceDef {
@@ -457,6 +496,7 @@ static REPLICA_SET_DEF: ResourceDef = ResourceDef {
     subresources: &["scale", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "P1RzHs8/mWQ=",
+    printer_columns: &[],
     schema: None,
 };
 static STATEFUL_SET_DEF: ResourceDef = ResourceDef {
@@ -471,6 +511,7 @@ static STATEFUL_SET_DEF: ResourceDef = ResourceDef {
     subresources: &["scale", "status"],
     verbs: ALL_VERBS,
     storage_version_hash: "H+vl74LkKdo=",
+    printer_columns: &[],
     schema: None,
 };
 static CRON_JOB_DEF: ResourceDef = ResourceDef {
@@ -485,6 +526,7 @@ static CRON_JOB_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "sd5LIXh4Fjs=",
+    printer_columns: &[],
     schema: None,
 };
 static JOB_DEF: ResourceDef = ResourceDef {
@@ -499,6 +541,7 @@ static JOB_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "mudhfqk/qZY=",
+    printer_columns: &[],
     schema: None,
 };
 static HORIZONTAL_POD_AUTOSCALER_DEF: ResourceDef = ResourceDef {
@@ -513,6 +556,7 @@ static HORIZONTAL_POD_AUTOSCALER_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "qwQve8ut294=",
+    printer_columns: &[],
     schema: None,
 };
 static INGRESS_CLASS_DEF: ResourceDef = ResourceDef {
@@ -527,6 +571,7 @@ static INGRESS_CLASS_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "l/iqIbDgFyQ=",
+    printer_columns: &[],
     schema: None,
 };
 static INGRESS_DEF: ResourceDef = ResourceDef {
@@ -541,6 +586,7 @@ static INGRESS_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "39NQlfNR+bo=",
+    printer_columns: &[],
     schema: None,
 };
 static IP_ADDRESS_DEF: ResourceDef = ResourceDef {
@@ -555,6 +601,7 @@ static IP_ADDRESS_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "3f/plJFChNE=",
+    printer_columns: &[],
     schema: None,
 };
 static NETWORK_POLICY_DEF: ResourceDef = ResourceDef {
@@ -569,6 +616,7 @@ static NETWORK_POLICY_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "YpfwF18m1G8=",
+    printer_columns: &[],
     schema: None,
 };
 static SERVICE_CIDR_DEF: ResourceDef = ResourceDef {
@@ -583,6 +631,7 @@ static SERVICE_CIDR_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "gNLvruQhW2g=",
+    printer_columns: &[],
     schema: None,
 };
 static POD_DISRUPTION_BUDGET_DEF: ResourceDef = ResourceDef {
@@ -597,6 +646,7 @@ static POD_DISRUPTION_BUDGET_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "EVWiDmWqyJw=",
+    printer_columns: &[],
     schema: None,
 };
 static CLUSTER_ROLE_BINDING_DEF: ResourceDef = ResourceDef {
@@ -611,6 +661,7 @@ static CLUSTER_ROLE_BINDING_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "48tpQ8gZHFc=",
+    printer_columns: &[],
     schema: None,
 };
 static CLUSTER_ROLE_DEF: ResourceDef = ResourceDef {
@@ -625,6 +676,7 @@ static CLUSTER_ROLE_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "bYE5ZWDrJ44=",
+    printer_columns: &[],
     schema: None,
 };
 static ROLE_BINDING_DEF: ResourceDef = ResourceDef {
@@ -639,6 +691,7 @@ static ROLE_BINDING_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "eGsCzGH6b1g=",
+    printer_columns: &[],
     schema: None,
 };
 static ROLE_DEF: ResourceDef = ResourceDef {
@@ -653,6 +706,7 @@ static ROLE_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "7FuwZcIIItM=",
+    printer_columns: &[],
     schema: None,
 };
 static CSI_DRIVER_DEF: ResourceDef = ResourceDef {
@@ -667,6 +721,7 @@ static CSI_DRIVER_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "hL6j/rwBV5w=",
+    printer_columns: &[],
     schema: None,
 };
 static CSI_NODE_DEF: ResourceDef = ResourceDef {
@@ -681,6 +736,7 @@ static CSI_NODE_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "Pe62DkZtjuo=",
+    printer_columns: &[],
     schema: None,
 };
 static CSI_STORAGE_CAPACITY_DEF: ResourceDef = ResourceDef {
@@ -695,6 +751,7 @@ static CSI_STORAGE_CAPACITY_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "xeVl+2Ly1kE=",
+    printer_columns: &[],
     schema: None,
 };
 static STORAGE_CLASS_DEF: ResourceDef = ResourceDef {
@@ -709,6 +766,7 @@ static STORAGE_CLASS_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "K+m6uJwbjGY=",
+    printer_columns: &[],
     schema: None,
 };
 static VOLUME_ATTACHMENT_DEF: ResourceDef = ResourceDef {
@@ -723,6 +781,7 @@ static VOLUME_ATTACHMENT_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "tJx/ezt6UDU=",
+    printer_columns: &[],
     schema: None,
 };
 static VOLUME_ATTRIBUTES_CLASS_DEF: ResourceDef = ResourceDef {
@@ -737,6 +796,7 @@ static VOLUME_ATTRIBUTES_CLASS_DEF: ResourceDef = ResourceDef {
     subresources: &[],
     verbs: ALL_VERBS,
     storage_version_hash: "tIjydgKBC5w=",
+    printer_columns: &[],
     schema: None,
 };
 static CUSTOM_RESOURCE_DEFINITION_DEF: ResourceDef = ResourceDef {
@@ -751,6 +811,7 @@ static CUSTOM_RESOURCE_DEFINITION_DEF: ResourceDef = ResourceDef {
     subresources: &["status"],
     verbs: ALL_VERBS,
     storage_version_hash: "jfWCUB31mvA=",
+    printer_columns: &[],
     schema: None,
 };
 impl ResourceType {

@@ -207,6 +207,7 @@ mod tests {
             verbs: &[],
             storage_version_hash: "",
             schema: Some(crate::schema::Schema::UNKNOWN),
+            printer_columns: &[],
         });
         let mut types = ResourceType::BUILTIN.to_vec();
         types.push(widgets);

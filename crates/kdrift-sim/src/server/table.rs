@@ -61,6 +61,15 @@ pub(super) fn template_columns() -> [Value; 2] {
 pub fn columns(resource: ResourceType) -> Value {
     let name = column("Name", "string", "name", NAME_DOC, 0);
     let age = column("Age", "string", "", AGE_DOC, 0);
+    let custom = resource.printer_columns();
+    if !custom.is_empty() {
+        // A definition's own columns replace Age; Name always comes first.
+        let mut cols = vec![name];
+        cols.extend(custom.iter().map(|c| {
+            json!({"name": c.name, "type": c.type_, "format": c.format, "description": c.description, "priority": c.priority})
+        }));
+        return Value::Array(cols);
+    }
     let [containers, images] = template_columns();
     let cols = match (resource.group(), resource.kind()) {
         ("apps", "Deployment") => vec![
@@ -291,6 +300,63 @@ pub fn columns(resource: ResourceType) -> Value {
     Value::Array(cols)
 }
 
+/// The value a simple JSONPath finds, as a server evaluates a printer column's: fields
+/// (`.status.sync.status`), indexes (`.spec.items[0]`) and a filter on a list's items
+/// (`.status.conditions[?(@.type=="Ready")].status`, its first match).
+fn json_path<'v>(object: &'v Value, path: &str) -> Option<&'v Value> {
+    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
+    let mut at = object;
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let inside = &after[..end];
+            rest = &after[end + 1..];
+            at = match inside
+                .strip_prefix("?(@.")
+                .and_then(|f| f.strip_suffix(')'))
+            {
+                Some(filter) => {
+                    let (key, value) = filter.split_once("==")?;
+                    let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
+                    at.as_array()?
+                        .iter()
+                        .find(|item| item.get(key.trim()).and_then(Value::as_str) == Some(value))?
+                }
+                None => at.get(inside.trim().parse::<usize>().ok()?)?,
+            };
+        } else {
+            let step = rest.strip_prefix('.').unwrap_or(rest);
+            let end = step.find(['.', '[']).unwrap_or(step.len());
+            if end > 0 {
+                at = at.get(&step[..end])?;
+            }
+            rest = &step[end..];
+        }
+    }
+    Some(at)
+}
+
+/// One cell of a definition's column, as a server fills it: nothing when the path finds
+/// nothing, a date as an age, a string column as text, other types as their JSON value.
+fn custom_cell(
+    column: &crate::resources::PrinterColumn,
+    object: &Value,
+    now: Option<jiff::Timestamp>,
+) -> Value {
+    let Some(value) = json_path(object, &column.json_path).filter(|v| !v.is_null()) else {
+        return Value::Null;
+    };
+    match column.type_.as_str() {
+        "date" => json!(age_of(value.as_str(), now)),
+        "string" => match value {
+            Value::String(text) => json!(text),
+            other => json!(other.to_string()),
+        },
+        _ => value.clone(),
+    }
+}
+
 /// The number of keys of the map at `pointer`.
 fn keys(object: &Value, pointer: &str) -> usize {
     object
@@ -477,6 +543,12 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             .and_then(Value::as_str),
         now
     ));
+    let custom = resource.printer_columns();
+    if !custom.is_empty() {
+        let mut cells = vec![name];
+        cells.extend(custom.iter().map(|c| custom_cell(c, object, now)));
+        return cells;
+    }
     match (resource.group(), resource.kind()) {
         ("apps", "Deployment") => vec![
             name,
@@ -635,6 +707,50 @@ pub fn partial_metadata(object: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printer_column_paths_find_fields_indexes_and_filtered_items() {
+        let object = json!({
+            "status": {
+                "sync": {"status": "Synced"},
+                "conditions": [
+                    {"type": "Reconciling", "status": "False"},
+                    {"type": "Ready", "status": "True", "message": "Applied revision: main@sha1:1"}
+                ],
+                "count": 3
+            }
+        });
+        let find = |path: &str| json_path(&object, path).cloned();
+        assert_eq!(find(".status.sync.status"), Some(json!("Synced")));
+        assert_eq!(find(".status.conditions[1].type"), Some(json!("Ready")));
+        assert_eq!(
+            find(r#".status.conditions[?(@.type=="Ready")].message"#),
+            Some(json!("Applied revision: main@sha1:1"))
+        );
+        assert_eq!(find(".status.conditions[?(@.type=='Gone')].status"), None);
+        assert_eq!(find(".status.health.status"), None);
+        assert_eq!(find(".status.conditions[9]"), None);
+        let column = |type_: &str, json_path: &str| crate::resources::PrinterColumn {
+            name: "X".into(),
+            type_: type_.into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+            json_path: json_path.into(),
+        };
+        assert_eq!(
+            custom_cell(&column("integer", ".status.count"), &object, None),
+            json!(3)
+        );
+        assert_eq!(
+            custom_cell(&column("string", ".status.count"), &object, None),
+            json!("3")
+        );
+        assert_eq!(
+            custom_cell(&column("string", ".status.nothing"), &object, None),
+            Value::Null
+        );
+    }
 
     #[test]
     fn ages_print_as_kubectl_prints_them() {

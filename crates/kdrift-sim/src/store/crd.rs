@@ -43,6 +43,25 @@ struct Served {
     categories: Vec<String>,
     subresources: Vec<&'static str>,
     schema: Option<Value>,
+    printer_columns: Vec<crate::resources::PrinterColumn>,
+}
+
+/// A version's `additionalPrinterColumns`.
+fn printer_columns(version: &Value) -> Vec<crate::resources::PrinterColumn> {
+    version
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| crate::resources::PrinterColumn {
+            name: text(c, "/name").to_owned(),
+            type_: text(c, "/type").to_owned(),
+            format: text(c, "/format").to_owned(),
+            description: text(c, "/description").to_owned(),
+            priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+            json_path: text(c, "/jsonPath").to_owned(),
+        })
+        .collect()
 }
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
@@ -105,6 +124,7 @@ fn served(crd: &Value) -> Vec<Served> {
                 categories: strings(crd, "/spec/names/categories"),
                 subresources,
                 schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                printer_columns: printer_columns(v),
             })
         })
         .collect()
@@ -170,6 +190,7 @@ fn make(served: &[&Served]) -> (Vec<ResourceType>, Option<Arc<Document>>) {
                 ],
                 storage_version_hash: "",
                 schema: Some(schema),
+                printer_columns: Box::leak(s.printer_columns.clone().into_boxed_slice()),
             })
         })
         .collect();
