@@ -214,21 +214,23 @@ fn detail_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let Screen::Detail { key: shown, .. } = &app.screen else {
         return Vec::new();
     };
-    let pods = super::detail::detail(&app.cache, shown).map_or(0, |d| d.pods.len());
+    let names: Vec<std::sync::Arc<str>> = super::detail::detail(&app.cache, shown)
+        .map(|d| d.pods.iter().map(|p| p.key.name.clone()).collect())
+        .unwrap_or_default();
+    let pods = names.len();
     let cursor = &mut app.pod_cursor;
+    let at = cursor.position(names.iter().map(|n| n.as_ref()));
     let from = cursor.shown.get();
     let Screen::Detail { scroll, .. } = &mut app.screen else {
         return Vec::new();
     };
     match key.code {
         KeyCode::Char('j') | KeyCode::Down if pods > 0 => {
-            cursor.index = (cursor.index + 1).min(pods - 1);
-            cursor.pinned = true;
+            cursor.select((at + 1).min(pods - 1), names.iter().map(|n| n.as_ref()));
             *scroll = from;
         }
         KeyCode::Char('k') | KeyCode::Up if pods > 0 => {
-            cursor.index = cursor.index.min(pods - 1).saturating_sub(1);
-            cursor.pinned = true;
+            cursor.select(at.saturating_sub(1), names.iter().map(|n| n.as_ref()));
             *scroll = from;
         }
         // Without pods there is nothing to select: the keys scroll.

@@ -302,7 +302,10 @@ impl App {
         let pods = super::detail::detail(&self.cache, key)
             .map(|d| d.pods)
             .unwrap_or_default();
-        let Some(pod) = pods.get(self.pod_cursor.index.min(pods.len().saturating_sub(1))) else {
+        let at = self
+            .pod_cursor
+            .position(pods.iter().map(|p| p.key.name.as_ref()));
+        let Some(pod) = pods.get(at) else {
             self.flash = Some(Flash {
                 text: "no pod to show the log of".into(),
                 error: true,

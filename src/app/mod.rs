@@ -236,13 +236,38 @@ pub enum Screen {
 /// The pod selected in the detail view (`j`/`k` move it, `l` opens its log).
 #[derive(Debug, Clone, Default)]
 pub struct PodCursor {
-    /// Its place among the detail's pods (newest first).
+    /// Its place among the detail's pods (newest first), when it was selected.
     pub index: usize,
+    /// The selected pod's name: a pod that comes or goes before it moves its place, not the
+    /// selection (`index` stands in when the pod is gone).
+    pub name: Option<std::sync::Arc<str>>,
     /// The view scrolls to keep it in sight (after `j`/`k`; paging frees the view).
     pub pinned: bool,
     /// The scroll the last frame drew with (the drawing moves it to keep a pinned cursor in
     /// sight; paging goes on from there).
     pub shown: std::cell::Cell<u16>,
+}
+
+impl PodCursor {
+    /// The selected pod's place among `names` (the detail's pods, newest first): where the
+    /// selected pod is now, else its old place (clamped).
+    pub fn position<'a>(&self, names: impl Iterator<Item = &'a str>) -> usize {
+        let mut count = 0;
+        for (i, name) in names.enumerate() {
+            if self.name.as_deref() == Some(name) {
+                return i;
+            }
+            count = i + 1;
+        }
+        self.index.min(count.saturating_sub(1))
+    }
+
+    /// Selects the pod at `index` of `names`.
+    pub fn select<'a>(&mut self, index: usize, mut names: impl Iterator<Item = &'a str>) {
+        self.index = index;
+        self.name = names.nth(index).map(std::sync::Arc::from);
+        self.pinned = true;
+    }
 }
 
 /// A line being typed at the bottom: `/` filter or `:` command.
@@ -997,6 +1022,22 @@ mod stall_tests {
         both.sort();
         assert_eq!(again, [both]);
         assert!(reads(app.prepare_frame()).is_empty());
+    }
+
+    #[test]
+    fn the_pod_cursor_follows_its_pod_when_others_come_and_go() {
+        let mut cursor = PodCursor::default();
+        let pods = ["web-c", "web-b", "web-a"];
+        assert_eq!(cursor.position(pods.into_iter()), 0);
+        cursor.select(1, pods.into_iter());
+        assert_eq!(cursor.position(pods.into_iter()), 1);
+        // A newer pod comes first: the selection stays on web-b.
+        let pods = ["web-d", "web-c", "web-b", "web-a"];
+        assert_eq!(cursor.position(pods.into_iter()), 2);
+        // web-b goes: the old place stands in, within the list.
+        assert_eq!(cursor.position(["web-d", "web-c", "web-a"].into_iter()), 1);
+        assert_eq!(cursor.position(["web-d"].into_iter()), 0);
+        assert_eq!(cursor.position(std::iter::empty()), 0);
     }
 
     fn app() -> App {

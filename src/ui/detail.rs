@@ -219,7 +219,9 @@ fn detail_lines<'a>(
     lines.extend(health_line(app, theme, WatchedKind::Pods));
     let pod_width = column_width(d.pods.iter().map(|p| p.key.name.as_ref()), 44);
     let reason_width = column_width(d.pods.iter().map(|p| p.reason.as_deref().unwrap_or("")), 26);
-    let cursor = app.pod_cursor.index.min(d.pods.len().saturating_sub(1));
+    let cursor = app
+        .pod_cursor
+        .position(d.pods.iter().map(|p| p.key.name.as_ref()));
     let mut selected = None;
     for (i, p) in d.pods.iter().enumerate() {
         let bad = p.reason.is_some() || p.phase != "Running" || p.ready_containers < p.containers;
