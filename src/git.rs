@@ -12,10 +12,12 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
-    /// The commit was made; `branch` is the branch it is on (`None` on a detached HEAD).
+    /// The commit was made; `branch` is the branch it is on (`None` on a detached HEAD), in
+    /// the repository whose top folder is `repository` (a submodule's, for a file in one).
     Committed {
         short_hash: String,
         branch: Option<String>,
+        repository: PathBuf,
     },
     /// The folder is not inside a git repository: the file is written, nothing is committed.
     NotARepository,
@@ -31,15 +33,24 @@ pub enum GitError {
     },
     #[error("{file} is not inside the repository at {repo}")]
     OutsideRepository { file: PathBuf, repo: PathBuf },
+    /// One accept's files lie in two repositories (a submodule and its superproject, say).
+    #[error(
+        "{first} and {second} are in two repositories (a submodule?): one commit cannot hold both; accept with --no-commit and commit each repository yourself"
+    )]
+    TwoRepositories { first: PathBuf, second: PathBuf },
     #[error("branch \"{branch}\" already exists; kdrift does not move an existing branch")]
     BranchExists { branch: String },
     #[error("\"{branch}\" is not a valid branch name (from the branch template)")]
     BadBranchName { branch: String },
     /// A git command (a hook it ran) did not end in time and was stopped.
     #[error(
-        "git {action} did not finish within {seconds} s (a hook waiting for input or the network?) and was stopped (KDRIFT_GIT_TIMEOUT=SECONDS allows longer)"
+        "git {action} did not finish within {seconds} s (a hook or a signing prompt waiting for input, or the network?) and was stopped (KDRIFT_GIT_TIMEOUT=SECONDS allows longer)"
     )]
     TimedOut { action: String, seconds: u64 },
+    /// The commit is to be signed (`commit.gpgsign`) and the signing program failed: most often
+    /// it wanted to ask for a passphrase, and kdrift's git has no terminal to ask on.
+    #[error("{SIGNING}; git said:\n{message}")]
+    Signing { message: String },
     /// git refused (a failing hook, no identity, nothing to commit, ...): its own words.
     #[error("git {action} failed:\n{message}")]
     Refused {
@@ -47,6 +58,9 @@ pub enum GitError {
         message: String,
     },
 }
+
+/// What a failed signature means, and what to do.
+pub const SIGNING: &str = "git commit could not sign the commit (commit.gpgsign is on, and kdrift runs git with no terminal, so a passphrase prompt cannot be answered): sign with an agent that does not prompt (a passphrase cached in gpg-agent or ssh-agent), or set commit.gpgsign=false for this repository (git config commit.gpgsign false)";
 
 /// What one git command printed.
 struct Output {
@@ -88,7 +102,10 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat");
+        .env("GIT_PAGER", "cat")
+        // gpg passes this terminal to gpg-agent's pinentry, which would prompt on it (over the
+        // live view); without it a passphrase prompt fails instead (see `GitError::Signing`).
+        .env_remove("GPG_TTY");
     let limit = timeout();
     match crate::process::run_bounded(command, limit) {
         Ok(done) => Ok(Output {
@@ -119,13 +136,85 @@ fn must(dir: &Path, action: &'static str, args: &[&str]) -> Result<String, GitEr
     }
 }
 
-/// The top folder of the repository holding `dir`, or `None` when there is none.
+/// Why `git commit` (run in `dir`) failed: a signature that could not be made, or git's words.
+fn commit_refused(dir: &Path, commit: &Output) -> GitError {
+    let message = commit.message();
+    let signing = message.contains("failed to sign")
+        || (message.contains("failed to write commit object")
+            && run(dir, &["config", "--bool", "commit.gpgsign"])
+                .is_ok_and(|out| out.ok && out.stdout.trim() == "true"));
+    if signing {
+        GitError::Signing { message }
+    } else {
+        GitError::Refused {
+            action: "commit",
+            message,
+        }
+    }
+}
+
+/// The top folder of the repository holding `dir`, or `None` when there is none. A repository
+/// git will not use (another user's: "dubious ownership") is an error in git's words, which say
+/// what to do — not "no repository", which would write without committing.
 pub fn repository_root(dir: &Path) -> Result<Option<PathBuf>, GitError> {
     let output = run(dir, &["rev-parse", "--show-toplevel"])?;
+    if !output.ok && output.stderr.contains("dubious ownership") {
+        return Err(GitError::Refused {
+            action: "rev-parse",
+            message: output.message(),
+        });
+    }
     Ok(output
         .ok
         .then(|| PathBuf::from(output.stdout.trim()))
         .filter(|root| !root.as_os_str().is_empty()))
+}
+
+/// The folder git is asked about for `file` (absolute, or relative to `repo_dir`): its own
+/// folder, or the nearest one that exists (a new file's folder may not yet). The repository that
+/// holds a file is found from there, not from the manifests root: a file inside a submodule
+/// belongs to the submodule's repository.
+pub fn folder_of(repo_dir: &Path, file: &Path) -> PathBuf {
+    let absolute = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        repo_dir.join(file)
+    };
+    absolute
+        .ancestors()
+        .skip(1)
+        .find(|folder| folder.is_dir())
+        .map_or_else(|| repo_dir.to_path_buf(), Path::to_path_buf)
+}
+
+/// The top folder of the repository holding `file` (see [`folder_of`]), or `None`.
+pub fn repository_of(repo_dir: &Path, file: &Path) -> Result<Option<PathBuf>, GitError> {
+    repository_root(&folder_of(repo_dir, file))
+}
+
+/// A repository that is a submodule: where its superproject is, and the submodule's path in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submodule {
+    pub superproject: PathBuf,
+    pub path: String,
+}
+
+/// The superproject of the repository at `top` when it is a submodule (checked out inside
+/// another repository), else `None`.
+pub fn submodule_of(top: &Path) -> Result<Option<Submodule>, GitError> {
+    let output = run(top, &["rev-parse", "--show-superproject-working-tree"])?;
+    let superproject = PathBuf::from(output.stdout.trim());
+    if !output.ok || superproject.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let real_super = std::fs::canonicalize(&superproject).unwrap_or_else(|_| superproject.clone());
+    let real_top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf());
+    let path = real_top
+        .strip_prefix(&real_super)
+        .map_or_else(|_| real_top.clone(), Path::to_path_buf)
+        .to_string_lossy()
+        .into_owned();
+    Ok(Some(Submodule { superproject, path }))
 }
 
 /// A git operation that has the repository in the middle of something: a commit now would land on
@@ -227,6 +316,52 @@ pub fn push(dir: &Path, branch: &str) -> Result<String, GitError> {
     Ok(format!("{remote}/{branch}"))
 }
 
+/// The files under `dir` that a sparse checkout leaves out (skip-worktree: in the index, not on
+/// disk), as paths under `dir`; none outside git or in a full checkout.
+pub fn not_checked_out(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
+    let output = run(dir, &["ls-files", "-t", "-z", "--", "."])?;
+    if !output.ok {
+        return Ok(Vec::new());
+    }
+    Ok(output
+        .stdout
+        .split('\0')
+        .filter_map(|entry| entry.strip_prefix("S "))
+        .map(|relative| dir.join(relative))
+        .collect())
+}
+
+/// The files under `dir` whose committed text (as staged) contains `text`, as paths under `dir`
+/// (`git grep --cached`: files a sparse checkout leaves out are searched too).
+pub fn files_containing(dir: &Path, text: &str) -> Result<Vec<PathBuf>, GitError> {
+    let output = run(
+        dir,
+        &["grep", "--cached", "-l", "-z", "-F", "-e", text, "--", "."],
+    )?;
+    Ok(output
+        .stdout
+        .split('\0')
+        .filter(|path| !path.is_empty())
+        .map(|relative| dir.join(relative))
+        .collect())
+}
+
+/// The text of `file` (under `dir`) as staged in the index: a file not on disk in a sparse
+/// checkout can still be read.
+pub fn staged_text(dir: &Path, file: &Path) -> Result<String, GitError> {
+    let relative = file.strip_prefix(dir).unwrap_or(file).to_string_lossy();
+    let spec = format!(":./{relative}");
+    let output = run(dir, &["cat-file", "blob", &spec])?;
+    if output.ok {
+        Ok(output.stdout)
+    } else {
+        Err(GitError::Refused {
+            action: "cat-file",
+            message: output.message(),
+        })
+    }
+}
+
 /// The current branch, or `None` on a detached HEAD.
 pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;
@@ -261,7 +396,7 @@ pub fn commit_files(
     files: &[&Path],
     message: &str,
 ) -> Result<CommitOutcome, GitError> {
-    let Some(top) = repository_root(repo_dir)? else {
+    let Some(top) = one_repository(repo_dir, files.iter().copied())? else {
         return Ok(CommitOutcome::NotARepository);
     };
     let mut relatives = Vec::with_capacity(files.len());
@@ -278,16 +413,45 @@ pub fn commit_files(
     args.extend(relatives.iter().map(String::as_str));
     let commit = run(&top, &args)?;
     if !commit.ok {
-        return Err(GitError::Refused {
-            action: "commit",
-            message: commit.message(),
-        });
+        return Err(commit_refused(&top, &commit));
     }
     let short_hash = must(&top, "rev-parse", &["rev-parse", "--short", "HEAD"])?;
     Ok(CommitOutcome::Committed {
         short_hash,
         branch: current_branch(&top)?,
+        repository: top,
     })
+}
+
+/// The repository that holds every one of `files` (each found from its own folder), `None`
+/// outside git; files of two repositories (one inside a submodule, one not) are refused: one
+/// commit cannot hold them.
+pub fn one_repository<'f>(
+    repo_dir: &Path,
+    files: impl IntoIterator<Item = &'f Path>,
+) -> Result<Option<PathBuf>, GitError> {
+    let mut found: Option<(PathBuf, &Path)> = None;
+    let mut outside = false;
+    for file in files {
+        match (repository_of(repo_dir, file)?, &found) {
+            (None, _) => outside = true,
+            (Some(top), None) => found = Some((top, file)),
+            (Some(top), Some((first_top, first))) if top != *first_top => {
+                return Err(GitError::TwoRepositories {
+                    first: first.to_path_buf(),
+                    second: file.to_path_buf(),
+                });
+            }
+            (Some(_), Some(_)) => {}
+        }
+    }
+    match found {
+        Some((_, file)) if outside => Err(GitError::OutsideRepository {
+            file: file.to_path_buf(),
+            repo: repo_dir.to_path_buf(),
+        }),
+        found => Ok(found.map(|(top, _)| top)),
+    }
 }
 
 /// Commits `contents` as `file` on a new branch `name` made from the current commit (the
@@ -311,7 +475,7 @@ pub fn commit_files_on_new_branch(
     message: &str,
     name: &str,
 ) -> Result<CommitOutcome, GitError> {
-    let Some(top) = repository_root(repo_dir)? else {
+    let Some(top) = one_repository(repo_dir, files.iter().map(|(file, _)| *file))? else {
         return Ok(CommitOutcome::NotARepository);
     };
     let mut relatives = Vec::with_capacity(files.len());
@@ -360,10 +524,7 @@ pub fn commit_files_on_new_branch(
         }
         let commit = run(&tree, &["commit", "--quiet", "-m", message])?;
         if !commit.ok {
-            return Err(GitError::Refused {
-                action: "commit",
-                message: commit.message(),
-            });
+            return Err(commit_refused(&tree, &commit));
         }
         must(&tree, "rev-parse", &["rev-parse", "--short", "HEAD"])
     })();
@@ -373,6 +534,7 @@ pub fn commit_files_on_new_branch(
         Ok(short_hash) => Ok(CommitOutcome::Committed {
             short_hash,
             branch: Some(name.to_owned()),
+            repository: top,
         }),
         Err(e) => {
             let _ = run(&top, &["branch", "--quiet", "-D", name]);
@@ -413,7 +575,7 @@ fn relative_to(top: &Path, repo_dir: &Path, file: &Path) -> Result<String, GitEr
 /// --only` commits the whole file as it is on disk, so such changes would ride along with an
 /// accept: the caller can ask the user first. `false` outside a repository.
 pub fn has_uncommitted_changes(repo_dir: &Path, file: &Path) -> Result<bool, GitError> {
-    let Some(top) = repository_root(repo_dir)? else {
+    let Some(top) = repository_of(repo_dir, file)? else {
         return Ok(false);
     };
     let absolute = if file.is_absolute() {

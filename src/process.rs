@@ -1,5 +1,5 @@
-//! Running the user's programs (git, kustomize): no stdin, their own process group, output read
-//! on threads, and a time limit after which they and their children are killed.
+//! Running the user's programs (git, kustomize): no stdin, no terminal (a session of their own),
+//! output read on threads, and a time limit after which they and their children are killed.
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,16 +37,29 @@ pub fn stop_running() -> usize {
     groups.len()
 }
 
-/// Runs `command` with no stdin, in its own process group (so that a hook or plugin it starts is
-/// stopped with it), for at most `limit`.
+/// Runs `command` with no stdin, in a session of its own, for at most `limit`. The session's
+/// process group is stopped as one (a hook or plugin it starts goes with it); and the program has
+/// no controlling terminal, so one that would prompt on `/dev/tty` (a signing program's
+/// passphrase, a hook's question) fails at once instead of being stopped by the terminal
+/// (SIGTTIN: a background process group may not read it) until the time limit — or, in the
+/// live view, drawing over the screen.
 pub fn run_bounded(mut command: Command, limit: Duration) -> Result<Finished, RunError> {
     use std::os::unix::process::CommandExt;
-    let mut child = command
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+        .stderr(Stdio::piped());
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent; it cannot fail
+    // here (a freshly forked child is never a process group leader).
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
     // Read the pipes on threads: a chatty child must not block on a full pipe while we wait.
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {

@@ -138,7 +138,10 @@ fn commits_the_file_alone_and_leaves_staged_and_unstaged_work_as_it_was() {
     let message =
         "kdrift: accept live spec.replicas of deployment/shop/web\n\nspec.replicas: 2 → 5\n";
     let outcome = commit_file(&root, Path::new("deploy/web.yaml"), message).expect("commit");
-    let CommitOutcome::Committed { short_hash, branch } = outcome else {
+    let CommitOutcome::Committed {
+        short_hash, branch, ..
+    } = outcome
+    else {
         panic!("expected a commit, got {outcome:?}");
     };
     assert_eq!(branch.as_deref(), Some("main"));

@@ -226,3 +226,63 @@ async fn q_while_a_commit_runs_waits_for_it_and_says_what_it_did() {
     );
     demo.server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_manifest_and_a_signature_that_would_prompt_are_said_in_the_status_bar() {
+    let demo = demo().await;
+    let file = demo.manifests.join("shop/frontend.yaml");
+    let before = demo.read("shop/frontend.yaml");
+    let first = demo.git(&["rev-parse", "HEAD"]);
+    let mode = |mode| std::fs::Permissions::from_mode(mode);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, mode(0o444)).unwrap();
+    // Signing on, with a signing program that can only fail without a terminal to ask on.
+    let signer = demo.manifests.join(".git/ask-passphrase");
+    std::fs::write(
+        &signer,
+        "#!/bin/sh\nexec 3<>/dev/tty || exit 2\nread pass <&3\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&signer, mode(0o755)).unwrap();
+    demo.git(&["config", "commit.gpgsign", "true"]);
+    demo.git(&["config", "gpg.program", signer.to_str().unwrap()]);
+    let d = &demo;
+    let (file, before_text) = (&file, &before);
+    let script = move |tx, text| async move {
+        scale_and_press_a(d, &tx, &text).await;
+        wait_for(&text, "the accept view", |s| s.contains("2 → 5")).await;
+        key(&tx, KeyCode::Enter);
+        wait_for(&text, "the read-only refusal", |s| {
+            let line = status_line(s);
+            line.contains("shop/frontend.yaml is read-only (mode 0444)")
+                && line.contains("chmod u+w")
+                && line.ends_with("nothing was written")
+        })
+        .await;
+        assert_eq!(
+            &d.read("shop/frontend.yaml"),
+            before_text,
+            "nothing written"
+        );
+
+        // Made writable: the commit cannot be signed; said, the file kept written.
+        std::fs::set_permissions(file, mode(0o644)).unwrap();
+        keys_until(&tx, &text, "a", "the accept view again", |s| {
+            s.contains("2 → 5")
+        })
+        .await;
+        key(&tx, KeyCode::Enter);
+        wait_for(&text, "the signing refusal", |s| {
+            let line = status_line(s);
+            line.starts_with("git commit could not sign the commit")
+                && line.contains("commit.gpgsign=false")
+                && line.contains("the file is written but not committed")
+        })
+        .await;
+        assert!(d.read("shop/frontend.yaml").contains("  replicas: 5\n"));
+        keys(&tx, "q");
+    };
+    demo.drive(script).await;
+    assert_eq!(demo.git(&["rev-parse", "HEAD"]), first, "no commit");
+    demo.server.shutdown().await;
+}

@@ -51,6 +51,8 @@ pub enum Outcome {
         subject: String,
         /// `accept.push`: where it was pushed, or why not.
         pushed: Option<Result<String, String>>,
+        /// The file is in a submodule: the commit is the submodule's.
+        submodule: Option<git::Submodule>,
     },
     /// Committed on a new branch (`accept.branch`); the user's checkout is as it was.
     OnBranch {
@@ -58,6 +60,7 @@ pub enum Outcome {
         branch: String,
         subject: String,
         pushed: Option<Result<String, String>>,
+        submodule: Option<git::Submodule>,
     },
     /// Written; the folder is not in a git repository.
     NotARepository,
@@ -74,30 +77,56 @@ impl Outcome {
             Some(Ok(to)) => format!("; pushed to {to}"),
             Some(Err(why)) => format!("; NOT pushed: {why}"),
         };
+        // The superproject is left alone: its pointer to the submodule is the user's to move
+        // (with their other submodule changes, or not at all), so it is said, not committed.
+        let within = |submodule: &Option<git::Submodule>| match submodule {
+            None => String::new(),
+            Some(sub) => format!(" in the submodule {}", sub.path),
+        };
+        let pointer = |submodule: &Option<git::Submodule>| match submodule {
+            None => String::new(),
+            Some(sub) => format!(
+                "; the superproject {super_} still records the submodule's previous commit: to record this one, git -C {super_} add {path} and commit there",
+                super_ = sub.superproject.display(),
+                path = sub.path,
+            ),
+        };
         match self {
             Outcome::Committed {
                 short_hash,
                 branch: Some(branch),
                 subject,
                 pushed: p,
-            } => format!("committed {short_hash} on {branch}: {subject}{}", pushed(p)),
+                submodule,
+            } => format!(
+                "committed {short_hash} on {branch}{}: {subject}{}{}",
+                within(submodule),
+                pushed(p),
+                pointer(submodule)
+            ),
             Outcome::Committed {
                 short_hash,
                 branch: None,
                 subject,
                 pushed: p,
+                submodule,
             } => format!(
-                "committed {short_hash} (detached HEAD): {subject}{}",
-                pushed(p)
+                "committed {short_hash} (detached HEAD{}): {subject}{}{}",
+                within(submodule),
+                pushed(p),
+                pointer(submodule)
             ),
             Outcome::OnBranch {
                 short_hash,
                 branch,
                 subject,
                 pushed: p,
+                submodule,
             } => format!(
-                "committed {short_hash} on the new branch {branch} (your checkout is unchanged: git switch {branch} to see it): {subject}{}",
-                pushed(p)
+                "committed {short_hash} on the new branch {branch}{} (your checkout is unchanged: git switch {branch} to see it): {subject}{}{}",
+                within(submodule),
+                pushed(p),
+                pointer(submodule)
             ),
             Outcome::NotARepository => {
                 format!("wrote {file}; not in a git repository, so nothing was committed")
@@ -134,12 +163,14 @@ pub fn shown_path(root: &Path, file: &Path) -> String {
 /// bisect in progress (its temporary HEAD would get the commit), and the dirty-file rule:
 /// `file` has no uncommitted changes.
 pub fn ensure_clean(root: &Path, file: &Path) -> Result<(), AcceptError> {
-    match git::operation_in_progress(root) {
+    // The repository that holds the file: a submodule's, for a file in one.
+    let folder = git::folder_of(root, file);
+    match git::operation_in_progress(&folder) {
         Ok(Some(operation)) => {
-            let repo = git::repository_root(root)
+            let repo = git::repository_root(&folder)
                 .ok()
                 .flatten()
-                .unwrap_or_else(|| root.to_path_buf());
+                .unwrap_or_else(|| folder.clone());
             return Err(AcceptError::GitBusy {
                 repo: repo.display().to_string(),
                 operation,
@@ -174,51 +205,86 @@ pub fn write_and_commit(
     for edit in edits {
         edit.check_unchanged(root)?;
     }
+    let first = edits.first().map_or(root, |edit| edit.file.as_path());
     // Branch mode: the edit goes to the new branch only, the user's checkout is not touched.
     let on_branch = commit.and_then(|plan| {
         let branch = plan.branch.as_deref()?;
-        let current = git::repository_root(root)
+        let current = git::repository_of(root, first)
             .ok()
             .flatten()
             .and_then(|top| git::current_branch(&top).ok().flatten());
         (current.as_deref() != Some(branch)).then_some((plan, branch))
     });
+    let submodule = |top: &Path| git::submodule_of(top).ok().flatten();
     if let Some((plan, branch)) = on_branch {
         let files: Vec<(&Path, &str)> = edits
             .iter()
             .map(|e| (e.file.as_path(), e.after.as_str()))
             .collect();
         return match git::commit_files_on_new_branch(root, &files, &plan.message, branch) {
-            Ok(CommitOutcome::Committed { short_hash, .. }) => Ok(Outcome::OnBranch {
+            Ok(CommitOutcome::Committed {
+                short_hash,
+                repository,
+                ..
+            }) => Ok(Outcome::OnBranch {
                 short_hash,
                 branch: branch.to_owned(),
                 subject: plan.subject().to_owned(),
-                pushed: push_if_asked(root, plan, Some(branch)),
+                pushed: push_if_asked(&repository, plan, Some(branch)),
+                submodule: submodule(&repository),
             }),
             Ok(CommitOutcome::NotARepository) => {
-                for edit in edits {
-                    edit.write(root)?;
-                }
+                write_all(root, edits)?;
                 Ok(Outcome::NotARepository)
             }
             Err(e) => Err(AcceptError::BranchCommit(e)),
         };
     }
-    for edit in edits {
-        edit.write(root)?;
-    }
+    write_all(root, edits)?;
     let Some(plan) = commit else {
         return Ok(Outcome::Written);
     };
     let files: Vec<&Path> = edits.iter().map(|e| e.file.as_path()).collect();
     match git::commit_files(root, &files, &plan.message) {
-        Ok(CommitOutcome::Committed { short_hash, branch }) => Ok(Outcome::Committed {
-            pushed: push_if_asked(root, plan, branch.as_deref()),
+        Ok(CommitOutcome::Committed {
+            short_hash,
+            branch,
+            repository,
+        }) => Ok(Outcome::Committed {
+            pushed: push_if_asked(&repository, plan, branch.as_deref()),
             short_hash,
             branch,
             subject: plan.subject().to_owned(),
+            submodule: submodule(&repository),
         }),
         Ok(CommitOutcome::NotARepository) => Ok(Outcome::NotARepository),
         Err(e) => Err(AcceptError::Commit(e)),
     }
+}
+
+/// Writes every edit in place, each checked first (permissions, a read-only file system) so
+/// that none is written when one would be refused; if one still fails (the disk filled up), the
+/// files written before it are put back as they were read, so an accept never leaves some of
+/// its files written and others not.
+pub(super) fn write_all(root: &Path, edits: &[PreparedEdit]) -> Result<(), AcceptError> {
+    for edit in edits {
+        edit.check_writable(root)?;
+    }
+    for (done, edit) in edits.iter().enumerate() {
+        if let Err(error) = edit.write(root) {
+            let left: Vec<String> = edits[..done]
+                .iter()
+                .filter(|written| written.undo(root).is_err())
+                .map(|written| shown_path(root, &written.file))
+                .collect();
+            if left.is_empty() {
+                return Err(error.into());
+            }
+            return Err(AcceptError::PartlyWritten {
+                error,
+                left: left.join(", "),
+            });
+        }
+    }
+    Ok(())
 }

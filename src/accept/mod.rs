@@ -31,10 +31,10 @@ use crate::manifest::{ManifestObject, ObjectKey};
 /// Why nothing (or not everything) was accepted; each message says how to proceed.
 #[derive(Debug, thiserror::Error)]
 pub enum AcceptError {
-    #[error(
-        "no manifest for {key} under \"{root}\" (pass --manifests DIR, or -n NS for another namespace)"
-    )]
-    NoManifest { key: String, root: String },
+    /// No manifest on disk defines the object: where kdrift looked, or the file a sparse
+    /// checkout leaves out.
+    #[error("{0}")]
+    NoManifest(String),
     #[error(
         "{key} is rendered by kustomize from {root} (defined at {defined_at}): it is accepted through its root, into the file that sets each value, not into {defined_at} alone; nothing was written"
     )]
@@ -112,6 +112,16 @@ pub enum AcceptError {
     Prepare(#[from] PrepareError),
     #[error("{0}")]
     Write(#[from] WriteError),
+    /// A later file of the accept could not be written, and the earlier ones could not be put
+    /// back: they hold the accepted values, uncommitted.
+    #[error(
+        "{error}; but {left}, written before it, could not be put back and hold the accepted values, not committed: see git diff, and git restore them to undo"
+    )]
+    PartlyWritten {
+        #[source]
+        error: WriteError,
+        left: String,
+    },
     /// `git status` failed before anything was written.
     #[error("{}", nothing_written(.0))]
     Status(#[source] GitError),
@@ -129,6 +139,12 @@ fn written_not_committed(error: &GitError) -> String {
         GitError::Refused { action, message } => {
             format!("git {action} failed; the file is written but not committed:\n{message}")
         }
+        // Kept, not rolled back: committing it from a terminal (where the prompt can be answered)
+        // finishes the accept with nothing lost.
+        GitError::Signing { message } => format!(
+            "{}; the file is written but not committed (kept, so that nothing is lost: commit it yourself from a terminal, where the prompt can be answered); git said:\n{message}",
+            git::SIGNING
+        ),
         other => format!("{other}; the file is written but not committed"),
     }
 }
@@ -146,7 +162,10 @@ fn nothing_written(error: &dyn std::fmt::Display) -> String {
 impl AcceptError {
     /// True when the file was written although the accept did not finish (the commit failed).
     pub fn file_written(&self) -> bool {
-        matches!(self, AcceptError::Commit(_))
+        matches!(
+            self,
+            AcceptError::Commit(_) | AcceptError::PartlyWritten { .. }
+        )
     }
 }
 

@@ -241,6 +241,7 @@ fn outcomes_read_as_one_line() {
         branch: Some("main".into()),
         subject: "kdrift: accept live spec.replicas of deployment/shop/web".into(),
         pushed: None,
+        submodule: None,
     };
     assert_eq!(
         committed.describe("shop/web.yaml"),
@@ -254,11 +255,26 @@ fn outcomes_read_as_one_line() {
         branch: Some("main".into()),
         subject,
         pushed: Some(Err("git push refused: rejected (fetch first)".into())),
+        submodule: None,
     };
     assert!(
         refused
             .describe("shop/web.yaml")
             .ends_with("deployment/shop/web; NOT pushed: git push refused: rejected (fetch first)")
+    );
+    let in_submodule = Outcome::Committed {
+        short_hash: "1a2b3c4".into(),
+        branch: Some("main".into()),
+        subject: "s".into(),
+        pushed: None,
+        submodule: Some(crate::git::Submodule {
+            superproject: "/src/platform".into(),
+            path: "k8s".into(),
+        }),
+    };
+    assert_eq!(
+        in_submodule.describe("shop/web.yaml"),
+        "committed 1a2b3c4 on main in the submodule k8s: s; the superproject /src/platform still records the submodule's previous commit: to record this one, git -C /src/platform add k8s and commit there"
     );
     assert_eq!(
         Outcome::NotARepository.describe("shop/web.yaml"),
@@ -305,5 +321,41 @@ fn nothing_was_written_is_said_once() {
         error.to_string().matches("nothing was written").count(),
         1,
         "{error}"
+    );
+}
+
+#[test]
+fn a_file_that_cannot_be_written_puts_back_the_files_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("patch.yaml"), "replicas: 2\n").unwrap();
+    std::fs::write(root.join("base.yaml"), "image: a\n").unwrap();
+    let first = PreparedEdit::replace(
+        &root.join("patch.yaml"),
+        "replicas: 2\n".into(),
+        "replicas: 5\n".into(),
+    );
+    // Changed on disk after the checks, before its turn (an editor saving it): refused then.
+    let second = PreparedEdit::replace(
+        &root.join("base.yaml"),
+        "image: old\n".into(),
+        "image: b\n".into(),
+    );
+    let error = commit::write_all(root, &[first, second]).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AcceptError::Write(crate::manifest::edit::WriteError::ChangedOnDisk { .. })
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("patch.yaml")).unwrap(),
+        "replicas: 2\n",
+        "the first file is as it was"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("base.yaml")).unwrap(),
+        "image: a\n"
     );
 }

@@ -65,10 +65,10 @@ async fn live_drift<'c>(
     kind: &crate::cluster::kinds::ServedKind,
     key: &crate::manifest::ObjectKey,
 ) -> Result<(&'c ManifestObject, ObjectDrift, LiveObject), Box<dyn std::error::Error>> {
-    let manifest = ctx.index.get(key).ok_or_else(|| AcceptError::NoManifest {
-        key: key.to_string(),
-        root: ctx.index.root.display().to_string(),
-    })?;
+    let manifest = ctx
+        .index
+        .get(key)
+        .ok_or_else(|| AcceptError::NoManifest(ctx.no_manifest(key)))?;
     let live = context::get_live(ctx, kind, key)
         .await?
         .ok_or_else(|| AcceptError::NotLive {

@@ -30,6 +30,9 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
             }
         };
         ctx.tell_schema_notices();
+        if let Some(note) = crate::manifest::sparse::note(&ctx.index.root) {
+            tell!("{note}");
+        }
         let (mut report, skipped) = report(&ctx, args.unmanaged).await;
         if let Some(note) = skipped_note(&skipped) {
             tell!("{note}");

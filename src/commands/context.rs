@@ -95,6 +95,17 @@ impl Context {
         self.kinds.get(api_version, kind)
     }
 
+    /// Why `key` has no manifest: the file a sparse checkout leaves out that defines it, if
+    /// one does, else where kdrift looked and what to pass.
+    pub fn no_manifest(&self, key: &ObjectKey) -> String {
+        crate::manifest::sparse::defined_out_of_checkout(
+            &self.index.root,
+            key,
+            &self.default_namespace,
+        )
+        .unwrap_or_else(|| crate::app::revert::no_manifest(&key.to_string(), &self.index.root))
+    }
+
     /// Says the schema notices once on stderr.
     pub fn tell_schema_notices(&self) {
         for notice in &self.schema_notices {

@@ -39,10 +39,7 @@ async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
     };
     let ctx = &*ctx;
     let Some(manifest) = ctx.index.get(&key) else {
-        tell!(
-            "kdrift: no manifest for {key} under \"{}\" (pass --manifests DIR, or -n NS for another namespace)",
-            ctx.index.root.display()
-        );
+        tell!("kdrift: {}", ctx.no_manifest(&key));
         return EXIT_ERROR;
     };
     for problem in ctx.index.problems() {

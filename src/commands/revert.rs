@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use crate::app::revert::{no_manifest, nothing_to_revert, place};
+use crate::app::revert::{nothing_to_revert, place};
 use crate::cli::{CommonArgs, RevertArgs};
 use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
@@ -100,7 +100,7 @@ async fn revert(
     };
     let ctx = &*ctx;
     let Some(manifest) = ctx.index.get(&key) else {
-        tell!("kdrift: {}", no_manifest(&key.to_string(), &ctx.index.root));
+        tell!("kdrift: {}", ctx.no_manifest(&key));
         return EXIT_ERROR;
     };
     let reverter =

@@ -9,6 +9,7 @@
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers, kustomize roots).
 //! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
 //!   not manifests of their own.
+//! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
 pub mod config;
 pub mod edit;
 pub mod key;
@@ -16,6 +17,7 @@ pub mod kustomize;
 pub mod lines;
 pub mod parse;
 pub mod reload;
+pub mod sparse;
 pub mod tree;
 pub mod walk;
 

@@ -48,7 +48,7 @@ fn read_file(file: &Path) -> Result<FileText, String> {
 
 /// Is there a repository, on which branch, and is the file already changed in it.
 fn git_state(root: &Path, file: &Path) -> GitState {
-    let top = match crate::git::repository_root(root) {
+    let top = match crate::git::repository_of(root, file) {
         Ok(Some(top)) => top,
         Ok(None) => return GitState::NotARepository,
         Err(e) => return GitState::Unknown(e.to_string()),
@@ -172,12 +172,8 @@ pub async fn accept(
     })
     .await
     .map_err(|e| format!("the accept task failed: {e}"))?;
-    match done {
-        Ok(outcome) => Ok(outcome.describe(&shown)),
-        Err(e @ AcceptError::Commit(_)) => {
-            // Git's own words can span lines; the status bar has one.
-            Err(e.to_string().replace('\n', " "))
-        }
-        Err(e) => Err(e.to_string()),
-    }
+    // Git's own words can span lines (a failed commit, a refused signature); the status bar has
+    // one.
+    done.map(|outcome| outcome.describe(&shown))
+        .map_err(|e: AcceptError| e.to_string().replace('\n', " "))
 }

@@ -65,25 +65,31 @@ impl Repo {
 
     /// Runs git in the repository (no global or system config); it must succeed. Returns stdout.
     pub fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(self.root())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        git_in(self.root(), args)
     }
 
     pub fn head(&self) -> String {
         self.git(&["rev-parse", "HEAD"]).trim().to_owned()
     }
+}
+
+/// Runs git in `dir` (no global or system config); it must succeed. Returns stdout.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// What one run of `kdrift` gave.
@@ -141,7 +147,12 @@ pub fn command(home: &Path, cwd: &Path, args: &[&str]) -> Command {
 
 /// `kdrift ARGS` run in the repository against the demo cluster.
 pub fn kdrift(cluster: &Cluster, repo: &Repo, args: &[&str]) -> Run {
-    let mut cmd = command(cluster.dir.path(), repo.root(), args);
+    kdrift_in(cluster, repo.root(), args)
+}
+
+/// `kdrift ARGS` run in `cwd` (a worktree, a superproject) against the demo cluster.
+pub fn kdrift_in(cluster: &Cluster, cwd: &Path, args: &[&str]) -> Run {
+    let mut cmd = command(cluster.dir.path(), cwd, args);
     cmd.env("KUBECONFIG", &cluster.kubeconfig);
     finish(cmd.output().unwrap())
 }

@@ -123,6 +123,29 @@ impl PreparedEdit {
         super::write::verify_unchanged(root, &self.file, self.before_hash).map(drop)
     }
 
+    /// Refuses, without writing it, a file [`PreparedEdit::write`] would fail on for lack of
+    /// permission: read-only, another user's, on a read-only file system, in a folder not the
+    /// user's (see [`super::write::check_writable`]).
+    pub fn check_writable(&self, root: &Path) -> Result<(), WriteError> {
+        super::write::check_writable(root, &self.file, self.creates)
+    }
+
+    /// Puts the file back as it was read, after [`PreparedEdit::write`] (a later file of the
+    /// same accept could not be written): a created file is removed. Refused if it changed
+    /// since it was written.
+    pub fn undo(&self, root: &Path) -> Result<(), WriteError> {
+        let written = ContentHash::of(self.after.as_bytes());
+        if self.creates {
+            let (_, real, _) = super::write::verify_unchanged(root, &self.file, written)?;
+            return std::fs::remove_file(&real).map_err(|source| WriteError::Io {
+                file: self.file.clone(),
+                action: "cannot remove it again",
+                source,
+            });
+        }
+        write_verified(root, &self.file, written, &self.before)
+    }
+
     /// Writes the edited text, unless the file changed since it was read or leaves `root`.
     pub fn write(&self, root: &Path) -> Result<(), WriteError> {
         if self.creates {
