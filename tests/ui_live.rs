@@ -130,13 +130,24 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
 
         server.restart().await.unwrap();
         let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), "shop");
-        api.patch_scale(
-            "frontend",
-            &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"spec": {"replicas": 6}})),
-        )
-        .await
-        .unwrap();
+        // The test's own client may first try a pooled connection the restart closed (hyper's
+        // IncompleteMessage; a PATCH is not retried by it): the next attempt connects anew.
+        let mut attempts = 0;
+        while let Err(e) = api
+            .patch_scale(
+                "frontend",
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"replicas": 6}})),
+            )
+            .await
+        {
+            attempts += 1;
+            assert!(
+                attempts < 5 && !matches!(e, kube::Error::Api(_)),
+                "the scale after the restart: {e}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
         wait_for(&text, "the scale after the restart", |s| {
             desired_of(s, "frontend").as_deref() == Some("6")
         })
