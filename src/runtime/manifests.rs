@@ -124,8 +124,19 @@ pub fn start(
 ) -> ManifestWatch {
     let task = tokio::spawn(async move {
         // Which folders: `--manifests`, else what the Argo CD Applications deploy (a list call).
-        let (root, selection) = chosen.await;
-        if !selection.apps.is_empty()
+        let (root, mut selection) = chosen.await;
+        // Manifests a sparse checkout leaves out are not compared: said once, and in :problems.
+        let sparse_root = root.clone();
+        let sparse =
+            tokio::task::spawn_blocking(move || crate::manifest::sparse::note(&sparse_root))
+                .await
+                .ok()
+                .flatten()
+                .map(|note| note.trim_start_matches("note: ").to_owned());
+        if let Some(sparse) = sparse {
+            let _ = notice(&tx, sparse.clone(), true);
+            selection.notes.push(sparse);
+        } else if !selection.apps.is_empty()
             && let Some(first) = selection.notes.first()
         {
             let _ = notice(&tx, first.clone(), false);
