@@ -136,14 +136,15 @@ async fn read_application(
     }
 }
 
-/// Reads each owner once. The apps instance labels name are found in one list of the
-/// Applications (many Helm releases set the label too: a GET each would be wasted).
+/// Reads each owner once. The apps instance labels name are looked up in one metadata-only
+/// list of the Applications (many Helm releases set the label too: a GET each would be wasted,
+/// and whole Applications can be large), then each one found is read.
 pub async fn read_all(
     client: &Client,
     owners: impl IntoIterator<Item = Owner>,
 ) -> BTreeMap<Owner, Reconciler> {
     let mut out = BTreeMap::new();
-    let mut listed: Option<Result<Vec<serde_json::Value>, String>> = None;
+    let mut names: Option<Result<Vec<(String, String)>, String>> = None;
     for owner in owners {
         let std::collections::btree_map::Entry::Vacant(slot) = out.entry(owner) else {
             continue;
@@ -154,10 +155,10 @@ pub async fn read_all(
                 by_label: true,
                 ..
             } => {
-                if listed.is_none() {
-                    listed = Some(list_applications(client).await);
+                if names.is_none() {
+                    names = Some(application_names(client).await);
                 }
-                by_instance_label(slot.key(), app, listed.as_ref())
+                by_instance_label(client, slot.key(), app, names.as_ref()).await
             }
             owner => read(client, owner).await,
         };
@@ -166,33 +167,75 @@ pub async fn read_all(
     out
 }
 
-/// The reconciler of an instance label's app, from the listed Applications (Argo CD's own
-/// namespace first when several have the name).
-fn by_instance_label(
+/// The (namespace, name) of every Application the user may list (all namespaces', else Argo
+/// CD's own namespace's), from their metadata alone.
+async fn application_names(client: &Client) -> Result<Vec<(String, String)>, String> {
+    let res = application();
+    let names = |list: kube::core::ObjectList<kube::core::PartialObjectMeta<DynamicObject>>| {
+        list.items
+            .into_iter()
+            .map(|o| {
+                (
+                    o.metadata.namespace.unwrap_or_default(),
+                    o.metadata.name.unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), &res);
+    match all.list_metadata(&ListParams::default()).await {
+        Ok(list) => Ok(names(list)),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
+        Err(kube::Error::Api(s)) if s.code == 403 => {
+            let own: Api<DynamicObject> =
+                Api::namespaced_with(client.clone(), ARGO_NAMESPACE, &res);
+            own.list_metadata(&ListParams::default())
+                .await
+                .map(names)
+                .map_err(|e| crate::commands::context::describe(&e))
+        }
+        Err(e) => Err(crate::commands::context::describe(&e)),
+    }
+}
+
+/// The reconciler of an instance label's app: the Application of that name (Argo CD's own
+/// namespace first when several have it), read, or why there is none.
+async fn by_instance_label(
+    client: &Client,
     owner: &Owner,
     app: &str,
-    listed: Option<&Result<Vec<serde_json::Value>, String>>,
+    names: Option<&Result<Vec<(String, String)>, String>>,
 ) -> Reconciler {
-    let name = |v: &serde_json::Value, field: &str| {
-        v.pointer(&format!("/metadata/{field}"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    let found = match listed {
-        Some(Ok(apps)) => apps
+    let namespace = match names {
+        Some(Ok(names)) => names
             .iter()
-            .filter(|a| name(a, "name").as_deref() == Some(app))
-            .min_by_key(|a| name(a, "namespace").as_deref() != Some(ARGO_NAMESPACE))
+            .filter(|(_, name)| name == app)
+            .min_by_key(|(ns, _)| ns != ARGO_NAMESPACE)
+            .map(|(ns, _)| ns.clone())
             .ok_or_else(|| {
                 format!("no Argo CD Application \"{app}\" (the label is another tool's)")
             }),
         Some(Err(why)) => Err(why.clone()),
         None => Err("not listed".to_owned()),
     };
-    Reconciler {
-        owner: owner.clone(),
-        found_in: found.as_ref().ok().and_then(|a| name(a, "namespace")),
-        policy: found.map(Policy::of_application),
+    let read = match namespace {
+        Ok(ns) => get(client, &application(), &ns, app)
+            .await
+            .map(|v| (Policy::of_application(&v), ns))
+            .map_err(|e| unreadable(owner, &e)),
+        Err(why) => Err(why),
+    };
+    match read {
+        Ok((policy, ns)) => Reconciler {
+            owner: owner.clone(),
+            policy: Ok(policy),
+            found_in: Some(ns),
+        },
+        Err(why) => Reconciler {
+            owner: owner.clone(),
+            policy: Err(why),
+            found_in: None,
+        },
     }
 }
 
