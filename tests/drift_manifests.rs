@@ -89,7 +89,9 @@ fn loads_yaml_recursively_and_skips_what_is_not_a_manifest() {
     let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
     assert!(has("binary.yaml: skipped: binary file"), "{problems:?}");
     assert!(
-        has("huge.yaml: skipped: 11534336 bytes, over the 10 MB limit"),
+        has(
+            "huge.yaml: skipped: 11534336 bytes (11.0 MiB), over the 10 MiB limit on a manifest file"
+        ),
         "{problems:?}"
     );
     assert!(

@@ -15,6 +15,7 @@ use kdrift::runtime::event_loop::{Event, Frontend, Session};
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// What a bench records after each frame: its stats, the app, the time since `start`.
 pub type OnFrame<S> = fn(&mut S, &App, Duration);
@@ -46,8 +47,21 @@ pub async fn drive<S, F: Future<Output = ()>>(
     on_frame: OnFrame<S>,
     script: F,
 ) {
+    drive_with(common, conn, start, stats, on_frame, |_| script).await;
+}
+
+/// [`drive`] with a script that is handed the loop's sender, to type keys.
+pub async fn drive_with<S, F: Future<Output = ()>>(
+    common: &CommonArgs,
+    conn: Connection,
+    start: Instant,
+    stats: Arc<Mutex<S>>,
+    on_frame: OnFrame<S>,
+    script: impl FnOnce(UnboundedSender<Event>) -> F,
+) {
     let mut session = Session::start(common, conn);
     let tx = session.sender();
+    let script = script(tx.clone());
     let mut probe = Probe {
         start,
         stats,

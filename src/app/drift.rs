@@ -325,10 +325,7 @@ impl App {
         };
         // The app holds the only reference, so this does not copy the index.
         let index = Arc::make_mut(index);
-        let all: Vec<ManifestKey> = changes
-            .into_iter()
-            .flat_map(|change| index.apply_change(change))
-            .collect();
+        let all: Vec<ManifestKey> = index.apply_changes(changes);
         let mut commands = self.objects_touched(&all);
         // A kind that is new to the manifests: map it (and watch it).
         commands.extend(self.map_kinds_if_new());

@@ -21,7 +21,15 @@ struct Line<'a> {
     indent: usize,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Lines read by [`scan`] on this thread: tests count reading, not time.
+    pub(crate) static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn scan(text: &str) -> Vec<Line<'_>> {
+    #[cfg(test)]
+    SCANNED.with(|n| n.set(n.get() + text.lines().count()));
     let mut lines = Vec::new();
     for (number, raw) in text.lines().enumerate() {
         let trimmed = raw.trim_start_matches(' ');
@@ -70,53 +78,124 @@ fn key_of(content: &str) -> Option<&str> {
 
 /// The 0-based line number of the node at `path` in `text`, or of its deepest ancestor found.
 pub fn line_of(text: &str, path: &[Step<'_>]) -> usize {
-    let lines = scan(text);
-    let mut range = 0..lines.len();
-    let mut found = lines.first().map_or(0, |line| line.number);
-    for step in path {
-        let block = &lines[range.clone()];
-        let Some(first) = block.first() else { break };
-        match *step {
-            Step::Field(name) => {
-                // The block's keys sit at the column of its first key.
-                let Some((col, _)) = block.iter().find_map(|line| line.key) else {
-                    break;
-                };
-                let Some(at) = block.iter().position(|line| line.key == Some((col, name))) else {
-                    break;
-                };
-                found = block[at].number;
-                let start = range.start + at + 1;
-                let end = block[at + 1..]
-                    .iter()
-                    .position(|line| {
-                        line.indent < col || (line.indent == col && line.dash.is_none())
-                    })
-                    .map_or(range.end, |offset| start + offset);
-                range = start..end;
-            }
-            Step::Item(index) => {
-                let Some(col) = first.dash else { break };
-                let starts: Vec<usize> = block
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, line)| line.dash == Some(col))
-                    .map(|(at, _)| at)
-                    .collect();
-                let Some(&at) = starts.get(index) else { break };
-                found = block[at].number;
-                let end = starts
-                    .get(index + 1)
-                    .map_or(range.end, |&next| range.start + next);
-                // The item's first key sits on its dash line: keep that line in the range.
-                range = range.start + at..end;
-                if block[at].key.is_none() {
-                    range.start += 1;
+    Outline::new(text).line_of(path)
+}
+
+/// A document's block structure, read once: a file that asks for many lines of one document
+/// (each item of a `kind: List`, each bad value of a Secret) reads its text once, not once a line.
+pub struct Outline<'t> {
+    lines: Vec<Line<'t>>,
+}
+
+impl<'t> Outline<'t> {
+    pub fn new(text: &'t str) -> Outline<'t> {
+        Outline { lines: scan(text) }
+    }
+
+    /// See [`line_of`].
+    pub fn line_of(&self, path: &[Step<'_>]) -> usize {
+        self.locate(path).0
+    }
+
+    /// The line of each of the first `count` items of the sequence at `path`, in one pass: for
+    /// each the line [`line_of`] gives `path` and `Item(i)` (the sequence's own, or its nearest
+    /// ancestor's, when an item is not found, say in flow style).
+    pub fn item_lines(&self, path: &[Step<'_>], count: usize) -> Vec<usize> {
+        let (found, range) = self.locate(path);
+        let block = range.map_or(&[][..], |range| &self.lines[range]);
+        let starts: Vec<usize> = match block.first().and_then(|first| first.dash) {
+            Some(col) => block
+                .iter()
+                .filter(|line| line.dash == Some(col))
+                .map(|line| line.number)
+                .collect(),
+            None => Vec::new(),
+        };
+        (0..count)
+            .map(|i| starts.get(i).copied().unwrap_or(found))
+            .collect()
+    }
+
+    /// The line of the mapping at `path` (or its nearest ancestor's), and of each of its keys, in
+    /// one pass: for `name`, what [`line_of`] gives `path` and `Field(name)` (the first line when
+    /// a key is not in the map).
+    pub fn key_lines(
+        &self,
+        path: &[Step<'_>],
+    ) -> (usize, std::collections::HashMap<&'t str, usize>) {
+        let (found, range) = self.locate(path);
+        let block = range.map_or(&[][..], |range| &self.lines[range]);
+        let mut keys = std::collections::HashMap::new();
+        if let Some((col, _)) = block.iter().find_map(|line| line.key) {
+            for line in block {
+                if let Some((at, name)) = line.key
+                    && at == col
+                {
+                    keys.entry(name).or_insert(line.number);
                 }
             }
         }
+        (found, keys)
     }
-    found
+
+    /// The line of the node at `path` (or its deepest ancestor found), and the range of lines
+    /// below it when the whole path was found.
+    fn locate(&self, path: &[Step<'_>]) -> (usize, Option<std::ops::Range<usize>>) {
+        let lines = &self.lines;
+        let mut range = 0..lines.len();
+        let mut found = lines.first().map_or(0, |line| line.number);
+        for step in path {
+            let block = &lines[range.clone()];
+            let Some(first) = block.first() else {
+                return (found, None);
+            };
+            match *step {
+                Step::Field(name) => {
+                    // The block's keys sit at the column of its first key.
+                    let Some((col, _)) = block.iter().find_map(|line| line.key) else {
+                        return (found, None);
+                    };
+                    let Some(at) = block.iter().position(|line| line.key == Some((col, name)))
+                    else {
+                        return (found, None);
+                    };
+                    found = block[at].number;
+                    let start = range.start + at + 1;
+                    let end = block[at + 1..]
+                        .iter()
+                        .position(|line| {
+                            line.indent < col || (line.indent == col && line.dash.is_none())
+                        })
+                        .map_or(range.end, |offset| start + offset);
+                    range = start..end;
+                }
+                Step::Item(index) => {
+                    let Some(col) = first.dash else {
+                        return (found, None);
+                    };
+                    let starts: Vec<usize> = block
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, line)| line.dash == Some(col))
+                        .map(|(at, _)| at)
+                        .collect();
+                    let Some(&at) = starts.get(index) else {
+                        return (found, None);
+                    };
+                    found = block[at].number;
+                    let end = starts
+                        .get(index + 1)
+                        .map_or(range.end, |&next| range.start + next);
+                    // The item's first key sits on its dash line: keep that line in the range.
+                    range = range.start + at..end;
+                    if block[at].key.is_none() {
+                        range.start += 1;
+                    }
+                }
+            }
+        }
+        (found, Some(range))
+    }
 }
 
 #[cfg(test)]
@@ -254,5 +333,38 @@ spec:
             ),
             9
         );
+    }
+
+    #[test]
+    fn every_item_and_key_at_once_is_what_line_of_gives_each() {
+        let containers = [
+            Field("spec"),
+            Field("template"),
+            Field("spec"),
+            Field("containers"),
+        ];
+        let outline = Outline::new(DOC);
+        let items = outline.item_lines(&containers, 4);
+        for (i, line) in items.iter().enumerate() {
+            let mut path = containers.to_vec();
+            path.push(Item(i));
+            assert_eq!(*line, line_of(DOC, &path), "item {i}");
+        }
+        assert_eq!(items, [10, 12, 9, 9]);
+        // Flow style: every item is at the sequence's line.
+        assert_eq!(
+            outline.item_lines(&[Field("metadata"), Field("labels")], 2),
+            [4, 4]
+        );
+        let mut item = containers.to_vec();
+        item.push(Item(1));
+        let (own, keys) = outline.key_lines(&item);
+        assert_eq!(own, line_of(DOC, &item));
+        for name in ["name", "image", "env", "resources", "absent"] {
+            let mut path = item.clone();
+            path.push(Field(name));
+            let line = keys.get(name).copied().unwrap_or(own);
+            assert_eq!(line, line_of(DOC, &path), "{name}");
+        }
     }
 }

@@ -123,6 +123,8 @@ pub fn parse_file_sharing(
             file,
             doc_index,
             doc: &doc,
+            digest: super::digest(doc.text),
+            outline: std::cell::OnceCell::new(),
         };
         // `kind: List` (what `kubectl get -o yaml` writes): kubectl applies each item.
         if is_list(&value) {
@@ -132,12 +134,13 @@ pub fn parse_file_sharing(
             let Some(Value::Array(items)) = list.remove("items") else {
                 continue;
             };
-            for (at, item) in items.into_iter().enumerate() {
-                let steps = [
-                    super::lines::Step::Field("items"),
-                    super::lines::Step::Item(at),
-                ];
-                let line = doc.line + super::lines::line_of(doc.text, &steps) + 1;
+            // Every item's line in one reading of the document (a line each would read the
+            // whole document once per item: a 9 MB list of 20,000 objects never finished).
+            let lines = place
+                .outline()
+                .item_lines(&[super::lines::Step::Field("items")], items.len());
+            for ((at, item), line) in items.into_iter().enumerate().zip(lines) {
+                let line = doc.line + line + 1;
                 place.push(&mut parsed, item, line, Some(at), default_namespace, names);
             }
             continue;
@@ -179,9 +182,18 @@ struct Place<'a, 'd> {
     file: &'a Arc<Path>,
     doc_index: usize,
     doc: &'a Document<'d>,
+    /// Of the document's text, shared by the items of a `kind: List`.
+    digest: u64,
+    /// The document's outline, read when a line inside it is first needed.
+    outline: std::cell::OnceCell<super::lines::Outline<'d>>,
 }
 
-impl Place<'_, '_> {
+impl<'d> Place<'_, 'd> {
+    fn outline(&self) -> &super::lines::Outline<'d> {
+        self.outline
+            .get_or_init(|| super::lines::Outline::new(self.doc.text))
+    }
+
     /// A Secret's `data` must be base64 (the server refuses it otherwise): each value that is
     /// not is a problem naming its field and line, never its value.
     fn check_secret_data(
@@ -195,6 +207,16 @@ impl Place<'_, '_> {
         let Some(Value::Object(data)) = value.get("data") else {
             return;
         };
+        let mut path = Vec::new();
+        if let Some(at) = list_item {
+            path.extend([
+                super::lines::Step::Field("items"),
+                super::lines::Step::Item(at),
+            ]);
+        }
+        path.push(super::lines::Step::Field("data"));
+        // Looked up once for all the keys (a Secret may hold thousands).
+        let mut lines = None;
         for (name, encoded) in data {
             let valid = encoded.as_str().is_some_and(|text| {
                 base64::engine::general_purpose::STANDARD
@@ -204,20 +226,11 @@ impl Place<'_, '_> {
             if valid {
                 continue;
             }
-            let mut steps = Vec::new();
-            if let Some(at) = list_item {
-                steps.extend([
-                    super::lines::Step::Field("items"),
-                    super::lines::Step::Item(at),
-                ]);
-            }
-            steps.extend([
-                super::lines::Step::Field("data"),
-                super::lines::Step::Field(name),
-            ]);
+            let (data_line, keys) = lines.get_or_insert_with(|| self.outline().key_lines(&path));
+            let line = keys.get(name.as_str()).copied().unwrap_or(*data_line);
             parsed.problems.push(Problem::Invalid {
                 file: self.file.to_path_buf(),
-                line: self.doc.line + super::lines::line_of(self.doc.text, &steps) + 1,
+                line: self.doc.line + line + 1,
                 key: key.clone(),
                 message: format!(
                     "data.{name} is not base64, as a Secret's data must be (the server refuses it; write text under stringData)"
@@ -263,7 +276,7 @@ impl Place<'_, '_> {
             line,
             span: self.doc.offset..self.doc.offset + self.doc.text.len(),
             first_line: self.doc.line,
-            digest: super::digest(self.doc.text),
+            digest: self.digest,
             body: Node::from_value(value, names),
             list_item,
             rendered: None,
@@ -335,5 +348,57 @@ mod tests {
         };
         assert_eq!(file, Path::new("/m/app.yaml"));
         assert!((8..=9).contains(line), "line {line}");
+    }
+
+    #[test]
+    fn a_long_list_is_read_once_for_its_lines_and_digest() {
+        let items: String = (0..300)
+            .map(|i| format!("- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n  data:\n    k: v\n"))
+            .collect();
+        let text = format!("apiVersion: v1\nkind: List\nitems:\n{items}");
+        let (scanned, digested) = (
+            super::super::lines::SCANNED.with(|n| n.replace(0)),
+            super::super::DIGESTED.with(|n| n.replace(0)),
+        );
+        let parsed = parse(&text);
+        let scanned_now = super::super::lines::SCANNED.with(|n| n.replace(scanned));
+        let digested_now = super::super::DIGESTED.with(|n| n.replace(digested));
+        assert_eq!(parsed.objects.len(), 300);
+        // Item i starts at line 4 + 6 i (1-based).
+        for (i, object) in parsed.objects.iter().enumerate() {
+            assert_eq!(object.line, 4 + 6 * i, "{}", object.key);
+            assert_eq!(object.list_item, Some(i));
+        }
+        // Once each: a reading per item would be 300 times the document.
+        let lines = text.lines().count();
+        assert!(
+            scanned_now <= lines,
+            "{scanned_now} lines scanned of {lines}"
+        );
+        assert!(
+            digested_now <= text.len(),
+            "{digested_now} bytes hashed of {}",
+            text.len()
+        );
+    }
+
+    #[test]
+    fn a_secret_with_many_bad_values_names_each_line_reading_the_document_once() {
+        let data: String = (0..200)
+            .map(|i| format!("  key{i}: not*base64\n"))
+            .collect();
+        let text = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n{data}");
+        let before = super::super::lines::SCANNED.with(|n| n.replace(0));
+        let parsed = parse(&text);
+        let scanned = super::super::lines::SCANNED.with(|n| n.replace(before));
+        assert_eq!(parsed.problems.len(), 200);
+        for (i, problem) in parsed.problems.iter().enumerate() {
+            let Problem::Invalid { line, message, .. } = problem else {
+                unreachable!("{problem:?}")
+            };
+            assert!(message.starts_with(&format!("data.key{i} ")), "{message}");
+            assert_eq!(*line, 6 + i, "{message}");
+        }
+        assert!(scanned <= text.lines().count(), "{scanned} lines scanned");
     }
 }

@@ -116,71 +116,75 @@ impl ManifestIndex {
     /// Puts a re-read file into the index and returns the keys whose manifest may have changed
     /// (defined in the old or the new version of the file; every key for a config change).
     pub fn apply_change(&mut self, change: FileChange) -> Vec<ObjectKey> {
-        match change {
-            FileChange::Kustomize(change) => {
-                let change = *change;
-                let config_changed = change.config != self.config;
-                self.config = change.config;
-                self.config_problems = change.config_problems;
-                self.walk_problems = change.walk_problems;
-                self.kustomize = change.kustomize;
-                let gone: Vec<PathBuf> = self
-                    .files
-                    .keys()
-                    .filter(|path| {
-                        if is_kustomization_name(path) {
-                            !change.kept.contains(*path)
-                        } else {
-                            !change.plain.contains(*path)
+        self.apply_changes(vec![change])
+    }
+
+    /// [`ManifestIndex::apply_change`] for a burst of changes (a `git checkout` of another
+    /// branch changes every file): the key index is rebuilt once, not once a file.
+    pub fn apply_changes(&mut self, changes: Vec<FileChange>) -> Vec<ObjectKey> {
+        let mut touched = Vec::new();
+        let mut every_key = false;
+        // Files read now: their keys are taken after the rebuild, scoped as the cluster says.
+        let mut read = Vec::new();
+        for change in changes {
+            match change {
+                FileChange::Kustomize(change) => {
+                    let change = *change;
+                    every_key |= change.config != self.config;
+                    self.config = change.config;
+                    self.config_problems = change.config_problems;
+                    self.walk_problems = change.walk_problems;
+                    self.kustomize = change.kustomize;
+                    let gone: Vec<PathBuf> = self
+                        .files
+                        .keys()
+                        .filter(|path| {
+                            if is_kustomization_name(path) {
+                                !change.kept.contains(*path)
+                            } else {
+                                !change.plain.contains(*path)
+                            }
+                        })
+                        .cloned()
+                        .collect();
+                    for path in gone {
+                        if let Some(parsed) = self.files.remove(&path) {
+                            touched.extend(parsed.objects.into_iter().map(|o| o.key));
                         }
-                    })
-                    .cloned()
-                    .collect();
-                let mut touched = Vec::new();
-                for path in gone {
-                    if let Some(parsed) = self.files.remove(&path) {
-                        touched.extend(parsed.objects.into_iter().map(|o| o.key));
+                    }
+                    for (path, parsed) in change.parsed.into_iter().chain(change.rendered) {
+                        touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
+                        self.files.insert(path, parsed);
                     }
                 }
-                for (path, parsed) in change.parsed.into_iter().chain(change.rendered) {
-                    touched.extend(parsed.objects.iter().map(|o| o.key.clone()));
-                    self.files.insert(path, parsed);
+                FileChange::Config(config, problems) => {
+                    self.config = config;
+                    self.config_problems = problems;
+                    every_key = true;
                 }
-                self.rebuild();
-                if config_changed {
-                    touched.extend(self.objects.keys().cloned());
+                FileChange::File { path, parsed } => {
+                    if let Some(old) = self.files.remove(&path) {
+                        touched.extend(old.objects.into_iter().map(|o| o.key));
+                    }
+                    if let Some(parsed) = parsed {
+                        self.files.insert(path.clone(), parsed);
+                        read.push(path);
+                    }
                 }
-                touched.sort();
-                touched.dedup();
-                touched
-            }
-            FileChange::Config(config, problems) => {
-                self.config = config;
-                self.config_problems = problems;
-                let mut all: Vec<ObjectKey> = self.objects.keys().cloned().collect();
-                all.sort();
-                all
-            }
-            FileChange::File { path, parsed } => {
-                let mut touched: Vec<ObjectKey> = self
-                    .files
-                    .remove(&path)
-                    .map(|f| f.objects.into_iter().map(|o| o.key).collect())
-                    .unwrap_or_default();
-                let read = parsed.is_some();
-                if let Some(parsed) = parsed {
-                    self.files.insert(path.clone(), parsed);
-                }
-                self.rebuild();
-                // The new objects' keys as the cluster scopes them (rebuilt above).
-                if read && let Some(file) = self.files.get(&path) {
-                    touched.extend(file.objects.iter().map(|o| o.key.clone()));
-                }
-                touched.sort();
-                touched.dedup();
-                touched
             }
         }
+        self.rebuild();
+        for path in read {
+            if let Some(file) = self.files.get(&path) {
+                touched.extend(file.objects.iter().map(|o| o.key.clone()));
+            }
+        }
+        if every_key {
+            touched.extend(self.objects.keys().cloned());
+        }
+        touched.sort();
+        touched.dedup();
+        touched
     }
 }
 
@@ -242,5 +246,39 @@ mod tests {
         ));
         assert!(touched.is_empty());
         assert!(index.problems().is_empty());
+    }
+
+    #[test]
+    fn a_burst_of_changed_files_rebuilds_the_index_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (0..50)
+            .map(|i| {
+                let file = dir.path().join(format!("web{i}.yaml"));
+                std::fs::write(&file, DEPLOY.replace("name: web", &format!("name: web{i}")))
+                    .unwrap();
+                file
+            })
+            .collect();
+        let mut index = ManifestIndex::load(dir.path(), "default");
+        let rebuilds = index.rebuilds;
+        let changes = files
+            .iter()
+            .map(|file| {
+                let text = std::fs::read_to_string(file).unwrap();
+                std::fs::write(file, text.replace("replicas: 2", "replicas: 5")).unwrap();
+                read_change(dir.path(), "default", &Selection::default(), file)
+            })
+            .collect();
+        let touched = index.apply_changes(changes);
+        assert_eq!(touched.len(), 50);
+        // One rebuild of the key index for the burst, not one per file (50 × 50 objects).
+        assert_eq!(index.rebuilds - rebuilds, 1);
+        for i in 0..50 {
+            let key = ObjectKey::new("apps", "Deployment", "shop", &format!("web{i}"));
+            assert_eq!(
+                index.get(&key).unwrap().body.to_value()["spec"]["replicas"],
+                5
+            );
+        }
     }
 }

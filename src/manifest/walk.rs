@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::Problem;
 
-/// Files larger than this are skipped: no one keeps a manifest that big, and reading one would
-/// stall the load.
+/// Files larger than this (10 MiB) are skipped with a problem naming the file and its size: no
+/// one keeps a manifest that big, and parsing one takes memory in proportion (see the README's
+/// "Limits"). A 9 MB `kubectl get -o yaml` dump still loads.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// True for the names kdrift reads as manifests: what `kubectl apply -f DIR` reads.
@@ -131,16 +132,34 @@ pub fn manifest_files(root: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> 
     files
 }
 
-/// Reads a manifest file as text, or says why it is skipped (too big, binary, unreadable).
+/// Reads a manifest file as text, or says why it is skipped (too big, binary, not a regular
+/// file, unreadable). At most [`MAX_FILE_BYTES`] are read, whatever the file's size said.
 pub fn read_manifest(path: &Path) -> Result<String, String> {
     let unreadable = |e: std::io::Error| format!("cannot read: {e}");
-    let mut file = fs::File::open(path).map_err(unreadable)?;
+    // Before opening: opening a named pipe waits for a writer, and a device never ends.
+    if !fs::metadata(path).map_err(unreadable)?.is_file() {
+        return Err("not a regular file (a pipe, socket or device)".to_owned());
+    }
+    let file = fs::File::open(path).map_err(unreadable)?;
+    let too_big = |size: u64| {
+        format!(
+            "{size} bytes ({:.1} MiB), over the {} MiB limit on a manifest file",
+            size as f64 / (1024.0 * 1024.0),
+            MAX_FILE_BYTES / (1024 * 1024)
+        )
+    };
     let size = file.metadata().map_err(unreadable)?.len();
     if size > MAX_FILE_BYTES {
-        return Err(format!("{size} bytes, over the 10 MB limit"));
+        return Err(too_big(size));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(unreadable)?;
+    // A file that grew since its size was read is still read no further than the limit.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
     if bytes.contains(&0) {
         return Err("binary file (contains NUL bytes)".to_owned());
     }
@@ -150,4 +169,45 @@ pub fn read_manifest(path: &Path) -> Result<String, String> {
             e.utf8_error().valid_up_to()
         )
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_pipe_with_a_manifest_name_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("web.yaml");
+        let name = std::ffi::CString::new(pipe.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // On a thread: opening the pipe for reading would block until a writer came.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(read_manifest(&pipe)));
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("read_manifest waited on a named pipe");
+        assert_eq!(
+            answer,
+            Err("not a regular file (a pipe, socket or device)".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_with_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("huge.yaml");
+        std::fs::write(&file, vec![b'#'; MAX_FILE_BYTES as usize + 1]).unwrap();
+        assert_eq!(
+            read_manifest(&file),
+            Err("10485761 bytes (10.0 MiB), over the 10 MiB limit on a manifest file".to_owned())
+        );
+        std::fs::write(&file, vec![b'#'; MAX_FILE_BYTES as usize]).unwrap();
+        assert_eq!(
+            read_manifest(&file).map(|t| t.len()),
+            Ok(MAX_FILE_BYTES as usize)
+        );
+    }
 }
