@@ -425,3 +425,52 @@ fn each_class_and_normalisation_case() {
         assert_eq!((drift.status, found), (status, expected), "case: {name}");
     }
 }
+
+/// A list that gained 20,000 items live (a `kubectl edit` of a huge env list) is compared in one
+/// pass per list: each added item found by key once, its preceding items shared, duplicates
+/// dropped through a map — the comparison took minutes for a few thousand before.
+#[test]
+fn twenty_thousand_items_added_live_are_each_reported_in_live_order() {
+    const N: usize = 20_000;
+    let manifest: Value = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "a:1", "env": [{"name": "MODE", "value": "prod"}]}]}}}});
+    let mut env = vec![json!({"name": "MODE", "value": "prod"})];
+    let mut fields = serde_json::Map::new();
+    for i in 0..N {
+        env.push(json!({"name": format!("VAR_{i:06}"), "value": format!("v{i}")}));
+        fields.insert(
+            format!("k:{{\"name\":\"VAR_{i:06}\"}}"),
+            json!({".": {}, "f:name": {}, "f:value": {}}),
+        );
+    }
+    let live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "1", "managedFields": [
+            {"manager": "kubectl-edit", "operation": "Update", "time": "2026-11-22T01:00:00Z",
+             "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+                 "k:{\"name\":\"app\"}": {"f:env": fields}}}}}}}]},
+        "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "a:1", "env": env}]}}}});
+    let live = LiveObject::from_value(live, kdrift::schema::Schemas::builtin()).expect("live");
+    let key = ObjectKey::new("apps", "Deployment", "shop", "web");
+    let drift = compare_values(&key, &manifest, &live, &Config::default());
+    assert_eq!(drift.status, ObjectStatus::Drifted);
+    assert_eq!(drift.items.len(), N);
+    let names: Vec<String> = drift.items.iter().map(|i| i.path.to_string()).collect();
+    assert!(names[0].ends_with("env[name=VAR_000000]"), "{}", names[0]);
+    assert!(
+        names[N - 1].ends_with("env[name=VAR_019999]"),
+        "{}",
+        names[N - 1]
+    );
+    assert!(drift.items.iter().all(|i| i.class == Class::AddedLive));
+    // The last one's preceding items: every variable before it, nearest first, then MODE.
+    let preceding: Vec<String> = drift.items[N - 1]
+        .preceding
+        .nearest_first()
+        .map(|s| format!("{s:?}"))
+        .collect();
+    assert_eq!(preceding.len(), N);
+    assert!(preceding[0].contains("VAR_019998"), "{}", preceding[0]);
+    assert!(preceding[N - 1].contains("MODE"), "{}", preceding[N - 1]);
+}

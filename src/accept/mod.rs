@@ -260,7 +260,9 @@ pub fn field_edit(item: &DriftItem) -> FieldEdit {
             FieldEdit::InsertItem {
                 path,
                 value: value.clone(),
-                after: drift::DriftPath(item.preceding.clone()).edit_path().0,
+                after: drift::DriftPath(item.preceding.nearest_first().cloned().collect())
+                    .edit_path()
+                    .0,
             }
         }
         (Some(value), class) if class != Class::RemovedLive => FieldEdit::Set {

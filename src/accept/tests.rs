@@ -23,7 +23,7 @@ fn item(
             time: Some("2026-11-22T03:00:00Z".into()),
             subresource: Some("scale".into()),
         },
-        preceding: Vec::new(),
+        preceding: Default::default(),
     }
 }
 

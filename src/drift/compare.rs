@@ -92,7 +92,8 @@ fn compare_walk(
     dedupe_added(&mut items);
     if items.len() > 1 {
         // Listed as the live object has them (what an operator reads top to bottom).
-        items.sort_by_cached_key(|item| live_position(&live.body, &item.path));
+        let mut lists = Positions::default();
+        items.sort_by_cached_key(|item| live_position(&live.body, &item.path, &mut lists));
     }
     items.retain(|item| {
         !config
@@ -133,23 +134,30 @@ pub fn unmanaged(key: &ObjectKey) -> ObjectDrift {
     }
 }
 
-/// Two managers may share an added field; keep the most recent writer only.
+/// Two managers may share an added field; keep the most recent writer only (in one pass: a list
+/// that gained thousands of items live has thousands of added fields).
 fn dedupe_added(items: &mut Vec<DriftItem>) {
-    let mut at = 0;
-    while at < items.len() {
-        let duplicate = items[..at]
-            .iter()
-            .position(|seen| seen.path == items[at].path);
-        match duplicate {
-            Some(first) => {
-                if items[at].attribution.time > items[first].attribution.time {
-                    items.swap(first, at);
+    let mut first_of: std::collections::HashMap<String, usize> = Default::default();
+    let mut kept: Vec<DriftItem> = Vec::with_capacity(items.len());
+    for item in items.drain(..) {
+        let text = item.path.to_string();
+        match first_of
+            .get(&text)
+            .copied()
+            .filter(|&at| kept[at].path == item.path)
+        {
+            Some(at) => {
+                if item.attribution.time > kept[at].attribution.time {
+                    kept[at] = item;
                 }
-                items.remove(at);
             }
-            None => at += 1,
+            None => {
+                first_of.insert(text, kept.len());
+                kept.push(item);
+            }
         }
     }
+    *items = kept;
 }
 
 /// The value of key field `name` of a list item, with the server's default when absent.
@@ -342,7 +350,7 @@ impl<'a> Walk<'a> {
             manifest: manifest.map(Node::to_value),
             live: live.cloned(),
             attribution,
-            preceding: Vec::new(),
+            preceding: Default::default(),
         });
     }
 
@@ -524,7 +532,7 @@ impl<'a> Walk<'a> {
             manifest: Some(names(common)),
             live: Some(names(live_order)),
             attribution,
-            preceding: Vec::new(),
+            preceding: Default::default(),
         });
     }
 
@@ -533,15 +541,20 @@ impl<'a> Walk<'a> {
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
     fn added_fields(&mut self, root: Schema, entry: &ManagedFieldsEntry, manifest: &Node) {
-        let mut reported: Vec<FieldPath> = Vec::new();
+        // `paths()` is depth first: what lies under a reported path comes right after it.
+        let mut reported: Option<FieldPath> = None;
+        let mut lists = ListIndex::default();
+        let body = &self.live.body;
         for path in entry.fields.paths() {
-            if reported.iter().any(|done| path.starts_with(done)) || never_drift_path(&path) {
+            if reported.as_ref().is_some_and(|done| path.starts_with(done))
+                || never_drift_path(&path)
+            {
                 continue;
             }
             if lookup(root, &path, manifest).is_some_and(|v| !v.is_null()) {
                 continue;
             }
-            let Some(live) = path.lookup(root, &self.live.body).filter(|v| !v.is_null()) else {
+            let Some(live) = lists.lookup(root, &path, body).filter(|v| !v.is_null()) else {
                 continue;
             };
             // An apply's set holds the zero values the server always serializes (`resources:
@@ -569,12 +582,89 @@ impl<'a> Walk<'a> {
             } else {
                 Class::AddedLive
             };
-            let preceding = preceding_items(root, &path, &self.live.body);
-            self.push(class, drift_path, None, Some(live), Attribution::of(entry));
+            let preceding = lists.preceding(root, &path, body);
+            let live = live.clone();
+            self.push(class, drift_path, None, Some(&live), Attribution::of(entry));
             if let Some(item) = self.items.last_mut() {
                 item.preceding = preceding;
             }
-            reported.push(path);
+            reported = Some(path);
+        }
+    }
+}
+
+/// The live lists a manager's added fields reach, each read once: its items' places by key and
+/// their keys as steps. A list that gained thousands of items live is otherwise searched once
+/// per item, and each item would keep a copy of the ones before it.
+#[derive(Default)]
+struct ListIndex {
+    /// By the path of the list: its items' elements and places, and their keys as steps.
+    lists: std::collections::BTreeMap<Vec<PathElement>, ListItems>,
+}
+
+/// A live list's items: their places by element, and their keys as steps.
+type ListItems = (
+    std::collections::BTreeMap<PathElement, usize>,
+    std::sync::Arc<[Option<PathStep>]>,
+);
+
+impl ListIndex {
+    /// The list at `parent` (its items' places and keys), read on first use.
+    fn list(&mut self, root: Schema, parent: &[PathElement], items: &[Value]) -> &ListItems {
+        self.lists.entry(parent.to_vec()).or_insert_with(|| {
+            let schema = FieldPath(parent.to_vec()).schema(root);
+            let places = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (PathElement::for_item(schema, item, i), i))
+                .rev()
+                .collect();
+            let steps = items
+                .iter()
+                .map(|item| match item {
+                    Value::Object(_) => schema
+                        .item_key(item)
+                        .map(|key| PathStep::Item { key, index: None }),
+                    other => Some(PathStep::Value(other.clone())),
+                })
+                .collect();
+            (places, steps)
+        })
+    }
+
+    /// The live value at `path`, as [`FieldPath::lookup`] finds it, with keyed list items found
+    /// through the index.
+    fn lookup<'v>(&mut self, root: Schema, path: &FieldPath, live: &'v Value) -> Option<&'v Value> {
+        let mut value = live;
+        for (depth, element) in path.0.iter().enumerate() {
+            let schema = FieldPath(path.0[..depth].to_vec()).schema(root);
+            value = match (element, value, schema.list_type()) {
+                (PathElement::Key(_), Value::Array(items), ListType::Map)
+                | (PathElement::Value(_), Value::Array(items), ListType::Set) => {
+                    let (places, _) = self.list(root, &path.0[..depth], items);
+                    items.get(*places.get(element)?)?
+                }
+                _ => element.lookup(schema, value)?.0,
+            };
+        }
+        Some(value)
+    }
+
+    /// The items before the list item at `path` in the live list (none for a field).
+    fn preceding(&mut self, root: Schema, path: &FieldPath, live: &Value) -> super::Preceding {
+        let Some((last, parent)) = path.0.split_last() else {
+            return super::Preceding::default();
+        };
+        if matches!(last, PathElement::Field(_)) {
+            return super::Preceding::default();
+        }
+        let Some(Value::Array(items)) = FieldPath(parent.to_vec()).lookup(root, live) else {
+            return super::Preceding::default();
+        };
+        let (places, steps) = self.list(root, parent, items);
+        match places.get(last) {
+            Some(at) => super::Preceding::new(steps.clone(), *at),
+            None => super::Preceding::default(),
         }
     }
 }
@@ -596,9 +686,14 @@ pub(super) fn never_drift_path(path: &FieldPath) -> bool {
     false
 }
 
+/// The places of a live list's items by their key fields' values (as JSON), by list (its
+/// address while the live object is borrowed) and key fields: built once per list.
+type Positions =
+    std::collections::HashMap<(usize, String), std::collections::HashMap<String, usize>>;
+
 /// The position of `path` in `live`, step by step (the index of a map key or list item), for
 /// listing fields in live order; a step that is not live sorts last among its siblings.
-fn live_position(live: &Value, path: &DriftPath) -> Vec<usize> {
+fn live_position(live: &Value, path: &DriftPath, lists: &mut Positions) -> Vec<usize> {
     let mut out = Vec::with_capacity(path.0.len());
     let mut node = Some(live);
     for step in &path.0 {
@@ -608,10 +703,27 @@ fn live_position(live: &Value, path: &DriftPath) -> Vec<usize> {
                 .position(|k| k == name)
                 .and_then(|at| map.get(name).map(|child| (at, child))),
             (PathStep::Item { key, .. }, Some(Value::Array(items))) => {
-                items.iter().enumerate().find(|(_, item)| {
-                    key.iter()
-                        .all(|(field, want)| item.get(field) == Some(want))
-                })
+                let fields: Vec<&str> = key.keys().map(String::as_str).collect();
+                let places = lists
+                    .entry((items.as_ptr() as usize, fields.join("\u{0}")))
+                    .or_insert_with(|| {
+                        // The first item of each key, as a search from the start finds it.
+                        items
+                            .iter()
+                            .enumerate()
+                            .rev()
+                            .filter_map(|(i, item)| {
+                                let values: Vec<Option<&Value>> =
+                                    fields.iter().map(|f| item.get(*f)).collect();
+                                Some((serde_json::to_string(&values).ok()?, i))
+                            })
+                            .collect()
+                    });
+                let want: Vec<Option<&Value>> = key.values().map(Some).collect();
+                serde_json::to_string(&want)
+                    .ok()
+                    .and_then(|want| places.get(&want))
+                    .and_then(|&i| items.get(i).map(|item| (i, item)))
             }
             (PathStep::Value(want), Some(Value::Array(items))) => {
                 items.iter().enumerate().find(|(_, item)| *item == want)
@@ -630,37 +742,4 @@ fn live_position(live: &Value, path: &DriftPath) -> Vec<usize> {
         }
     }
     out
-}
-
-/// For a list item at `path`: the items before it in the live list, nearest first, as drift
-/// path steps (by key, or by value in a set). Empty for anything but a list item.
-fn preceding_items(root: Schema, path: &FieldPath, live: &Value) -> Vec<PathStep> {
-    let Some((last, parent)) = path.0.split_last() else {
-        return Vec::new();
-    };
-    if matches!(last, PathElement::Field(_)) {
-        return Vec::new();
-    }
-    let parent = FieldPath(parent.to_vec());
-    let schema = parent.schema(root);
-    let Some(Value::Array(items)) = parent.lookup(root, live) else {
-        return Vec::new();
-    };
-    let Some(at) = items
-        .iter()
-        .enumerate()
-        .position(|(i, item)| PathElement::for_item(schema, item, i) == *last)
-    else {
-        return Vec::new();
-    };
-    items[..at]
-        .iter()
-        .rev()
-        .filter_map(|item| match item {
-            Value::Object(_) => schema
-                .item_key(item)
-                .map(|key| PathStep::Item { key, index: None }),
-            other => Some(PathStep::Value(other.clone())),
-        })
-        .collect()
 }

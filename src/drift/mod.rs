@@ -105,9 +105,38 @@ pub struct DriftItem {
     pub manifest: Option<Value>,
     pub live: Option<Value>,
     pub attribution: Attribution,
-    /// For a list item added live: the items before it in the live list, nearest first (an
-    /// accept inserts it after the first of them the manifest has). Empty otherwise.
-    pub preceding: Vec<PathStep>,
+    /// For a list item added live: the items before it in the live list (an accept inserts it
+    /// after the nearest of them the manifest has). Empty otherwise.
+    pub preceding: Preceding,
+}
+
+/// The items before an added one in its live list: the keys of the whole list, shared by every
+/// item added to it, and the item's place (thousands of items added to one list would otherwise
+/// each hold a copy of all the ones before it).
+#[derive(Debug, Clone, Default)]
+pub struct Preceding {
+    /// Each live item's key (`None`: an item without one, skipped).
+    list: std::sync::Arc<[Option<PathStep>]>,
+    at: usize,
+}
+
+impl Preceding {
+    /// The items before place `at` of a list whose items' keys are `list`.
+    pub fn new(list: std::sync::Arc<[Option<PathStep>]>, at: usize) -> Preceding {
+        let at = at.min(list.len());
+        Preceding { list, at }
+    }
+
+    /// Nearest first.
+    pub fn nearest_first(&self) -> impl Iterator<Item = &PathStep> {
+        self.list[..self.at].iter().rev().flatten()
+    }
+}
+
+impl PartialEq for Preceding {
+    fn eq(&self, other: &Preceding) -> bool {
+        self.nearest_first().eq(other.nearest_first())
+    }
 }
 
 /// The state of one object.
