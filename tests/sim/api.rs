@@ -274,6 +274,54 @@ fn dropped_watches_end_and_a_restart_keeps_state_on_the_same_port() {
 }
 
 #[test]
+fn a_stalled_watch_stays_open_and_silent_until_its_client_leaves() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    c.runtime.block_on(async {
+        let rv = api
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .unwrap();
+        // Bookmarks every 5 s and an end after 2 s, were it not stalled.
+        let params = WatchParams::default().timeout(2);
+        let mut stalled = api.watch(&params, &rv).await.unwrap().boxed();
+        c.server.faults().stall_watches();
+        relabel(&c, "shop", "cart", "tier", "stalled");
+        // Past its timeout and a bookmark interval: nothing at all, and not the end either.
+        let silent = tokio::time::timeout(Duration::from_secs(7), stalled.next()).await;
+        assert!(silent.is_err(), "a stalled watch sent {silent:?}");
+        assert_eq!(c.server.faults().stalled_watches(), 1);
+        // A watch opened after the stall is served: it sees the change.
+        let mut fresh = api.watch(&params, &rv).await.unwrap().boxed();
+        let seen = loop {
+            match tokio::time::timeout(PATIENCE, fresh.try_next()).await {
+                Ok(Ok(Some(WatchEvent::Modified(d))))
+                    if d.metadata.name.as_deref() == Some("cart") =>
+                {
+                    break d.metadata.labels.unwrap_or_default().get("tier").cloned();
+                }
+                Ok(Ok(Some(_))) => continue,
+                other => panic!("the new watch did not see the change: {other:?}"),
+            }
+        };
+        assert_eq!(seen.as_deref(), Some("stalled"));
+        // The client gives up on the stalled stream: the server lets it go.
+        drop(stalled);
+        let start = std::time::Instant::now();
+        while c.server.faults().stalled_watches() > 0 {
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the stalled stream outlived its client"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}
+
+#[test]
 fn a_forbidden_namespace_answers_403_and_the_others_keep_working() {
     let c = Cluster::start();
     let kube = client(&c);
