@@ -4,10 +4,12 @@
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
 //! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
+//! Each watch asks the server to end it after [`WATCH_TIMEOUT_DEFAULT_SECS`], so that one that
+//! falls silent is noticed and replaced within half a minute.
 //! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -435,7 +437,9 @@ pub(super) async fn pump<K, T>(
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
 {
-    let config = watcher::Config::default().any_semantic();
+    let config = watcher::Config::default()
+        .any_semantic()
+        .timeout(watch_timeout_secs());
     let probe_api = api.clone();
     let start = || {
         watcher(api.clone(), config.clone())
@@ -568,6 +572,28 @@ where
     }
     // A watcher stream with backoff never ends; if it did, there is nothing more to send.
     PumpEnd::ReceiverGone
+}
+
+/// The `timeoutSeconds` of every watch request (see [`watch_timeout_secs`]).
+static WATCH_TIMEOUT_SECS: AtomicU32 = AtomicU32::new(WATCH_TIMEOUT_DEFAULT_SECS);
+
+/// A real API server ends a watch after its `timeoutSeconds` (sending a bookmark 2 s before,
+/// when asked for bookmarks), and kube-runtime drops a watch that stays silent for that long
+/// plus 5 s and watches again from the last resourceVersion it saw. With 25 s, a healthy watch
+/// always ends on its own before kube-runtime would give up on it, while a stalled one (a
+/// half-open connection, a stuck proxy: open, sending nothing) is dropped after 30 s of
+/// silence. Bookmarks alone cannot tell: a real server sends one only about every minute.
+pub const WATCH_TIMEOUT_DEFAULT_SECS: u32 = 25;
+
+/// Sets [`watch_timeout_secs`] for the whole process, for watchers started afterwards (tests and
+/// benches shorten it so that a stalled watch is noticed sooner: after it plus 5 s).
+pub fn set_watch_timeout(seconds: u32) {
+    WATCH_TIMEOUT_SECS.store(seconds.max(1), Ordering::Relaxed);
+}
+
+/// The `timeoutSeconds` kdrift asks each watch for: [`WATCH_TIMEOUT_DEFAULT_SECS`] unless set.
+pub fn watch_timeout_secs() -> u32 {
+    WATCH_TIMEOUT_SECS.load(Ordering::Relaxed)
 }
 
 /// How long a watch may stay quiet before kdrift asks whether the server went back.
