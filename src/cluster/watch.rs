@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
 use super::live::{LiveDaemonSet, LiveDeployment, LiveRow, LiveStatefulSet, TableResource};
-use super::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
+use super::rows::{EventRow, Keyed, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -172,6 +172,12 @@ impl ObjectKind {
 pub struct ObjectRow {
     pub key: ObjectKey,
     pub json: super::live::LiveJson,
+}
+
+impl super::rows::Keyed for ObjectRow {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
 }
 
 impl ClusterEvent {
@@ -389,7 +395,7 @@ fn spawn_one<K, T, S>(
 ) -> JoinHandle<()>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    T: Send + 'static,
+    T: Keyed + Send + 'static,
     S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
 {
     tokio::spawn(async move {
@@ -436,6 +442,7 @@ pub(super) async fn pump<K, T>(
 ) -> PumpEnd
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    T: Keyed,
 {
     let config = watcher::Config::default()
         .any_semantic()
@@ -656,7 +663,7 @@ fn relisting(reason: String, previous: &WatchHealth) -> WatchHealth {
     WatchHealth::Reconnecting { since, reason }
 }
 
-fn map_event<K: Resource, T>(
+fn map_event<K: Resource, T: Keyed>(
     ev: watcher::Event<K>,
     map: fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
@@ -665,7 +672,8 @@ fn map_event<K: Resource, T>(
             Some(row) => WatchUpdate::Apply(row),
             None => return None,
         },
-        watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
+        // The row's own key: a StatefulSet's (or its pod's) is not a Deployment's.
+        watcher::Event::Delete(o) => WatchUpdate::Delete(map(o)?.key().clone()),
         watcher::Event::Init => WatchUpdate::Init,
         watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
@@ -731,5 +739,51 @@ fn health_of_error(
     WatchHealth::Reconnecting {
         since,
         reason: err.to_string().replace('\n', " "),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::cluster::live::TableResource;
+
+    fn object<K: DeserializeOwned>(value: serde_json::Value) -> K {
+        serde_json::from_str(&value.to_string()).unwrap()
+    }
+
+    /// A watch's deletion removes the row its object made: found by the soak, where deleted
+    /// StatefulSets and DaemonSets stayed in the table until the next relist.
+    #[test]
+    fn a_deletion_names_the_row_of_its_own_kind() {
+        let sts: LiveStatefulSet = object(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                "template": {"metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "c", "image": "db:1"}]}}}
+        }));
+        let applied = map_event(watcher::Event::Apply(sts.clone()), |s| Some(s.into_row()));
+        let Some(WatchUpdate::Apply(row)) = applied else {
+            panic!("{applied:?}");
+        };
+        let deleted = map_event(watcher::Event::Delete(sts), |s| Some(s.into_row()));
+        assert_eq!(deleted, Some(WatchUpdate::Delete(row.row.key.clone())));
+        assert_eq!(row.row.key.kind, WorkloadKind::StatefulSet);
+
+        // A StatefulSet's pod, in the detail view: its key carries its owner's kind too.
+        let pod: Pod = object(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "db-0", "namespace": "shop", "resourceVersion": "8",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                    "uid": "u", "controller": true}]},
+            "spec": {"containers": [{"name": "c", "image": "db:1"}]}
+        }));
+        let deleted = map_event(watcher::Event::Delete(pod.clone()), |p| {
+            Some(PodRow::from_object(&p))
+        });
+        let key = PodRow::from_object(&pod).key;
+        assert_eq!(key.kind, WorkloadKind::StatefulSet);
+        assert_eq!(deleted, Some(WatchUpdate::Delete(key)));
     }
 }
