@@ -71,6 +71,108 @@ fn paginated_lists_return_every_object_once() {
     assert_eq!(unique.len(), stored, "no object twice: {names:?}");
 }
 
+/// Every page of a list is as of the first page's resourceVersion (as etcd serves it), so a
+/// client watching from that version sees each change after it once and nothing newer before.
+#[test]
+fn a_continued_list_is_one_snapshot_and_the_watch_from_it_sees_what_changed_meanwhile() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::all(client(&c));
+    let keys = |d: &Deployment| {
+        (
+            d.metadata.namespace.clone().unwrap(),
+            d.metadata.name.clone().unwrap(),
+        )
+    };
+    c.runtime.block_on(async {
+        let first = api.list(&ListParams::default().limit(3)).await.unwrap();
+        let rv = first.metadata.resource_version.clone().unwrap();
+        let all = c.server.store().list(ResourceType::DEPLOYMENT, None);
+        let name_of = |v: &Value| {
+            (
+                v["metadata"]["namespace"].as_str().unwrap().to_string(),
+                v["metadata"]["name"].as_str().unwrap().to_string(),
+            )
+        };
+        let (changed, deleted) = (name_of(&all[all.len() - 1]), name_of(&all[all.len() - 2]));
+        // Between the pages: a later object changes, another goes, a new one comes.
+        relabel(&c, &changed.0, &changed.1, "between", "pages");
+        c.server
+            .store()
+            .delete(ResourceType::DEPLOYMENT, &deleted.0, &deleted.1, false)
+            .unwrap();
+        let mut created = all[all.len() - 1].clone();
+        created["metadata"] = json!({"name": "zz-new", "namespace": changed.0});
+        c.server
+            .store()
+            .create(
+                ResourceType::DEPLOYMENT,
+                created,
+                &WriteOptions::manager("test"),
+            )
+            .unwrap();
+        let mut items = first.items.clone();
+        let mut token = first.metadata.continue_.clone();
+        while let Some(t) = token.filter(|t| !t.is_empty()) {
+            let page = api
+                .list(&ListParams::default().limit(3).continue_token(&t))
+                .await
+                .unwrap();
+            assert_eq!(page.metadata.resource_version.as_deref(), Some(rv.as_str()));
+            items.extend(page.items);
+            token = page.metadata.continue_;
+        }
+        assert_eq!(items.len(), all.len(), "the objects as they were at {rv}");
+        let version = |d: &Deployment| -> u64 {
+            d.metadata
+                .resource_version
+                .as_deref()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(items.iter().all(|d| version(d) <= rv.parse().unwrap()));
+        assert!(items.iter().any(|d| keys(d) == deleted));
+        assert!(
+            !items
+                .iter()
+                .any(|d| d.metadata.name.as_deref() == Some("zz-new"))
+        );
+        let old = items.iter().find(|d| keys(d) == changed).unwrap();
+        assert!(
+            !old.metadata
+                .labels
+                .clone()
+                .unwrap_or_default()
+                .contains_key("between")
+        );
+        // The watch from the list's version brings the three changes (among the controllers').
+        let mut stream = api
+            .watch(&WatchParams::default(), &rv)
+            .await
+            .unwrap()
+            .boxed();
+        let (mut saw_change, mut saw_delete, mut saw_new) = (false, false, false);
+        while !(saw_change && saw_delete && saw_new) {
+            let event = tokio::time::timeout(PATIENCE, stream.try_next()).await;
+            match event.unwrap().unwrap() {
+                Some(WatchEvent::Modified(d)) if keys(&d) == changed => {
+                    saw_change |= d
+                        .metadata
+                        .labels
+                        .unwrap_or_default()
+                        .contains_key("between");
+                }
+                Some(WatchEvent::Deleted(d)) => saw_delete |= keys(&d) == deleted,
+                Some(WatchEvent::Added(d)) => {
+                    saw_new |= d.metadata.name.as_deref() == Some("zz-new");
+                }
+                Some(_) => {}
+                None => panic!("the watch ended early"),
+            }
+        }
+    });
+}
+
 #[test]
 fn watches_see_changes_bookmarks_and_objects_leaving_a_selector() {
     let c = Cluster::start();
