@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "live/client.rs"]
 mod client;
 #[path = "live/cluster.rs"]

@@ -11,6 +11,8 @@
 #[path = "common/session.rs"]
 mod session;
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "live/cluster.rs"]
 mod cluster;
 #[path = "common/manifest.rs"]

@@ -318,6 +318,14 @@ async fn statefulsets_and_daemonsets_are_rows_with_their_own_rollouts() {
             s.contains("workloads(all)") && row_of(s, "node-agent").is_some()
         })
         .await;
+        // A deleted DaemonSet leaves the table on its watch event (its key names its own kind:
+        // it stayed until the next relist when it named a Deployment).
+        demo.kubectl(&["delete", "daemonset/node-agent", "-n", "platform"])
+            .await;
+        wait_for(&text, "the deleted DaemonSet's row gone", |s| {
+            row_of(s, "node-agent").is_none() && row_of(s, "ledger-db").is_some()
+        })
+        .await;
         keys(&tx, "q");
     };
     run_on(conn, &common, 140, 50, script).await;

@@ -1,6 +1,6 @@
 //! The benchmark's demo cluster, in a child process so the parent's CPU and memory figures are
 //! kdrift's alone: a store seeded with Deployments, served over HTTP, driven by stdin commands.
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use kdrift::sim::SimServer;
@@ -208,11 +208,7 @@ fn seed(store: &Store) {
 pub fn serve() {
     let kinds = std::env::args().any(|a| a == "kinds");
     let workloads = std::env::args().any(|a| a == "workloads");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = super::child::runtime();
     rt.block_on(async {
         let store = Store::new();
         seed(&store);
@@ -223,17 +219,7 @@ pub fn serve() {
             seed_workloads(&store);
         }
         let server = SimServer::serve_store(store.clone(), 0).await.unwrap();
-        println!("URL {}", server.url());
-        std::io::stdout().flush().unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let mut rx = super::child::serving(&server.url());
         let opts = WriteOptions::manager("bench-churn");
         let mut counter = 0usize;
         while let Some(line) = rx.recv().await {

@@ -32,9 +32,7 @@ impl Change {
 }
 
 /// Something a [`RowSet`] can hold: it knows its key.
-pub trait Keyed {
-    fn key(&self) -> &ObjectKey;
-}
+pub use crate::cluster::rows::Keyed;
 
 /// One watched kind's rows.
 #[derive(Debug, Clone)]
@@ -320,21 +318,6 @@ impl WorkloadEntry {
 impl Keyed for WorkloadEntry {
     fn key(&self) -> &ObjectKey {
         &self.row.key
-    }
-}
-impl Keyed for ReplicaSetRow {
-    fn key(&self) -> &ObjectKey {
-        &self.key
-    }
-}
-impl Keyed for PodRow {
-    fn key(&self) -> &ObjectKey {
-        &self.key
-    }
-}
-impl Keyed for EventRow {
-    fn key(&self) -> &ObjectKey {
-        &self.key
     }
 }
 

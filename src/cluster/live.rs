@@ -152,6 +152,12 @@ impl LiveRow {
     }
 }
 
+impl super::rows::Keyed for LiveRow {
+    fn key(&self) -> &ObjectKey {
+        &self.row.key
+    }
+}
+
 /// The result of fetching one object: `Ok(None)` when it does not exist (missing), `Err` with
 /// the reason when it could not be fetched or read.
 pub type Fetched = (ObjectKey, Result<Option<Box<LiveObject>>, String>);

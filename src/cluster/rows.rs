@@ -121,6 +121,26 @@ impl ObjectKey {
     }
 }
 
+/// A row that knows its key: what a watch's deletion of its object must remove (the key comes
+/// from the same mapping as the row's, so a StatefulSet's or a StatefulSet pod's deletion names
+/// its own kind).
+pub trait Keyed {
+    fn key(&self) -> &ObjectKey;
+}
+
+/// The rows whose `key` field is their key.
+macro_rules! keyed_by_field {
+    ($($row:ty),*) => {$(
+        impl Keyed for $row {
+            fn key(&self) -> &ObjectKey {
+                &self.key
+            }
+        }
+    )*};
+}
+
+keyed_by_field!(WorkloadRow, ReplicaSetRow, PodRow, EventRow);
+
 /// One status condition, as the detail view shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConditionRow {

@@ -4,10 +4,12 @@
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
 //! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
+//! Each watch asks the server to end it after [`WATCH_TIMEOUT_DEFAULT_SECS`], so that one that
+//! falls silent is noticed and replaced within half a minute.
 //! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -22,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::client::{Connection, NamespaceScope};
 use super::live::{LiveDaemonSet, LiveDeployment, LiveRow, LiveStatefulSet, TableResource};
-use super::rows::{EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
+use super::rows::{EventRow, Keyed, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -170,6 +172,12 @@ impl ObjectKind {
 pub struct ObjectRow {
     pub key: ObjectKey,
     pub json: super::live::LiveJson,
+}
+
+impl super::rows::Keyed for ObjectRow {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
 }
 
 impl ClusterEvent {
@@ -387,7 +395,7 @@ fn spawn_one<K, T, S>(
 ) -> JoinHandle<()>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-    T: Send + 'static,
+    T: Keyed + Send + 'static,
     S: Fn(ClusterMessage) -> bool + Send + Sync + 'static,
 {
     tokio::spawn(async move {
@@ -434,8 +442,11 @@ pub(super) async fn pump<K, T>(
 ) -> PumpEnd
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    T: Keyed,
 {
-    let config = watcher::Config::default().any_semantic();
+    let config = watcher::Config::default()
+        .any_semantic()
+        .timeout(watch_timeout_secs());
     let probe_api = api.clone();
     let start = || {
         watcher(api.clone(), config.clone())
@@ -570,6 +581,28 @@ where
     PumpEnd::ReceiverGone
 }
 
+/// The `timeoutSeconds` of every watch request (see [`watch_timeout_secs`]).
+static WATCH_TIMEOUT_SECS: AtomicU32 = AtomicU32::new(WATCH_TIMEOUT_DEFAULT_SECS);
+
+/// A real API server ends a watch after its `timeoutSeconds` (sending a bookmark 2 s before,
+/// when asked for bookmarks), and kube-runtime drops a watch that stays silent for that long
+/// plus 5 s and watches again from the last resourceVersion it saw. With 25 s, a healthy watch
+/// always ends on its own before kube-runtime would give up on it, while a stalled one (a
+/// half-open connection, a stuck proxy: open, sending nothing) is dropped after 30 s of
+/// silence. Bookmarks alone cannot tell: a real server sends one only about every minute.
+pub const WATCH_TIMEOUT_DEFAULT_SECS: u32 = 25;
+
+/// Sets [`watch_timeout_secs`] for the whole process, for watchers started afterwards (tests and
+/// benches shorten it so that a stalled watch is noticed sooner: after it plus 5 s).
+pub fn set_watch_timeout(seconds: u32) {
+    WATCH_TIMEOUT_SECS.store(seconds.max(1), Ordering::Relaxed);
+}
+
+/// The `timeoutSeconds` kdrift asks each watch for: [`WATCH_TIMEOUT_DEFAULT_SECS`] unless set.
+pub fn watch_timeout_secs() -> u32 {
+    WATCH_TIMEOUT_SECS.load(Ordering::Relaxed)
+}
+
 /// How long a watch may stay quiet before kdrift asks whether the server went back.
 static STALE_CHECK_MILLIS: AtomicU64 = AtomicU64::new(30_000);
 
@@ -630,7 +663,7 @@ fn relisting(reason: String, previous: &WatchHealth) -> WatchHealth {
     WatchHealth::Reconnecting { since, reason }
 }
 
-fn map_event<K: Resource, T>(
+fn map_event<K: Resource, T: Keyed>(
     ev: watcher::Event<K>,
     map: fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
@@ -639,7 +672,8 @@ fn map_event<K: Resource, T>(
             Some(row) => WatchUpdate::Apply(row),
             None => return None,
         },
-        watcher::Event::Delete(o) => WatchUpdate::Delete(key_of(&o)),
+        // The row's own key: a StatefulSet's (or its pod's) is not a Deployment's.
+        watcher::Event::Delete(o) => WatchUpdate::Delete(map(o)?.key().clone()),
         watcher::Event::Init => WatchUpdate::Init,
         watcher::Event::InitApply(o) => WatchUpdate::InitApply(map(o)?),
         watcher::Event::InitDone => WatchUpdate::InitDone,
@@ -705,5 +739,51 @@ fn health_of_error(
     WatchHealth::Reconnecting {
         since,
         reason: err.to_string().replace('\n', " "),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::cluster::live::TableResource;
+
+    fn object<K: DeserializeOwned>(value: serde_json::Value) -> K {
+        serde_json::from_str(&value.to_string()).unwrap()
+    }
+
+    /// A watch's deletion removes the row its object made: found by the soak, where deleted
+    /// StatefulSets and DaemonSets stayed in the table until the next relist.
+    #[test]
+    fn a_deletion_names_the_row_of_its_own_kind() {
+        let sts: LiveStatefulSet = object(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                "template": {"metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "c", "image": "db:1"}]}}}
+        }));
+        let applied = map_event(watcher::Event::Apply(sts.clone()), |s| Some(s.into_row()));
+        let Some(WatchUpdate::Apply(row)) = applied else {
+            panic!("{applied:?}");
+        };
+        let deleted = map_event(watcher::Event::Delete(sts), |s| Some(s.into_row()));
+        assert_eq!(deleted, Some(WatchUpdate::Delete(row.row.key.clone())));
+        assert_eq!(row.row.key.kind, WorkloadKind::StatefulSet);
+
+        // A StatefulSet's pod, in the detail view: its key carries its owner's kind too.
+        let pod: Pod = object(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "db-0", "namespace": "shop", "resourceVersion": "8",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                    "uid": "u", "controller": true}]},
+            "spec": {"containers": [{"name": "c", "image": "db:1"}]}
+        }));
+        let deleted = map_event(watcher::Event::Delete(pod.clone()), |p| {
+            Some(PodRow::from_object(&p))
+        });
+        let key = PodRow::from_object(&pod).key;
+        assert_eq!(key.kind, WorkloadKind::StatefulSet);
+        assert_eq!(deleted, Some(WatchUpdate::Delete(key)));
     }
 }

@@ -71,6 +71,108 @@ fn paginated_lists_return_every_object_once() {
     assert_eq!(unique.len(), stored, "no object twice: {names:?}");
 }
 
+/// Every page of a list is as of the first page's resourceVersion (as etcd serves it), so a
+/// client watching from that version sees each change after it once and nothing newer before.
+#[test]
+fn a_continued_list_is_one_snapshot_and_the_watch_from_it_sees_what_changed_meanwhile() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::all(client(&c));
+    let keys = |d: &Deployment| {
+        (
+            d.metadata.namespace.clone().unwrap(),
+            d.metadata.name.clone().unwrap(),
+        )
+    };
+    c.runtime.block_on(async {
+        let first = api.list(&ListParams::default().limit(3)).await.unwrap();
+        let rv = first.metadata.resource_version.clone().unwrap();
+        let all = c.server.store().list(ResourceType::DEPLOYMENT, None);
+        let name_of = |v: &Value| {
+            (
+                v["metadata"]["namespace"].as_str().unwrap().to_string(),
+                v["metadata"]["name"].as_str().unwrap().to_string(),
+            )
+        };
+        let (changed, deleted) = (name_of(&all[all.len() - 1]), name_of(&all[all.len() - 2]));
+        // Between the pages: a later object changes, another goes, a new one comes.
+        relabel(&c, &changed.0, &changed.1, "between", "pages");
+        c.server
+            .store()
+            .delete(ResourceType::DEPLOYMENT, &deleted.0, &deleted.1, false)
+            .unwrap();
+        let mut created = all[all.len() - 1].clone();
+        created["metadata"] = json!({"name": "zz-new", "namespace": changed.0});
+        c.server
+            .store()
+            .create(
+                ResourceType::DEPLOYMENT,
+                created,
+                &WriteOptions::manager("test"),
+            )
+            .unwrap();
+        let mut items = first.items.clone();
+        let mut token = first.metadata.continue_.clone();
+        while let Some(t) = token.filter(|t| !t.is_empty()) {
+            let page = api
+                .list(&ListParams::default().limit(3).continue_token(&t))
+                .await
+                .unwrap();
+            assert_eq!(page.metadata.resource_version.as_deref(), Some(rv.as_str()));
+            items.extend(page.items);
+            token = page.metadata.continue_;
+        }
+        assert_eq!(items.len(), all.len(), "the objects as they were at {rv}");
+        let version = |d: &Deployment| -> u64 {
+            d.metadata
+                .resource_version
+                .as_deref()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(items.iter().all(|d| version(d) <= rv.parse().unwrap()));
+        assert!(items.iter().any(|d| keys(d) == deleted));
+        assert!(
+            !items
+                .iter()
+                .any(|d| d.metadata.name.as_deref() == Some("zz-new"))
+        );
+        let old = items.iter().find(|d| keys(d) == changed).unwrap();
+        assert!(
+            !old.metadata
+                .labels
+                .clone()
+                .unwrap_or_default()
+                .contains_key("between")
+        );
+        // The watch from the list's version brings the three changes (among the controllers').
+        let mut stream = api
+            .watch(&WatchParams::default(), &rv)
+            .await
+            .unwrap()
+            .boxed();
+        let (mut saw_change, mut saw_delete, mut saw_new) = (false, false, false);
+        while !(saw_change && saw_delete && saw_new) {
+            let event = tokio::time::timeout(PATIENCE, stream.try_next()).await;
+            match event.unwrap().unwrap() {
+                Some(WatchEvent::Modified(d)) if keys(&d) == changed => {
+                    saw_change |= d
+                        .metadata
+                        .labels
+                        .unwrap_or_default()
+                        .contains_key("between");
+                }
+                Some(WatchEvent::Deleted(d)) => saw_delete |= keys(&d) == deleted,
+                Some(WatchEvent::Added(d)) => {
+                    saw_new |= d.metadata.name.as_deref() == Some("zz-new");
+                }
+                Some(_) => {}
+                None => panic!("the watch ended early"),
+            }
+        }
+    });
+}
+
 #[test]
 fn watches_see_changes_bookmarks_and_objects_leaving_a_selector() {
     let c = Cluster::start();
@@ -271,6 +373,54 @@ fn dropped_watches_end_and_a_restart_keeps_state_on_the_same_port() {
         .runtime
         .block_on(api.watch(&WatchParams::default().timeout(1), &rv));
     assert!(resumed.is_ok());
+}
+
+#[test]
+fn a_stalled_watch_stays_open_and_silent_until_its_client_leaves() {
+    let c = Cluster::start();
+    let api: Api<Deployment> = Api::namespaced(client(&c), "shop");
+    c.runtime.block_on(async {
+        let rv = api
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .unwrap();
+        // Bookmarks every 5 s and an end after 2 s, were it not stalled.
+        let params = WatchParams::default().timeout(2);
+        let mut stalled = api.watch(&params, &rv).await.unwrap().boxed();
+        c.server.faults().stall_watches();
+        relabel(&c, "shop", "cart", "tier", "stalled");
+        // Past its timeout and a bookmark interval: nothing at all, and not the end either.
+        let silent = tokio::time::timeout(Duration::from_secs(7), stalled.next()).await;
+        assert!(silent.is_err(), "a stalled watch sent {silent:?}");
+        assert_eq!(c.server.faults().stalled_watches(), 1);
+        // A watch opened after the stall is served: it sees the change.
+        let mut fresh = api.watch(&params, &rv).await.unwrap().boxed();
+        let seen = loop {
+            match tokio::time::timeout(PATIENCE, fresh.try_next()).await {
+                Ok(Ok(Some(WatchEvent::Modified(d))))
+                    if d.metadata.name.as_deref() == Some("cart") =>
+                {
+                    break d.metadata.labels.unwrap_or_default().get("tier").cloned();
+                }
+                Ok(Ok(Some(_))) => continue,
+                other => panic!("the new watch did not see the change: {other:?}"),
+            }
+        };
+        assert_eq!(seen.as_deref(), Some("stalled"));
+        // The client gives up on the stalled stream: the server lets it go.
+        drop(stalled);
+        let start = std::time::Instant::now();
+        while c.server.faults().stalled_watches() > 0 {
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the stalled stream outlived its client"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
 }
 
 #[test]

@@ -1,8 +1,9 @@
-//! Fault injection for tests, on the server handle: drop every watch stream, answer watches
-//! with `410 Gone`, forbid a namespace, a resource type or the list of namespaces (403), break
-//! the OpenAPI v3 documents (403, 404, malformed), add latency to every reply.
+//! Fault injection for tests, on the server handle: drop every watch stream, stall them (open
+//! and silent), answer watches with `410 Gone`, forbid a namespace, a resource type or the list
+//! of namespaces (403), break the OpenAPI v3 documents (403, 404, malformed), add latency to
+//! every reply.
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +18,10 @@ pub struct Faults {
 struct Inner {
     /// Bumped to end every open watch stream.
     watch_epoch: watch::Sender<u64>,
+    /// Bumped to stall every open watch stream.
+    stall_epoch: watch::Sender<u64>,
+    /// Watch streams stalled and still open.
+    stalled: AtomicUsize,
     watch_gone: AtomicBool,
     forbidden: Mutex<HashSet<String>>,
     /// Listing namespaces (cluster-scoped) is refused, as RBAC with only namespaced Roles does.
@@ -45,6 +50,8 @@ impl Default for Faults {
         Faults {
             inner: Arc::new(Inner {
                 watch_epoch: watch::channel(0).0,
+                stall_epoch: watch::channel(0).0,
+                stalled: AtomicUsize::new(0),
                 watch_gone: AtomicBool::new(false),
                 forbidden: Mutex::new(HashSet::new()),
                 namespace_list_forbidden: AtomicBool::new(false),
@@ -61,6 +68,31 @@ impl Faults {
     /// clients reconnect from their last resourceVersion.
     pub fn drop_watches(&self) {
         self.inner.watch_epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Stall every open watch stream, as a half-open connection behind a load balancer or a
+    /// stuck proxy does: the connection stays open and sends nothing more (no event, no
+    /// bookmark, no end at `timeoutSeconds`) until the client closes it or the server stops.
+    /// Watches opened afterwards are served as usual, so a client that notices the silence and
+    /// watches again recovers.
+    pub fn stall_watches(&self) {
+        self.inner.stall_epoch.send_modify(|e| *e += 1);
+    }
+
+    /// Changes when open watches must stall.
+    pub fn stall_epoch(&self) -> watch::Receiver<u64> {
+        self.inner.stall_epoch.subscribe()
+    }
+
+    /// How many stalled watch streams are still open (their clients have not left).
+    pub fn stalled_watches(&self) -> usize {
+        self.inner.stalled.load(Ordering::SeqCst)
+    }
+
+    /// Counts one stalled stream until the guard drops.
+    pub(crate) fn stalled_guard(&self) -> StalledGuard {
+        self.inner.stalled.fetch_add(1, Ordering::SeqCst);
+        StalledGuard(self.clone())
     }
 
     /// While `true`, every watch from a resourceVersion gets an `ERROR` event with a `410
@@ -167,5 +199,14 @@ impl Faults {
             .forbidden
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One stalled watch stream, counted in [`Faults::stalled_watches`] while it lives.
+pub(crate) struct StalledGuard(Faults);
+
+impl Drop for StalledGuard {
+    fn drop(&mut self) {
+        self.0.inner.stalled.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -19,6 +19,7 @@ use super::resources::ResourceType;
 mod allocate;
 mod crd;
 mod select;
+mod snapshot;
 mod subresources;
 mod validate;
 mod write;
@@ -180,8 +181,9 @@ impl Entry {
 pub struct WatchEvent {
     pub kind: EventType,
     pub entry: Arc<Entry>,
-    /// The object before a modification, so a watch with a selector can tell an object that
-    /// left its selection (sent as DELETED) from one that entered it (ADDED).
+    /// The object before a modification or a deletion, so a watch with a selector can tell an
+    /// object that left its selection (sent as DELETED) from one that entered it (ADDED), and a
+    /// continued list can serve the objects as they were at its first page.
     pub previous: Option<Arc<Entry>>,
     line: std::sync::OnceLock<Bytes>,
 }
@@ -433,37 +435,8 @@ impl Store {
             };
         };
         let ns = namespace.filter(|_| resource.namespaced());
-        let start = match (after, ns) {
-            (Some(key), _) => std::ops::Bound::Excluded(key.clone()),
-            (None, Some(ns)) => std::ops::Bound::Included((ns.to_string(), String::new())),
-            (None, None) => std::ops::Bound::Unbounded,
-        };
-        let mut items = Vec::new();
-        let mut continue_after = None;
-        let mut remaining = 0;
-        for ((entry_ns, _), entry) in map.range((start, std::ops::Bound::Unbounded)) {
-            if ns.is_some_and(|ns| ns != entry_ns) {
-                break;
-            }
-            if !filter(entry) {
-                continue;
-            }
-            if continue_after.is_some() {
-                remaining += 1;
-            } else if limit.is_some_and(|l| items.len() >= l) {
-                let last: &Arc<Entry> = items.last().unwrap_or(entry);
-                continue_after = Some((last.namespace.to_string(), last.name.to_string()));
-                remaining += 1;
-            } else {
-                items.push(entry.clone());
-            }
-        }
-        ListPage {
-            items,
-            resource_version,
-            continue_after,
-            remaining,
-        }
+        let range = map.range((snapshot::start(after, ns), std::ops::Bound::Unbounded));
+        snapshot::page(range, ns, limit, filter, resource_version)
     }
 
     /// The current resourceVersion of the whole store.
@@ -621,7 +594,8 @@ impl Store {
         let rv = inner.resource_version;
         write::set_resource_version(&mut object, rv);
         let entry = write::make_entry(resource, &object, rv);
-        self.publish(inner, EventType::Deleted, entry, None, object);
+        // The object as it was, for a list continued from before its deletion.
+        self.publish(inner, EventType::Deleted, entry, Some(old), object);
         if resource == ResourceType::CUSTOM_RESOURCE_DEFINITION {
             self.refresh_custom_types(inner);
         }

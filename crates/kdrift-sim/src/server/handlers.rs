@@ -349,14 +349,23 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
         return too_large_resource_version(rv, current);
     }
     let filter = |e: &Entry| labels.matches(&e.labels) && fields.matches(e);
-    let page = state.store.list_page(
-        path.resource,
-        path.namespace.as_deref(),
-        cont.as_ref().map(|c| &c.1),
-        limit,
-        &filter,
-    );
-    let rv = cont.as_ref().map_or(page.resource_version, |c| c.0);
+    let ns = path.namespace.as_deref();
+    // Every page after the first is served as of the first one's resourceVersion.
+    let page = match &cont {
+        None => state
+            .store
+            .list_page(path.resource, ns, None, limit, &filter),
+        Some((rv, after)) => {
+            match state
+                .store
+                .list_page_at(path.resource, ns, Some(after), limit, &filter, *rv)
+            {
+                Ok(page) => page,
+                Err(e) => return error_reply(&e),
+            }
+        }
+    };
+    let rv = page.resource_version;
     let mut meta = serde_json::Map::new();
     meta.insert("resourceVersion".into(), json!(rv.to_string()));
     if let Some(after) = &page.continue_after {

@@ -86,7 +86,12 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
         ApiError::Invalid(_) => (422, "Invalid"),
         ApiError::BadRequest(_) => (400, "BadRequest"),
         ApiError::Forbidden(_) => (403, "Forbidden"),
-        ApiError::Gone(m) if m.starts_with("too old resource version") => (410, "Expired"),
+        ApiError::Gone(m)
+            if m.starts_with("too old resource version")
+                || m.starts_with("The provided continue parameter is too old") =>
+        {
+            (410, "Expired")
+        }
         ApiError::Gone(_) => (410, "Gone"),
         ApiError::UnsupportedMediaType(_) => (415, "UnsupportedMediaType"),
         ApiError::Internal(_) => (500, "InternalError"),

@@ -2,7 +2,7 @@
 //! semantics (unset or "0": the current objects as ADDED first; N: every change after N;
 //! too old: an ERROR event carrying a 410 `Expired` Status), label and field selectors (an
 //! object leaving the selection is sent as DELETED), `allowWatchBookmarks`, `sendInitialEvents`,
-//! `timeoutSeconds`, Tables for `kubectl get -w`, and the faults that end watches.
+//! `timeoutSeconds`, Tables for `kubectl get -w`, and the faults that end or stall watches.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -231,6 +231,8 @@ async fn run(
 ) {
     let mut epoch = state.faults.watch_epoch();
     epoch.mark_unchanged();
+    let mut stall = state.faults.stall_epoch();
+    stall.mark_unchanged();
     let mut closing = state.closing.clone();
     let mut last_rv = start.resource_version;
     for event in &start.replay {
@@ -269,6 +271,10 @@ async fn run(
                 break;
             }
             _ = tx.closed() => break,
+            _ = stall.changed() => {
+                stalled(&state, &tx, &mut closing).await;
+                break;
+            }
             _ = ticks.tick(), if bookmarks => {
                 if waiting_for.is_some_and(|rv| state.store.resource_version() < rv) {
                     continue;
@@ -295,5 +301,19 @@ async fn run(
                 Err(broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed) => break,
             },
         }
+    }
+}
+
+/// A stalled stream: open and silent, whatever happens in the store, until the client closes
+/// it or the server stops. Holding `tx` keeps the reply's body open.
+async fn stalled(
+    state: &ServerState,
+    tx: &mpsc::Sender<Bytes>,
+    closing: &mut tokio::sync::watch::Receiver<bool>,
+) {
+    let _counted = state.faults.stalled_guard();
+    tokio::select! {
+        _ = tx.closed() => {}
+        _ = super::closed(closing) => {}
     }
 }

@@ -1,5 +1,5 @@
 //! Store behaviour a client can observe: metadata, conflicts, namespaces, history.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use serde_json::json;
 
 use super::*;
@@ -344,4 +344,54 @@ fn a_write_that_drops_the_selector_is_refused_and_the_object_kept() {
         refused.err().map(|e| e.to_string()),
         Some("Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\"}: `selector` does not match template `labels`".to_owned())
     );
+}
+
+#[test]
+fn a_list_continued_from_a_forgotten_version_is_expired() {
+    let store = Store::new();
+    let opts = WriteOptions::manager("test");
+    for i in 0..3 {
+        let name = format!("web-{i}");
+        store
+            .create(
+                ResourceType::DEPLOYMENT,
+                deployment("default", &name, 1),
+                &opts,
+            )
+            .unwrap();
+    }
+    let first = store.list_page(ResourceType::DEPLOYMENT, None, None, Some(1), &|_| true);
+    let after = first.continue_after.clone().unwrap();
+    let at = first.resource_version;
+    let rest = |store: &Store| {
+        store.list_page_at(
+            ResourceType::DEPLOYMENT,
+            None,
+            Some(&after),
+            None,
+            &|_| true,
+            at,
+        )
+    };
+    store
+        .delete(ResourceType::DEPLOYMENT, "default", "web-2", false)
+        .unwrap();
+    // While the history reaches back to the first page, the rest is as it was then.
+    assert_eq!(rest(&store).unwrap().items.len(), 2);
+    for n in 0..HISTORY_CAPACITY {
+        let patch = Patch::Merge(json!({"metadata": {"labels": {"n": n.to_string()}}}));
+        store
+            .patch(ResourceType::DEPLOYMENT, "default", "web-0", &patch, &opts)
+            .unwrap();
+    }
+    match rest(&store) {
+        Err(ApiError::Gone(m)) => {
+            assert!(
+                m.starts_with("The provided continue parameter is too old"),
+                "{m}"
+            )
+        }
+        Ok(page) => panic!("a page of {} from a forgotten version", page.items.len()),
+        Err(e) => panic!("{e}"),
+    }
 }
