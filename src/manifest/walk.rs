@@ -141,6 +141,11 @@ pub fn read_manifest(path: &Path) -> Result<String, String> {
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.read_to_end(&mut bytes).map_err(unreadable)?;
+    manifest_text(bytes)
+}
+
+/// A manifest file's bytes as text, or why they are skipped (binary: NUL bytes or not UTF-8).
+pub fn manifest_text(bytes: Vec<u8>) -> Result<String, String> {
     if bytes.contains(&0) {
         return Err("binary file (contains NUL bytes)".to_owned());
     }
