@@ -152,10 +152,16 @@ pub fn check_edit(source: &str, index: usize, edits: &[FieldEdit]) {
         .iter()
         .cloned()
         .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
+    // The change may sit anywhere between its two readings (text equal to what was removed or
+    // added lies on both sides of it): one of those places must be inside the edited nodes.
+    let (lo, hi) = (changed[1].start, changed[0].start);
     let inside = hull.as_ref().is_some_and(|hull| {
-        changed
-            .iter()
-            .any(|change| hull.start <= change.start && change.end <= hull.end)
+        changed.iter().any(|change| {
+            let length = change.len();
+            let first = lo.max(hull.start);
+            let last = hi.min(hull.end.saturating_sub(length));
+            hull.end >= length && first <= last
+        })
     });
     assert!(
         inside,
@@ -167,8 +173,8 @@ pub fn check_edit(source: &str, index: usize, edits: &[FieldEdit]) {
 }
 
 /// The bytes of `old` that differ from `new`: after the longest common prefix and before the
-/// longest common suffix (prefix first, or suffix first: a change next to text equal to it has
-/// two readings).
+/// longest common suffix (prefix first, or suffix first: a change next to text equal to it can
+/// be read at each place from one to the other).
 fn changed_range(old: &str, new: &str, prefix_first: bool) -> Range<usize> {
     let (a, b) = (old.as_bytes(), new.as_bytes());
     let most = a.len().min(b.len());
