@@ -137,11 +137,15 @@ pub fn check_edit(source: &str, index: usize, edits: &[FieldEdit]) {
     }
 
     // Every byte outside the edited nodes is unchanged.
-    let regions: Vec<Range<usize>> = edits
-        .iter()
-        .filter_map(|edit| edited_region(&old_doc, &original, edit))
-        .map(|region| without_final_break(&old_doc, region))
-        .collect();
+    let mut before = original.clone();
+    let mut regions: Vec<Range<usize>> = Vec::new();
+    for (at, edit) in edits.iter().enumerate() {
+        regions.extend(
+            edited_region(&old_doc, &original, &before, at == 0, edit)
+                .map(|region| without_final_break(&old_doc, region)),
+        );
+        before = intended::apply(&before, std::slice::from_ref(edit));
+    }
     let changed = [
         changed_range(&old_doc, &new_doc, true),
         changed_range(&old_doc, &new_doc, false),
@@ -215,14 +219,24 @@ fn changed_range(old: &str, new: &str, prefix_first: bool) -> Range<usize> {
     p..a.len() - s
 }
 
-/// The bytes of the document `doc` (whose value is `object`) that `edit` may change: the node
-/// it sets, removes (with the parents its removal empties) or reorders, or for a new node the map
-/// or list that receives it. `None`: the edit changes nothing (a removal of what is absent).
-fn edited_region(doc: &str, object: &Value, edit: &FieldEdit) -> Option<Range<usize>> {
+/// The bytes of the document `doc` (whose value is `original`) that `edit` may change: the node
+/// it sets, removes (with the parents its removal empties, and a map or list it empties but keeps,
+/// which is written anew as `{}` or `[]`) or reorders, or for a new node the map or list that
+/// receives it. `before` is the object the edit applies to (after the edits before it): the
+/// region is found there, then taken back to the nearest ancestor `original` has — by map keys
+/// only for a later edit, as an earlier one may have moved list items. `None`: the edit changes
+/// nothing (a removal of what is absent).
+fn edited_region(
+    doc: &str,
+    original: &Value,
+    before: &Value,
+    first: bool,
+    edit: &FieldEdit,
+) -> Option<Range<usize>> {
     let steps = edit.path().steps();
     let existing = (0..=steps.len())
         .rev()
-        .find(|depth| path::lookup(object, &steps[..*depth]).is_some())
+        .find(|depth| path::lookup(before, &steps[..*depth]).is_some())
         .unwrap_or(0);
     let depth = match edit {
         FieldEdit::Set { .. } => existing,
@@ -230,16 +244,21 @@ fn edited_region(doc: &str, object: &Value, edit: &FieldEdit) -> Option<Range<us
             if existing < steps.len() || steps.is_empty() {
                 return None;
             }
-            // A map or list left empty below a top-level field goes too.
-            let mut depth = steps.len();
-            while depth >= 3
-                && matches!(steps[depth - 2], PathStep::Key(_))
-                && path::lookup(object, &steps[..depth - 1]).is_some_and(|parent| match parent {
+            let holds_one = |depth: usize| {
+                path::lookup(before, &steps[..depth]).is_some_and(|parent| match parent {
                     Value::Object(map) => map.len() == 1,
                     Value::Array(list) => list.len() == 1,
                     _ => false,
                 })
+            };
+            // A map or list left empty below a top-level field goes too.
+            let mut depth = steps.len();
+            while depth >= 3 && matches!(steps[depth - 2], PathStep::Key(_)) && holds_one(depth - 1)
             {
+                depth -= 1;
+            }
+            // One left empty and kept is written anew.
+            if depth >= 2 && holds_one(depth - 1) {
                 depth -= 1;
             }
             depth
@@ -247,7 +266,17 @@ fn edited_region(doc: &str, object: &Value, edit: &FieldEdit) -> Option<Range<us
         FieldEdit::InsertItem { .. } => existing.min(steps.len().saturating_sub(1)),
         FieldEdit::Reorder { .. } => existing,
     };
-    Some(node_span(doc, object, &steps[..depth]))
+    let known = (0..=depth)
+        .rev()
+        .find(|known| {
+            (first
+                || steps[..*known]
+                    .iter()
+                    .all(|step| matches!(step, PathStep::Key(_))))
+                && path::lookup(original, &steps[..*known]).is_some()
+        })
+        .unwrap_or(0);
+    Some(node_span(doc, original, &steps[..known]))
 }
 
 /// The bytes of the node at `steps` (present in `object`): from the start of its line through
