@@ -484,3 +484,18 @@ fn a_reordered_env_moves_each_item_with_its_lines_and_comments() {
         .collect();
     assert!(names.len() == 2 && names[0] < names[1], "{edited}");
 }
+
+/// Found by the editor's fuzz target: removing a document's last key wrote `{}` over the blank
+/// lines and comments after it.
+#[test]
+fn removing_the_last_key_keeps_the_lines_after_it() {
+    let remove_a = [remove(FieldPath::keys(&["a"]))];
+    let cases = [
+        ("a:\n\n\n\n ", "{}\n\n\n\n "),
+        ("a: 1\n\n# end\n", "{}\n\n# end\n"),
+        ("# top\na:\n  b: 1\n", "# top\n{}\n"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(edit_document(text, 0, &remove_a).unwrap(), want, "{text:?}");
+    }
+}

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::lines::{Step, line_of};
+use super::lines::{Step, line_in, line_of};
 use super::{ObjectKey, Problem};
 
 pub const CONFIG_FILE: &str = ".kdrift.yaml";
@@ -343,7 +343,7 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         Ok(Value::Null) => return (config, problems),
         Ok(value) => value,
         Err(error) => {
-            let line = error.location().map_or(1, |at| at.line());
+            let line = line_in(text, error.location().map_or(1, |at| at.line()));
             problems.push(problem(line, format!("malformed YAML: {error}")));
             return (config, problems);
         }

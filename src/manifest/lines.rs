@@ -76,6 +76,12 @@ fn key_of(content: &str) -> Option<&str> {
     Some(content[..colon].trim_end())
 }
 
+/// `line` (1-based) if `text` has it, else the last line of `text`: a YAML parser names the line
+/// after the last one when a file without a final line break ends inside a node.
+pub fn line_in(text: &str, line: usize) -> usize {
+    line.clamp(1, text.split('\n').count())
+}
+
 /// The 0-based line number of the node at `path` in `text`, or of its deepest ancestor found.
 pub fn line_of(text: &str, path: &[Step<'_>]) -> usize {
     Outline::new(text).line_of(path)
@@ -224,6 +230,14 @@ spec:
         resources: {requests: {cpu: 100m}}
       \"dnsPolicy\": ClusterFirst
 ";
+
+    #[test]
+    fn a_line_past_the_end_is_the_last_line() {
+        assert_eq!(line_in("a: 1\nb: [", 3), 2);
+        assert_eq!(line_in("a: 1\nb: [\n", 3), 3);
+        assert_eq!(line_in("a: 1\n", 1), 1);
+        assert_eq!(line_in("", 0), 1);
+    }
 
     #[test]
     fn finds_fields_and_items_by_indentation() {

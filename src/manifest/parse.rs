@@ -112,7 +112,7 @@ pub fn parse_file_sharing(
                     .map_or((first + 1, 0), |at| (at.line(), at.column()));
                 parsed.problems.push(Problem::Malformed {
                     file: file.to_path_buf(),
-                    line: doc.line + line,
+                    line: super::lines::line_in(text, doc.line + line),
                     column,
                     message: error.to_string(),
                 });

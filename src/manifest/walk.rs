@@ -160,6 +160,11 @@ pub fn read_manifest(path: &Path) -> Result<String, String> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_big(bytes.len() as u64));
     }
+    manifest_text(bytes)
+}
+
+/// A manifest file's bytes as text, or why they are skipped (binary: NUL bytes or not UTF-8).
+pub fn manifest_text(bytes: Vec<u8>) -> Result<String, String> {
     if bytes.contains(&0) {
         return Err("binary file (contains NUL bytes)".to_owned());
     }

@@ -438,6 +438,18 @@ fn remove(text: &str, steps: &[PathStep], prune: bool, index: usize) -> Result<S
     let file = parse_tree(text, index)?;
     match (node_at(&file, &object, parent_steps)?, last) {
         (Node::Map(map), PathStep::Key(name)) => {
+            // The document's last key: yaml-edit writes `{}` over the whole document, the blank
+            // lines and comments after the entry too. Only the entry's own text becomes `{}`.
+            if parent_steps.is_empty()
+                && !map.is_flow_style()
+                && map.entries().count() == 1
+                && let Some(entry) = map.find_entry_by_key(name.as_str())
+            {
+                let range = entry.byte_range();
+                let start = range.start as usize;
+                let end = start + text[start..range.end as usize].trim_end().len();
+                return Ok(splice(text, start, end, "{}"));
+            }
             map.remove(name.as_str());
         }
         (Node::Seq(seq), step) => {

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 use crate::manifest::Problem;
-use crate::manifest::lines::{Step, line_of};
+use crate::manifest::lines::{Step, line_in, line_of};
 
 /// The file names kustomize reads as a folder's kustomization, in the order it looks for them.
 pub const FILE_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -87,22 +87,28 @@ impl Kustomization {
     /// Reads `file`'s references. A file that cannot be read or parsed keeps its problem; kustomize's
     /// own message comes when its root is rendered.
     pub fn read(file: &Path) -> Kustomization {
+        match std::fs::read_to_string(file) {
+            Ok(text) => Kustomization::from_text(file, &text),
+            Err(error) => Kustomization {
+                file: file.to_path_buf(),
+                problem: Some(Problem::Skipped {
+                    file: file.to_path_buf(),
+                    reason: format!("cannot read the kustomization: {error}"),
+                }),
+                ..Kustomization::default()
+            },
+        }
+    }
+
+    /// The references of `text`, the contents of the kustomization `file` (whose folder the
+    /// references are relative to, and are looked up in).
+    pub fn from_text(file: &Path, text: &str) -> Kustomization {
         let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
         let mut kustomization = Kustomization {
             file: file.to_path_buf(),
             ..Kustomization::default()
         };
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(error) => {
-                kustomization.problem = Some(Problem::Skipped {
-                    file: file.to_path_buf(),
-                    reason: format!("cannot read the kustomization: {error}"),
-                });
-                return kustomization;
-            }
-        };
-        let value: Value = match serde_yaml::from_str(&text) {
+        let value: Value = match serde_yaml::from_str(text) {
             Ok(Value::Object(map)) => Value::Object(map),
             Ok(Value::Null) => return kustomization,
             Ok(_) => {
@@ -120,7 +126,7 @@ impl Kustomization {
                     .map_or((1, 0), |at| (at.line(), at.column()));
                 kustomization.problem = Some(Problem::Malformed {
                     file: file.to_path_buf(),
-                    line,
+                    line: line_in(text, line),
                     column,
                     message: error.to_string(),
                 });
@@ -136,7 +142,7 @@ impl Kustomization {
                     continue;
                 };
                 if is_remote(&dir, reference) {
-                    let line = line_of(&text, &[Step::Field(field), Step::Item(at)]) + 1;
+                    let line = line_of(text, &[Step::Field(field), Step::Item(at)]) + 1;
                     kustomization.remote.push((reference.to_owned(), line));
                     continue;
                 }

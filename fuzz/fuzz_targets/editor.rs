@@ -1,0 +1,7 @@
+//! Fuzz target: see `checks::editor` for the property.
+#![no_main]
+
+#[path = "../checks/mod.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::editor(data));
