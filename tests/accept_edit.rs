@@ -499,3 +499,22 @@ fn removing_the_last_key_keeps_the_lines_after_it() {
         assert_eq!(edit_document(text, 0, &remove_a).unwrap(), want, "{text:?}");
     }
 }
+
+/// Found by the editor's fuzz target: removing a key took a blank line next to it along. Its own
+/// lines go (and comments indented under it), nothing else.
+#[test]
+fn removing_a_key_takes_its_own_lines_only() {
+    let cases = [
+        ("a:\n\nitems: 1\n\n\n\n ", "items", "a:\n\n\n\n\n "),
+        (
+            "a:\n  x: 1\n  # inner\n# about b\n\nb: 2\n",
+            "a",
+            "# about b\n\nb: 2\n",
+        ),
+        ("a: 1\nb: 2", "b", "a: 1"),
+    ];
+    for (text, key, want) in cases {
+        let out = edit_document(text, 0, &[remove(FieldPath::keys(&[key]))]).unwrap();
+        assert_eq!(out, want, "{text:?} without {key}");
+    }
+}

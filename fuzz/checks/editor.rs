@@ -337,8 +337,12 @@ fn node_span(doc: &str, object: &Value, steps: &[PathStep]) -> Range<usize> {
         let blank = content.trim().is_empty();
         let comment = content.starts_with('#');
         let deeper = line_indent > column;
-        let list_under_key =
-            matches!(last, PathStep::Key(_)) && line_indent == column && content.starts_with('-');
+        // A key's value may start at the key's column: an unindented list, or (libyaml allows
+        // it) a block scalar.
+        let list_under_key = matches!(last, PathStep::Key(_))
+            && line_indent <= column
+            && (content.starts_with(['|', '>'])
+                || line_indent == column && content.starts_with('-'));
         if blank || (comment && !deeper) {
             continue;
         }

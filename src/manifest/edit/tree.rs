@@ -436,21 +436,26 @@ fn remove(text: &str, steps: &[PathStep], prune: bool, index: usize) -> Result<S
         return Err(unsupported(steps, "the whole document cannot be removed"));
     };
     let file = parse_tree(text, index)?;
+    let mut spliced = None;
     match (node_at(&file, &object, parent_steps)?, last) {
         (Node::Map(map), PathStep::Key(name)) => {
-            // The document's last key: yaml-edit writes `{}` over the whole document, the blank
-            // lines and comments after the entry too. Only the entry's own text becomes `{}`.
-            if parent_steps.is_empty()
-                && !map.is_flow_style()
-                && map.entries().count() == 1
-                && let Some(entry) = map.find_entry_by_key(name.as_str())
-            {
-                let range = entry.byte_range();
-                let start = range.start as usize;
-                let end = start + text[start..range.end as usize].trim_end().len();
-                return Ok(splice(text, start, end, "{}"));
+            match block_entry_lines(text, &map, name) {
+                // The document's last key: yaml-edit writes `{}` over the whole document, the
+                // blank lines and comments after the entry too. Only the entry becomes `{}`.
+                Some(lines) if parent_steps.is_empty() && map.entries().count() == 1 => {
+                    let end = lines.start + text[lines.clone()].trim_end().len();
+                    return Ok(splice(text, lines.start, end, "{}"));
+                }
+                // yaml-edit may take a blank line next to the entry with it: the entry's own
+                // lines go, and nothing else. (A map it empties is left to yaml-edit, which
+                // writes `{}`.)
+                Some(lines) if map.entries().count() > 1 => {
+                    spliced = Some(splice(text, lines.start, lines.end, ""));
+                }
+                _ => {
+                    map.remove(name.as_str());
+                }
             }
-            map.remove(name.as_str());
         }
         (Node::Seq(seq), step) => {
             let at = path::lookup(&object, parent_steps)
@@ -462,13 +467,40 @@ fn remove(text: &str, steps: &[PathStep], prune: bool, index: usize) -> Result<S
         }
         _ => return Err(unsupported(steps, "its parent is not a map or list")),
     }
-    let mut edited = file.to_string();
+    let mut edited = spliced.unwrap_or_else(|| file.to_string());
     // The same pruning as the intended object: an emptied map or list under a key goes too.
     intended::remove(&mut object, steps, false);
     if prune && intended::should_prune(&object, parent_steps) {
         edited = remove(&edited, parent_steps, true, index)?;
     }
     Ok(edited)
+}
+
+/// The lines of the entry `name` of the block map `map`: from the start of its key's line, which
+/// holds nothing before the key but indentation, through the end of its last non-blank line and
+/// the comment lines indented deeper than it that follow.
+fn block_entry_lines(text: &str, map: &Mapping, name: &str) -> Option<std::ops::Range<usize>> {
+    if map.is_flow_style() {
+        return None;
+    }
+    let range = map.find_entry_by_key(name)?.byte_range();
+    let start = range.start as usize;
+    let end = start + text.get(start..range.end as usize)?.trim_end().len();
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    if !text[line_start..start].bytes().all(|byte| byte == b' ') {
+        return None;
+    }
+    // Comment lines indented deeper than the key are the entry's own.
+    let column = start - line_start;
+    let mut end = line_end(text, end);
+    while let Some(line) = text[end..].split_inclusive('\n').next() {
+        let content = line.trim_start_matches(' ');
+        if !content.starts_with('#') || line.len() - content.len() <= column {
+            break;
+        }
+        end += line.len();
+    }
+    Some(line_start..end)
 }
 
 /// 0-based column of byte `offset`.
