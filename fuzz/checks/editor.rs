@@ -331,6 +331,15 @@ fn node_span(doc: &str, object: &Value, steps: &[PathStep]) -> Range<usize> {
         }
     };
     let mut end = start + first.len();
+    // A block scalar takes the blank lines after it (the scanner reads them for its chomping):
+    // they belong to its node.
+    let block_indicator = |text: &str| {
+        text.trim_end()
+            .rsplit(' ')
+            .next()
+            .is_some_and(|token| token.starts_with(['|', '>']))
+    };
+    let mut block = block_indicator(first);
     for &(line_start, line) in &lines[number + 1..] {
         let content = line.trim_start_matches(' ');
         let line_indent = line.len() - content.len();
@@ -343,10 +352,17 @@ fn node_span(doc: &str, object: &Value, steps: &[PathStep]) -> Range<usize> {
             && line_indent <= column
             && (content.starts_with(['|', '>'])
                 || line_indent == column && content.starts_with('-'));
+        if blank && block {
+            end = line_start + line.len();
+            continue;
+        }
         if blank || (comment && !deeper) {
             continue;
         }
         if deeper || list_under_key {
+            if list_under_key {
+                block = content.starts_with(['|', '>']);
+            }
             end = line_start + line.len();
         } else {
             break;
