@@ -30,13 +30,12 @@ pub fn uses_crlf(text: &str) -> bool {
     lf > 0 && text.matches("\r\n").count() == lf
 }
 
-/// `edited` ending as `original` ends: with or without a final line break.
+/// `edited` ending as `original` ends: with or without a final line break. Only the one break
+/// the edit added goes: blank lines before it are the file's own.
 pub fn keep_final_newline(original: &str, mut edited: String) -> String {
     match (original.ends_with('\n'), edited.ends_with('\n')) {
         (false, true) => {
-            while edited.ends_with('\n') {
-                edited.pop();
-            }
+            edited.pop();
         }
         (true, false) if !edited.is_empty() => edited.push('\n'),
         _ => {}
