@@ -125,7 +125,9 @@ fn digest_of(files: &BTreeSet<PathBuf>, read: &mut HashMap<PathBuf, u64>) -> u64
         file.hash(&mut hasher);
         let content = *read.entry(file.clone()).or_insert_with(|| {
             let mut hasher = std::hash::DefaultHasher::new();
-            std::fs::read(file).ok().hash(&mut hasher);
+            crate::manifest::walk::read_manifest(file)
+                .ok()
+                .hash(&mut hasher);
             hasher.finish()
         });
         content.hash(&mut hasher);
@@ -544,7 +546,7 @@ fn trace_to_source(
 ) {
     let file = source.unwrap_or_else(|| kustomization.to_path_buf());
     let parsed = sources.entry(file.clone()).or_insert_with(|| {
-        std::fs::read_to_string(&file)
+        crate::manifest::walk::read_manifest(&file)
             .map(|text| {
                 parse_file(
                     &Arc::from(file.as_path()),

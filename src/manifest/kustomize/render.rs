@@ -420,7 +420,7 @@ fn render_copy(
     else {
         return Ok(None);
     };
-    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    let text = crate::manifest::walk::read_manifest(&file)?;
     let mut value: Value = serde_yaml::from_str(&text).map_err(|e| e.to_string())?;
     let Some(map) = value.as_object_mut() else {
         return Ok(None);

@@ -152,7 +152,7 @@ impl Layer {
                 match (path, inline) {
                     (Some(path), _) => {
                         let file = normalize(&self.dir.join(path));
-                        if let Ok(text) = std::fs::read_to_string(&file) {
+                        if let Ok(text) = crate::manifest::walk::read_manifest(&file) {
                             here.push(Patch {
                                 at: PatchAt::File { document: 0 },
                                 file,
@@ -190,7 +190,7 @@ impl Layer {
                     .filter_map(Value::as_str);
                 for env in envs {
                     let file = normalize(&self.dir.join(env));
-                    if let Ok(text) = std::fs::read_to_string(&file) {
+                    if let Ok(text) = crate::manifest::walk::read_manifest(&file) {
                         files.push((file, text));
                     }
                 }
@@ -394,7 +394,7 @@ impl Trace {
             return None;
         }
         let file = kustomization_in(dir)?;
-        let text = std::fs::read_to_string(&file).ok()?;
+        let text = crate::manifest::walk::read_manifest(&file).ok()?;
         let value: Value = serde_yaml::from_str(&text).ok()?;
         let at = self.layers.len();
         self.layers.push(Layer {
@@ -835,6 +835,39 @@ impl Trace {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A patch or env file that is a named pipe (or a device, or bigger than the manifest limit)
+    /// is left out: reading it would wait for a writer forever, or never end.
+    #[test]
+    fn a_pipe_named_as_a_patch_or_env_file_is_left_out_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("kustomization.yaml"),
+            "resources: [web.yaml]\npatches:\n- path: pipe.yaml\n- path: big.yaml\n\
+             configMapGenerator:\n- name: settings\n  envs: [pipe.env]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("web.yaml"), "kind: ConfigMap\n").unwrap();
+        let big = std::fs::File::create(dir.path().join("big.yaml")).unwrap();
+        big.set_len(crate::manifest::walk::MAX_FILE_BYTES + 1)
+            .unwrap();
+        for pipe in ["pipe.yaml", "pipe.env"] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(dir.path().join(pipe))
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(Trace::read(&root)));
+        let trace = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the kustomization was read without waiting on the pipes");
+        let layer = &trace.layers[0];
+        assert!(layer.patches.is_empty(), "{:?}", layer.patches);
+        assert!(layer.env_files.is_empty());
+    }
 
     #[test]
     fn images_split_into_repository_tag_and_digest() {

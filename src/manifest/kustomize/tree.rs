@@ -87,7 +87,7 @@ impl Kustomization {
     /// Reads `file`'s references. A file that cannot be read or parsed keeps its problem; kustomize's
     /// own message comes when its root is rendered.
     pub fn read(file: &Path) -> Kustomization {
-        match std::fs::read_to_string(file) {
+        match crate::manifest::walk::read_manifest(file) {
             Ok(text) => Kustomization::from_text(file, &text),
             Err(error) => Kustomization {
                 file: file.to_path_buf(),
