@@ -153,10 +153,13 @@ pub fn check_edit(source: &str, index: usize, edits: &[FieldEdit]) {
     if old_doc == new_doc {
         return;
     }
+    // Nodes that together end the document (one removal may leave another last): the break
+    // before the first of them goes too.
     let hull = regions
         .iter()
         .cloned()
-        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
+        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+        .map(|hull| without_final_break(&old_doc, hull));
     // The change may sit anywhere between its two readings (text equal to what was removed or
     // added lies on both sides of it): one of those places must be inside the edited nodes.
     let (lo, hi) = (changed[1].start, changed[0].start);
