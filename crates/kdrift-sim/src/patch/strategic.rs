@@ -1,6 +1,8 @@
 //! Strategic merge patch: maps merged, lists merged by their `patchMergeKey` (or as sets of
 //! scalars) per [`crate::schema`], other lists replaced, `null` deletes, and the directives
 //! `$patch`, `$retainKeys`, `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`.
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{Map, Value};
 
 use crate::schema::{Schema, SmpList};
@@ -62,7 +64,8 @@ fn merge_map(
             return Err(ApiError::BadRequest(ERR_PRIMITIVE_LIST.into()));
         };
         if let Some(Value::Array(items)) = original.get_mut(list) {
-            items.retain(|item| !values.contains(item));
+            let deleted: HashSet<String> = values.iter().map(identity).collect();
+            items.retain(|item| !deleted.contains(&identity(item)));
         }
     }
     for (key, value) in patch {
@@ -171,8 +174,9 @@ fn merge_list(
         }
         SmpList::MergePrimitives => {
             let mut out = original.to_vec();
+            let mut present: HashSet<String> = original.iter().map(identity).collect();
             for value in patch {
-                if !out.contains(value) {
+                if present.insert(identity(value)) {
                     out.push(value.clone());
                 }
             }
@@ -202,13 +206,27 @@ fn clean_items(item_schema: Schema, items: &[Value]) -> Result<Vec<Value>, ApiEr
     Ok(out)
 }
 
+/// A value as a map key (a JSON `Value` is not `Hash`): equal values, equal texts. Lists of
+/// thousands of items are merged and ordered through maps of these, not by searching the list
+/// for each patch item.
+fn identity(value: &Value) -> String {
+    value.to_string()
+}
+
 fn merge_keyed(
     item_schema: Schema,
     key: &str,
     original: &[Value],
     patch: &[Value],
 ) -> Result<Vec<Value>, ApiError> {
-    let mut result = original.to_vec();
+    // The items, a removed one left as `None`, and where the items of each key value are.
+    let mut result: Vec<Option<Value>> = original.iter().cloned().map(Some).collect();
+    let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+    for (at, item) in original.iter().enumerate() {
+        if let Some(value) = item.get(key) {
+            positions.entry(identity(value)).or_default().push(at);
+        }
+    }
     for item in patch {
         let Value::Object(p) = item else {
             return Err(ApiError::BadRequest(format!(
@@ -220,29 +238,40 @@ fn merge_keyed(
                 "map: {item} does not contain declared merge key: {key}"
             )));
         };
-        let position = result.iter().position(|o| o.get(key) == Some(wanted));
+        let id = identity(wanted);
         if p.get(PATCH).and_then(Value::as_str) == Some("delete") {
-            result.retain(|o| o.get(key) != Some(wanted));
+            for at in positions.remove(&id).unwrap_or_default() {
+                result[at] = None;
+            }
             continue;
         }
-        match position {
-            Some(i) => {
-                let base = result[i].as_object().cloned().unwrap_or_default();
+        let first = positions.get(&id).and_then(|list| list.first().copied());
+        match first {
+            Some(at) => {
+                let base = result[at]
+                    .as_ref()
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
                 match merge_map(item_schema, base, p)? {
-                    Some(merged) => result[i] = Value::Object(merged),
+                    Some(merged) => result[at] = Some(Value::Object(merged)),
                     None => {
-                        result.remove(i);
+                        result[at] = None;
+                        if let Some(list) = positions.get_mut(&id) {
+                            list.remove(0);
+                        }
                     }
                 }
             }
             None => {
                 if let Some(added) = merge_map(item_schema, Map::new(), p)? {
-                    result.push(Value::Object(added));
+                    positions.entry(id).or_default().push(result.len());
+                    result.push(Some(Value::Object(added)));
                 }
             }
         }
     }
-    Ok(result)
+    Ok(result.into_iter().flatten().collect())
 }
 
 /// Order `items` as `$setElementOrder` lists them; items it does not list (the server's own)
@@ -252,7 +281,7 @@ fn reorder(schema: Schema, items: &mut Vec<Value>, order: &Value) -> Result<(), 
         return Err(ApiError::BadRequest(ERR_SET_ELEMENT_ORDER.into()));
     };
     let key = schema.smp_merge_key();
-    let identity = |v: &Value| -> Option<Value> {
+    let identity_of = |v: &Value| -> Option<Value> {
         match key {
             Some(k) => v.get(k).cloned(),
             None => Some(v.clone()),
@@ -261,34 +290,35 @@ fn reorder(schema: Schema, items: &mut Vec<Value>, order: &Value) -> Result<(), 
     let mut wanted = Vec::new();
     for entry in order {
         match (key, entry) {
-            (Some(_), Value::Object(_)) | (None, _) => wanted.push(identity(entry)),
+            (Some(_), Value::Object(_)) | (None, _) => wanted.push(identity_of(entry)),
             _ => return Err(ApiError::BadRequest(ERR_SET_ELEMENT_ORDER.into())),
         }
     }
-    let rank = |v: &Value| wanted.iter().position(|w| w.is_some() && *w == identity(v));
-    let original = std::mem::take(items);
-    let mut listed: Vec<(usize, Value)> = Vec::new();
-    let mut unlisted: Vec<(Option<Value>, Value)> = Vec::new();
-    let mut previous: Option<Value> = None;
-    for item in original {
-        match rank(&item) {
-            Some(r) => {
-                previous = Some(item.clone());
-                listed.push((r, item));
-            }
-            None => {
-                unlisted.push((previous.clone(), item.clone()));
-                previous = Some(item);
-            }
+    let mut ranks: HashMap<String, usize> = HashMap::new();
+    for (r, entry) in wanted.iter().enumerate() {
+        if let Some(entry) = entry {
+            ranks.entry(identity(entry)).or_insert(r);
         }
     }
-    listed.sort_by_key(|(r, _)| *r);
-    items.extend(listed.into_iter().map(|(_, v)| v));
-    for (after, item) in unlisted {
-        let at = after
-            .and_then(|a| items.iter().position(|i| *i == a))
-            .map_or(0, |p| p + 1);
-        items.insert(at, item);
+    let rank = |v: &Value| identity_of(v).and_then(|id| ranks.get(&identity(&id)).copied());
+    // Items it does not list stay right after the listed item they followed (at the start
+    // before the first listed one), in their order.
+    let mut leading = Vec::new();
+    let mut listed: Vec<(usize, Value, Vec<Value>)> = Vec::new();
+    for item in std::mem::take(items) {
+        match rank(&item) {
+            Some(r) => listed.push((r, item, Vec::new())),
+            None => match listed.last_mut() {
+                Some((_, _, run)) => run.push(item),
+                None => leading.push(item),
+            },
+        }
+    }
+    listed.sort_by_key(|(r, ..)| *r);
+    items.extend(leading);
+    for (_, item, run) in listed {
+        items.push(item);
+        items.extend(run);
     }
     Ok(())
 }
