@@ -15,7 +15,9 @@ static ISOLATE: Once = Once::new();
 /// machine's own identity and settings cannot leak into the tests.
 fn isolate() {
     ISOLATE.call_once(|| {
-        let home = std::env::temp_dir().join(format!("kdrift-git-home-{}", std::process::id()));
+        // One folder under the target's scratch space, reused by every run (a folder per
+        // process was never removed: statics are not dropped).
+        let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accept-git-home");
         std::fs::create_dir_all(&home).expect("home");
         let config = home.join("gitconfig");
         std::fs::write(&config, "").expect("empty config");
