@@ -291,6 +291,11 @@ fn node_span(doc: &str, object: &Value, steps: &[PathStep]) -> Range<usize> {
         return 0..doc.len();
     };
     let outer = node_span(doc, object, parent);
+    // YAML also breaks lines at a lone carriage return; these lines are split at `\n` only, so
+    // such a text gets the parent's span (the document's, in the end).
+    if doc.replace("\r\n", "").contains('\r') {
+        return outer;
+    }
     let Some(line_steps) = line_steps(object, steps) else {
         return outer;
     };
