@@ -122,6 +122,27 @@ impl<'t> Outline<'t> {
             .collect()
     }
 
+    /// The lines of each item of the block sequence at `path`, as ranges of 0-based line numbers:
+    /// from its dash to the next item's (the last to the first line after the sequence, or
+    /// `total`, the text's line count). Empty when `path` is not a block sequence.
+    pub fn item_spans(&self, path: &[Step<'_>], total: usize) -> Vec<std::ops::Range<usize>> {
+        let (_, Some(range)) = self.locate(path) else {
+            return Vec::new();
+        };
+        let after = self.lines.get(range.end).map_or(total, |line| line.number);
+        let block = &self.lines[range];
+        let Some(col) = block.first().and_then(|first| first.dash) else {
+            return Vec::new();
+        };
+        let starts: Vec<usize> = block
+            .iter()
+            .filter(|line| line.dash == Some(col))
+            .map(|line| line.number)
+            .collect();
+        let ends = starts.iter().skip(1).copied().chain([after]);
+        starts.iter().zip(ends).map(|(&a, b)| a..b).collect()
+    }
+
     /// The line of the mapping at `path` (or its nearest ancestor's), and of each of its keys, in
     /// one pass: for `name`, what [`line_of`] gives `path` and `Field(name)` (the first line when
     /// a key is not in the map).
