@@ -83,7 +83,9 @@ pub fn prepare_workdir(
         }
         std::fs::write(&file, text).map_err(|source| DemoError::Write { path: file, source })?;
     }
-    git(&path, &["init", "-q"])?;
+    // On `main`, the branch the demo's Flux GitRepository follows (whatever the user's
+    // `init.defaultBranch`).
+    git(&path, &["init", "-q", "-b", "main"])?;
     git(&path, &["add", "-A"])?;
     // A fallback identity only when the user has none, so their own identity applies otherwise.
     // It is set in this throwaway repository (not for one command), so that accepting from the

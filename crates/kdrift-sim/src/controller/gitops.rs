@@ -22,6 +22,8 @@ pub const FLUX_NAMESPACE: &str = "kustomize.toolkit.fluxcd.io/namespace";
 /// apiVersion and kind of the two custom resources.
 pub const APPLICATION: (&str, &str) = ("argoproj.io/v1alpha1", "Application");
 pub const KUSTOMIZATION: (&str, &str) = ("kustomize.toolkit.fluxcd.io/v1", "Kustomization");
+/// Flux's git source, which a Kustomization's `sourceRef` names.
+pub const GIT_REPOSITORY: (&str, &str) = ("source.toolkit.fluxcd.io/v1", "GitRepository");
 /// The namespace Argo CD runs in: an Application there is named by its name alone in tracking
 /// ids (one elsewhere would be `namespace_name`).
 pub const ARGOCD_NAMESPACE: &str = "argocd";

@@ -128,16 +128,6 @@ impl Gitops {
         self.repos.get(url)
     }
 
-    /// The local repository a Flux `GitRepository` of this name stands for: the one whose URL
-    /// ends in `/<name>.git` (the demo does not serve GitRepository objects).
-    pub fn flux_source(&self, name: &str) -> Option<&PathBuf> {
-        let suffix = format!("/{name}.git");
-        self.repos
-            .iter()
-            .find(|(url, _)| url.ends_with(&suffix))
-            .map(|(_, path)| path)
-    }
-
     /// How long after an out-of-band change self-heal syncs.
     pub fn self_heal_delay(&self) -> Duration {
         self.self_heal

@@ -18,12 +18,20 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/crds/backuppolicies.yaml"),
     ),
     (
+        "crds/gitrepositories.yaml",
+        include_str!("../../../../demo/crds/gitrepositories.yaml"),
+    ),
+    (
         "crds/kustomizations.yaml",
         include_str!("../../../../demo/crds/kustomizations.yaml"),
     ),
     (
         "argocd/shop.yaml",
         include_str!("../../../../demo/argocd/shop.yaml"),
+    ),
+    (
+        "flux-system/demo.yaml",
+        include_str!("../../../../demo/flux-system/demo.yaml"),
     ),
     (
         "flux-system/platform.yaml",

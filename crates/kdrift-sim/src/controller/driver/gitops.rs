@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::Driver;
 use crate::controller::gitops::{
     self, APPLICATION, ARGOCD_MANAGER, ARGOCD_STATUS_MANAGER, AppDecision, AppSpec, Compared,
-    FLUX_MANAGER, KUSTOMIZATION, SyncRun,
+    FLUX_MANAGER, GIT_REPOSITORY, KUSTOMIZATION, SyncRun,
 };
 use crate::controller::index::Timer;
 use crate::controller::object::{Key, annotation, name, namespace, str_at};
@@ -346,8 +346,19 @@ impl Driver {
         }
         let now = self.store.now_rfc3339();
         let source = str_at(&ks, &["spec", "sourceRef", "name"]).unwrap_or_default();
+        let source_namespace =
+            str_at(&ks, &["spec", "sourceRef", "namespace"]).unwrap_or(&key.namespace);
         let dir = gitops::folder(str_at(&ks, &["spec", "path"]).unwrap_or_default());
-        let read = self.gitops.flux_source(source).cloned().and_then(|repo| {
+        // The GitRepository it names, and the local repository its URL stands for.
+        let repository = self
+            .store
+            .resource_type_of(GIT_REPOSITORY.0, GIT_REPOSITORY.1)
+            .and_then(|resource| self.store.get(resource, source_namespace, source));
+        let url = repository
+            .as_ref()
+            .and_then(|r| str_at(r, &["spec", "url"]))
+            .unwrap_or_default();
+        let read = self.gitops.repo(url).cloned().and_then(|repo| {
             let sha = resolve(&repo, "HEAD")?;
             let manifests = self.folder(&repo, &sha, &dir, true)?;
             Some((gitops::flux_revision(&branch(&repo), &sha), manifests))
