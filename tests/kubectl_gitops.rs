@@ -355,6 +355,32 @@ fn check_names_the_reconciler_of_every_drifted_object() {
     );
 }
 
+/// `kdrift check -A -o json` from `cwd` (with `--manifests` when given), its report.
+fn check_json(c: &Cluster, home: &Path, cwd: &Path, manifests: Option<&str>) -> Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kdrift"));
+    command
+        .args(["check", "-A", "-o", "json", "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"));
+    if let Some(m) = manifests {
+        command.args(["--manifests", m]);
+    }
+    let out = command.output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+/// The status `check` reported for the object `key` (`deployment/shop/frontend`).
+fn status(report: &Value, key: &str) -> Option<String> {
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == key)
+        .map(|o| o["status"].as_str().unwrap().to_owned())
+}
+
 /// Without `--manifests`, the checkout's Application says how its folder is read: the demo's
 /// `argocd/shop` deploys `shop/` into namespace `shop`, so manifests there that name no namespace
 /// are `shop`'s — as Argo CD applies them — where a plain folder reading puts them in `default`.
@@ -369,28 +395,7 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("  namespace: shop\n", "")).unwrap();
     }
-    let check = |cwd: &Path, manifests: Option<&str>| -> Value {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_kdrift"));
-        command
-            .args(["check", "-A", "-o", "json", "--kubeconfig"])
-            .arg(&c.kubeconfig)
-            .current_dir(cwd)
-            .env("HOME", dir.path())
-            .env("XDG_STATE_HOME", dir.path().join("state"));
-        if let Some(m) = manifests {
-            command.args(["--manifests", m]);
-        }
-        let out = command.output().unwrap();
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
-    };
-    let status = |report: &Value, key: &str| {
-        report["objects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["key"] == key)
-            .map(|o| o["status"].as_str().unwrap().to_owned())
-    };
+    let check = |cwd: &Path, manifests: Option<&str>| check_json(&c, dir.path(), cwd, manifests);
     // From the checkout's top and from a folder of it.
     for cwd in [repo.clone(), repo.join("payments")] {
         let report = check(&cwd, None);
@@ -421,6 +426,71 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
         plain["problems"]
     );
     assert!(!plain["problems"].to_string().contains("Argo CD apps"));
+}
+
+/// A Flux Kustomization whose GitRepository is the checkout's origin: without `--manifests`
+/// its path is read as Flux reads it — here with the `targetNamespace` set with kubectl, for
+/// manifests that name no namespace.
+#[test]
+fn without_manifests_a_flux_kustomizations_folder_is_read_as_flux_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let c = Cluster::start_gitops(&repo, Duration::from_secs(600));
+    // kubectl drives the source kind: its printer columns, and the Kustomization's target.
+    let sources = c.ok(&["get", "gitrepositories", "-n", "flux-system"]);
+    assert!(
+        sources.contains("https://git.example/kdrift/demo.git"),
+        "{sources}"
+    );
+    c.ok(&[
+        "patch",
+        "kustomization",
+        "platform",
+        "-n",
+        "flux-system",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"targetNamespace":"platform"}}"#,
+    ]);
+    for entry in std::fs::read_dir(repo.join("platform")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("  namespace: platform\n", "")).unwrap();
+    }
+    let check = |manifests: Option<&str>| check_json(&c, dir.path(), &repo, manifests);
+    let report = check(None);
+    assert_eq!(
+        status(&report, "deployment/platform/auth").as_deref(),
+        Some("in-sync"),
+        "{}",
+        report["problems"]
+    );
+    assert_eq!(status(&report, "deployment/default/auth"), None);
+    let notes = report["problems"].to_string();
+    assert!(
+        notes.contains(
+            "manifests from Flux Kustomizations: flux-system/platform → platform (directory, recursive)"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("manifests from Argo CD apps: argocd/shop → shop (directory)"),
+        "{notes}"
+    );
+    // Named as a folder, the checkout is read as it is written.
+    let plain = check(Some("."));
+    assert_eq!(
+        status(&plain, "deployment/default/auth").as_deref(),
+        Some("missing"),
+        "{}",
+        plain["problems"]
+    );
+    assert!(
+        !plain["problems"]
+            .to_string()
+            .contains("Flux Kustomizations")
+    );
 }
 
 /// Label tracking (Argo CD 2.x's default): the `app.kubernetes.io/instance` label names the app

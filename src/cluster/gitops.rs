@@ -242,14 +242,50 @@ async fn by_instance_label(
 /// Every Application the user may list: all namespaces', else Argo CD's own namespace's. `Ok`
 /// and empty when the cluster serves no Applications.
 pub async fn list_applications(client: &Client) -> Result<Vec<serde_json::Value>, String> {
-    let res = application();
-    let all: Api<DynamicObject> = Api::all_with(client.clone(), &res);
+    list_everywhere(client, &application(), ARGO_NAMESPACE).await
+}
+
+/// Where Flux keeps its objects unless told otherwise.
+const FLUX_NAMESPACE: &str = "flux-system";
+
+/// Every Flux Kustomization and GitRepository the user may list (all namespaces', else
+/// `flux-system`'s). Both empty when the cluster serves no Flux.
+pub async fn list_flux(
+    client: &Client,
+) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), String> {
+    let kustomizations = resource(
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "Kustomization",
+        "kustomizations",
+    );
+    let repositories = resource(
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "GitRepository",
+        "gitrepositories",
+    );
+    let kustomizations = list_everywhere(client, &kustomizations, FLUX_NAMESPACE).await?;
+    if kustomizations.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let repositories = list_everywhere(client, &repositories, FLUX_NAMESPACE).await?;
+    Ok((kustomizations, repositories))
+}
+
+/// The objects of `res` in every namespace, else (403) in `fallback`. Empty when the cluster
+/// does not serve the kind.
+async fn list_everywhere(
+    client: &Client,
+    res: &ApiResource,
+    fallback: &str,
+) -> Result<Vec<serde_json::Value>, String> {
+    let all: Api<DynamicObject> = Api::all_with(client.clone(), res);
     let list = match all.list(&ListParams::default()).await {
         Ok(list) => list,
         Err(kube::Error::Api(s)) if s.code == 404 => return Ok(Vec::new()),
         Err(kube::Error::Api(s)) if s.code == 403 => {
-            let own: Api<DynamicObject> =
-                Api::namespaced_with(client.clone(), ARGO_NAMESPACE, &res);
+            let own: Api<DynamicObject> = Api::namespaced_with(client.clone(), fallback, res);
             own.list(&ListParams::default())
                 .await
                 .map_err(|e| match e {
@@ -277,10 +313,10 @@ pub struct FromApps {
     pub notes: Vec<String>,
 }
 
-/// The manifests the Argo CD Applications of the cluster at `cluster_url` deploy from the git
-/// checkout holding `dir` (see [`crate::gitops::source`]). Nothing when `dir` is not in a
-/// checkout with a remote, or no Application deploys here from it; a note when Applications
-/// could not be listed.
+/// The manifests the Argo CD Applications and Flux Kustomizations of the cluster at
+/// `cluster_url` deploy from the git checkout holding `dir` (see [`crate::gitops::source`]).
+/// Nothing when `dir` is not in a checkout with a remote, or nothing deploys here from it; a
+/// note when either kind could not be listed. A folder both map is read as the Application's.
 pub async fn manifests_from_apps(
     client: &Client,
     cluster_url: &str,
@@ -299,20 +335,58 @@ pub async fn manifests_from_apps(
     let Some((top, remotes, branch)) = checkout else {
         return FromApps::default();
     };
-    let apps = match list_applications(client).await {
-        Ok(apps) => apps,
+    let mut notes = Vec::new();
+    let mut mapping = match list_applications(client).await {
+        Ok(apps) => crate::gitops::source::map_checkout(
+            &top,
+            &remotes,
+            branch.as_deref(),
+            &apps,
+            cluster_url,
+        ),
         Err(reason) => {
             tracing::info!(%reason, "Argo CD Applications not listed");
-            return FromApps {
-                mapped: None,
-                notes: vec![format!(
-                    "Argo CD Applications could not be listed ({reason}): the manifests are the current folder"
-                )],
-            };
+            notes.push(format!(
+                "Argo CD Applications could not be listed ({reason}): their folders are not mapped"
+            ));
+            crate::gitops::source::Mapping::default()
         }
     };
-    let mapping =
-        crate::gitops::source::map_checkout(&top, &remotes, branch.as_deref(), &apps, cluster_url);
+    match list_flux(client).await {
+        Ok((kustomizations, repositories)) => {
+            let flux = crate::gitops::source::map_flux(
+                &top,
+                &remotes,
+                branch.as_deref(),
+                &kustomizations,
+                &repositories,
+            );
+            for folder in flux.folders {
+                match mapping.folders.iter().find(|f| f.dir == folder.dir) {
+                    Some(taken) => notes.push(format!(
+                        "Argo CD app {} and Flux Kustomization {} both deploy \"{}\": compared once, as {}'s",
+                        taken.app,
+                        folder.app,
+                        crate::manifest::kustomize::shown(&top, &folder.dir),
+                        taken.app
+                    )),
+                    None => mapping.folders.push(folder),
+                }
+            }
+            mapping.notes.extend(flux.notes);
+        }
+        Err(reason) => {
+            tracing::info!(%reason, "Flux Kustomizations not listed");
+            notes.push(format!(
+                "Flux Kustomizations could not be listed ({reason}): their folders are not mapped"
+            ));
+        }
+    }
+    notes.extend(mapping.notes);
+    let mapping = crate::gitops::source::Mapping {
+        folders: mapping.folders,
+        notes,
+    };
     if mapping.folders.is_empty() {
         return FromApps {
             mapped: None,

@@ -5,7 +5,8 @@
 //! directory, its sub-folders only with `directory.recurse`), its objects without a namespace in
 //! the Application's `destination.namespace`, and before the same objects defined elsewhere in
 //! the checkout (another environment's overlay, say); the rest of the checkout is read as always,
-//! since something other than Argo CD may apply it.
+//! since something other than Argo CD may apply it. Flux Kustomizations whose GitRepository is
+//! one of the checkout's remotes map their `path` the same way ([`map_flux`]).
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
@@ -93,6 +94,21 @@ fn name_of(app: &Value) -> String {
     format!("{}/{}", text("namespace"), text("name"))
 }
 
+/// The checkout's remotes as repository keys.
+fn remote_keys(remotes: &[(String, String)]) -> BTreeSet<String> {
+    remotes
+        .iter()
+        .filter_map(|(_, url)| repo_key(url))
+        .collect()
+}
+
+/// `objects` in the order of their `namespace/name`: notes in a stable order.
+fn by_name(objects: &[Value]) -> Vec<&Value> {
+    let mut sorted: Vec<&Value> = objects.iter().collect();
+    sorted.sort_by_key(|o| name_of(o));
+    sorted
+}
+
 /// `shop` (`.` for the checkout's top), as notes name folders.
 fn shown(top: &Path, dir: &Path) -> String {
     crate::manifest::kustomize::shown(top, dir)
@@ -110,14 +126,9 @@ pub fn map_checkout(
     apps: &[Value],
     cluster_url: &str,
 ) -> Mapping {
-    let keys: BTreeSet<String> = remotes
-        .iter()
-        .filter_map(|(_, url)| repo_key(url))
-        .collect();
+    let keys = remote_keys(remotes);
     let mut mapping = Mapping::default();
-    let mut sorted: Vec<&Value> = apps.iter().collect();
-    sorted.sort_by_key(|a| name_of(a));
-    for app in sorted {
+    for app in by_name(apps) {
         let spec = app.get("spec").unwrap_or(&Value::Null);
         if !deploys_here(spec.get("destination").unwrap_or(&Value::Null), cluster_url) {
             continue;
@@ -141,30 +152,153 @@ pub fn map_checkout(
             map_source(top, branch, &name, source, namespace.clone(), &mut mapping);
         }
     }
-    if !mapping.folders.is_empty() {
-        let list: Vec<String> = mapping
-            .folders
-            .iter()
-            .map(|f| {
-                let how = if f.kustomize {
-                    "kustomize"
-                } else if f.recurse {
-                    "directory, recursive"
-                } else {
-                    "directory"
-                };
-                format!("{} → {} ({how})", f.app, shown(top, &f.dir))
-            })
-            .collect();
-        mapping.notes.insert(
-            0,
-            format!(
-                "manifests from Argo CD apps: {}; their objects are read from these folders as Argo CD reads them, the rest of the checkout as always",
-                list.join(", ")
-            ),
-        );
-    }
+    say_folders(top, "Argo CD apps", "Argo CD", &mut mapping);
     mapping
+}
+
+/// The note, first, of which folder each of `mapping`'s owners (`who`: "Argo CD apps") mapped,
+/// and how it is read.
+fn say_folders(top: &Path, who: &str, reader: &str, mapping: &mut Mapping) {
+    if mapping.folders.is_empty() {
+        return;
+    }
+    let list: Vec<String> = mapping
+        .folders
+        .iter()
+        .map(|f| {
+            let how = if f.kustomize {
+                "kustomize"
+            } else if f.recurse {
+                "directory, recursive"
+            } else {
+                "directory"
+            };
+            format!("{} → {} ({how})", f.app, shown(top, &f.dir))
+        })
+        .collect();
+    mapping.notes.insert(
+        0,
+        format!(
+            "manifests from {who}: {}; their objects are read from these folders as {reader} reads them, the rest of the checkout as always",
+            list.join(", ")
+        ),
+    );
+}
+
+/// The folders of the Flux Kustomizations (`kustomizations`, as the API returns them) that apply
+/// a path of a GitRepository (among `repositories`) whose URL is one of `remotes`: read as Flux's
+/// kustomize-controller reads them — the folder's kustomization when it has one, else every
+/// manifest of the folder and its sub-folders (Flux writes a kustomization of them all) — with
+/// `targetNamespace` the namespace of the objects that set none (Flux also moves those that set
+/// another: said). A Kustomization that applies to another cluster (`kubeConfig`) or from
+/// another kind of source is left out quietly.
+pub fn map_flux(
+    top: &Path,
+    remotes: &[(String, String)],
+    branch: Option<&str>,
+    kustomizations: &[Value],
+    repositories: &[Value],
+) -> Mapping {
+    let keys = remote_keys(remotes);
+    let mut mapping = Mapping::default();
+    for kustomization in by_name(kustomizations) {
+        let spec = kustomization.get("spec").unwrap_or(&Value::Null);
+        let text = |pointer: &str| spec.pointer(pointer).and_then(Value::as_str);
+        if spec.get("kubeConfig").is_some_and(|c| !c.is_null())
+            || text("/sourceRef/kind").is_some_and(|kind| kind != "GitRepository")
+        {
+            continue;
+        }
+        let name = name_of(kustomization);
+        let own_namespace = kustomization
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let source_namespace = text("/sourceRef/namespace").unwrap_or(own_namespace);
+        let Some(source_name) = text("/sourceRef/name") else {
+            continue;
+        };
+        let repository = repositories.iter().find(|r| {
+            r.pointer("/metadata/name").and_then(Value::as_str) == Some(source_name)
+                && r.pointer("/metadata/namespace").and_then(Value::as_str)
+                    == Some(source_namespace)
+        });
+        let Some(repository) = repository else {
+            continue;
+        };
+        let url = repository.pointer("/spec/url").and_then(Value::as_str);
+        if !url
+            .and_then(repo_key)
+            .is_some_and(|key| keys.contains(&key))
+        {
+            continue;
+        }
+        let path = text("/path").filter(|p| !p.is_empty()).unwrap_or("./");
+        let Some(dir) = folder_in(top, path) else {
+            mapping.notes.push(format!(
+                "Flux Kustomization {name}: path \"{path}\" leaves the repository: not mapped"
+            ));
+            continue;
+        };
+        let reference = repository.pointer("/spec/ref");
+        let follows = ["branch", "tag", "semver", "commit", "name"]
+            .iter()
+            .find_map(|field| {
+                reference
+                    .and_then(|r| r.get(*field))
+                    .and_then(Value::as_str)
+                    .map(|value| (*field, value))
+            });
+        if !dir.is_dir() {
+            let on = branch.map_or_else(|| "a detached HEAD".to_owned(), |b| format!("branch {b}"));
+            let follows = follows.map_or_else(
+                || "its default branch".to_owned(),
+                |(field, value)| format!("{field} {value}"),
+            );
+            mapping.notes.push(format!(
+                "Flux Kustomization {name}: folder \"{path}\" is not in this checkout (its source follows {follows}; the checkout is on {on}): not mapped"
+            ));
+            continue;
+        }
+        if let (Some(("branch", wanted)), Some(branch)) = (follows, branch)
+            && wanted != branch
+        {
+            mapping.notes.push(format!(
+                "Flux Kustomization {name} follows branch {wanted}; this checkout is on branch {branch}: its folder \"{path}\" is compared as checked out"
+            ));
+        }
+        let namespace = text("/targetNamespace")
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_owned);
+        if let Some(ns) = &namespace {
+            mapping.notes.push(format!(
+                "Flux Kustomization {name} sets namespace {ns} on every object; kdrift gives it to the objects of \"{path}\" that set none, and compares the others where they say"
+            ));
+        }
+        let folder = AppFolder {
+            app: name,
+            kustomize: FILE_NAMES.iter().any(|file| dir.join(file).is_file()),
+            dir,
+            recurse: true,
+            namespace,
+        };
+        add_folder(&mut mapping, folder, "Flux Kustomizations", path);
+    }
+    say_folders(top, "Flux Kustomizations", "Flux", &mut mapping);
+    mapping
+}
+
+/// `folder` added to `mapping`, unless one of the `owners` ("Argo CD apps") maps it already:
+/// then it is compared once, as the first one's, and said.
+fn add_folder(mapping: &mut Mapping, folder: AppFolder, owners: &str, path: &str) {
+    if let Some(taken) = mapping.folders.iter().find(|f| f.dir == folder.dir) {
+        mapping.notes.push(format!(
+            "{owners} {} and {} both deploy \"{path}\": compared once, as {}'s",
+            taken.app, folder.app, taken.app
+        ));
+        return;
+    }
+    mapping.folders.push(folder);
 }
 
 /// One source of Application `name` whose repository is the checkout's.
@@ -235,14 +369,7 @@ fn map_source(
             "Argo CD app {name}: the directory's include/exclude/jsonnet settings are not applied: every manifest of \"{path}\" is compared"
         ));
     }
-    if let Some(taken) = mapping.folders.iter().find(|f| f.dir == dir) {
-        mapping.notes.push(format!(
-            "Argo CD apps {} and {name} both deploy \"{path}\": compared once, as {}'s",
-            taken.app, taken.app
-        ));
-        return;
-    }
-    mapping.folders.push(AppFolder {
+    let folder = AppFolder {
         app: name.to_owned(),
         dir,
         kustomize,
@@ -251,7 +378,8 @@ fn map_source(
             .and_then(Value::as_bool)
             .unwrap_or(false),
         namespace,
-    });
+    };
+    add_folder(mapping, folder, "Argo CD apps", path);
 }
 
 #[cfg(test)]
@@ -373,6 +501,126 @@ mod tests {
             !notes.contains("elsewhere") && !notes.contains("foreign"),
             "{notes}"
         );
+    }
+
+    fn kustomization(name: &str, spec: Value) -> Value {
+        json!({"metadata": {"name": name, "namespace": "flux-system"}, "spec": spec})
+    }
+
+    fn repository(name: &str, namespace: &str, url: &str, reference: Value) -> Value {
+        json!({
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"url": url, "ref": reference},
+        })
+    }
+
+    #[test]
+    fn flux_kustomizations_of_the_checkout_map_their_folders_and_say_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path();
+        for dir in ["platform", "clusters/prod", "apps"] {
+            std::fs::create_dir_all(top.join(dir)).unwrap();
+        }
+        std::fs::write(
+            top.join("clusters/prod/kustomization.yaml"),
+            "resources: []\n",
+        )
+        .unwrap();
+        let remotes = vec![(
+            "origin".to_owned(),
+            "git@git.example:team/deploy.git".to_owned(),
+        )];
+        let repositories = vec![
+            repository(
+                "deploy",
+                "flux-system",
+                "ssh://git@git.example/team/deploy",
+                json!({"branch": "main"}),
+            ),
+            repository(
+                "release",
+                "flux-system",
+                "https://git.example/team/deploy.git",
+                json!({"branch": "release"}),
+            ),
+            repository(
+                "deploy",
+                "other",
+                "https://git.example/team/other.git",
+                json!({}),
+            ),
+        ];
+        let source = |name: &str| json!({"kind": "GitRepository", "name": name});
+        let kustomizations = vec![
+            kustomization(
+                "platform",
+                json!({"path": "./platform", "sourceRef": source("deploy"), "targetNamespace": "platform"}),
+            ),
+            kustomization(
+                "prod",
+                json!({"path": "./clusters/prod", "sourceRef": source("deploy")}),
+            ),
+            kustomization(
+                "on-release",
+                json!({"path": "./apps", "sourceRef": source("release")}),
+            ),
+            kustomization(
+                "gone",
+                json!({"path": "./nowhere", "sourceRef": source("release")}),
+            ),
+            kustomization(
+                "escape",
+                json!({"path": "../x", "sourceRef": source("deploy")}),
+            ),
+            // Another repository, another cluster, another kind of source: left out quietly.
+            kustomization(
+                "foreign",
+                json!({"path": "./platform", "sourceRef": {"kind": "GitRepository", "name": "deploy", "namespace": "other"}}),
+            ),
+            kustomization(
+                "remote",
+                json!({"path": "./apps", "sourceRef": source("deploy"), "kubeConfig": {"secretRef": {"name": "k"}}}),
+            ),
+            kustomization(
+                "oci",
+                json!({"path": "./apps", "sourceRef": {"kind": "OCIRepository", "name": "deploy"}}),
+            ),
+        ];
+        let mapping = map_flux(top, &remotes, Some("main"), &kustomizations, &repositories);
+        let folders: Vec<(&str, String, bool, bool)> = mapping
+            .folders
+            .iter()
+            .map(|f| (f.app.as_str(), shown(top, &f.dir), f.kustomize, f.recurse))
+            .collect();
+        assert_eq!(
+            folders,
+            [
+                ("flux-system/on-release", "apps".to_owned(), false, true),
+                ("flux-system/platform", "platform".to_owned(), false, true),
+                ("flux-system/prod", "clusters/prod".to_owned(), true, true),
+            ]
+        );
+        assert_eq!(mapping.folders[1].namespace.as_deref(), Some("platform"));
+        let notes = mapping.notes.join("\n");
+        assert!(notes.starts_with("manifests from Flux Kustomizations: flux-system/on-release → apps (directory, recursive), flux-system/platform → platform (directory, recursive), flux-system/prod → clusters/prod (kustomize)"), "{notes}");
+        assert!(
+            notes.contains(
+                "flux-system/on-release follows branch release; this checkout is on branch main"
+            ),
+            "{notes}"
+        );
+        assert!(notes.contains("flux-system/gone: folder \"./nowhere\" is not in this checkout (its source follows branch release; the checkout is on branch main)"), "{notes}");
+        assert!(
+            notes.contains("flux-system/escape: path \"../x\" leaves the repository"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("flux-system/platform sets namespace platform on every object"),
+            "{notes}"
+        );
+        for quiet in ["foreign", "remote", "oci"] {
+            assert!(!notes.contains(quiet), "{quiet}: {notes}");
+        }
     }
 
     #[test]
