@@ -436,10 +436,19 @@ fn without_manifests_a_flux_kustomizations_folder_is_read_as_flux_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let repo = demo_repo(dir.path());
     let c = Cluster::start_gitops(&repo, Duration::from_secs(600));
-    // kubectl drives the source kind: its printer columns, and the Kustomization's target.
-    let sources = c.ok(&["get", "gitrepositories", "-n", "flux-system"]);
+    // kubectl drives the source kind: its printer columns (the source controller's status),
+    // and the Kustomization's target.
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let ready = format!(
+        "True    stored artifact for revision 'main@sha1:{}'",
+        head.trim()
+    );
+    let mut sources = String::new();
     assert!(
-        sources.contains("https://git.example/kdrift/demo.git"),
+        eventually(WAIT, || {
+            sources = c.ok(&["get", "gitrepositories", "-n", "flux-system"]);
+            sources.contains("https://git.example/kdrift/demo.git") && sources.contains(&ready)
+        }),
         "{sources}"
     );
     c.ok(&[

@@ -504,6 +504,8 @@ impl Driver {
                 self.establish(&key);
             } else if let Some(key) = self.dirty_autoscalers.pop_first() {
                 self.autoscale(&key);
+            } else if let Some(key) = self.gitops_work.dirty_sources.pop_first() {
+                self.reconcile_source(&key);
             } else if let Some(key) = self.gitops_work.dirty_kustomizations.pop_first() {
                 self.reconcile_kustomization(&key);
             } else if let Some(key) = self.gitops_work.dirty_apps.pop_first() {

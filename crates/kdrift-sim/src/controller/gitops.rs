@@ -527,6 +527,48 @@ pub fn kustomization_status(
     })
 }
 
+/// The manager of a GitRepository's status: Flux's source-controller.
+pub const SOURCE_MANAGER: &str = "source-controller";
+
+/// A GitRepository's status: Ready with the `revision` its branch is at, or not ready when its
+/// URL cannot be fetched (`None`).
+pub fn source_status(source: &Value, revision: Option<&str>, now: &str) -> Value {
+    let generation = i64_at(source, &["metadata", "generation"]).unwrap_or(1);
+    let url = str_at(source, &["spec", "url"]).unwrap_or_default();
+    match revision {
+        Some(revision) => {
+            let message = format!("stored artifact for revision '{revision}'");
+            json!({
+                "artifact": {"revision": revision},
+                "conditions": [{
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "Succeeded",
+                    "message": message,
+                    "lastTransitionTime": ready_since(source, "True", &message, now),
+                    "observedGeneration": generation,
+                }],
+                "observedGeneration": generation,
+            })
+        }
+        None => {
+            let message =
+                format!("failed to checkout and determine revision: unable to clone '{url}'");
+            json!({
+                "conditions": [{
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "GitOperationFailed",
+                    "message": message,
+                    "lastTransitionTime": ready_since(source, "False", &message, now),
+                    "observedGeneration": generation,
+                }],
+                "observedGeneration": generation,
+            })
+        }
+    }
+}
+
 /// A Kustomization's status when its source cannot be found.
 pub fn kustomization_not_ready(kustomization: &Value, source: &str, now: &str) -> Value {
     let generation = i64_at(kustomization, &["metadata", "generation"]).unwrap_or(1);

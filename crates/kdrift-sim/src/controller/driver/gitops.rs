@@ -31,6 +31,8 @@ const CACHED_FOLDERS: usize = 16;
 pub(super) struct GitopsWork {
     pub dirty_apps: BTreeSet<Key>,
     pub dirty_kustomizations: BTreeSet<Key>,
+    /// GitRepositories whose status the source controller looks at.
+    pub dirty_sources: BTreeSet<Key>,
     /// Application → when it was first seen drifted (self-heal counts from there).
     first_drift: HashMap<Key, Instant>,
     /// Application or Kustomization → when it is next looked at.
@@ -41,7 +43,9 @@ pub(super) struct GitopsWork {
 
 impl GitopsWork {
     pub fn is_idle(&self) -> bool {
-        self.dirty_apps.is_empty() && self.dirty_kustomizations.is_empty()
+        self.dirty_apps.is_empty()
+            && self.dirty_kustomizations.is_empty()
+            && self.dirty_sources.is_empty()
     }
 }
 
@@ -76,6 +80,15 @@ impl Driver {
             }
             return true;
         }
+        if is_kind(resource, GIT_REPOSITORY) {
+            if kind != EventType::Deleted {
+                self.gitops_work.dirty_sources.insert(Key::of(object));
+            }
+            // The Kustomizations that name it look again (kustomize-controller watches its
+            // sources): one made before its source becomes ready.
+            self.kustomizations_of(object);
+            return true;
+        }
         if annotation(object, gitops::TRACKING_ID).is_some()
             && let Some((ns, app)) = gitops::tracking_app(object)
         {
@@ -84,8 +97,64 @@ impl Driver {
         false
     }
 
+    /// Every Kustomization whose `sourceRef` names the GitRepository `source` looks again.
+    fn kustomizations_of(&mut self, source: &Value) {
+        let Some(resource) = self
+            .store
+            .resource_type_of(KUSTOMIZATION.0, KUSTOMIZATION.1)
+        else {
+            return;
+        };
+        for ks in self.store.list(resource, None) {
+            let source_namespace =
+                str_at(&ks, &["spec", "sourceRef", "namespace"]).unwrap_or(namespace(&ks));
+            if str_at(&ks, &["spec", "sourceRef", "name"]) == Some(name(source))
+                && source_namespace == namespace(source)
+            {
+                self.gitops_work.dirty_kustomizations.insert(Key::of(&ks));
+            }
+        }
+    }
+
+    /// Flux's source-controller, as far as the demo goes: a GitRepository's status says the
+    /// revision its branch is at in the local repository its `url` stands for, or that it
+    /// cannot be fetched. (It stores no artifact; Kustomizations read the repository.)
+    pub(super) fn reconcile_source(&mut self, key: &Key) {
+        let Some(resource) = self
+            .store
+            .resource_type_of(GIT_REPOSITORY.0, GIT_REPOSITORY.1)
+        else {
+            return;
+        };
+        let Some(source) = self.store.get(resource, &key.namespace, &key.name) else {
+            return;
+        };
+        if source.pointer("/spec/suspend") == Some(&json!(true)) {
+            return;
+        }
+        let url = str_at(&source, &["spec", "url"]).unwrap_or_default();
+        let revision = self.gitops.repo(url).cloned().and_then(|repo| {
+            let sha = resolve(&repo, "HEAD")?;
+            Some(gitops::flux_revision(&branch(&repo), &sha))
+        });
+        let now = self.store.now_rfc3339();
+        let status = gitops::source_status(&source, revision.as_deref(), &now);
+        if source.get("status") != Some(&status) {
+            let opts = WriteOptions::status(gitops::SOURCE_MANAGER);
+            self.modify(resource, key, &opts, |s| s["status"] = status.clone());
+        }
+    }
+
     /// Every Application and Kustomization looks again (at start and after a resync).
     pub(super) fn resync_gitops(&mut self) {
+        if let Some(resource) = self
+            .store
+            .resource_type_of(GIT_REPOSITORY.0, GIT_REPOSITORY.1)
+        {
+            for object in self.store.list(resource, None) {
+                self.gitops_work.dirty_sources.insert(Key::of(&object));
+            }
+        }
         for (kind, dirty) in [(APPLICATION, true), (KUSTOMIZATION, false)] {
             let Some(resource) = self.store.resource_type_of(kind.0, kind.1) else {
                 continue;
