@@ -381,3 +381,63 @@ fn revert_view_with_a_preview() {
     assert_eq!(buf[(x, removed)].fg, theme.diff_removed.fg.unwrap());
     assert_eq!(buf[(x, added)].fg, theme.diff_added.fg.unwrap());
 }
+
+/// In a sparse checkout, an object with no manifest on disk may have one the checkout leaves
+/// out: `r` and `a` say so, with the command that brings it in (the headless commands name the
+/// file; the live view has no git at hand).
+#[test]
+fn in_a_sparse_checkout_no_manifest_says_where_it_may_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    std::fs::create_dir_all(dir.path().join("shop")).unwrap();
+    std::fs::create_dir_all(dir.path().join("auth")).unwrap();
+    std::fs::write(dir.path().join("shop/web.yaml"), manifest_text("web")).unwrap();
+    let api = manifest_text("api").replace("namespace: shop", "namespace: auth");
+    std::fs::write(dir.path().join("auth/api.yaml"), api).unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-qm",
+        "manifests",
+    ]);
+    git(&["sparse-checkout", "set", "shop"]);
+    assert!(!dir.path().join("auth/api.yaml").exists());
+    let note = kdrift::manifest::sparse::note(dir.path()).expect("the checkout is sparse");
+    let selection = kdrift::manifest::kustomize::Selection {
+        notes: vec![note.trim_start_matches("note: ").to_owned()],
+        ..Default::default()
+    };
+    let mut app = sample_app();
+    let index = ManifestIndex::load_with(dir.path(), "default", selection);
+    update(&mut app, Message::Manifests(Arc::new(index)));
+    keys(&mut app, "/api");
+    key(&mut app, KeyCode::Enter);
+    let hint = "this checkout is sparse: a manifest it leaves out may define it (git sparse-checkout add FOLDER, or git sparse-checkout disable)";
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    let flash = app.flash.clone().unwrap().text;
+    assert!(
+        flash.starts_with("no manifest for deployment/auth/api under") && flash.ends_with(hint),
+        "{flash}"
+    );
+    app.flash = None;
+    assert!(press(&mut app, KeyCode::Char('a')).is_empty());
+    let flash = app.flash.clone().unwrap().text;
+    assert!(
+        flash.starts_with("deployment/auth/api has no manifest") && flash.ends_with(hint),
+        "{flash}"
+    );
+}

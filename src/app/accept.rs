@@ -288,9 +288,19 @@ impl App {
             DriftSummary::Missing => Some(format!(
                 "{object} is missing: it is not in the cluster, there is no live value to accept"
             )),
-            DriftSummary::Unmanaged => Some(format!(
-                "{object} has no manifest under the manifests folder: nothing to accept into"
-            )),
+            DriftSummary::Unmanaged => {
+                let sparse = self.manifests.as_ref().and_then(|index| {
+                    crate::manifest::sparse::hint_for_missing(&index.selection.notes)
+                });
+                Some(match sparse {
+                    Some(hint) => format!(
+                        "{object} has no manifest under the manifests folder: nothing to accept into; {hint}"
+                    ),
+                    None => format!(
+                        "{object} has no manifest under the manifests folder: nothing to accept into"
+                    ),
+                })
+            }
             DriftSummary::NotComputed => Some(format!(
                 "the drift of {object} is not known yet: try again in a moment"
             )),

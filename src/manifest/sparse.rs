@@ -28,6 +28,19 @@ pub fn note(root: &Path) -> Option<String> {
     })
 }
 
+/// For a sentence about an object with no manifest, when the manifests' `notes` say the
+/// checkout is sparse (see [`note`]): where its manifest may be, and how to bring it in. The
+/// live view has no git at hand; the headless commands name the file
+/// ([`defined_out_of_checkout`]).
+pub fn hint_for_missing(notes: &[String]) -> Option<&'static str> {
+    notes
+        .iter()
+        .any(|n| n.contains("this checkout is sparse (git sparse-checkout)"))
+        .then_some(
+            "this checkout is sparse: a manifest it leaves out may define it (git sparse-checkout add FOLDER, or git sparse-checkout disable)",
+        )
+}
+
 /// Why `key` has no manifest on disk when a file the sparse checkout leaves out defines it:
 /// the file, and the command that brings it back. `None` when no such file defines it.
 pub fn defined_out_of_checkout(
