@@ -19,6 +19,8 @@ mod child;
 mod cluster;
 #[path = "soak/compare.rs"]
 mod compare;
+#[path = "common/manifest.rs"]
+mod manifest;
 #[path = "common/measure.rs"]
 mod measure;
 #[path = "soak/run.rs"]

@@ -10,6 +10,8 @@ mod child;
 mod cluster;
 #[path = "../benches/soak/compare.rs"]
 mod compare;
+#[path = "../benches/common/manifest.rs"]
+mod manifest;
 #[path = "../benches/common/measure.rs"]
 mod measure;
 #[path = "../benches/soak/run.rs"]

@@ -2,18 +2,43 @@
 //! in the block style people write by hand.
 
 /// The manifest of Deployment `name` in `namespace` with `replicas` and image tag `tag`.
+#[allow(dead_code)] // not every bench that includes this file writes Deployments alone
 pub fn deployment_yaml(name: &str, namespace: &str, replicas: u32, tag: &str) -> String {
+    let requests = "          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+";
+    workload_yaml(
+        "Deployment",
+        name,
+        namespace,
+        &format!("  replicas: {replicas}\n"),
+        tag,
+        requests,
+    )
+}
+
+/// The manifest of workload `kind` `name` in `namespace`: `spec` is the lines of its spec
+/// before the selector (`  replicas: 3\n`), `container` the lines ending its container.
+pub fn workload_yaml(
+    kind: &str,
+    name: &str,
+    namespace: &str,
+    spec: &str,
+    tag: &str,
+    container: &str,
+) -> String {
     format!(
         "apiVersion: apps/v1
-kind: Deployment
+kind: {kind}
 metadata:
   name: {name}
   namespace: {namespace}
   labels:
     app: {name}
 spec:
-  replicas: {replicas}
-  selector:
+{spec}  selector:
     matchLabels:
       app: {name}
   template:
@@ -27,11 +52,7 @@ spec:
           env:
             - name: LOG_LEVEL
               value: info
-          resources:
-            requests:
-              cpu: 100m
-              memory: 128Mi
-"
+{container}"
     )
 }
 

@@ -153,31 +153,13 @@ impl Seeded {
             Kind::StatefulSet => format!("  serviceName: {name}\n"),
             _ => String::new(),
         };
-        format!(
-            "apiVersion: apps/v1
-kind: {}
-metadata:
-  name: {name}
-  namespace: {namespace}
-  labels:
-    app: {name}
-spec:
-{replicas}{service}  selector:
-    matchLabels:
-      app: {name}
-  template:
-    metadata:
-      labels:
-        app: {name}
-    spec:
-      containers:
-        - name: app
-          image: registry.example/{name}:1.0.0
-          env:
-            - name: LOG_LEVEL
-              value: info
-",
-            kind.name()
+        super::manifest::workload_yaml(
+            kind.name(),
+            name,
+            namespace,
+            &format!("{replicas}{service}"),
+            "1.0.0",
+            "",
         )
     }
 
