@@ -120,18 +120,9 @@ impl Driver {
     /// revision its branch is at in the local repository its `url` stands for, or that it
     /// cannot be fetched. (It stores no artifact; Kustomizations read the repository.)
     pub(super) fn reconcile_source(&mut self, key: &Key) {
-        let Some(resource) = self
-            .store
-            .resource_type_of(GIT_REPOSITORY.0, GIT_REPOSITORY.1)
-        else {
+        let Some((resource, source)) = self.unsuspended(GIT_REPOSITORY, key) else {
             return;
         };
-        let Some(source) = self.store.get(resource, &key.namespace, &key.name) else {
-            return;
-        };
-        if source.pointer("/spec/suspend") == Some(&json!(true)) {
-            return;
-        }
         let url = str_at(&source, &["spec", "url"]).unwrap_or_default();
         let revision = self.gitops.repo(url).cloned().and_then(|repo| {
             let sha = resolve(&repo, "HEAD")?;
@@ -342,6 +333,14 @@ impl Driver {
         }
     }
 
+    /// The Flux object `key` of `kind` (`(apiVersion, kind)`) and its type, unless the cluster
+    /// does not serve the kind, there is no such object, or it is suspended.
+    fn unsuspended(&self, kind: (&str, &str), key: &Key) -> Option<(ResourceType, Value)> {
+        let resource = self.store.resource_type_of(kind.0, kind.1)?;
+        let object = self.store.get(resource, &key.namespace, &key.name)?;
+        (object.pointer("/spec/suspend") != Some(&json!(true))).then_some((resource, object))
+    }
+
     fn resource_of(&self, object: &Value) -> Option<ResourceType> {
         let api_version = str_at(object, &["apiVersion"])?;
         let kind = str_at(object, &["kind"])?;
@@ -401,18 +400,9 @@ impl Driver {
     /// Flux's reconciliation of one Kustomization: its status at the commit its source is at.
     /// The demo's Flux applies nothing after the seed (see the README).
     pub(super) fn reconcile_kustomization(&mut self, key: &Key) {
-        let Some(resource) = self
-            .store
-            .resource_type_of(KUSTOMIZATION.0, KUSTOMIZATION.1)
-        else {
+        let Some((resource, ks)) = self.unsuspended(KUSTOMIZATION, key) else {
             return;
         };
-        let Some(ks) = self.store.get(resource, &key.namespace, &key.name) else {
-            return;
-        };
-        if ks.pointer("/spec/suspend") == Some(&json!(true)) {
-            return;
-        }
         let now = self.store.now_rfc3339();
         let source = str_at(&ks, &["spec", "sourceRef", "name"]).unwrap_or_default();
         let source_namespace =
