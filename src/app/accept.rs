@@ -247,6 +247,19 @@ impl AcceptForm {
     }
 }
 
+/// `text` about an object with no manifest, with the hint of a sparse checkout when `index`'s
+/// notes say the checkout is one (a left-out manifest may define the object).
+pub(super) fn with_sparse_hint(
+    text: String,
+    index: Option<&crate::manifest::ManifestIndex>,
+) -> String {
+    match index.and_then(|index| crate::manifest::sparse::hint_for_missing(&index.selection.notes))
+    {
+        Some(hint) => format!("{text}; {hint}"),
+        None => text,
+    }
+}
+
 fn flash(app: &mut App, text: String) {
     app.flash = Some(Flash { text, error: true });
 }
@@ -289,17 +302,10 @@ impl App {
                 "{object} is missing: it is not in the cluster, there is no live value to accept"
             )),
             DriftSummary::Unmanaged => {
-                let sparse = self.manifests.as_ref().and_then(|index| {
-                    crate::manifest::sparse::hint_for_missing(&index.selection.notes)
-                });
-                Some(match sparse {
-                    Some(hint) => format!(
-                        "{object} has no manifest under the manifests folder: nothing to accept into; {hint}"
-                    ),
-                    None => format!(
-                        "{object} has no manifest under the manifests folder: nothing to accept into"
-                    ),
-                })
+                let text = format!(
+                    "{object} has no manifest under the manifests folder: nothing to accept into"
+                );
+                Some(with_sparse_hint(text, self.manifests.as_deref()))
             }
             DriftSummary::NotComputed => Some(format!(
                 "the drift of {object} is not known yet: try again in a moment"

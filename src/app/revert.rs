@@ -133,10 +133,8 @@ impl App {
             return refuse(self, "the manifests are still loading".to_owned());
         };
         let Some(manifest) = index.get(&object) else {
-            let mut text = no_manifest(&object.to_string(), &index.root);
-            if let Some(hint) = crate::manifest::sparse::hint_for_missing(&index.selection.notes) {
-                text = format!("{text}; {hint}");
-            }
+            let text = no_manifest(&object.to_string(), &index.root);
+            let text = super::accept::with_sparse_hint(text, Some(index.as_ref()));
             return refuse(self, text);
         };
         let place = place(manifest);

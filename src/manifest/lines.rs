@@ -108,15 +108,7 @@ impl<'t> Outline<'t> {
     /// ancestor's, when an item is not found, say in flow style).
     pub fn item_lines(&self, path: &[Step<'_>], count: usize) -> Vec<usize> {
         let (found, range) = self.locate(path);
-        let block = range.map_or(&[][..], |range| &self.lines[range]);
-        let starts: Vec<usize> = match block.first().and_then(|first| first.dash) {
-            Some(col) => block
-                .iter()
-                .filter(|line| line.dash == Some(col))
-                .map(|line| line.number)
-                .collect(),
-            None => Vec::new(),
-        };
+        let starts = range.map_or_else(Vec::new, |range| self.item_starts(range));
         (0..count)
             .map(|i| starts.get(i).copied().unwrap_or(found))
             .collect()
@@ -130,17 +122,23 @@ impl<'t> Outline<'t> {
             return Vec::new();
         };
         let after = self.lines.get(range.end).map_or(total, |line| line.number);
+        let starts = self.item_starts(range);
+        let ends = starts.iter().skip(1).copied().chain([after]);
+        starts.iter().zip(ends).map(|(&a, b)| a..b).collect()
+    }
+
+    /// The line numbers of the items' dashes in the block of `range` (a block sequence's lines):
+    /// the dashes at the column of its first line's. Empty when it does not start with a dash.
+    fn item_starts(&self, range: std::ops::Range<usize>) -> Vec<usize> {
         let block = &self.lines[range];
         let Some(col) = block.first().and_then(|first| first.dash) else {
             return Vec::new();
         };
-        let starts: Vec<usize> = block
+        block
             .iter()
             .filter(|line| line.dash == Some(col))
             .map(|line| line.number)
-            .collect();
-        let ends = starts.iter().skip(1).copied().chain([after]);
-        starts.iter().zip(ends).map(|(&a, b)| a..b).collect()
+            .collect()
     }
 
     /// The line of the mapping at `path` (or its nearest ancestor's), and of each of its keys, in

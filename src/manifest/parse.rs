@@ -216,7 +216,9 @@ impl<'d> Place<'_, 'd> {
         default_namespace: &str,
         names: &mut Names,
     ) -> bool {
-        if !yaml.lines().any(|line| line.trim_end() == "kind: List") {
+        // A substring search first: every document of every file passes here.
+        if !yaml.contains("kind: List") || !yaml.lines().any(|line| line.trim_end() == "kind: List")
+        {
             return false;
         }
         let items = [super::lines::Step::Field("items")];
