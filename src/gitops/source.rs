@@ -267,6 +267,32 @@ pub fn map_flux(
                 "Flux Kustomization {name} follows branch {wanted}; this checkout is on branch {branch}: its folder \"{path}\" is compared as checked out"
             ));
         }
+        // What Flux changes in the objects after kustomize: not done here.
+        let rewrites: Vec<&str> = [
+            "patches",
+            "images",
+            "namePrefix",
+            "nameSuffix",
+            "commonMetadata",
+            "components",
+            "postBuild",
+        ]
+        .into_iter()
+        .filter(|field| {
+            spec.get(*field).is_some_and(|v| match v {
+                Value::Null => false,
+                Value::Array(list) => !list.is_empty(),
+                Value::Object(map) => !map.is_empty(),
+                _ => true,
+            })
+        })
+        .collect();
+        if !rewrites.is_empty() {
+            mapping.notes.push(format!(
+                "Flux Kustomization {name}: its {} are not applied: the objects of \"{path}\" are compared as written",
+                rewrites.join(", ")
+            ));
+        }
         let namespace = text("/targetNamespace")
             .filter(|ns| !ns.is_empty())
             .map(str::to_owned);
@@ -558,7 +584,7 @@ mod tests {
             ),
             kustomization(
                 "prod",
-                json!({"path": "./clusters/prod", "sourceRef": source("deploy")}),
+                json!({"path": "./clusters/prod", "sourceRef": source("deploy"), "postBuild": {"substitute": {"env": "prod"}}, "patches": [{"patch": "- op: remove\n  path: /metadata/labels"}], "images": []}),
             ),
             kustomization(
                 "on-release",
@@ -615,7 +641,8 @@ mod tests {
             "{notes}"
         );
         assert!(
-            notes.contains("flux-system/platform sets namespace platform on every object"),
+            notes.contains("flux-system/platform sets namespace platform on every object")
+                && notes.contains("Flux Kustomization flux-system/prod: its patches, postBuild are not applied: the objects of \"./clusters/prod\" are compared as written"),
             "{notes}"
         );
         for quiet in ["foreign", "remote", "oci"] {
