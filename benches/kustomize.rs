@@ -149,11 +149,11 @@ fn overlay_file(repo: &Path, r: usize) -> PathBuf {
 /// The live view: time to every row's drift, then 5 edits of an overlay's `replicas:` count.
 fn live(repo: &Path, kubeconfig: &Path) {
     let common = common_args(repo, kubeconfig);
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     let repo = repo.to_path_buf();
     rt.block_on(async move {
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let stats = Arc::new(Mutex::new(Stats::default()));
         let script = async {
             while stats.lock().unwrap().all_drift.is_none() {
@@ -205,7 +205,7 @@ fn accept(repo: &Path, kubeconfig: &Path) {
     use kdrift::accept::{CommitPlan, write_and_commit};
     use kdrift::commands::context;
     let common = common_args(repo, kubeconfig);
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     rt.block_on(async {
         let ctx = context::open(&common).await.unwrap();
         let kind = ctx.kind_of("apps/v1", "Deployment").unwrap().clone();

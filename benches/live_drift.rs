@@ -118,11 +118,11 @@ fn main() {
     println!(
         "-- live drift: {DEPLOYMENTS} Deployments in {NAMESPACES} namespaces, one manifest file each (1 in 10 drifted)"
     );
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     rt.block_on(async move {
         let rss_before = rss_mb();
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let stats = Arc::new(Mutex::new(Stats::default()));
         let script = async {
             while stats.lock().unwrap().all_drift.is_none() {

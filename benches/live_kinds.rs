@@ -179,13 +179,13 @@ fn main() {
         manifests: Some(root.clone()),
         ..CommonArgs::default()
     };
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     let (child_in_ref, child_out_ref) = (&mut child_in, &mut child_out);
     rt.block_on(async move {
         let (child_in, child_out) = (child_in_ref, child_out_ref);
         let rss_before = rss_mb();
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let client = conn.client.clone();
         let stats = Arc::new(Mutex::new(Stats::default()));
         let script = async {

@@ -92,7 +92,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let manifests = dir.path().join("manifests");
     run::write_manifests(&manifests, &p);
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     rt.block_on(async {
         let (mut side, url) = Side::child(p, seed).await;
         let summary = run::soak(&options, &mut side, &url, &manifests).await;

@@ -1,7 +1,9 @@
 //! The command line of `docs/ARCHITECTURE.md` ("Command line"), as clap types.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::user_config::{CONFIG_ENV, ReadOnlyFrom, UserConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -54,10 +56,10 @@ pub struct CommonArgs {
     /// Log level (error, warn, info, debug, trace); also KDRIFT_LOG.
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
-    /// Where read-only came from (the flag, the user config), set by `user_config::apply`.
+    /// Where read-only came from (the flag, the user config), set by `CommonArgs::apply_user_config`.
     #[arg(skip)]
-    pub readonly_from: Option<crate::user_config::ReadOnlyFrom>,
-    /// Why the user config file was not used, set by `user_config::apply`.
+    pub readonly_from: Option<ReadOnlyFrom>,
+    /// Why the user config file was not used, set by `CommonArgs::apply_user_config`.
     #[arg(skip)]
     pub config_problem: Option<String>,
     /// `--manifests` names a checkout whose Argo CD apps still say how their folders are read
@@ -96,67 +98,6 @@ pub enum Command {
     },
     /// Print the manual page (roff), made from this command line: `kdrift man | man -l -`.
     Man,
-}
-
-/// The program: parse the command line (named `name` in help and errors: `kdrift`, or
-/// `kubectl drift` for the plugin) and run what it asks.
-pub fn main(name: &'static str) -> std::process::ExitCode {
-    use clap::FromArgMatches;
-    use std::process::ExitCode;
-    let mut command = crate::complete::command(name);
-    if std::env::args_os().any(|a| a == "--version") {
-        // The renderer of kustomize roots is looked for only when asked (it runs a program).
-        let renderer = match crate::manifest::kustomize::render::renderer() {
-            Ok(renderer) => renderer.describe(),
-            Err(message) => format!("none ({message})"),
-        };
-        let text = format!(
-            "{}\nkustomize renderer: {renderer}",
-            command.get_version().unwrap_or_default()
-        );
-        command = command.long_version(&*Box::leak(text.into_boxed_str()));
-    }
-    let matches = command.get_matches();
-    let mut cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
-        Err(e) => e.exit(),
-    };
-    crate::user_config::apply(&mut cli.common);
-    // The live view shows a bad config in its status bar; the subcommands say it here.
-    if let (Some(problem), Some(_)) = (&cli.common.config_problem, &cli.command) {
-        eprintln!("kdrift: {problem}");
-    }
-    match cli.command {
-        Some(Command::Demo(args)) if args.serve => crate::runtime::serve::run(&args),
-        Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),
-        Some(Command::Check(args)) => crate::commands::check::run(&cli.common, &args),
-        Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
-        Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
-        Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
-        Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
-        Some(Command::Completions { shell }) => {
-            match crate::complete::write_registration(shell, &mut std::io::stdout()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("kdrift: {e}");
-                    ExitCode::from(crate::commands::EXIT_ERROR)
-                }
-            }
-        }
-        Some(Command::Man) => match man_page(&mut std::io::stdout()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("kdrift: cannot write the manual page: {e}");
-                ExitCode::from(crate::commands::EXIT_ERROR)
-            }
-        },
-        None => crate::runtime::run_tui(&cli.common),
-    }
-}
-
-/// The manual page, written to `out`.
-pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(out)
 }
 
 /// `kdrift check`'s output formats.
@@ -262,6 +203,71 @@ pub struct DemoArgs {
 }
 
 impl CommonArgs {
+    /// Fold the user config file into the flags: `--theme` wins over `theme`; `readonly` from
+    /// either. A bad file turns read-only on (it may be the file that says so) and is kept in
+    /// `config_problem`, for the status bar or stderr.
+    pub fn apply_user_config(&mut self) {
+        let required = std::env::var_os(CONFIG_ENV).is_some_and(|v| !v.is_empty());
+        if let Some(path) = crate::user_config::path() {
+            self.apply_config_file(&path, required);
+        }
+    }
+
+    /// [`CommonArgs::apply_user_config`] with the file at `path` (`required`: a missing file is
+    /// a problem too).
+    pub fn apply_config_file(&mut self, path: &Path, required: bool) {
+        match crate::user_config::load(path, required) {
+            Ok(config) => self.fold_config(config, path),
+            Err(e) => {
+                self.config_problem = Some(format!(
+                    "{e} — read-only until it is fixed, other settings at their defaults"
+                ));
+                self.readonly_from = Some(ReadOnlyFrom {
+                    flag: self.readonly,
+                    file: None,
+                    bad_file: Some(path.to_path_buf()),
+                });
+                self.readonly = true;
+            }
+        }
+    }
+
+    fn fold_config(&mut self, config: UserConfig, path: &Path) {
+        if self.theme.is_none() {
+            self.theme = config.theme;
+        }
+        if self.readonly || config.readonly {
+            self.readonly_from = Some(ReadOnlyFrom {
+                flag: self.readonly,
+                file: config.readonly.then(|| path.to_path_buf()),
+                bad_file: None,
+            });
+            self.readonly = true;
+        }
+    }
+
+    /// Where read-only came from for these flags, if it is on.
+    pub fn readonly_from(&self) -> Option<ReadOnlyFrom> {
+        if !self.readonly {
+            return None;
+        }
+        Some(self.readonly_from.clone().unwrap_or(ReadOnlyFrom {
+            flag: true,
+            file: None,
+            bad_file: None,
+        }))
+    }
+
+    /// What to connect to: `--kubeconfig`, `--context`, `-n`, `-A`.
+    pub fn connection(&self) -> crate::cluster::client::ConnectionSettings {
+        crate::cluster::client::ConnectionSettings {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+            all_namespaces: self.all_namespaces,
+        }
+    }
+
     /// The kustomize roots chosen for kubeconfig context `context`: `--overlay` (a folder as
     /// typed from here, else under the manifests root), and the context for `.kdrift.yaml`'s
     /// `kustomize.contexts`.
@@ -280,5 +286,59 @@ impl CommonArgs {
             context: Some(context.to_owned()),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_settings_parse_and_fold_into_the_flags() {
+        let path = Path::new("/home/op/.config/kdrift/config.toml");
+        let config =
+            crate::user_config::parse("readonly = true\ntheme = \"light\"\n", path).unwrap();
+        let mut common = CommonArgs::default();
+        common.fold_config(config.clone(), path);
+        assert!(common.readonly);
+        assert_eq!(common.theme.as_deref(), Some("light"));
+        let from = common.readonly_from().unwrap();
+        assert_eq!(
+            from.refusal("revert"),
+            "revert is disabled: kdrift runs read-only (readonly = true in \"/home/op/.config/kdrift/config.toml\"); set readonly = false in \"/home/op/.config/kdrift/config.toml\" to revert"
+        );
+
+        // The flag wins for the theme; read-only from both is named as both.
+        let mut common = CommonArgs {
+            theme: Some("colorblind".into()),
+            readonly: true,
+            ..CommonArgs::default()
+        };
+        common.fold_config(config, path);
+        assert_eq!(common.theme.as_deref(), Some("colorblind"));
+        assert!(
+            common
+                .readonly_from()
+                .unwrap()
+                .to_string()
+                .starts_with("--readonly, and readonly = true in")
+        );
+    }
+
+    #[test]
+    fn the_flag_alone_is_named_as_the_flag() {
+        let mut common = CommonArgs {
+            readonly: true,
+            ..CommonArgs::default()
+        };
+        common.fold_config(UserConfig::default(), Path::new("c.toml"));
+        assert_eq!(
+            common.readonly_from().unwrap().refusal("accept"),
+            "accept is disabled: kdrift runs read-only (--readonly); run without --readonly to accept"
+        );
+        let mut common = CommonArgs::default();
+        common.fold_config(UserConfig::default(), Path::new("c.toml"));
+        assert_eq!(common.readonly_from(), None);
     }
 }

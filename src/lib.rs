@@ -1,8 +1,9 @@
 //! kdrift: watch Kubernetes rollouts live and settle drift between the cluster and git.
 //!
-//! The modules follow the data flow of `docs/ARCHITECTURE.md` ("Data flow"):
-//! - [`cli`]: the command line (clap), parsed in `main.rs` and dispatched here; [`complete`]:
-//!   shell completion of it, `TYPE/NAME` from the manifests.
+//! The modules follow the data flow of `docs/ARCHITECTURE.md` ("Data flow"); their imports run
+//! one way, down the layers it lists ("Layers", checked by `tests/layers.rs`):
+//! - [`dispatch`]: the program both binaries run; [`cli`]: the command line (clap) it parses;
+//!   [`complete`]: shell completion of it, `TYPE/NAME` from the manifests.
 //! - [`cluster`]: kube IO — watchers that turn API objects into slim rows and messages.
 //! - [`manifest`]: loading and indexing the YAML manifests of a git checkout.
 //! - [`drift`], [`rollout`]: pure functions — live vs manifest, rollout phase.
@@ -26,6 +27,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod complete;
+pub mod dispatch;
 pub mod drift;
 pub mod git;
 pub mod gitops;

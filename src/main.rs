@@ -6,5 +6,5 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // A TAB in a shell that loaded `kdrift completions SHELL` calls back with COMPLETE set.
     kdrift::complete::complete_from_env("kdrift");
-    kdrift::cli::main("kdrift")
+    kdrift::dispatch::main("kdrift")
 }

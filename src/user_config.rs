@@ -1,14 +1,12 @@
 //! The user config file, `$XDG_CONFIG_HOME/kdrift/config.toml` (or the file `$KDRIFT_CONFIG`
 //! names): `readonly = true` and `theme = "NAME"` (the `--theme` default). Read once, right after
-//! the command line is parsed, and folded into the common flags. A bad file is reported with its
+//! the command line is parsed, and folded into the common flags (`cli::CommonArgs`). A bad file is reported with its
 //! line; its theme is not used, and kdrift runs read-only until it is fixed: a file that cannot be
 //! read may be the one that says `readonly = true`, and an on-call tool fails closed.
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-
-use crate::cli::CommonArgs;
 
 /// Names a config file to use instead of the default one (tests, or several setups).
 pub const CONFIG_ENV: &str = "KDRIFT_CONFIG";
@@ -92,18 +90,6 @@ impl ReadOnlyFrom {
         }
     }
 
-    /// Where read-only came from for these flags, if it is on.
-    pub fn of(common: &CommonArgs) -> Option<ReadOnlyFrom> {
-        if !common.readonly {
-            return None;
-        }
-        Some(common.readonly_from.clone().unwrap_or(ReadOnlyFrom {
-            flag: true,
-            file: None,
-            bad_file: None,
-        }))
-    }
-
     /// The refusal of a subcommand: `revert is disabled: kdrift runs read-only (--readonly); run
     /// without --readonly to revert`.
     pub fn refusal(&self, action: &str) -> String {
@@ -155,48 +141,6 @@ pub fn load(path: &Path, required: bool) -> Result<UserConfig, ConfigError> {
     }
 }
 
-/// Fold the config file into the flags: `--theme` wins over `theme`; `readonly` from either.
-/// A bad file turns read-only on (it may be the file that says so) and is kept in
-/// `config_problem`, for the status bar or stderr.
-pub fn apply(common: &mut CommonArgs) {
-    let required = std::env::var_os(CONFIG_ENV).is_some_and(|v| !v.is_empty());
-    if let Some(path) = path() {
-        apply_from(common, &path, required);
-    }
-}
-
-/// [`apply`] with the file at `path` (`required`: a missing file is a problem too).
-pub fn apply_from(common: &mut CommonArgs, path: &Path, required: bool) {
-    match load(path, required) {
-        Ok(config) => apply_config(common, config, path),
-        Err(e) => {
-            common.config_problem = Some(format!(
-                "{e} — read-only until it is fixed, other settings at their defaults"
-            ));
-            common.readonly_from = Some(ReadOnlyFrom {
-                flag: common.readonly,
-                file: None,
-                bad_file: Some(path.to_path_buf()),
-            });
-            common.readonly = true;
-        }
-    }
-}
-
-fn apply_config(common: &mut CommonArgs, config: UserConfig, path: &Path) {
-    if common.theme.is_none() {
-        common.theme = config.theme;
-    }
-    if common.readonly || config.readonly {
-        common.readonly_from = Some(ReadOnlyFrom {
-            flag: common.readonly,
-            file: config.readonly.then(|| path.to_path_buf()),
-            bad_file: None,
-        });
-        common.readonly = true;
-    }
-}
-
 /// The text under `--help`: where the log and the config file are.
 pub fn after_help() -> String {
     let config = default_path().map_or_else(
@@ -213,52 +157,6 @@ pub fn after_help() -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn both_settings_parse_and_fold_into_the_flags() {
-        let path = Path::new("/home/op/.config/kdrift/config.toml");
-        let config = parse("readonly = true\ntheme = \"light\"\n", path).unwrap();
-        let mut common = CommonArgs::default();
-        apply_config(&mut common, config.clone(), path);
-        assert!(common.readonly);
-        assert_eq!(common.theme.as_deref(), Some("light"));
-        let from = ReadOnlyFrom::of(&common).unwrap();
-        assert_eq!(
-            from.refusal("revert"),
-            "revert is disabled: kdrift runs read-only (readonly = true in \"/home/op/.config/kdrift/config.toml\"); set readonly = false in \"/home/op/.config/kdrift/config.toml\" to revert"
-        );
-
-        // The flag wins for the theme; read-only from both is named as both.
-        let mut common = CommonArgs {
-            theme: Some("colorblind".into()),
-            readonly: true,
-            ..CommonArgs::default()
-        };
-        apply_config(&mut common, config, path);
-        assert_eq!(common.theme.as_deref(), Some("colorblind"));
-        assert!(
-            ReadOnlyFrom::of(&common)
-                .unwrap()
-                .to_string()
-                .starts_with("--readonly, and readonly = true in")
-        );
-    }
-
-    #[test]
-    fn the_flag_alone_is_named_as_the_flag() {
-        let mut common = CommonArgs {
-            readonly: true,
-            ..CommonArgs::default()
-        };
-        apply_config(&mut common, UserConfig::default(), Path::new("c.toml"));
-        assert_eq!(
-            ReadOnlyFrom::of(&common).unwrap().refusal("accept"),
-            "accept is disabled: kdrift runs read-only (--readonly); run without --readonly to accept"
-        );
-        let mut common = CommonArgs::default();
-        apply_config(&mut common, UserConfig::default(), Path::new("c.toml"));
-        assert_eq!(ReadOnlyFrom::of(&common), None);
-    }
 
     #[test]
     fn a_bad_file_names_its_line() {

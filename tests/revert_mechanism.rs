@@ -42,7 +42,9 @@ fn reverter(c: &Cluster, index: &ManifestIndex) -> Reverter {
         ..CommonArgs::default()
     };
     c.runtime.block_on(async {
-        let conn = kdrift::cluster::client::connect(&common).await.unwrap();
+        let conn = kdrift::cluster::client::connect(&common.connection())
+            .await
+            .unwrap();
         Reverter::new(
             &conn.client,
             &manifest(index),

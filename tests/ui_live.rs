@@ -38,7 +38,7 @@ async fn a_403_under_all_namespaces_marks_only_that_namespace() {
     let demo = demo().await;
     // These runs are about watching: no manifests.
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let client = conn.client.clone();
     let server = &demo.server;
     let script = |tx, text| async move {
@@ -88,7 +88,7 @@ async fn namespace_switch_forbidden_and_restart_recovery() {
     let mut demo = demo().await;
     // These runs are about watching: no manifests.
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let client = conn.client.clone();
     // The script restarts the server.
     let server = &mut demo.server;
@@ -195,7 +195,7 @@ async fn a_server_that_comes_back_with_older_state_is_listed_again() {
     kdrift::cluster::watch::set_stale_check(std::time::Duration::from_millis(500));
     let mut demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let server = &mut demo.server;
     let script = |tx, text| async move {
         wait_for(&text, "every namespace", |s| {
@@ -220,7 +220,7 @@ async fn a_server_that_comes_back_with_older_state_is_listed_again() {
 async fn the_detail_says_why_pods_are_not_ready() {
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let script = |tx, text| async move {
         wait_for(&text, "shop's rollouts done", |s| {
             s.lines().filter(|l| l.contains(" complete ")).count() >= 5
@@ -255,7 +255,7 @@ async fn the_detail_says_why_pods_are_not_ready() {
 async fn statefulsets_and_daemonsets_are_rows_with_their_own_rollouts() {
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let script = |tx, text| async move {
         wait_for(
             &text,
@@ -339,7 +339,7 @@ async fn a_stalled_daemonset_is_explained_by_its_pods() {
     use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     demo.kubectl(&[
         "set",
         "image",
@@ -357,7 +357,8 @@ async fn a_stalled_daemonset_is_explained_by_its_pods() {
             desired: 3,
             ready: 2,
         }];
-        let answer = kdrift::cluster::live::explain_stalls(&conn.client, stalled).await;
+        let pods = kdrift::cluster::live::pods_of_workloads(&conn.client, vec![key.clone()]).await;
+        let answer = kdrift::app::detail::explain_stalls(stalled, pods);
         if let [(k, Some(why))] = answer.as_slice()
             && why.contains("CrashLoopBackOff: last exit 1 (Error)")
         {
@@ -378,7 +379,7 @@ async fn a_stalled_daemonset_is_explained_by_its_pods() {
 async fn a_row_short_of_ready_pods_says_why_in_the_table() {
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let script = |tx, text| async move {
         wait_for(&text, "inventory-prod rolled out", |s| {
             s.lines()

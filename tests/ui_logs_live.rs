@@ -37,7 +37,7 @@ async fn set_image(demo: &live_screen::Demo, name: &str, image: &str) {
 async fn l_then_p_shows_the_crashed_containers_last_lines() {
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     set_image(
         &demo,
         "checkout",
@@ -84,7 +84,7 @@ async fn l_then_p_shows_the_crashed_containers_last_lines() {
 async fn hostile_lines_a_403_a_deleted_pod_and_a_container_never_started_are_said_plainly() {
     let demo = demo().await;
     let common = demo.watching_only();
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     set_image(&demo, "cart", "registry.example/shop/cart:1.0-garbled").await;
     let server = &demo.server;
     let demo_ref = &demo;

@@ -132,7 +132,7 @@ async fn readonly_in_the_file_takes_r_away_in_the_live_view() {
     let config = demo.dir.path().join("config.toml");
     std::fs::write(&config, "readonly = true\n").unwrap();
     let mut common = demo.common.clone();
-    kdrift::user_config::apply_from(&mut common, &config, true);
+    common.apply_config_file(&config, true);
     let d = &demo;
     let script = |tx, text| async move {
         keys(&tx, "/shop/cart\n");

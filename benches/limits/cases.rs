@@ -212,11 +212,11 @@ fn keys(tx: &tokio::sync::mpsc::UnboundedSender<Event>, keys: &[KeyCode]) {
 
 fn namespaces(dir: &Path) {
     let common = common(dir, &dir.join("namespaces"), None);
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     let rss_start = rss_mb();
     rt.block_on(async {
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let stats = Arc::new(Mutex::new(Live::default()));
         let script = |tx: tokio::sync::mpsc::UnboundedSender<Event>| {
             let stats = stats.clone();
@@ -313,10 +313,10 @@ fn ask(what: &str) -> SystemTime {
 
 fn event(dir: &Path) {
     let common = common(dir, &dir.join("event"), Some("shop"));
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     rt.block_on(async {
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let stats = Arc::new(Mutex::new(Live::default()));
         let script =
             async {

@@ -132,13 +132,13 @@ pub fn live_figures(idle_seconds: u64, workloads: bool) {
         all_namespaces: true,
         ..CommonArgs::default()
     };
-    let rt = kdrift::runtime::tokio_runtime().unwrap();
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
     let child_ref = &mut child;
     rt.block_on(async move {
         let child = child_ref;
         let rss_before = rss_mb();
         let start = Instant::now();
-        let conn = connect(&common).await.unwrap();
+        let conn = connect(&common.connection()).await.unwrap();
         let client = conn.client.clone();
         let stats = Arc::new(Mutex::new(Stats {
             want_rows: rows,

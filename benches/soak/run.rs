@@ -300,7 +300,7 @@ pub async fn soak(options: &Options, side: &mut Side, url: &str, manifests: &Pat
         ..CommonArgs::default()
     };
     let ctx = Arc::new(kdrift::commands::context::open(&common).await.unwrap());
-    let conn = connect(&common).await.unwrap();
+    let conn = connect(&common.connection()).await.unwrap();
     let probe = Arc::new(Mutex::new(Probe::default()));
     let start = Instant::now();
     let mut summary = Summary::default();

@@ -165,6 +165,25 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
     })
 }
 
+/// Why the pods of each stalled row are not ready, from the pods listed for it (`None` when
+/// they could not be listed, or nothing is wrong with them): `Message::StallsExplained`.
+pub fn explain_stalls(
+    stalled: Vec<super::Stalled>,
+    pods: Vec<(ObjectKey, Option<Vec<PodRow>>)>,
+) -> Vec<(ObjectKey, Option<String>)> {
+    stalled
+        .into_iter()
+        .zip(pods)
+        .map(|(s, (_, pods))| {
+            let why = pods.and_then(|pods| {
+                let pods: Vec<&PodRow> = pods.iter().collect();
+                why_not_ready(s.desired, s.ready, &pods)
+            });
+            (s.key, why)
+        })
+        .collect()
+}
+
 /// One line on why pods are not ready, from those that are not: `2 pods Pending: Insufficient
 /// memory`, `1 pod CrashLoopBackOff: last exit 1 (Error)`, `1 pod ImagePullBackOff: image
 /// web:bad`; several causes joined by `; `. While ready < desired every cause counts; once

@@ -119,7 +119,7 @@ impl App {
         }
         let served = mapped.kinds.served.clone();
         if let Some(index) = self.manifests.as_mut() {
-            crate::commands::context::map_kinds(Arc::make_mut(index), &served);
+            crate::cluster::kinds::map_kinds(Arc::make_mut(index), &served);
         }
         self.kinds = Some(mapped.kinds);
         let watched = self.kinds_to_watch();

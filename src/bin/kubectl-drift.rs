@@ -6,5 +6,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    kdrift::cli::main("kubectl drift")
+    kdrift::dispatch::main("kubectl drift")
 }

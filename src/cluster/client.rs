@@ -9,7 +9,19 @@ use std::time::Duration;
 use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig, KubeconfigError};
 
-use crate::cli::CommonArgs;
+/// What to connect to, as the user chose it: the kubeconfig, context and namespace flags
+/// (the command line fills it; tests and benches build it directly).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionSettings {
+    /// `--kubeconfig`; else `$KUBECONFIG`, `~/.kube/config`, in-cluster.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`; else the kubeconfig's current context.
+    pub context: Option<String>,
+    /// `-n`.
+    pub namespace: Option<String>,
+    /// `-A`.
+    pub all_namespaces: bool,
+}
 
 /// How long the reachability check waits before the API is called unreachable.
 pub const REACHABILITY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -126,13 +138,13 @@ enum Source {
 }
 
 /// Connect as kubectl would and check the API server answers within [`REACHABILITY_TIMEOUT`].
-pub async fn connect(common: &CommonArgs) -> Result<Connection, ConnectError> {
+pub async fn connect(common: &ConnectionSettings) -> Result<Connection, ConnectError> {
     connect_with_timeout(common, REACHABILITY_TIMEOUT).await
 }
 
 /// [`connect`] with a chosen reachability timeout (tests use a short one).
 pub async fn connect_with_timeout(
-    common: &CommonArgs,
+    common: &ConnectionSettings,
     timeout: Duration,
 ) -> Result<Connection, ConnectError> {
     let (config, context, contexts, context_namespace) = match load_source(common)? {
@@ -218,7 +230,10 @@ pub async fn connect_with_timeout(
 }
 
 /// `-n` wins, then `-A`, then the context's namespace; with none of them, every namespace.
-pub fn choose_scope(common: &CommonArgs, context_namespace: Option<String>) -> NamespaceScope {
+pub fn choose_scope(
+    common: &ConnectionSettings,
+    context_namespace: Option<String>,
+) -> NamespaceScope {
     if let Some(ns) = &common.namespace {
         return NamespaceScope::One(ns.clone());
     }
@@ -231,7 +246,7 @@ pub fn choose_scope(common: &CommonArgs, context_namespace: Option<String>) -> N
     }
 }
 
-fn load_source(common: &CommonArgs) -> Result<Source, ConnectError> {
+fn load_source(common: &ConnectionSettings) -> Result<Source, ConnectError> {
     if let Some(path) = &common.kubeconfig {
         let source_name = format!("\"{}\"", path.display());
         return Kubeconfig::read_from(path)
@@ -312,11 +327,11 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
-    fn args(kubeconfig: Option<PathBuf>, context: Option<&str>) -> CommonArgs {
-        CommonArgs {
+    fn args(kubeconfig: Option<PathBuf>, context: Option<&str>) -> ConnectionSettings {
+        ConnectionSettings {
             kubeconfig,
             context: context.map(str::to_string),
-            ..CommonArgs::default()
+            ..ConnectionSettings::default()
         }
     }
 
@@ -331,7 +346,7 @@ mod tests {
 
     #[test]
     fn scope_follows_kubectl_precedence() {
-        let mut common = CommonArgs::default();
+        let mut common = ConnectionSettings::default();
         assert_eq!(
             choose_scope(&common, Some("shop".into())),
             NamespaceScope::One("shop".into())

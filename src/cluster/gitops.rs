@@ -39,7 +39,7 @@ fn unreadable(owner: &Owner, err: &kube::Error) -> String {
                 None => format!("no {} \"{name}\"", owner.kind()),
             }
         }
-        other => crate::commands::context::describe(other),
+        other => crate::cluster::describe(other),
     }
 }
 
@@ -192,9 +192,9 @@ async fn application_names(client: &Client) -> Result<Vec<(String, String)>, Str
             own.list_metadata(&ListParams::default())
                 .await
                 .map(names)
-                .map_err(|e| crate::commands::context::describe(&e))
+                .map_err(|e| crate::cluster::describe(&e))
         }
-        Err(e) => Err(crate::commands::context::describe(&e)),
+        Err(e) => Err(crate::cluster::describe(&e)),
     }
 }
 
@@ -290,10 +290,10 @@ async fn list_everywhere(
                 .await
                 .map_err(|e| match e {
                     kube::Error::Api(s) if s.code == 403 => format!("forbidden: {}", s.message),
-                    other => crate::commands::context::describe(&other),
+                    other => crate::cluster::describe(&other),
                 })?
         }
-        Err(e) => return Err(crate::commands::context::describe(&e)),
+        Err(e) => return Err(crate::cluster::describe(&e)),
     };
     list.items
         .into_iter()

@@ -87,7 +87,7 @@ pub struct ServedKinds {
 }
 
 fn describe(error: &kube::Error) -> String {
-    crate::commands::context::describe(error)
+    crate::cluster::describe(error)
 }
 
 impl ServedKinds {
@@ -263,6 +263,16 @@ impl ServedKinds {
 /// `("apps", "v1")` of `apps/v1`, `("", "v1")` of `v1`.
 pub fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+/// Maps the manifests' kinds through `kinds`: scope, or why one is not served.
+pub fn map_kinds(index: &mut crate::manifest::ManifestIndex, kinds: &ServedKinds) {
+    index.set_kinds(|api_version, kind| match kinds.get(api_version, kind) {
+        Some(served) => Ok(served.namespaced),
+        None => Err(kinds
+            .unserved(api_version, kind)
+            .unwrap_or_else(|| format!("no kind {kind} in {api_version} on this cluster"))),
+    });
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::value::RawValue;
 
-use super::rows::{ObjectKey, WorkloadKind, WorkloadRow};
+use super::rows::{ObjectKey, PodRow, WorkloadKind, WorkloadRow};
 use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet};
 use crate::drift::LiveObject;
 use crate::drift::live::LiveError;
@@ -424,7 +424,7 @@ pub async fn fetch_objects(
                 "cannot get {} \"{}\": {}",
                 kind.resource(),
                 key.name,
-                crate::commands::context::describe(&e)
+                crate::cluster::describe(&e)
             )),
         };
         out.push((key, result));
@@ -432,21 +432,20 @@ pub async fn fetch_objects(
     out
 }
 
-/// Why the pods of each row asked about are not ready (`None` when they could not be listed,
-/// or nothing is wrong with them): one pod list per namespace, the row's own pods kept — a
-/// StatefulSet's or DaemonSet's own them directly, a Deployment's through the ReplicaSet named
-/// after it and their `pod-template-hash`.
-pub async fn explain_stalls(
+/// The pods of each workload asked about (`None` when they could not be listed): one pod list
+/// per namespace, the workload's own pods kept — a StatefulSet's or DaemonSet's own them
+/// directly, a Deployment's through the ReplicaSet named after it and their `pod-template-hash`.
+pub async fn pods_of_workloads(
     client: &Client,
-    stalled: Vec<crate::app::Stalled>,
-) -> Vec<(ObjectKey, Option<String>)> {
+    keys: Vec<ObjectKey>,
+) -> Vec<(ObjectKey, Option<Vec<PodRow>>)> {
     use k8s_openapi::api::core::v1::Pod;
-    type Listed = Option<Vec<(super::rows::PodRow, Option<String>)>>;
+    type Listed = Option<Vec<(PodRow, Option<String>)>>;
     let mut pods_of: BTreeMap<std::sync::Arc<str>, Listed> = BTreeMap::new();
-    let mut out = Vec::with_capacity(stalled.len());
-    for s in stalled {
-        if !pods_of.contains_key(&s.key.namespace) {
-            let api: Api<Pod> = Api::namespaced(client.clone(), &s.key.namespace);
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        if !pods_of.contains_key(&key.namespace) {
+            let api: Api<Pod> = Api::namespaced(client.clone(), &key.namespace);
             let listed = match api.list(&ListParams::default()).await {
                 Ok(list) => Some(
                     list.items
@@ -458,35 +457,33 @@ pub async fn explain_stalls(
                                 .as_ref()
                                 .and_then(|l| l.get("pod-template-hash"))
                                 .cloned();
-                            (super::rows::PodRow::from_object(p), hash)
+                            (PodRow::from_object(p), hash)
                         })
                         .collect(),
                 ),
                 Err(e) => {
-                    tracing::warn!(namespace = %s.key.namespace, error = %e, "cannot list pods to say why a row is short of ready pods");
+                    tracing::warn!(namespace = %key.namespace, error = %e, "cannot list pods to say why a row is short of ready pods");
                     None
                 }
             };
-            pods_of.insert(s.key.namespace.clone(), listed);
+            pods_of.insert(key.namespace.clone(), listed);
         }
-        let why = pods_of
-            .get(&s.key.namespace)
+        let own = pods_of
+            .get(&key.namespace)
             .and_then(Option::as_ref)
-            .and_then(|pods| {
-                let own: Vec<&super::rows::PodRow> = pods
-                    .iter()
-                    .filter(|(p, hash)| owned_by(p, hash.as_deref(), &s.key))
-                    .map(|(p, _)| p)
-                    .collect();
-                crate::app::detail::why_not_ready(s.desired, s.ready, &own)
+            .map(|pods| {
+                pods.iter()
+                    .filter(|(p, hash)| owned_by(p, hash.as_deref(), &key))
+                    .map(|(p, _)| p.clone())
+                    .collect()
             });
-        out.push((s.key, why));
+        out.push((key, own));
     }
     out
 }
 
 /// Whether `pod` (with its `pod-template-hash`, if any) belongs to the workload `key`.
-fn owned_by(pod: &super::rows::PodRow, hash: Option<&str>, key: &ObjectKey) -> bool {
+fn owned_by(pod: &PodRow, hash: Option<&str>, key: &ObjectKey) -> bool {
     if pod.key.kind != key.kind {
         return false;
     }

@@ -5,6 +5,7 @@
 //!   the headless subcommands reuse it.
 //! - [`kinds`]: the kinds the cluster serves (discovery), as kubectl's REST mapper knows them.
 //! - [`openapi`]: the schemas of those kinds from the cluster's OpenAPI v3, cached on disk.
+//! - [`facts`]: the counts and strategy of a StatefulSet or DaemonSet row.
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
 //! - [`live`]: the table watcher's Deployment type (slim row and the object's JSON text, read
@@ -16,6 +17,7 @@
 //! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
 //!   refused (403), back to one when it is allowed.
 pub mod client;
+pub mod facts;
 pub mod fallback;
 pub mod gitops;
 pub mod kinds;
@@ -26,3 +28,25 @@ pub mod revert;
 pub mod rows;
 pub mod slim;
 pub mod watch;
+
+/// `kube::Error` in a line a person can act on (the server's own message for API errors).
+pub fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => {
+            format!(
+                "{} ({}, HTTP {})",
+                status.message, status.reason, status.code
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The tokio runtime the kube IO runs on: two workers are plenty for four watchers and the UI.
+pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("kdrift")
+        .enable_all()
+        .build()
+}

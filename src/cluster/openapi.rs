@@ -75,7 +75,7 @@ async fn get_text(client: &Client, url: &str) -> Result<String, String> {
     client
         .request_text(request)
         .await
-        .map_err(|e| crate::commands::context::describe(&e))
+        .map_err(|e| crate::cluster::describe(&e))
 }
 
 /// Discovery of the groups of `kinds` (plus the core group, `apps` and `extra_group`), and the

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
 
+use super::facts::{DaemonSetFacts, StatefulSetFacts};
 use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet, SlimTemplate};
-use crate::rollout::workloads::{DaemonSetFacts, StatefulSetFacts};
 use k8s_openapi::api::core::v1::{Event, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

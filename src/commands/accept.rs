@@ -19,7 +19,7 @@ use super::target;
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
-    if let Some(from) = crate::user_config::ReadOnlyFrom::of(common) {
+    if let Some(from) = common.readonly_from() {
         tell!("kdrift: {}", from.refusal("accept"));
         return ExitCode::from(EXIT_ERROR);
     }

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
-use crate::cluster::kinds::{DiscoveryError, ServedKind, ServedKinds};
+use crate::cluster::describe;
+use crate::cluster::kinds::{DiscoveryError, ServedKind, ServedKinds, map_kinds};
 use crate::drift::LiveObject;
 use crate::manifest::{ManifestIndex, ObjectKey};
 use crate::schema::Schemas;
@@ -51,18 +52,6 @@ pub struct Context {
     pub schemas: Schemas,
     /// Where the schemas did not come from the cluster, one line each (said once on stderr).
     pub schema_notices: Vec<String>,
-}
-
-/// The groups discovery reads: the manifests' (and `extra`), the core group and apps (the live
-/// view's kinds, and the commonest types named on the command line).
-/// Maps the manifests' kinds through `kinds`: scope, or why one is not served.
-pub fn map_kinds(index: &mut ManifestIndex, kinds: &ServedKinds) {
-    index.set_kinds(|api_version, kind| match kinds.get(api_version, kind) {
-        Some(served) => Ok(served.namespaced),
-        None => Err(kinds
-            .unserved(api_version, kind)
-            .unwrap_or_else(|| format!("no kind {kind} in {api_version} on this cluster"))),
-    });
 }
 
 impl Context {
@@ -184,7 +173,7 @@ pub async fn open_for(
     target: Option<&Target>,
 ) -> Result<Context, ContextError> {
     let root = manifests_root(common)?;
-    let conn = connect(common).await?;
+    let conn = connect(&common.connection()).await?;
     let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
     let (root, selection) =
         choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
@@ -212,19 +201,6 @@ fn api(client: &Client, kind: &ServedKind, namespace: Option<&str>) -> Api<Dynam
     match namespace.filter(|_| kind.namespaced) {
         Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
-    }
-}
-
-/// `kube::Error` in a line a person can act on (the server's own message for API errors).
-pub fn describe(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => {
-            format!(
-                "{} ({}, HTTP {})",
-                status.message, status.reason, status.code
-            )
-        }
-        other => other.to_string(),
     }
 }
 

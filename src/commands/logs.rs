@@ -16,8 +16,8 @@ use crate::cli::{CommonArgs, LogsArgs};
 use crate::cluster::client::connect;
 use crate::cluster::logs::{LineReader, LogLine, choose_container, log_error};
 
-use super::context::describe;
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on};
+use crate::cluster::describe;
 
 /// The workload kinds whose pods `logs` reads, by the names kubectl accepts.
 fn workload(ty: &str) -> Option<(&'static str, ApiResource)> {
@@ -51,7 +51,7 @@ pub fn run(common: &CommonArgs, args: &LogsArgs) -> ExitCode {
         return ExitCode::from(EXIT_ERROR);
     };
     block_on(async move {
-        let conn = match connect(common).await {
+        let conn = match connect(&common.connection()).await {
             Ok(conn) => conn,
             Err(e) => {
                 tell!("kdrift: {e}");

@@ -40,7 +40,7 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Runs a subcommand's future on a small runtime; a runtime that cannot start is exit 2.
 fn block_on<F: Future<Output = u8>>(work: F) -> ExitCode {
-    match crate::runtime::tokio_runtime() {
+    match crate::cluster::tokio_runtime() {
         Ok(rt) => ExitCode::from(rt.block_on(work)),
         Err(e) => {
             eprintln!("kdrift: cannot start the async runtime: {e}");

@@ -58,7 +58,7 @@ pub fn check_allowed(
 
 pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
     let terminal = std::io::stdin().is_terminal();
-    let confirmation = match check_allowed(ReadOnlyFrom::of(common), args, terminal) {
+    let confirmation = match check_allowed(common.readonly_from(), args, terminal) {
         Ok(c) => c,
         Err(e) => {
             tell!("kdrift: {e}");

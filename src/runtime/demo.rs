@@ -166,7 +166,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let rt = match super::tokio_runtime() {
+    let rt = match crate::cluster::tokio_runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(&e),
     };
@@ -206,7 +206,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         }
         args.manifests = Some(workdir.path.clone());
         args.manifests_is_checkout = true;
-        let conn = match connect(&args).await {
+        let conn = match connect(&args.connection()).await {
             Ok(c) => c,
             Err(e) => {
                 server.shutdown().await;

@@ -290,7 +290,9 @@ impl Loop {
                 Command::ExplainStalls(stalled) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
-                        let why = crate::cluster::live::explain_stalls(&client, stalled).await;
+                        let keys = stalled.iter().map(|s| s.key.clone()).collect();
+                        let pods = crate::cluster::live::pods_of_workloads(&client, keys).await;
+                        let why = crate::app::detail::explain_stalls(stalled, pods);
                         let _ = tx.send(Event::App(Message::StallsExplained(why)));
                     });
                 }
@@ -360,7 +362,7 @@ impl Loop {
                 }
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
-                    let result = connect(&args).await;
+                    let result = connect(&args.connection()).await;
                     let _ = tx.send(Event::Connected { epoch, result });
                 });
             }

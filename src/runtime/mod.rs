@@ -25,15 +25,6 @@ use crate::logging;
 /// Exit code for errors before the UI starts (kubectl diff's convention: >1 is an error).
 pub const EXIT_ERROR: u8 = 2;
 
-/// The tokio runtime: two workers are plenty for four watchers and the UI.
-pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("kdrift")
-        .enable_all()
-        .build()
-}
-
 /// Keep resident memory close to what the rows need. A list response of hundreds of whole
 /// objects is a big transient buffer: with a fixed mmap threshold it is mapped and unmapped
 /// instead of fragmenting the heap (glibc otherwise raises the threshold after the first one),
@@ -59,7 +50,7 @@ pub fn start_logging(common: &CommonArgs) -> (Option<logging::LogGuard>, Option<
 pub fn run_tui(common: &CommonArgs) -> ExitCode {
     tune_allocator();
     let (_log, log_problem) = start_logging(common);
-    let rt = match tokio_runtime() {
+    let rt = match crate::cluster::tokio_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("kdrift: cannot start the async runtime: {e}");
@@ -67,7 +58,7 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
         }
     };
     rt.block_on(async {
-        let conn = match connect(common).await {
+        let conn = match connect(&common.connection()).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "cannot connect");

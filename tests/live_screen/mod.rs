@@ -261,7 +261,9 @@ where
     F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let conn = kdrift::cluster::client::connect(common).await.unwrap();
+    let conn = kdrift::cluster::client::connect(&common.connection())
+        .await
+        .unwrap();
     run_on(conn, common, width, height, script).await
 }
 

@@ -1,0 +1,65 @@
+//! The program: parse the command line ([`crate::cli`]), fold in the user config, and run what it
+//! asks — the live view, the demo, a headless subcommand, completions or the manual page. Both
+//! binaries (`kdrift`, `kubectl-drift`) are this function.
+use crate::cli::{Cli, Command};
+
+/// The program: parse the command line (named `name` in help and errors: `kdrift`, or
+/// `kubectl drift` for the plugin) and run what it asks.
+pub fn main(name: &'static str) -> std::process::ExitCode {
+    use clap::FromArgMatches;
+    use std::process::ExitCode;
+    let mut command = crate::complete::command(name);
+    if std::env::args_os().any(|a| a == "--version") {
+        // The renderer of kustomize roots is looked for only when asked (it runs a program).
+        let renderer = match crate::manifest::kustomize::render::renderer() {
+            Ok(renderer) => renderer.describe(),
+            Err(message) => format!("none ({message})"),
+        };
+        let text = format!(
+            "{}\nkustomize renderer: {renderer}",
+            command.get_version().unwrap_or_default()
+        );
+        command = command.long_version(&*Box::leak(text.into_boxed_str()));
+    }
+    let matches = command.get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    cli.common.apply_user_config();
+    // The live view shows a bad config in its status bar; the subcommands say it here.
+    if let (Some(problem), Some(_)) = (&cli.common.config_problem, &cli.command) {
+        eprintln!("kdrift: {problem}");
+    }
+    match cli.command {
+        Some(Command::Demo(args)) if args.serve => crate::runtime::serve::run(&args),
+        Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),
+        Some(Command::Check(args)) => crate::commands::check::run(&cli.common, &args),
+        Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
+        Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
+        Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
+        Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
+        Some(Command::Completions { shell }) => {
+            match crate::complete::write_registration(shell, &mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("kdrift: {e}");
+                    ExitCode::from(crate::commands::EXIT_ERROR)
+                }
+            }
+        }
+        Some(Command::Man) => match man_page(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("kdrift: cannot write the manual page: {e}");
+                ExitCode::from(crate::commands::EXIT_ERROR)
+            }
+        },
+        None => crate::runtime::run_tui(&cli.common),
+    }
+}
+
+/// The manual page, written to `out`.
+pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(out)
+}
