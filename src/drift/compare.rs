@@ -6,9 +6,10 @@ use crate::manifest::tree::Node;
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{ListType, Schema};
 
+use super::list_keys::{ListIndex, node_key_field, same_key_node};
 use super::live::{CLIENT_SIDE_APPLY, LiveObject, is_applied_set};
 use super::normalize::{
-    Place, is_restart_annotation, is_tracking_metadata, never_drift, same_value,
+    Place, is_restart_annotation, is_tracking_metadata, never_drift, never_drift_path, same_value,
 };
 use super::owners::{drift_path, lookup, owners};
 use super::path::{DriftPath, PathStep};
@@ -158,86 +159,6 @@ fn dedupe_added(items: &mut Vec<DriftItem>) {
         }
     }
     *items = kept;
-}
-
-/// The value of key field `name` of a list item, with the server's default when absent.
-fn key_field<'v>(
-    item: &'v Value,
-    name: &str,
-    default: Option<&'static str>,
-) -> Option<KeyValue<'v>> {
-    match item.get(name).filter(|v| !v.is_null()) {
-        Some(value) => Some(KeyValue::Value(value)),
-        None => default.map(KeyValue::Default),
-    }
-}
-
-/// The value of key field `name` of a manifest's list item, with the server's default when
-/// absent.
-pub(super) fn node_key_field<'v>(
-    item: &'v Node,
-    name: &str,
-    default: Option<&'static str>,
-) -> Option<KeyValue<'v>> {
-    match item.get(name).filter(|v| !v.is_null()) {
-        Some(value) => Some(KeyValue::Node(value)),
-        None => default.map(KeyValue::Default),
-    }
-}
-
-#[derive(PartialEq)]
-pub(super) enum KeyValue<'v> {
-    Value(&'v Value),
-    Node(&'v Node),
-    Default(&'static str),
-}
-
-impl KeyValue<'_> {
-    pub(super) fn same(&self, other: &KeyValue<'_>) -> bool {
-        match (self, other) {
-            (KeyValue::Value(a), KeyValue::Value(b)) => a == b,
-            (KeyValue::Node(a), KeyValue::Node(b)) => a == b,
-            (KeyValue::Node(n), KeyValue::Value(v)) | (KeyValue::Value(v), KeyValue::Node(n)) => {
-                n.eq_value(v)
-            }
-            (KeyValue::Value(v), KeyValue::Default(d))
-            | (KeyValue::Default(d), KeyValue::Value(v)) => v.as_str() == Some(d),
-            (KeyValue::Node(n), KeyValue::Default(d))
-            | (KeyValue::Default(d), KeyValue::Node(n)) => n.as_str() == Some(d),
-            (KeyValue::Default(a), KeyValue::Default(b)) => a == b,
-        }
-    }
-}
-
-/// True when two items of a keyed list have the same key (defaults such as `protocol: TCP`
-/// filled in), without building the key.
-pub(crate) fn same_key(schema: Schema, a: &Value, b: &Value) -> bool {
-    let keys = schema.list_keys();
-    !keys.is_empty()
-        && keys.iter().all(|k| {
-            match (
-                key_field(a, k.name, k.default),
-                key_field(b, k.name, k.default),
-            ) {
-                (Some(x), Some(y)) => x.same(&y),
-                _ => false,
-            }
-        })
-}
-
-/// True when a manifest's list item and a live one have the same key.
-fn same_key_node(schema: Schema, manifest: &Node, live: &Value) -> bool {
-    let keys = schema.list_keys();
-    !keys.is_empty()
-        && keys.iter().all(|k| {
-            match (
-                node_key_field(manifest, k.name, k.default),
-                key_field(live, k.name, k.default),
-            ) {
-                (Some(x), Some(y)) => x.same(&y),
-                _ => false,
-            }
-        })
 }
 
 /// A step of the path being walked, borrowed from the manifest; made into a [`PathStep`] only
@@ -591,99 +512,6 @@ impl<'a> Walk<'a> {
             reported = Some(path);
         }
     }
-}
-
-/// The live lists a manager's added fields reach, each read once: its items' places by key and
-/// their keys as steps. A list that gained thousands of items live is otherwise searched once
-/// per item, and each item would keep a copy of the ones before it.
-#[derive(Default)]
-struct ListIndex {
-    /// By the path of the list: its items' elements and places, and their keys as steps.
-    lists: std::collections::BTreeMap<Vec<PathElement>, ListItems>,
-}
-
-/// A live list's items: their places by element, and their keys as steps.
-type ListItems = (
-    std::collections::BTreeMap<PathElement, usize>,
-    std::sync::Arc<[Option<PathStep>]>,
-);
-
-impl ListIndex {
-    /// The list at `parent` (its items' places and keys), read on first use.
-    fn list(&mut self, root: Schema, parent: &[PathElement], items: &[Value]) -> &ListItems {
-        self.lists.entry(parent.to_vec()).or_insert_with(|| {
-            let schema = FieldPath(parent.to_vec()).schema(root);
-            let places = items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| (PathElement::for_item(schema, item, i), i))
-                .rev()
-                .collect();
-            let steps = items
-                .iter()
-                .map(|item| match item {
-                    Value::Object(_) => schema
-                        .item_key(item)
-                        .map(|key| PathStep::Item { key, index: None }),
-                    other => Some(PathStep::Value(other.clone())),
-                })
-                .collect();
-            (places, steps)
-        })
-    }
-
-    /// The live value at `path`, as [`FieldPath::lookup`] finds it, with keyed list items found
-    /// through the index.
-    fn lookup<'v>(&mut self, root: Schema, path: &FieldPath, live: &'v Value) -> Option<&'v Value> {
-        let mut value = live;
-        for (depth, element) in path.0.iter().enumerate() {
-            let schema = FieldPath(path.0[..depth].to_vec()).schema(root);
-            value = match (element, value, schema.list_type()) {
-                (PathElement::Key(_), Value::Array(items), ListType::Map)
-                | (PathElement::Value(_), Value::Array(items), ListType::Set) => {
-                    let (places, _) = self.list(root, &path.0[..depth], items);
-                    items.get(*places.get(element)?)?
-                }
-                _ => element.lookup(schema, value)?.0,
-            };
-        }
-        Some(value)
-    }
-
-    /// The items before the list item at `path` in the live list (none for a field).
-    fn preceding(&mut self, root: Schema, path: &FieldPath, live: &Value) -> super::Preceding {
-        let Some((last, parent)) = path.0.split_last() else {
-            return super::Preceding::default();
-        };
-        if matches!(last, PathElement::Field(_)) {
-            return super::Preceding::default();
-        }
-        let Some(Value::Array(items)) = FieldPath(parent.to_vec()).lookup(root, live) else {
-            return super::Preceding::default();
-        };
-        let (places, steps) = self.list(root, parent, items);
-        match places.get(last) {
-            Some(at) => super::Preceding::new(steps.clone(), *at),
-            None => super::Preceding::default(),
-        }
-    }
-}
-
-/// True when `path` is, or lies under, a field that is never drift.
-pub(super) fn never_drift_path(path: &FieldPath) -> bool {
-    let mut place = Place::default();
-    for element in &path.0 {
-        match element {
-            PathElement::Field(name) => {
-                if never_drift(place, name) {
-                    return true;
-                }
-                place = place.child(name);
-            }
-            _ => place = place.item(),
-        }
-    }
-    false
 }
 
 /// The places of a live list's items by their key fields' values (as JSON), by list (its

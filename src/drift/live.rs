@@ -12,7 +12,7 @@ use crate::schema::{self, ListType, Schema, Schemas};
 
 use crate::manifest::ObjectKey;
 
-use super::compare::same_key;
+use super::list_keys::same_key;
 use super::normalize::{Place, never_drift};
 
 /// A live object reduced to what drift needs.
@@ -468,7 +468,7 @@ fn beyond_manifest(
     let mut out = FieldSet::new();
     let manifest_node = std::cell::OnceCell::new();
     for path in fields.paths() {
-        if super::compare::never_drift_path(&path) {
+        if super::normalize::never_drift_path(&path) {
             continue;
         }
         let Some(found) = path.lookup(root, live) else {

@@ -4,6 +4,7 @@
 //!
 //! - [`live`]: the compact live extract ([`LiveObject`]) made from the server's JSON.
 //! - [`compare`](mod@compare): the walk of manifest and live values ([`compare()`](compare::compare)).
+//! - [`list_keys`]: items of keyed lists paired by merge key (server defaults filled in).
 //! - [`owners`]: attribution on the shared [`crate::managed_fields`] sets: who owns a path.
 //! - [`normalize`], [`quantity`]: equality by meaning, fields that are never drift.
 //! - [`path`]: [`DriftPath`], the address of a drifted field.
@@ -20,6 +21,7 @@
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod list_keys;
 pub mod live;
 pub mod normalize;
 pub mod owners;

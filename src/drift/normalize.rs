@@ -252,6 +252,23 @@ pub fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// True when `path` is, or lies under, a field that is never drift.
+pub(super) fn never_drift_path(path: &crate::managed_fields::FieldPath) -> bool {
+    let mut place = Place::default();
+    for element in &path.0 {
+        match element {
+            crate::managed_fields::PathElement::Field(name) => {
+                if never_drift(place, name) {
+                    return true;
+                }
+                place = place.child(name);
+            }
+            _ => place = place.item(),
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_i
 use crate::manifest::tree::Node;
 use crate::schema::Schema;
 
-use super::compare::{KeyValue, node_key_field};
+use super::list_keys::{KeyValue, node_key_field};
 
 use super::path::{DriftPath, PathStep};
 
