@@ -13,10 +13,12 @@
 //! - [`logs`]: a container's log streamed in batches of safe, capped lines, reconnecting while
 //!   the container runs.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
-//! - [`watch`]: kube-runtime watchers with backoff, sending [`watch::ClusterEvent`]s.
+//! - [`watch`]: kube-runtime watchers with backoff, sending [`events::ClusterEvent`]s.
+//! - [`events`]: what the watchers send: row updates and watch health.
 //! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
 //!   refused (403), back to one when it is allowed.
 pub mod client;
+pub mod events;
 pub mod facts;
 pub mod fallback;
 pub mod gitops;

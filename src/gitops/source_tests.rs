@@ -1,0 +1,338 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn repository_urls_compare_without_scheme_user_port_and_dot_git() {
+    let same = [
+        "https://github.com/Org/App.git",
+        "https://github.com/org/app",
+        "git@github.com:org/app.git",
+        "ssh://git@github.com:22/org/app.git/",
+        "http://user@github.com/org/app/",
+    ];
+    for url in same {
+        assert_eq!(
+            repo_key(url).as_deref(),
+            Some("github.com/org/app"),
+            "{url}"
+        );
+    }
+    assert_ne!(repo_key("https://github.com/org/app2"), repo_key(same[0]));
+    assert_ne!(repo_key("https://gitlab.com/org/app"), repo_key(same[0]));
+    assert_eq!(repo_key(""), None);
+}
+
+fn app(name: &str, source: Value, destination: Value) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": "argocd"},
+        "spec": {"source": source, "destination": destination},
+    })
+}
+
+fn here(ns: &str) -> Value {
+    json!({"server": "https://kubernetes.default.svc", "namespace": ns})
+}
+
+#[test]
+fn applications_of_the_checkout_map_their_folders_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path();
+    for dir in ["shop", "platform/overlays/prod", "chart", "other"] {
+        std::fs::create_dir_all(top.join(dir)).unwrap();
+    }
+    std::fs::write(
+        top.join("platform/overlays/prod/kustomization.yaml"),
+        "resources: []\n",
+    )
+    .unwrap();
+    std::fs::write(top.join("chart/Chart.yaml"), "name: c\n").unwrap();
+    let remotes = vec![(
+        "origin".to_owned(),
+        "git@git.example:team/deploy.git".to_owned(),
+    )];
+    let url = "https://git.example/team/deploy";
+    let apps = vec![
+        app(
+            "shop",
+            json!({"repoURL": url, "path": "shop", "targetRevision": "HEAD"}),
+            here("shop"),
+        ),
+        app(
+            "platform",
+            json!({"repoURL": url, "path": "platform/overlays/prod"}),
+            json!({"name": "in-cluster"}),
+        ),
+        app(
+            "charted",
+            json!({"repoURL": url, "path": "chart"}),
+            here("c"),
+        ),
+        app(
+            "gone",
+            json!({"repoURL": url, "path": "nowhere", "targetRevision": "release"}),
+            here("g"),
+        ),
+        app(
+            "elsewhere",
+            json!({"repoURL": url, "path": "other"}),
+            json!({"server": "https://prod.example:6443"}),
+        ),
+        app(
+            "foreign",
+            json!({"repoURL": "https://git.example/team/other", "path": "other"}),
+            here("f"),
+        ),
+        app("escape", json!({"repoURL": url, "path": "../x"}), here("e")),
+    ];
+    let mapping = map_checkout(top, &remotes, Some("main"), &apps, "https://127.0.0.1:6443");
+    let folders: Vec<(&str, String, bool)> = mapping
+        .folders
+        .iter()
+        .map(|f| (f.app.as_str(), shown(top, &f.dir), f.kustomize))
+        .collect();
+    assert_eq!(
+        folders,
+        [
+            ("argocd/platform", "platform/overlays/prod".to_owned(), true),
+            ("argocd/shop", "shop".to_owned(), false),
+        ]
+    );
+    assert_eq!(mapping.folders[1].namespace.as_deref(), Some("shop"));
+    let notes = mapping.notes.join("\n");
+    assert!(notes.starts_with("manifests from Argo CD apps: argocd/platform → platform/overlays/prod (kustomize), argocd/shop → shop (directory)"), "{notes}");
+    assert!(
+        notes.contains("argocd/charted: \"chart\" is rendered by a Helm chart"),
+        "{notes}"
+    );
+    assert!(notes.contains("argocd/gone: folder \"nowhere\" is not in this checkout (the app follows release; the checkout is on branch main)"), "{notes}");
+    assert!(
+        notes.contains("argocd/escape: path \"../x\" leaves the repository"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("elsewhere") && !notes.contains("foreign"),
+        "{notes}"
+    );
+}
+
+fn kustomization(name: &str, spec: Value) -> Value {
+    json!({"metadata": {"name": name, "namespace": "flux-system"}, "spec": spec})
+}
+
+fn repository(name: &str, namespace: &str, url: &str, reference: Value) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"url": url, "ref": reference},
+    })
+}
+
+#[test]
+fn flux_kustomizations_of_the_checkout_map_their_folders_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path();
+    for dir in ["platform", "clusters/prod", "apps"] {
+        std::fs::create_dir_all(top.join(dir)).unwrap();
+    }
+    std::fs::write(
+        top.join("clusters/prod/kustomization.yaml"),
+        "resources: []\n",
+    )
+    .unwrap();
+    let remotes = vec![(
+        "origin".to_owned(),
+        "git@git.example:team/deploy.git".to_owned(),
+    )];
+    let repositories = vec![
+        repository(
+            "deploy",
+            "flux-system",
+            "ssh://git@git.example/team/deploy",
+            json!({"branch": "main"}),
+        ),
+        repository(
+            "release",
+            "flux-system",
+            "https://git.example/team/deploy.git",
+            json!({"branch": "release"}),
+        ),
+        repository(
+            "deploy",
+            "other",
+            "https://git.example/team/other.git",
+            json!({}),
+        ),
+    ];
+    let source = |name: &str| json!({"kind": "GitRepository", "name": name});
+    let kustomizations = vec![
+        kustomization(
+            "platform",
+            json!({"path": "./platform", "sourceRef": source("deploy"), "targetNamespace": "platform"}),
+        ),
+        kustomization(
+            "prod",
+            json!({"path": "./clusters/prod", "sourceRef": source("deploy"), "postBuild": {"substitute": {"env": "prod"}}, "patches": [{"patch": "- op: remove\n  path: /metadata/labels"}], "images": []}),
+        ),
+        kustomization(
+            "on-release",
+            json!({"path": "./apps", "sourceRef": source("release")}),
+        ),
+        kustomization(
+            "gone",
+            json!({"path": "./nowhere", "sourceRef": source("release")}),
+        ),
+        kustomization(
+            "escape",
+            json!({"path": "../x", "sourceRef": source("deploy")}),
+        ),
+        // Another repository, another cluster, another kind of source: left out quietly.
+        kustomization(
+            "foreign",
+            json!({"path": "./platform", "sourceRef": {"kind": "GitRepository", "name": "deploy", "namespace": "other"}}),
+        ),
+        kustomization(
+            "remote",
+            json!({"path": "./apps", "sourceRef": source("deploy"), "kubeConfig": {"secretRef": {"name": "k"}}}),
+        ),
+        kustomization(
+            "oci",
+            json!({"path": "./apps", "sourceRef": {"kind": "OCIRepository", "name": "deploy"}}),
+        ),
+    ];
+    let mapping = map_flux(top, &remotes, Some("main"), &kustomizations, &repositories);
+    let folders: Vec<(&str, String, bool, bool)> = mapping
+        .folders
+        .iter()
+        .map(|f| (f.app.as_str(), shown(top, &f.dir), f.kustomize, f.recurse))
+        .collect();
+    assert_eq!(
+        folders,
+        [
+            ("flux-system/on-release", "apps".to_owned(), false, true),
+            ("flux-system/platform", "platform".to_owned(), false, true),
+            ("flux-system/prod", "clusters/prod".to_owned(), true, true),
+        ]
+    );
+    assert_eq!(mapping.folders[1].namespace.as_deref(), Some("platform"));
+    let notes = mapping.notes.join("\n");
+    assert!(notes.starts_with("manifests from Flux Kustomizations: flux-system/on-release → apps (directory, recursive), flux-system/platform → platform (directory, recursive), flux-system/prod → clusters/prod (kustomize)"), "{notes}");
+    assert!(
+        notes.contains(
+            "flux-system/on-release follows branch release; this checkout is on branch main"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("flux-system/gone: folder \"./nowhere\" is not in this checkout (its source follows branch release; the checkout is on branch main)"), "{notes}");
+    assert!(
+        notes.contains("flux-system/escape: path \"../x\" leaves the repository"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("flux-system/platform sets namespace platform on every object")
+            && notes.contains("Flux Kustomization flux-system/prod: its patches, postBuild are not applied: the objects of \"./clusters/prod\" are compared as written"),
+        "{notes}"
+    );
+    for quiet in ["foreign", "remote", "oci"] {
+        assert!(!notes.contains(quiet), "{quiet}: {notes}");
+    }
+}
+
+#[test]
+fn no_matching_application_maps_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = vec![app(
+        "a",
+        json!({"repoURL": "https://x.example/a", "path": "."}),
+        here("a"),
+    )];
+    let mapping = map_checkout(
+        tmp.path(),
+        &[("origin".into(), "https://y.example/b".into())],
+        None,
+        &apps,
+        "",
+    );
+    assert_eq!(mapping, Mapping::default());
+}
+
+#[test]
+fn a_mapped_folder_gives_its_namespace_and_comes_before_the_same_object_elsewhere() {
+    use crate::manifest::ManifestIndex;
+    use crate::manifest::kustomize::Selection;
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path();
+    let deployment = |replicas: u32| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: {replicas}\n"
+        )
+    };
+    for (file, text) in [
+        ("envs/dev/web.yaml", deployment(1)),
+        (
+            "envs/dev/extra/job.yaml",
+            deployment(7).replace("web", "job"),
+        ),
+        ("envs/prod/web.yaml", deployment(5)),
+        // An older copy of prod's, which sorts first.
+        (
+            "archive/web.yaml",
+            deployment(9).replace("name: web", "name: web\n  namespace: web"),
+        ),
+    ] {
+        std::fs::create_dir_all(top.join(file).parent().unwrap()).unwrap();
+        std::fs::write(top.join(file), text).unwrap();
+    }
+    let apps = vec![
+        app(
+            "prod",
+            json!({"repoURL": "https://git.example/a", "path": "envs/prod"}),
+            here("web"),
+        ),
+        app(
+            "dev",
+            json!({"repoURL": "https://git.example/a", "path": "envs/dev"}),
+            here("web-dev"),
+        ),
+    ];
+    let remotes = [("origin".to_owned(), "https://git.example/a.git".to_owned())];
+    let mapping = map_checkout(top, &remotes, None, &apps[..1], "");
+    let index = ManifestIndex::load_with(
+        top,
+        "default",
+        Selection {
+            apps: mapping.folders,
+            notes: mapping.notes,
+            ..Selection::default()
+        },
+    );
+    let keys: Vec<String> = index.objects().map(|o| o.key.to_string()).collect();
+    // prod's object is in prod's namespace; dev's (not mapped) in `default`.
+    assert!(keys.contains(&"deployment/web/web".to_owned()), "{keys:?}");
+    assert!(
+        keys.contains(&"deployment/default/web".to_owned()),
+        "{keys:?}"
+    );
+    // With both apps, dev's sub-folder is not dev's (no `recurse`): read as always.
+    let mapping = map_checkout(top, &remotes, None, &apps, "");
+    let index = ManifestIndex::load_with(
+        top,
+        "web",
+        Selection {
+            apps: mapping.folders,
+            ..Selection::default()
+        },
+    );
+    let keys: Vec<String> = index.objects().map(|o| o.key.to_string()).collect();
+    assert!(
+        keys.contains(&"deployment/web-dev/web".to_owned()),
+        "{keys:?}"
+    );
+    assert!(keys.contains(&"deployment/web/job".to_owned()), "{keys:?}");
+    // Prod's web comes before the archive's copy.
+    let web = index
+        .objects()
+        .find(|o| o.key.to_string() == "deployment/web/web")
+        .unwrap();
+    assert!(web.file.ends_with("envs/prod/web.yaml"), "{:?}", web.file);
+}
