@@ -126,7 +126,12 @@ fn without_code_marks(heading: &str) -> String {
         if open > mid {
             break;
         }
-        text = format!("{}{}{}", &text[..open], &text[open + 1..mid], &text[close + 1..]);
+        text = format!(
+            "{}{}{}",
+            &text[..open],
+            &text[open + 1..mid],
+            &text[close + 1..]
+        );
     }
     text
 }
@@ -153,7 +158,10 @@ fn anchors(text: &str) -> BTreeSet<String> {
 }
 
 fn relative(path: &Path) -> String {
-    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -181,7 +189,9 @@ fn every_relative_link_and_anchor_resolves() {
             }
             let Some(anchor) = anchor else { continue };
             if file.extension().is_none_or(|e| e != "md") {
-                broken.push(format!("{place}: an anchor into a file that is not Markdown"));
+                broken.push(format!(
+                    "{place}: an anchor into a file that is not Markdown"
+                ));
                 continue;
             }
             let headings = anchors(&std::fs::read_to_string(&file).unwrap());
@@ -244,7 +254,10 @@ fn every_picture_is_shown_somewhere() {
 #[test]
 fn anchors_are_named_as_github_names_them() {
     assert_eq!(slug("`kdrift demo`"), "kdrift-demo");
-    assert_eq!(slug("Manifests and `.kdrift.yaml`"), "manifests-and-kdriftyaml");
+    assert_eq!(
+        slug("Manifests and `.kdrift.yaml`"),
+        "manifests-and-kdriftyaml"
+    );
     assert_eq!(
         slug("Headless: `check`, `diff`, `accept`, `revert`, `logs`"),
         "headless-check-diff-accept-revert-logs"

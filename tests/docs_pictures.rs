@@ -48,8 +48,10 @@ fn live_view(incident: &Incident, width: u16, height: u16) -> App {
         at(NOW),
     );
     update(&mut app, Message::Resize { width, height });
-    // `demo/` as `kdrift demo` copies it (relative: the pictures name `demo/shop/…`); its
-    // kustomize application is rendered by the kustomize or kubectl on PATH.
+    // `demo/` as `kdrift --manifests demo` run in the crate reads it (the pictures name
+    // `demo/shop/…`, whatever folder the test binary was started in); its kustomize application
+    // is rendered by the kustomize or kubectl on PATH.
+    std::env::set_current_dir(env!("CARGO_MANIFEST_DIR")).unwrap();
     let index = ManifestIndex::load(Path::new("demo"), "default");
     let problems: Vec<_> = index
         .problems()
