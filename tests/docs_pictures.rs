@@ -1,9 +1,10 @@
-//! The pictures of the README and docs/: the live view of the demo incident, the drift diff, the
-//! accept preview and the log view, drawn by kdrift's own renderer into a ratatui `TestBackend`
-//! (as the snapshot tests draw) and written as SVG (`tests/svg`). The world is the demo's: the
-//! manifests of `demo/`, the objects the demo cluster's store holds after its seed and the
-//! incident's out-of-band changes, at fixed times, so a picture changes only when the code or the
-//! demo does. The test fails when a checked-in picture differs from what the code draws now;
+//! The pictures of the README and docs/: the live view of the demo incident, the detail of its
+//! stuck rollout, the log view, the drift diff and the accept preview, drawn by kdrift's own
+//! renderer into a ratatui `TestBackend` (as the snapshot tests draw) and written as SVG
+//! (`tests/svg`). The world is the demo's: the manifests of `demo/`, the objects the demo
+//! cluster's store holds after its seed and the incident's out-of-band changes, at fixed times
+//! (`tests/demo_incident`), so a picture changes only when the code or the demo does. The test
+//! fails when a checked-in picture differs from what the code draws now;
 //! `KDRIFT_UPDATE_PICTURES=1 cargo test --test docs_pictures` writes them again.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use demo_incident::{APPLIED, Incident, NOW, at, incident, pod, replicaset, with_status};
+use demo_incident::{Incident, NOW, at, checkout_detail_rows, incident, with_status};
 use jiff::SignedDuration;
 use kdrift::app::{App, Command, Message, update};
 use kdrift::cluster::client::NamespaceScope;
@@ -232,61 +233,10 @@ fn accept_view(incident: &Incident) -> App {
 /// `enter` on checkout: its detail, with the pods of both ReplicaSets (two crash-looping on the
 /// crashing image, three of the image before still serving).
 fn checkout_detail(incident: &Incident, width: u16, height: u16) -> App {
-    use kdrift::sim::controller::pods::PodStage;
     let mut app = live_view(incident, width, height);
     select(&mut app, "shop/checkout");
     press(&mut app, KeyCode::Enter);
-    let deployment = incident.get(ResourceType::DEPLOYMENT, "shop", "checkout");
-    let crashing = deployment["spec"]["template"].clone();
-    let before = incident.before(&deployment)["spec"]["template"].clone();
-    let changed = incident.changed_at(&deployment).unwrap();
-    let crashed = at(NOW) - SignedDuration::from_secs(16);
-    let pods = vec![
-        pod(
-            &deployment,
-            &crashing,
-            "b6kbt",
-            2,
-            PodStage::CrashLoop { restarts: 4 },
-            crashed,
-        ),
-        pod(
-            &deployment,
-            &crashing,
-            "w5vkq",
-            0,
-            PodStage::CrashLoop { restarts: 4 },
-            crashed,
-        ),
-        pod(
-            &deployment,
-            &before,
-            "7f5sm",
-            2,
-            PodStage::Running,
-            at(APPLIED),
-        ),
-        pod(
-            &deployment,
-            &before,
-            "c4tzh",
-            0,
-            PodStage::Running,
-            at(APPLIED),
-        ),
-        pod(
-            &deployment,
-            &before,
-            "qmlwc",
-            1,
-            PodStage::Running,
-            at(APPLIED),
-        ),
-    ];
-    let replicasets = vec![
-        replicaset(&deployment, &crashing, 2, [2, 2, 0], changed),
-        replicaset(&deployment, &before, 1, [3, 3, 3], at(APPLIED)),
-    ];
+    let (replicasets, pods, events) = checkout_detail_rows(incident);
     send(
         &mut app,
         ClusterEvent::ReplicaSets(replicasets.into_iter().map(WatchUpdate::Apply).collect()),
@@ -294,6 +244,10 @@ fn checkout_detail(incident: &Incident, width: u16, height: u16) -> App {
     send(
         &mut app,
         ClusterEvent::Pods(pods.into_iter().map(WatchUpdate::Apply).collect()),
+    );
+    send(
+        &mut app,
+        ClusterEvent::Events(events.into_iter().map(WatchUpdate::Apply).collect()),
     );
     for kind in [
         WatchedKind::ReplicaSets,
@@ -406,6 +360,19 @@ const PICTURES: &[Picture] = &[
             "-  replicas: 2",
             "+  replicas: 4",
             "commit on main",
+        ],
+    },
+    Picture {
+        file: "docs/img/detail.svg",
+        title: "kdrift demo: enter, the detail of shop/checkout",
+        description: "The detail of shop/checkout: stuck past its progress deadline, why (2 pods \
+            CrashLoopBackOff, last exit 1), its two ReplicaSets and the image that changed \
+            between them, its pods with the kubelet's back-off message, and the events.",
+        make: |incident| checkout_detail(incident, 150, 42),
+        shows: &[
+            "2 pods CrashLoopBackOff: last exit 1 (Error)",
+            "checkout:3.1.0 → registry.example/shop/checkout:3.2.0-crash",
+            "Back-off restarting failed container checkout",
         ],
     },
     Picture {

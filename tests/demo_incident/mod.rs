@@ -1,13 +1,14 @@
 //! The demo incident as the pictures show it (`tests/docs_pictures.rs`): the demo cluster's
 //! store after its seed, the autoscaler's first decision and the incident's out-of-band changes,
 //! each object stamped with fixed times instead of the wall clock's, and the status the demo's
-//! controllers settle on (checkout stuck on its crashing image, the rest rolled out).
+//! controllers settle on (checkout stuck on its crashing image, the rest rolled out); and what
+//! the detail watchers report for checkout.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
-use kdrift::cluster::rows::{PodRow, ReplicaSetRow};
+use kdrift::cluster::rows::{EventRow, PodRow, ReplicaSetRow};
 use kdrift::sim::controller::hash::pod_template_hash;
 use kdrift::sim::controller::pods::{Host, PodStage, pod_status};
 use kdrift::sim::resources::ResourceType;
@@ -125,7 +126,13 @@ impl Incident {
     pub fn retimed(&self, mut object: Value) -> Value {
         let changed = self.changed_at(&object);
         object["metadata"]["creationTimestamp"] = json!(APPLIED);
-        object["metadata"]["uid"] = json!("00000000-0000-4000-8000-000000000000");
+        let key = format!(
+            "{}/{}/{}",
+            object["kind"].as_str().unwrap_or(""),
+            object["metadata"]["namespace"].as_str().unwrap_or(""),
+            object["metadata"]["name"].as_str().unwrap_or("")
+        );
+        object["metadata"]["uid"] = json!(uid(&key));
         if let Some(entries) = object
             .pointer_mut("/metadata/managedFields")
             .and_then(Value::as_array_mut)
@@ -287,15 +294,15 @@ pub fn uid(name: &str) -> String {
     )
 }
 
-/// A pod of `deployment`'s current ReplicaSet (`replicaset`, of `template`) on `node`, at
-/// `stage` as the demo's kubelet reports it at `time`.
-pub fn pod(
+/// A pod of `deployment`'s ReplicaSet of `template` on node `node` (0-based), made at
+/// `created`, at `stage` as the demo's kubelet reports it at `now`.
+fn pod(
     deployment: &Value,
     template: &Value,
-    suffix: &str,
-    node: usize,
+    (suffix, node): (&str, usize),
     stage: PodStage,
-    time: Timestamp,
+    created: Timestamp,
+    now: Timestamp,
 ) -> PodRow {
     let namespace = deployment["metadata"]["namespace"].as_str().unwrap();
     let hash = pod_template_hash(template);
@@ -312,9 +319,9 @@ pub fn pod(
         "metadata": {
             "name": format!("{replicaset}-{suffix}"), "namespace": namespace,
             "uid": uid(&format!("{replicaset}-{suffix}")),
-            "labels": labels, "creationTimestamp": rfc3339(time),
+            "labels": labels, "creationTimestamp": rfc3339(created),
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                "name": replicaset, "uid": "00000000-0000-4000-8000-000000000000", "controller": true}],
+                "name": replicaset, "uid": uid(&replicaset), "controller": true}],
         },
         "spec": spec,
     });
@@ -322,14 +329,138 @@ pub fn pod(
         ip: format!("172.18.0.{}", node + 2),
         pod_cidr: format!("10.244.{node}.0/24"),
     };
-    pod["status"] = pod_status(&pod, stage, time, &host);
+    pod["status"] = pod_status(&pod, stage, now, &host);
     let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod).unwrap();
     PodRow::from_object(&pod)
 }
 
+/// An event about `kind/name` in shop, as the demo's controllers and kubelet word them.
+fn event(
+    kind: &str,
+    name: &str,
+    reason: &str,
+    message: &str,
+    count: i32,
+    at: Timestamp,
+) -> EventRow {
+    let warning = reason == "BackOff";
+    let object = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{name}.{}", &uid(message)[..8]), "namespace": "shop"},
+        "involvedObject": {"kind": kind, "name": name, "namespace": "shop"},
+        "reason": reason, "message": message, "count": count,
+        "type": if warning { "Warning" } else { "Normal" },
+        "firstTimestamp": rfc3339(at), "lastTimestamp": rfc3339(at),
+    });
+    let object: k8s_openapi::api::core::v1::Event = serde_json::from_value(object).unwrap();
+    EventRow::from_object(&object).unwrap()
+}
+
+/// What the detail watchers of shop report for checkout: its two ReplicaSets, the two pods of
+/// the crashing one in CrashLoopBackOff (their last run ended 16 s ago) beside the three of the
+/// image before, and the events of the rollout.
+pub fn checkout_detail_rows(
+    incident: &Incident,
+) -> (Vec<ReplicaSetRow>, Vec<PodRow>, Vec<EventRow>) {
+    let deployment = incident.get(ResourceType::DEPLOYMENT, CHECKOUT.0, CHECKOUT.1);
+    let crashing = deployment["spec"]["template"].clone();
+    let before = incident.before(&deployment)["spec"]["template"].clone();
+    let changed = incident.changed_at(&deployment).unwrap();
+    let now = at(NOW);
+    let crashed = now - SignedDuration::from_secs(16);
+    let replicasets = vec![
+        replicaset(&deployment, &crashing, 2, [2, 2, 0], changed),
+        replicaset(&deployment, &before, 1, [3, 3, 3], at(APPLIED)),
+    ];
+    let crash = PodStage::CrashLoop { restarts: 4 };
+    let pods = vec![
+        pod(
+            &deployment,
+            &crashing,
+            ("b6kbt", 2),
+            crash,
+            changed,
+            crashed,
+        ),
+        pod(
+            &deployment,
+            &crashing,
+            ("w5vkq", 0),
+            crash,
+            changed,
+            crashed,
+        ),
+        pod(
+            &deployment,
+            &before,
+            ("7f5sm", 2),
+            PodStage::Running,
+            at(APPLIED),
+            at(APPLIED),
+        ),
+        pod(
+            &deployment,
+            &before,
+            ("c4tzh", 0),
+            PodStage::Running,
+            at(APPLIED),
+            at(APPLIED),
+        ),
+        pod(
+            &deployment,
+            &before,
+            ("qmlwc", 1),
+            PodStage::Running,
+            at(APPLIED),
+            at(APPLIED),
+        ),
+    ];
+    let new_rs = replicaset_name(&deployment);
+    let started = changed + SignedDuration::from_secs(2);
+    let mut events = vec![event(
+        "Deployment",
+        "checkout",
+        "ScalingReplicaSet",
+        &format!("Scaled up replica set {new_rs} from 0 to 2"),
+        1,
+        changed,
+    )];
+    for pod in &pods[..2] {
+        let name = &pod.key.name;
+        let reference = format!("{name}_shop({})", uid(name));
+        events.extend([
+            event(
+                "ReplicaSet",
+                &new_rs,
+                "SuccessfulCreate",
+                &format!("Created pod: {name}"),
+                1,
+                changed,
+            ),
+            event(
+                "Pod",
+                name,
+                "Started",
+                "Started container checkout",
+                5,
+                started,
+            ),
+            event(
+                "Pod",
+                name,
+                "BackOff",
+                &format!("Back-off restarting failed container checkout in pod {reference}"),
+                4,
+                crashed,
+            ),
+        ]);
+    }
+    (replicasets, pods, events)
+}
+
 /// `deployment`'s ReplicaSet of `template`, revision `revision`, with `[desired, replicas,
 /// ready]` pods, made at `created`.
-pub fn replicaset(
+fn replicaset(
     deployment: &Value,
     template: &Value,
     revision: i64,
@@ -345,7 +476,7 @@ pub fn replicaset(
             "annotations": {"deployment.kubernetes.io/revision": revision.to_string()},
             "creationTimestamp": rfc3339(created),
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
-                "uid": "00000000-0000-4000-8000-000000000000", "controller": true}],
+                "uid": uid(name), "controller": true}],
         },
         "spec": {"replicas": desired, "selector": deployment["spec"]["selector"], "template": template},
         "status": {"replicas": replicas, "readyReplicas": ready, "availableReplicas": ready},
