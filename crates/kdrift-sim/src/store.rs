@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::resources::ResourceType;
+use crate::error::{ApiError, not_found};
 
 mod allocate;
 mod crd;
@@ -27,48 +28,7 @@ mod write;
 pub use select::{FieldSelector, LabelSelector};
 pub use subresources::set_condition;
 pub use validate::{FieldValidation, validate_name};
-pub use write::{not_found, scale_of};
-
-/// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ApiError {
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    AlreadyExists(String),
-    /// A stale resourceVersion, or a server-side apply conflict (with the conflicting fields).
-    #[error("{message}")]
-    Conflict {
-        message: String,
-        causes: Vec<StatusCause>,
-    },
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    BadRequest(String),
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("{0}")]
-    Gone(String),
-    /// 429: refused for now (an eviction a disruption budget does not allow yet).
-    #[error("{message}")]
-    TooManyRequests {
-        message: String,
-        causes: Vec<StatusCause>,
-    },
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-    #[error("{0}")]
-    Internal(String),
-}
-
-/// One `details.causes` entry of a `Status`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusCause {
-    pub reason: String,
-    pub message: String,
-    pub field: String,
-}
+pub use write::scale_of;
 
 /// Who writes, and how: becomes the `managedFields` entry of the write.
 #[derive(Debug, Clone)]
@@ -150,16 +110,13 @@ pub struct Entry {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// Selectable fields beyond metadata (`status.phase`, `involvedObject.name`, ...).
     pub fields: Box<[(&'static str, Box<str>)]>,
-    /// The cells `kubectl get` prints for this version (see `server::table`), printed once per
-    /// write like the serialization; an age is kept as [`AGE_MARK`] and the unix seconds it
+    /// The cells `kubectl get` prints for this version (see [`crate::printers`]), printed once per
+    /// write like the serialization; an age is kept as [`crate::printers::AGE_MARK`] and the unix seconds it
     /// counts from, and filled in per request.
     pub cells: Box<[Value]>,
     /// Where `metadata` sits in [`Entry::json`], to serve `PartialObjectMetadata` without a parse.
     pub metadata_range: std::ops::Range<usize>,
 }
-
-/// Marks an age cell in [`Entry::cells`].
-pub const AGE_MARK: &str = "\u{0}age:";
 
 impl Entry {
     /// The serialized `metadata` of the object (a slice of [`Entry::json`]).
@@ -556,7 +513,7 @@ impl Store {
             .and_then(|m| m.get(&key))
             .cloned()
         else {
-            return Err(write::not_found(resource, name));
+            return Err(not_found(resource, name));
         };
         let object = entry.value();
         if dry_run {

@@ -1,6 +1,5 @@
 //! The verbs on resources: get, list, create, update, patch, delete (and the `/status` and
 //! `/scale` subresources), with the query parameters and error replies of a real server.
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -10,21 +9,20 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::ServerState;
+use super::request::{Query, dry_run, selectors};
 use super::response::{
     Reply, Wanted, error_reply, full, json_bytes, json_value, negotiate, not_acceptable,
     parse_query, status_value,
 };
 use super::router::{ResourcePath, Route, route};
-use super::rows;
-use super::table::{self, IncludeObject};
+use super::rows::{self, IncludeObject};
 use super::watch_stream;
 use super::writes;
 use crate::discovery;
+use crate::error::{ApiError, not_found};
 use crate::faults::OpenApiFault;
 use crate::resources::ResourceType;
-use crate::store::{ApiError, Entry, FieldSelector, LabelSelector};
-
-pub type Query = HashMap<String, String>;
+use crate::store::Entry;
 
 /// Every request enters here.
 pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
@@ -258,26 +256,6 @@ async fn resource_request(
     }
 }
 
-pub fn selectors(
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels =
-        LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or(""))?;
-    let mut field_text = query.get("fieldSelector").cloned().unwrap_or_default();
-    if path.watch_prefix
-        && let Some(name) = &path.name
-    {
-        field_text = if field_text.is_empty() {
-            format!("metadata.name={name}")
-        } else {
-            format!("{field_text},metadata.name={name}")
-        };
-    }
-    let fields = FieldSelector::parse(path.resource, &field_text)?;
-    Ok((labels, fields))
-}
-
 /// `kind` and `apiVersion` of a list of `resource`.
 fn list_type(resource: ResourceType) -> (String, String) {
     (format!("{}List", resource.kind()), resource.api_version())
@@ -386,7 +364,7 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
             let items: Vec<Value> = page
                 .items
                 .iter()
-                .map(|e| table::partial_metadata(&e.value()))
+                .map(|e| rows::partial_metadata_value(&e.value()))
                 .collect();
             json_value(
                 StatusCode::OK,
@@ -420,7 +398,7 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
     let name = path.name.as_deref().unwrap_or("");
     let ns = path.namespace.as_deref().unwrap_or("");
     let Some(entry) = state.store.get_entry(path.resource, ns, name) else {
-        return error_reply(&crate::store::not_found(path.resource, name));
+        return error_reply(&not_found(path.resource, name));
     };
     if path.subresource.as_deref() == Some("scale") {
         return json_value(StatusCode::OK, &crate::store::scale_of(&entry.value()));
@@ -436,16 +414,6 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
                 rows::table_body(path.resource, &[entry], include, &meta, true),
             )
         }
-    }
-}
-
-pub(super) fn dry_run(query: &Query) -> Result<bool, ApiError> {
-    match query.get("dryRun").map(String::as_str) {
-        None | Some("") => Ok(false),
-        Some("All") => Ok(true),
-        Some(other) => Err(ApiError::BadRequest(format!(
-            "Invalid dry run value: {other} (supported values: \"All\")"
-        ))),
     }
 }
 

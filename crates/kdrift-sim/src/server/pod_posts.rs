@@ -9,12 +9,11 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::ServerState;
-use super::handlers::{Query, dry_run};
+use super::request::{Query, dry_run, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, status_value};
 use super::router::ResourcePath;
-use super::writes::media_type;
 use crate::controller::object::str_at;
-use crate::store::ApiError;
+use crate::error::ApiError;
 
 pub async fn post(
     state: Arc<ServerState>,

@@ -4,8 +4,8 @@
 //! Fields outside this schema are skipped, as an older server skips fields it does not know.
 use serde_json::{Map, Value, json};
 
+use crate::error::ApiError;
 use crate::resources::ResourceType;
-use crate::store::ApiError;
 
 #[derive(Clone, Copy)]
 enum Kind {

@@ -9,7 +9,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::{Value, json};
 
-use crate::store::ApiError;
+use crate::error::ApiError;
 
 pub type Body = BoxBody<Bytes, Infallible>;
 pub type Reply = Response<Body>;

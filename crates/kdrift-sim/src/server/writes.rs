@@ -9,11 +9,12 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::ServerState;
-use super::handlers::{Query, dry_run};
+use super::request::{Query, dry_run, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, with_warnings};
 use super::router::ResourcePath;
+use crate::error::ApiError;
 use crate::resources::ResourceType;
-use crate::store::{ApiError, FieldValidation, Patch, WriteOptions};
+use crate::store::{FieldValidation, Patch, WriteOptions};
 
 /// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
 /// server derives it (`kubectl/v1.32.0 (linux/amd64) ...` → `kubectl`).
@@ -35,20 +36,6 @@ fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiE
         .chars()
         .take(128)
         .collect())
-}
-
-pub(super) fn media_type(req: &Request<Incoming>) -> String {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default()
 }
 
 fn unsupported_media_type() -> ApiError {

@@ -9,7 +9,7 @@ use crate::managed_fields::{
 };
 
 use super::resources::ResourceType;
-use super::store::{ApiError, StatusCause};
+use crate::error::{ApiError, StatusCause};
 
 pub mod merge;
 

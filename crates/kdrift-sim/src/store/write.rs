@@ -7,22 +7,11 @@ use serde_json::{Map, Value, json};
 
 use super::select::entry_fields;
 use super::validate::{FieldValidation, check_typed, validate_name, validate_workload};
-use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
+use super::{Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
+use crate::error::{ApiError, kind_group, not_found, qualified};
 use crate::resources::ResourceType;
 use crate::schema::defaults;
 use crate::{patch, ssa};
-
-/// `deployments.apps "web"`: how a real server names an object in messages.
-pub fn qualified(resource: ResourceType, name: &str) -> String {
-    match resource.group() {
-        "" => format!("{} \"{name}\"", resource.plural()),
-        group => format!("{}.{group} \"{name}\"", resource.plural()),
-    }
-}
-
-pub fn not_found(resource: ResourceType, name: &str) -> ApiError {
-    ApiError::NotFound(format!("{} not found", qualified(resource, name)))
-}
 
 fn conflict(resource: ResourceType, name: &str) -> ApiError {
     ApiError::Conflict {
@@ -90,7 +79,7 @@ pub fn make_entry(resource: ResourceType, object: &Value, rv: u64) -> Arc<Entry>
         json: bytes::Bytes::from(json),
         labels,
         fields: entry_fields(resource, object),
-        cells: crate::server::table::deferred_cells(resource, object).into_boxed_slice(),
+        cells: crate::printers::deferred_cells(resource, object).into_boxed_slice(),
         metadata_range,
     })
 }
@@ -693,13 +682,6 @@ fn omit_empty(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(omit_empty),
         _ => {}
-    }
-}
-
-pub fn kind_group(resource: ResourceType) -> String {
-    match resource.group() {
-        "" => resource.kind().to_string(),
-        group => format!("{}.{group}", resource.kind()),
     }
 }
 
