@@ -28,7 +28,10 @@ pub async fn post(
     };
     let sub = path.subresource.as_deref().unwrap_or_default();
     let decoded = match media.as_str() {
-        "application/vnd.kubernetes.protobuf" => super::protobuf::decode_pod_post(sub, &body),
+        "application/vnd.kubernetes.protobuf" => match sub {
+            "eviction" => super::protobuf::decode(("policy/v1", "Eviction"), &body),
+            _ => super::protobuf::decode(("v1", "Binding"), &body),
+        },
         "" | "application/json" | "*/*" => serde_json::from_slice::<Value>(&body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         }),

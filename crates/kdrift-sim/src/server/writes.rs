@@ -13,7 +13,6 @@ use super::request::{Query, dry_run, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, with_warnings};
 use super::router::ResourcePath;
 use crate::error::ApiError;
-use crate::resources::ResourceType;
 use crate::store::{FieldValidation, Patch, WriteOptions};
 
 /// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
@@ -42,10 +41,24 @@ fn unsupported_media_type() -> ApiError {
     ApiError::UnsupportedMediaType("415: Unsupported Media Type".into())
 }
 
-/// Decode a create/update body (JSON or YAML).
-fn decode_object(resource: ResourceType, media: &str, body: &[u8]) -> Result<Value, ApiError> {
+/// The type of object a write to `path` takes: the resource's, or the subresource's own.
+fn body_type(path: &ResourcePath) -> (String, &'static str) {
+    match path.subresource.as_deref() {
+        Some("scale") => ("autoscaling/v1".into(), "Scale"),
+        _ => (path.resource.api_version(), path.resource.kind()),
+    }
+}
+
+/// Decode a create/update body (JSON, YAML or protobuf).
+fn decode_object(path: &ResourcePath, media: &str, body: &[u8]) -> Result<Value, ApiError> {
     let value: Value = match media {
-        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(resource, body)?,
+        "application/vnd.kubernetes.protobuf" => {
+            if path.resource.is_custom() {
+                return Err(unsupported_media_type());
+            }
+            let (api_version, kind) = body_type(path);
+            super::protobuf::decode((&api_version, kind), body)?
+        }
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         })?,
@@ -210,13 +223,13 @@ fn write_inner(
     let name = path.name.as_deref().unwrap_or("");
     match *method {
         Method::POST => {
-            let mut object = decode_object(r, media, body)?;
+            let mut object = decode_object(path, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.create_validated(r, object, &opts, validation)?;
             Ok((StatusCode::CREATED, value, warnings))
         }
         Method::PUT if scale => {
-            let object = decode_object(r, media, body)?;
+            let object = decode_object(path, media, body)?;
             let rv = object
                 .pointer("/metadata/resourceVersion")
                 .cloned()
@@ -233,7 +246,7 @@ fn write_inner(
             Ok((StatusCode::OK, view(value), warnings))
         }
         Method::PUT => {
-            let mut object = decode_object(r, media, body)?;
+            let mut object = decode_object(path, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.update_validated(r, object, &opts, validation)?;
             Ok((StatusCode::OK, value, warnings))
