@@ -32,6 +32,9 @@ pub enum ApiError {
     },
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 405: a verb the resource does not serve.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     #[error("{0}")]
     Internal(String),
 }

@@ -26,12 +26,14 @@ use tokio::task::JoinHandle;
 use super::faults::Faults;
 use super::store::Store;
 
+mod autoscaling_v1;
 mod handlers;
 mod logs;
 mod pod_posts;
 mod protobuf;
 mod request;
 mod response;
+mod reviews;
 pub(crate) mod router;
 mod rows;
 mod watch_stream;

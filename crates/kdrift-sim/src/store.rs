@@ -205,6 +205,20 @@ const CONTROLLER_CHANNEL_CAPACITY: usize = 4_096;
 pub const SYSTEM_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
 
+/// The PriorityClasses the API server makes at start (name, value, description).
+pub const SYSTEM_PRIORITY_CLASSES: [(&str, i64, &str); 2] = [
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but are moved to another node if necessary.",
+    ),
+];
+
 type Key = (String, String);
 
 struct Inner {
@@ -290,6 +304,21 @@ impl Store {
             // Cannot fail: a valid name in an empty store.
             let _ = store.create(
                 ResourceType::NAMESPACE,
+                object,
+                &WriteOptions::manager("kube-apiserver"),
+            );
+        }
+        for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+            let object = serde_json::json!({
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "description": description,
+            });
+            // Cannot fail: a valid object in a store without it.
+            let _ = store.create(
+                ResourceType::PRIORITY_CLASS,
                 object,
                 &WriteOptions::manager("kube-apiserver"),
             );

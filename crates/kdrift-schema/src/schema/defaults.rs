@@ -43,6 +43,9 @@ pub fn apply_defaults(group: &str, kind: &str, schema: Schema, object: &mut Valu
             default(root, "volumeBindingMode", json!("Immediate"));
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => definition(root),
+        ("scheduling.k8s.io", "PriorityClass") => {
+            default(root, "preemptionPolicy", json!("PreemptLowerPriority"));
+        }
         _ if !is_builtin_group(group) => schema_defaults(schema, object),
         _ => {}
     }

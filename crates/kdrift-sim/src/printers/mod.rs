@@ -159,6 +159,31 @@ pub fn columns(resource: ResourceType) -> Value {
             column("Status", "string", "", "The status of the namespace", 0),
             age,
         ],
+        ("scheduling.k8s.io", "PriorityClass") => vec![
+            name,
+            column(
+                "Value",
+                "integer",
+                "",
+                "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+                0,
+            ),
+            column(
+                "Global-Default",
+                "boolean",
+                "",
+                "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.",
+                0,
+            ),
+            age,
+            column(
+                "PreemptionPolicy",
+                "string",
+                "",
+                "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+                0,
+            ),
+        ],
         ("", "Event") => vec![
             column(
                 "Last Seen",
@@ -517,6 +542,18 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             ]
         }
         ("", "Namespace") => vec![name, json!(text(object, "/status/phase")), age],
+        ("scheduling.k8s.io", "PriorityClass") => vec![
+            name,
+            json!(int(object, "/value")),
+            json!(
+                object
+                    .get("globalDefault")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            ),
+            age,
+            json!(text(object, "/preemptionPolicy")),
+        ],
         ("", "Event") => {
             let last = [
                 text(object, "/lastTimestamp"),

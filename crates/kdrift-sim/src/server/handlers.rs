@@ -60,12 +60,18 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
             Some(d) => json_bytes(StatusCode::OK, d.json.clone()),
             None => page_not_found(),
         },
-        Route::Resources { group, version } => json_value(
-            StatusCode::OK,
-            &discovery::resources(&types, &group, &version),
-        ),
+        Route::Resources { group, version }
+            if types
+                .iter()
+                .any(|r| r.group() == group && r.version() == version) =>
+        {
+            json_value(
+                StatusCode::OK,
+                &discovery::resources(&types, &group, &version),
+            )
+        }
         Route::Resource(path) => resource_request(state, req, path, query).await,
-        Route::Unknown => page_not_found(),
+        Route::Resources { .. } | Route::Unknown => unknown_path(req.uri().path(), &types),
     };
     Ok(reply)
 }
@@ -120,6 +126,21 @@ fn openapi_fault(fault: OpenApiFault, path: &str) -> Reply {
 }
 
 /// What a real server answers for a path it does not serve.
+/// A path no route takes: below a group the server serves (another version, another resource),
+/// a `Status` NotFound, as a real server's group handler answers; elsewhere its mux's text 404.
+fn unknown_path(path: &str, types: &[ResourceType]) -> Reply {
+    let group = match path.strip_prefix("/apis/") {
+        Some(rest) => rest.split('/').next(),
+        None => path.strip_prefix("/api/").map(|_| ""),
+    };
+    match group {
+        Some(group) if types.iter().any(|r| r.group() == group) => error_reply(
+            &ApiError::NotFound("the server could not find the requested resource".into()),
+        ),
+        _ => page_not_found(),
+    }
+}
+
 fn page_not_found() -> Reply {
     let mut reply = hyper::Response::new(full("404 page not found\n"));
     *reply.status_mut() = StatusCode::NOT_FOUND;
@@ -233,6 +254,28 @@ async fn resource_request(
         return error_reply(&ApiError::NotFound(
             "the server could not find the requested resource".into(),
         ));
+    }
+    if super::autoscaling_v1::is_v1(path.resource) {
+        match method {
+            Method::POST | Method::PUT => {
+                return super::autoscaling_v1::write(state, req, path, query).await;
+            }
+            Method::GET if watch => {
+                return error_reply(&super::autoscaling_v1::unserved("watch"));
+            }
+            Method::GET if wanted == Wanted::Object => {
+                return super::autoscaling_v1::get(&state, &path);
+            }
+            Method::PATCH => return error_reply(&super::autoscaling_v1::unserved("patch")),
+            // Tables, metadata and deletes: the v2 objects', alike in both versions.
+            _ => {}
+        }
+    }
+    if super::reviews::answers(&path) {
+        return match method {
+            Method::POST => super::reviews::post(state, req, path, query).await,
+            _ => method_not_allowed(&method),
+        };
     }
     match (path.subresource.as_deref(), &method) {
         (Some("log"), &Method::GET) => return super::logs::serve(state, &path, &query).await,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use http::{Request, header};
 use hyper::body::Incoming;
+use serde_json::Value;
 
 use super::router::ResourcePath;
 use crate::error::ApiError;
@@ -59,4 +60,54 @@ pub fn media_type(req: &Request<Incoming>) -> String {
                 .to_ascii_lowercase()
         })
         .unwrap_or_default()
+}
+
+/// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
+/// server derives it (`kubectl/v1.32.0 (linux/amd64) ...` → `kubectl`).
+pub fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiError> {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        if m.len() > 128 {
+            return Err(ApiError::Invalid(format!(
+                "fieldManager: Too long: may not be longer than 128, given {}",
+                m.len()
+            )));
+        }
+        return Ok(m.clone());
+    }
+    let agent = user_agent.unwrap_or("");
+    Ok(agent
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(128)
+        .collect())
+}
+
+/// The media type of Kubernetes protobuf.
+pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// Decode a body that holds an object of `expected` (`apiVersion`, `kind`): JSON, YAML or
+/// protobuf.
+pub fn decode_body(media: &str, body: &[u8], expected: (&str, &str)) -> Result<Value, ApiError> {
+    let value: Value = match media {
+        PROTOBUF => super::protobuf::decode(expected, body)?,
+        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
+            ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
+        })?,
+        "application/yaml" => serde_yaml::from_slice(body).map_err(|e| {
+            ApiError::BadRequest(format!("couldn't get version/kind; yaml parse error: {e}"))
+        })?,
+        _ => {
+            return Err(ApiError::UnsupportedMediaType(
+                "415: Unsupported Media Type".into(),
+            ));
+        }
+    };
+    if !value.is_object() {
+        return Err(ApiError::BadRequest(
+            "couldn't get version/kind; json parse error: expected an object".into(),
+        ));
+    }
+    Ok(value)
 }

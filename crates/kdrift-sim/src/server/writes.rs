@@ -9,36 +9,23 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::ServerState;
-use super::request::{Query, dry_run, media_type};
+use super::request::{PROTOBUF, Query, decode_body, dry_run, field_manager, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, with_warnings};
 use super::router::ResourcePath;
 use crate::error::ApiError;
 use crate::store::{FieldValidation, Patch, WriteOptions};
 
-/// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
-/// server derives it (`kubectl/v1.32.0 (linux/amd64) ...` → `kubectl`).
-fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiError> {
-    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
-        if m.len() > 128 {
-            return Err(ApiError::Invalid(format!(
-                "fieldManager: Too long: may not be longer than 128, given {}",
-                m.len()
-            )));
-        }
-        return Ok(m.clone());
-    }
-    let agent = user_agent.unwrap_or("");
-    Ok(agent
-        .split('/')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(128)
-        .collect())
-}
-
 fn unsupported_media_type() -> ApiError {
     ApiError::UnsupportedMediaType("415: Unsupported Media Type".into())
+}
+
+/// Decode a create/update body (JSON, YAML, or protobuf of a built-in kind).
+fn decode_object(path: &ResourcePath, media: &str, body: &[u8]) -> Result<Value, ApiError> {
+    if path.resource.is_custom() && media == PROTOBUF {
+        return Err(unsupported_media_type());
+    }
+    let (api_version, kind) = body_type(path);
+    decode_body(media, body, (&api_version, kind))
 }
 
 /// The type of object a write to `path` takes: the resource's, or the subresource's own.
@@ -47,32 +34,6 @@ fn body_type(path: &ResourcePath) -> (String, &'static str) {
         Some("scale") => ("autoscaling/v1".into(), "Scale"),
         _ => (path.resource.api_version(), path.resource.kind()),
     }
-}
-
-/// Decode a create/update body (JSON, YAML or protobuf).
-fn decode_object(path: &ResourcePath, media: &str, body: &[u8]) -> Result<Value, ApiError> {
-    let value: Value = match media {
-        "application/vnd.kubernetes.protobuf" => {
-            if path.resource.is_custom() {
-                return Err(unsupported_media_type());
-            }
-            let (api_version, kind) = body_type(path);
-            super::protobuf::decode((&api_version, kind), body)?
-        }
-        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
-            ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
-        })?,
-        "application/yaml" => serde_yaml::from_slice(body).map_err(|e| {
-            ApiError::BadRequest(format!("couldn't get version/kind; yaml parse error: {e}"))
-        })?,
-        _ => return Err(unsupported_media_type()),
-    };
-    if !value.is_object() {
-        return Err(ApiError::BadRequest(
-            "couldn't get version/kind; json parse error: expected an object".into(),
-        ));
-    }
-    Ok(value)
 }
 
 fn decode_patch(media: &str, body: &[u8], force: bool) -> Result<Patch, ApiError> {
@@ -191,9 +152,9 @@ pub async fn write(
     }
 }
 
-type Written = (StatusCode, Value, Vec<String>);
+pub(super) type Written = (StatusCode, Value, Vec<String>);
 
-fn write_inner(
+pub(super) fn write_inner(
     state: &ServerState,
     method: &Method,
     media: &str,
