@@ -186,7 +186,12 @@ impl ResourceType {
         self.is_custom()
             || matches!(
                 self.0.group,
-                "apps" | "batch" | "networking.k8s.io" | "policy" | "apiextensions.k8s.io"
+                "apps"
+                    | "batch"
+                    | "networking.k8s.io"
+                    | "policy"
+                    | "apiextensions.k8s.io"
+                    | "scheduling.k8s.io"
             )
     }
 
