@@ -41,6 +41,9 @@ mod writes;
 
 pub use super::controller::{Gitops, Timings};
 pub use super::scenario::Scenario;
+/// Decode a protobuf request body to the JSON a v1.36 server would hold (see `protobuf`);
+/// public for the benches.
+pub use protobuf::decode as decode_protobuf;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
