@@ -162,3 +162,21 @@ fn the_go_types_table_names_its_bad_lines() {
         Some("gotypes.txt:2: cannot read \"1 replicas px\"")
     );
 }
+
+/// The release Secret helm 4.2.3 writes through client-go on `helm upgrade` (a PUT, captured):
+/// its `data` bytes come out base64, as helm's own reading of the release expects.
+#[test]
+fn a_helm_release_secret_decodes_with_its_data_in_base64() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/protobuf");
+    let body = std::fs::read(dir.join("helm4-release-secret-put.pb")).unwrap();
+    let secret = decode(("v1", "Secret"), &body).unwrap();
+    assert_eq!(secret["kind"], "Secret");
+    assert_eq!(secret["type"], "helm.sh/release.v1");
+    assert_eq!(secret["metadata"]["name"], "sh.helm.release.v1.rel1.v2");
+    assert_eq!(secret["metadata"]["labels"]["owner"], "helm");
+    assert_eq!(secret["metadata"]["labels"]["status"], "deployed");
+    // The value is base64 of helm's own base64 of gzip: "H4sI" is gzip's magic in base64.
+    let data = secret["data"]["release"].as_str().unwrap();
+    let inner = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, data).unwrap();
+    assert!(inner.starts_with(b"H4sI"), "{:?}", &inner[..8]);
+}
