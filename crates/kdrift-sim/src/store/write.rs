@@ -402,6 +402,7 @@ impl Store {
                 &mut object,
             );
             omit_empty(&mut object);
+            prepare_for_create(resource, &mut object, None);
             return self
                 .insert_locked(&mut inner, resource, object, opts.dry_run)
                 .map(|v| (v, warnings));
