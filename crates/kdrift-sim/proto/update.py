@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Vendor the upstream Kubernetes .proto files the demo cluster decodes, and write gotypes.txt:
-what Go's JSON encoding needs to know of each message that the wire does not carry.
+"""Vendor the upstream Kubernetes .proto files the demo cluster decodes, compile them into
+kubernetes.fds (a FileDescriptorSet, with `protoc` from PATH: Debian's protobuf-compiler), and
+write gotypes.txt: what Go's JSON encoding needs to know of each message that the wire does not
+carry.
 
 Usage: update.py API_REPO APIMACHINERY_REPO APIEXTENSIONS_REPO
   each a git directory (bare or not) of github.com/kubernetes/{api,apimachinery,
@@ -137,6 +139,10 @@ def main():
         f.write("\n".join(out) + "\n")
     with open(os.path.join(HERE, "LICENSE"), "w") as f:
         f.write(git(repos["api"], "show", f"{TAGS['api']}:LICENSE"))
+    protos = sorted(os.path.join(p, "generated.proto") for _, _, p in FILES)
+    subprocess.run(["protoc", f"--proto_path={HERE}", "--include_imports",
+                    f"--descriptor_set_out={os.path.join(HERE, 'kubernetes.fds')}", *protos],
+                   check=True)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 //! client-go's typed clients send — kubectl's `create` generators, `autoscale`, `create token`,
 //! `auth can-i`, `drain`, and any controller built on client-go — decoded to the JSON the real
 //! server would hold: the `k8s\0` envelope (`runtime.Unknown`), then the object by the upstream
-//! `.proto` definitions of v1.36 (`proto/`, compiled by the build script) with `prost-reflect`,
-//! written as Go writes the struct it decodes into ([`json`], by the struct tags of
-//! [`gotypes`]). Fields the definitions do not know are skipped, as a server skips them.
+//! `.proto` definitions of v1.36 (`proto/`; their descriptor set `proto/kubernetes.fds`, which a
+//! test holds to the `.proto` text) with `prost-reflect`, written as Go writes the struct it
+//! decodes into ([`json`], by the struct tags of [`gotypes`]). Fields the definitions do not know are skipped, as a server skips them.
 use std::sync::LazyLock;
 
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value as Pb};
@@ -22,10 +22,8 @@ struct Schema {
 }
 
 static SCHEMA: LazyLock<Result<Schema, String>> = LazyLock::new(|| {
-    let pool = DescriptorPool::decode(
-        include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.fds")).as_slice(),
-    )
-    .map_err(|e| format!("the compiled Kubernetes descriptors do not load: {e}"))?;
+    let pool = DescriptorPool::decode(include_bytes!("../../../proto/kubernetes.fds").as_slice())
+        .map_err(|e| format!("the compiled Kubernetes descriptors do not load: {e}"))?;
     let types = gotypes::parse(include_str!("../../../proto/gotypes.txt"))?;
     Ok(Schema { pool, types })
 });

@@ -180,3 +180,128 @@ fn a_helm_release_secret_decodes_with_its_data_in_base64() {
     let inner = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, data).unwrap();
     assert!(inner.starts_with(b"H4sI"), "{:?}", &inner[..8]);
 }
+
+/// The `.proto` files under `proto/`, each as (package, text).
+fn vendored_protos() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "proto") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proto"),
+        &mut files,
+    );
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let package = text
+                .lines()
+                .find_map(|l| l.strip_prefix("package "))
+                .unwrap_or_else(|| panic!("{}: no package", path.display()))
+                .trim_end_matches(';')
+                .to_string();
+            (package, text)
+        })
+        .collect()
+}
+
+/// The committed descriptor set (`proto/kubernetes.fds`) is the vendored `.proto` files
+/// compiled: the same messages, each with the same fields — name, number, repeated or not, and
+/// type — read from the text (go-to-protobuf writes one field a line, no nested messages).
+#[test]
+fn the_descriptor_set_is_the_vendored_protos_compiled() {
+    let pool = &schema().pool;
+    let mut seen = std::collections::BTreeSet::new();
+    for (package, text) in vendored_protos() {
+        let mut message: Option<String> = None;
+        let mut fields: Vec<(String, u32, bool, String)> = Vec::new();
+        let mut check = |name: &str, fields: &mut Vec<(String, u32, bool, String)>| {
+            let full = format!("{package}.{name}");
+            let desc = pool
+                .get_message_by_name(&full)
+                .unwrap_or_else(|| panic!("{full} is not in kubernetes.fds"));
+            let mut compiled: Vec<(String, u32, bool, String)> = desc
+                .fields()
+                .map(|f| {
+                    let type_name = match f.kind() {
+                        prost_reflect::Kind::Message(m) if m.is_map_entry() => {
+                            let kind = |f: prost_reflect::FieldDescriptor| match f.kind() {
+                                prost_reflect::Kind::Message(m) => m.name().to_string(),
+                                other => format!("{other:?}").to_lowercase(),
+                            };
+                            format!(
+                                "map<{}, {}>",
+                                kind(m.map_entry_key_field()),
+                                kind(m.map_entry_value_field())
+                            )
+                        }
+                        prost_reflect::Kind::Message(m) => m.name().to_string(),
+                        other => format!("{other:?}").to_lowercase(),
+                    };
+                    let repeated = f.is_list() || f.is_map();
+                    (f.name().to_string(), f.number(), repeated, type_name)
+                })
+                .collect();
+            compiled.sort();
+            fields.sort();
+            assert_eq!(compiled, *fields, "{full}");
+            seen.insert(full);
+            fields.clear();
+        };
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(name) = line
+                .strip_prefix("message ")
+                .and_then(|l| l.strip_suffix(" {"))
+            {
+                message = Some(name.to_string());
+            } else if line == "}" {
+                if let Some(name) = message.take() {
+                    check(&name, &mut fields);
+                }
+            } else if message.is_some()
+                && let Some((decl, number)) =
+                    line.strip_suffix(';').and_then(|l| l.split_once(" = "))
+            {
+                let number: u32 = number.parse().unwrap();
+                let words: Vec<&str> = decl.split_whitespace().collect();
+                let (repeated, type_name, name) = match words[..] {
+                    ["optional", t, n] => (false, t.to_string(), n),
+                    ["repeated", t, n] => (true, t.to_string(), n),
+                    [key, value, n] if key.starts_with("map<") => {
+                        (true, format!("{key} {value}"), n)
+                    }
+                    _ => panic!("{package}: cannot read field {line:?}"),
+                };
+                // A message type by its last name segment, as the descriptor names it.
+                let short = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+                let type_name = match type_name.strip_prefix("map<") {
+                    Some(rest) => {
+                        let (k, v) = rest.trim_end_matches('>').split_once(", ").unwrap();
+                        format!("map<{}, {}>", short(k), short(v))
+                    }
+                    None => short(&type_name),
+                };
+                fields.push((name.to_string(), number, repeated, type_name));
+            }
+        }
+    }
+    let compiled: std::collections::BTreeSet<String> = pool
+        .all_messages()
+        .filter(|m| !m.is_map_entry())
+        .map(|m| m.full_name().to_string())
+        .collect();
+    assert_eq!(
+        compiled, seen,
+        "kubernetes.fds holds other messages than the .proto files"
+    );
+    assert!(seen.len() > 600, "{} messages", seen.len());
+}
