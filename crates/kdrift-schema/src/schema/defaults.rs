@@ -43,6 +43,9 @@ pub fn apply_defaults(group: &str, kind: &str, schema: Schema, object: &mut Valu
             default(root, "volumeBindingMode", json!("Immediate"));
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => definition(root),
+        ("scheduling.k8s.io", "PriorityClass") => {
+            default(root, "preemptionPolicy", json!("PreemptLowerPriority"));
+        }
         _ if !is_builtin_group(group) => schema_defaults(schema, object),
         _ => {}
     }
@@ -146,6 +149,7 @@ fn job(root: &mut Map<String, Value>) {
     default(spec, "backoffLimit", json!(6));
     default(spec, "completionMode", json!("NonIndexed"));
     default(spec, "suspend", json!(false));
+    default(spec, "manualSelector", json!(false));
     if spec.get("podFailurePolicy").is_none_or(Value::is_null) {
         default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
     }
@@ -181,10 +185,11 @@ fn service(root: &mut Map<String, Value>) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    // Every type, ExternalName too (a 1.36 server: `kubectl create service externalname`).
+    default(spec, "sessionAffinity", json!("None"));
     if ty == "ExternalName" {
         return;
     }
-    default(spec, "sessionAffinity", json!("None"));
     if spec.get("sessionAffinity") == Some(&json!("ClientIP"))
         && let Some(config) = map_at(spec, "sessionAffinityConfig")
         && let Some(client) = map_at(config, "clientIP")
@@ -244,12 +249,10 @@ fn network_policy(root: &mut Map<String, Value>) {
 
 fn binding(root: &mut Map<String, Value>) {
     for subject in items(root, "subjects") {
-        let group = match subject.get("kind").and_then(Value::as_str) {
-            Some("ServiceAccount") => "",
-            Some("User" | "Group") => "rbac.authorization.k8s.io",
-            _ => continue,
-        };
-        default(subject, "apiGroup", json!(group));
+        // A ServiceAccount's group is "", which JSON leaves out (`omitempty`).
+        if let Some("User" | "Group") = subject.get("kind").and_then(Value::as_str) {
+            default(subject, "apiGroup", json!("rbac.authorization.k8s.io"));
+        }
     }
 }
 

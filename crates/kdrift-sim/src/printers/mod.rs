@@ -1,61 +1,22 @@
-//! Server-side printing: `meta.k8s.io/v1` Tables with the columns a real server gives each
-//! type, which is what `kubectl get` prints.
+//! Server-side printing: the columns a real server gives each type and the cells of an object's
+//! row, which is what `kubectl get` prints. Below the store, which prints each object's cells
+//! once per write (`Entry::cells`), as a real server's registry holds its table convertor; the
+//! server only lays the cached cells into `meta.k8s.io/v1` Tables.
 use serde_json::{Value, json};
 
 use crate::resources::ResourceType;
-use crate::store::AGE_MARK;
 
-/// What each row carries besides its cells (`includeObject`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IncludeObject {
-    None,
-    #[default]
-    Metadata,
-    Object,
-}
+mod cell;
+mod workloads;
 
-impl IncludeObject {
-    pub fn parse(text: Option<&str>) -> IncludeObject {
-        match text {
-            Some("None") => IncludeObject::None,
-            Some("Object") => IncludeObject::Object,
-            _ => IncludeObject::Metadata,
-        }
-    }
-}
+use cell::{column, containers, int, or_none, selector, template_columns, text};
 
-pub(super) fn column(
-    name: &str,
-    kind: &str,
-    format: &str,
-    description: &str,
-    priority: u8,
-) -> Value {
-    json!({"name": name, "type": kind, "format": format, "description": description, "priority": priority})
-}
+/// Marks an age cell in the store's cached cells: the unix seconds it counts from follow, and
+/// the age is filled in per request.
+pub const AGE_MARK: &str = "\u{0}age:";
 
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const AGE_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
-
-/// The template columns the workloads share (wide output): Containers, Images.
-pub(super) fn template_columns() -> [Value; 2] {
-    [
-        column(
-            "Containers",
-            "string",
-            "",
-            "Names of each container in the template.",
-            1,
-        ),
-        column(
-            "Images",
-            "string",
-            "",
-            "Images referenced by each container in the template.",
-            1,
-        ),
-    ]
-}
 
 /// The column definitions of a type, as a real server declares them.
 pub fn columns(resource: ResourceType) -> Value {
@@ -198,6 +159,31 @@ pub fn columns(resource: ResourceType) -> Value {
             column("Status", "string", "", "The status of the namespace", 0),
             age,
         ],
+        ("scheduling.k8s.io", "PriorityClass") => vec![
+            name,
+            column(
+                "Value",
+                "integer",
+                "",
+                "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.",
+                0,
+            ),
+            column(
+                "Global-Default",
+                "boolean",
+                "",
+                "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.",
+                0,
+            ),
+            age,
+            column(
+                "PreemptionPolicy",
+                "string",
+                "",
+                "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
+                0,
+            ),
+        ],
         ("", "Event") => vec![
             column(
                 "Last Seen",
@@ -292,7 +278,7 @@ pub fn columns(resource: ResourceType) -> Value {
         ],
         // Nodes and the other workloads; any other type: name and age, as a server prints a
         // type without columns of its own.
-        _ => match super::table_workloads::columns(resource, name.clone(), age.clone()) {
+        _ => match workloads::columns(resource, name.clone(), age.clone()) {
             Some(cols) => cols,
             None => vec![name, age],
         },
@@ -442,41 +428,6 @@ fn age_of(timestamp: Option<&str>, now: Option<jiff::Timestamp>) -> String {
     }
 }
 
-pub(super) fn int(v: &Value, pointer: &str) -> i64 {
-    v.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
-}
-
-pub(super) fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-pub(super) fn containers(object: &Value, key: &str) -> String {
-    object
-        .pointer("/spec/template/spec/containers")
-        .and_then(Value::as_array)
-        .map(|cs| {
-            cs.iter()
-                .map(|c| text(c, &format!("/{key}")))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default()
-}
-
-pub(super) fn selector(object: &Value) -> String {
-    let labels = object
-        .pointer("/spec/selector/matchLabels")
-        .and_then(Value::as_object);
-    labels
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default()
-}
-
 /// The STATUS column of a pod, as kubectl's printer derives it.
 fn pod_status(pod: &Value) -> String {
     if pod
@@ -513,15 +464,6 @@ fn pod_status(pod: &Value) -> String {
         "Unknown".into()
     } else {
         reason
-    }
-}
-
-/// `s`, or `<none>` when it is empty, as kubectl prints an absent value.
-pub(super) fn or_none(s: &str) -> String {
-    if s.is_empty() {
-        "<none>".into()
-    } else {
-        s.to_string()
     }
 }
 
@@ -600,6 +542,18 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             ]
         }
         ("", "Namespace") => vec![name, json!(text(object, "/status/phase")), age],
+        ("scheduling.k8s.io", "PriorityClass") => vec![
+            name,
+            json!(int(object, "/value")),
+            json!(
+                object
+                    .get("globalDefault")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            ),
+            age,
+            json!(text(object, "/preemptionPolicy")),
+        ],
         ("", "Event") => {
             let last = [
                 text(object, "/lastTimestamp"),
@@ -688,20 +642,11 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
                 json!(selector),
             ]
         }
-        _ => match super::table_workloads::cells(resource, object, name.clone(), age.clone()) {
+        _ => match workloads::cells(resource, object, name.clone(), age.clone()) {
             Some(cells) => cells,
             None => vec![name, age],
         },
     }
-}
-
-/// `PartialObjectMetadata` of an object: its metadata only.
-pub fn partial_metadata(object: &Value) -> Value {
-    json!({
-        "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
-    })
 }
 
 #[cfg(test)]

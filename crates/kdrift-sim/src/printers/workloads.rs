@@ -4,7 +4,7 @@
 //! controllerrevisions`, `get pdb` print).
 use serde_json::{Value, json};
 
-use super::table::{column, containers, int, or_none, selector, template_columns, text};
+use super::cell::{column, containers, int, or_none, selector, template_columns, text};
 use crate::resources::ResourceType;
 
 /// The columns of `resource` after Name (and where Age goes), if it is one of these types.
