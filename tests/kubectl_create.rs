@@ -39,7 +39,7 @@ fn steps() -> Vec<Step> {
             Step {
                 name: name.to_string(),
                 object: (object != "-").then(|| object.to_string()),
-                args: shlex::split(&args.replace('@', &here))
+                args: shlex::split(&args.replace("{here}", &here))
                     .unwrap_or_else(|| panic!("commands.txt: bad quoting in {line:?}")),
             }
         })

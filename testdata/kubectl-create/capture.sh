@@ -14,7 +14,7 @@ while IFS='|' read -r name object args; do
   name="${name// /}"
   object="${object// /}"
   case "$name" in ''|'#'*) continue ;; esac
-  args="${args//@/$here}"
+  args="${args//\{here\}/$here}"
   eval "set -- $args"
   printed="$("$KUBECTL" -n gen "$@" 2>&1)"
   printf '%s\n%s\n' "$?" "$printed" > "$out/$name.out"
