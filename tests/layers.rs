@@ -1,5 +1,6 @@
-//! Imports run one way: every `crate::ROOM` a room of `src/` names is on a lower line of the
-//! layer list in docs/ARCHITECTURE.md ("Layers"). Code under `#[cfg(test)]` is left out.
+//! Imports run one way: every `crate::ROOM` a room of a crate's `src/` names is on a lower line
+//! of that crate's layer list in docs/ARCHITECTURE.md ("Layers": kdrift's, kdrift-sim's and
+//! kdrift-schema's). Code under `#[cfg(test)]` is left out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -7,13 +8,15 @@ use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The layers, top first: each line of the ```` ```layers ```` block, its rooms.
-fn layers() -> Vec<Vec<String>> {
+/// The layers of `block` (```` ```layers ```` for kdrift, ```` ```layers kdrift-sim ```` for a
+/// crate of the workspace), top first: each line, its rooms.
+fn layers(block: &str) -> Vec<Vec<String>> {
     let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/ARCHITECTURE.md")).unwrap();
+    let fence = format!("```{block}\n");
     let start = doc
-        .find("```layers\n")
-        .expect("docs/ARCHITECTURE.md has a ```layers block");
-    let body = &doc[start + "```layers\n".len()..];
+        .find(&fence)
+        .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has a {fence:?} block"));
+    let body = &doc[start + fence.len()..];
     let end = body.find("```").expect("the layers block ends");
     body[..end]
         .lines()
@@ -240,9 +243,10 @@ fn room_of(relative: &Path) -> String {
     first.strip_suffix(".rs").unwrap_or(&first).to_owned()
 }
 
-/// `(file, room it is in, room it imports)` for every import of a room of `src/`.
-fn imports() -> Vec<(PathBuf, String, String)> {
-    let src = Path::new(ROOT).join("src");
+/// `(file, room it is in, room it imports)` for every import of a room of `src` (a crate's
+/// source folder, relative to the workspace).
+fn imports(src: &str) -> Vec<(PathBuf, String, String)> {
+    let src = Path::new(ROOT).join(src);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut test_files = BTreeSet::new();
@@ -291,24 +295,22 @@ fn imports() -> Vec<(PathBuf, String, String)> {
     out
 }
 
-#[test]
-fn imports_run_down_the_layers_of_the_architecture() {
-    let layers = layers();
+/// The imports of the crate at `src` that run up or sideways in the layers of `block`; rooms
+/// named in `below` (the other crates, under the names the crate gives them) are below all.
+fn check(src: &str, block: &str, below: &[&str]) {
     let mut level: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, rooms) in layers.iter().enumerate() {
+    for (i, rooms) in layers(block).iter().enumerate() {
         for room in rooms {
             assert!(
                 level.insert(room.clone(), i).is_none(),
-                "room {room} is named twice in the layers of docs/ARCHITECTURE.md"
+                "room {room} is named twice in the {block} block of docs/ARCHITECTURE.md"
             );
         }
     }
-    // The workspace's other crates, under the names lib.rs gives them, are below every room.
-    let crates = ["schema", "managed_fields", "sim"];
     let mut wrong = Vec::new();
     let mut unknown = BTreeSet::new();
-    for (file, room, imported) in imports() {
-        if crates.contains(&imported.as_str()) {
+    for (file, room, imported) in imports(src) {
+        if below.contains(&imported.as_str()) {
             continue;
         }
         let (Some(&from), Some(&to)) = (level.get(&room), level.get(&imported)) else {
@@ -322,20 +324,36 @@ fn imports_run_down_the_layers_of_the_architecture() {
         };
         if to <= from {
             wrong.push(format!(
-                "src/{} ({room}, layer {from}) imports crate::{imported} (layer {to})",
+                "{src}/{} ({room}, layer {from}) imports crate::{imported} (layer {to})",
                 file.display()
             ));
         }
     }
     assert!(
         unknown.is_empty(),
-        "rooms of src/ missing from the layers of docs/ARCHITECTURE.md: {unknown:?}"
+        "rooms of {src} missing from the {block} block of docs/ARCHITECTURE.md: {unknown:?}"
     );
     assert!(
         wrong.is_empty(),
-        "imports that run up or sideways (docs/ARCHITECTURE.md, \"Layers\"):\n{}",
+        "imports that run up or sideways (docs/ARCHITECTURE.md, \"Layers\", {block}):\n{}",
         wrong.join("\n")
     );
+}
+
+#[test]
+fn imports_run_down_the_layers_of_the_architecture() {
+    // The workspace's other crates, under the names lib.rs gives them, are below every room.
+    check("src", "layers", &["schema", "managed_fields", "sim"]);
+}
+
+#[test]
+fn imports_of_the_demo_cluster_and_the_schema_crate_run_down_their_layers() {
+    check(
+        "crates/kdrift-sim/src",
+        "layers kdrift-sim",
+        &["schema", "managed_fields"],
+    );
+    check("crates/kdrift-schema/src", "layers kdrift-schema", &[]);
 }
 
 #[test]

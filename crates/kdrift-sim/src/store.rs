@@ -19,6 +19,7 @@ use crate::error::{ApiError, not_found};
 
 mod allocate;
 mod crd;
+pub mod disruption;
 mod select;
 mod snapshot;
 mod subresources;

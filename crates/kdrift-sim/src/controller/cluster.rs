@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
-use super::object::Key;
 use super::scheduler::{NodeFit, Resources, allocatable};
+use crate::object::Key;
 
 /// One node in the cache.
 #[derive(Debug, Clone)]

@@ -10,12 +10,12 @@ use serde_json::{Map, Value, json};
 
 use super::events::{Component, EventSpec};
 use super::hash::pod_template_hash;
-use super::object::{at, i64_at, name, scaled_int_or_percent, str_at};
 use super::replicaset::{next_available, pod_from_template, ready_since};
 use super::revision::{
     HistoryChange, WorkloadSync, expired, labels_with, template_patch, update_revision,
 };
 use super::scheduler::{matches_node_affinity, required_node_terms, untolerated_taint};
+use crate::object::{at, i64_at, name, scaled_int_or_percent, str_at};
 
 /// The label naming a DaemonSet pod's revision (its hash) and the revision's own hash label.
 pub const REVISION_LABEL: &str = "controller-revision-hash";

@@ -6,7 +6,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::object::{
+use crate::object::{
     at, format_time, i64_at, is_zero, name, parse_time, scaled_int_or_percent, spec_replicas,
     status_count,
 };

@@ -14,7 +14,7 @@ use super::deploy_status::{
 };
 use super::events::{Component, EventSpec};
 use super::hash::{POD_TEMPLATE_HASH, pod_template_hash, templates_equal};
-use super::object::{
+use crate::object::{
     annotation, at, i64_at, name, namespace, owner_reference, spec_replicas, status_count,
 };
 

@@ -14,12 +14,12 @@ use super::cluster::Cluster;
 use super::deployment::{DeploymentAction, sync_deployment};
 use super::events::{Component, EventSpec, event_object};
 use super::index::{Index, Owned, Timer, Timers, Watched};
-use super::object::{Key, controller_uid, name, str_at, uid};
 use super::pods::PodStage;
 use super::replicaset::{random_suffix, sync_replicaset};
 use super::scheduler::pod_requests;
 use super::{Gitops, Timings};
 use crate::error::ApiError;
+use crate::object::{Key, controller_uid, name, str_at, uid};
 use crate::resources::ResourceType;
 use crate::store::{EventType, Store, StoreEvent, WriteOptions};
 

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::object::{format_time, name, namespace, uid};
+use crate::object::{format_time, name, namespace, uid};
 
 /// Who records an event: the `source.component` and the field manager of the write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::object::{annotation, at, i64_at, name, namespace, str_at};
+use crate::object::{annotation, at, i64_at, name, namespace, str_at};
 
 /// The field manager Argo CD applies with (server-side apply, or its client-side apply).
 pub const ARGOCD_MANAGER: &str = "argocd-controller";

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::object::Key;
 use super::pods::PodStage;
+use crate::object::Key;
 use crate::resources::ResourceType;
 
 #[derive(Debug, Clone)]

@@ -24,7 +24,7 @@
 //! [`driver`] is the thin IO layer: it follows the store's changes, keeps an owner index and
 //! timers (`index`) and the scheduler's cache ([`cluster`]), calls the pure functions and writes
 //! their results through the store.
-//! [`object`] holds the small JSON readers they share.
+//! [`crate::object`] holds the small JSON readers they share.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -48,7 +48,6 @@ pub mod hash;
 mod index;
 pub mod logs;
 pub mod nodes;
-pub mod object;
 pub mod pods;
 pub mod quantity;
 pub mod replicaset;

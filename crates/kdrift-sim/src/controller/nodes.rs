@@ -4,9 +4,9 @@
 //! keeps in step with `spec.unschedulable`, and the addresses pods get on a node.
 use serde_json::{Value, json};
 
-use super::object::{at, str_at};
 use super::pods::hex_id;
 use super::scheduler::UNSCHEDULABLE_TAINT;
+use crate::object::{at, str_at};
 
 /// The demo's nodes.
 pub const DEMO_NODES: [&str; 3] = ["demo-node-1", "demo-node-2", "demo-node-3"];

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::Timings;
 use super::events::{Component, EventSpec};
-use super::object::{at, format_time, name, namespace, str_at, uid};
+use crate::object::{at, format_time, name, namespace, str_at, uid};
 
 /// The kubelet's back-off ceiling.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);

@@ -7,7 +7,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
 use super::events::{Component, EventSpec};
-use super::object::{
+use crate::object::{
     at, i64_at, name, namespace, owner_reference, parse_time, spec_replicas, str_at,
 };
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::events::EventSpec;
-use super::object::{at, i64_at, name, namespace, owner_reference, str_at};
+use crate::object::{at, i64_at, name, namespace, owner_reference, str_at};
 
 /// `{"spec":{"template":{...,"$patch":"replace"}}}` of `owner`'s pod template.
 pub fn template_patch(owner: &Value) -> Value {

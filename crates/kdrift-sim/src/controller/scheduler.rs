@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::object::{at, str_at};
 use super::quantity::{millicores, units};
+use crate::object::{at, str_at};
 
 /// The taint the node lifecycle controller puts on a cordoned node.
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";

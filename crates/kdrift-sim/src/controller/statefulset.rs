@@ -12,11 +12,11 @@ use serde_json::{Map, Value, json};
 
 use super::events::{Component, EventSpec};
 use super::hash::revision_hash;
-use super::object::{at, i64_at, name, scaled_int_or_percent, spec_replicas, str_at};
 use super::replicaset::{next_available, pod_from_template, ready_since};
 use super::revision::{
     HistoryChange, WorkloadSync, expired, labels_with, template_of, template_patch, update_revision,
 };
+use crate::object::{at, i64_at, name, scaled_int_or_percent, spec_replicas, str_at};
 
 /// The label naming a pod's revision (for a StatefulSet, the revision's whole name).
 pub const REVISION_LABEL: &str = "controller-revision-hash";

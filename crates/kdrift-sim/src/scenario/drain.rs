@@ -7,12 +7,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::step::{Step, request_for};
-use crate::controller::disruption::selector_matches;
-use crate::controller::object::{Key, at, name, namespace, str_at};
 use crate::controller::scheduler::pod_requests;
 use crate::error::{ApiError, not_found};
+use crate::object::{Key, at, name, namespace, str_at};
 use crate::resources::ResourceType;
 use crate::store::Store;
+use crate::store::disruption::selector_matches;
 
 /// How long the drain keeps trying (kubectl drain's `--timeout`).
 const GIVE_UP: Duration = Duration::from_secs(60);

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use super::step::{Step, request_for};
-use crate::controller::object::Key;
 use crate::error::{ApiError, not_found};
+use crate::object::Key;
 use crate::store::Store;
 
 /// When the steps happen.

@@ -214,7 +214,7 @@ pub fn demo_objects() -> Result<Vec<DemoObject>, ManifestError> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::controller::object::{at, str_at};
+    use crate::object::{at, str_at};
     use std::collections::BTreeSet;
 
     fn deployments() -> Vec<Value> {

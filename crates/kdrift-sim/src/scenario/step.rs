@@ -2,7 +2,7 @@
 //! and the request kubectl sends for it — same patch type, body and field manager.
 use serde_json::{Value, json};
 
-use crate::controller::object::{Key, at};
+use crate::object::{Key, at};
 use crate::resources::ResourceType;
 use crate::store::{Patch, WriteOptions};
 

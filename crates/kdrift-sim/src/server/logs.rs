@@ -22,9 +22,9 @@ use super::request::Query;
 use super::response::{Reply, error_reply, full};
 use super::router::ResourcePath;
 use crate::controller::logs::{Run, rfc3339_nano};
-use crate::controller::object::{at, name, str_at, uid};
 use crate::controller::pods::{ImageOutcome, image_outcome};
 use crate::error::{ApiError, not_found};
+use crate::object::{at, name, str_at, uid};
 use crate::resources::ResourceType;
 
 /// How often a follow looks for new lines and for the pod's end.

@@ -12,8 +12,8 @@ use super::ServerState;
 use super::request::{Query, dry_run, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, status_value};
 use super::router::ResourcePath;
-use crate::controller::object::str_at;
 use crate::error::ApiError;
+use crate::object::str_at;
 
 pub async fn post(
     state: Arc<ServerState>,

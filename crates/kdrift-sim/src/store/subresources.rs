@@ -6,9 +6,9 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use super::disruption::{covers, evict};
 use super::write::set_resource_version;
 use super::{EventType, Patch, Store, WriteOptions};
-use crate::controller::disruption::{covers, evict};
 use crate::error::{ApiError, StatusCause, not_found, qualified};
 use crate::resources::ResourceType;
 

@@ -19,7 +19,7 @@ use crate::controller::gitops::{
     FLUX_MANAGER, GIT_REPOSITORY, KUSTOMIZATION, SyncRun,
 };
 use crate::controller::index::Timer;
-use crate::controller::object::{Key, annotation, name, namespace, str_at};
+use crate::object::{Key, annotation, name, namespace, str_at};
 use crate::resources::ResourceType;
 use crate::store::{EventType, Patch, WriteOptions};
 

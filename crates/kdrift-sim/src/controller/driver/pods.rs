@@ -8,11 +8,11 @@ use super::{CONTROLLER_MANAGER, Driver};
 use crate::controller::events::{Component, EventSpec};
 use crate::controller::index::Timer;
 use crate::controller::nodes::{cordon_taints, internal_ip, pod_cidr};
-use crate::controller::object::{Key, controller_uid, str_at, uid};
 use crate::controller::pods::{
     Host, PodStage, next_stage, observed_stage, pod_outcome, pod_status, stage_events,
 };
 use crate::controller::scheduler::{Placement, pod_requests, schedule};
+use crate::object::{Key, controller_uid, str_at, uid};
 use crate::resources::ResourceType;
 use crate::store::{EventType, WriteOptions, set_condition};
 

@@ -8,10 +8,10 @@ use super::{CONTROLLER_MANAGER, Driver};
 use crate::controller::daemonset::sync_daemonset;
 use crate::controller::disruption::budget_status;
 use crate::controller::index::Timer;
-use crate::controller::object::{Key, uid};
 use crate::controller::replicaset::random_suffix;
 use crate::controller::revision::HistoryChange;
 use crate::controller::statefulset::sync_statefulset;
+use crate::object::{Key, uid};
 use crate::resources::ResourceType;
 use crate::store::{EventType, WriteOptions};
 
