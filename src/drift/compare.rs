@@ -214,10 +214,18 @@ impl<'a> Walk<'a> {
             crate::schema::defaults::apply_defaults(&key.group, &key.kind, root, &mut value);
             value
         });
-        path.lookup(root, defaulted).is_some_and(|d| {
-            let at = drift_path(root, path, manifest);
-            same_value(Place::of(&at), path.schema(root), d, live)
-        })
+        let at = drift_path(root, path, manifest);
+        let same = |default: &Value| same_value(Place::of(&at), path.schema(root), default, live);
+        if path.lookup(root, defaulted).is_some_and(same) {
+            return true;
+        }
+        // A default that depends on another field (`externalTrafficPolicy: Cluster` of a
+        // `type: NodePort`, the timeout of `sessionAffinity: ClientIP`) when that field was
+        // changed live: the server filled it in for the live value, so it is judged by it.
+        let (group, kind) = (&self.live.key.group, &self.live.key.kind);
+        crate::schema::defaults::has_code_defaults(group, kind)
+            && crate::schema::defaults::default_without(group, kind, root, &self.live.body, path)
+                .is_some_and(|default| same(&default))
     }
 
     fn path(&self) -> DriftPath {
