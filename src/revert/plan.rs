@@ -258,7 +258,7 @@ pub fn live_pointer(object: &Value, path: &DriftPath) -> Option<String> {
 }
 
 /// Merge-key values compare as text too: a port may be `8080` live and `"8080"` in a path.
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     a == b || (scalar(a).is_some() && scalar(a) == scalar(b))
 }
 
@@ -402,7 +402,7 @@ pub fn patched(object: &Value, patch: &RemovalPatch) -> Value {
 
 /// The keys of each map of `value` in the order `original` has them: a removal swaps the last
 /// key into the removed one's place, which the preview would show as moved lines.
-fn in_order_of(original: &Value, value: &mut Value) {
+pub(super) fn in_order_of(original: &Value, value: &mut Value) {
     match (original, value) {
         (Value::Object(before), Value::Object(map)) => {
             let mut taken = std::mem::take(map);

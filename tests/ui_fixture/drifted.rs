@@ -287,5 +287,6 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
             emptied_by: Vec::new(),
         }],
         autoscaled,
+        rekey: None,
     })
 }
