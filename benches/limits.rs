@@ -144,7 +144,7 @@ fn main() {
     rt.block_on(server.shutdown());
 }
 
-/// Four significant figures at most, as the README quotes them.
+/// Four significant figures at most, as docs/limits.md quotes them.
 fn short(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")

@@ -1,5 +1,6 @@
 //! Cost of the demo cluster's per-write algorithms on the reference Deployment: strategic merge
-//! patch, managedFields bookkeeping of an update, and a server-side apply.
+//! patch, managedFields bookkeeping of an update, a server-side apply, and decoding the protobuf
+//! body `kubectl create deployment` sends.
 use criterion::{Criterion, criterion_group, criterion_main};
 use kdrift::schema::defaults;
 use kdrift::sim::resources::ResourceType;
@@ -75,5 +76,18 @@ fn per_write(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, per_write);
+fn protobuf(c: &mut Criterion) {
+    let path = format!(
+        "{}/crates/kdrift-sim/testdata/protobuf/deployment.pb",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let body = std::fs::read(path).unwrap_or_default();
+    // The first decode reads the descriptors and the Go types: not part of a request's cost.
+    let _ = kdrift::sim::server::decode_protobuf(("apps/v1", "Deployment"), &body);
+    c.bench_function("protobuf body (kubectl create deployment)", |b| {
+        b.iter(|| kdrift::sim::server::decode_protobuf(("apps/v1", "Deployment"), &body))
+    });
+}
+
+criterion_group!(benches, per_write, protobuf);
 criterion_main!(benches);

@@ -106,7 +106,7 @@ pub enum OutputFormat {
     /// One line per drifted field, then a summary.
     #[default]
     Text,
-    /// The report as JSON (its shape: `schemaVersion`, documented in docs and the README).
+    /// The report as JSON (its shape: `schemaVersion`, documented in docs/check-report.schema.json).
     Json,
     /// The same report as YAML, as kubectl's `-o yaml`.
     Yaml,

@@ -1,7 +1,7 @@
 //! Replays the fuzz targets' checked-in inputs through the same checks the targets run
 //! (`fuzz/checks/`), on the stable toolchain: every crash a fuzz run found, once fixed, has its
 //! input in `fuzz/regressions/<target>/`, and the seed corpus in `fuzz/corpus/<target>/` is
-//! replayed too. See README, "Fuzzing".
+//! replayed too. See docs/fuzzing.md.
 #[path = "../fuzz/checks/mod.rs"]
 mod checks;
 

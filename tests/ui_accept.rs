@@ -464,6 +464,8 @@ fn on_80_columns_who_changed_each_field_stays_on_screen() {
     let dir = manifests();
     let mut app = open(dir.path());
     let text = screen_text(&draw(&mut app, 80, 30));
-    assert!(text.contains("2 → 5  kubectl (scale) · 12m ago"), "{text}");
+    // A /scale write has no time on a v1.36 server (nor on the demo): no age is made up.
+    assert!(text.contains("2 → 5  kubectl (scale)"), "{text}");
+    assert!(!text.contains("kubectl (scale) ·"), "{text}");
     assert!(text.contains("kubectl-set · 2m ago"), "{text}");
 }

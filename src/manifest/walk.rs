@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::Problem;
 
 /// Files larger than this (10 MiB) are skipped with a problem naming the file and its size: no
-/// one keeps a manifest that big, and parsing one takes memory in proportion (see the README's
-/// "Limits"). A 9 MB `kubectl get -o yaml` dump still loads.
+/// one keeps a manifest that big, and parsing one takes memory in proportion (see
+/// docs/limits.md). A 9 MB `kubectl get -o yaml` dump still loads.
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// True for the names kdrift reads as manifests: what `kubectl apply -f DIR` reads.

@@ -119,7 +119,8 @@ pub fn hotfix(
     new
 }
 
-/// web scaled to 5 (12 minutes ago) and given `EXTRA=1` by `kubectl set env` (2 minutes ago).
+/// web scaled to 5 through `/scale` (an entry without a time, as a v1.36 server records it) and
+/// given `EXTRA=1` by `kubectl set env` (2 minutes ago).
 pub fn web_hotfixed() -> Value {
     let scaled = hotfix(
         &applied(WEB),

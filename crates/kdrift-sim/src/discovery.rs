@@ -124,6 +124,12 @@ pub fn resources(types: &[ResourceType], group: &str, version: &str) -> Value {
                     s["kind"] = json!("Binding");
                     s["verbs"] = json!(["create"]);
                 }
+                "token" => {
+                    s["group"] = json!("authentication.k8s.io");
+                    s["version"] = json!("v1");
+                    s["kind"] = json!("TokenRequest");
+                    s["verbs"] = json!(["create"]);
+                }
                 "eviction" => {
                     s["group"] = json!("policy");
                     s["version"] = json!("v1");
@@ -188,13 +194,16 @@ mod tests {
             names,
             [
                 "apps",
+                "authentication.k8s.io",
+                "authorization.k8s.io",
                 "batch",
                 "autoscaling",
                 "networking.k8s.io",
                 "policy",
                 "rbac.authorization.k8s.io",
                 "storage.k8s.io",
-                "apiextensions.k8s.io"
+                "apiextensions.k8s.io",
+                "scheduling.k8s.io"
             ]
         );
     }

@@ -10,6 +10,8 @@
 //! - [`openapi_v2`], [`openapi_v3`]: the OpenAPI documents (real 1.36 ones for the built-in
 //!   types, made from their definitions for custom resources).
 //! - [`patch`]: JSON patch, merge patch, strategic merge patch.
+//! - [`printers`]: the columns and cells `kubectl get` prints, cached per write by the store.
+//! - [`error`]: [`ApiError`], the failure every layer returns, and a real server's wording.
 //! - [`ssa`]: server-side apply and `managedFields` bookkeeping for every write.
 //! - [`controller`]: the deployment and replicaset controllers, pod readiness.
 //! - [`scenario`]: out-of-band changes played over time.
@@ -18,10 +20,12 @@
 
 pub mod controller;
 pub mod discovery;
+pub mod error;
 pub mod faults;
 pub mod openapi_v2;
 pub mod openapi_v3;
 pub mod patch;
+pub mod printers;
 pub mod resources;
 pub mod scenario;
 pub mod server;
@@ -30,8 +34,9 @@ pub mod store;
 #[cfg(test)]
 mod test_support;
 
+pub use error::ApiError;
 pub use faults::Faults;
 pub use server::{SimConfig, SimError, SimServer};
-pub use store::{ApiError, Store, WriteOptions};
+pub use store::{Store, WriteOptions};
 
 pub use kdrift_schema::{managed_fields, schema};

@@ -186,7 +186,12 @@ impl ResourceType {
         self.is_custom()
             || matches!(
                 self.0.group,
-                "apps" | "batch" | "networking.k8s.io" | "policy" | "apiextensions.k8s.io"
+                "apps"
+                    | "batch"
+                    | "networking.k8s.io"
+                    | "policy"
+                    | "apiextensions.k8s.io"
+                    | "scheduling.k8s.io"
             )
     }
 
@@ -418,7 +423,7 @@ static SERVICE_ACCOUNT_DEF: ResourceDef = ResourceDef {
     namespaced: true,
     short_names: &["sa"],
     categories: &[],
-    subresources: &[],
+    subresources: &["token"],
     verbs: ALL_VERBS,
     storage_version_hash: "pbx9ZvyFpBE=",
     printer_columns: &[],
@@ -547,6 +552,85 @@ static JOB_DEF: ResourceDef = ResourceDef {
 static HORIZONTAL_POD_AUTOSCALER_DEF: ResourceDef = ResourceDef {
     group: "autoscaling",
     version: "v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    singular: "horizontalpodautoscaler",
+    namespaced: true,
+    short_names: &["hpa"],
+    categories: &["all"],
+    subresources: &["status"],
+    verbs: ALL_VERBS,
+    storage_version_hash: "qwQve8ut294=",
+    printer_columns: &[],
+    schema: None,
+};
+static PRIORITY_CLASS_DEF: ResourceDef = ResourceDef {
+    group: "scheduling.k8s.io",
+    version: "v1",
+    kind: "PriorityClass",
+    plural: "priorityclasses",
+    singular: "priorityclass",
+    namespaced: false,
+    short_names: &["pc"],
+    categories: &[],
+    subresources: &[],
+    verbs: ALL_VERBS,
+    storage_version_hash: "1QwjyaZjj3Y=",
+    printer_columns: &[],
+    schema: None,
+};
+/// The reviews a client posts and gets back answered, never stored (`create` only).
+const CREATE_ONLY: &[&str] = &["create"];
+static SELF_SUBJECT_ACCESS_REVIEW_DEF: ResourceDef = ResourceDef {
+    group: "authorization.k8s.io",
+    version: "v1",
+    kind: "SelfSubjectAccessReview",
+    plural: "selfsubjectaccessreviews",
+    singular: "selfsubjectaccessreview",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: CREATE_ONLY,
+    storage_version_hash: "",
+    printer_columns: &[],
+    schema: None,
+};
+static SELF_SUBJECT_RULES_REVIEW_DEF: ResourceDef = ResourceDef {
+    group: "authorization.k8s.io",
+    version: "v1",
+    kind: "SelfSubjectRulesReview",
+    plural: "selfsubjectrulesreviews",
+    singular: "selfsubjectrulesreview",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: CREATE_ONLY,
+    storage_version_hash: "",
+    printer_columns: &[],
+    schema: None,
+};
+static SELF_SUBJECT_REVIEW_DEF: ResourceDef = ResourceDef {
+    group: "authentication.k8s.io",
+    version: "v1",
+    kind: "SelfSubjectReview",
+    plural: "selfsubjectreviews",
+    singular: "selfsubjectreview",
+    namespaced: false,
+    short_names: &[],
+    categories: &[],
+    subresources: &[],
+    verbs: CREATE_ONLY,
+    storage_version_hash: "",
+    printer_columns: &[],
+    schema: None,
+};
+/// The same objects as [`HORIZONTAL_POD_AUTOSCALER_DEF`], served in `autoscaling/v1` (see
+/// `server::autoscaling_v1`): equal to it as a type (same group and plural), so stored once.
+static HORIZONTAL_POD_AUTOSCALER_V1_DEF: ResourceDef = ResourceDef {
+    group: "autoscaling",
+    version: "v1",
     kind: "HorizontalPodAutoscaler",
     plural: "horizontalpodautoscalers",
     singular: "horizontalpodautoscaler",
@@ -839,7 +923,15 @@ impl ResourceType {
     pub const JOB: ResourceType = ResourceType(&JOB_DEF);
     pub const HORIZONTAL_POD_AUTOSCALER: ResourceType =
         ResourceType(&HORIZONTAL_POD_AUTOSCALER_DEF);
+    pub const HORIZONTAL_POD_AUTOSCALER_V1: ResourceType =
+        ResourceType(&HORIZONTAL_POD_AUTOSCALER_V1_DEF);
     pub const INGRESS_CLASS: ResourceType = ResourceType(&INGRESS_CLASS_DEF);
+    pub const PRIORITY_CLASS: ResourceType = ResourceType(&PRIORITY_CLASS_DEF);
+    pub const SELF_SUBJECT_ACCESS_REVIEW: ResourceType =
+        ResourceType(&SELF_SUBJECT_ACCESS_REVIEW_DEF);
+    pub const SELF_SUBJECT_RULES_REVIEW: ResourceType =
+        ResourceType(&SELF_SUBJECT_RULES_REVIEW_DEF);
+    pub const SELF_SUBJECT_REVIEW: ResourceType = ResourceType(&SELF_SUBJECT_REVIEW_DEF);
     pub const INGRESS: ResourceType = ResourceType(&INGRESS_DEF);
     pub const IP_ADDRESS: ResourceType = ResourceType(&IP_ADDRESS_DEF);
     pub const NETWORK_POLICY: ResourceType = ResourceType(&NETWORK_POLICY_DEF);
@@ -880,9 +972,13 @@ impl ResourceType {
         ResourceType::DEPLOYMENT,
         ResourceType::REPLICA_SET,
         ResourceType::STATEFUL_SET,
+        ResourceType::SELF_SUBJECT_REVIEW,
+        ResourceType::SELF_SUBJECT_ACCESS_REVIEW,
+        ResourceType::SELF_SUBJECT_RULES_REVIEW,
         ResourceType::CRON_JOB,
         ResourceType::JOB,
         ResourceType::HORIZONTAL_POD_AUTOSCALER,
+        ResourceType::HORIZONTAL_POD_AUTOSCALER_V1,
         ResourceType::INGRESS_CLASS,
         ResourceType::INGRESS,
         ResourceType::IP_ADDRESS,
@@ -900,5 +996,6 @@ impl ResourceType {
         ResourceType::VOLUME_ATTACHMENT,
         ResourceType::VOLUME_ATTRIBUTES_CLASS,
         ResourceType::CUSTOM_RESOURCE_DEFINITION,
+        ResourceType::PRIORITY_CLASS,
     ];
 }

@@ -5,7 +5,8 @@
 //! - [`router`]: URL → what is asked (discovery, a resource, a verb).
 //! - [`handlers`]: the verbs on resources.
 //! - [`watch`]: watch streams.
-//! - [`table`]: server-side `Table` printing for kubectl.
+//! - `rows`: `Table` bodies laid out from the cells the store printed (see [`crate::printers`]).
+//! - `request`: what a request asks (query, `dryRun`, selectors, media type), for every verb.
 //! - `logs`: `pods/{name}/log`, made up from each container's run.
 //! - `pod_posts`: `pods/{name}/eviction` (honouring PodDisruptionBudgets) and `pods/{name}/binding`.
 //! - [`response`]: `Status` errors, content negotiation, request bodies.
@@ -25,20 +26,24 @@ use tokio::task::JoinHandle;
 use super::faults::Faults;
 use super::store::Store;
 
+mod autoscaling_v1;
 mod handlers;
 mod logs;
 mod pod_posts;
 mod protobuf;
+mod request;
 mod response;
+mod reviews;
 pub(crate) mod router;
 mod rows;
-pub mod table;
-mod table_workloads;
 mod watch_stream;
 mod writes;
 
 pub use super::controller::{Gitops, Timings};
 pub use super::scenario::Scenario;
+/// Decode a protobuf request body to the JSON a v1.36 server would hold (see `protobuf`);
+/// public for the benches.
+pub use protobuf::decode as decode_protobuf;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::resources::ResourceType;
+use crate::error::{ApiError, not_found};
 
 mod allocate;
 mod crd;
@@ -27,48 +28,7 @@ mod write;
 pub use select::{FieldSelector, LabelSelector};
 pub use subresources::set_condition;
 pub use validate::{FieldValidation, validate_name};
-pub use write::{not_found, scale_of};
-
-/// Why a write or read failed, mapped to a Kubernetes `Status` by the server.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ApiError {
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    AlreadyExists(String),
-    /// A stale resourceVersion, or a server-side apply conflict (with the conflicting fields).
-    #[error("{message}")]
-    Conflict {
-        message: String,
-        causes: Vec<StatusCause>,
-    },
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    BadRequest(String),
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("{0}")]
-    Gone(String),
-    /// 429: refused for now (an eviction a disruption budget does not allow yet).
-    #[error("{message}")]
-    TooManyRequests {
-        message: String,
-        causes: Vec<StatusCause>,
-    },
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-    #[error("{0}")]
-    Internal(String),
-}
-
-/// One `details.causes` entry of a `Status`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusCause {
-    pub reason: String,
-    pub message: String,
-    pub field: String,
-}
+pub use write::scale_of;
 
 /// Who writes, and how: becomes the `managedFields` entry of the write.
 #[derive(Debug, Clone)]
@@ -150,16 +110,13 @@ pub struct Entry {
     pub labels: Box<[(Box<str>, Box<str>)]>,
     /// Selectable fields beyond metadata (`status.phase`, `involvedObject.name`, ...).
     pub fields: Box<[(&'static str, Box<str>)]>,
-    /// The cells `kubectl get` prints for this version (see `server::table`), printed once per
-    /// write like the serialization; an age is kept as [`AGE_MARK`] and the unix seconds it
+    /// The cells `kubectl get` prints for this version (see [`crate::printers`]), printed once per
+    /// write like the serialization; an age is kept as [`crate::printers::AGE_MARK`] and the unix seconds it
     /// counts from, and filled in per request.
     pub cells: Box<[Value]>,
     /// Where `metadata` sits in [`Entry::json`], to serve `PartialObjectMetadata` without a parse.
     pub metadata_range: std::ops::Range<usize>,
 }
-
-/// Marks an age cell in [`Entry::cells`].
-pub const AGE_MARK: &str = "\u{0}age:";
 
 impl Entry {
     /// The serialized `metadata` of the object (a slice of [`Entry::json`]).
@@ -248,6 +205,20 @@ const CONTROLLER_CHANNEL_CAPACITY: usize = 4_096;
 pub const SYSTEM_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
 
+/// The PriorityClasses the API server makes at start (name, value, description).
+pub const SYSTEM_PRIORITY_CLASSES: [(&str, i64, &str); 2] = [
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but are moved to another node if necessary.",
+    ),
+];
+
 type Key = (String, String);
 
 struct Inner {
@@ -333,6 +304,21 @@ impl Store {
             // Cannot fail: a valid name in an empty store.
             let _ = store.create(
                 ResourceType::NAMESPACE,
+                object,
+                &WriteOptions::manager("kube-apiserver"),
+            );
+        }
+        for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+            let object = serde_json::json!({
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "description": description,
+            });
+            // Cannot fail: a valid object in a store without it.
+            let _ = store.create(
+                ResourceType::PRIORITY_CLASS,
                 object,
                 &WriteOptions::manager("kube-apiserver"),
             );
@@ -556,7 +542,7 @@ impl Store {
             .and_then(|m| m.get(&key))
             .cloned()
         else {
-            return Err(write::not_found(resource, name));
+            return Err(not_found(resource, name));
         };
         let object = entry.value();
         if dry_run {

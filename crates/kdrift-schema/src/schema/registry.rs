@@ -30,9 +30,13 @@ pub const BUILTIN_DOCUMENTS: &[BuiltinDocument] = builtin![
     "apis/apps/v1" => "apis__apps__v1",
     "apis/batch/v1" => "apis__batch__v1",
     "apis/autoscaling/v2" => "apis__autoscaling__v2",
+    "apis/autoscaling/v1" => "apis__autoscaling__v1",
     "apis/networking.k8s.io/v1" => "apis__networking.k8s.io__v1",
     "apis/policy/v1" => "apis__policy__v1",
     "apis/rbac.authorization.k8s.io/v1" => "apis__rbac.authorization.k8s.io__v1",
+    "apis/scheduling.k8s.io/v1" => "apis__scheduling.k8s.io__v1",
+    "apis/authentication.k8s.io/v1" => "apis__authentication.k8s.io__v1",
+    "apis/authorization.k8s.io/v1" => "apis__authorization.k8s.io__v1",
     "apis/storage.k8s.io/v1" => "apis__storage.k8s.io__v1",
     "apis/apiextensions.k8s.io/v1" => "apis__apiextensions.k8s.io__v1",
 ];

@@ -19,8 +19,9 @@ use super::pods::PodStage;
 use super::replicaset::{random_suffix, sync_replicaset};
 use super::scheduler::pod_requests;
 use super::{Gitops, Timings};
+use crate::error::ApiError;
 use crate::resources::ResourceType;
-use crate::store::{ApiError, EventType, Store, StoreEvent, WriteOptions};
+use crate::store::{EventType, Store, StoreEvent, WriteOptions};
 
 /// Work items handled between two looks at the store's change feed, so a burst (seeding
 /// thousands of Deployments) neither starves the HTTP server nor overflows the feed.

@@ -69,7 +69,7 @@ pub struct Timings {
     /// From an out-of-band change to an object of an Application with `selfHeal: true` to the
     /// simulated Argo CD applying git again. 180 s: Argo CD's git polling period
     /// (`timeout.reconciliation`, 120 s plus up to 60 s of jitter), which leaves the operator
-    /// time to accept; the real controller heals within seconds (see the README).
+    /// time to accept; the real controller heals within seconds (see docs/demo.md).
     pub self_heal: Duration,
     /// How often the simulated Argo CD looks at git again for a new commit (`--app-resync`).
     pub app_resync: Duration,

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::resources::ResourceType;
-use super::store::ApiError;
+use crate::error::ApiError;
 
 pub mod strategic;
 

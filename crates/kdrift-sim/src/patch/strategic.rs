@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::error::ApiError;
 use crate::schema::{Schema, SmpList};
-use crate::store::ApiError;
 
 const PATCH: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";

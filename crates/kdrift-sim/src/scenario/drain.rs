@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::incident::{Step, request_for};
+use super::step::{Step, request_for};
 use crate::controller::disruption::selector_matches;
 use crate::controller::object::{Key, at, name, namespace, str_at};
 use crate::controller::scheduler::pod_requests;
+use crate::error::{ApiError, not_found};
 use crate::resources::ResourceType;
-use crate::store::{ApiError, Store};
+use crate::store::Store;
 
 /// How long the drain keeps trying (kubectl drain's `--timeout`).
 const GIVE_UP: Duration = Duration::from_secs(60);
@@ -28,7 +29,7 @@ fn node_of(pod: &Value) -> &str {
 fn pods_of(store: &Store, target: &Key) -> Result<Vec<Value>, ApiError> {
     let deploy = store
         .get(ResourceType::DEPLOYMENT, &target.namespace, &target.name)
-        .ok_or_else(|| crate::store::not_found(ResourceType::DEPLOYMENT, &target.name))?;
+        .ok_or_else(|| not_found(ResourceType::DEPLOYMENT, &target.name))?;
     let selector = at(&deploy, &["spec", "selector"])
         .cloned()
         .unwrap_or(Value::Null);

@@ -11,6 +11,7 @@ mod drain;
 pub mod incident;
 pub mod manifests;
 pub mod seed;
+mod step;
 
 pub use manifests::{DEMO_MANIFESTS, DEMO_REPO_URL};
 pub use seed::seed;

@@ -11,8 +11,9 @@ use crate::controller::gitops::{
 use crate::controller::nodes::{
     DEMO_NODES, controller_manager_patch, node_status, registered_node,
 };
+use crate::error::ApiError;
 use crate::resources::ResourceType;
-use crate::store::{ApiError, Patch, Store, WriteOptions};
+use crate::store::{Patch, Store, WriteOptions};
 
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// The field manager of `kubectl apply` without `--server-side`.

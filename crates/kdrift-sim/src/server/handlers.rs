@@ -1,6 +1,5 @@
 //! The verbs on resources: get, list, create, update, patch, delete (and the `/status` and
 //! `/scale` subresources), with the query parameters and error replies of a real server.
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -10,21 +9,20 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::ServerState;
+use super::request::{Query, dry_run, selectors};
 use super::response::{
     Reply, Wanted, error_reply, full, json_bytes, json_value, negotiate, not_acceptable,
     parse_query, status_value,
 };
 use super::router::{ResourcePath, Route, route};
-use super::rows;
-use super::table::{self, IncludeObject};
+use super::rows::{self, IncludeObject};
 use super::watch_stream;
 use super::writes;
 use crate::discovery;
+use crate::error::{ApiError, not_found};
 use crate::faults::OpenApiFault;
 use crate::resources::ResourceType;
-use crate::store::{ApiError, Entry, FieldSelector, LabelSelector};
-
-pub type Query = HashMap<String, String>;
+use crate::store::Entry;
 
 /// Every request enters here.
 pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<Reply, Infallible> {
@@ -62,12 +60,18 @@ pub async fn handle(state: Arc<ServerState>, req: Request<Incoming>) -> Result<R
             Some(d) => json_bytes(StatusCode::OK, d.json.clone()),
             None => page_not_found(),
         },
-        Route::Resources { group, version } => json_value(
-            StatusCode::OK,
-            &discovery::resources(&types, &group, &version),
-        ),
+        Route::Resources { group, version }
+            if types
+                .iter()
+                .any(|r| r.group() == group && r.version() == version) =>
+        {
+            json_value(
+                StatusCode::OK,
+                &discovery::resources(&types, &group, &version),
+            )
+        }
         Route::Resource(path) => resource_request(state, req, path, query).await,
-        Route::Unknown => page_not_found(),
+        Route::Resources { .. } | Route::Unknown => unknown_path(req.uri().path(), &types),
     };
     Ok(reply)
 }
@@ -122,6 +126,21 @@ fn openapi_fault(fault: OpenApiFault, path: &str) -> Reply {
 }
 
 /// What a real server answers for a path it does not serve.
+/// A path no route takes: below a group the server serves (another version, another resource),
+/// a `Status` NotFound, as a real server's group handler answers; elsewhere its mux's text 404.
+fn unknown_path(path: &str, types: &[ResourceType]) -> Reply {
+    let group = match path.strip_prefix("/apis/") {
+        Some(rest) => rest.split('/').next(),
+        None => path.strip_prefix("/api/").map(|_| ""),
+    };
+    match group {
+        Some(group) if types.iter().any(|r| r.group() == group) => error_reply(
+            &ApiError::NotFound("the server could not find the requested resource".into()),
+        ),
+        _ => page_not_found(),
+    }
+}
+
 fn page_not_found() -> Reply {
     let mut reply = hyper::Response::new(full("404 page not found\n"));
     *reply.status_mut() = StatusCode::NOT_FOUND;
@@ -236,6 +255,28 @@ async fn resource_request(
             "the server could not find the requested resource".into(),
         ));
     }
+    if super::autoscaling_v1::is_v1(path.resource) {
+        match method {
+            Method::POST | Method::PUT => {
+                return super::autoscaling_v1::write(state, req, path, query).await;
+            }
+            Method::GET if watch => {
+                return error_reply(&super::autoscaling_v1::unserved("watch"));
+            }
+            Method::GET if wanted == Wanted::Object => {
+                return super::autoscaling_v1::get(&state, &path);
+            }
+            Method::PATCH => return error_reply(&super::autoscaling_v1::unserved("patch")),
+            // Tables, metadata and deletes: the v2 objects', alike in both versions.
+            _ => {}
+        }
+    }
+    if super::reviews::answers(&path) {
+        return match method {
+            Method::POST => super::reviews::post(state, req, path, query).await,
+            _ => method_not_allowed(&method),
+        };
+    }
     match (path.subresource.as_deref(), &method) {
         (Some("log"), &Method::GET) => return super::logs::serve(state, &path, &query).await,
         (Some("eviction" | "binding"), &Method::POST) => {
@@ -256,26 +297,6 @@ async fn resource_request(
         }
         _ => method_not_allowed(&method),
     }
-}
-
-pub fn selectors(
-    path: &ResourcePath,
-    query: &Query,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels =
-        LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or(""))?;
-    let mut field_text = query.get("fieldSelector").cloned().unwrap_or_default();
-    if path.watch_prefix
-        && let Some(name) = &path.name
-    {
-        field_text = if field_text.is_empty() {
-            format!("metadata.name={name}")
-        } else {
-            format!("{field_text},metadata.name={name}")
-        };
-    }
-    let fields = FieldSelector::parse(path.resource, &field_text)?;
-    Ok((labels, fields))
 }
 
 /// `kind` and `apiVersion` of a list of `resource`.
@@ -386,7 +407,7 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
             let items: Vec<Value> = page
                 .items
                 .iter()
-                .map(|e| table::partial_metadata(&e.value()))
+                .map(|e| rows::partial_metadata_value(&e.value()))
                 .collect();
             json_value(
                 StatusCode::OK,
@@ -420,7 +441,7 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
     let name = path.name.as_deref().unwrap_or("");
     let ns = path.namespace.as_deref().unwrap_or("");
     let Some(entry) = state.store.get_entry(path.resource, ns, name) else {
-        return error_reply(&crate::store::not_found(path.resource, name));
+        return error_reply(&not_found(path.resource, name));
     };
     if path.subresource.as_deref() == Some("scale") {
         return json_value(StatusCode::OK, &crate::store::scale_of(&entry.value()));
@@ -436,16 +457,6 @@ fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) 
                 rows::table_body(path.resource, &[entry], include, &meta, true),
             )
         }
-    }
-}
-
-pub(super) fn dry_run(query: &Query) -> Result<bool, ApiError> {
-    match query.get("dryRun").map(String::as_str) {
-        None | Some("") => Ok(false),
-        Some("All") => Ok(true),
-        Some(other) => Err(ApiError::BadRequest(format!(
-            "Invalid dry run value: {other} (supported values: \"All\")"
-        ))),
     }
 }
 

@@ -18,14 +18,14 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::ServerState;
-use super::handlers::Query;
+use super::request::Query;
 use super::response::{Reply, error_reply, full};
 use super::router::ResourcePath;
 use crate::controller::logs::{Run, rfc3339_nano};
 use crate::controller::object::{at, name, str_at, uid};
 use crate::controller::pods::{ImageOutcome, image_outcome};
+use crate::error::{ApiError, not_found};
 use crate::resources::ResourceType;
-use crate::store::ApiError;
 
 /// How often a follow looks for new lines and for the pod's end.
 const FOLLOW_TICK: Duration = Duration::from_millis(100);
@@ -288,7 +288,7 @@ fn prepare(state: &ServerState, path: &ResourcePath, query: &Query) -> Result<Pr
     let pod = state
         .store
         .get(ResourceType::POD, ns, pod_name)
-        .ok_or_else(|| crate::store::not_found(ResourceType::POD, pod_name))?;
+        .ok_or_else(|| not_found(ResourceType::POD, pod_name))?;
     let now = Timestamp::now();
     let opts = options(query, pod_name, now)?;
     let container = choose_container(&pod, opts.container.as_deref())?;

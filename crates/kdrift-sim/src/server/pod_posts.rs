@@ -9,12 +9,11 @@ use hyper::body::Incoming;
 use serde_json::Value;
 
 use super::ServerState;
-use super::handlers::{Query, dry_run};
+use super::request::{Query, dry_run, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, status_value};
 use super::router::ResourcePath;
-use super::writes::media_type;
 use crate::controller::object::str_at;
-use crate::store::ApiError;
+use crate::error::ApiError;
 
 pub async fn post(
     state: Arc<ServerState>,
@@ -29,7 +28,10 @@ pub async fn post(
     };
     let sub = path.subresource.as_deref().unwrap_or_default();
     let decoded = match media.as_str() {
-        "application/vnd.kubernetes.protobuf" => super::protobuf::decode_pod_post(sub, &body),
+        "application/vnd.kubernetes.protobuf" => match sub {
+            "eviction" => super::protobuf::decode(("policy/v1", "Eviction"), &body),
+            _ => super::protobuf::decode(("v1", "Binding"), &body),
+        },
         "" | "application/json" | "*/*" => serde_json::from_slice::<Value>(&body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
         }),

@@ -9,7 +9,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::{Value, json};
 
-use crate::store::ApiError;
+use crate::error::ApiError;
 
 pub type Body = BoxBody<Bytes, Infallible>;
 pub type Reply = Response<Body>;
@@ -94,6 +94,7 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
         }
         ApiError::Gone(_) => (410, "Gone"),
         ApiError::UnsupportedMediaType(_) => (415, "UnsupportedMediaType"),
+        ApiError::MethodNotAllowed(_) => (405, "MethodNotAllowed"),
         ApiError::Internal(_) => (500, "InternalError"),
     };
     let details = match err {
@@ -109,7 +110,7 @@ pub fn error_status(err: &ApiError) -> (u16, Value) {
                 .map(|c| json!({"reason": c.reason, "message": c.message}))
                 .collect::<Vec<_>>()
         })),
-        ApiError::UnsupportedMediaType(_) => Some(json!({})),
+        ApiError::UnsupportedMediaType(_) | ApiError::MethodNotAllowed(_) => Some(json!({})),
         ApiError::Forbidden(m) => forbidden_details(m),
         ApiError::Invalid(m) => invalid_details(m),
         ApiError::BadRequest(_) | ApiError::Gone(_) | ApiError::Internal(_) => None,

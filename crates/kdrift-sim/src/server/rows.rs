@@ -6,9 +6,39 @@ use std::sync::Arc;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::Value;
 
-use super::table::{self, IncludeObject, human_duration};
+use serde_json::json;
+
+use crate::printers::{self, AGE_MARK, human_duration};
 use crate::resources::ResourceType;
-use crate::store::{AGE_MARK, Entry};
+use crate::store::Entry;
+
+/// What each row carries besides its cells (`includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeObject {
+    None,
+    #[default]
+    Metadata,
+    Object,
+}
+
+impl IncludeObject {
+    pub fn parse(text: Option<&str>) -> IncludeObject {
+        match text {
+            Some("None") => IncludeObject::None,
+            Some("Object") => IncludeObject::Object,
+            _ => IncludeObject::Metadata,
+        }
+    }
+}
+
+/// `PartialObjectMetadata` of a parsed object: its metadata only.
+pub fn partial_metadata_value(object: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
 
 fn put_json(out: &mut BytesMut, value: &impl serde::Serialize) {
     let _ = serde_json::to_writer(out.writer(), value);
@@ -60,7 +90,7 @@ pub fn table_body(
     put_json(&mut out, metadata);
     out.put_slice(b",\"columnDefinitions\":");
     if headers {
-        put_json(&mut out, &table::columns(resource));
+        put_json(&mut out, &printers::columns(resource));
     } else {
         out.put_slice(b"null");
     }

@@ -16,15 +16,13 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::ServerState;
-use super::handlers::{Query, selectors};
+use super::request::{Query, selectors};
 use super::response::{Reply, Wanted, error_reply, error_status};
 use super::router::ResourcePath;
-use super::rows;
-use super::table::IncludeObject;
+use super::rows::{self, IncludeObject};
+use crate::error::ApiError;
 use crate::resources::ResourceType;
-use crate::store::{
-    ApiError, Entry, EventType, FieldSelector, LabelSelector, WatchEvent, watch_line,
-};
+use crate::store::{Entry, EventType, FieldSelector, LabelSelector, WatchEvent, watch_line};
 
 /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK.
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(5);

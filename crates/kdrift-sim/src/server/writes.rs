@@ -9,70 +9,31 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 
 use super::ServerState;
-use super::handlers::{Query, dry_run};
+use super::request::{PROTOBUF, Query, decode_body, dry_run, field_manager, media_type};
 use super::response::{Reply, error_reply, json_value, read_body, with_warnings};
 use super::router::ResourcePath;
-use crate::resources::ResourceType;
-use crate::store::{ApiError, FieldValidation, Patch, WriteOptions};
-
-/// The field manager of a write: `fieldManager`, else the user agent's product name, as a real
-/// server derives it (`kubectl/v1.32.0 (linux/amd64) ...` → `kubectl`).
-fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, ApiError> {
-    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
-        if m.len() > 128 {
-            return Err(ApiError::Invalid(format!(
-                "fieldManager: Too long: may not be longer than 128, given {}",
-                m.len()
-            )));
-        }
-        return Ok(m.clone());
-    }
-    let agent = user_agent.unwrap_or("");
-    Ok(agent
-        .split('/')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(128)
-        .collect())
-}
-
-pub(super) fn media_type(req: &Request<Incoming>) -> String {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default()
-}
+use crate::error::ApiError;
+use crate::store::{FieldValidation, Patch, WriteOptions};
 
 fn unsupported_media_type() -> ApiError {
     ApiError::UnsupportedMediaType("415: Unsupported Media Type".into())
 }
 
-/// Decode a create/update body (JSON or YAML).
-fn decode_object(resource: ResourceType, media: &str, body: &[u8]) -> Result<Value, ApiError> {
-    let value: Value = match media {
-        "application/vnd.kubernetes.protobuf" => super::protobuf::decode(resource, body)?,
-        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
-            ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
-        })?,
-        "application/yaml" => serde_yaml::from_slice(body).map_err(|e| {
-            ApiError::BadRequest(format!("couldn't get version/kind; yaml parse error: {e}"))
-        })?,
-        _ => return Err(unsupported_media_type()),
-    };
-    if !value.is_object() {
-        return Err(ApiError::BadRequest(
-            "couldn't get version/kind; json parse error: expected an object".into(),
-        ));
+/// Decode a create/update body (JSON, YAML, or protobuf of a built-in kind).
+fn decode_object(path: &ResourcePath, media: &str, body: &[u8]) -> Result<Value, ApiError> {
+    if path.resource.is_custom() && media == PROTOBUF {
+        return Err(unsupported_media_type());
     }
-    Ok(value)
+    let (api_version, kind) = body_type(path);
+    decode_body(media, body, (&api_version, kind))
+}
+
+/// The type of object a write to `path` takes: the resource's, or the subresource's own.
+fn body_type(path: &ResourcePath) -> (String, &'static str) {
+    match path.subresource.as_deref() {
+        Some("scale") => ("autoscaling/v1".into(), "Scale"),
+        _ => (path.resource.api_version(), path.resource.kind()),
+    }
 }
 
 fn decode_patch(media: &str, body: &[u8], force: bool) -> Result<Patch, ApiError> {
@@ -191,9 +152,9 @@ pub async fn write(
     }
 }
 
-type Written = (StatusCode, Value, Vec<String>);
+pub(super) type Written = (StatusCode, Value, Vec<String>);
 
-fn write_inner(
+pub(super) fn write_inner(
     state: &ServerState,
     method: &Method,
     media: &str,
@@ -223,13 +184,13 @@ fn write_inner(
     let name = path.name.as_deref().unwrap_or("");
     match *method {
         Method::POST => {
-            let mut object = decode_object(r, media, body)?;
+            let mut object = decode_object(path, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.create_validated(r, object, &opts, validation)?;
             Ok((StatusCode::CREATED, value, warnings))
         }
         Method::PUT if scale => {
-            let object = decode_object(r, media, body)?;
+            let object = decode_object(path, media, body)?;
             let rv = object
                 .pointer("/metadata/resourceVersion")
                 .cloned()
@@ -246,7 +207,7 @@ fn write_inner(
             Ok((StatusCode::OK, view(value), warnings))
         }
         Method::PUT => {
-            let mut object = decode_object(r, media, body)?;
+            let mut object = decode_object(path, media, body)?;
             check_body(path, &mut object)?;
             let (value, warnings) = store.update_validated(r, object, &opts, validation)?;
             Ok((StatusCode::OK, value, warnings))

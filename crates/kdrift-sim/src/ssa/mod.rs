@@ -9,7 +9,7 @@ use crate::managed_fields::{
 };
 
 use super::resources::ResourceType;
-use super::store::{ApiError, StatusCause};
+use crate::error::{ApiError, StatusCause};
 
 pub mod merge;
 
@@ -47,19 +47,47 @@ pub fn record_update(
         {
             Some(entry) => {
                 entry.fields.add(&changed);
-                entry.time = Some(time.to_string());
+                entry.time = entry_time(subresource, time);
             }
             None => entries.push(ManagedFieldsEntry {
                 manager: manager.to_string(),
                 operation: Operation::Update,
                 api_version: resource.api_version().to_string(),
-                time: Some(time.to_string()),
+                time: entry_time(subresource, time),
                 subresource: subresource.map(str::to_string),
                 fields: changed,
             }),
         }
     }
     finish(new, entries);
+}
+
+/// The `time` of an Update's entry: a v1.36 server records none for a write through `/scale`
+/// (its scale handler builds the entry without one), and the write's time otherwise.
+fn entry_time(subresource: Option<&str>, time: &str) -> Option<String> {
+    (subresource != Some("scale")).then(|| time.to_string())
+}
+
+/// The `managedFields` a server gives an object it answers a request with and never stores (a
+/// TokenRequest, an access review): the request's `spec`, owned by its manager.
+pub fn record_request(
+    schema: crate::schema::Schema,
+    api_version: &str,
+    object: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    time: &str,
+) {
+    let spec = serde_json::json!({"spec": object.get("spec").cloned().unwrap_or(Value::Null)});
+    let entry = ManagedFieldsEntry {
+        manager: manager.to_string(),
+        operation: Operation::Update,
+        api_version: api_version.to_string(),
+        time: Some(time.to_string()),
+        subresource: subresource.map(str::to_string),
+        fields: FieldSet::from_object(schema, &spec),
+    };
+    finish(object, vec![entry]);
 }
 
 /// Server-side apply of `config` (the applied configuration, already parsed from YAML/JSON) by

@@ -2,7 +2,8 @@
 //! and the selectable fields the store indexes per object.
 use serde_json::Value;
 
-use super::{ApiError, Entry};
+use super::Entry;
+use crate::error::ApiError;
 use crate::resources::ResourceType;
 
 /// The fields beyond `metadata.name`/`metadata.namespace` a real server lets you select on.

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use super::{ApiError, Entry, EventType, Key, ListPage, Store};
+use super::{Entry, EventType, Key, ListPage, Store};
+use crate::error::ApiError;
 use crate::resources::ResourceType;
 
 /// What a real server says of a continue token whose version was compacted.

@@ -6,9 +6,10 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::write::{qualified, set_resource_version};
-use super::{ApiError, EventType, Patch, StatusCause, Store, WriteOptions};
+use super::write::set_resource_version;
+use super::{EventType, Patch, Store, WriteOptions};
 use crate::controller::disruption::{covers, evict};
+use crate::error::{ApiError, StatusCause, not_found, qualified};
 use crate::resources::ResourceType;
 
 /// Set or replace the condition of `kind` in `status.conditions`, keeping its transition time
@@ -55,7 +56,7 @@ impl Store {
             .get(&resource)
             .and_then(|m| m.get(&(ns.to_string(), name.to_string())))
             .cloned()
-            .ok_or_else(|| super::not_found(resource, name))?;
+            .ok_or_else(|| not_found(resource, name))?;
         let before = old.value();
         let mut new = before.clone();
         change(&mut new)?;
@@ -112,7 +113,7 @@ impl Store {
     pub fn evict_pod(&self, namespace: &str, name: &str, dry_run: bool) -> Result<(), ApiError> {
         let pod = self
             .get(ResourceType::POD, namespace, name)
-            .ok_or_else(|| super::not_found(ResourceType::POD, name))?;
+            .ok_or_else(|| not_found(ResourceType::POD, name))?;
         if !budget_free(&pod) {
             let budgets: Vec<Value> = self
                 .list(ResourceType::POD_DISRUPTION_BUDGET, Some(namespace))

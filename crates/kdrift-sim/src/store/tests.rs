@@ -395,3 +395,54 @@ fn a_list_continued_from_a_forgotten_version_is_expired() {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// A v1.36 server records a write through `/scale` (what `kubectl scale` sends) with no
+/// `time` in its managedFields entry; any other write has one (KUBERNETES.md).
+#[test]
+fn a_scale_write_records_its_entry_without_a_time() {
+    let store = Store::new();
+    store
+        .create(
+            ResourceType::DEPLOYMENT,
+            deployment("default", "web", 1),
+            &WriteOptions::manager("kubectl-create"),
+        )
+        .unwrap();
+    let opts = WriteOptions {
+        manager: "kubectl".into(),
+        subresource: Some("scale".into()),
+        dry_run: false,
+    };
+    let scaled = store
+        .patch(
+            ResourceType::DEPLOYMENT,
+            "default",
+            "web",
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+            &opts,
+        )
+        .unwrap();
+    let entries = scaled["metadata"]["managedFields"].as_array().unwrap();
+    let scale = entries
+        .iter()
+        .find(|e| e["subresource"] == "scale")
+        .unwrap();
+    assert_eq!(scale["manager"], "kubectl");
+    assert!(scale.get("time").is_none(), "{scale}");
+    let create = entries
+        .iter()
+        .find(|e| e["manager"] == "kubectl-create")
+        .unwrap();
+    assert!(create["time"].is_string(), "{create}");
+}
+
+#[test]
+fn a_new_store_has_the_system_priority_classes() {
+    let store = Store::new();
+    let node = store
+        .get(ResourceType::PRIORITY_CLASS, "", "system-node-critical")
+        .unwrap();
+    assert_eq!(node["value"], 2_000_001_000);
+    assert_eq!(node["preemptionPolicy"], "PreemptLowerPriority");
+    assert_eq!(node["metadata"]["generation"], 1);
+}

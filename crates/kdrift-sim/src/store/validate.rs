@@ -5,8 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ApiError;
-use super::write::kind_group;
+use crate::error::{ApiError, kind_group};
 use crate::resources::ResourceType;
 use crate::schema::{Schema, Shape};
 
@@ -248,7 +247,7 @@ pub fn check_typed(
             prune_to_schema(resource.schema(), object, "", &mut unknown).map_err(|cause| {
                 ApiError::Invalid(format!(
                     "{} \"{name}\" is invalid: {cause}",
-                    super::write::kind_group(resource)
+                    kind_group(resource)
                 ))
             })?;
         }

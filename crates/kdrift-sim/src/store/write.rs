@@ -9,22 +9,11 @@ use super::select::entry_fields;
 use super::validate::{
     FieldValidation, check_typed, validate_name, validate_service, validate_workload,
 };
-use super::{ApiError, Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
+use super::{Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
+use crate::error::{ApiError, kind_group, not_found, qualified};
 use crate::resources::ResourceType;
 use crate::schema::defaults;
 use crate::{patch, ssa};
-
-/// `deployments.apps "web"`: how a real server names an object in messages.
-pub fn qualified(resource: ResourceType, name: &str) -> String {
-    match resource.group() {
-        "" => format!("{} \"{name}\"", resource.plural()),
-        group => format!("{}.{group} \"{name}\"", resource.plural()),
-    }
-}
-
-pub fn not_found(resource: ResourceType, name: &str) -> ApiError {
-    ApiError::NotFound(format!("{} not found", qualified(resource, name)))
-}
 
 fn conflict(resource: ResourceType, name: &str) -> ApiError {
     ApiError::Conflict {
@@ -92,7 +81,7 @@ pub fn make_entry(resource: ResourceType, object: &Value, rv: u64) -> Arc<Entry>
         json: bytes::Bytes::from(json),
         labels,
         fields: entry_fields(resource, object),
-        cells: crate::server::table::deferred_cells(resource, object).into_boxed_slice(),
+        cells: crate::printers::deferred_cells(resource, object).into_boxed_slice(),
         metadata_range,
     })
 }
@@ -281,6 +270,8 @@ impl Store {
             &mut object,
         );
         omit_empty(&mut object);
+        // What the registry sets after the field manager recorded the write: not the writer's.
+        let finalizers = prepared_finalizers(resource, &mut object);
         ssa::record_update(
             resource,
             None,
@@ -289,6 +280,7 @@ impl Store {
             opts.subresource.as_deref(),
             &now,
         );
+        prepare_for_create(resource, &mut object, finalizers);
         let mut inner = self.lock();
         self.insert_locked(&mut inner, resource, object, opts.dry_run)
             .map(|v| (v, warnings))
@@ -413,6 +405,7 @@ impl Store {
                 &mut object,
             );
             omit_empty(&mut object);
+            prepare_for_create(resource, &mut object, None);
             return self
                 .insert_locked(&mut inner, resource, object, opts.dry_run)
                 .map(|v| (v, warnings));
@@ -700,13 +693,6 @@ fn omit_empty(value: &mut Value) {
     }
 }
 
-pub fn kind_group(resource: ResourceType) -> String {
-    match resource.group() {
-        "" => resource.kind().to_string(),
-        group => format!("{}.{group}", resource.kind()),
-    }
-}
-
 /// uid, creationTimestamp, generation and the create-time status of a new object.
 fn fill_create_metadata(resource: ResourceType, object: &mut Value, now: &str) {
     let name = meta_str(object, "name").to_string();
@@ -728,6 +714,64 @@ fn fill_create_metadata(resource: ResourceType, object: &mut Value, now: &str) {
     }
     prepare_create_status(resource, object, &name);
     template_generation(resource, None, object);
+}
+
+/// A Namespace's `spec.finalizers` that the defaults filled in (the registry's, not the
+/// writer's), taken out until the write is recorded.
+fn prepared_finalizers(resource: ResourceType, object: &mut Value) -> Option<Value> {
+    if resource != ResourceType::NAMESPACE {
+        return None;
+    }
+    let spec = object.get_mut("spec")?.as_object_mut()?;
+    if spec.get("finalizers") != Some(&json!(["kubernetes"])) {
+        return None;
+    }
+    spec.remove("finalizers")
+}
+
+/// What a real server's registry sets on a new object after its field manager has recorded the
+/// write (`PrepareForCreate`), so owned by no one: a Namespace's finalizers; a Job's generated
+/// selector and the labels it selects (by the Job's uid), unless `manualSelector`.
+fn prepare_for_create(resource: ResourceType, object: &mut Value, finalizers: Option<Value>) {
+    if let Some(finalizers) = finalizers
+        && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("finalizers".into(), finalizers);
+    }
+    if resource != ResourceType::JOB || object.pointer("/spec/manualSelector") == Some(&json!(true))
+    {
+        return;
+    }
+    let uid = meta_str(object, "uid").to_string();
+    let name = meta_str(object, "name").to_string();
+    let generated = [
+        ("batch.kubernetes.io/controller-uid", uid.as_str()),
+        ("batch.kubernetes.io/job-name", name.as_str()),
+        ("controller-uid", uid.as_str()),
+        ("job-name", name.as_str()),
+    ];
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    spec.insert(
+        "selector".into(),
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+    );
+    let template = as_map(spec.entry("template").or_insert_with(|| json!({})));
+    let template_meta = as_map(template.entry("metadata").or_insert_with(|| json!({})));
+    let labels = as_map(template_meta.entry("labels").or_insert_with(|| json!({})));
+    for (key, value) in generated {
+        labels.insert(key.into(), json!(value));
+    }
+    let labels = Value::Object(labels.clone());
+    let meta = metadata_mut(object);
+    if meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(|l| l.is_empty())
+    {
+        meta.insert("labels".into(), labels);
+    }
 }
 
 /// A DaemonSet's `deprecated.daemonset.template.generation` annotation: 1 on create, one more

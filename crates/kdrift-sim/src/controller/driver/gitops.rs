@@ -398,7 +398,7 @@ impl Driver {
     }
 
     /// Flux's reconciliation of one Kustomization: its status at the commit its source is at.
-    /// The demo's Flux applies nothing after the seed (see the README).
+    /// The demo's Flux applies nothing after the seed (see docs/demo.md).
     pub(super) fn reconcile_kustomization(&mut self, key: &Key) {
         let Some((resource, ks)) = self.unsuspended(KUSTOMIZATION, key) else {
             return;
