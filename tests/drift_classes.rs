@@ -357,12 +357,14 @@ fn cases() -> Vec<Case> {
             )],
         ),
         (
-            "a port with another protocol is another item: removed live",
+            // The only port, its key changed live: one changed item (accept edits it in place,
+            // revert puts it back in place), not a port removed and another added.
+            "a port with another protocol live: the same port changed",
             |live| *pointer_mut(live, &format!("{WEB}/ports/0/protocol")) = json!("UDP"),
             no_config,
             ObjectStatus::Drifted,
             vec![(
-                Class::RemovedLive,
+                Class::Changed,
                 "spec.template.spec.containers[name=web].ports[containerPort=8080,protocol=TCP]",
                 None,
             )],

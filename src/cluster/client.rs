@@ -61,8 +61,26 @@ pub struct Connection {
     pub contexts: Vec<String>,
     pub cluster_url: String,
     pub scope: NamespaceScope,
+    /// The namespace of the kubeconfig context (in-cluster: the service account's), if it
+    /// names one.
+    pub context_namespace: Option<String>,
     /// The API server's version (`v1.33.0`), from the reachability check.
     pub server_version: String,
+}
+
+impl Connection {
+    /// The namespace of an object whose manifest names none, as kubectl gives it: `-n`
+    /// (`flag`), else the context's namespace, else `default`. The namespaces watched (`-A`,
+    /// `:ns`) do not change it.
+    pub fn default_namespace(&self, flag: Option<&str>) -> String {
+        flag.filter(|ns| !ns.is_empty())
+            .or(self
+                .context_namespace
+                .as_deref()
+                .filter(|ns| !ns.is_empty()))
+            .unwrap_or("default")
+            .to_owned()
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -196,7 +214,7 @@ pub async fn connect_with_timeout(
             (config, "in-cluster".to_string(), Vec::new(), ns)
         }
     };
-    let scope = choose_scope(common, context_namespace);
+    let scope = choose_scope(common, context_namespace.clone());
     let cluster_url = config.cluster_url.to_string();
     let client = Client::try_from(config).map_err(|source| ConnectError::Client {
         url: cluster_url.clone(),
@@ -225,6 +243,7 @@ pub async fn connect_with_timeout(
         contexts,
         cluster_url,
         scope,
+        context_namespace,
         server_version,
     })
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::manifest::{Config, ManifestObject};
 use crate::revert::plan::{self, Removal};
+use crate::revert::rekey;
 
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
@@ -31,6 +32,9 @@ pub struct Preview {
     pub removals: Vec<Removal>,
     /// An autoscaler owns `spec.replicas`: the apply leaves them to it.
     pub autoscaled: bool,
+    /// Manifest list items whose key was changed live, put back in place before the apply, and
+    /// the object as the server's dry run of that step returned it.
+    pub rekey: Option<(Vec<rekey::Rekey>, Value)>,
 }
 
 impl Preview {
@@ -175,10 +179,28 @@ impl Reverter {
         let before = self.get().await?;
         let rv = resource_version(&before);
         let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
-        let config = plan::apply_config(&self.manifest, None, autoscaled);
+        let mut config = plan::apply_config(&self.manifest, None, autoscaled);
+        let rekeys = rekey::rekeys(&self.manifest, &before, &self.config, &self.schemas);
+        let mut rekey = None;
+        if !rekeys.is_empty() {
+            // The first step as the server takes it, and the apply's dry run with the rekeyed
+            // items keyed as live (the stored object still has the live keys).
+            let operations = rekey::rekey_patch(&before, &rekeys).unwrap_or_default();
+            let params = PatchParams {
+                dry_run: true,
+                ..PatchParams::default()
+            };
+            let replaced = self.json_patch(&operations, &params).await?;
+            config = rekey::rekeyed_config(&config, &rekeys);
+            rekey = Some((rekeys, replaced));
+        }
         let mut params = apply_params();
         params.dry_run = true;
-        let applied = self.apply(&config, &params).await?;
+        let mut applied = self.apply(&config, &params).await?;
+        if let Some((rekeys, replaced)) = &rekey {
+            // Each item as the first step leaves it, in the applied object.
+            applied = rekey::with_items_of(&applied, replaced, rekeys);
+        }
         let removals = plan::removals(&self.manifest, &applied, &self.config, &self.schemas);
         let after = if removals.is_empty() {
             applied
@@ -200,6 +222,7 @@ impl Reverter {
             after,
             removals,
             autoscaled,
+            rekey,
         })
     }
 
@@ -279,12 +302,31 @@ impl Reverter {
         at: &(dyn Fn(Stage) + Sync),
     ) -> Result<Value, RevertError> {
         let previewed = plan::relevant_yaml(&preview.before);
+        // After the first step (items put back in place), the object is the step's result.
+        let rekeyed = preview
+            .rekey
+            .as_ref()
+            .map(|(_, replaced)| plan::relevant_yaml(replaced));
         for attempt in 1..=APPLY_ATTEMPTS {
-            let now = self.get().await?;
-            if plan::relevant_yaml(&now) != previewed {
+            let mut now = self.get().await?;
+            let relevant = plan::relevant_yaml(&now);
+            let done = rekeyed.as_ref() == Some(&relevant);
+            if relevant != previewed && !done {
                 return Err(RevertError::ChangedSincePreview {
                     object: self.object.clone(),
                 });
+            }
+            if let Some((rekeys, _)) = preview.rekey.as_ref().filter(|_| !done) {
+                let Some(operations) = rekey::rekey_patch(&now, rekeys) else {
+                    return Err(RevertError::ChangedSincePreview {
+                        object: self.object.clone(),
+                    });
+                };
+                match self.json_patch(&operations, &PatchParams::default()).await {
+                    Ok(replaced) => now = replaced,
+                    Err(err) if is_conflict(&err) => continue,
+                    Err(err) => return Err(err),
+                }
             }
             let rv = resource_version(&now);
             let config = plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled);
@@ -346,8 +388,17 @@ impl Reverter {
         patch: &plan::RemovalPatch,
         params: &PatchParams,
     ) -> Result<Value, RevertError> {
-        let operations: json_patch::Patch = serde_json::from_value(patch.operations.clone())
-            .map_err(|e| RevertError::Api {
+        self.json_patch(&patch.operations, params).await
+    }
+
+    /// A JSON patch of `operations` as field manager `kdrift`.
+    async fn json_patch(
+        &self,
+        operations: &Value,
+        params: &PatchParams,
+    ) -> Result<Value, RevertError> {
+        let operations: json_patch::Patch =
+            serde_json::from_value(operations.clone()).map_err(|e| RevertError::Api {
                 verb: "patch",
                 object: self.object.clone(),
                 reason: e.to_string(),

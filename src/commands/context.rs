@@ -174,7 +174,7 @@ pub async fn open_for(
 ) -> Result<Context, ContextError> {
     let root = manifests_root(common)?;
     let conn = connect(&common.connection()).await?;
-    let default_namespace = conn.scope.as_namespace().unwrap_or("default").to_owned();
+    let default_namespace = conn.default_namespace(common.namespace.as_deref());
     let (root, selection) =
         choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
     let mut index = ManifestIndex::load_with(&root, &default_namespace, selection);

@@ -66,12 +66,7 @@ pub fn check(
                 .kustomize
                 .roots
                 .iter()
-                .map(|r| {
-                    r.strip_prefix(&index.root)
-                        .unwrap_or(r)
-                        .display()
-                        .to_string()
-                })
+                .map(|r| crate::manifest::kustomize::shown(&index.root, r))
                 .collect(),
         });
     let mut report = DriftReport {

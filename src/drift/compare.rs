@@ -6,7 +6,7 @@ use crate::manifest::tree::Node;
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{ListType, Schema};
 
-use super::list_keys::{ListIndex, node_key_field, same_key_node};
+use super::list_keys::{ListIndex, Match, live_matches};
 use super::live::{CLIENT_SIDE_APPLY, LiveObject, is_applied_set};
 use super::normalize::{
     Place, is_restart_annotation, is_tracking_metadata, never_drift, never_drift_path, same_value,
@@ -75,6 +75,8 @@ fn compare_walk(
     };
     let mut walk = Walk {
         live,
+        manifest,
+        rekeyed_live: Vec::new(),
         managers: &managers,
         config,
         items: Vec::new(),
@@ -176,6 +178,10 @@ enum Step<'a> {
 
 struct Walk<'a> {
     live: &'a LiveObject,
+    /// The whole manifest.
+    manifest: &'a Node,
+    /// Live list items taken as a manifest's item with a key changed live: not added live.
+    rekeyed_live: Vec<FieldPath>,
     /// The live object's entries, with the last client-side apply's set when it matters.
     managers: &'a [ManagedFieldsEntry],
     config: &'a Config,
@@ -214,10 +220,18 @@ impl<'a> Walk<'a> {
             crate::schema::defaults::apply_defaults(&key.group, &key.kind, root, &mut value);
             value
         });
-        path.lookup(root, defaulted).is_some_and(|d| {
-            let at = drift_path(root, path, manifest);
-            same_value(Place::of(&at), path.schema(root), d, live)
-        })
+        let at = drift_path(root, path, manifest);
+        let same = |default: &Value| same_value(Place::of(&at), path.schema(root), default, live);
+        if path.lookup(root, defaulted).is_some_and(same) {
+            return true;
+        }
+        // A default that depends on another field (`externalTrafficPolicy: Cluster` of a
+        // `type: NodePort`, the timeout of `sessionAffinity: ClientIP`) when that field was
+        // changed live: the server filled it in for the live value, so it is judged by it.
+        let (group, kind) = (&self.live.key.group, &self.live.key.kind);
+        crate::schema::defaults::has_code_defaults(group, kind)
+            && crate::schema::defaults::default_without(group, kind, root, &self.live.body, path)
+                .is_some_and(|default| same(&default))
     }
 
     fn path(&self) -> DriftPath {
@@ -280,13 +294,19 @@ impl<'a> Walk<'a> {
     /// servers do not record scale writes) — shown, never hidden.
     fn changed(&mut self, manifest: &Node, live: &Value) {
         let path = self.path();
-        let owners = owners(self.live.schema, self.managers, &path);
+        self.changed_owned(manifest, live, path.clone(), &path);
+    }
+
+    /// [`Walk::changed`] of the field at `path`, whose live value is at `owned` (the live item of
+    /// a key changed live).
+    fn changed_owned(&mut self, manifest: &Node, live: &Value, path: DriftPath, owned: &DriftPath) {
+        let owners = owners(self.live.schema, self.managers, owned);
         // An out-of-band update; else a server-side apply of a config that is not the manifest;
         // else the last client-side apply, when the value it applied is the live one.
         let out_of_band = owners.iter().find(|o| self.is_out_of_band(o)).or_else(|| {
             owners.iter().find(|o| {
                 if o.manager == CLIENT_SIDE_APPLY {
-                    self.applied_value(&path, live)
+                    self.applied_value(owned, live)
                 } else {
                     o.operation == Operation::Apply && self.is_untrusted_apply(o)
                 }
@@ -309,6 +329,40 @@ impl<'a> Walk<'a> {
             },
         };
         self.push(class, path, Some(manifest), Some(live), attribution);
+    }
+
+    /// A manifest's list item whose key was changed live (`port` 8080 → 8081): one changed
+    /// item, whose live value is written as the manifest writes it (a field it leaves out is left
+    /// out where live holds the server's default), attributed to who owns the live item. The
+    /// live item is then no field added live.
+    fn rekeyed(&mut self, manifest: &'a Node, live: &'a Value, list: Schema) {
+        let path = self.path();
+        let Some(key) = list.item_key(live) else {
+            return self.manifest_fields(manifest, Some(live), list.item());
+        };
+        let mut owned = path.clone();
+        owned.0.pop();
+        owned.0.push(PathStep::Item { key, index: None });
+        let live_path = super::owners::field_path(&owned);
+        let mut shown = live.clone();
+        if let Value::Object(fields) = &mut shown {
+            fields.retain(|name, value| {
+                let key_default = list
+                    .list_keys()
+                    .iter()
+                    .any(|k| k.name == name && k.default.is_some_and(|d| value == d));
+                manifest.get(name).is_some()
+                    || !(key_default
+                        || self.is_default(
+                            self.live.schema,
+                            &live_path.child(PathElement::field(name)),
+                            self.manifest,
+                            value,
+                        ))
+            });
+        }
+        self.rekeyed_live.push(live_path);
+        self.changed_owned(manifest, &shown, path, &owned);
     }
 
     /// True when the last client-side apply set `path` to `live` (not the manifest's value).
@@ -354,24 +408,20 @@ impl<'a> Walk<'a> {
                 if schema.list_type() == ListType::Map =>
             {
                 let item_schema = schema.item();
-                for (index, item) in items.iter().enumerate() {
-                    // An item without its key fields is invalid for the server; compare by position.
-                    let keyed = !schema.list_keys().is_empty()
-                        && schema
-                            .list_keys()
-                            .iter()
-                            .all(|k| node_key_field(item, k.name, k.default).is_some());
-                    let live_item = if keyed {
-                        live_items.iter().find(|l| same_key_node(schema, item, l))
-                    } else {
-                        live_items.get(index)
-                    };
+                let matches = live_matches(schema, items, live_items);
+                for ((index, item), found) in items.iter().enumerate().zip(matches) {
                     let outer = self.enter(Step::Item {
                         item,
                         schema,
                         index: Some(index),
                     });
-                    self.manifest_fields(item, live_item, item_schema);
+                    match found {
+                        Match::Rekeyed(at) => self.rekeyed(item, &live_items[at], schema),
+                        Match::Same(at) => {
+                            self.manifest_fields(item, live_items.get(at), item_schema);
+                        }
+                        Match::None => self.manifest_fields(item, None, item_schema),
+                    }
                     self.leave(outer);
                 }
                 if self.place.field == Some("env") {
@@ -469,6 +519,7 @@ impl<'a> Walk<'a> {
         for path in entry.fields.paths() {
             if reported.as_ref().is_some_and(|done| path.starts_with(done))
                 || never_drift_path(&path)
+                || self.rekeyed_live.iter().any(|item| path.starts_with(item))
             {
                 continue;
             }

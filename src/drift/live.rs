@@ -12,7 +12,7 @@ use crate::schema::{self, ListType, Schema, Schemas};
 
 use crate::manifest::ObjectKey;
 
-use super::list_keys::same_key;
+use super::list_keys::manifest_partners;
 use super::normalize::{Place, never_drift};
 
 /// A live object reduced to what drift needs.
@@ -294,10 +294,21 @@ fn prune(
             keep
         }),
         Value::Array(items) if schema.list_type() != ListType::Atomic => {
+            // A keyed item whose key was changed live is compared whole with the manifest's.
+            let partners = match manifest {
+                Some(Value::Array(wanted)) if schema.list_type() == ListType::Map => {
+                    manifest_partners(schema, wanted, items)
+                }
+                _ => Vec::new(),
+            };
             let mut index = 0;
             items.retain_mut(|item| {
                 let element = PathElement::for_item(schema, item, index);
+                let rekeyed = matches!(partners.get(index), Some(Some((_, true))));
                 index += 1;
+                if rekeyed {
+                    return true;
+                }
                 let below = manifest
                     .and_then(|m| element.lookup(schema, m))
                     .map(|(v, _)| v);
@@ -327,15 +338,22 @@ fn prune_to_manifest(live: &mut Value, manifest: &Value, schema: Schema) {
             }
         }
         (Value::Array(items), Value::Array(wanted)) if schema.list_type() == ListType::Map => {
-            items.retain_mut(
-                |item| match wanted.iter().find(|w| same_key(schema, item, w)) {
-                    Some(below) => {
-                        prune_to_manifest(item, below, schema.item());
+            // Each item the manifest's is compared with; one whose key was changed live is
+            // compared whole.
+            let partners = manifest_partners(schema, wanted, items);
+            let mut index = 0;
+            items.retain_mut(|item| {
+                let partner = partners.get(index).copied().flatten();
+                index += 1;
+                match partner {
+                    Some((at, false)) => {
+                        prune_to_manifest(item, &wanted[at], schema.item());
                         true
                     }
+                    Some((_, true)) => true,
                     None => false,
-                },
-            );
+                }
+            });
         }
         _ => {}
     }

@@ -4,6 +4,8 @@
 //!
 //! - [`plan`]: the apply configuration, the fields added live to remove, the guarded JSON patch,
 //!   and the preview diff (live now → live after).
+//! - [`rekey`]: list items whose key was changed live, put back in place before the apply.
 pub mod plan;
+pub mod rekey;
 
 pub use plan::{PreviewKind, PreviewLine, Removal, RemovalPatch};

@@ -5,9 +5,10 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value, json};
 
+use crate::drift::owners::{field_path, lookup};
 use crate::drift::{Class, DriftPath, LiveObject, PathStep, compare};
 use crate::manifest::{Config, ManifestObject};
-use crate::schema::Schemas;
+use crate::schema::{Schema, Schemas};
 
 /// One field added live that the revert removes: where it is, the value it had when planned (the
 /// removal is guarded by it) and who set it.
@@ -19,15 +20,28 @@ pub struct Removal {
     /// A reordered list (`env`): not removed but put back in this order (the names of its items
     /// as the manifest has them); `value` is the live list it is planned from.
     pub order: Option<Vec<Value>>,
+    /// The fields added live whose removal leaves `path` empty, when `path` is such a parent
+    /// (`spec.sessionAffinityConfig` for `…clientIP.timeoutSeconds`); empty when `path` is the
+    /// field added live itself.
+    pub emptied_by: Vec<DriftPath>,
 }
 
 impl Removal {
     /// `spec.template.spec.containers[name=web].env[name=DEBUG]`, as the drift report prints it;
     /// `the order of …env` for a reordered list.
     pub fn label(&self) -> String {
-        match self.order {
-            Some(_) => format!("the order of {}", self.path),
-            None => self.path.to_string(),
+        match (&self.order, self.emptied_by.as_slice()) {
+            (Some(_), _) => format!("the order of {}", self.path),
+            (None, []) => self.path.to_string(),
+            (None, [field]) => format!("{field} and the {} it leaves empty", self.path),
+            (None, fields) => {
+                let fields: Vec<String> = fields.iter().map(DriftPath::to_string).collect();
+                format!(
+                    "{} and the {} they leave empty",
+                    fields.join(", "),
+                    self.path
+                )
+            }
         }
     }
 
@@ -121,7 +135,7 @@ pub fn removals(
         return Vec::new();
     };
     let drift = compare(manifest, &live, config);
-    drift
+    let planned = drift
         .items
         .into_iter()
         .filter(|item| matches!(item.class, Class::AddedLive | Class::Reordered))
@@ -137,9 +151,77 @@ pub fn removals(
                 value,
                 manager: item.attribution.manager,
                 order,
+                emptied_by: Vec::new(),
             })
         })
-        .collect()
+        .collect();
+    with_emptied_parents(live.schema, manifest, object, planned)
+}
+
+/// `planned` with each removal widened to the highest parent it leaves empty (together with the
+/// others) that the manifest does not set, even to `{}`: an emptied parent left behind
+/// (`sessionAffinityConfig: {clientIP: {}}`, `securityContext: {capabilities: {}}`) is still
+/// owned by the manager that added the field, so it is new drift and would need another revert,
+/// and a server may refuse it. Removals that empty one parent become one removal of it.
+fn with_emptied_parents(
+    root: Schema,
+    manifest: &ManifestObject,
+    object: &Value,
+    planned: Vec<Removal>,
+) -> Vec<Removal> {
+    // The object without what is planned, and without each emptied parent once it is taken.
+    let mut after = patched(object, &removal_patch(object, &planned));
+    let mut out: Vec<Removal> = Vec::with_capacity(planned.len());
+    for removal in planned {
+        let mut target = removal.path.clone();
+        while removal.order.is_none() && target.0.len() >= 2 {
+            let parent = DriftPath(target.0[..target.0.len() - 1].to_vec());
+            // A map or list field; a list item keeps its key fields, so it is never emptied.
+            let is_field = matches!(parent.0.last(), Some(PathStep::Field(_)));
+            if !is_field || lookup(root, &field_path(&parent), &manifest.body).is_some() {
+                break;
+            }
+            let Some(value) = live_pointer(&after, &parent).and_then(|p| after.pointer_mut(&p))
+            else {
+                break;
+            };
+            if let (Some(PathStep::Field(child)), Value::Object(map)) =
+                (target.0.last(), &mut *value)
+                && target != removal.path
+            {
+                map.shift_remove(child);
+            }
+            let emptied = match value {
+                Value::Object(map) => map.is_empty(),
+                Value::Array(list) => list.is_empty(),
+                _ => false,
+            };
+            if !emptied {
+                break;
+            }
+            target = parent;
+        }
+        if target == removal.path {
+            out.push(removal);
+            continue;
+        }
+        if let Some(merged) = out.iter_mut().find(|r| r.path == target) {
+            merged.emptied_by.push(removal.path);
+            continue;
+        }
+        let Some(value) = live_pointer(object, &target).and_then(|p| object.pointer(&p)) else {
+            out.push(removal);
+            continue;
+        };
+        out.push(Removal {
+            value: value.clone(),
+            manager: removal.manager,
+            order: None,
+            emptied_by: vec![removal.path],
+            path: target,
+        });
+    }
+    out
 }
 
 /// The RFC 6901 pointer of `path` inside `object`, list items found by their merge key (or by
@@ -176,7 +258,7 @@ pub fn live_pointer(object: &Value, path: &DriftPath) -> Option<String> {
 }
 
 /// Merge-key values compare as text too: a port may be `8080` live and `"8080"` in a path.
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     a == b || (scalar(a).is_some() && scalar(a) == scalar(b))
 }
 
@@ -314,7 +396,31 @@ pub fn patched(object: &Value, patch: &RemovalPatch) -> Value {
             return object.clone();
         }
     }
+    in_order_of(object, &mut out);
     out
+}
+
+/// The keys of each map of `value` in the order `original` has them: a removal swaps the last
+/// key into the removed one's place, which the preview would show as moved lines.
+pub(super) fn in_order_of(original: &Value, value: &mut Value) {
+    match (original, value) {
+        (Value::Object(before), Value::Object(map)) => {
+            let mut taken = std::mem::take(map);
+            for (key, old) in before {
+                if let Some(mut child) = taken.shift_remove(key) {
+                    in_order_of(old, &mut child);
+                    map.insert(key.clone(), child);
+                }
+            }
+            map.extend(taken);
+        }
+        (Value::Array(before), Value::Array(items)) if before.len() == items.len() => {
+            for (old, item) in before.iter().zip(items) {
+                in_order_of(old, item);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The part of an object a revert changes, as YAML for the preview: labels, annotations (less
@@ -441,158 +547,5 @@ pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> 
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    fn env_path(name: &str) -> DriftPath {
-        let mut key = Map::new();
-        key.insert("name".into(), json!("web"));
-        let mut env_key = Map::new();
-        env_key.insert("name".into(), json!(name));
-        DriftPath::default()
-            .child("spec")
-            .child("template")
-            .child("spec")
-            .child("containers")
-            .item(key, None)
-            .child("env")
-            .item(env_key, None)
-    }
-
-    fn object() -> Value {
-        json!({
-            "metadata": {"name": "web", "resourceVersion": "7"},
-            "spec": {"template": {"spec": {"containers": [
-                {"name": "side"},
-                {"name": "web", "env": [
-                    {"name": "A", "value": "1"},
-                    {"name": "B", "value": "2"},
-                    {"name": "C", "value": "3"}
-                ]}
-            ]}}}
-        })
-    }
-
-    fn removal(name: &str, value: Value) -> Removal {
-        Removal {
-            path: env_path(name),
-            value,
-            manager: Some("kubectl-set".into()),
-            order: None,
-        }
-    }
-
-    #[test]
-    fn pointers_find_list_items_by_merge_key() {
-        assert_eq!(
-            live_pointer(&object(), &env_path("C")).as_deref(),
-            Some("/spec/template/spec/containers/1/env/2")
-        );
-        assert_eq!(live_pointer(&object(), &env_path("Z")), None);
-    }
-
-    #[test]
-    fn removal_patch_guards_and_removes_later_items_first() {
-        let planned = [
-            removal("A", json!({"name": "A", "value": "1"})),
-            removal("C", json!({"name": "C", "value": "3"})),
-        ];
-        let patch = removal_patch(&object(), &planned);
-        let ops = patch.operations.as_array().unwrap();
-        assert_eq!(
-            ops[0],
-            json!({"op": "test", "path": "/spec/template/spec/containers/1/env/2", "value": {"name": "C", "value": "3"}})
-        );
-        let removes: Vec<&str> = ops
-            .iter()
-            .filter(|o| o["op"] == "remove")
-            .map(|o| o["path"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            removes,
-            [
-                "/spec/template/spec/containers/1/env/2",
-                "/spec/template/spec/containers/1/env/0"
-            ]
-        );
-        let after = patched(&object(), &patch);
-        let env = after
-            .pointer("/spec/template/spec/containers/1/env")
-            .unwrap();
-        assert_eq!(env, &json!([{"name": "B", "value": "2"}]));
-    }
-
-    #[test]
-    fn a_field_inside_another_removed_field_goes_with_it() {
-        let mut outer = DriftPath::default()
-            .child("spec")
-            .child("template")
-            .child("spec")
-            .child("containers");
-        let mut key = Map::new();
-        key.insert("name".into(), json!("web"));
-        outer = outer.item(key, None).child("env");
-        let env = object()
-            .pointer("/spec/template/spec/containers/1/env")
-            .unwrap()
-            .clone();
-        let planned = [
-            removal("B", json!({"name": "B", "value": "2"})),
-            Removal {
-                path: outer,
-                value: env,
-                manager: None,
-                order: None,
-            },
-        ];
-        let patch = removal_patch(&object(), &planned);
-        assert_eq!(patch.removed.len(), 1);
-        let after = patched(&object(), &patch);
-        assert!(
-            after
-                .pointer("/spec/template/spec/containers/1/env")
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn a_field_changed_since_the_plan_is_kept() {
-        let planned = [removal("B", json!({"name": "B", "value": "old"}))];
-        let patch = removal_patch(&object(), &planned);
-        assert!(patch.is_empty());
-        assert_eq!(patch.changed.len(), 1);
-        assert_eq!(patched(&object(), &patch), object());
-    }
-
-    #[test]
-    fn preview_diff_shows_live_now_and_after() {
-        let before = object();
-        let mut after = object();
-        after["spec"]["template"]["spec"]["containers"][1]["env"]
-            .as_array_mut()
-            .unwrap()
-            .remove(1);
-        let text = preview_diff(&before, &after, "deployment/web", false);
-        assert!(
-            text.lines()
-                .any(|l| l.starts_with('-') && l.contains("value:") && l.contains('2')),
-            "{text}"
-        );
-        assert!(
-            !text
-                .lines()
-                .any(|l| l.starts_with('+') && !l.starts_with("+++")),
-            "{text}"
-        );
-        assert!(text.contains("deployment/web (after revert)"), "{text}");
-        assert!(preview_diff(&before, &before, "x", false).is_empty());
-        let kinds: Vec<PreviewKind> = preview_lines(&before, &after, "deployment/web")
-            .iter()
-            .map(|l| l.kind)
-            .filter(|k| matches!(k, PreviewKind::Added | PreviewKind::Removed))
-            .collect();
-        assert_eq!(kinds, [PreviewKind::Removed, PreviewKind::Removed]);
-        let coloured = preview_diff(&before, &after, "deployment/web", true);
-        assert!(coloured.contains("\x1b[31m-"), "{coloured}");
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

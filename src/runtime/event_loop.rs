@@ -375,6 +375,11 @@ impl Loop {
         self.log = None;
         self.object_watchers = None;
         self.watchers = watch(&conn, epoch, &self.tx);
+        if conn.context != self.conn.context {
+            // Another cluster: the manifests its namespace-less objects go to (its context's
+            // namespace, unless `-n` was given) and the folders its GitOps owners deploy.
+            self._manifests = watch_manifests(&self.common, &conn, &self.tx);
+        }
         let msg = Message::Switched {
             epoch,
             context: conn.context.clone(),
@@ -384,6 +389,28 @@ impl Loop {
         self.conn = conn;
         update(&mut self.app, msg)
     }
+}
+
+/// Loads and watches the manifests for `conn` (none without a manifests folder). Objects
+/// without a namespace take `-n`, else the context's namespace, else `default`, as kubectl
+/// gives them.
+fn watch_manifests(
+    common: &CommonArgs,
+    conn: &Connection,
+    tx: &UnboundedSender<Event>,
+) -> Option<super::manifests::ManifestWatch> {
+    let root = crate::commands::context::manifests_dir(common).ok()?;
+    let namespace = conn.default_namespace(common.namespace.as_deref());
+    let (common, client, url, context) = (
+        common.clone(),
+        conn.client.clone(),
+        conn.cluster_url.clone(),
+        conn.context.clone(),
+    );
+    let chosen = async move {
+        crate::commands::context::choose_manifests(&common, &client, &url, &context, root).await
+    };
+    Some(super::manifests::start(chosen, namespace, tx.clone()))
 }
 
 /// The served kinds of the groups of `kinds` (and the core and apps groups) and the schemas of
@@ -478,25 +505,7 @@ impl Session {
         );
         app.readonly = common.readonly;
         let watchers = watch(&conn, 0, &tx);
-        let root = crate::commands::context::manifests_dir(common).ok();
-        // Objects without a namespace take `-n`, else `default`, as kubectl does.
-        let namespace = common
-            .namespace
-            .clone()
-            .unwrap_or_else(|| "default".to_owned());
-        let manifests = root.map(|root| {
-            let (common, client, url, context) = (
-                common.clone(),
-                conn.client.clone(),
-                conn.cluster_url.clone(),
-                conn.context.clone(),
-            );
-            let chosen = async move {
-                crate::commands::context::choose_manifests(&common, &client, &url, &context, root)
-                    .await
-            };
-            super::manifests::start(chosen, namespace, tx.clone())
-        });
+        let manifests = watch_manifests(common, &conn, &tx);
         Session {
             state: Loop {
                 app,

@@ -285,7 +285,9 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
             value: json!({"name": "EXTRA", "value": "1"}),
             manager: Some("kubectl-set".into()),
             order: None,
+            emptied_by: Vec::new(),
         }],
         autoscaled,
+        rekey: None,
     })
 }

@@ -130,10 +130,11 @@ pub fn edit_document(
         other => other,
     };
     let original = parse_object(&working, document_index).map_err(in_file)?;
-    let intended = intended::apply(&original, edits);
+    let edits = path::with_key_defaults(&original, edits);
+    let intended = intended::apply(&original, &edits);
 
     let mut text = working.clone();
-    for edit in edits {
+    for edit in &edits {
         text = tree::apply(&text, edit, document_index)?;
     }
     text = documents::keep_final_newline(&working, text);

@@ -117,6 +117,85 @@ pub fn position(list: &[Value], step: &PathStep) -> Option<usize> {
     }
 }
 
+/// `edits` with each list item they name by a key that the manifest's item spells with a key
+/// field left out (`protocol: TCP` of a port, which the server fills in) named by its place:
+/// a drift path keys items with the server's defaults, and an item is found by the key fields
+/// it has. Each edit is resolved against `original` with the edits before it applied, as they
+/// are applied; the kind's schema (built in) says which key fields have defaults.
+pub fn with_key_defaults(original: &Value, edits: &[super::FieldEdit]) -> Vec<super::FieldEdit> {
+    use super::FieldEdit;
+    let text = |field: &str| original.get(field).and_then(Value::as_str).unwrap_or("");
+    let root = crate::schema::Schemas::builtin().root(text("apiVersion"), text("kind"));
+    let mut object = original.clone();
+    let mut out = Vec::with_capacity(edits.len());
+    for edit in edits {
+        let resolve = |path: &FieldPath| FieldPath(resolved(&object, root, path.steps()));
+        let edit = match edit {
+            FieldEdit::Set { path, value } => FieldEdit::Set {
+                path: resolve(path),
+                value: value.clone(),
+            },
+            FieldEdit::Remove { path } => FieldEdit::Remove {
+                path: resolve(path),
+            },
+            FieldEdit::InsertItem { path, value, after } => FieldEdit::InsertItem {
+                path: resolve(path),
+                value: value.clone(),
+                after: after.clone(),
+            },
+            FieldEdit::Reorder { path, order } => FieldEdit::Reorder {
+                path: resolve(path),
+                order: order.clone(),
+            },
+        };
+        object = super::intended::apply(&object, std::slice::from_ref(&edit));
+        out.push(edit);
+    }
+    out
+}
+
+/// `steps` with each item step that matches no item as written, but one item by the server's key
+/// (key defaults filled in), made the index of that item.
+fn resolved(object: &Value, root: crate::schema::Schema, steps: &[PathStep]) -> Vec<PathStep> {
+    let mut out = steps.to_vec();
+    let mut value = Some(object);
+    let mut schema = root;
+    for step in out.iter_mut() {
+        if let (PathStep::Item(key), Some(Value::Array(list))) = (&*step, value)
+            && position(list, step).is_none()
+        {
+            let matching: Vec<usize> = (0..list.len())
+                .filter(|at| {
+                    schema
+                        .item_key(&list[*at])
+                        .is_some_and(|k| same_key(&k, key))
+                })
+                .collect();
+            if let [at] = matching.as_slice() {
+                *step = PathStep::Index(*at);
+            }
+        }
+        value = value.and_then(|v| child(v, step));
+        schema = match step {
+            PathStep::Key(name) => schema.field(name),
+            _ => schema.item(),
+        };
+    }
+    out
+}
+
+/// Two keys with the same fields and values (a number and its text alike: a key read from a
+/// path may spell `8080` as text).
+fn same_key(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    a.len() == b.len()
+        && a.iter()
+            .all(|(field, value)| b.get(field).is_some_and(|other| text(other) == text(value)))
+}
+
 /// The child of `value` that `step` addresses.
 pub fn child<'v>(value: &'v Value, step: &PathStep) -> Option<&'v Value> {
     match (value, step) {
@@ -216,6 +295,46 @@ mod tests {
             path.to_string(),
             r#"spec.template.spec.containers[name="web"].image"#
         );
+    }
+
+    #[test]
+    fn an_item_named_with_its_key_defaults_is_the_one_that_leaves_them_out() {
+        use super::super::FieldEdit;
+        let service = json!({"apiVersion": "v1", "kind": "Service", "spec": {"ports": [
+            {"name": "dns-udp", "port": 53, "protocol": "UDP"},
+            {"name": "dns", "port": 53},
+            {"name": "http", "port": 80}
+        ]}});
+        let mut key = Map::new();
+        key.insert("port".into(), json!(53));
+        key.insert("protocol".into(), json!("TCP"));
+        let tcp = FieldPath(vec![
+            PathStep::Key("spec".into()),
+            PathStep::Key("ports".into()),
+            PathStep::Item(key),
+        ]);
+        let edits = [
+            FieldEdit::Set {
+                path: tcp.clone().key("port"),
+                value: json!(5353),
+            },
+            FieldEdit::Remove {
+                path: FieldPath::keys(&["spec", "ports"]).item("port", 80),
+            },
+        ];
+        let resolved = with_key_defaults(&service, &edits);
+        assert_eq!(resolved[0].path().to_string(), "spec.ports[1].port");
+        // Found as written: unchanged.
+        assert_eq!(resolved[1], edits[1]);
+        let after = super::super::intended::apply(&service, &resolved);
+        assert_eq!(
+            after["spec"]["ports"],
+            json!([{"name": "dns-udp", "port": 53, "protocol": "UDP"}, {"name": "dns", "port": 5353}])
+        );
+        // Without a schema (an unknown kind), items are found as written only.
+        let mut unknown = service.clone();
+        unknown["kind"] = json!("Widget");
+        assert_eq!(with_key_defaults(&unknown, &edits[..1])[0], edits[0]);
     }
 
     #[test]

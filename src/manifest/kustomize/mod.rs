@@ -163,9 +163,18 @@ pub fn shown(base: &Path, path: &Path) -> String {
     }
 }
 
+/// The folder given, as a note names it (its own name: `.` reads badly in a note about it).
+fn shown_dir(root: &Path) -> String {
+    root.file_name().map_or_else(
+        || root.display().to_string(),
+        |name| format!("{}/", name.to_string_lossy()),
+    )
+}
+
 impl Kustomize {
     /// The roots to render under `root`: `--overlay`, else the context's entry of
-    /// `kustomize.contexts`, else `kustomize.roots`, else every root of the tree; with a note
+    /// `kustomize.contexts`, else `kustomize.roots`, else the folder itself when it is a
+    /// kustomization (as `kubectl apply -k` reads it), else every root of the tree; with a note
     /// saying which was used when the user chose.
     fn choose_roots(
         &mut self,
@@ -205,6 +214,19 @@ impl Kustomize {
                     .map(|roots| (roots, ".kdrift.yaml kustomize.roots".to_owned()))
             });
         let Some((names, why)) = chosen else {
+            // A folder that is itself a kustomization is rendered as `kubectl apply -k DIR`
+            // renders it: alone; the kustomizations below it that it does not use are noted.
+            let top = tree::normalize(root);
+            if selection.apps.is_empty()
+                && self
+                    .tree
+                    .kustomizations
+                    .get(&top)
+                    .is_some_and(|k| !k.component)
+            {
+                self.note_unused_roots(root, &top);
+                return vec![top];
+            }
             // An Application's kustomization is rendered even when another includes it.
             let mut roots = self.tree.roots(root, None).0;
             for app in selection.apps.iter().filter(|f| f.kustomize) {
@@ -231,6 +253,29 @@ impl Kustomize {
             });
         }
         roots
+    }
+
+    /// With `top` (the folder given) the one root: a note for each kustomization that would be
+    /// a root of its own but that `top` does not use (an example, a test variant).
+    fn note_unused_roots(&mut self, root: &Path, top: &Path) {
+        let used = match self.tree.closure(top) {
+            Closure::Files(files) => files,
+            Closure::Cycle(_) | Closure::Remote(..) => return,
+        };
+        for dir in self.tree.roots(root, None).0 {
+            let file = kustomization_file(&self.tree, &dir);
+            if dir == top || used.contains(&file) {
+                continue;
+            }
+            self.problems.push(Problem::Note {
+                file,
+                message: format!(
+                    "not rendered: {} is itself a kustomization, rendered alone as `kubectl apply -k` renders it, and does not use this one (--overlay {} renders this one instead)",
+                    shown_dir(root),
+                    shown(root, &dir)
+                ),
+            });
+        }
     }
 
     /// Reads the kustomizations among `files` (every file the walk found) and renders the roots

@@ -323,6 +323,61 @@ fn go_string_map(labels: Option<&serde_json::Map<String, Value>>) -> String {
     format!("map[string]string{{{}}}", inner.join(", "))
 }
 
+/// The rules of a real server's `ValidateService` on ports that clients run into: with more
+/// than one port each has a name, names are unique, and so are port and protocol (a Service
+/// with two ports named `http` is refused, as a server-side apply adding a port beside one of
+/// the same name is).
+pub fn validate_service(resource: ResourceType, object: &Value) -> Result<(), ApiError> {
+    if resource != ResourceType::SERVICE {
+        return Ok(());
+    }
+    let ports: &[Value] = object
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let mut causes = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    let mut keys: Vec<(String, &str)> = Vec::new();
+    for (at, port) in ports.iter().enumerate() {
+        let name = port.get("name").and_then(Value::as_str).unwrap_or_default();
+        if ports.len() > 1 && name.is_empty() {
+            causes.push(format!("spec.ports[{at}].name: Required value"));
+        } else if !name.is_empty() && names.contains(&name) {
+            causes.push(format!(
+                "spec.ports[{at}].name: Duplicate value: \"{name}\""
+            ));
+        }
+        names.push(name);
+        let key = (
+            port.get("port").map(Value::to_string).unwrap_or_default(),
+            port.get("protocol")
+                .and_then(Value::as_str)
+                .unwrap_or("TCP"),
+        );
+        if keys.contains(&key) {
+            causes.push(format!(
+                "spec.ports[{at}]: Duplicate value: core.ServicePort{{Name:\"{name}\", Protocol:\"{}\", Port:{}}}",
+                key.1, key.0
+            ));
+        }
+        keys.push(key);
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match causes.as_slice() {
+        [] => Ok(()),
+        [cause] => Err(ApiError::Invalid(format!(
+            "Service \"{name}\" is invalid: {cause}"
+        ))),
+        many => Err(ApiError::Invalid(format!(
+            "Service \"{name}\" is invalid: [{}]",
+            many.join(", ")
+        ))),
+    }
+}
+
 /// The workload rules of a real server's `ValidateDeploymentSpec`/`ValidateReplicaSetSpec` that
 /// clients run into: a selector is required, not empty, and matches the template's labels.
 /// (A server-side apply that drops the selector is refused with these, as on a real server.)

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::select::entry_fields;
-use super::validate::{FieldValidation, check_typed, validate_name, validate_workload};
+use super::validate::{
+    FieldValidation, check_typed, validate_name, validate_service, validate_workload,
+};
 use super::{Entry, EventType, Inner, Patch, Store, WriteOptions, allocate};
 use crate::error::{ApiError, kind_group, not_found, qualified};
 use crate::resources::ResourceType;
@@ -295,6 +297,7 @@ impl Store {
         let name = meta_str(&object, "name").to_string();
         self.check_namespace(inner, resource, &namespace)?;
         validate_workload(resource, &object)?;
+        validate_service(resource, &object)?;
         allocate::allocate(resource, None, &mut object, &mut inner.allocations);
         if inner
             .objects
@@ -589,6 +592,7 @@ impl Store {
         }
         if sub.is_none() {
             validate_workload(resource, &new)?;
+            validate_service(resource, &new)?;
         }
         if name.is_empty() {
             return Err(ApiError::Internal("stored object without a name".into()));

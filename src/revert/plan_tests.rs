@@ -1,0 +1,177 @@
+//! The pure decisions of a revert: pointers, the guarded patch, emptied parents, the preview.
+use super::*;
+
+fn env_path(name: &str) -> DriftPath {
+    let mut key = Map::new();
+    key.insert("name".into(), json!("web"));
+    let mut env_key = Map::new();
+    env_key.insert("name".into(), json!(name));
+    DriftPath::default()
+        .child("spec")
+        .child("template")
+        .child("spec")
+        .child("containers")
+        .item(key, None)
+        .child("env")
+        .item(env_key, None)
+}
+
+fn object() -> Value {
+    json!({
+        "metadata": {"name": "web", "resourceVersion": "7"},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "side"},
+            {"name": "web", "env": [
+                {"name": "A", "value": "1"},
+                {"name": "B", "value": "2"},
+                {"name": "C", "value": "3"}
+            ]}
+        ]}}}
+    })
+}
+
+fn removal(name: &str, value: Value) -> Removal {
+    Removal {
+        path: env_path(name),
+        value,
+        manager: Some("kubectl-set".into()),
+        order: None,
+        emptied_by: Vec::new(),
+    }
+}
+
+#[test]
+fn pointers_find_list_items_by_merge_key() {
+    assert_eq!(
+        live_pointer(&object(), &env_path("C")).as_deref(),
+        Some("/spec/template/spec/containers/1/env/2")
+    );
+    assert_eq!(live_pointer(&object(), &env_path("Z")), None);
+}
+
+#[test]
+fn removal_patch_guards_and_removes_later_items_first() {
+    let planned = [
+        removal("A", json!({"name": "A", "value": "1"})),
+        removal("C", json!({"name": "C", "value": "3"})),
+    ];
+    let patch = removal_patch(&object(), &planned);
+    let ops = patch.operations.as_array().unwrap();
+    assert_eq!(
+        ops[0],
+        json!({"op": "test", "path": "/spec/template/spec/containers/1/env/2", "value": {"name": "C", "value": "3"}})
+    );
+    let removes: Vec<&str> = ops
+        .iter()
+        .filter(|o| o["op"] == "remove")
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        removes,
+        [
+            "/spec/template/spec/containers/1/env/2",
+            "/spec/template/spec/containers/1/env/0"
+        ]
+    );
+    let after = patched(&object(), &patch);
+    let env = after
+        .pointer("/spec/template/spec/containers/1/env")
+        .unwrap();
+    assert_eq!(env, &json!([{"name": "B", "value": "2"}]));
+}
+
+#[test]
+fn a_field_inside_another_removed_field_goes_with_it() {
+    let mut outer = DriftPath::default()
+        .child("spec")
+        .child("template")
+        .child("spec")
+        .child("containers");
+    let mut key = Map::new();
+    key.insert("name".into(), json!("web"));
+    outer = outer.item(key, None).child("env");
+    let env = object()
+        .pointer("/spec/template/spec/containers/1/env")
+        .unwrap()
+        .clone();
+    let planned = [
+        removal("B", json!({"name": "B", "value": "2"})),
+        Removal {
+            path: outer,
+            value: env,
+            manager: None,
+            order: None,
+            emptied_by: Vec::new(),
+        },
+    ];
+    let patch = removal_patch(&object(), &planned);
+    assert_eq!(patch.removed.len(), 1);
+    let after = patched(&object(), &patch);
+    assert!(
+        after
+            .pointer("/spec/template/spec/containers/1/env")
+            .is_none()
+    );
+}
+
+#[test]
+fn the_patched_object_keeps_its_key_order() {
+    let object = json!({"spec": {"a": 1, "b": {"x": 1, "y": 2}, "c": 3, "d": 4}});
+    let planned = [Removal {
+        path: DriftPath::default().child("spec").child("a"),
+        value: json!(1),
+        manager: None,
+        order: None,
+        emptied_by: Vec::new(),
+    }];
+    let after = patched(&object, &removal_patch(&object, &planned));
+    assert_eq!(
+        serde_json::to_string(&after).unwrap(),
+        r#"{"spec":{"b":{"x":1,"y":2},"c":3,"d":4}}"#
+    );
+    let mut planned = planned[0].clone();
+    planned.path = DriftPath::default().child("spec").child("b");
+    planned.emptied_by = vec![DriftPath::default().child("spec").child("b").child("x")];
+    assert_eq!(planned.label(), "spec.b.x and the spec.b it leaves empty");
+}
+
+#[test]
+fn a_field_changed_since_the_plan_is_kept() {
+    let planned = [removal("B", json!({"name": "B", "value": "old"}))];
+    let patch = removal_patch(&object(), &planned);
+    assert!(patch.is_empty());
+    assert_eq!(patch.changed.len(), 1);
+    assert_eq!(patched(&object(), &patch), object());
+}
+
+#[test]
+fn preview_diff_shows_live_now_and_after() {
+    let before = object();
+    let mut after = object();
+    after["spec"]["template"]["spec"]["containers"][1]["env"]
+        .as_array_mut()
+        .unwrap()
+        .remove(1);
+    let text = preview_diff(&before, &after, "deployment/web", false);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('-') && l.contains("value:") && l.contains('2')),
+        "{text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with('+') && !l.starts_with("+++")),
+        "{text}"
+    );
+    assert!(text.contains("deployment/web (after revert)"), "{text}");
+    assert!(preview_diff(&before, &before, "x", false).is_empty());
+    let kinds: Vec<PreviewKind> = preview_lines(&before, &after, "deployment/web")
+        .iter()
+        .map(|l| l.kind)
+        .filter(|k| matches!(k, PreviewKind::Added | PreviewKind::Removed))
+        .collect();
+    assert_eq!(kinds, [PreviewKind::Removed, PreviewKind::Removed]);
+    let coloured = preview_diff(&before, &after, "deployment/web", true);
+    assert!(coloured.contains("\x1b[31m-"), "{coloured}");
+}
