@@ -586,7 +586,7 @@ fn a_secret_value_is_neither_on_screen_nor_in_the_log() {
     });
     pty.send(b"d");
     wait_for(&mut screen, &pty.output, "the Secret's diff", |s| {
-        s.text().contains("password: sha256:")
+        s.text().contains("password: hmac-sha256:")
     });
     let encoded = base64::engine::general_purpose::STANDARD.encode(PLANTED);
     let shown = screen.text();
