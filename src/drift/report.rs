@@ -98,12 +98,13 @@ fn status_name(status: &ObjectStatus) -> &'static str {
     }
 }
 
-/// A value as one short line: strings bare, anything else as compact JSON.
+/// A value as one short line: strings bare (quoted and escaped when they hold a line break or
+/// another control character: [`crate::text::one_line`]), anything else as compact JSON.
 pub fn short_value(value: Option<&Value>) -> String {
     match value {
         None => "(absent)".to_owned(),
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
+        Some(Value::String(text)) => crate::text::one_line(text).into_owned(),
+        Some(other) => crate::text::printable(&other.to_string()).into_owned(),
     }
 }
 
