@@ -626,7 +626,11 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
             "{name}: {statuses:?}"
         );
     }
-    let notes: Vec<&str> = report["problems"]
+    // Notes, not problems: a template and a file kubectl reads but kdrift notes.
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+    assert_eq!(report["summary"]["notes"], 2, "{report}");
+    assert_eq!(report["summary"]["problems"], 0, "{report}");
+    let notes: Vec<&str> = report["notes"]
         .as_array()
         .unwrap()
         .iter()
@@ -725,7 +729,7 @@ fn check_writes_yaml_and_github_annotations() {
     let yaml = kdrift(&c, &repo, &["check", "-A", "-o", "yaml"]);
     assert_eq!(yaml.code, 1, "{yaml:?}");
     let from_yaml: serde_json::Value = serde_yaml::from_str(&yaml.stdout).unwrap();
-    assert_eq!(from_yaml["schemaVersion"], 1);
+    assert_eq!(from_yaml["schemaVersion"], 2);
     headless_util::assert_valid_report(&from_yaml);
     assert_eq!(from_yaml["schemaVersion"], json.json()["schemaVersion"]);
     assert_eq!(from_yaml["summary"], json.json()["summary"]);
@@ -751,7 +755,9 @@ fn check_writes_yaml_and_github_annotations() {
     );
     assert_eq!(lines.len(), 2, "{}", github.stdout);
     assert!(
-        lines[1].ends_with("1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems")
+        lines[1].ends_with(
+            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 0 notes"
+        )
     );
 }
 
@@ -793,7 +799,7 @@ fn the_shipped_schema_refuses_a_report_of_another_shape() {
         ),
         (
             "another schema version",
-            Box::new(|r| r["schemaVersion"] = 2.into()),
+            Box::new(|r| r["schemaVersion"] = 1.into()),
         ),
     ];
     for (what, change) in broken {

@@ -200,9 +200,15 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// A note hides no object: it does not make a check incomplete.
+    /// A note hides no object: it does not make a check incomplete, and is not called a
+    /// problem where it is shown.
     pub fn is_note(&self) -> bool {
         matches!(self, Problem::Template { .. } | Problem::Note { .. })
+    }
+
+    /// `note` or `problem`: the word a line showing it starts with.
+    pub fn label(&self) -> &'static str {
+        if self.is_note() { "note" } else { "problem" }
     }
 
     /// The file the problem is about, and its 1-based line when known.
@@ -251,7 +257,7 @@ impl fmt::Display for Problem {
                 Ok(())
             }
             Problem::Skipped { file, reason } => write!(f, "{}: skipped: {reason}", file.display()),
-            Problem::Note { file, message } => write!(f, "{}: note: {message}", file.display()),
+            Problem::Note { file, message } => write!(f, "{}: {message}", file.display()),
             Problem::BadConfig {
                 file,
                 line,
@@ -271,7 +277,7 @@ impl fmt::Display for Problem {
             } => write!(f, "{}:{line}: {key}: {message}", file.display()),
             Problem::Template { file } => write!(
                 f,
-                "{}: note: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
+                "{}: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
                 file.display()
             ),
         }
