@@ -539,13 +539,25 @@ fn a_check_that_compared_nothing_is_not_green() {
     ] {
         let run = kdrift(&c, &repo, &args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        // Said once on a terminal (stdout and stderr together), in the report.
+        let both = format!("{}{}", run.stdout, run.stderr);
+        assert_eq!(
+            both.matches("nothing was checked").count(),
+            1,
+            "{args:?}: {run:?}"
+        );
         assert!(
-            run.stderr.contains("nothing was checked"),
+            run.stdout.contains("error: ") && run.stdout.contains("nothing was checked"),
             "{args:?}: {run:?}"
         );
         let mut json_args = args.clone();
         json_args.extend(["-o", "json"]);
         let run = kdrift(&c, &repo, &json_args);
+        // A machine-read report: its errors hold it, and stderr tells the person.
+        assert!(
+            run.stderr.contains("nothing was checked"),
+            "{args:?}: {run:?}"
+        );
         let report = run.json();
         assert_eq!(report["exit_code"], 2, "{run:?}");
         assert!(
