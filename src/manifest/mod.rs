@@ -659,6 +659,36 @@ impl ManifestIndex {
         self.objects.is_empty()
     }
 
+    /// When no object was read at all, why, as the end of a sentence: `3 files are Helm
+    /// templates (kdrift reads manifests as they are written; render the chart to a folder)`;
+    /// `None` when some object was read.
+    pub fn nothing_read(&self) -> Option<String> {
+        if !self.is_empty() {
+            return None;
+        }
+        let problems = self.problems();
+        let templates = problems
+            .iter()
+            .filter(|p| matches!(p, Problem::Template { .. }))
+            .count();
+        let unreadable = problems.iter().filter(|p| !p.is_note()).count();
+        let mut why = Vec::new();
+        if templates > 0 {
+            why.push(format!(
+                "{templates} file(s) are Helm templates, which kdrift does not render (it reads manifests as they are written: render the chart into a folder and pass --manifests DIR)"
+            ));
+        }
+        if unreadable > 0 {
+            why.push(format!(
+                "{unreadable} problem(s) kept files from being read (see the problems)"
+            ));
+        }
+        if why.is_empty() {
+            why.push("it holds no YAML file with a Kubernetes object".to_owned());
+        }
+        Some(why.join("; "))
+    }
+
     /// Every problem: config, skipped files, malformed YAML, duplicates.
     pub fn problems(&self) -> Vec<&Problem> {
         self.config_problems
