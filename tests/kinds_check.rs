@@ -311,11 +311,25 @@ fn a_kind_the_cluster_does_not_serve_is_a_problem_and_the_rest_is_compared() {
         "shop/widget.yaml",
         "# A widget of a definition nobody installed.\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: shop\nspec:\n  size: 3\n",
     );
+    // A cluster-scoped kind of a definition not installed: its scope is unknown, so no
+    // namespace is made up for it (not `clusterissuer/default/self-signed`).
+    repo.write(
+        "issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: self-signed\nspec:\n  selfSigned: {}\n",
+    );
     let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
     assert_eq!(run.code, 2, "{run:?}");
     let report = run.json();
     let problems = report["problems"].as_array().unwrap();
-    assert_eq!(problems.len(), 1, "{run:?}");
+    assert_eq!(problems.len(), 2, "{run:?}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(": clusterissuer/self-signed: no kind ClusterIssuer in cert-manager.io/v1"),
+        "{run:?}"
+    );
+    let problems = &problems[1..];
     assert_eq!(
         problems[0]["file"],
         repo.path("shop/widget.yaml").display().to_string()

@@ -284,6 +284,16 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Whether the manifest writes its namespace (a kustomize root's `namespace:` writes it too).
+fn written_namespace(object: &ManifestObject) -> bool {
+    object
+        .body
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(tree::Node::as_str)
+        .is_some_and(|ns| !ns.is_empty())
+}
+
 /// All manifests under a root, by object key, with the problems met. Built from per-file results
 /// so that one changed file can be re-read alone ([`ManifestIndex::reload_file`]).
 #[derive(Debug, Clone, Default)]
@@ -519,7 +529,8 @@ impl ManifestIndex {
         )
     }
 
-    /// Puts each object's key in the scope the cluster gives its kind.
+    /// Puts each object's key in the scope the cluster gives its kind (and none for a kind it
+    /// does not serve, unless the manifest writes one).
     fn apply_scopes(&mut self) {
         self.unserved_problems.clear();
         let default_namespace = self.default_namespace.clone();
@@ -541,12 +552,19 @@ impl ManifestIndex {
                         object.key.namespace =
                             written.unwrap_or_else(|| default_namespace.as_str().into());
                     }
-                    Some(Err(message)) => self.unserved_problems.push(Problem::Unserved {
-                        file: object.file.to_path_buf(),
-                        line: object.line,
-                        key: object.key.clone(),
-                        message: message.clone(),
-                    }),
+                    Some(Err(message)) => {
+                        // A kind the cluster does not serve has no known scope: a namespace the
+                        // manifest does not write is not invented (`clusterissuer/self-signed`).
+                        if !written_namespace(object) {
+                            object.key.namespace = SharedStr::default();
+                        }
+                        self.unserved_problems.push(Problem::Unserved {
+                            file: object.file.to_path_buf(),
+                            line: object.line,
+                            key: object.key.clone(),
+                            message: message.clone(),
+                        });
+                    }
                     _ => {}
                 }
             }
