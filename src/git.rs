@@ -605,10 +605,12 @@ pub fn branch_name(template: &str, kind: &str, namespace: &str, name: &str) -> S
             }
         })
         .collect();
-    cleaned
-        .replace("..", "-")
-        .trim_matches(['/', '.', '-'])
-        .to_owned()
+    // An empty `{namespace}` (a cluster-scoped object) leaves `//`, which git refuses in a name.
+    let mut cleaned = cleaned.replace("..", "-");
+    while cleaned.contains("//") {
+        cleaned = cleaned.replace("//", "/");
+    }
+    cleaned.trim_matches(['/', '.', '-']).to_owned()
 }
 
 /// One accepted field, for the commit message.
@@ -629,7 +631,13 @@ pub struct AcceptedField {
 /// `kdrift: accept live spec.replicas of deployment/shop/web`, then one body line per field:
 /// `spec.replicas: 2 → 5 (by kubectl-scale at 2026-11-22T03:10:00Z)`.
 pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[AcceptedField]) -> String {
-    let object = format!("{}/{namespace}/{name}", kind.to_ascii_lowercase());
+    // As the drift report names it: a cluster-scoped object has no namespace part.
+    let kind = kind.to_ascii_lowercase();
+    let object = if namespace.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    };
     let names: Vec<&str> = fields.iter().map(|field| field.path.as_str()).collect();
     let mut subject = format!("kdrift: accept live {} of {object}", names.join(", "));
     // A subject past 72 columns is cut by most tools: name the count, the body has the rest.
