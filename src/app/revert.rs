@@ -93,9 +93,15 @@ pub struct RevertView {
     pub back: Screen,
 }
 
-/// `path:line` of a manifest, as the headless command prints it.
+/// What a revert applies, as the headless command and the view say it: `path:line` of a
+/// manifest; for a kustomize root's object, the root that renders it (what is applied is its
+/// rendering, not the resource file it starts from), then that file.
 pub fn place(manifest: &ManifestObject) -> String {
-    format!("{}:{}", manifest.file.display(), manifest.line)
+    let file = format!("{}:{}", manifest.file.display(), manifest.line);
+    match &manifest.rendered {
+        Some(kustomization) => format!("what {} renders, from {file}", kustomization.display()),
+        None => file,
+    }
 }
 
 /// The headless wording for an object whose revert would change nothing.
