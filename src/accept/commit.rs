@@ -151,6 +151,22 @@ fn push_if_asked(
     })
 }
 
+/// The warning before a commit on a detached HEAD: the commit is made, but on no branch.
+pub const DETACHED_HEAD: &str = "HEAD is detached: the commit will be on no branch, and checking out a branch leaves it behind (after it, git switch -c NAME keeps it; or check out a branch first)";
+
+/// [`DETACHED_HEAD`] when the commit `plan` makes of `file` goes to a detached HEAD (not to a
+/// new branch of `accept.branch`); `None` otherwise, or when git cannot say.
+pub fn detached_head(root: &Path, file: &Path, plan: Option<&CommitPlan>) -> Option<&'static str> {
+    let plan = plan?;
+    let top = git::repository_of(root, file).ok().flatten()?;
+    let branch = git::current_branch(&top).ok()?;
+    let to_new_branch = plan
+        .branch
+        .as_ref()
+        .is_some_and(|b| Some(b) != branch.as_ref());
+    (branch.is_none() && !to_new_branch).then_some(DETACHED_HEAD)
+}
+
 /// `file` as the user knows it: relative to the manifests root.
 pub fn shown_path(root: &Path, file: &Path) -> String {
     file.strip_prefix(root)

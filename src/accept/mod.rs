@@ -18,7 +18,9 @@ pub mod kustomize;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
-pub use commit::{CommitPlan, Outcome, ensure_clean, shown_path, write_and_commit};
+pub use commit::{
+    CommitPlan, DETACHED_HEAD, Outcome, detached_head, ensure_clean, shown_path, write_and_commit,
+};
 
 use serde_json::Value;
 

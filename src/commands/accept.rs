@@ -210,6 +210,11 @@ fn accept_rendered(
     }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
+    if let Some(first) = edits.first()
+        && let Some(warning) = crate::accept::detached_head(root, &first.file, plan.as_ref())
+    {
+        tell!("kdrift: warning: {warning}");
+    }
     let shown: Vec<String> = edits.iter().map(|e| shown_path(root, &e.file)).collect();
     match write_and_commit(root, &edits, plan.as_ref()) {
         Ok(outcome) => {
@@ -277,6 +282,9 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
+    if let Some(warning) = crate::accept::detached_head(root, file, plan.as_ref()) {
+        tell!("kdrift: warning: {warning}");
+    }
     match write_and_commit(root, std::slice::from_ref(&prepared), plan.as_ref()) {
         Ok(outcome) => {
             say!("{}", outcome.describe(&shown));
