@@ -247,7 +247,12 @@ impl App {
                         if let Screen::Revert(view) = &self.screen {
                             self.screen = view.back.clone();
                         }
-                        Vec::new()
+                        // Back in the diff the revert was made from: it shows the object as it
+                        // is now, not as it was before the revert.
+                        if let Screen::Diff(view) = &mut self.screen {
+                            view.content = super::drift::DiffContent::Loading;
+                        }
+                        self.refetch_diff()
                     }
                     None => Vec::new(),
                 };
