@@ -280,6 +280,7 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         after: same,
         removals: vec![],
         autoscaled: false,
+        replicas_note: None,
     });
     previewed(&mut app, id, Ok(shown));
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());

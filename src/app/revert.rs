@@ -30,6 +30,8 @@ pub struct PreviewShown {
     pub removals: Vec<RemovalShown>,
     /// An autoscaler owns `spec.replicas`: the revert leaves them alone.
     pub autoscaled: bool,
+    /// Why a hand-scaled `spec.replicas` is left as it is (an autoscaler scales the object).
+    pub replicas_note: Option<String>,
     /// The live object already is what the revert would make it.
     pub changes_nothing: bool,
 }
@@ -49,6 +51,7 @@ impl PreviewShown {
                 })
                 .collect(),
             autoscaled: preview.autoscaled,
+            replicas_note: preview.replicas_note.clone(),
             changes_nothing: preview.changes_nothing(),
         }
     }
@@ -107,6 +110,12 @@ pub fn place(manifest: &ManifestObject) -> String {
 /// The headless wording for an object whose revert would change nothing.
 pub fn nothing_to_revert(object: &str, place: &str) -> String {
     format!("{object} is in sync with {place}: nothing to revert")
+}
+
+/// The wording for a revert that would change nothing but leaves a hand-scaled `spec.replicas`
+/// to the autoscaler (`note`: why, see [`crate::cluster::revert::Preview::replicas_note`]).
+pub fn only_replicas_left(object: &str, place: &str, note: &str) -> String {
+    format!("{object} differs from {place} only in spec.replicas, and the revert {note}")
 }
 
 /// The headless wording for an object without a manifest.

@@ -286,5 +286,6 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
             order: None,
         }],
         autoscaled,
+        replicas_note: None,
     })
 }
