@@ -105,7 +105,7 @@ impl Loop {
             format!("the {} accepts and reverts under way", self.writes)
         };
         let text = format!(
-            "quitting once {what} ends (git is stopped after {} s); q again quits now and leaves it unfinished",
+            "quitting once {what} ends (git is stopped after {} s); q again quits now: git is stopped and an accept's file put back as it was",
             crate::git::timeout().as_secs()
         );
         update(&mut self.app, Message::Notice(Flash { text, error: false }));
@@ -530,6 +530,26 @@ impl Session {
         self.state.writes
     }
 
+    /// After a quit that left writes under way, once their git was stopped
+    /// ([`crate::process::interrupt`]): waits up to `limit` for them to end (an accept then puts
+    /// its file back), keeping what each did for [`Session::outcomes`].
+    pub async fn finish_writes(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        self.state.quitting = true;
+        while self.state.writes > 0 {
+            let ev = match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(ev)) => ev,
+                _ => break,
+            };
+            if matches!(
+                ev,
+                Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+            ) {
+                let _ = self.state.handle(ev);
+            }
+        }
+    }
+
     pub fn app(&self) -> &App {
         &self.state.app
     }
@@ -657,28 +677,42 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let input = tokio::spawn(read_input(session.sender()));
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
-    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
-    let unfinished = session.unfinished();
-    drop(session);
     terminal::leave();
+    let unfinished = session.unfinished();
+    if unfinished > 0 {
+        // Quit again while an accept ran: its git (in a session of its own, out of reach of
+        // the terminal) is stopped with SIGTERM, so that it removes its index lock, and the
+        // accept puts its file back; a revert's requests cannot be called back.
+        let grace = crate::process::STOP_GRACE;
+        eprintln!(
+            "kdrift: quitting with {unfinished} accept(s) or revert(s) under way: stopping their git commands (SIGTERM, killed after {} s) and waiting for them to end",
+            grace.as_secs()
+        );
+        let stopped = tokio::task::spawn_blocking(move || crate::process::interrupt(grace))
+            .await
+            .unwrap_or_default();
+        if stopped.killed > 0 {
+            tracing::warn!(killed = stopped.killed, "git killed after SIGTERM");
+        }
+        session.finish_writes(grace * 3).await;
+    }
+    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
+    let left = session.unfinished();
+    drop(session);
     // The accepts and reverts the quit waited for: said where the user is looking now.
     for outcome in &outcomes {
         eprintln!("kdrift: {}", crate::text::printable(outcome));
     }
-    if unfinished > 0 {
-        let stopped = crate::git::stop_running();
+    if left > 0 {
         eprintln!(
-            "kdrift: quit with {unfinished} accept(s) or revert(s) unfinished{}: a file may be written but not committed, a revert half done; see git status and kdrift check",
-            if stopped > 0 {
-                " (their git commands were stopped)"
-            } else {
-                ""
-            }
+            "kdrift: {left} accept(s) or revert(s) did not end: a file may be written but not committed, a revert half done; see git status and kdrift check"
         );
     }
     match result {
         // As a process killed by SIGTERM would (128 + 15), for whoever sent it.
         Ok(()) if sigterm => ExitCode::from(143),
+        // Work was left unfinished by the quit: not a clean exit.
+        Ok(()) if unfinished > 0 => ExitCode::from(super::EXIT_ERROR),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "terminal failed");
