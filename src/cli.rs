@@ -22,7 +22,9 @@ pub struct Cli {
 /// Flags shared by the TUI and the headless subcommands.
 #[derive(Debug, Clone, Args, Default)]
 pub struct CommonArgs {
-    /// Folder of YAML manifests (default: the current directory).
+    /// Folder of YAML manifests (default: the current directory), read with its sub-folders as
+    /// `kubectl apply -R -f DIR` reads it (a note names the sub-folders that `kubectl apply -f
+    /// DIR` without -R would not read).
     #[arg(long, global = true, value_name = "DIR")]
     pub manifests: Option<PathBuf>,
     /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).

@@ -638,9 +638,9 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
             "{name}: {statuses:?}"
         );
     }
-    // Notes, not problems: a template and a file kubectl reads but kdrift notes.
+    // Notes, not problems: two templates, and the sub-folders read (as kubectl apply -R).
     assert_eq!(report["problems"], serde_json::json!([]), "{report}");
-    assert_eq!(report["summary"]["notes"], 2, "{report}");
+    assert_eq!(report["summary"]["notes"], 3, "{report}");
     assert_eq!(report["summary"]["problems"], 0, "{report}");
     let notes: Vec<&str> = report["notes"]
         .as_array()
@@ -648,7 +648,18 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
         .iter()
         .filter_map(|p| p["file"].as_str())
         .collect();
-    assert_eq!(notes.len(), 2, "{report}");
+    assert_eq!(notes.len(), 3, "{report}");
+    let folders = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["file"] == repo.root().display().to_string())
+        .and_then(|n| n["message"].as_str())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        folders.contains("in sub-folders (argocd/, crds/, flux-system/, payments/, platform/, shop/) are read, as kubectl apply -R -f reads a folder; kubectl apply -f DIR without -R would not read them"),
+        "{folders}"
+    );
     assert!(
         notes
             .iter()
@@ -765,10 +776,17 @@ fn check_writes_yaml_and_github_annotations() {
         "{}",
         github.stdout
     );
-    assert_eq!(lines.len(), 2, "{}", github.stdout);
+    // The demo's manifests are in sub-folders: a notice says kubectl apply -f without -R
+    // would not read them.
+    assert_eq!(lines.len(), 3, "{}", github.stdout);
     assert!(
-        lines[1].ends_with(
-            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 0 notes"
+        lines[1].starts_with("::notice ") && lines[1].contains("kubectl apply -R -f"),
+        "{}",
+        github.stdout
+    );
+    assert!(
+        lines[2].ends_with(
+            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 1 notes"
         )
     );
 }

@@ -11,6 +11,7 @@
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
 pub mod config;
+mod coverage;
 pub mod edit;
 pub mod key;
 pub mod kustomize;
@@ -311,6 +312,8 @@ pub struct ManifestIndex {
     /// The selection's notes (`Selection::notes`).
     selection_problems: Vec<Problem>,
     duplicate_problems: Vec<Problem>,
+    /// The note on sub-folders read that `kubectl apply -f DIR` would not read.
+    subfolder_problems: Vec<Problem>,
     /// What the cluster serves, by `apiVersion` and `kind`: whether the kind is namespaced, or
     /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
     kinds: HashMap<(SharedStr, SharedStr), Result<bool, String>>,
@@ -590,6 +593,7 @@ impl ManifestIndex {
         let count = self.files.values().map(|f| f.objects.len()).sum();
         self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
+        self.subfolder_problems = self.subfolder_note().into_iter().collect();
         // An Application's folder first: its objects are the ones Argo CD applies.
         let (mut ordered, rest): (Vec<_>, Vec<_>) = self
             .files
@@ -677,36 +681,6 @@ impl ManifestIndex {
         self.objects.is_empty()
     }
 
-    /// When no object was read at all, why, as the end of a sentence: `3 files are Helm
-    /// templates (kdrift reads manifests as they are written; render the chart to a folder)`;
-    /// `None` when some object was read.
-    pub fn nothing_read(&self) -> Option<String> {
-        if !self.is_empty() {
-            return None;
-        }
-        let problems = self.problems();
-        let templates = problems
-            .iter()
-            .filter(|p| matches!(p, Problem::Template { .. }))
-            .count();
-        let unreadable = problems.iter().filter(|p| !p.is_note()).count();
-        let mut why = Vec::new();
-        if templates > 0 {
-            why.push(format!(
-                "{templates} file(s) are Helm templates, which kdrift does not render (it reads manifests as they are written: render the chart into a folder and pass --manifests DIR)"
-            ));
-        }
-        if unreadable > 0 {
-            why.push(format!(
-                "{unreadable} problem(s) kept files from being read (see the problems)"
-            ));
-        }
-        if why.is_empty() {
-            why.push("it holds no YAML file with a Kubernetes object".to_owned());
-        }
-        Some(why.join("; "))
-    }
-
     /// Every problem: config, skipped files, malformed YAML, duplicates.
     pub fn problems(&self) -> Vec<&Problem> {
         self.config_problems
@@ -715,6 +689,7 @@ impl ManifestIndex {
             .chain(&self.walk_problems)
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)
+            .chain(&self.subfolder_problems)
             .chain(&self.unserved_problems)
             .chain(self.kustomize.all_problems())
             .collect()
