@@ -78,7 +78,8 @@ pub enum Command {
     Check(CheckArgs),
     /// The drift of one object (TYPE/NAME, as kubectl) as an annotated diff.
     Diff(DiffArgs),
-    /// Write an object's live values into its manifest file and commit that file.
+    /// Write an object's live values into its manifest file and commit that file. Ctrl-c while
+    /// git commits stops git (SIGTERM) and puts the file back as it was: exit 130.
     Accept(AcceptArgs),
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
