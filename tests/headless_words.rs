@@ -225,7 +225,8 @@ fn the_log_of_a_pod_on_no_node_says_why_there_is_none() {
     assert!(
         eventually(PATIENCE, || {
             run = kdrift(&c, &repo, &["logs", "deploy/cart", "-n", "shop"]);
-            run.stderr.contains("not scheduled")
+            // Until the scheduler has tried it, the pod is only "not scheduled yet".
+            run.stderr.contains("Insufficient cpu")
         }),
         "{run:?}"
     );

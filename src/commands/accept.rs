@@ -165,12 +165,10 @@ async fn write_and_commit_interruptible(
             }
             EXIT_IN_SYNC
         }
+        // Interrupted, whatever step it stopped at: the signal's exit code.
         Ok((Err(e), signal)) => {
             tell!("kdrift: {e}");
-            match (&e, signal) {
-                (AcceptError::Interrupted { .. }, Some(code)) => code,
-                _ => EXIT_ERROR,
-            }
+            signal.unwrap_or(EXIT_ERROR)
         }
         Err(e) => {
             tell!("kdrift: the accept stopped: {e}");
