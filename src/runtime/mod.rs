@@ -15,6 +15,7 @@ pub mod manifests;
 pub mod revert;
 pub mod serve;
 pub mod terminal;
+pub mod tty;
 
 use std::process::ExitCode;
 
@@ -73,7 +74,7 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
             }
         };
         tracing::info!(context = %conn.context, url = %conn.cluster_url, version = %conn.server_version, "connected");
-        event_loop::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
+        tty::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
     })
 }
 
