@@ -22,7 +22,9 @@ pub struct Cli {
 /// Flags shared by the TUI and the headless subcommands.
 #[derive(Debug, Clone, Args, Default)]
 pub struct CommonArgs {
-    /// Folder of YAML manifests (default: the current directory).
+    /// Folder of YAML manifests (default: the current directory), read with its sub-folders as
+    /// `kubectl apply -R -f DIR` reads it (a note names the sub-folders that `kubectl apply -f
+    /// DIR` without -R would not read).
     #[arg(long, global = true, value_name = "DIR")]
     pub manifests: Option<PathBuf>,
     /// Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
@@ -76,7 +78,8 @@ pub enum Command {
     Check(CheckArgs),
     /// The drift of one object (TYPE/NAME, as kubectl) as an annotated diff.
     Diff(DiffArgs),
-    /// Write an object's live values into its manifest file and commit that file.
+    /// Write an object's live values into its manifest file and commit that file. Ctrl-c while
+    /// git commits stops git (SIGTERM) and puts the file back as it was: exit 130.
     Accept(AcceptArgs),
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.

@@ -31,6 +31,16 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
     if let (Some(problem), Some(_)) = (&cli.common.config_problem, &cli.command) {
         eprintln!("kdrift: {problem}");
     }
+    // The live view and the demo install it once their log is open (see `crate::runtime`).
+    let headless_compare = matches!(
+        cli.command,
+        Some(Command::Check(_) | Command::Diff(_) | Command::Accept(_) | Command::Revert(_))
+    );
+    if headless_compare && let Err(e) = crate::drift::secret::install_key() {
+        eprintln!(
+            "kdrift: note: {e}; Secret digests use a key of this run alone (they differ from other runs')"
+        );
+    }
     match cli.command {
         Some(Command::Demo(args)) if args.serve => crate::runtime::serve::run(&args),
         Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),

@@ -51,6 +51,9 @@ pub enum GitError {
     /// it wanted to ask for a passphrase, and kdrift's git has no terminal to ask on.
     #[error("{SIGNING}; git said:\n{message}")]
     Signing { message: String },
+    /// kdrift was interrupted (ctrl-c, SIGTERM, a second quit) and started no more git.
+    #[error("git {action} was not run: kdrift was interrupted")]
+    Interrupted { action: String },
     /// git refused (a failing hook, no identity, nothing to commit, ...): its own words.
     #[error("git {action} failed:\n{message}")]
     Refused {
@@ -87,15 +90,22 @@ pub fn timeout() -> Duration {
         .map_or(Duration::from_secs(120), Duration::from_secs)
 }
 
-/// Stops every git command still running (and the hooks it runs): kdrift is quitting with an
-/// accept unfinished. Returns how many there were.
-pub fn stop_running() -> usize {
-    crate::process::stop_running()
-}
+mod interrupt;
+pub use interrupt::{AfterInterrupt, after_interrupt, unstage};
 
 /// Runs `git args` in `dir`: no stdin, no pager, no credential prompt, never waits on a person,
-/// and never longer than [`timeout`] (then it and its hooks are killed).
+/// and never longer than [`timeout`] (then it and its hooks are killed). Once kdrift is
+/// interrupted, not at all ([`GitError::Interrupted`]).
 fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    run_as(dir, args, false)
+}
+
+/// [`run`], even once kdrift is interrupted: for what puts the repository back as it was.
+fn run_cleanup(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    run_as(dir, args, true)
+}
+
+fn run_as(dir: &Path, args: &[&str], clean_up: bool) -> Result<Output, GitError> {
     let mut command = Command::new("git");
     command
         .arg("--no-pager")
@@ -107,7 +117,12 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         // live view); without it a passphrase prompt fails instead (see `GitError::Signing`).
         .env_remove("GPG_TTY");
     let limit = timeout();
-    match crate::process::run_bounded(command, limit) {
+    let ran = if clean_up {
+        crate::process::run_to_clean_up(command, limit)
+    } else {
+        crate::process::run_bounded(command, limit)
+    };
+    match ran {
         Ok(done) => Ok(Output {
             ok: done.ok,
             stdout: done.stdout,
@@ -120,6 +135,9 @@ fn run(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
         Err(crate::process::RunError::TimedOut(_)) => Err(GitError::TimedOut {
             action: args.first().copied().unwrap_or("git").to_owned(),
             seconds: limit.as_secs(),
+        }),
+        Err(crate::process::RunError::Interrupted) => Err(GitError::Interrupted {
+            action: args.first().copied().unwrap_or("git").to_owned(),
         }),
     }
 }
@@ -528,8 +546,9 @@ pub fn commit_files_on_new_branch(
         }
         must(&tree, "rev-parse", &["rev-parse", "--short", "HEAD"])
     })();
-    let _ = run(&top, &["worktree", "remove", "--force", &tree_text]);
-    let _ = run(&top, &["worktree", "prune"]);
+    // Cleaned up even when kdrift was interrupted meanwhile.
+    let _ = run_cleanup(&top, &["worktree", "remove", "--force", &tree_text]);
+    let _ = run_cleanup(&top, &["worktree", "prune"]);
     match committed {
         Ok(short_hash) => Ok(CommitOutcome::Committed {
             short_hash,
@@ -537,7 +556,7 @@ pub fn commit_files_on_new_branch(
             repository: top,
         }),
         Err(e) => {
-            let _ = run(&top, &["branch", "--quiet", "-D", name]);
+            let _ = run_cleanup(&top, &["branch", "--quiet", "-D", name]);
             Err(e)
         }
     }
@@ -605,10 +624,12 @@ pub fn branch_name(template: &str, kind: &str, namespace: &str, name: &str) -> S
             }
         })
         .collect();
-    cleaned
-        .replace("..", "-")
-        .trim_matches(['/', '.', '-'])
-        .to_owned()
+    // An empty `{namespace}` (a cluster-scoped object) leaves `//`, which git refuses in a name.
+    let mut cleaned = cleaned.replace("..", "-");
+    while cleaned.contains("//") {
+        cleaned = cleaned.replace("//", "/");
+    }
+    cleaned.trim_matches(['/', '.', '-']).to_owned()
 }
 
 /// One accepted field, for the commit message.
@@ -629,7 +650,13 @@ pub struct AcceptedField {
 /// `kdrift: accept live spec.replicas of deployment/shop/web`, then one body line per field:
 /// `spec.replicas: 2 → 5 (by kubectl-scale at 2026-11-22T03:10:00Z)`.
 pub fn commit_message(kind: &str, namespace: &str, name: &str, fields: &[AcceptedField]) -> String {
-    let object = format!("{}/{namespace}/{name}", kind.to_ascii_lowercase());
+    // As the drift report names it: a cluster-scoped object has no namespace part.
+    let kind = kind.to_ascii_lowercase();
+    let object = if namespace.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    };
     let names: Vec<&str> = fields.iter().map(|field| field.path.as_str()).collect();
     let mut subject = format!("kdrift: accept live {} of {object}", names.join(", "));
     // A subject past 72 columns is cut by most tools: name the count, the body has the rest.

@@ -57,6 +57,37 @@ fn message_names_object_fields_and_who_changed_them() {
     );
 }
 
+/// A cluster-scoped object is named as the drift report names it, `clusterrole/NAME`, in the
+/// subject and in a branch made from `{namespace}` — never `clusterrole//NAME`.
+#[test]
+fn a_cluster_scoped_object_has_no_empty_namespace_in_its_names() {
+    let fields = [AcceptedField {
+        path: "rules[0].verbs".into(),
+        old: Some(r#"["get","list"]"#.into()),
+        new: Some(r#"["get","list","watch"]"#.into()),
+        manager: Some("kubectl-edit".into()),
+        time: None,
+    }];
+    let message = commit_message("ClusterRole", "", "pod-reader", &fields);
+    assert!(
+        message.starts_with("kdrift: accept live rules[0].verbs of clusterrole/pod-reader\n"),
+        "{message}"
+    );
+    assert_eq!(
+        branch_name(
+            "kdrift/{kind}/{namespace}/{name}",
+            "ClusterRole",
+            "",
+            "pod-reader"
+        ),
+        "kdrift/clusterrole/pod-reader"
+    );
+    assert_eq!(
+        branch_name("{namespace}/{name}", "ClusterRole", "", "pod-reader"),
+        "pod-reader"
+    );
+}
+
 #[test]
 fn long_field_lists_are_counted_in_the_subject() {
     let field = |path: &str| AcceptedField {

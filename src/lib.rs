@@ -19,6 +19,7 @@
 //!   crate, which never imports the app).
 //! - [`text`]: control characters from the cluster escaped in every output.
 //! - [`user_config`]: the user's config file (read-only, default theme), folded into the flags.
+//! - [`state`]: kdrift's state directory: the log's place and the Secret digest key.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod accept;
@@ -37,6 +38,7 @@ pub mod process;
 pub mod revert;
 pub mod rollout;
 pub mod runtime;
+pub mod state;
 pub mod text;
 pub mod ui;
 pub mod user_config;

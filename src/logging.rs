@@ -35,11 +35,7 @@ pub enum LogError {
 
 /// `$XDG_STATE_HOME/kdrift/kdrift.log`, else `~/.local/state/kdrift/kdrift.log`.
 pub fn log_path() -> Option<PathBuf> {
-    std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".local").join("state")))
-        .map(|d| d.join("kdrift").join("kdrift.log"))
+    crate::state::dir().map(|d| d.join("kdrift.log"))
 }
 
 /// The text under `--help`, naming the log file.

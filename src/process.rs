@@ -1,6 +1,11 @@
 //! Running the user's programs (git, kustomize): no stdin, no terminal (a session of their own),
 //! output read on threads, and a time limit after which they and their children are killed.
+//!
+//! Because each runs in a session of its own, a ctrl-c on kdrift's terminal does not reach it:
+//! kdrift stops them itself when it is interrupted ([`interrupt`]), with SIGTERM first, so that
+//! git removes its lock files (`.git/index.lock`) and leaves the index as it was.
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a finished program printed.
@@ -17,24 +22,79 @@ pub enum RunError {
     Spawn(#[from] std::io::Error),
     #[error("did not finish within {} s", .0.as_secs())]
     TimedOut(Duration),
+    /// kdrift was interrupted: no new program is started.
+    #[error("not started: kdrift was interrupted")]
+    Interrupted,
 }
 
-/// The process groups of the programs running now, so that quitting can stop them.
+/// The process groups of the programs running now, so that quitting can stop them. Held while
+/// a program is started, so that none starts unseen by [`interrupt`].
 static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// How long the programs kdrift runs (git and its hooks) get to end after SIGTERM, when kdrift
+/// is interrupted, before they are killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Set by [`interrupt`]: from then on only [`run_to_clean_up`] starts programs.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 fn running() -> std::sync::MutexGuard<'static, Vec<i32>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Stops every program still running (and what it started): kdrift is quitting. Returns how
-/// many there were.
-pub fn stop_running() -> usize {
-    let groups = std::mem::take(&mut *running());
-    for pid in &groups {
+/// Whether kdrift was interrupted ([`interrupt`]): work that failed since did so because of it.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// What [`interrupt`] did to the programs that were running.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stopped {
+    /// Asked to stop (SIGTERM to their process groups).
+    pub asked: usize,
+    /// Still running after the grace time, and killed (SIGKILL): these may leave lock files.
+    pub killed: usize,
+}
+
+/// kdrift is interrupted (ctrl-c, SIGTERM, or quitting with an accept under way): no program
+/// starts any more but to clean up, and every one running (with what it started: a hook, a
+/// signing program) is sent SIGTERM, given `grace` to end — git removes its lock files then —
+/// and killed after it. Blocking.
+pub fn interrupt(grace: Duration) -> Stopped {
+    let groups = {
+        let running = running();
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        running.clone()
+    };
+    let signal = |pid: i32, signal: i32| {
         // SAFETY: kill(2) on a process group kdrift started; no memory is involved.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        unsafe { libc::kill(-pid, signal) };
+    };
+    for pid in &groups {
+        signal(*pid, libc::SIGTERM);
     }
-    groups.len()
+    // Each ends in its runner's wait loop, which forgets it: wait until all have.
+    let started = Instant::now();
+    let left = || -> Vec<i32> {
+        let running = running();
+        groups
+            .iter()
+            .copied()
+            .filter(|pid| running.contains(pid))
+            .collect()
+    };
+    let mut remaining = left();
+    while !remaining.is_empty() && started.elapsed() < grace {
+        std::thread::sleep(Duration::from_millis(10));
+        remaining = left();
+    }
+    for pid in &remaining {
+        signal(*pid, libc::SIGKILL);
+    }
+    Stopped {
+        asked: groups.len(),
+        killed: remaining.len(),
+    }
 }
 
 /// Runs `command` with no stdin, in a session of its own, for at most `limit`. The session's
@@ -43,7 +103,17 @@ pub fn stop_running() -> usize {
 /// passphrase, a hook's question) fails at once instead of being stopped by the terminal
 /// (SIGTTIN: a background process group may not read it) until the time limit — or, in the
 /// live view, drawing over the screen.
-pub fn run_bounded(mut command: Command, limit: Duration) -> Result<Finished, RunError> {
+pub fn run_bounded(command: Command, limit: Duration) -> Result<Finished, RunError> {
+    run(command, limit, false)
+}
+
+/// [`run_bounded`], even once kdrift is interrupted: for what puts things back as they were (a
+/// temporary worktree removed, a file taken out of the index again).
+pub fn run_to_clean_up(command: Command, limit: Duration) -> Result<Finished, RunError> {
+    run(command, limit, true)
+}
+
+fn run(mut command: Command, limit: Duration, clean_up: bool) -> Result<Finished, RunError> {
     use std::os::unix::process::CommandExt;
     command
         .stdin(Stdio::null())
@@ -59,7 +129,17 @@ pub fn run_bounded(mut command: Command, limit: Duration) -> Result<Finished, Ru
             Ok(())
         });
     }
+    // Started under the lock, so that `interrupt` either sees it or refuses it.
+    let mut running_now = running();
+    if interrupted() && !clean_up {
+        return Err(RunError::Interrupted);
+    }
     let mut child = command.spawn()?;
+    let pid = i32::try_from(child.id()).ok();
+    if let Some(pid) = pid {
+        running_now.push(pid);
+    }
+    drop(running_now);
     // Read the pipes on threads: a chatty child must not block on a full pipe while we wait.
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -73,10 +153,6 @@ pub fn run_bounded(mut command: Command, limit: Duration) -> Result<Finished, Ru
     let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
     let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
     let started = Instant::now();
-    let pid = i32::try_from(child.id()).ok();
-    if let Some(pid) = pid {
-        running().push(pid);
-    }
     let forget = |pid: Option<i32>| {
         if let Some(pid) = pid {
             running().retain(|p| *p != pid);

@@ -1,6 +1,8 @@
 //! Text from the cluster made safe to show: control characters (an annotation holding
 //! `ESC ] 0 ; … BEL` retitles the window, `ESC [ 2 J` clears it) are escaped in every text output,
-//! commit message and view. Line breaks and tabs stay: they are the outputs' own layout.
+//! commit message and view. Line breaks and tabs stay: they are the outputs' own layout. A
+//! value (a field's text) is written on one line ([`one_line`]): a line break inside it must not
+//! start a line of the report that is not the report's.
 use std::borrow::Cow;
 
 /// True for a character a terminal would act on instead of showing: C0 controls but line feed
@@ -28,6 +30,21 @@ pub fn printable(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A value's text as one line of a report: as it is when it holds no control character at
+/// all; else in double quotes with JSON's escapes (`"first\nsecond"`, `"\u001b[31m"`), so a
+/// line break, a carriage return or an escape sequence in a live value can neither start a
+/// line of the report nor repaint the terminal, and the reader sees that the value holds one.
+/// The one escaping of every value kdrift prints: the text and GitHub reports, the accept and
+/// revert views, commit messages.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    // JSON leaves DEL and the C1 controls raw: those are written visibly too.
+    let quoted = serde_json::Value::String(text.to_owned()).to_string();
+    Cow::Owned(printable(&quoted).into_owned())
 }
 
 /// Columns between tab stops, as a terminal sets them.
@@ -75,6 +92,19 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(printable("héllo → ✓"), "héllo → ✓");
+    }
+
+    #[test]
+    fn a_value_is_one_line_that_says_what_it_holds() {
+        assert!(matches!(one_line("plain value: ✓"), Cow::Borrowed(_)));
+        assert_eq!(one_line("red \u{1b}[31mALERT"), r#""red \u001b[31mALERT""#);
+        assert_eq!(
+            one_line("ok\nweb  spec.replicas  3 → 5"),
+            r#""ok\nweb  spec.replicas  3 → 5""#
+        );
+        assert_eq!(one_line("over\rwrite\tx"), r#""over\rwrite\tx""#);
+        assert_eq!(one_line("a\u{7f}b\u{9b}c"), r#""a^?b\u{9b}c""#);
+        assert!(!one_line("x\u{1b}]0;t\u{7}\ny").contains(['\n', '\u{1b}', '\u{7}']));
     }
 
     #[test]

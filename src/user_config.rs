@@ -147,8 +147,12 @@ pub fn after_help() -> String {
         || "$XDG_CONFIG_HOME/kdrift/config.toml".to_owned(),
         |p| p.display().to_string(),
     );
+    let key = crate::state::digest_key_path().map_or_else(
+        || format!("$XDG_STATE_HOME/kdrift/{}", crate::state::DIGEST_KEY_FILE),
+        |p| p.display().to_string(),
+    );
     format!(
-        "{}\nConfig: {config} (readonly = true, theme = \"NAME\"; {CONFIG_ENV}=FILE names another)",
+        "{}\nConfig: {config} (readonly = true, theme = \"NAME\"; {CONFIG_ENV}=FILE names another)\nSecrets: values are shown as keyed digests (hmac-sha256:…), HMAC-SHA256 with the key in {key} (made on first use, mode 0600): equal values read alike, and no table of known values reverses them",
         crate::logging::after_help()
     )
 }

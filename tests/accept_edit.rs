@@ -518,3 +518,70 @@ fn removing_a_key_takes_its_own_lines_only() {
         assert_eq!(out, want, "{text:?} without {key}");
     }
 }
+
+/// A flow list whose strings are quoted keeps its quotes when it is written again or an item
+/// is added (an accept rewrote a ClusterRole's `verbs: ["get", "list"]` as `[get, list, watch]`);
+/// one written bare stays bare, and a mixed one quotes only what must be.
+#[test]
+fn a_flow_list_keeps_the_quoting_of_its_strings() {
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: pod-reader\nrules:\n  - apiGroups: [\"\"]\n    resources: ['pods', 'pods/log']\n    verbs: [\"get\", \"list\"] # read only\n";
+    let mut rules = FieldPath::keys(&["rules"]);
+    rules.0.push(kdrift::manifest::edit::PathStep::Index(0));
+    let verbs = FieldPath(
+        rules
+            .0
+            .iter()
+            .cloned()
+            .chain([kdrift::manifest::edit::PathStep::Key("verbs".into())])
+            .collect(),
+    );
+    let resources = FieldPath(
+        rules
+            .0
+            .iter()
+            .cloned()
+            .chain([kdrift::manifest::edit::PathStep::Key("resources".into())])
+            .collect(),
+    );
+    let edited = edit_document(
+        role,
+        0,
+        &[
+            set(verbs.clone(), json!(["get", "list", "watch"])),
+            set(resources, json!(["pods", "pods/log", "pods/exec"])),
+        ],
+    )
+    .expect("edit");
+    assert!(
+        edited.contains("    verbs: [\"get\", \"list\", \"watch\"] # read only\n"),
+        "{edited}"
+    );
+    assert!(
+        edited.contains("    resources: ['pods', 'pods/log', 'pods/exec']\n"),
+        "{edited}"
+    );
+    // An item added to the list is quoted as its neighbours.
+    let mut watch = verbs.clone();
+    watch
+        .0
+        .push(kdrift::manifest::edit::PathStep::Value(json!("watch")));
+    let added = edit_document(role, 0, &[set(watch, json!("watch"))]).expect("edit");
+    assert!(
+        added.contains("verbs: [\"get\", \"list\", \"watch\"]"),
+        "{added}"
+    );
+    // Bare strings stay bare; a list mixing both styles quotes only what must be.
+    for (before, after) in [
+        ("verbs: [get, list]", "verbs: [get, list, watch]"),
+        ("verbs: [\"get\", list]", "verbs: [get, list, watch]"),
+    ] {
+        let text = role.replace("verbs: [\"get\", \"list\"]", before);
+        let edited = edit_document(
+            &text,
+            0,
+            &[set(verbs.clone(), json!(["get", "list", "watch"]))],
+        )
+        .expect("edit");
+        assert!(edited.contains(after), "{before}: {edited}");
+    }
+}

@@ -99,7 +99,12 @@ fn loads_yaml_recursively_and_skips_what_is_not_a_manifest() {
         "{problems:?}"
     );
     assert!(!has("is also defined at"), "{problems:?}");
-    assert_eq!(problems.len(), 3, "{problems:?}");
+    // And a note that sub-folders were read, as kubectl apply -R reads them.
+    assert!(
+        has("in sub-folders (") && has("kubectl apply -f DIR without -R would not read them"),
+        "{problems:?}"
+    );
+    assert_eq!(problems.len(), 4, "{problems:?}");
     let web = index
         .get(&ObjectKey::new("apps", "Deployment", "shop", "web"))
         .expect("web");
@@ -183,7 +188,11 @@ fn reloading_one_file_updates_the_index_and_names_the_touched_objects() {
 
     write(dir.path(), "new/c.yaml", &deployment("api", None));
     index.reload_file(&dir.path().join("new/c.yaml"));
-    assert_eq!(index.problems().len(), 1, "a duplicate now");
+    let problems = index.problems();
+    let not_notes: Vec<_> = problems.iter().filter(|p| !p.is_note()).collect();
+    assert_eq!(not_notes.len(), 1, "a duplicate now: {problems:?}");
+    // new/ is a sub-folder: said in a note.
+    assert_eq!(problems.len(), 2, "{problems:?}");
 
     write(
         dir.path(),
@@ -199,5 +208,32 @@ fn reloading_one_file_updates_the_index_and_names_the_touched_objects() {
             .any(|p| matches!(p, Problem::BadConfig { line: 3, .. })),
         "{:?}",
         index.problems()
+    );
+}
+
+/// A manifest named by `generateName` alone cannot be paired with a live object: it is not
+/// compared, and a note says so, naming its line, instead of a silent skip.
+#[test]
+fn a_generate_name_manifest_is_noted_not_skipped_silently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(
+        dir.path(),
+        "jobs.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\nspec: {}\n",
+    );
+    let index = ManifestIndex::load(dir.path(), "default");
+    assert!(keys(&index).is_empty());
+    let notes: Vec<String> = index
+        .problems()
+        .iter()
+        .filter(|p| p.is_note())
+        .map(|p| p.to_string())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].ends_with(
+            "jobs.yaml: line 1: the Job with generateName \"migrate-\" and no name is not compared: the server names it when it is created (kubectl create; kubectl apply refuses it), so no live object can be matched to it"
+        ),
+        "{notes:?}"
     );
 }

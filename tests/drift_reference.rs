@@ -154,7 +154,7 @@ fn text_report_has_one_line_per_field_with_manager_and_age() {
             "deployment/capture/web  spec.replicas  2 → 4  manager unknown",
             "deployment/capture/web  spec.template.spec.containers[name=web].env[name=EXTRA]  (absent) → {\"name\":\"EXTRA\",\"value\":\"1\"}  kubectl-set (Update) 12m ago",
             "deployment/capture/web  spec.template.spec.containers[name=web].resources.limits.memory  (absent) → 256Mi  kubectl-set (Update) 12m ago",
-            "1 objects: 0 in sync, 1 drifted (3 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems",
+            "1 objects: 0 in sync, 1 drifted (3 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 0 notes",
         ]
     );
     assert_eq!(report.exit_code(), 1);

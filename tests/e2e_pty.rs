@@ -586,7 +586,7 @@ fn a_secret_value_is_neither_on_screen_nor_in_the_log() {
     });
     pty.send(b"d");
     wait_for(&mut screen, &pty.output, "the Secret's diff", |s| {
-        s.text().contains("password: sha256:")
+        s.text().contains("password: hmac-sha256:")
     });
     let encoded = base64::engine::general_purpose::STANDARD.encode(PLANTED);
     let shown = screen.text();
@@ -719,4 +719,84 @@ fn demo_accepts_a_scale_of_the_prod_overlay_into_its_kustomization() {
     );
 
     quit(&mut pty, &mut screen, "kdrift did not quit on q");
+}
+
+/// Quitting twice while an accept's git commits (a slow pre-commit hook): git is stopped with
+/// SIGTERM, so it leaves no `.git/index.lock`, the file is put back as it was, kdrift says so
+/// and exits non-zero — it exited 0 and left the lock when git was killed outright.
+#[test]
+fn quitting_twice_during_an_accept_stops_git_cleanly_and_says_what_was_left() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let repo = dir.path().join("manifests");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut pty = Pty::spawn(quiet_demo(dir.path(), false), ROWS, COLS);
+    let mut screen = Screen::new();
+    wait_for(&mut screen, &pty.output, "frontend in sync", |s| {
+        row_ends(s, "shop", "frontend", "in sync")
+    });
+    let hook = repo.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ntouch \"$(git rev-parse --git-dir)/hook-started\"\nsleep 20\ntouch \"$(git rev-parse --git-dir)/hook-finished\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap();
+    let head = git_as(&home, &repo, &["rev-parse", "HEAD"]);
+    let scale = std::process::Command::new(live_screen::kubectl_bin::path())
+        .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+        .args(["-n", "shop", "scale", "deployment/frontend", "--replicas=5"])
+        .output()
+        .unwrap();
+    assert!(scale.status.success(), "{scale:?}");
+    wait_for(&mut screen, &pty.output, "frontend drifted", |s| {
+        row_ends(s, "shop", "frontend", "1 field")
+    });
+    pty.send(b"/shop/frontend\r");
+    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
+        s.text().contains("</shop/frontend>")
+    });
+    pty.send(b"a");
+    wait_for(&mut screen, &pty.output, "the accept view", |s| {
+        s.text().contains("[x] spec.replicas")
+    });
+    pty.send(b"\r");
+    let started = repo.join(".git/hook-started");
+    let start = Instant::now();
+    while !started.exists() {
+        assert!(start.elapsed() < PATIENCE, "the hook never ran");
+        if let Ok(bytes) = pty.output.recv_timeout(Duration::from_millis(100)) {
+            screen.feed(&bytes);
+        }
+    }
+    pty.send(b"q");
+    wait_for(&mut screen, &pty.output, "the quitting notice", |s| {
+        s.text()
+            .contains("quitting once the accept or revert under way ends")
+    });
+    let status = quit(&mut pty, &mut screen, "kdrift did not quit on the second q");
+    assert!(
+        !status.success(),
+        "quit with the accept unfinished: {status:?}"
+    );
+    let said = String::from_utf8_lossy(&screen.raw).into_owned();
+    assert!(
+        said.contains("stopping their git commands (SIGTERM")
+            && said.contains(
+                "interrupted before the commit: git was stopped and nothing was committed"
+            )
+            && said.contains("shop/frontend.yaml put back as it was"),
+        "{said}"
+    );
+    assert!(!repo.join(".git/index.lock").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("shop/frontend.yaml")).unwrap(),
+        before
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!repo.join(".git/hook-finished").exists());
+    assert_eq!(git_as(&home, &repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git_as(&home, &repo, &["status", "--porcelain"]), "");
 }

@@ -539,13 +539,25 @@ fn a_check_that_compared_nothing_is_not_green() {
     ] {
         let run = kdrift(&c, &repo, &args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        // Said once on a terminal (stdout and stderr together), in the report.
+        let both = format!("{}{}", run.stdout, run.stderr);
+        assert_eq!(
+            both.matches("nothing was checked").count(),
+            1,
+            "{args:?}: {run:?}"
+        );
         assert!(
-            run.stderr.contains("nothing was checked"),
+            run.stdout.contains("error: ") && run.stdout.contains("nothing was checked"),
             "{args:?}: {run:?}"
         );
         let mut json_args = args.clone();
         json_args.extend(["-o", "json"]);
         let run = kdrift(&c, &repo, &json_args);
+        // A machine-read report: its errors hold it, and stderr tells the person.
+        assert!(
+            run.stderr.contains("nothing was checked"),
+            "{args:?}: {run:?}"
+        );
         let report = run.json();
         assert_eq!(report["exit_code"], 2, "{run:?}");
         assert!(
@@ -626,13 +638,28 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
             "{name}: {statuses:?}"
         );
     }
-    let notes: Vec<&str> = report["problems"]
+    // Notes, not problems: two templates, and the sub-folders read (as kubectl apply -R).
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+    assert_eq!(report["summary"]["notes"], 3, "{report}");
+    assert_eq!(report["summary"]["problems"], 0, "{report}");
+    let notes: Vec<&str> = report["notes"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|p| p["file"].as_str())
         .collect();
-    assert_eq!(notes.len(), 2, "{report}");
+    assert_eq!(notes.len(), 3, "{report}");
+    let folders = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["file"] == repo.root().display().to_string())
+        .and_then(|n| n["message"].as_str())
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        folders.contains("in sub-folders (argocd/, crds/, flux-system/, payments/, platform/, shop/) are read, as kubectl apply -R -f reads a folder; kubectl apply -f DIR without -R would not read them"),
+        "{folders}"
+    );
     assert!(
         notes
             .iter()
@@ -725,7 +752,7 @@ fn check_writes_yaml_and_github_annotations() {
     let yaml = kdrift(&c, &repo, &["check", "-A", "-o", "yaml"]);
     assert_eq!(yaml.code, 1, "{yaml:?}");
     let from_yaml: serde_json::Value = serde_yaml::from_str(&yaml.stdout).unwrap();
-    assert_eq!(from_yaml["schemaVersion"], 1);
+    assert_eq!(from_yaml["schemaVersion"], 2);
     headless_util::assert_valid_report(&from_yaml);
     assert_eq!(from_yaml["schemaVersion"], json.json()["schemaVersion"]);
     assert_eq!(from_yaml["summary"], json.json()["summary"]);
@@ -749,9 +776,18 @@ fn check_writes_yaml_and_github_annotations() {
         "{}",
         github.stdout
     );
-    assert_eq!(lines.len(), 2, "{}", github.stdout);
+    // The demo's manifests are in sub-folders: a notice says kubectl apply -f without -R
+    // would not read them.
+    assert_eq!(lines.len(), 3, "{}", github.stdout);
     assert!(
-        lines[1].ends_with("1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems")
+        lines[1].starts_with("::notice ") && lines[1].contains("kubectl apply -R -f"),
+        "{}",
+        github.stdout
+    );
+    assert!(
+        lines[2].ends_with(
+            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 1 notes"
+        )
     );
 }
 
@@ -793,7 +829,7 @@ fn the_shipped_schema_refuses_a_report_of_another_shape() {
         ),
         (
             "another schema version",
-            Box::new(|r| r["schemaVersion"] = 2.into()),
+            Box::new(|r| r["schemaVersion"] = 1.into()),
         ),
     ];
     for (what, change) in broken {

@@ -87,11 +87,22 @@ const PLANTED: &str = "planted-s3cret-Zq7";
 /// Neither the secret's text nor its base64 anywhere in `text`.
 fn assert_no_secret(what: &str, text: &str) {
     use base64::Engine;
+    use sha2::Digest;
     for value in [PLANTED, "demo-only-not-a-secret"] {
         let encoded = base64::engine::general_purpose::STANDARD.encode(value);
         assert!(
             !text.contains(value) && !text.contains(&encoded),
             "{what} shows a secret value:\n{text}"
+        );
+        // Nor its public SHA-256, which a table of known values reverses.
+        let public: String = sha2::Sha256::digest(value.as_bytes())
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert!(
+            !text.contains(&public),
+            "{what} shows the unkeyed digest of a secret value:\n{text}"
         );
     }
 }
@@ -195,10 +206,24 @@ fn an_application_repository_is_compared_kind_by_kind_and_no_secret_leaves() {
     let text = kdrift(&c, &repo, &["check", "-A"]);
     assert!(
         text.stdout
-            .contains("secret/payments/ledger-db  data.password  sha256:"),
+            .contains("secret/payments/ledger-db  data.password  hmac-sha256:"),
         "{text:?}"
     );
     assert_no_secret("check", &all_of(&text));
+    // Keyed with the installation's key, made on first use in kdrift's state folder (0600): the
+    // same value reads the same from run to run.
+    let key = c.dir.path().join(".local/state/kdrift/secret-digest.key");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "{}", key.display());
+    let again = kdrift(&c, &repo, &["check", "-A"]);
+    let digest = |run: &Run| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains("data.password"))
+            .map(|l| l.split("  ").nth(2).unwrap_or_default().to_owned())
+    };
+    assert_eq!(digest(&again), digest(&text), "{again:?}");
     assert_no_secret("check -o json", &all_of(&drifted));
     let diff = kdrift(&c, &repo, &["diff", "secret/ledger-db", "-n", "payments"]);
     assert_eq!(diff.code, 1, "{diff:?}");
@@ -213,7 +238,10 @@ fn an_application_repository_is_compared_kind_by_kind_and_no_secret_leaves() {
         &["revert", "secret/ledger-db", "-n", "payments", "--dry-run"],
     );
     assert_eq!(preview.code, 0, "{preview:?}");
-    assert!(preview.stdout.contains("password: sha256:"), "{preview:?}");
+    assert!(
+        preview.stdout.contains("password: hmac-sha256:"),
+        "{preview:?}"
+    );
     assert_no_secret("revert --dry-run", &all_of(&preview));
 
     // Settle: accept the ConfigMap and the Service into git, revert the Secret, apply the
@@ -283,11 +311,25 @@ fn a_kind_the_cluster_does_not_serve_is_a_problem_and_the_rest_is_compared() {
         "shop/widget.yaml",
         "# A widget of a definition nobody installed.\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: shop\nspec:\n  size: 3\n",
     );
+    // A cluster-scoped kind of a definition not installed: its scope is unknown, so no
+    // namespace is made up for it (not `clusterissuer/default/self-signed`).
+    repo.write(
+        "issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: self-signed\nspec:\n  selfSigned: {}\n",
+    );
     let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
     assert_eq!(run.code, 2, "{run:?}");
     let report = run.json();
     let problems = report["problems"].as_array().unwrap();
-    assert_eq!(problems.len(), 1, "{run:?}");
+    assert_eq!(problems.len(), 2, "{run:?}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(": clusterissuer/self-signed: no kind ClusterIssuer in cert-manager.io/v1"),
+        "{run:?}"
+    );
+    let problems = &problems[1..];
     assert_eq!(
         problems[0]["file"],
         repo.path("shop/widget.yaml").display().to_string()

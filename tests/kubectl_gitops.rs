@@ -403,7 +403,7 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
             status(&report, "deployment/shop/frontend").as_deref(),
             Some("in-sync"),
             "{cwd:?}: {}",
-            report["problems"]
+            report["notes"]
         );
         assert_eq!(status(&report, "deployment/default/frontend"), None);
         // The rest of the checkout is read as always.
@@ -411,7 +411,7 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
             status(&report, "deployment/payments/ledger").as_deref(),
             Some("in-sync")
         );
-        let notes = report["problems"].to_string();
+        let notes = report["notes"].to_string();
         assert!(
             notes.contains("manifests from Argo CD apps: argocd/shop → shop (directory)"),
             "{notes}"
@@ -423,9 +423,9 @@ fn without_manifests_the_apps_folder_is_read_as_argo_cd_reads_it() {
         status(&plain, "deployment/default/frontend").as_deref(),
         Some("missing"),
         "{}",
-        plain["problems"]
+        plain["notes"]
     );
-    assert!(!plain["problems"].to_string().contains("Argo CD apps"));
+    assert!(!plain["notes"].to_string().contains("Argo CD apps"));
 }
 
 /// A Flux Kustomization whose GitRepository is the checkout's origin: without `--manifests`
@@ -473,10 +473,10 @@ fn without_manifests_a_flux_kustomizations_folder_is_read_as_flux_reads_it() {
         status(&report, "deployment/platform/auth").as_deref(),
         Some("in-sync"),
         "{}",
-        report["problems"]
+        report["notes"]
     );
     assert_eq!(status(&report, "deployment/default/auth"), None);
-    let notes = report["problems"].to_string();
+    let notes = report["notes"].to_string();
     assert!(
         notes.contains(
             "manifests from Flux Kustomizations: flux-system/platform → platform (directory, recursive)"
@@ -493,13 +493,9 @@ fn without_manifests_a_flux_kustomizations_folder_is_read_as_flux_reads_it() {
         status(&plain, "deployment/default/auth").as_deref(),
         Some("missing"),
         "{}",
-        plain["problems"]
+        plain["notes"]
     );
-    assert!(
-        !plain["problems"]
-            .to_string()
-            .contains("Flux Kustomizations")
-    );
+    assert!(!plain["notes"].to_string().contains("Flux Kustomizations"));
 }
 
 /// Label tracking (Argo CD 2.x's default): the `app.kubernetes.io/instance` label names the app

@@ -77,7 +77,7 @@ fn an_applied_overlay_is_in_sync_and_a_scale_of_it_is_drift() {
         "{report}"
     );
     assert!(
-        report["problems"]
+        report["notes"]
             .as_array()
             .unwrap()
             .iter()

@@ -400,6 +400,25 @@ fn the_header_names_the_branch_template_no_repository_and_a_dirty_file() {
         text.contains("web.yaml has uncommitted changes: enter will refuse"),
         "{text}"
     );
+
+    // A detached HEAD: the commit would be on no branch, said before enter makes it.
+    let mut app = drifted_app(dir.path(), false);
+    press(&mut app, KeyCode::Char('a'));
+    update(
+        &mut app,
+        fetched(
+            dir.path(),
+            GitState::Repository {
+                branch: None,
+                dirty: false,
+            },
+        ),
+    );
+    let text = screen_text(&draw(&mut app, 200, 30));
+    assert!(
+        text.contains("HEAD is detached: the commit will be on no branch"),
+        "{text}"
+    );
 }
 
 #[test]

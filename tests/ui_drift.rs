@@ -436,3 +436,37 @@ fn drift_column_snapshot_and_colours() {
         "web and the missing cart:\n{text}"
     );
 }
+
+/// A folder that holds only a Helm chart gives no manifest: `:drift` says that nothing was read
+/// and why (its files are templates), not that every object is in sync.
+#[test]
+fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("chart/templates")).unwrap();
+    std::fs::write(
+        dir.path().join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("chart/templates/deployment.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
+    )
+    .unwrap();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    update(&mut app, Message::Key(KeyEvent::from(KeyCode::Char(':'))));
+    for c in "drift".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    let text = screen_text(&draw(&mut app, 200, 14));
+    assert!(!text.contains("in sync"), "{text}");
+    assert!(text.contains("no manifest was read under"), "{text}");
+    assert!(
+        text.contains("1 file(s) are Helm templates, which kdrift does not render"),
+        "{text}"
+    );
+    // The status bar does not call the template a problem.
+    assert!(text.contains(":problems 0 · 1 notes"), "{text}");
+}

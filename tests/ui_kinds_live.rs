@@ -99,7 +99,7 @@ async fn drift_of_every_kind_is_listed_and_settled_from_the_drift_view() {
         keys(&tx, "jj");
         keys(&tx, "d");
         wait_for(&text, "the Secret's diff", |s| {
-            s.contains("diff secret payments/ledger-db") && s.contains("password: sha256:")
+            s.contains("diff secret payments/ledger-db") && s.contains("password: hmac-sha256:")
         })
         .await;
         assert!(no_secret(&text.lock().unwrap()));

@@ -281,6 +281,7 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         removals: vec![],
         autoscaled: false,
         rekey: None,
+        replicas_note: None,
     });
     previewed(&mut app, id, Ok(shown));
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
@@ -441,4 +442,55 @@ fn in_a_sparse_checkout_no_manifest_says_where_it_may_be() {
         flash.starts_with("deployment/auth/api has no manifest") && flash.ends_with(hint),
         "{flash}"
     );
+}
+
+/// A revert made from the diff of an object that is not a Deployment goes back to that diff,
+/// which is fetched again at once: it shows the object as the revert left it, not the drift
+/// from before (it stayed so until ctrl-r).
+#[test]
+fn back_in_the_diff_after_a_revert_it_is_fetched_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  MODE: fast\n",
+    )
+    .unwrap();
+    let mut app = sample_app();
+    let index = Arc::new(ManifestIndex::load(dir.path(), "default"));
+    update(&mut app, Message::Manifests(index));
+    let cm = kdrift::manifest::ObjectKey::new("", "ConfigMap", "shop", "settings");
+    assert!(matches!(
+        app.open_diff(cm.clone()).as_slice(),
+        [Command::FetchDiff(..)]
+    ));
+    let id = match app.open_revert(cm.clone()).as_slice() {
+        [Command::PreviewRevert { id, .. }] => *id,
+        other => panic!("expected a dry run, got {other:?}"),
+    };
+    previewed(&mut app, id, Ok(revert_preview(false)));
+    assert_eq!(
+        press(&mut app, KeyCode::Char('y')),
+        [Command::Revert {
+            id,
+            key: cm.clone()
+        }]
+    );
+    let commands = update(
+        &mut app,
+        Message::Reverted {
+            id,
+            result: Ok(RevertDone {
+                key: cm.clone(),
+                removed: vec![],
+                kept: vec![],
+            }),
+        },
+    );
+    assert!(
+        matches!(&app.screen, Screen::Diff(view) if view.key == cm
+            && view.content == kdrift::app::drift::DiffContent::Loading),
+        "{:?}",
+        app.screen
+    );
+    assert_eq!(commands, [Command::FetchDiff(cm, "v1".into())]);
 }

@@ -151,6 +151,22 @@ fn push_if_asked(
     })
 }
 
+/// The warning before a commit on a detached HEAD: the commit is made, but on no branch.
+pub const DETACHED_HEAD: &str = "HEAD is detached: the commit will be on no branch, and checking out a branch leaves it behind (after it, git switch -c NAME keeps it; or check out a branch first)";
+
+/// [`DETACHED_HEAD`] when the commit `plan` makes of `file` goes to a detached HEAD (not to a
+/// new branch of `accept.branch`); `None` otherwise, or when git cannot say.
+pub fn detached_head(root: &Path, file: &Path, plan: Option<&CommitPlan>) -> Option<&'static str> {
+    let plan = plan?;
+    let top = git::repository_of(root, file).ok().flatten()?;
+    let branch = git::current_branch(&top).ok()?;
+    let to_new_branch = plan
+        .branch
+        .as_ref()
+        .is_some_and(|b| Some(b) != branch.as_ref());
+    (branch.is_none() && !to_new_branch).then_some(DETACHED_HEAD)
+}
+
 /// `file` as the user knows it: relative to the manifests root.
 pub fn shown_path(root: &Path, file: &Path) -> String {
     file.strip_prefix(root)
@@ -221,7 +237,17 @@ pub fn write_and_commit(
             .iter()
             .map(|e| (e.file.as_path(), e.after.as_str()))
             .collect();
-        return match git::commit_files_on_new_branch(root, &files, &plan.message, branch) {
+        let committed = git::commit_files_on_new_branch(root, &files, &plan.message, branch);
+        if committed.is_err() && crate::process::interrupted() {
+            // Nothing was written in the checkout; the new branch was removed.
+            return Err(AcceptError::Interrupted {
+                restored: Vec::new(),
+                left: Vec::new(),
+                lock: None,
+                committed: Vec::new(),
+            });
+        }
+        return match committed {
             Ok(CommitOutcome::Committed {
                 short_hash,
                 repository,
@@ -245,7 +271,11 @@ pub fn write_and_commit(
         return Ok(Outcome::Written);
     };
     let files: Vec<&Path> = edits.iter().map(|e| e.file.as_path()).collect();
-    match git::commit_files(root, &files, &plan.message) {
+    let committed = git::commit_files(root, &files, &plan.message);
+    if committed.is_err() && crate::process::interrupted() {
+        return Err(put_back(root, edits));
+    }
+    match committed {
         Ok(CommitOutcome::Committed {
             short_hash,
             branch,
@@ -259,6 +289,46 @@ pub fn write_and_commit(
         }),
         Ok(CommitOutcome::NotARepository) => Ok(Outcome::NotARepository),
         Err(e) => Err(AcceptError::Commit(e)),
+    }
+}
+
+/// After an interrupt stopped the commit: each file the accept wrote that git does not have
+/// committed is put back as it was read (a new one removed and taken out of the index), so an
+/// interrupted accept leaves the checkout as it found it. A file git has as written was committed
+/// before the interrupt took effect: the commit stands, and so does the file.
+fn put_back(root: &Path, edits: &[PreparedEdit]) -> AcceptError {
+    let (mut restored, mut left, mut lock, mut committed) =
+        (Vec::new(), Vec::new(), None, Vec::new());
+    let written = |edit: &PreparedEdit| {
+        std::fs::read(&edit.file).ok().as_deref() == Some(edit.after.as_bytes())
+    };
+    for edit in edits {
+        let shown = shown_path(root, &edit.file);
+        let after = git::after_interrupt(root, &edit.file).unwrap_or_default();
+        lock = lock.or(after.lock);
+        if after.clean == Some(true) {
+            if written(edit) {
+                committed.push(shown);
+            }
+            continue;
+        }
+        match edit.undo(root) {
+            Ok(()) => {
+                if edit.creates {
+                    let _ = git::unstage(root, &edit.file);
+                }
+                restored.push(shown);
+            }
+            // Not as the accept wrote it: not written at all, or changed since by someone else.
+            Err(_) if !written(edit) => {}
+            Err(error) => left.push(format!("{shown} ({error})")),
+        }
+    }
+    AcceptError::Interrupted {
+        restored,
+        left,
+        lock,
+        committed,
     }
 }
 

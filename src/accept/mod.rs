@@ -18,7 +18,9 @@ pub mod kustomize;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
-pub use commit::{CommitPlan, Outcome, ensure_clean, shown_path, write_and_commit};
+pub use commit::{
+    CommitPlan, DETACHED_HEAD, Outcome, detached_head, ensure_clean, shown_path, write_and_commit,
+};
 
 use serde_json::Value;
 
@@ -131,6 +133,57 @@ pub enum AcceptError {
     /// Branch mode: the commit on the new branch failed; the branch is gone, nothing written.
     #[error("{0}; the new branch was removed and nothing was written")]
     BranchCommit(#[source] GitError),
+    /// kdrift was interrupted before the commit was made: git was stopped and the files are
+    /// as they were (or, said, could not all be put back).
+    #[error("{}", interrupted(.restored, .left, .lock, .committed))]
+    Interrupted {
+        /// Files written by the accept and put back as they were.
+        restored: Vec<String>,
+        /// Files written by the accept that could not be put back (with why).
+        left: Vec<String>,
+        /// The index lock a killed git left behind.
+        lock: Option<std::path::PathBuf>,
+        /// Files git has as the accept wrote them: the commit was made before the interrupt
+        /// took effect (its last steps were not).
+        committed: Vec<String>,
+    },
+}
+
+/// What an interrupted accept left: nothing, or what to do about it.
+fn interrupted(
+    restored: &[String],
+    left: &[String],
+    lock: &Option<std::path::PathBuf>,
+    committed: &[String],
+) -> String {
+    let mut text = if committed.is_empty() {
+        String::from("interrupted before the commit: git was stopped and nothing was committed")
+    } else {
+        format!(
+            "interrupted, but the commit of {} was made before git could be stopped: see git log -1",
+            committed.join(", ")
+        )
+    };
+    if restored.is_empty() && left.is_empty() && committed.is_empty() {
+        text.push_str("; nothing was written");
+    }
+    if !restored.is_empty() {
+        text.push_str(&format!("; {} put back as it was", restored.join(", ")));
+    }
+    if !left.is_empty() {
+        text.push_str(&format!(
+            "; {} could not be put back and holds the accepted values, not committed: see git diff, and git restore it to undo",
+            left.join(", ")
+        ));
+    }
+    if let Some(lock) = lock {
+        text.push_str(&format!(
+            "; git was killed before it could remove its lock {}: once no git command runs in the repository, remove it (rm {})",
+            lock.display(),
+            lock.display()
+        ));
+    }
+    text
 }
 
 /// A failed commit after the file was written, said with git's own words last.

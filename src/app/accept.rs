@@ -436,6 +436,10 @@ impl App {
                 "{shown} has uncommitted changes: enter will refuse; commit or stash them first"
             )),
             GitState::Unknown(e) => Some(format!("git: {e}")),
+            // A commit on no branch is easily left behind: said before enter makes it.
+            GitState::Repository { branch: None, .. } if index.config.accept_branch.is_none() => {
+                Some(accept::DETACHED_HEAD.to_owned())
+            }
             _ => None,
         };
         let rendered_files = rendered.map(|_| {

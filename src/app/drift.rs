@@ -410,6 +410,21 @@ impl App {
         commands
     }
 
+    /// Fetch the open diff's live object again (ctrl-r, or back from a revert made from it):
+    /// the diff on screen is replaced when it arrives.
+    pub fn refetch_diff(&mut self) -> Vec<Command> {
+        let Screen::Diff(view) = &self.screen else {
+            return Vec::new();
+        };
+        let Some(manifest) = self.manifests.as_ref().and_then(|i| i.get(&view.key)) else {
+            return Vec::new();
+        };
+        vec![Command::FetchDiff(
+            view.key.clone(),
+            manifest.api_version.to_string(),
+        )]
+    }
+
     /// The whole live object of the open diff arrived: compare, draw, drop.
     pub fn diff_fetched(&mut self, (key, result): FetchedObject) {
         let Screen::Diff(view) = &self.screen else {
@@ -494,16 +509,7 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 && view.content != DiffContent::Loading
                 && app.manifests.is_some() =>
         {
-            let api_version = app
-                .manifests
-                .as_ref()
-                .and_then(|i| i.get(&view.key))
-                .map(|m| m.api_version.clone())
-                .unwrap_or_default();
-            return vec![Command::FetchDiff(
-                view.key.clone(),
-                api_version.to_string(),
-            )];
+            return app.refetch_diff();
         }
         code => {
             super::keys::scroll_key(code, &mut view.scroll, last, page);

@@ -30,6 +30,8 @@ pub struct PreviewShown {
     pub removals: Vec<RemovalShown>,
     /// An autoscaler owns `spec.replicas`: the revert leaves them alone.
     pub autoscaled: bool,
+    /// Why a hand-scaled `spec.replicas` is left as it is (an autoscaler scales the object).
+    pub replicas_note: Option<String>,
     /// The live object already is what the revert would make it.
     pub changes_nothing: bool,
 }
@@ -49,6 +51,7 @@ impl PreviewShown {
                 })
                 .collect(),
             autoscaled: preview.autoscaled,
+            replicas_note: preview.replicas_note.clone(),
             changes_nothing: preview.changes_nothing(),
         }
     }
@@ -93,14 +96,26 @@ pub struct RevertView {
     pub back: Screen,
 }
 
-/// `path:line` of a manifest, as the headless command prints it.
+/// What a revert applies, as the headless command and the view say it: `path:line` of a
+/// manifest; for a kustomize root's object, the root that renders it (what is applied is its
+/// rendering, not the resource file it starts from), then that file.
 pub fn place(manifest: &ManifestObject) -> String {
-    format!("{}:{}", manifest.file.display(), manifest.line)
+    let file = format!("{}:{}", manifest.file.display(), manifest.line);
+    match &manifest.rendered {
+        Some(kustomization) => format!("what {} renders, from {file}", kustomization.display()),
+        None => file,
+    }
 }
 
 /// The headless wording for an object whose revert would change nothing.
 pub fn nothing_to_revert(object: &str, place: &str) -> String {
     format!("{object} is in sync with {place}: nothing to revert")
+}
+
+/// The wording for a revert that would change nothing but leaves a hand-scaled `spec.replicas`
+/// to the autoscaler (`note`: why, see [`crate::cluster::revert::Preview::replicas_note`]).
+pub fn only_replicas_left(object: &str, place: &str, note: &str) -> String {
+    format!("{object} differs from {place} only in spec.replicas, and the revert {note}")
 }
 
 /// The headless wording for an object without a manifest.
@@ -241,7 +256,12 @@ impl App {
                         if let Screen::Revert(view) = &self.screen {
                             self.screen = view.back.clone();
                         }
-                        Vec::new()
+                        // Back in the diff the revert was made from: it shows the object as it
+                        // is now, not as it was before the revert.
+                        if let Screen::Diff(view) = &mut self.screen {
+                            view.content = super::drift::DiffContent::Loading;
+                        }
+                        self.refetch_diff()
                     }
                     None => Vec::new(),
                 };

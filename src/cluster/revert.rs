@@ -30,11 +30,15 @@ pub struct Preview {
     pub after: Value,
     /// The fields added live that the second step removes.
     pub removals: Vec<Removal>,
-    /// An autoscaler owns `spec.replicas`: the apply leaves them to it.
+    /// An autoscaler owns `spec.replicas`, or one scales the object: the apply leaves them to
+    /// it, and they are not removed.
     pub autoscaled: bool,
     /// Manifest list items whose key was changed live, put back in place before the apply, and
     /// the object as the server's dry run of that step returned it.
     pub rekey: Option<(Vec<rekey::Rekey>, Value)>,
+    /// Why `spec.replicas` is left as it is live, when a HorizontalPodAutoscaler scales the
+    /// object but a hand scale owns them (said in the preview).
+    pub replicas_note: Option<String>,
 }
 
 impl Preview {
@@ -129,6 +133,7 @@ pub enum RevertError {
 /// TUI can run the preview and the revert on tasks.
 #[derive(Clone)]
 pub struct Reverter {
+    client: Client,
     api: Api<DynamicObject>,
     resource: ApiResource,
     manifest: ManifestObject,
@@ -160,6 +165,7 @@ impl Reverter {
             Api::namespaced_with(client.clone(), &manifest.key.namespace, &resource)
         };
         Ok(Reverter {
+            client: client.clone(),
             api,
             resource,
             manifest: manifest.clone(),
@@ -178,7 +184,12 @@ impl Reverter {
     pub async fn preview(&self) -> Result<Preview, RevertError> {
         let before = self.get().await?;
         let rv = resource_version(&before);
-        let autoscaled = plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
+        let scaler = match before.pointer("/spec/replicas") {
+            Some(replicas) => self.autoscaler().await.map(|hpa| (hpa, replicas.clone())),
+            None => None,
+        };
+        let autoscaled = scaler.is_some()
+            || plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
         let mut config = plan::apply_config(&self.manifest, None, autoscaled);
         let rekeys = rekey::rekeys(&self.manifest, &before, &self.config, &self.schemas);
         let mut rekey = None;
@@ -201,7 +212,20 @@ impl Reverter {
             // Each item as the first step leaves it, in the applied object.
             applied = rekey::with_items_of(&applied, replaced, rekeys);
         }
-        let removals = plan::removals(&self.manifest, &applied, &self.config, &self.schemas);
+        let mut removals = plan::removals(&self.manifest, &applied, &self.config, &self.schemas);
+        // A hand scale of an object an autoscaler scales: removing `spec.replicas` would set the
+        // server's default, 1, until the autoscaler's next sync — a drop to one pod nobody
+        // asked for. They are left for the autoscaler to set from where they are.
+        let replicas_note = scaler.and_then(|(hpa, replicas)| {
+            let before = removals.len();
+            removals.retain(|r| r.path.to_string() != "spec.replicas");
+            (removals.len() < before).then(|| {
+                format!(
+                    "leaves spec.replicas at {replicas}: {hpa} scales {}, and removing the field would set 1 replica until that autoscaler acts",
+                    self.object
+                )
+            })
+        });
         let after = if removals.is_empty() {
             applied
         } else {
@@ -223,6 +247,47 @@ impl Reverter {
             removals,
             autoscaled,
             rekey,
+            replicas_note,
+        })
+    }
+
+    /// The HorizontalPodAutoscaler whose `scaleTargetRef` is this object, as
+    /// `horizontalpodautoscaler shop/web (2 to 10 replicas)`; `None` when there is none, or the
+    /// autoscalers cannot be listed (then nothing is assumed).
+    async fn autoscaler(&self) -> Option<String> {
+        use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+        let namespace = &self.manifest.key.namespace;
+        if namespace.is_empty() {
+            return None;
+        }
+        let api: Api<HorizontalPodAutoscaler> = Api::namespaced(self.client.clone(), namespace);
+        let list = match api.list(&kube::api::ListParams::default()).await {
+            Ok(list) => list,
+            Err(error) => {
+                tracing::info!(%error, object = %self.object, "autoscalers not listed");
+                return None;
+            }
+        };
+        let group = |api_version: &str| {
+            api_version
+                .rsplit_once('/')
+                .map_or(String::new(), |(g, _)| g.to_owned())
+        };
+        let own_group = group(&self.manifest.api_version);
+        list.items.into_iter().find_map(|hpa| {
+            let spec = hpa.spec?;
+            let target = &spec.scale_target_ref;
+            let matches = target.kind == *self.manifest.key.kind
+                && target.name == *self.manifest.key.name
+                && target.api_version.as_deref().map(group).unwrap_or_default() == own_group;
+            matches.then(|| {
+                format!(
+                    "horizontalpodautoscaler {namespace}/{} ({} to {} replicas)",
+                    hpa.metadata.name.unwrap_or_default(),
+                    spec.min_replicas.unwrap_or(1),
+                    spec.max_replicas
+                )
+            })
         })
     }
 

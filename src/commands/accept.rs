@@ -48,9 +48,9 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
         };
         match live_drift(&ctx, &kind, &key).await {
             Ok((manifest, drift, live)) if manifest.rendered.is_some() => {
-                accept_rendered(&ctx, manifest, &drift, &live, args)
+                accept_rendered(&ctx, manifest, &drift, &live, args).await
             }
-            Ok((manifest, drift, _)) => accept(&ctx, manifest, &drift, args),
+            Ok((manifest, drift, _)) => accept(&ctx, manifest, &drift, args).await,
             Err(e) => {
                 tell!("kdrift: {e}");
                 EXIT_ERROR
@@ -146,9 +146,40 @@ fn chosen<'d>(
     Some(items)
 }
 
+/// Writes `edits` and commits them as `plan` says, on a thread of its own, said as `shown`
+/// (the files): a ctrl-c or SIGTERM meanwhile stops git and puts the files back (see
+/// [`super::interruptible`]), exit 130 or 143.
+async fn write_and_commit_interruptible(
+    root: &Path,
+    edits: Vec<PreparedEdit>,
+    plan: Option<CommitPlan>,
+    shown: String,
+) -> u8 {
+    let root = root.to_path_buf();
+    let done = super::interruptible(move || write_and_commit(&root, &edits, plan.as_ref())).await;
+    match done {
+        Ok((Ok(outcome), signal)) => {
+            say!("{}", outcome.describe(&shown));
+            if signal.is_some() {
+                tell!("kdrift: the interrupt came once the accept was done: nothing was undone");
+            }
+            EXIT_IN_SYNC
+        }
+        // Interrupted, whatever step it stopped at: the signal's exit code.
+        Ok((Err(e), signal)) => {
+            tell!("kdrift: {e}");
+            signal.unwrap_or(EXIT_ERROR)
+        }
+        Err(e) => {
+            tell!("kdrift: the accept stopped: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
 /// Accept into a kustomize tree: the edits go where each value is set (see
 /// [`crate::accept::kustomize`]), are proved by rendering, then written and committed at once.
-fn accept_rendered(
+async fn accept_rendered(
     ctx: &Context,
     manifest: &ManifestObject,
     drift: &ObjectDrift,
@@ -210,20 +241,21 @@ fn accept_rendered(
     }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
-    let shown: Vec<String> = edits.iter().map(|e| shown_path(root, &e.file)).collect();
-    match write_and_commit(root, &edits, plan.as_ref()) {
-        Ok(outcome) => {
-            say!("{}", outcome.describe(&shown.join(", ")));
-            EXIT_IN_SYNC
-        }
-        Err(e) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
+    if let Some(first) = edits.first()
+        && let Some(warning) = crate::accept::detached_head(root, &first.file, plan.as_ref())
+    {
+        tell!("kdrift: warning: {warning}");
     }
+    let shown: Vec<String> = edits.iter().map(|e| shown_path(root, &e.file)).collect();
+    write_and_commit_interruptible(root, edits, plan, shown.join(", ")).await
 }
 
-fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &AcceptArgs) -> u8 {
+async fn accept(
+    ctx: &Context,
+    manifest: &ManifestObject,
+    drift: &ObjectDrift,
+    args: &AcceptArgs,
+) -> u8 {
     let key = &drift.key;
     let Some(items) = chosen(drift, args) else {
         return EXIT_ERROR;
@@ -277,14 +309,8 @@ fn accept(ctx: &Context, manifest: &ManifestObject, drift: &ObjectDrift, args: &
     }
     let plan = (!args.no_commit)
         .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
-    match write_and_commit(root, std::slice::from_ref(&prepared), plan.as_ref()) {
-        Ok(outcome) => {
-            say!("{}", outcome.describe(&shown));
-            EXIT_IN_SYNC
-        }
-        Err(e) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
+    if let Some(warning) = crate::accept::detached_head(root, file, plan.as_ref()) {
+        tell!("kdrift: warning: {warning}");
     }
+    write_and_commit_interruptible(root, vec![prepared], plan, shown).await
 }

@@ -40,7 +40,11 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
         if !args.allow_empty
             && let Some(reason) = nothing_checked(&ctx, &report, &skipped)
         {
-            tell!("kdrift: {reason}");
+            // The text report says it (`error: …`); said on stderr too, it read twice on a
+            // terminal. A machine-read report says it in its `errors`, and stderr tells the person.
+            if args.output != OutputFormat::Text {
+                tell!("kdrift: {reason}");
+            }
             report.errors.push(reason);
         }
         if let Err(e) = print_report(&report, args.output) {

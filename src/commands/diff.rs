@@ -44,7 +44,7 @@ async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
     };
     for problem in ctx.index.problems() {
         if *problem.place().0 == *manifest.file {
-            tell!("problem: {problem}");
+            tell!("{}: {problem}", problem.label());
         }
     }
     let live = match context::get_live(ctx, &kind, &key).await {

@@ -143,6 +143,14 @@ impl Workload {
     async fn logs(&self, args: &LogsArgs) -> Result<(), String> {
         let pod = self.pod().await?;
         let name = pod.metadata.name.clone().unwrap_or_default();
+        // A pod no node took has run nothing: the server answers its log with nothing at all,
+        // which must not read as an empty log.
+        if let Some(why) = not_scheduled(&pod) {
+            return Err(format!(
+                "pod {}/{name} has no log: it is not scheduled to a node, so none of its containers has run ({why})",
+                self.namespace
+            ));
+        }
         let (_, container) = choose_container(&pod, args.container.as_deref())?;
         let state = if is_ready(&pod) { "ready" } else { "not ready" };
         tell!(
@@ -179,6 +187,36 @@ impl Workload {
             Err(e) => Err(format!("the log of pod {name} broke off: {e}")),
         }
     }
+}
+
+/// Why `pod` is on no node (the scheduler's `PodScheduled` condition, else that it is pending),
+/// or `None` when it has a node.
+pub fn not_scheduled(pod: &Pod) -> Option<String> {
+    let on_node = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty());
+    if on_node {
+        return None;
+    }
+    let condition = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        });
+    Some(match condition {
+        Some(c) => match (c.reason.as_deref(), c.message.as_deref()) {
+            (Some(reason), Some(message)) => format!("{reason}: {message}"),
+            (Some(reason), None) => reason.to_owned(),
+            (None, Some(message)) => message.to_owned(),
+            (None, None) => "not scheduled yet".to_owned(),
+        },
+        None => "not scheduled yet".to_owned(),
+    })
 }
 
 fn is_ready(pod: &Pod) -> bool {
@@ -268,6 +306,27 @@ mod tests {
             Some("Deployment")
         );
         assert!(workload("svc").is_none());
+    }
+
+    #[test]
+    fn a_pod_on_no_node_says_why_from_the_scheduler() {
+        let pending: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1"},
+            "spec": {"containers": [{"name": "web"}]},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient cpu."}]}
+        }))
+        .unwrap();
+        assert_eq!(
+            not_scheduled(&pending).as_deref(),
+            Some("Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.")
+        );
+        let running: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-2"},
+            "spec": {"nodeName": "node-a", "containers": [{"name": "web"}]}
+        }))
+        .unwrap();
+        assert_eq!(not_scheduled(&running), None);
     }
 
     #[tokio::test]

@@ -38,6 +38,42 @@ pub const EXIT_DRIFT: u8 = 1;
 /// Exit code: an error (possibly with drift reported as well).
 pub const EXIT_ERROR: u8 = 2;
 
+/// Runs `work` (blocking: an accept's write and commit) on a thread of its own. A ctrl-c or a
+/// SIGTERM meanwhile does not kill kdrift and leave git committing in its own session: git is
+/// stopped with SIGTERM (then killed after [`crate::process::STOP_GRACE`]; see [`crate::process::interrupt`]),
+/// and `work` ends, seeing it was interrupted. Returns its result, and the exit code of the
+/// signal (130, 143) when one came; `Err` when the thread failed.
+async fn interruptible<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<(T, Option<u8>), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+        match signal {
+            Some(signal) => {
+                signal.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+    // Installed before the work starts: from here a signal is ours to handle.
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let mut task = tokio::task::spawn_blocking(work);
+    let code = tokio::select! {
+        done = &mut task => return done.map(|t| (t, None)).map_err(|e| e.to_string()),
+        () = next(&mut interrupt) => 130,
+        () = next(&mut terminate) => 143,
+    };
+    tell!(
+        "kdrift: interrupted: stopping git (SIGTERM, killed after {} s) and putting the files back as they were",
+        crate::process::STOP_GRACE.as_secs()
+    );
+    let _ =
+        tokio::task::spawn_blocking(|| crate::process::interrupt(crate::process::STOP_GRACE)).await;
+    let done = task.await.map_err(|e| e.to_string())?;
+    Ok((done, Some(code)))
+}
+
 /// Runs a subcommand's future on a small runtime; a runtime that cannot start is exit 2.
 fn block_on<F: Future<Output = u8>>(work: F) -> ExitCode {
     match crate::cluster::tokio_runtime() {

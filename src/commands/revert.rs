@@ -113,7 +113,13 @@ async fn revert(
         Err(e) => return fail(&e),
     };
     if preview.changes_nothing() {
-        say!("{}", nothing_to_revert(&preview.object, &place(manifest)));
+        match &preview.replicas_note {
+            Some(note) => say!(
+                "{}",
+                crate::app::revert::only_replicas_left(&preview.object, &place(manifest), note)
+            ),
+            None => say!("{}", nothing_to_revert(&preview.object, &place(manifest))),
+        }
         return EXIT_IN_SYNC;
     }
     show(&preview, manifest, colour);
@@ -167,6 +173,9 @@ fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
         say!("{}", removal.preview_text());
+    }
+    if let Some(note) = &preview.replicas_note {
+        say!("{note}");
     }
 }
 

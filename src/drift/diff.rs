@@ -338,6 +338,9 @@ pub fn name_sources(lines: &mut [DiffLine], sources: &[Option<String>]) {
 
 /// For a kustomize root's object, where each drifted field's value is written (the overlay
 /// entry, patch or generator that sets it, else the resource document); `None` for another.
+/// The live view draws from memory and does not read the resource file again, so a field of
+/// the resource document is named by its file alone (`base/hpa.yaml (resource)`): a line there
+/// would be the document's, not the field's that `kdrift diff` and `check` name.
 pub fn sources_of(
     index: &crate::manifest::ManifestIndex,
     manifest: &crate::manifest::ManifestObject,
@@ -350,16 +353,40 @@ pub fn sources_of(
             .items
             .iter()
             .map(|item| {
-                let place = match index.kustomize.source_of(manifest, &item.path.edit_path()) {
-                    Some(source) => source.place(),
-                    // Without reading the file again (the view draws from memory): the document.
-                    None => crate::manifest::Place {
-                        file: manifest.file.to_path_buf(),
-                        line: manifest.line,
-                        what: Some("resource"),
+                Some(
+                    match index.kustomize.source_of(manifest, &item.path.edit_path()) {
+                        Some(source) => source.place().shown(root),
+                        None => format!(
+                            "{} (resource)",
+                            manifest
+                                .file
+                                .strip_prefix(root)
+                                .unwrap_or(&manifest.file)
+                                .display()
+                        ),
                     },
-                };
-                Some(place.shown(root))
+                )
+            })
+            .collect(),
+    )
+}
+
+/// [`sources_of`] with each field's own line, read from its file: the place `kdrift check`
+/// and the diff's hunk header name.
+fn field_sources(
+    index: &crate::manifest::ManifestIndex,
+    manifest: &crate::manifest::ManifestObject,
+    drift: &ObjectDrift,
+) -> Option<Vec<Option<String>>> {
+    manifest.rendered.as_ref()?;
+    Some(
+        drift
+            .items
+            .iter()
+            .map(|item| {
+                let place =
+                    index.place_of(manifest, &item.path.edit_path(), &item.path.line_steps());
+                Some(place.shown_here())
             })
             .collect(),
     )
@@ -385,7 +412,7 @@ pub fn unified(
         manifest.line
     );
     let mut lines = diff_lines(&manifest.body.to_value(), drift, &name, now, 3);
-    if let Some(sources) = index.and_then(|index| sources_of(index, manifest, drift)) {
+    if let Some(sources) = index.and_then(|index| field_sources(index, manifest, drift)) {
         name_sources(&mut lines, &sources);
     }
     for at in 0..lines.len() {

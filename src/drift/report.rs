@@ -5,7 +5,8 @@
 //!
 //! ```json
 //! {
-//!   "schemaVersion": 1,                      // raised when a field changes meaning or goes
+//!   "schemaVersion": 2,                      // raised when a field changes meaning or goes
+//!                                            // (2: notes left `problems` for `notes`)
 //!   "objects": [{
 //!     "key": "deployment/shop/web",          // kind/namespace/name, as in the text report
 //!     "group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
@@ -33,10 +34,14 @@
 //!     }]
 //!   }],
 //!   "problems": [{"file": "bad.yaml", "line": 3, "message": "..."}],
+//!                                            // each may hide an object: exit code 2
+//!   "notes": [{"file": "chart/templates/a.yaml", "line": null, "message": "..."}],
+//!                                            // worth knowing, hide no object (a template,
+//!                                            // the kustomize roots rendered): no exit code
 //!   "errors": ["..."],
 //!   "kustomize": {"renderer": "kubectl kustomize (kustomize v5.5.0)", "roots": ["overlays/prod"]},
 //!                                            // null when the manifests hold no kustomization
-//!   "summary": {"objects": 1, "in_sync": 0, "drifted": 1, "missing": 0, "unmanaged": 0, "errors": 0, "fields": 1, "problems": 0},
+//!   "summary": {"objects": 1, "in_sync": 0, "drifted": 1, "missing": 0, "unmanaged": 0, "errors": 0, "fields": 1, "problems": 0, "notes": 0},
 //!   "exit_code": 1
 //! }
 //! ```
@@ -79,6 +84,7 @@ pub struct KustomizeInfo {
 #[derive(Debug, Clone, Default)]
 pub struct DriftReport {
     pub objects: Vec<ReportedObject>,
+    /// The manifests' problems and notes ([`Problem::is_note`]), printed apart.
     pub problems: Vec<Problem>,
     /// Errors that stopped part of the check (a namespace forbidden, the cluster unreachable).
     pub errors: Vec<String>,
@@ -98,12 +104,13 @@ fn status_name(status: &ObjectStatus) -> &'static str {
     }
 }
 
-/// A value as one short line: strings bare, anything else as compact JSON.
+/// A value as one short line: strings bare (quoted and escaped when they hold a line break or
+/// another control character: [`crate::text::one_line`]), anything else as compact JSON.
 pub fn short_value(value: Option<&Value>) -> String {
     match value {
         None => "(absent)".to_owned(),
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
+        Some(Value::String(text)) => crate::text::one_line(text).into_owned(),
+        Some(other) => crate::text::printable(&other.to_string()).into_owned(),
     }
 }
 
@@ -211,6 +218,7 @@ struct Summary {
     errors: usize,
     fields: usize,
     problems: usize,
+    notes: usize,
 }
 
 /// A workflow command's message, escaped as GitHub's toolkit escapes it.
@@ -227,7 +235,7 @@ fn github_property(text: &str) -> String {
 
 /// The version of the JSON (and YAML) report's shape: raised when a field changes meaning or
 /// goes; new fields may appear without it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -235,6 +243,7 @@ struct JsonReport<'a> {
     schema_version: u32,
     objects: Vec<JsonObject<'a>>,
     problems: Vec<JsonProblem>,
+    notes: Vec<JsonProblem>,
     errors: &'a [String],
     kustomize: Option<&'a KustomizeInfo>,
     summary: Summary,
@@ -273,9 +282,11 @@ impl DriftReport {
     }
 
     fn summary(&self) -> Summary {
+        let notes = self.problems.iter().filter(|p| p.is_note()).count();
         let mut summary = Summary {
             objects: self.objects.len(),
-            problems: self.problems.len(),
+            problems: self.problems.len() - notes,
+            notes,
             ..Summary::default()
         };
         for object in &self.objects {
@@ -406,12 +417,20 @@ impl DriftReport {
         out
     }
 
-    /// `N objects: N in sync, N drifted (N fields), …`, with its line break.
+    /// `N objects: N in sync, N drifted (N fields), …; N problems, N notes`, with its line break.
     fn summary_line(&self) -> String {
         let s = self.summary();
         format!(
-            "{} objects: {} in sync, {} drifted ({} fields), {} missing, {} unmanaged, {} errors; {} problems\n",
-            s.objects, s.in_sync, s.drifted, s.fields, s.missing, s.unmanaged, s.errors, s.problems
+            "{} objects: {} in sync, {} drifted ({} fields), {} missing, {} unmanaged, {} errors; {} problems, {} notes\n",
+            s.objects,
+            s.in_sync,
+            s.drifted,
+            s.fields,
+            s.missing,
+            s.unmanaged,
+            s.errors,
+            s.problems,
+            s.notes
         )
     }
 
@@ -472,8 +491,9 @@ impl DriftReport {
                 let _ = writeln!(out, "{key}  ↳ {}", reconciler.sentence());
             }
         }
+        // A note hides no object: it is not called a problem.
         for problem in &self.problems {
-            let _ = writeln!(out, "problem: {problem}");
+            let _ = writeln!(out, "{}: {problem}", problem.label());
         }
         for error in &self.errors {
             let _ = writeln!(out, "error: {error}");
@@ -536,22 +556,21 @@ impl DriftReport {
                 }
             })
             .collect();
-        let problems = self
-            .problems
-            .iter()
-            .map(|problem| {
-                let (file, line) = problem.place();
-                JsonProblem {
-                    file: file.display().to_string(),
-                    line,
-                    message: problem.to_string(),
-                }
-            })
-            .collect();
+        let entry = |problem: &Problem| {
+            let (file, line) = problem.place();
+            JsonProblem {
+                file: file.display().to_string(),
+                line,
+                message: problem.to_string(),
+            }
+        };
+        let (notes, problems): (Vec<&Problem>, Vec<&Problem>) =
+            self.problems.iter().partition(|p| p.is_note());
         let report = JsonReport {
             schema_version: SCHEMA_VERSION,
             objects,
-            problems,
+            problems: problems.into_iter().map(entry).collect(),
+            notes: notes.into_iter().map(entry).collect(),
             errors: &self.errors,
             kustomize: self.kustomize.as_ref(),
             summary: self.summary(),

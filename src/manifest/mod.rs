@@ -11,6 +11,7 @@
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
 pub mod config;
+mod coverage;
 pub mod edit;
 pub mod key;
 pub mod kustomize;
@@ -200,9 +201,15 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// A note hides no object: it does not make a check incomplete.
+    /// A note hides no object: it does not make a check incomplete, and is not called a
+    /// problem where it is shown.
     pub fn is_note(&self) -> bool {
         matches!(self, Problem::Template { .. } | Problem::Note { .. })
+    }
+
+    /// `note` or `problem`: the word a line showing it starts with.
+    pub fn label(&self) -> &'static str {
+        if self.is_note() { "note" } else { "problem" }
     }
 
     /// The file the problem is about, and its 1-based line when known.
@@ -251,7 +258,7 @@ impl fmt::Display for Problem {
                 Ok(())
             }
             Problem::Skipped { file, reason } => write!(f, "{}: skipped: {reason}", file.display()),
-            Problem::Note { file, message } => write!(f, "{}: note: {message}", file.display()),
+            Problem::Note { file, message } => write!(f, "{}: {message}", file.display()),
             Problem::BadConfig {
                 file,
                 line,
@@ -271,11 +278,21 @@ impl fmt::Display for Problem {
             } => write!(f, "{}:{line}: {key}: {message}", file.display()),
             Problem::Template { file } => write!(
                 f,
-                "{}: note: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
+                "{}: a template ({{{{ }}}}), not read: kdrift compares manifests as they are written",
                 file.display()
             ),
         }
     }
+}
+
+/// Whether the manifest writes its namespace (a kustomize root's `namespace:` writes it too).
+fn written_namespace(object: &ManifestObject) -> bool {
+    object
+        .body
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(tree::Node::as_str)
+        .is_some_and(|ns| !ns.is_empty())
 }
 
 /// All manifests under a root, by object key, with the problems met. Built from per-file results
@@ -295,6 +312,8 @@ pub struct ManifestIndex {
     /// The selection's notes (`Selection::notes`).
     selection_problems: Vec<Problem>,
     duplicate_problems: Vec<Problem>,
+    /// The note on sub-folders read that `kubectl apply -f DIR` would not read.
+    subfolder_problems: Vec<Problem>,
     /// What the cluster serves, by `apiVersion` and `kind`: whether the kind is namespaced, or
     /// why it is not served. Empty until [`ManifestIndex::set_kinds`].
     kinds: HashMap<(SharedStr, SharedStr), Result<bool, String>>,
@@ -513,7 +532,8 @@ impl ManifestIndex {
         )
     }
 
-    /// Puts each object's key in the scope the cluster gives its kind.
+    /// Puts each object's key in the scope the cluster gives its kind (and none for a kind it
+    /// does not serve, unless the manifest writes one).
     fn apply_scopes(&mut self) {
         self.unserved_problems.clear();
         let default_namespace = self.default_namespace.clone();
@@ -535,12 +555,19 @@ impl ManifestIndex {
                         object.key.namespace =
                             written.unwrap_or_else(|| default_namespace.as_str().into());
                     }
-                    Some(Err(message)) => self.unserved_problems.push(Problem::Unserved {
-                        file: object.file.to_path_buf(),
-                        line: object.line,
-                        key: object.key.clone(),
-                        message: message.clone(),
-                    }),
+                    Some(Err(message)) => {
+                        // A kind the cluster does not serve has no known scope: a namespace the
+                        // manifest does not write is not invented (`clusterissuer/self-signed`).
+                        if !written_namespace(object) {
+                            object.key.namespace = SharedStr::default();
+                        }
+                        self.unserved_problems.push(Problem::Unserved {
+                            file: object.file.to_path_buf(),
+                            line: object.line,
+                            key: object.key.clone(),
+                            message: message.clone(),
+                        });
+                    }
                     _ => {}
                 }
             }
@@ -566,6 +593,7 @@ impl ManifestIndex {
         let count = self.files.values().map(|f| f.objects.len()).sum();
         self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
+        self.subfolder_problems = self.subfolder_note().into_iter().collect();
         // An Application's folder first: its objects are the ones Argo CD applies.
         let (mut ordered, rest): (Vec<_>, Vec<_>) = self
             .files
@@ -661,6 +689,7 @@ impl ManifestIndex {
             .chain(&self.walk_problems)
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)
+            .chain(&self.subfolder_problems)
             .chain(&self.unserved_problems)
             .chain(self.kustomize.all_problems())
             .collect()

@@ -173,6 +173,27 @@ fn in_chart_templates(file: &Path) -> bool {
         .is_some_and(|chart| chart.join("Chart.yaml").is_file())
 }
 
+/// Why an object named by `metadata.generateName` alone (at `line`) is not compared: the
+/// server makes its name when it is created, so no live object is its own; `None` for YAML that
+/// is no such object (skipped quietly, as any YAML that is not a Kubernetes object).
+fn generated_name_note(value: &Value, line: usize) -> Option<String> {
+    let kind = value.get("kind")?.as_str()?;
+    value.get("apiVersion")?.as_str()?;
+    let metadata = value.get("metadata")?;
+    let prefix = metadata.get("generateName")?.as_str()?;
+    if kind.is_empty()
+        || metadata
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty())
+    {
+        return None;
+    }
+    Some(format!(
+        "line {line}: the {kind} with generateName \"{prefix}\" and no name is not compared: the server names it when it is created (kubectl create; kubectl apply refuses it), so no live object can be matched to it"
+    ))
+}
+
 /// `apiVersion: v1, kind: List` with `items`.
 fn is_list(value: &Value) -> bool {
     value.get("kind").and_then(Value::as_str) == Some("List")
@@ -321,6 +342,12 @@ impl<'d> Place<'_, 'd> {
         names: &mut Names,
     ) {
         let Some(key) = ObjectKey::of_object(&value, default_namespace) else {
+            if let Some(note) = generated_name_note(&value, line) {
+                parsed.problems.push(Problem::Note {
+                    file: self.file.to_path_buf(),
+                    message: note,
+                });
+            }
             return;
         };
         // Its parts shared with the other keys and with the body's own strings.
@@ -385,6 +412,24 @@ mod tests {
         std::fs::write(&path, text.replace("replicas: 2", "replicas: 3")).unwrap();
         assert_eq!(web.read_text(), None);
         assert_eq!(web.line_of(&replicas), web.line);
+    }
+
+    /// A manifest named by `generateName` alone (a Job made with `kubectl create`) cannot be
+    /// matched to a live object: it is not compared, and a note says so and why.
+    #[test]
+    fn a_generate_name_manifest_is_a_note_not_skipped_quietly() {
+        let parsed = parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kept}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\nspec: {}\n---\nnot: a kubernetes object\n",
+        );
+        assert_eq!(parsed.objects.len(), 1);
+        assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
+        let note = &parsed.problems[0];
+        assert!(note.is_note());
+        let text = note.to_string();
+        assert!(
+            text.starts_with("/m/app.yaml: line 5: the Job with generateName \"migrate-\" and no name is not compared: the server names it"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
                 error: false,
             },
         };
-        let code = super::event_loop::run(&args, conn, Some(notice)).await;
+        let code = super::tty::run(&args, conn, Some(notice)).await;
         server.shutdown().await;
         if demo.kubeconfig_out.is_none() {
             let _ = std::fs::remove_file(&kubeconfig);

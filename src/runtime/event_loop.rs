@@ -2,18 +2,14 @@
 //! update the app, draw at most once per frame interval and only when something changed. No
 //! periodic tick: the loop wakes for a message, a signal, or when an age shown on screen is due to
 //! change.
-use std::process::ExitCode;
 use std::time::Duration;
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
-use futures::StreamExt;
 use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::{Instant, sleep_until};
 
-use super::terminal;
 use crate::app::{App, Command, Flash, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
@@ -21,7 +17,7 @@ use crate::cluster::live::{LiveKinds, fetch, fetch_objects};
 use crate::cluster::watch::{
     ClusterMessage, Watchers, spawn_detail_watchers, spawn_object_watchers, spawn_table_watcher,
 };
-use crate::ui::{self, theme::Theme, theme::no_color_from_env};
+use crate::ui::{self, theme::Theme};
 
 /// Shortest time between two frames: a burst of watch events becomes one frame.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
@@ -105,7 +101,7 @@ impl Loop {
             format!("the {} accepts and reverts under way", self.writes)
         };
         let text = format!(
-            "quitting once {what} ends (git is stopped after {} s); q again quits now and leaves it unfinished",
+            "quitting once {what} ends (git is stopped after {} s); q again quits now: git is stopped and an accept's file put back as it was",
             crate::git::timeout().as_secs()
         );
         update(&mut self.app, Message::Notice(Flash { text, error: false }));
@@ -439,25 +435,6 @@ async fn map_kinds(
     })
 }
 
-async fn read_input(tx: UnboundedSender<Event>) {
-    let mut events = EventStream::new();
-    while let Some(ev) = events.next().await {
-        let msg = match ev {
-            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Message::Key(k),
-            Ok(TermEvent::Resize(width, height)) => Message::Resize { width, height },
-            Ok(_) => continue,
-            Err(e) => {
-                tracing::error!(error = %e, "terminal input failed");
-                break;
-            }
-        };
-        if tx.send(Event::App(msg)).is_err() {
-            return;
-        }
-    }
-    let _ = tx.send(Event::InputClosed);
-}
-
 /// A list of thousands of whole objects was just decoded into slim rows and dropped: hand the
 /// freed pages back to the system, or the allocator keeps them as resident memory for good.
 fn release_freed_memory() {
@@ -474,15 +451,6 @@ pub trait Frontend<B: Backend> {
     fn suspend(&mut self, terminal: &mut Terminal<B>) -> std::io::Result<()>;
     /// Called after each frame is drawn (benchmarks time frames here).
     fn after_frame(&mut self, _app: &App) {}
-}
-
-/// The real terminal.
-struct Tty;
-
-impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
-    fn suspend(&mut self, terminal: &mut ratatui::DefaultTerminal) -> std::io::Result<()> {
-        terminal::suspend(terminal)
-    }
 }
 
 /// An app on a connection, its watchers and its message channel.
@@ -539,6 +507,26 @@ impl Session {
         self.state.writes
     }
 
+    /// After a quit that left writes under way, once their git was stopped
+    /// ([`crate::process::interrupt`]): waits up to `limit` for them to end (an accept then puts
+    /// its file back), keeping what each did for [`Session::outcomes`].
+    pub async fn finish_writes(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        self.state.quitting = true;
+        while self.state.writes > 0 {
+            let ev = match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(ev)) => ev,
+                _ => break,
+            };
+            if matches!(
+                ev,
+                Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+            ) {
+                let _ = self.state.handle(ev);
+            }
+        }
+    }
+
     pub fn app(&self) -> &App {
         &self.state.app
     }
@@ -546,6 +534,11 @@ impl Session {
     /// A sender into the loop (for terminal input).
     pub fn sender(&self) -> UnboundedSender<Event> {
         self.state.tx.clone()
+    }
+
+    /// Show `notice` in the status bar.
+    pub fn notice(&mut self, notice: Flash) {
+        update(&mut self.state.app, Message::Notice(notice));
     }
 
     /// Show a problem found at start-up in the status bar.
@@ -637,62 +630,5 @@ impl Session {
             }
         }
         Ok(())
-    }
-}
-
-/// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
-pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
-    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
-    let mut session = Session::start(common, conn);
-    if let Some(e) = theme_error {
-        tracing::warn!(error = %e, "theme not loaded; using the default");
-        session.problem(format!("{e} — using the default theme"));
-    }
-    if let Some(problem) = &common.config_problem {
-        tracing::warn!(%problem, "user config not used");
-        session.problem(problem.clone());
-    }
-    if let Some(n) = notice {
-        update(&mut session.state.app, Message::Notice(n));
-    }
-    let mut term = match terminal::enter() {
-        Ok(t) => t,
-        Err(e) => {
-            terminal::leave();
-            eprintln!("kdrift: cannot use the terminal: {e}");
-            return ExitCode::from(super::EXIT_ERROR);
-        }
-    };
-    let input = tokio::spawn(read_input(session.sender()));
-    let result = session.drive(&mut term, &theme, &mut Tty).await;
-    input.abort();
-    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
-    let unfinished = session.unfinished();
-    drop(session);
-    terminal::leave();
-    // The accepts and reverts the quit waited for: said where the user is looking now.
-    for outcome in &outcomes {
-        eprintln!("kdrift: {}", crate::text::printable(outcome));
-    }
-    if unfinished > 0 {
-        let stopped = crate::git::stop_running();
-        eprintln!(
-            "kdrift: quit with {unfinished} accept(s) or revert(s) unfinished{}: a file may be written but not committed, a revert half done; see git status and kdrift check",
-            if stopped > 0 {
-                " (their git commands were stopped)"
-            } else {
-                ""
-            }
-        );
-    }
-    match result {
-        // As a process killed by SIGTERM would (128 + 15), for whoever sent it.
-        Ok(()) if sigterm => ExitCode::from(143),
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!(error = %e, "terminal failed");
-            eprintln!("kdrift: terminal failed: {e}");
-            ExitCode::from(super::EXIT_ERROR)
-        }
     }
 }

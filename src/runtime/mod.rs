@@ -15,6 +15,7 @@ pub mod manifests;
 pub mod revert;
 pub mod serve;
 pub mod terminal;
+pub mod tty;
 
 use std::process::ExitCode;
 
@@ -38,12 +39,18 @@ pub fn tune_allocator() {
     }
 }
 
-/// Start logging; a failure is not fatal and is shown in the status bar instead.
+/// Start logging (then install the Secret digest key); a failure is not fatal and is shown in the
+/// status bar instead.
 pub fn start_logging(common: &CommonArgs) -> (Option<logging::LogGuard>, Option<String>) {
-    match logging::init(common.log_level.as_deref()) {
+    let started = match logging::init(common.log_level.as_deref()) {
         Ok(guard) => (Some(guard), None),
         Err(e) => (None, Some(format!("logging off: {e}"))),
+    };
+    // The key of the Secret digests, said in the log when it cannot be had.
+    if let Err(e) = crate::drift::secret::install_key() {
+        tracing::warn!(error = %e, "Secret digests use a key of this run alone");
     }
+    started
 }
 
 /// `kdrift`: the live view on the cluster of the kubeconfig.
@@ -67,7 +74,7 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
             }
         };
         tracing::info!(context = %conn.context, url = %conn.cluster_url, version = %conn.server_version, "connected");
-        event_loop::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
+        tty::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
     })
 }
 

@@ -95,11 +95,15 @@ pub fn render_problems(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, 
         .as_ref()
         .map(|index| index.root.display().to_string())
         .unwrap_or_default();
+    let notes = problems.iter().filter(|p| p.is_note()).count();
     let block = super::view_block(
         theme,
         area,
         Span::styled(
-            format!(" manifest problems({}) {root} ", problems.len()),
+            format!(
+                " manifest problems({}) notes({notes}) {root} ",
+                problems.len() - notes
+            ),
             theme.title,
         ),
     );
@@ -119,7 +123,13 @@ pub fn render_problems(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, 
             .map(|p| {
                 // Paths are shown relative to the manifests folder: shorter, and what git shows.
                 let text = p.to_string().replace(&format!("{root}/"), "");
-                Line::styled(text, theme.warning)
+                // A note hides no object: said as one, not in the warning colour.
+                let style = if p.is_note() {
+                    theme.muted
+                } else {
+                    theme.warning
+                };
+                Line::styled(format!("{}: {text}", p.label()), style)
             })
             .collect()
     };

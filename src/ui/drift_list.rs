@@ -127,11 +127,14 @@ pub fn render_drift_list(
         area,
     );
     if rows.is_empty() {
-        let text = if app.manifests.is_none() {
-            "loading the manifests…"
-        } else {
-            "every object of the manifests is in sync"
+        let text = match app.manifests.as_deref() {
+            None => "loading the manifests…".to_owned(),
+            // Nothing read is not "all in sync": say so, and why.
+            Some(index) => match index.nothing_read() {
+                Some(why) => format!("no manifest was read under {}: {why}", index.root.display()),
+                None => "every object of the manifests is in sync".to_owned(),
+            },
         };
-        super::table::empty_table_note(frame, inner_area, text, theme);
+        super::table::empty_table_note(frame, inner_area, &text, theme);
     }
 }

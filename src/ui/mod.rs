@@ -235,11 +235,22 @@ fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             },
         ),
     ];
-    let problems = app.manifests.as_ref().map_or(0, |m| m.problems().len());
+    // A note hides no object: counted apart, not in the warning colour.
+    let (notes, problems) = app.manifests.as_ref().map_or((0, 0), |m| {
+        m.problems().iter().fold(
+            (0, 0),
+            |(n, p), x| if x.is_note() { (n + 1, p) } else { (n, p + 1) },
+        )
+    });
     if problems > 0 {
         spans.push(Span::styled(
             format!(" :problems {problems} "),
             theme.warning,
+        ));
+    } else if notes > 0 {
+        spans.push(Span::styled(
+            format!(" :problems 0 · {notes} notes "),
+            theme.status_bar,
         ));
     }
     if app.readonly {

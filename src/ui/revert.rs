@@ -36,10 +36,16 @@ pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &Revert
             hint(theme, &[("esc", "cancel")]),
         ),
         RevertStage::Ready(preview) if preview.changes_nothing => (
-            vec![Line::styled(
-                nothing_to_revert(&preview.object, &view.place),
-                theme.in_sync,
-            )],
+            vec![match &preview.replicas_note {
+                Some(note) => Line::styled(
+                    crate::app::revert::only_replicas_left(&preview.object, &view.place, note),
+                    theme.diff_note,
+                ),
+                None => Line::styled(
+                    nothing_to_revert(&preview.object, &view.place),
+                    theme.in_sync,
+                ),
+            }],
             true,
             hint(theme, &[("esc", "back")]),
         ),
@@ -95,11 +101,16 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
             theme.diff_removed,
         ));
     }
-    if preview.autoscaled {
-        lines.push(Line::styled(
+    match &preview.replicas_note {
+        Some(note) => lines.push(Line::styled(
+            crate::text::printable(note).into_owned(),
+            theme.diff_note,
+        )),
+        None if preview.autoscaled => lines.push(Line::styled(
             "autoscaled: replicas stay with the autoscaler",
             theme.diff_note,
-        ));
+        )),
+        None => {}
     }
     lines
 }

@@ -489,13 +489,18 @@ pub(super) fn empty_table_note(frame: &mut Frame, inner: Rect, text: &str, theme
     if inner.height < 2 {
         return;
     }
-    let line = Rect {
+    // A long note (why nothing was read) wraps over the empty table instead of being cut.
+    let area = Rect {
         x: inner.x.saturating_add(1).min(inner.right()),
         y: inner.y + 1,
         width: inner.width.saturating_sub(2),
-        height: 1,
+        height: inner.height - 1,
     };
-    frame.render_widget(Span::styled(text, theme.muted), line);
+    frame.render_widget(
+        ratatui::widgets::Paragraph::new(Span::styled(text, theme.muted))
+            .wrap(ratatui::widgets::Wrap { trim: true }),
+        area,
+    );
 }
 
 #[cfg(test)]

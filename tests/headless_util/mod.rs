@@ -141,7 +141,9 @@ pub fn command(home: &Path, cwd: &Path, args: &[&str]) -> Command {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("KDRIFT_LOG", "off")
         .env_remove("NO_COLOR")
-        .env_remove("KUBECONFIG");
+        .env_remove("KUBECONFIG")
+        // kdrift's state (its Secret digest key) under `HOME`, not the user's.
+        .env_remove("XDG_STATE_HOME");
     cmd
 }
 

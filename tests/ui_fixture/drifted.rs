@@ -289,5 +289,6 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
         }],
         autoscaled,
         rekey: None,
+        replicas_note: None,
     })
 }

@@ -192,6 +192,127 @@ pub fn flow_text(value: &Value) -> String {
     }
 }
 
+/// How the strings of a flow collection are written: all double-quoted, all single-quoted, or
+/// (mixed, plain, none) as [`inline`] chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowQuotes {
+    Double,
+    Single,
+    AsNeeded,
+}
+
+impl FlowQuotes {
+    /// The quoting of the string items and map values of the flow collection written `old`
+    /// (`["get", "list"]`: double): one style when every string scalar has it. Numbers,
+    /// booleans and null written bare are no strings and do not count.
+    pub fn of(old: &str) -> FlowQuotes {
+        let mut seen: Option<char> = None;
+        let mut stack: Vec<char> = Vec::new();
+        let mut expect_value = false;
+        let mut chars = old.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '[' => {
+                    stack.push('[');
+                    expect_value = true;
+                }
+                '{' => {
+                    stack.push('{');
+                    expect_value = false;
+                }
+                ']' | '}' => {
+                    stack.pop();
+                    expect_value = false;
+                }
+                ',' => expect_value = stack.last() == Some(&'['),
+                ':' if stack.last() == Some(&'{') => expect_value = true,
+                c if c.is_whitespace() => {}
+                '#' => {
+                    // A comment runs to the end of its line.
+                    for c in chars.by_ref() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '"' | '\'' => {
+                    let mut escaped = false;
+                    while let Some(next) = chars.next() {
+                        if c == '"' && !escaped && next == '\\' {
+                            escaped = true;
+                            continue;
+                        }
+                        if next == c && !escaped {
+                            // `''` inside single quotes is a quote, not the end.
+                            if c == '\'' && chars.peek() == Some(&'\'') {
+                                chars.next();
+                                continue;
+                            }
+                            break;
+                        }
+                        escaped = false;
+                    }
+                    if expect_value {
+                        match seen {
+                            None => seen = Some(c),
+                            Some(style) if style != c => return FlowQuotes::AsNeeded,
+                            Some(_) => {}
+                        }
+                    }
+                    expect_value = false;
+                }
+                first => {
+                    let mut plain = String::from(first);
+                    while let Some(&next) = chars.peek() {
+                        if matches!(next, ',' | ']' | '}')
+                            || (next == ':' && stack.last() == Some(&'{'))
+                        {
+                            break;
+                        }
+                        plain.push(next);
+                        chars.next();
+                    }
+                    let plain = plain.trim();
+                    let string = !(RESERVED.contains(&plain) || looks_numeric(plain));
+                    if expect_value && string {
+                        return FlowQuotes::AsNeeded;
+                    }
+                    expect_value = false;
+                }
+            }
+        }
+        match seen {
+            Some('"') => FlowQuotes::Double,
+            Some('\'') => FlowQuotes::Single,
+            _ => FlowQuotes::AsNeeded,
+        }
+    }
+}
+
+/// [`flow_text`] with the strings quoted as `quotes` says (keys as [`key`] writes them): a flow
+/// list written `["get", "list"]` keeps its quotes when an item is added.
+pub fn flow_text_quoted(value: &Value, quotes: FlowQuotes) -> String {
+    match (value, quotes) {
+        (_, FlowQuotes::AsNeeded) => flow_text(value),
+        (Value::Object(map), _) if !map.is_empty() => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", key(k), flow_text_quoted(v, quotes)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        (Value::Array(list), _) if !list.is_empty() => {
+            let items: Vec<String> = list.iter().map(|v| flow_text_quoted(v, quotes)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        (Value::String(text), FlowQuotes::Double) => double_quoted(text),
+        (Value::String(text), FlowQuotes::Single) => {
+            single_quoted(text).unwrap_or_else(|| double_quoted(text))
+        }
+        (other, _) => flow_text(other),
+    }
+}
+
 fn push_line(out: &mut String, column: usize, text: &str) {
     out.extend(std::iter::repeat_n(' ', column));
     out.push_str(text);

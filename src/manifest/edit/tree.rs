@@ -319,9 +319,20 @@ fn replace(
     if end > start && text[..end].ends_with('\n') {
         end -= 1;
     }
-    // A flow collection, or any value inside one, stays on its line in flow style.
+    // A flow collection, or any value inside one, stays on its line in flow style, its
+    // strings quoted as they were (`["get", "list"]` stays quoted).
     if flow || target_flow {
-        return Ok(splice(text, start, end, &render::flow_text(value)));
+        let quotes = if target_flow {
+            render::FlowQuotes::of(&text[start..end])
+        } else {
+            render::FlowQuotes::AsNeeded
+        };
+        return Ok(splice(
+            text,
+            start,
+            end,
+            &render::flow_text_quoted(value, quotes),
+        ));
     }
     let style = Style::of(text);
     match (&parent, last) {
@@ -376,7 +387,7 @@ fn insert(
         (Node::Map(map), PathStep::Key(name)) => {
             let new = path::build(rest, value);
             if map.is_flow_style() || map.is_empty() {
-                let node = flow_node(&new, steps)?;
+                let node = flow_node(&new, render::FlowQuotes::AsNeeded, steps)?;
                 map.set(name.as_str(), &node);
                 return Ok(file.to_string());
             }
@@ -393,7 +404,11 @@ fn insert(
         (Node::Seq(seq), step) if !matches!(step, PathStep::Key(_)) => {
             let item = path::new_item(step, rest, value);
             if seq.is_flow_style() || seq.is_empty() {
-                let node = flow_node(&item, steps)?;
+                let range = seq.byte_range();
+                let quotes = text
+                    .get(range.start as usize..range.end as usize)
+                    .map_or(render::FlowQuotes::AsNeeded, render::FlowQuotes::of);
+                let node = flow_node(&item, quotes, steps)?;
                 seq.push(&node);
                 return Ok(file.to_string());
             }
@@ -417,8 +432,12 @@ fn insert(
 }
 
 /// A yaml-edit node for `value` in flow style, for yaml-edit to put into a flow collection.
-fn flow_node(value: &Value, steps: &[PathStep]) -> Result<YamlNode, EditError> {
-    let text = format!("k: {}\n", render::flow_text(value));
+fn flow_node(
+    value: &Value,
+    quotes: render::FlowQuotes,
+    steps: &[PathStep],
+) -> Result<YamlNode, EditError> {
+    let text = format!("k: {}\n", render::flow_text_quoted(value, quotes));
     YamlFile::from_str(&text)
         .ok()
         .and_then(|file| file.document())

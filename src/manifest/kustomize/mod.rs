@@ -455,12 +455,34 @@ impl Kustomize {
                 }
             }
         }
+        // The roots left out by a choice (--overlay, .kdrift.yaml) are used, just not now: what
+        // only they read is said to be theirs, not "unused".
+        let left_out: Vec<&PathBuf> = self
+            .all_roots
+            .iter()
+            .filter(|r| !self.roots.contains(r))
+            .collect();
+        let mut read_by_left_out: BTreeSet<PathBuf> = BTreeSet::new();
+        if !unused.is_empty() {
+            for dir in &left_out {
+                if let Closure::Files(files) = self.tree.closure(dir) {
+                    read_by_left_out.extend(files);
+                }
+            }
+        }
         for (dir, count) in unused {
             let file = kustomization_file(&self.tree, &dir);
-            let used = read_by_roots.contains(&file);
-            let message = if used {
+            let message = if read_by_roots.contains(&file) {
                 format!(
                     "{count} YAML file(s) below this kustomization are not in it: not read (kustomize build would not read them either)"
+                )
+            } else if left_out.contains(&&dir) {
+                format!(
+                    "a kustomize root left out by the choice of roots (see the roots rendered): its {count} YAML file(s) are not read"
+                )
+            } else if read_by_left_out.contains(&file) {
+                format!(
+                    "used only by kustomize roots left out by the choice of roots (see the roots rendered): its {count} YAML file(s) are not read"
                 )
             } else {
                 format!(
