@@ -230,7 +230,7 @@ impl<'a> Walk<'a> {
         // changed live: the server filled it in for the live value, so it is judged by it.
         let (group, kind) = (&self.live.key.group, &self.live.key.kind);
         crate::schema::defaults::has_code_defaults(group, kind)
-            && crate::schema::defaults::default_without(group, kind, root, &self.live.body, path)
+            && crate::managed_fields::default_without(group, kind, root, &self.live.body, path)
                 .is_some_and(|default| same(&default))
     }
 

@@ -11,10 +11,12 @@ use serde_json::{Map, Value};
 use crate::schema::{ListType, Schema, Shape};
 
 pub mod build;
+mod defaults;
 pub mod entry;
 pub mod path;
 
 pub use build::Comparison;
+pub use defaults::default_without;
 pub use entry::{ManagedFieldsEntry, Operation, owners, owners_in};
 pub use path::{FieldPath, PathElement};
 

@@ -9,7 +9,7 @@
 //!
 //! Many defaults depend on another field: a Service's `externalTrafficPolicy` on its `type`, the
 //! affinity timeout on `sessionAffinity`, a Job's `backoffLimit` on `backoffLimitPerIndex`, a
-//! container's `imagePullPolicy` on its image. [`default_without`] answers for one field with the
+//! container's `imagePullPolicy` on its image. [`crate::managed_fields::default_without`] answers for one field with the
 //! rest of an object as it is, so that such a default is judged by the value those fields have.
 //!
 //! Shared by the demo cluster (which fills them in as a server does) and the drift engine (a
@@ -19,7 +19,6 @@
 use serde_json::{Map, Value, json};
 
 use super::{Schema, Shape};
-use crate::managed_fields::{FieldPath, PathElement};
 
 #[cfg(test)]
 mod tests;
@@ -90,58 +89,6 @@ fn code_defaults(group: &str, kind: &str) -> Option<fn(&mut Map<String, Value>)>
         ("apiextensions.k8s.io", "CustomResourceDefinition") => definition,
         _ => return None,
     })
-}
-
-/// The value the server gives the field at `path` of `object` when a write leaves that field
-/// out and keeps the rest of `object` as it is; `None` when it gives none. A default that
-/// depends on another field (`externalTrafficPolicy: Cluster` for a `type: NodePort`) is judged
-/// by that field's value in `object`. Only for a path that ends in a field.
-pub fn default_without(
-    group: &str,
-    kind: &str,
-    schema: Schema,
-    object: &Value,
-    path: &FieldPath,
-) -> Option<Value> {
-    let (Some(PathElement::Field(name)), parent) =
-        (path.0.last(), &path.0[..path.0.len().checked_sub(1)?])
-    else {
-        return None;
-    };
-    // The places of the parent's steps (list items by index), found on the object as it is.
-    let mut places = Vec::with_capacity(parent.len());
-    let mut at = object;
-    let mut at_schema = schema;
-    for element in parent {
-        let (next, next_schema) = element.lookup(at_schema, at)?;
-        places.push(match (element, at) {
-            (PathElement::Field(field), _) => Place::Field(field),
-            (_, Value::Array(list)) => {
-                Place::Index(list.iter().position(|v| std::ptr::eq(v, next))?)
-            }
-            _ => return None,
-        });
-        at = next;
-        at_schema = next_schema;
-    }
-    at.as_object()?.get(name)?;
-    let mut without = object.clone();
-    let mut parent_value = &mut without;
-    for place in &places {
-        parent_value = match place {
-            Place::Field(field) => parent_value.get_mut(*field)?,
-            Place::Index(index) => parent_value.get_mut(*index)?,
-        };
-    }
-    parent_value.as_object_mut()?.shift_remove(name);
-    apply_defaults(group, kind, schema, &mut without);
-    path.lookup(schema, &without).cloned()
-}
-
-/// A step to a field's parent: a field by name, a list item by index.
-enum Place<'p> {
-    Field(&'p str),
-    Index(usize),
 }
 
 /// True for the built-in kinds whose defaults this module knows: code, where a default may

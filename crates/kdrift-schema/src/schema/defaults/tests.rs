@@ -172,53 +172,6 @@ fn namespace_gets_its_finalizer_phase_and_name_label() {
 }
 
 #[test]
-fn a_default_without_its_field_follows_the_fields_it_depends_on() {
-    let service = crate::schema::builtin_kind("Service");
-    let without = |object: &Value, path: &[&str]| {
-        default_without("", "Service", service, object, &FieldPath::fields(path))
-    };
-    let node_port = json!({"spec": {"type": "NodePort", "externalTrafficPolicy": "Local",
-        "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 60}}}});
-    assert_eq!(
-        without(&node_port, &["spec", "externalTrafficPolicy"]),
-        Some(json!("Cluster"))
-    );
-    assert_eq!(
-        without(
-            &node_port,
-            &[
-                "spec",
-                "sessionAffinityConfig",
-                "clientIP",
-                "timeoutSeconds"
-            ]
-        ),
-        Some(json!(10800))
-    );
-    let cluster_ip = json!({"spec": {"type": "ClusterIP", "externalTrafficPolicy": "Cluster"}});
-    assert_eq!(
-        without(&cluster_ip, &["spec", "externalTrafficPolicy"]),
-        None
-    );
-    // A field the object does not have, or a path into a list item by its key.
-    assert_eq!(without(&cluster_ip, &["spec", "sessionAffinity"]), None);
-    let mut key = Map::new();
-    key.insert("port".into(), json!(80));
-    key.insert("protocol".into(), json!("TCP"));
-    let target = FieldPath::fields(&["spec", "ports"])
-        .child(PathElement::key(&key))
-        .child(PathElement::field("targetPort"));
-    let ports = json!({"spec": {"ports": [{"port": 443, "targetPort": 8443}, {"port": 80, "targetPort": 8080}]}});
-    assert_eq!(
-        default_without("", "Service", service, &ports, &target),
-        Some(json!(80))
-    );
-    assert!(has_code_defaults("", "Service"));
-    assert!(!has_code_defaults("", "ConfigMap"));
-    assert!(!has_code_defaults("example.com", "Widget"));
-}
-
-#[test]
 fn conditional_defaults_of_jobs_autoscalers_and_external_ips() {
     let mut job = json!({"metadata": {}, "spec": {"backoffLimitPerIndex": 1, "completionMode": "Indexed",
         "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
@@ -263,4 +216,11 @@ fn conditional_defaults_of_jobs_autoscalers_and_external_ips() {
         json!({"spec": {"sessionAffinity": "None", "sessionAffinityConfig": {"clientIP": {}}}});
     apply_defaults("", "Service", service, &mut none);
     assert_eq!(none["spec"].get("sessionAffinityConfig"), None);
+}
+
+#[test]
+fn code_defaults_are_known_for_built_in_kinds_only() {
+    assert!(has_code_defaults("", "Service"));
+    assert!(!has_code_defaults("", "ConfigMap"));
+    assert!(!has_code_defaults("example.com", "Widget"));
 }
