@@ -391,6 +391,17 @@ fn items<'a>(
 }
 
 fn pod_spec(spec: &mut Map<String, Value>) {
+    // `serviceAccount` is the deprecated name of `serviceAccountName`: the server's conversion
+    // fills either from the other in every pod spec, templates included.
+    if let Some(account) = spec
+        .get("serviceAccountName")
+        .filter(|v| !v.is_null())
+        .cloned()
+    {
+        default(spec, "serviceAccount", account);
+    } else if let Some(account) = spec.get("serviceAccount").filter(|v| !v.is_null()).cloned() {
+        default(spec, "serviceAccountName", account);
+    }
     default(spec, "restartPolicy", json!("Always"));
     default(spec, "terminationGracePeriodSeconds", json!(30));
     default(spec, "dnsPolicy", json!("ClusterFirst"));
@@ -514,6 +525,25 @@ mod tests {
             "/../../testdata/kubernetes-1.20/web.yaml"
         );
         serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_template_names_its_service_account_twice_as_a_server_stores_it() {
+        // As a 1.36 server stores a Deployment applied with only serviceAccountName (and one
+        // with only the deprecated serviceAccount).
+        for given in ["serviceAccountName", "serviceAccount"] {
+            let mut object =
+                json!({"spec": {"template": {"spec": {given: "cart", "containers": []}}}});
+            apply_defaults(
+                "apps",
+                "Deployment",
+                crate::schema::builtin_kind("Deployment"),
+                &mut object,
+            );
+            let spec = &object["spec"]["template"]["spec"];
+            assert_eq!(spec["serviceAccountName"], "cart", "{given}: {spec}");
+            assert_eq!(spec["serviceAccount"], "cart", "{given}: {spec}");
+        }
     }
 
     #[test]
