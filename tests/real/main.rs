@@ -7,6 +7,7 @@
 //!   each attributed to its manager; a Secret's values never shown;
 //! - `kustomize`: the demo's kustomize app (`demo/inventory`, prod overlay) applied with
 //!   `kubectl apply -k`, drifted, accepted into the overlay and reverted;
+//! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
 //! - `live`: the live view's rows and keys (`Session::drive` on a TestBackend);
 //! - `readonly`: a ServiceAccount bound to `view`, through a `kubectl create token` kubeconfig;
 //! - `conformance`: one kubectl script run against the demo cluster and the real server,
@@ -26,6 +27,7 @@ mod conformance;
 mod kustomize;
 mod live;
 mod readonly;
+mod secrets;
 mod server;
 
 /// Says, in every run, whether the tier runs and against what (on stderr, past the capture).
