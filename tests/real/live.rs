@@ -136,7 +136,7 @@ async fn rows_follow_the_real_controllers_and_r_and_a_settle_the_drift() {
         .await;
         key(&tx, KeyCode::Enter);
         wait_for(&text, "the commit", |s| {
-            s.contains("committed ") && s.contains(&format!("kdrift: accept live "))
+            s.contains("committed ") && s.contains("kdrift: accept live ")
         })
         .await;
         wait_for(&text, "frontend in sync with the commit", |s| {

@@ -18,6 +18,8 @@
 mod common;
 #[path = "../headless_util/mod.rs"]
 mod headless_util;
+// The live loop's helpers load their own copy of kubectl_bin, as common does.
+#[allow(clippy::duplicate_mod)]
 #[path = "../live_screen/mod.rs"]
 mod live_screen;
 

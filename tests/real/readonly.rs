@@ -5,7 +5,7 @@
 //! dry run) — while doing what it may (check and diff the Deployment, accept it into git, watch
 //! the rows), and change nothing in the cluster.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::case::Case;
 use crate::headless_util::{Run, kdrift_at};
@@ -47,7 +47,7 @@ fn ledger_and_viewer() -> Option<(Case, PathBuf)> {
     Some((c, kubeconfig))
 }
 
-fn viewer(c: &Case, kubeconfig: &PathBuf, args: &[&str]) -> Run {
+fn viewer(c: &Case, kubeconfig: &Path, args: &[&str]) -> Run {
     let mut all = args.to_vec();
     all.extend(["-n", c.ns()]);
     kdrift_at(kubeconfig, c.home.path(), c.repo.root(), &all)
