@@ -84,11 +84,21 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
         })
         .collect();
     match key.kind {
-        WorkloadKind::Deployment => pods.sort_by(|a, b| {
-            b.created
-                .cmp(&a.created)
-                .then_with(|| a.key.name.cmp(&b.key.name))
-        }),
+        // Newest first; a creation time has whole seconds, so of pods made in the same second
+        // the newer revision's come first (a rollout's first pod beside a replaced old one).
+        WorkloadKind::Deployment => {
+            let revision = |p: &PodRow| {
+                sets.iter()
+                    .find(|rs| Some(rs.key.name.as_ref()) == p.owner.as_deref())
+                    .and_then(|rs| rs.revision)
+            };
+            pods.sort_by(|a, b| {
+                b.created
+                    .cmp(&a.created)
+                    .then_with(|| revision(b).cmp(&revision(a)))
+                    .then_with(|| a.key.name.cmp(&b.key.name))
+            })
+        }
         WorkloadKind::StatefulSet => pods.sort_by_key(|p| (ordinal(p), p.key.name.clone())),
         WorkloadKind::DaemonSet => pods.sort_by(|a, b| {
             a.node

@@ -154,8 +154,14 @@ pub fn kdrift(cluster: &Cluster, repo: &Repo, args: &[&str]) -> Run {
 
 /// `kdrift ARGS` run in `cwd` (a worktree, a superproject) against the demo cluster.
 pub fn kdrift_in(cluster: &Cluster, cwd: &Path, args: &[&str]) -> Run {
-    let mut cmd = command(cluster.dir.path(), cwd, args);
-    cmd.env("KUBECONFIG", &cluster.kubeconfig);
+    kdrift_at(&cluster.kubeconfig, cluster.dir.path(), cwd, args)
+}
+
+/// `kdrift ARGS` run in `cwd` against the cluster of `kubeconfig` (the demo's or another),
+/// with `home` as HOME.
+pub fn kdrift_at(kubeconfig: &Path, home: &Path, cwd: &Path, args: &[&str]) -> Run {
+    let mut cmd = command(home, cwd, args);
+    cmd.env("KUBECONFIG", kubeconfig);
     finish(cmd.output().unwrap())
 }
 

@@ -224,3 +224,21 @@ fn code_defaults_are_known_for_built_in_kinds_only() {
     assert!(!has_code_defaults("", "ConfigMap"));
     assert!(!has_code_defaults("example.com", "Widget"));
 }
+
+#[test]
+fn a_template_names_its_service_account_twice_as_a_server_stores_it() {
+    // As a 1.36 server stores a Deployment applied with only serviceAccountName (and one
+    // with only the deprecated serviceAccount).
+    for given in ["serviceAccountName", "serviceAccount"] {
+        let mut object = json!({"spec": {"template": {"spec": {given: "cart", "containers": []}}}});
+        apply_defaults(
+            "apps",
+            "Deployment",
+            crate::schema::builtin_kind("Deployment"),
+            &mut object,
+        );
+        let spec = &object["spec"]["template"]["spec"];
+        assert_eq!(spec["serviceAccountName"], "cart", "{given}: {spec}");
+        assert_eq!(spec["serviceAccount"], "cart", "{given}: {spec}");
+    }
+}

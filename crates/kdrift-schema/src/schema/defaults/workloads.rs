@@ -237,6 +237,17 @@ pub(super) fn pod(root: &mut Map<String, Value>) {
 }
 
 fn pod_spec(spec: &mut Map<String, Value>) {
+    // `serviceAccount` is the deprecated name of `serviceAccountName`: the server's conversion
+    // fills either from the other in every pod spec, templates included.
+    if let Some(account) = spec
+        .get("serviceAccountName")
+        .filter(|v| !v.is_null())
+        .cloned()
+    {
+        default(spec, "serviceAccount", account);
+    } else if let Some(account) = spec.get("serviceAccount").filter(|v| !v.is_null()).cloned() {
+        default(spec, "serviceAccountName", account);
+    }
     default(spec, "restartPolicy", json!("Always"));
     default(spec, "terminationGracePeriodSeconds", json!(30));
     default(spec, "dnsPolicy", json!("ClusterFirst"));

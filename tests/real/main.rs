@@ -1,0 +1,48 @@
+//! The real-server tier: kdrift and the real kubectl against a real Kubernetes v1.36 API server
+//! (realk8s: kube-apiserver, controller manager, scheduler, etcd, a stand-in kubelet), and the
+//! demo cluster's conformance to it. Which server, and when the tier is skipped (with the reason
+//! written to stderr): `server.rs`; how to run it: docs/real-server.md.
+//!
+//! - `cli`: `kdrift check`, `diff`, `accept` (a commit) and `revert` of every kubectl write path,
+//!   each attributed to its manager; a Secret's values never shown;
+//! - `kustomize`: the demo's kustomize app (`demo/inventory`, prod overlay) applied with
+//!   `kubectl apply -k`, drifted, accepted into the overlay and reverted;
+//! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
+//! - `live`: the live view's rows and keys (`Session::drive` on a TestBackend);
+//! - `readonly`: a ServiceAccount bound to `view`, through a `kubectl create token` kubeconfig;
+//! - `conformance`: one kubectl script run against the demo cluster and the real server,
+//!   compared command by command (testdata/conformance/).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../headless_util/mod.rs"]
+mod headless_util;
+// The live loop's helpers load their own copy of kubectl_bin, as common does.
+#[allow(clippy::duplicate_mod)]
+#[path = "../live_screen/mod.rs"]
+mod live_screen;
+
+mod case;
+mod cli;
+mod conformance;
+mod kustomize;
+mod live;
+mod readonly;
+mod secrets;
+mod server;
+
+/// Says, in every run, whether the tier runs and against what (on stderr, past the capture).
+#[test]
+fn the_tier_runs_or_says_why_not() {
+    if let Some(real) = server::real() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nkdrift real-server tier: against {} (kubectl {})",
+            real.origin,
+            common::kubectl_bin::path().display()
+        );
+        real.ok(&["get", "--raw", "/version"]);
+    }
+}
