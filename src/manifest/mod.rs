@@ -10,8 +10,10 @@
 //! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
+//! - [`helm`]: Helm releases in the cluster, their manifests indexed as desired state.
 pub mod config;
 pub mod edit;
+pub mod helm;
 pub mod key;
 pub mod kustomize;
 pub mod lines;
@@ -53,6 +55,10 @@ pub struct ManifestObject {
     /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
     /// rendered object, and `file`/`line` the document it comes from (see [`kustomize`]).
     pub rendered: Option<Arc<Path>>,
+    /// For an object of a Helm release's manifest, the release: `file` is then its source
+    /// (`helm:NS/RELEASE rev N (chart NAME-VERSION)`), `line` the line in the manifest, and no
+    /// text of it is on disk.
+    pub helm: Option<Arc<crate::helm::Release>>,
 }
 
 #[cfg(test)]
@@ -303,6 +309,11 @@ pub struct ManifestIndex {
     /// kustomization file.
     pub kustomize: kustomize::Kustomize,
     pub selection: kustomize::Selection,
+    /// The Helm releases set from the cluster ([`ManifestIndex::set_releases`]); their objects
+    /// are in `files` under the keys `helm_files` lists (each release's source).
+    pub releases: Vec<Arc<crate::helm::Release>>,
+    helm_files: std::collections::BTreeSet<PathBuf>,
+    helm_problems: Vec<Problem>,
     /// How often the key index was rebuilt: tests count work, not time.
     #[cfg(test)]
     rebuilds: usize,
@@ -566,11 +577,11 @@ impl ManifestIndex {
         let count = self.files.values().map(|f| f.objects.len()).sum();
         self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
-        // An Application's folder first: its objects are the ones Argo CD applies.
-        let (mut ordered, rest): (Vec<_>, Vec<_>) = self
-            .files
-            .iter()
-            .partition(|(path, _)| self.selection.app_of(path).is_some());
+        // An Application's folder first: its objects are the ones Argo CD applies; so are a
+        // Helm release's, which helm applied.
+        let (mut ordered, rest): (Vec<_>, Vec<_>) = self.files.iter().partition(|(path, _)| {
+            self.selection.app_of(path).is_some() || self.helm_files.contains(*path)
+        });
         ordered.extend(rest);
         for (path, parsed) in ordered {
             for (at, object) in parsed.objects.iter().enumerate() {
@@ -662,6 +673,7 @@ impl ManifestIndex {
             .chain(self.files.values().flat_map(|f| f.problems.iter()))
             .chain(&self.duplicate_problems)
             .chain(&self.unserved_problems)
+            .chain(&self.helm_problems)
             .chain(self.kustomize.all_problems())
             .collect()
     }

@@ -351,6 +351,7 @@ impl<'d> Place<'_, 'd> {
             body: Node::from_value(value, names),
             list_item,
             rendered: None,
+            helm: None,
         });
     }
 }

@@ -138,6 +138,7 @@ impl ManifestIndex {
                     let gone: Vec<PathBuf> = self
                         .files
                         .keys()
+                        .filter(|path| !self.helm_files.contains(*path))
                         .filter(|path| {
                             if is_kustomization_name(path) {
                                 !change.kept.contains(*path)
