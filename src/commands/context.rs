@@ -178,6 +178,8 @@ pub async fn open_for(
     let (root, selection) =
         choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
     let mut index = ManifestIndex::load_with(&root, &default_namespace, selection);
+    // Helm's releases are desired state too, for the objects their manifests name.
+    index.set_releases(&crate::cluster::helm::read_releases(&conn.client, &conn.scope).await);
     let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
         &conn.server_version,

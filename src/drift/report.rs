@@ -66,6 +66,9 @@ pub struct ReportedObject {
     pub owners: Vec<crate::gitops::Owner>,
     /// What they will do about its drift, once read (drifted and missing objects only).
     pub reconcilers: Vec<crate::gitops::Reconciler>,
+    /// The Helm release whose manifest is the object's desired state (`file` is then the
+    /// release's source, not a file).
+    pub helm: Option<std::sync::Arc<crate::helm::Release>>,
 }
 
 /// The kustomize side of a check: the renderer and the roots rendered.
@@ -191,6 +194,8 @@ struct JsonObject<'a> {
     reconciler: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reconcilers: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    helm: Option<Value>,
     items: Vec<JsonItem<'a>>,
 }
 
@@ -211,6 +216,22 @@ struct Summary {
     errors: usize,
     fields: usize,
     problems: usize,
+}
+
+/// The `helm` member of an object of a release: the release and the revision compared.
+fn helm_json(release: &crate::helm::Release) -> Value {
+    serde_json::json!({
+        "release": release.name,
+        "namespace": release.namespace,
+        "revision": release.revision,
+        "status": release.status.as_str(),
+        "chart": release.chart.name,
+        "chart_version": release.chart.version,
+        "source": release.source(),
+        "newer": release.newer.as_ref().map(|(revision, status)| serde_json::json!({
+            "revision": revision, "status": status.as_str()
+        })),
+    })
 }
 
 /// A workflow command's message, escaped as GitHub's toolkit escapes it.
@@ -269,6 +290,7 @@ impl DriftReport {
             drift,
             owners: Vec::new(),
             reconcilers: Vec::new(),
+            helm: manifest.and_then(|m| m.helm.clone()),
         });
     }
 
@@ -426,12 +448,13 @@ impl DriftReport {
                 }
                 _ => String::new(),
             };
-            let place = match &object.rendered_by {
-                Some(root) => format!(
+            let place = match (&object.rendered_by, &object.helm) {
+                (_, Some(release)) => release.source(),
+                (Some(root), None) => format!(
                     "{place} (rendered by {})",
                     crate::manifest::shown_path(root)
                 ),
-                None => place,
+                (None, None) => place,
             };
             match &object.drift.status {
                 ObjectStatus::Missing => {
@@ -456,6 +479,12 @@ impl DriftReport {
                 );
                 // A kustomize root's field: the file that sets it (an overlay, a patch).
                 let source = match object.item_places.get(at) {
+                    _ if object.helm.is_some() => {
+                        format!(
+                            "{} · ",
+                            object.helm.as_ref().map(|r| r.source()).unwrap_or_default()
+                        )
+                    }
                     Some(Some(place)) if object.rendered_by.is_some() => {
                         format!("{} · ", place.shown_here())
                     }
@@ -507,6 +536,7 @@ impl DriftReport {
                     reconciler: object.reconcilers.first().map(|r| r.to_json()),
                     reconcilers: (object.reconcilers.len() > 1)
                         .then(|| object.reconcilers.iter().map(|r| r.to_json()).collect()),
+                    helm: object.helm.as_ref().map(|r| helm_json(r)),
                     items: object
                         .drift
                         .items

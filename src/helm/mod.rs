@@ -25,8 +25,11 @@ pub const HOOK_ANNOTATION: &str = "helm.sh/hook";
 #[derive(Debug, Clone, Default)]
 pub struct Releases {
     pub releases: Vec<Arc<Release>>,
-    /// One line per record that did not decode: `secret/NS/NAME: why`.
+    /// One line per record that did not decode (`secret/NS/NAME: why`) or listing that failed.
     pub problems: Vec<String>,
+    /// What was not read and why, hiding nothing that is known to be there (a listing RBAC
+    /// refuses).
+    pub notes: Vec<String>,
 }
 
 impl Release {
@@ -67,6 +70,58 @@ impl Release {
         } else {
             "helm patched it as field manager \"helm\" (operation Update, a three-way merge)"
         }
+    }
+}
+
+/// The label helm puts on every object it installs (`setMetadataVisitor` in helm's
+/// `pkg/action/validate.go`), beside [`RELEASE_NAME_ANNOTATION`] and
+/// [`RELEASE_NAMESPACE_ANNOTATION`].
+pub const MANAGED_BY_LABEL: (&str, &str) = ("app.kubernetes.io/managed-by", "Helm");
+pub const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
+pub const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+
+/// The field manager helm writes with, both helm 3 (Update) and helm 4 (Apply).
+pub const FIELD_MANAGER: &str = "helm";
+
+impl Release {
+    /// `object` (one document of the manifest) as helm sends it to the server: with the
+    /// `managed-by` label and the release annotations helm adds to every object. The release's
+    /// manifest leaves them out; they are what helm applied all the same.
+    pub fn as_applied(&self, object: &mut Value) {
+        let Some(metadata) = object
+            .as_object_mut()
+            .map(|o| {
+                o.entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            })
+            .and_then(Value::as_object_mut)
+        else {
+            return;
+        };
+        let mut put = |map: &str, key: &str, value: &str| {
+            let entry = metadata
+                .entry(map)
+                .or_insert_with(|| Value::Object(Default::default()));
+            if entry.is_null() {
+                *entry = Value::Object(Default::default());
+            }
+            if let Some(map) = entry.as_object_mut() {
+                map.insert(key.to_owned(), Value::String(value.to_owned()));
+            }
+        };
+        put("labels", MANAGED_BY_LABEL.0, MANAGED_BY_LABEL.1);
+        put("annotations", RELEASE_NAME_ANNOTATION, &self.name);
+        put("annotations", RELEASE_NAMESPACE_ANNOTATION, &self.namespace);
+    }
+
+    /// What a revert to the release says: which manager it writes as and why a later
+    /// `helm upgrade` is unaffected.
+    pub fn revert_note(&self) -> String {
+        format!(
+            "{}: reverted as field manager \"{FIELD_MANAGER}\" because {}; the fields are helm's own again, so a later `helm upgrade` or `helm rollback` is unaffected (applied as kdrift, helm 4's next upgrade would conflict on them)",
+            self.source(),
+            self.manager_words()
+        )
     }
 }
 
@@ -140,6 +195,20 @@ mod tests {
         assert_eq!(
             release(Status::Deployed, Some((3, Status::PendingUpgrade))).source(),
             "helm:shop/web rev 2 (chart podinfo-6.14.1; rev 3 pending-upgrade)"
+        );
+    }
+
+    #[test]
+    fn an_object_is_desired_with_the_label_and_annotations_helm_adds() {
+        let mut object = serde_json::json!({"kind": "Service", "metadata": {"name": "web",
+            "labels": {"app": "web"}, "annotations": null}});
+        release(Status::Deployed, None).as_applied(&mut object);
+        assert_eq!(
+            object["metadata"],
+            serde_json::json!({"name": "web",
+                "labels": {"app": "web", "app.kubernetes.io/managed-by": "Helm"},
+                "annotations": {"meta.helm.sh/release-name": "web",
+                    "meta.helm.sh/release-namespace": "shop"}})
         );
     }
 

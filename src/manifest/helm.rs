@@ -21,6 +21,9 @@ pub fn release_objects(release: &Arc<Release>, names: &mut Names) -> ParsedFile 
         names,
     );
     for object in &mut parsed.objects {
+        let mut body = object.body.to_value();
+        release.as_applied(&mut body);
+        object.body = super::tree::Node::from_value(body, names);
         object.helm = Some(Arc::clone(release));
         // No text of it is on disk: the span reads nothing, and no digest matches it.
         object.span = 0..0;
@@ -59,6 +62,10 @@ impl ManifestIndex {
                     reason: line.clone(),
                 },
             })
+            .chain(releases.notes.iter().map(|note| Problem::Note {
+                file: PathBuf::from("helm"),
+                message: note.clone(),
+            }))
             .collect();
         self.releases = releases.releases.clone();
         self.rebuild();
@@ -114,6 +121,7 @@ mod tests {
         let touched = index.set_releases(&Releases {
             releases: vec![release(2, MANIFEST)],
             problems: Vec::new(),
+            notes: Vec::new(),
         });
         let keys: Vec<String> = touched.iter().map(|k| k.to_string()).collect();
         assert_eq!(keys.len(), 2, "{keys:?}");
@@ -140,12 +148,14 @@ mod tests {
         index.set_releases(&Releases {
             releases: vec![release(1, MANIFEST)],
             problems: Vec::new(),
+            notes: Vec::new(),
         });
         let only_web =
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n";
         let touched = index.set_releases(&Releases {
             releases: vec![release(2, only_web)],
             problems: Vec::new(),
+            notes: Vec::new(),
         });
         assert_eq!(
             touched.len(),
