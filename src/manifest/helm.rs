@@ -177,6 +177,7 @@ mod tests {
             problems: vec![
                 "secret/shop/sh.helm.release.v1.web.v3: its gzip stream is broken".into(),
             ],
+            notes: Vec::new(),
         });
         let problems: Vec<String> = index.problems().iter().map(|p| p.to_string()).collect();
         assert_eq!(
