@@ -6,76 +6,24 @@
 
 mod common;
 mod headless_util;
+mod helm_util;
 
-use base64::Engine as _;
 use common::Cluster;
 use headless_util::{Repo, drifted_fields, kdrift, keys_with_status};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const NAMESPACE: &str = "shop";
-
-/// The chart's rendered templates, as helm stores them in a release (`# Source:` comments, the
-/// Deployment with no namespace: helm installs it in the release's).
-fn manifest(replicas: u32) -> String {
-    format!(
-        "---\n# Source: web/templates/settings.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-settings\n  labels:\n    app.kubernetes.io/managed-by: Helm\n    helm.sh/chart: web-1.2.0\ndata:\n  greeting: hello\n---\n# Source: web/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: web-token\ntype: Opaque\nstringData:\n  token: s3cret\n---\n# Source: web/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app.kubernetes.io/managed-by: Helm\n    helm.sh/chart: web-1.2.0\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n"
-    )
-}
-
-fn release_json(revision: u64, status: &str, replicas: u32) -> Value {
-    json!({
-        "name": "web",
-        "namespace": NAMESPACE,
-        "version": revision,
-        "info": {"status": status, "description": "Install complete"},
-        "chart": {"metadata": {"name": "web", "version": "1.2.0", "appVersion": "1.27"}},
-        "config": {"replicaCount": replicas},
-        "manifest": manifest(replicas),
-        "hooks": [],
-        "apply_method": "ssa",
-    })
-}
-
-/// The record Secret helm creates for a revision, as `kubectl create -f` takes it.
-fn record_secret(revision: u64, status: &str, release: &str) -> Value {
-    json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "helm.sh/release.v1",
-        "metadata": {
-            "name": format!("sh.helm.release.v1.web.v{revision}"),
-            "namespace": NAMESPACE,
-            "labels": {"owner": "helm", "name": "web", "status": status,
-                "version": revision.to_string()},
-        },
-        "data": {"release": base64::engine::general_purpose::STANDARD.encode(release)},
-    })
-}
 
 fn create(c: &Cluster, name: &str, object: &Value) {
     let file = c.file(name, &object.to_string());
     c.ok(&["create", "-f", file.to_str().unwrap()]);
 }
 
-/// The objects of `manifest` applied as helm 4 applies them: server-side, field manager `helm`,
-/// with helm's label and release annotations.
+/// The objects of the release's manifest applied as helm 4 applies them.
 fn apply_as_helm(c: &Cluster, replicas: u32) {
-    let mut documents = Vec::new();
-    for doc in manifest(replicas).split("\n---\n") {
-        let mut object: Value = serde_yaml::from_str(doc.trim_start_matches("---\n")).unwrap();
-        let meta = object["metadata"].as_object_mut().unwrap();
-        meta.insert("namespace".into(), json!(NAMESPACE));
-        let labels = meta.entry("labels").or_insert(json!({}));
-        labels["app.kubernetes.io/managed-by"] = json!("Helm");
-        meta.insert(
-            "annotations".into(),
-            json!({"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": NAMESPACE}),
-        );
-        documents.push(object);
-    }
     let file = c.file(
         "applied.json",
-        &json!({"apiVersion": "v1", "kind": "List", "items": documents}).to_string(),
+        &helm_util::applied(NAMESPACE, replicas).to_string(),
     );
     c.ok(&[
         "apply",
@@ -86,13 +34,16 @@ fn apply_as_helm(c: &Cluster, replicas: u32) {
     ]);
 }
 
+fn record_secret(revision: u64, status: &str, replicas: u32) -> Value {
+    helm_util::record_secret(NAMESPACE, revision, status, replicas)
+}
+
 /// A demo cluster with release `shop/web` installed at revision 1 (2 replicas), and an empty
 /// checkout: the release alone is the desired state.
 fn installed() -> (Cluster, Repo) {
     let c = Cluster::start_with(false);
     c.ok(&["create", "namespace", NAMESPACE]);
-    let record = kdrift::helm::record::encode(&release_json(1, "deployed", 2)).unwrap();
-    create(&c, "record-v1.json", &record_secret(1, "deployed", &record));
+    create(&c, "record-v1.json", &record_secret(1, "deployed", 2));
     apply_as_helm(&c, 2);
     let repo = Repo::with_files(&[(
         "README.md",
@@ -190,8 +141,7 @@ fn revert_goes_back_to_the_release_in_one_step_as_helm_s_own_field_manager() {
 fn a_new_revision_is_the_desired_state_and_a_newer_failure_is_said() {
     let (c, repo) = installed();
     // `helm upgrade --set replicaCount=3`: revision 2 deployed, revision 1 superseded.
-    let v2 = kdrift::helm::record::encode(&release_json(2, "deployed", 3)).unwrap();
-    create(&c, "record-v2.json", &record_secret(2, "deployed", &v2));
+    create(&c, "record-v2.json", &record_secret(2, "deployed", 3));
     c.ok(&[
         "label",
         "secret/sh.helm.release.v1.web.v1",
@@ -208,8 +158,7 @@ fn a_new_revision_is_the_desired_state_and_a_newer_failure_is_said() {
         "helm:shop/web rev 2 (chart web-1.2.0)"
     );
     // Revision 3 failed half-way: revision 2 stays the desired state, and the source says it.
-    let v3 = kdrift::helm::record::encode(&release_json(3, "failed", 4)).unwrap();
-    create(&c, "record-v3.json", &record_secret(3, "failed", &v3));
+    create(&c, "record-v3.json", &record_secret(3, "failed", 4));
     let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE, "-o", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let report = run.json();
@@ -233,14 +182,7 @@ fn helm_s_records_are_never_unmanaged_and_a_broken_record_is_named() {
         "the record Secret is helm's, not unmanaged: {run:?}"
     );
     // Another release whose record does not decode: named, exit 2, and the rest still compared.
-    let broken = json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "helm.sh/release.v1",
-        "metadata": {"name": "sh.helm.release.v1.db.v1", "namespace": NAMESPACE,
-            "labels": {"owner": "helm", "name": "db", "status": "deployed", "version": "1"}},
-        "data": {"release": base64::engine::general_purpose::STANDARD.encode("H4sIAAAA-not-gzip")},
-    });
+    let broken = helm_util::raw_record(NAMESPACE, "db", 1, "deployed", "H4sIAAAA-not-gzip");
     create(&c, "broken.json", &broken);
     c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=4"]);
     let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE, "-o", "json"]);

@@ -193,3 +193,69 @@ fn decode_chosen(listed: Vec<Listed>) -> (Vec<Arc<crate::helm::Release>>, Vec<St
     }
     (releases, problems)
 }
+
+/// Record changes closer together than this are read as one (`helm upgrade` writes the new
+/// record, then marks it deployed and the old one superseded).
+pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// Reads the releases of the connection's scope, then again whenever a release record changes:
+/// a watch of the records' metadata alone (labelled `owner=helm`, Secrets and ConfigMaps), so a
+/// `helm upgrade` is seen as its records change, with no polling. `send` gets each reading that
+/// differs from the one before, and returns false once the receiver is gone.
+pub fn spawn_release_watcher<S>(
+    conn: &super::client::Connection,
+    epoch: u64,
+    send: S,
+) -> super::watch::Watchers
+where
+    S: Fn(u64, Releases) -> bool + Send + Sync + 'static,
+{
+    use futures::StreamExt;
+    use kube::core::PartialObjectMeta;
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let client = conn.client.clone();
+    let scope = conn.scope.clone();
+    let task = tokio::spawn(async move {
+        let config = watcher::Config::default()
+            .labels("owner=helm")
+            .timeout(super::watch::watch_timeout_secs());
+        let secrets = watcher(
+            api::<PartialObjectMeta<Secret>>(&client, &scope),
+            config.clone(),
+        )
+        .default_backoff()
+        .map(|event| event.is_ok());
+        let configmaps = watcher(api::<PartialObjectMeta<ConfigMap>>(&client, &scope), config)
+            .default_backoff()
+            .map(|event| event.is_ok());
+        let mut changes = futures::stream::select(secrets, configmaps).boxed();
+        let mut last: Option<Releases> = None;
+        loop {
+            let releases = read_releases(&client, &scope).await;
+            if last.as_ref() != Some(&releases) {
+                if !send(epoch, releases.clone()) {
+                    return;
+                }
+                last = Some(releases);
+            }
+            // Wait for a record to change (a failing watch retries with backoff on its own).
+            loop {
+                match changes.next().await {
+                    Some(true) => break,
+                    Some(false) => continue,
+                    None => return,
+                }
+            }
+            let settle = tokio::time::sleep(SETTLE);
+            tokio::pin!(settle);
+            loop {
+                tokio::select! {
+                    () = &mut settle => break,
+                    next = changes.next() => if next.is_none() { return },
+                }
+            }
+        }
+    });
+    super::watch::Watchers { tasks: vec![task] }
+}

@@ -22,7 +22,7 @@ pub const SECRET_TYPE: &str = "helm.sh/release.v1";
 pub const HOOK_ANNOTATION: &str = "helm.sh/hook";
 
 /// The releases read from a cluster, and the records that could not be read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Releases {
     pub releases: Vec<Arc<Release>>,
     /// One line per record that did not decode (`secret/NS/NAME: why`) or listing that failed.
