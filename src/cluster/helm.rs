@@ -115,32 +115,82 @@ async fn list_configmaps(
     }
 }
 
+/// The records of one kind of storage in `scope`; across all namespaces when that is refused
+/// (RBAC that grants some namespaces), namespace by namespace, the refused ones said.
+async fn list_storage(
+    client: &Client,
+    scope: &NamespaceScope,
+    storage: Storage,
+    releases: &mut Releases,
+) -> Vec<Listed> {
+    let what = match storage {
+        Storage::Secret => "secrets",
+        Storage::ConfigMap => "configmaps",
+    };
+    let list = |scope: NamespaceScope| async move {
+        match storage {
+            Storage::Secret => list_secrets(client, &scope).await,
+            Storage::ConfigMap => list_configmaps(client, &scope).await,
+        }
+    };
+    let refused = |releases: &mut Releases, place: String, why: &str| {
+        releases.notes.push(format!(
+            "Helm releases stored as {what} {place} were not read ({why}): their objects are compared only with manifests in git"
+        ))
+    };
+    match list(scope.clone()).await {
+        Ok(records) => return records,
+        Err(kube::Error::Api(status))
+            if status.is_forbidden() && scope.as_namespace().is_none() =>
+        {
+            let Ok(namespaces) = super::fallback::list_namespaces(client).await else {
+                refused(releases, "in all namespaces".to_owned(), &status.message);
+                return Vec::new();
+            };
+            let mut records = Vec::new();
+            let mut forbidden = Vec::new();
+            for ns in namespaces {
+                match list(NamespaceScope::One(ns.clone())).await {
+                    Ok(found) => records.extend(found),
+                    Err(kube::Error::Api(status)) if status.is_forbidden() => forbidden.push(ns),
+                    Err(e) => releases.problems.push(format!(
+                        "{what} in namespace \"{ns}\": cannot list Helm's release records: {}",
+                        describe(&e)
+                    )),
+                }
+            }
+            if !forbidden.is_empty() {
+                refused(
+                    releases,
+                    format!("in namespace(s) {}", forbidden.join(", ")),
+                    "forbidden",
+                );
+            }
+            records
+        }
+        Err(kube::Error::Api(status)) if status.is_forbidden() => {
+            let place = format!("in namespace \"{}\"", scope.label());
+            refused(releases, place, &status.message);
+            Vec::new()
+        }
+        Err(e) => {
+            releases.problems.push(format!(
+                "{what} in {}: cannot list Helm's release records: {}",
+                scope.label(),
+                describe(&e)
+            ));
+            Vec::new()
+        }
+    }
+}
+
 /// Every release of the namespace scope at its current revision, decoded; the records that
 /// could not be read or listed are said (a listing refused by RBAC as a note: helm's records
 /// are Secrets, which many users may not read).
 pub async fn read_releases(client: &Client, scope: &NamespaceScope) -> Releases {
-    let mut listed = Vec::new();
     let mut releases = Releases::default();
-    let place = match scope.as_namespace() {
-        Some(ns) => format!("in namespace \"{ns}\""),
-        None => "in all namespaces".to_owned(),
-    };
-    for (what, result) in [
-        ("secrets", list_secrets(client, scope).await),
-        ("configmaps", list_configmaps(client, scope).await),
-    ] {
-        match result {
-            Ok(records) => listed.extend(records),
-            Err(kube::Error::Api(status)) if status.is_forbidden() => releases.notes.push(format!(
-                "Helm releases stored as {what} {place} were not read ({}): their objects are compared only with manifests in git",
-                status.message
-            )),
-            Err(e) => releases.problems.push(format!(
-                "{what} {place}: cannot list Helm's release records: {}",
-                describe(&e)
-            )),
-        }
-    }
+    let mut listed = list_storage(client, scope, Storage::Secret, &mut releases).await;
+    listed.extend(list_storage(client, scope, Storage::ConfigMap, &mut releases).await);
     let decoded = tokio::task::spawn_blocking(move || decode_chosen(listed))
         .await
         .unwrap_or_else(|e| {

@@ -82,6 +82,7 @@ pub fn check(
         problems: index.problems().into_iter().cloned().collect(),
         errors,
         kustomize,
+        pending: index.pending_upgrades(),
         ..DriftReport::default()
     };
     let mut live: HashMap<ObjectKey, LiveObject> =

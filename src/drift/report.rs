@@ -89,6 +89,9 @@ pub struct DriftReport {
     pub kustomize: Option<KustomizeInfo>,
     /// Whether in-sync objects are listed in the text report.
     pub show_in_sync: bool,
+    /// Objects whose chart in git renders otherwise than their Helm release in the cluster: a
+    /// `helm upgrade` would change them. Not drift of the live object.
+    pub pending: Vec<crate::manifest::charts::PendingUpgrade>,
 }
 
 fn status_name(status: &ObjectStatus) -> &'static str {
@@ -234,6 +237,45 @@ fn helm_json(release: &crate::helm::Release) -> Value {
     })
 }
 
+/// The lines of one pending upgrade: the object, then each field, release's value → git's.
+fn pending_text(pending: &crate::manifest::charts::PendingUpgrade) -> String {
+    let key = &pending.key;
+    let mut out = String::new();
+    let whose = format!("git's {} vs {}", pending.chart, pending.release);
+    if pending.fields.is_empty() {
+        let _ = writeln!(out, "{key}  pending upgrade: {}  ({whose})", pending.change);
+        return out;
+    }
+    for (path, release, git) in &pending.fields {
+        let _ = writeln!(
+            out,
+            "{key}  pending upgrade  {path}  {} → {}  ({whose})",
+            short_value(release.as_ref()),
+            short_value(git.as_ref())
+        );
+    }
+    out
+}
+
+/// The report's `helm` member: the pending upgrades.
+fn pending_json(pending: &[crate::manifest::charts::PendingUpgrade]) -> Value {
+    let upgrades: Vec<Value> = pending
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "key": p.key.to_string(),
+                "chart": p.chart,
+                "release": p.release,
+                "change": if p.change.is_empty() { "changed" } else { p.change },
+                "fields": p.fields.iter().map(|(path, release, git)| serde_json::json!({
+                    "path": path, "release": release, "git": git,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "pending_upgrades": upgrades })
+}
+
 /// A workflow command's message, escaped as GitHub's toolkit escapes it.
 fn github_data(text: &str) -> String {
     text.replace('%', "%25")
@@ -258,6 +300,8 @@ struct JsonReport<'a> {
     problems: Vec<JsonProblem>,
     errors: &'a [String],
     kustomize: Option<&'a KustomizeInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    helm: Option<Value>,
     summary: Summary,
     exit_code: u8,
 }
@@ -501,6 +545,9 @@ impl DriftReport {
                 let _ = writeln!(out, "{key}  ↳ {}", reconciler.sentence());
             }
         }
+        for pending in &self.pending {
+            out.push_str(&pending_text(pending));
+        }
         for problem in &self.problems {
             let _ = writeln!(out, "problem: {problem}");
         }
@@ -584,6 +631,7 @@ impl DriftReport {
             problems,
             errors: &self.errors,
             kustomize: self.kustomize.as_ref(),
+            helm: (!self.pending.is_empty()).then(|| pending_json(&self.pending)),
             summary: self.summary(),
             exit_code: self.exit_code(),
         };

@@ -1,10 +1,13 @@
 //! Helm, as a source of desired state: release records decoded ([`record`]) and chosen
 //! ([`select`]) without the cluster's IO (`cluster/helm.rs` lists them), the source each
-//! release's objects are shown with, and what of Helm's own bookkeeping is never drift.
+//! release's objects are shown with, and what of Helm's own bookkeeping is never drift; charts
+//! of the checkout and their values ([`chart`]), rendered by the user's helm ([`render`]).
 //!
 //! A release's `manifest` is what helm applied: the desired state of every object it names,
 //! in the release's namespace where an object names none (`manifest/helm.rs` indexes it).
+pub mod chart;
 pub mod record;
+pub mod render;
 pub mod select;
 
 use std::sync::Arc;

@@ -11,6 +11,8 @@
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
 //! - [`helm`]: Helm releases in the cluster, their manifests indexed as desired state.
+//! - [`charts`]: Helm charts of the checkout, rendered with the user's helm as their source says.
+pub mod charts;
 pub mod config;
 pub mod edit;
 pub mod helm;
@@ -59,6 +61,9 @@ pub struct ManifestObject {
     /// (`helm:NS/RELEASE rev N (chart NAME-VERSION)`), `line` the line in the manifest, and no
     /// text of it is on disk.
     pub helm: Option<Arc<crate::helm::Release>>,
+    /// For an object a chart of the checkout renders, the chart and how it was rendered:
+    /// `file` is then its template (from helm's `# Source:` line), `rendered` the chart's key.
+    pub chart: Option<Arc<crate::helm::chart::ChartSpec>>,
 }
 
 #[cfg(test)]
@@ -314,6 +319,11 @@ pub struct ManifestIndex {
     pub releases: Vec<Arc<crate::helm::Release>>,
     helm_files: std::collections::BTreeSet<PathBuf>,
     helm_problems: Vec<Problem>,
+    /// The chart folders of the checkout (their files are not plain manifests), and the keys of
+    /// `files` their renders are held under ([`ManifestIndex::set_charts`]).
+    pub charts_found: Vec<PathBuf>,
+    chart_files: std::collections::BTreeSet<PathBuf>,
+    chart_problems: Vec<Problem>,
     /// How often the key index was rebuilt: tests count work, not time.
     #[cfg(test)]
     rebuilds: usize,
@@ -417,6 +427,9 @@ impl ManifestIndex {
             })
             .collect();
         let files = walk::manifest_files(root, &mut index.walk_problems);
+        // A chart's files are rendered by helm (`charts`), never read as manifests.
+        let (charts, files) = charts::split_charts(files);
+        index.charts_found = charts;
         let update = index.kustomize.update(
             root,
             &index.config,
@@ -586,6 +599,11 @@ impl ManifestIndex {
         for (path, parsed) in ordered {
             for (at, object) in parsed.objects.iter().enumerate() {
                 match self.objects.get(&object.key) {
+                    // Git's render of a chart whose release is in the cluster: the release is
+                    // the desired state, the render a pending upgrade (kept apart, no problem).
+                    Some((first_path, _))
+                        if object.chart.is_some()
+                            && self.helm_files.contains(first_path.as_ref()) => {}
                     None => {
                         self.objects
                             .insert(object.key.clone(), (Self::held_in(object), at));
@@ -674,6 +692,7 @@ impl ManifestIndex {
             .chain(&self.duplicate_problems)
             .chain(&self.unserved_problems)
             .chain(&self.helm_problems)
+            .chain(&self.chart_problems)
             .chain(self.kustomize.all_problems())
             .collect()
     }

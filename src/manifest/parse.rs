@@ -352,6 +352,7 @@ impl<'d> Place<'_, 'd> {
             list_item,
             rendered: None,
             helm: None,
+            chart: None,
         });
     }
 }

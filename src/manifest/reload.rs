@@ -138,7 +138,9 @@ impl ManifestIndex {
                     let gone: Vec<PathBuf> = self
                         .files
                         .keys()
-                        .filter(|path| !self.helm_files.contains(*path))
+                        .filter(|path| {
+                            !self.helm_files.contains(*path) && !self.chart_files.contains(*path)
+                        })
                         .filter(|path| {
                             if is_kustomization_name(path) {
                                 !change.kept.contains(*path)
