@@ -139,7 +139,7 @@ async fn list_storage(
         ))
     };
     match list(scope.clone()).await {
-        Ok(records) => return records,
+        Ok(records) => records,
         Err(kube::Error::Api(status))
             if status.is_forbidden() && scope.as_namespace().is_none() =>
         {
