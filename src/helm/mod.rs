@@ -91,6 +91,11 @@ impl Release {
     /// `managed-by` label and the release annotations helm adds to every object. The release's
     /// manifest leaves them out; they are what helm applied all the same.
     pub fn as_applied(&self, object: &mut Value) {
+        Release::add_metadata(&self.name, &self.namespace, object)
+    }
+
+    /// [`Release::as_applied`] for release `name` in `namespace`.
+    pub fn add_metadata(name: &str, namespace: &str, object: &mut Value) {
         let Some(metadata) = object
             .as_object_mut()
             .map(|o| {
@@ -113,8 +118,8 @@ impl Release {
             }
         };
         put("labels", MANAGED_BY_LABEL.0, MANAGED_BY_LABEL.1);
-        put("annotations", RELEASE_NAME_ANNOTATION, &self.name);
-        put("annotations", RELEASE_NAMESPACE_ANNOTATION, &self.namespace);
+        put("annotations", RELEASE_NAME_ANNOTATION, name);
+        put("annotations", RELEASE_NAMESPACE_ANNOTATION, namespace);
     }
 
     /// What a revert to the release says: which manager it writes as and why a later

@@ -333,6 +333,13 @@ pub fn objects_of(spec: &Arc<ChartSpec>, key: &Path, text: &str, names: &mut Nam
         object.list_item = None;
         object.rendered = Some(Arc::clone(&key));
         object.chart = Some(Arc::clone(spec));
+        // helm installs a chart with its label and release annotations on every object; Argo CD
+        // renders charts with helm template and applies them without.
+        if !matches!(spec.source, ValuesSource::ArgoApp { .. }) {
+            let mut body = object.body.to_value();
+            crate::helm::Release::add_metadata(&spec.release, &spec.namespace, &mut body);
+            object.body = super::tree::Node::from_value(body, names);
+        }
     }
     parsed
 }
