@@ -55,7 +55,8 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 fn detect() -> Option<Helm> {
     let program = match std::env::var_os("KDRIFT_HELM").filter(|v| !v.is_empty()) {
-        Some(named) => PathBuf::from(named),
+        // A named program that is not there is no helm (said as such, not as a failed render).
+        Some(named) => Some(PathBuf::from(named)).filter(|p| p.is_file())?,
         None => on_path("helm")?,
     };
     let mut command = Command::new(&program);

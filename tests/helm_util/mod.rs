@@ -79,3 +79,113 @@ pub fn applied(namespace: &str, replicas: u32) -> Value {
     }
     json!({"apiVersion": "v1", "kind": "List", "items": documents})
 }
+
+/// The helm the chart tests run: `KDRIFT_TEST_HELM`, else `helm` on PATH; `None` (the reason
+/// written to stderr, past the test harness's capture) when there is none.
+pub fn helm_for_tests(test: &str) -> Option<std::path::PathBuf> {
+    use std::io::Write as _;
+    let named = std::env::var_os("KDRIFT_TEST_HELM")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from);
+    // A helm that was named must be there: a run that means to test with it must not pass by
+    // skipping.
+    if let Some(named) = &named {
+        assert!(
+            named.is_file(),
+            "KDRIFT_TEST_HELM={} is not a file",
+            named.display()
+        );
+    }
+    let found = named.or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join("helm"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n{test}: SKIPPED: no helm (set KDRIFT_TEST_HELM to a helm 3 or 4 binary, or put helm on PATH)\n"
+        );
+    }
+    found
+}
+
+/// `helm template RELEASE CHART -n NAMESPACE ARGS…` with the real helm; its output.
+pub fn template(
+    helm: &std::path::Path,
+    release: &str,
+    chart: &std::path::Path,
+    namespace: &str,
+    args: &[&str],
+) -> String {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(helm)
+        .args(["template", release])
+        .arg(chart)
+        .args(["--namespace", namespace])
+        .args(args)
+        .env("HELM_CACHE_HOME", scratch.path().join("cache"))
+        .env("HELM_CONFIG_HOME", scratch.path().join("config"))
+        .env("HELM_DATA_HOME", scratch.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "helm template: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A rendered chart as helm keeps it in a release: the hooks left out.
+pub fn without_hooks(rendered: &str) -> String {
+    rendered
+        .split("\n---\n")
+        .filter(|doc| !doc.contains("\"helm.sh/hook\"") && !doc.contains("helm.sh/hook:"))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// The record Secret of a release made of `manifest` (chart `chart` at `version`).
+pub fn record_of(
+    namespace: &str,
+    name: &str,
+    revision: u64,
+    chart: (&str, &str),
+    config: Value,
+    manifest: &str,
+) -> Value {
+    let release = json!({
+        "name": name, "namespace": namespace, "version": revision,
+        "info": {"status": "deployed", "description": "Install complete"},
+        "chart": {"metadata": {"name": chart.0, "version": chart.1}},
+        "config": config, "manifest": manifest, "hooks": [], "apply_method": "ssa",
+    });
+    raw_record(
+        namespace,
+        name,
+        revision,
+        "deployed",
+        &kdrift::helm::record::encode(&release).unwrap(),
+    )
+}
+
+/// The objects of `manifest` as helm 4 applies them for release `name`, as one `kind: List`.
+pub fn applied_manifest(namespace: &str, name: &str, manifest: &str) -> Value {
+    let items: Vec<Value> = manifest
+        .split("\n---\n")
+        .filter_map(|doc| serde_yaml::from_str::<Value>(doc).ok())
+        .filter(|v| v.is_object())
+        .map(|mut object| {
+            let meta = object["metadata"].as_object_mut().unwrap();
+            meta.insert("namespace".into(), json!(namespace));
+            let labels = meta.entry("labels").or_insert(json!({}));
+            labels["app.kubernetes.io/managed-by"] = json!("Helm");
+            let annotations = meta.entry("annotations").or_insert(json!({}));
+            annotations["meta.helm.sh/release-name"] = json!(name);
+            annotations["meta.helm.sh/release-namespace"] = json!(namespace);
+            object
+        })
+        .collect();
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
+}
