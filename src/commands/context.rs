@@ -152,6 +152,7 @@ pub async fn choose_manifests(
     }
     let from = crate::cluster::gitops::manifests_from_apps(client, cluster_url, &root).await;
     selection.notes = from.notes;
+    selection.charts = from.charts;
     match from.mapped {
         Some((top, apps)) => {
             selection.apps = apps;

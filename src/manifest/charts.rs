@@ -1,7 +1,7 @@
 //! Helm charts in the checkout: a folder with a `Chart.yaml` is never read as plain manifests;
 //! it is rendered with the user's `helm template` as its source says (`.kdrift.yaml`'s
-//! `helm.charts`, or the release in the cluster made from the same chart, with that release's
-//! values), and its objects are indexed as the chart's. Three states are kept apart: where a
+//! `helm.charts`, an Argo CD Application's `helm` source, or the release in the cluster made
+//! from the same chart, with that release's values), and its objects are indexed as the chart's. Three states are kept apart: where a
 //! release of the chart is in the cluster its manifest is the desired state of the live objects
 //! (`manifest/helm.rs`), and git's render differing from it is a pending upgrade
 //! ([`ManifestIndex::pending_upgrades`]), not drift.
@@ -240,6 +240,21 @@ pub fn specs(index: &ManifestIndex, kube_version: Option<&str>) -> (Vec<ChartSpe
                     .collect();
                 spec.set = entry.set.clone();
                 specs.push(spec);
+            }
+            continue;
+        }
+        let from_apps: Vec<&ChartSpec> = index
+            .selection
+            .charts
+            .iter()
+            .filter(|c| c.dir == *dir)
+            .collect();
+        if !from_apps.is_empty() {
+            for chart in from_apps {
+                specs.push(ChartSpec {
+                    kube_version: kube_version.map(str::to_owned),
+                    ..chart.clone()
+                });
             }
             continue;
         }
