@@ -6,6 +6,7 @@
 //!   [`complete`]: shell completion of it, `TYPE/NAME` from the manifests.
 //! - [`cluster`]: kube IO — watchers that turn API objects into slim rows and messages.
 //! - [`manifest`]: loading and indexing the YAML manifests of a git checkout.
+//! - [`helm`]: Helm's release records and charts as desired state.
 //! - [`drift`], [`rollout`]: pure functions — live vs manifest, rollout phase.
 //! - [`schema`], [`managed_fields`]: Kubernetes list merge keys and `fieldsV1` field sets,
 //!   shared by the drift engine and the demo cluster (the `kdrift-schema` crate).
@@ -32,6 +33,7 @@ pub mod dispatch;
 pub mod drift;
 pub mod git;
 pub mod gitops;
+pub mod helm;
 pub mod logging;
 pub mod manifest;
 pub mod process;

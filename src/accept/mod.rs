@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod commit;
+pub mod helm;
 pub mod kustomize;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

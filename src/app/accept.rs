@@ -327,6 +327,24 @@ impl App {
             );
             return Vec::new();
         };
+        if manifest.helm.is_some() || manifest.chart.is_some() {
+            // Accept into a chart's values renders the chart for each candidate value: the
+            // headless command does it, with the proof printed.
+            let source = manifest.helm.as_ref().map_or_else(
+                || manifest.file.display().to_string(),
+                |release| release.source(),
+            );
+            flash(
+                self,
+                format!(
+                    "{object} comes from Helm ({source}): accept it into the chart's values with `kdrift accept {}/{} -n {}` (the edit is proved by rendering); r reverts it to the release",
+                    key.kind.to_ascii_lowercase(),
+                    key.name,
+                    key.namespace
+                ),
+            );
+            return Vec::new();
+        }
         let others = match (&manifest.rendered, self.manifests.as_ref()) {
             (Some(kustomization), Some(index)) => kustomization
                 .parent()

@@ -291,7 +291,10 @@ impl App {
 
     /// The manifests were loaded: rows already listed are compared again (their live objects
     /// are fetched: none is kept), rows without a manifest are unmanaged.
-    pub fn manifests_loaded(&mut self, index: Arc<ManifestIndex>) -> Vec<Command> {
+    pub fn manifests_loaded(&mut self, mut index: Arc<ManifestIndex>) -> Vec<Command> {
+        if let Some(releases) = &self.releases {
+            Arc::make_mut(&mut index).set_releases(releases);
+        }
         self.manifests = Some(index);
         self.dirty = true;
         let mut fetch = Vec::new();
@@ -326,6 +329,26 @@ impl App {
         // The app holds the only reference, so this does not copy the index.
         let index = Arc::make_mut(index);
         let all: Vec<ManifestKey> = index.apply_changes(changes);
+        self.desired_changed(all)
+    }
+
+    /// The Helm releases of the scope were read (again): their objects' desired state is set
+    /// into the manifests, and what it touched is compared again.
+    pub fn releases_changed(&mut self, releases: crate::helm::Releases) -> Vec<Command> {
+        if self.releases.as_ref() == Some(&releases) {
+            return Vec::new();
+        }
+        self.releases = Some(releases.clone());
+        let Some(index) = self.manifests.as_mut() else {
+            return Vec::new();
+        };
+        let all = Arc::make_mut(index).set_releases(&releases);
+        self.desired_changed(all)
+    }
+
+    /// The desired state of `all` changed (files re-read, releases set): their objects are
+    /// fetched again to be compared with it.
+    fn desired_changed(&mut self, all: Vec<ManifestKey>) -> Vec<Command> {
         let mut commands = self.objects_touched(&all);
         // A kind that is new to the manifests: map it (and watch it).
         commands.extend(self.map_kinds_if_new());

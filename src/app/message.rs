@@ -52,6 +52,12 @@ pub enum Message {
     Manifests(Arc<ManifestIndex>),
     /// Manifest files changed on disk and were re-read.
     ManifestsChanged(Vec<FileChange>),
+    /// The Helm releases of the scope, read at start and again whenever a release record
+    /// changes (`helm upgrade`, `rollback`, `uninstall`); `epoch` as for the table's watcher.
+    HelmReleases {
+        epoch: u64,
+        releases: crate::helm::Releases,
+    },
     /// Live objects fetched for `Command::FetchLive`.
     LiveFetched(Vec<Fetched>),
     /// The kinds of the manifests mapped through discovery (reply to `Command::MapKinds`).

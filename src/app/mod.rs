@@ -111,6 +111,9 @@ pub struct App {
     pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
     /// The manifests, once loaded (`None` before, or when there are none to watch).
     pub manifests: Option<Arc<ManifestIndex>>,
+    /// The Helm releases of the namespace scope, as last read (set into `manifests` when they
+    /// load, and again whenever a release record changes).
+    pub releases: Option<crate::helm::Releases>,
     /// The kinds the cluster serves for the manifests and their schemas, once mapped.
     pub kinds: Option<LiveKinds>,
     /// Objects of the other kinds of the manifests.
@@ -164,6 +167,7 @@ impl App {
             drift: HashMap::new(),
             newest: HashMap::new(),
             manifests: None,
+            releases: None,
             kinds: None,
             objects: objects::Objects::default(),
             mapping: false,
@@ -310,6 +314,13 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             Vec::new()
         }
         Message::Manifests(index) => app.manifests_loaded(index),
+        Message::HelmReleases { epoch, releases } => {
+            if epoch == app.epoch {
+                app.releases_changed(releases)
+            } else {
+                Vec::new()
+            }
+        }
         Message::ManifestsChanged(changes) => app.manifests_changed(changes),
         Message::LiveFetched(fetched) => {
             app.live_fetched(fetched);

@@ -309,6 +309,9 @@ pub struct FromApps {
         std::path::PathBuf,
         Vec<crate::manifest::kustomize::AppFolder>,
     )>,
+    /// The Helm charts of the checkout the Applications render (see
+    /// [`crate::gitops::source::Mapping::charts`]).
+    pub charts: Vec<crate::helm::chart::ChartSpec>,
     /// Sentences for the manifests' notes.
     pub notes: Vec<String>,
 }
@@ -385,16 +388,19 @@ pub async fn manifests_from_apps(
     notes.extend(mapping.notes);
     let mapping = crate::gitops::source::Mapping {
         folders: mapping.folders,
+        charts: mapping.charts,
         notes,
     };
     if mapping.folders.is_empty() {
         return FromApps {
             mapped: None,
+            charts: mapping.charts,
             notes: mapping.notes,
         };
     }
     FromApps {
         mapped: Some((top, mapping.folders)),
+        charts: mapping.charts,
         notes: mapping.notes,
     }
 }

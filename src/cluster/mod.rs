@@ -12,6 +12,7 @@
 //!   into a drift extract only for objects with a manifest) and the fetches for drift.
 //! - [`logs`]: a container's log streamed in batches of safe, capped lines, reconnecting while
 //!   the container runs.
+//! - [`helm`]: Helm's release records, listed in the namespace scope and decoded.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`events::ClusterEvent`]s.
 //! - [`events`]: what the watchers send: row updates and watch health.
@@ -22,6 +23,7 @@ pub mod events;
 pub mod facts;
 pub mod fallback;
 pub mod gitops;
+pub mod helm;
 pub mod kinds;
 pub mod live;
 pub mod logs;

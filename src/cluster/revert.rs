@@ -13,6 +13,16 @@ use crate::revert::rekey;
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
 
+/// The field manager a revert of `manifest` writes as: kdrift's own, or `helm` for an object of
+/// a Helm release, so that helm's next upgrade finds the fields as its own (helm 4 applies
+/// server-side without forcing: fields kdrift owned would conflict).
+pub fn field_manager_for(manifest: &ManifestObject) -> &'static str {
+    match manifest.helm {
+        Some(_) => crate::helm::FIELD_MANAGER,
+        None => FIELD_MANAGER,
+    }
+}
+
 /// Apply attempts while only the object's status moves under it (each after a fresh read).
 pub const APPLY_ATTEMPTS: u8 = 4;
 
@@ -205,7 +215,7 @@ impl Reverter {
             config = rekey::rekeyed_config(&config, &rekeys);
             rekey = Some((rekeys, replaced));
         }
-        let mut params = apply_params();
+        let mut params = apply_params(&self.manifest);
         params.dry_run = true;
         let mut applied = self.apply(&config, &params).await?;
         if let Some((rekeys, replaced)) = &rekey {
@@ -396,7 +406,7 @@ impl Reverter {
             let rv = resource_version(&now);
             let config = plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled);
             at(Stage::BeforeApply(attempt));
-            match self.apply(&config, &apply_params()).await {
+            match self.apply(&config, &apply_params(&self.manifest)).await {
                 Err(err) if is_conflict(&err) => continue,
                 other => return other,
             }
@@ -469,7 +479,7 @@ impl Reverter {
                 reason: e.to_string(),
             })?;
         let mut params = params.clone();
-        params.field_manager = Some(FIELD_MANAGER.to_owned());
+        params.field_manager = Some(field_manager_for(&self.manifest).to_owned());
         let name = &self.manifest.key.name;
         match self
             .api
@@ -497,8 +507,8 @@ fn rbac_resource(resource: &ApiResource) -> String {
     }
 }
 
-fn apply_params() -> PatchParams {
-    PatchParams::apply(FIELD_MANAGER).force()
+fn apply_params(manifest: &ManifestObject) -> PatchParams {
+    PatchParams::apply(field_manager_for(manifest)).force()
 }
 
 fn to_value(object: DynamicObject) -> Result<Value, RevertError> {

@@ -34,6 +34,14 @@ pub struct Watchers {
     pub(super) tasks: Vec<JoinHandle<()>>,
 }
 
+impl Watchers {
+    /// These watchers and `other`'s, stopped together.
+    pub fn join(mut self, mut other: Watchers) -> Watchers {
+        self.tasks.append(&mut other.tasks);
+        self
+    }
+}
+
 impl Drop for Watchers {
     fn drop(&mut self) {
         for t in &self.tasks {

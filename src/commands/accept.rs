@@ -47,6 +47,9 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
             }
         };
         match live_drift(&ctx, &kind, &key).await {
+            Ok((manifest, drift, live)) if manifest.helm.is_some() || manifest.chart.is_some() => {
+                accept_into_values(&ctx, manifest, &drift, &live, args).await
+            }
             Ok((manifest, drift, live)) if manifest.rendered.is_some() => {
                 accept_rendered(&ctx, manifest, &drift, &live, args).await
             }
@@ -175,6 +178,72 @@ async fn write_and_commit_interruptible(
             EXIT_ERROR
         }
     }
+}
+
+/// Accept into a Helm chart's values file (see [`crate::accept::helm`]): the value that makes the
+/// chart render the live value is found and proved by rendering, then written and committed.
+async fn accept_into_values(
+    ctx: &Context,
+    manifest: &ManifestObject,
+    drift: &ObjectDrift,
+    live: &LiveObject,
+    args: &AcceptArgs,
+) -> u8 {
+    let key = &drift.key;
+    // What git does not say yet: the live object against git's render of the chart (the drift
+    // from the release that git already holds is a pending upgrade, nothing to accept).
+    let git = crate::accept::helm::chart_object(&ctx.index, manifest)
+        .ok()
+        .filter(|object| !std::ptr::eq(*object, manifest));
+    let against_git = git.map(|object| drift::compare(object, live, &ctx.index.config));
+    let drift = against_git.as_ref().unwrap_or(drift);
+    let Some(items) = chosen(drift, args) else {
+        return EXIT_ERROR;
+    };
+    if items.is_empty() {
+        let what = git.map_or_else(
+            || manifest.file.display().to_string(),
+            |o| format!("git's chart ({})", o.file.display()),
+        );
+        say!("{key} is in sync with {what}: nothing to accept");
+        return EXIT_IN_SYNC;
+    }
+    let root = &ctx.index.root;
+    let (edit, notes) =
+        match crate::accept::helm::plan_and_prove(&ctx.index, manifest, &items, live) {
+            Ok(planned) => planned,
+            Err(e) => {
+                tell!("kdrift: {e}");
+                return EXIT_ERROR;
+            }
+        };
+    if edit.is_noop() {
+        say!("the values file already says what is live: nothing to write");
+        return EXIT_IN_SYNC;
+    }
+    if !args.no_commit
+        && let Err(e) = crate::accept::ensure_clean(root, &edit.file)
+    {
+        tell!("kdrift: {e}");
+        return EXIT_ERROR;
+    }
+    let shown = shown_path(root, &edit.file);
+    print!("{}", paint_diff(&edit.diff(&shown), colour_stdout()));
+    for note in notes {
+        say!("{note}");
+    }
+    let plan = (!args.no_commit)
+        .then(|| CommitPlan::new(key, &items, args.message.as_deref(), &ctx.index.config));
+    let code = write_and_commit_interruptible(root, vec![edit], plan, shown.clone()).await;
+    if code == EXIT_IN_SYNC
+        && let Some(release) = &manifest.helm
+    {
+        say!(
+            "{} still holds the old value: the next `helm upgrade` with {shown} takes the live one into the release (check shows it as a pending upgrade until then)",
+            release.source()
+        );
+    }
+    code
 }
 
 /// Accept into a kustomize tree: the edits go where each value is set (see

@@ -152,6 +152,7 @@ pub async fn choose_manifests(
     }
     let from = crate::cluster::gitops::manifests_from_apps(client, cluster_url, &root).await;
     selection.notes = from.notes;
+    selection.charts = from.charts;
     match from.mapped {
         Some((top, apps)) => {
             selection.apps = apps;
@@ -178,6 +179,10 @@ pub async fn open_for(
     let (root, selection) =
         choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
     let mut index = ManifestIndex::load_with(&root, &default_namespace, selection);
+    // Helm's releases are desired state too, for the objects their manifests name; the charts
+    // of the checkout are rendered as their source says (a release's values among them).
+    index.set_releases(&crate::cluster::helm::read_releases(&conn.client, &conn.scope).await);
+    render_charts(&mut index, &conn.server_version).await;
     let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
         &conn.server_version,
@@ -194,6 +199,20 @@ pub async fn open_for(
         schemas: loaded.schemas,
         schema_notices: loaded.notices,
     })
+}
+
+/// Renders the charts of the checkout with the user's helm (off the async workers: one process
+/// per chart) and sets them into `index`.
+pub async fn render_charts(index: &mut ManifestIndex, server_version: &str) {
+    if index.charts_found.is_empty() && index.config.helm_charts.is_empty() {
+        return;
+    }
+    let kube_version = (!server_version.is_empty()).then_some(server_version);
+    let (specs, problems) = crate::manifest::charts::specs(index, kube_version);
+    let renders = tokio::task::spawn_blocking(move || crate::manifest::charts::render_all(specs))
+        .await
+        .unwrap_or_default();
+    index.set_charts(renders, problems);
 }
 
 fn api(client: &Client, kind: &ServedKind, namespace: Option<&str>) -> Api<DynamicObject> {

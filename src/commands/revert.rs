@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use crate::app::revert::{nothing_to_revert, place};
 use crate::cli::{CommonArgs, RevertArgs};
-use crate::cluster::revert::{FIELD_MANAGER, Outcome, Preview, RevertError, Reverter};
+use crate::cluster::revert::{Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
 use crate::user_config::ReadOnlyFrom;
 
@@ -221,10 +221,14 @@ pub fn ask(question: &str, input: &mut dyn BufRead, out: &mut dyn Write) -> bool
 
 fn report(preview: &Preview, manifest: &ManifestObject, outcome: &Outcome) -> u8 {
     say!(
-        "reverted {}: applied {} as field manager \"{FIELD_MANAGER}\"",
+        "reverted {}: applied {} as field manager \"{}\"",
         preview.object,
-        place(manifest)
+        place(manifest),
+        crate::cluster::revert::field_manager_for(manifest)
     );
+    if let Some(release) = &manifest.helm {
+        say!("{}", release.revert_note());
+    }
     for removal in &outcome.removed {
         say!("{}", removal.done_text());
     }

@@ -28,8 +28,12 @@ const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "k
 /// a controller owns (a ReplicaSet, a Job of a CronJob), anything in the system namespaces, the
 /// system namespaces themselves, and what the control plane puts in every namespace (the
 /// `default` ServiceAccount, the `kube-root-ca.crt` ConfigMap) or in `default` (the
-/// `kubernetes` Service).
+/// `kubernetes` Service). Helm's own bookkeeping (release records, hooks' objects) is no
+/// application object either.
 pub fn made_by_the_cluster(object: &LiveObject) -> bool {
+    if crate::helm::is_bookkeeping(&object.body) {
+        return true;
+    }
     let key = &object.key;
     let owned = object
         .body
@@ -73,6 +77,7 @@ pub fn check(
         problems: index.problems().into_iter().cloned().collect(),
         errors,
         kustomize,
+        pending: index.pending_upgrades(),
         ..DriftReport::default()
     };
     let mut live: HashMap<ObjectKey, LiveObject> =

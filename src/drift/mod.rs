@@ -188,9 +188,11 @@ impl ObjectDrift {
 /// records the created object's defaults under it, which would otherwise all read as added live;
 /// it cannot write an object that already exists, so no out-of-band change hides behind it.
 /// `kdrift` is kdrift's own revert: it applies the manifest, and the defaults the server fills in
-/// again after its removals are the manifest's.
+/// again after its removals are the manifest's. `helm` is helm 3's three-way merge patch of a
+/// release's manifest (helm 4 applies server-side under the same name).
 pub const BUILTIN_APPLIERS: &[&str] = &[
     "kdrift",
+    "helm",
     "kubectl-client-side-apply",
     "kubectl-create",
     "argocd-controller",

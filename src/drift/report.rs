@@ -71,6 +71,9 @@ pub struct ReportedObject {
     pub owners: Vec<crate::gitops::Owner>,
     /// What they will do about its drift, once read (drifted and missing objects only).
     pub reconcilers: Vec<crate::gitops::Reconciler>,
+    /// The Helm release whose manifest is the object's desired state (`file` is then the
+    /// release's source, not a file).
+    pub helm: Option<std::sync::Arc<crate::helm::Release>>,
 }
 
 /// The kustomize side of a check: the renderer and the roots rendered.
@@ -92,6 +95,9 @@ pub struct DriftReport {
     pub kustomize: Option<KustomizeInfo>,
     /// Whether in-sync objects are listed in the text report.
     pub show_in_sync: bool,
+    /// Objects whose chart in git renders otherwise than their Helm release in the cluster: a
+    /// `helm upgrade` would change them. Not drift of the live object.
+    pub pending: Vec<crate::manifest::charts::PendingUpgrade>,
 }
 
 fn status_name(status: &ObjectStatus) -> &'static str {
@@ -198,6 +204,8 @@ struct JsonObject<'a> {
     reconciler: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reconcilers: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    helm: Option<Value>,
     items: Vec<JsonItem<'a>>,
 }
 
@@ -219,6 +227,61 @@ struct Summary {
     fields: usize,
     problems: usize,
     notes: usize,
+}
+
+/// The `helm` member of an object of a release: the release and the revision compared.
+fn helm_json(release: &crate::helm::Release) -> Value {
+    serde_json::json!({
+        "release": release.name,
+        "namespace": release.namespace,
+        "revision": release.revision,
+        "status": release.status.as_str(),
+        "chart": release.chart.name,
+        "chart_version": release.chart.version,
+        "source": release.source(),
+        "newer": release.newer.as_ref().map(|(revision, status)| serde_json::json!({
+            "revision": revision, "status": status.as_str()
+        })),
+    })
+}
+
+/// The lines of one pending upgrade: the object, then each field, release's value → git's.
+fn pending_text(pending: &crate::manifest::charts::PendingUpgrade) -> String {
+    let key = &pending.key;
+    let mut out = String::new();
+    let whose = format!("git's {} vs {}", pending.chart, pending.release);
+    if pending.fields.is_empty() {
+        let _ = writeln!(out, "{key}  pending upgrade: {}  ({whose})", pending.change);
+        return out;
+    }
+    for (path, release, git) in &pending.fields {
+        let _ = writeln!(
+            out,
+            "{key}  pending upgrade  {path}  {} → {}  ({whose})",
+            short_value(release.as_ref()),
+            short_value(git.as_ref())
+        );
+    }
+    out
+}
+
+/// The report's `helm` member: the pending upgrades.
+fn pending_json(pending: &[crate::manifest::charts::PendingUpgrade]) -> Value {
+    let upgrades: Vec<Value> = pending
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "key": p.key.to_string(),
+                "chart": p.chart,
+                "release": p.release,
+                "change": if p.change.is_empty() { "changed" } else { p.change },
+                "fields": p.fields.iter().map(|(path, release, git)| serde_json::json!({
+                    "path": path, "release": release, "git": git,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "pending_upgrades": upgrades })
 }
 
 /// A workflow command's message, escaped as GitHub's toolkit escapes it.
@@ -246,6 +309,8 @@ struct JsonReport<'a> {
     notes: Vec<JsonProblem>,
     errors: &'a [String],
     kustomize: Option<&'a KustomizeInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    helm: Option<Value>,
     summary: Summary,
     exit_code: u8,
 }
@@ -278,6 +343,7 @@ impl DriftReport {
             drift,
             owners: Vec::new(),
             reconcilers: Vec::new(),
+            helm: manifest.and_then(|m| m.helm.clone()),
         });
     }
 
@@ -445,12 +511,13 @@ impl DriftReport {
                 }
                 _ => String::new(),
             };
-            let place = match &object.rendered_by {
-                Some(root) => format!(
+            let place = match (&object.rendered_by, &object.helm) {
+                (_, Some(release)) => release.source(),
+                (Some(root), None) => format!(
                     "{place} (rendered by {})",
                     crate::manifest::shown_path(root)
                 ),
-                None => place,
+                (None, None) => place,
             };
             match &object.drift.status {
                 ObjectStatus::Missing => {
@@ -475,6 +542,12 @@ impl DriftReport {
                 );
                 // A kustomize root's field: the file that sets it (an overlay, a patch).
                 let source = match object.item_places.get(at) {
+                    _ if object.helm.is_some() => {
+                        format!(
+                            "{} · ",
+                            object.helm.as_ref().map(|r| r.source()).unwrap_or_default()
+                        )
+                    }
                     Some(Some(place)) if object.rendered_by.is_some() => {
                         format!("{} · ", place.shown_here())
                     }
@@ -490,6 +563,9 @@ impl DriftReport {
             for reconciler in &object.reconcilers {
                 let _ = writeln!(out, "{key}  ↳ {}", reconciler.sentence());
             }
+        }
+        for pending in &self.pending {
+            out.push_str(&pending_text(pending));
         }
         // A note hides no object: it is not called a problem.
         for problem in &self.problems {
@@ -527,6 +603,7 @@ impl DriftReport {
                     reconciler: object.reconcilers.first().map(|r| r.to_json()),
                     reconcilers: (object.reconcilers.len() > 1)
                         .then(|| object.reconcilers.iter().map(|r| r.to_json()).collect()),
+                    helm: object.helm.as_ref().map(|r| helm_json(r)),
                     items: object
                         .drift
                         .items
@@ -573,6 +650,7 @@ impl DriftReport {
             notes: notes.into_iter().map(entry).collect(),
             errors: &self.errors,
             kustomize: self.kustomize.as_ref(),
+            helm: (!self.pending.is_empty()).then(|| pending_json(&self.pending)),
             summary: self.summary(),
             exit_code: self.exit_code(),
         };

@@ -20,6 +20,8 @@ use crate::manifest::kustomize::tree::FILE_NAMES;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapping {
     pub folders: Vec<AppFolder>,
+    /// Helm charts of the checkout an Application renders, with its `helm` settings.
+    pub charts: Vec<crate::helm::chart::ChartSpec>,
     pub notes: Vec<String>,
 }
 
@@ -360,18 +362,27 @@ fn map_source(
     }
     let kustomize =
         source.get("kustomize").is_some() || FILE_NAMES.iter().any(|file| dir.join(file).is_file());
-    if source.get("plugin").is_some()
-        || source.get("helm").is_some()
-        || dir.join("Chart.yaml").is_file()
-    {
-        let what = if source.get("plugin").is_some() {
-            "a config management plugin"
-        } else {
-            "a Helm chart"
-        };
+    if source.get("plugin").is_some() {
         mapping.notes.push(format!(
-            "Argo CD app {name}: \"{path}\" is rendered by {what}, which kdrift does not run: not mapped"
+            "Argo CD app {name}: \"{path}\" is rendered by a config management plugin, which kdrift does not run: not mapped"
         ));
+        return;
+    }
+    if source.get("helm").is_some() || dir.join("Chart.yaml").is_file() {
+        match argo_chart(name, &dir, source, namespace) {
+            Ok(chart) => {
+                mapping.notes.push(format!(
+                    "Argo CD app {name}: \"{path}\" is a Helm chart, rendered with helm template as Argo CD renders it (release {}, {} values file(s){})",
+                    chart.release,
+                    chart.values_files.len(),
+                    if chart.inline_values.is_empty() { "" } else { ", inline values" }
+                ));
+                mapping.charts.push(chart);
+            }
+            Err(why) => mapping.notes.push(format!(
+                "Argo CD app {name}: \"{path}\" is a Helm chart kdrift cannot render as Argo CD does ({why}): not mapped"
+            )),
+        }
         return;
     }
     if let Some(revision) = text("targetRevision")
@@ -406,6 +417,82 @@ fn map_source(
         namespace,
     };
     add_folder(mapping, folder, "Argo CD apps", path);
+}
+
+/// The chart at `dir` as Application `name`'s `helm` source renders it: `releaseName` (else the
+/// app's name), the destination namespace, `valueFiles` (relative to the chart's folder, as
+/// Argo CD reads them), `valuesObject` or `values` (inline), and `parameters` (as `--set`).
+fn argo_chart(
+    name: &str,
+    dir: &Path,
+    source: &Value,
+    namespace: Option<String>,
+) -> Result<crate::helm::chart::ChartSpec, String> {
+    let helm = source.get("helm").unwrap_or(&Value::Null);
+    let (chart, version) = std::fs::read_to_string(dir.join("Chart.yaml"))
+        .ok()
+        .and_then(|text| crate::helm::chart::chart_meta(&text))
+        .ok_or("its Chart.yaml has no name")?;
+    let text = |key: &str| {
+        helm.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let mut values_files = Vec::new();
+    for file in helm
+        .get("valueFiles")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if file.starts_with('$') {
+            return Err(format!("value file \"{file}\" is another source's"));
+        }
+        let resolved =
+            folder_in(dir, file).ok_or(format!("value file \"{file}\" leaves the repository"))?;
+        values_files.push(resolved);
+    }
+    let mut inline_values = Vec::new();
+    if let Some(object) = helm.get("valuesObject").filter(|v| v.is_object()) {
+        inline_values.push(object.clone());
+    } else if let Some(values) = text("values") {
+        let parsed: Value = serde_yaml::from_str(values)
+            .map_err(|e| format!("its helm.values is not YAML: {e}"))?;
+        if parsed.is_object() {
+            inline_values.push(parsed);
+        }
+    }
+    let set = helm
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let key = p.get("name")?.as_str()?.to_owned();
+            let value = match p.get("value")? {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Some((key, value))
+        })
+        .collect();
+    Ok(crate::helm::chart::ChartSpec {
+        dir: dir.to_path_buf(),
+        name: chart,
+        version,
+        release: text("releaseName")
+            .unwrap_or(name.rsplit('/').next().unwrap_or(name))
+            .to_owned(),
+        namespace: namespace.unwrap_or_else(|| "default".to_owned()),
+        values_files,
+        inline_values,
+        set,
+        kube_version: None,
+        source: crate::helm::chart::ValuesSource::ArgoApp {
+            app: name.to_owned(),
+        },
+    })
 }
 
 #[cfg(test)]

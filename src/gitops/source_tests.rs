@@ -103,9 +103,11 @@ fn applications_of_the_checkout_map_their_folders_and_say_so() {
     let notes = mapping.notes.join("\n");
     assert!(notes.starts_with("manifests from Argo CD apps: argocd/platform → platform/overlays/prod (kustomize), argocd/shop → shop (directory)"), "{notes}");
     assert!(
-        notes.contains("argocd/charted: \"chart\" is rendered by a Helm chart"),
+        notes.contains("argocd/charted: \"chart\" is a Helm chart, rendered with helm template as Argo CD renders it (release charted, 0 values file(s))"),
         "{notes}"
     );
+    assert_eq!(mapping.charts.len(), 1, "{notes}");
+    assert_eq!(mapping.charts[0].namespace, "c");
     assert!(notes.contains("argocd/gone: folder \"nowhere\" is not in this checkout (the app follows release; the checkout is on branch main)"), "{notes}");
     assert!(
         notes.contains("argocd/escape: path \"../x\" leaves the repository"),

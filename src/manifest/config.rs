@@ -21,6 +21,9 @@
 //!   contexts:               # or per kubeconfig context (before `roots`; `--overlay` wins)
 //!     prod: overlays/prod
 //!     staging: [overlays/staging, apps/extra]
+//! helm:                     # how Helm charts of the checkout are rendered (see `charts`)
+//!   charts:
+//!     - {path: charts/web, release: web, namespace: shop, values: [envs/prod.yaml]}
 //! accept:                   # how `kdrift accept` commits
 //!   branch: "hotfix/{namespace}-{name}"   # commit on a new branch named from this template
 //!                                         # ({kind}, {namespace}, {name}); default: current branch
@@ -57,6 +60,8 @@ pub struct Config {
     pub kustomize_roots: Option<Vec<String>>,
     /// `kustomize.contexts`: the roots to render for a kubeconfig context, by context name.
     pub kustomize_contexts: Vec<(String, Vec<String>)>,
+    /// `helm.charts`: how charts of the checkout are rendered (see [`super::charts`]).
+    pub helm_charts: Vec<super::charts::ChartEntry>,
 }
 
 /// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
@@ -355,15 +360,19 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         ));
         return (config, problems);
     };
-    for (key, _) in map
-        .iter()
-        .filter(|(k, _)| !["ignore", "appliers", "accept", "kustomize"].contains(&k.as_str()))
-    {
+    for (key, _) in map.iter().filter(|(k, _)| {
+        !["ignore", "appliers", "accept", "kustomize", "helm"].contains(&k.as_str())
+    }) {
         let line = line_of(text, &[Step::Field(key)]) + 1;
         problems.push(problem(
             line,
-            format!("unknown key \"{key}\" (expected ignore, appliers, accept, kustomize)"),
+            format!("unknown key \"{key}\" (expected ignore, appliers, accept, kustomize, helm)"),
         ));
+    }
+    if let Some(helm) = map.get("helm") {
+        let (charts, helm_problems) = super::charts::parse_config(helm, text, file);
+        config.helm_charts = charts;
+        problems.extend(helm_problems);
     }
     if let Some(accept) = map.get("accept") {
         match parse_push(accept) {

@@ -10,9 +10,13 @@
 //! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
+//! - [`helm`]: Helm releases in the cluster, their manifests indexed as desired state.
+//! - [`charts`]: Helm charts of the checkout, rendered with the user's helm as their source says.
+pub mod charts;
 pub mod config;
 mod coverage;
 pub mod edit;
+pub mod helm;
 pub mod key;
 pub mod kustomize;
 pub mod lines;
@@ -54,6 +58,13 @@ pub struct ManifestObject {
     /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
     /// rendered object, and `file`/`line` the document it comes from (see [`kustomize`]).
     pub rendered: Option<Arc<Path>>,
+    /// For an object of a Helm release's manifest, the release: `file` is then its source
+    /// (`helm:NS/RELEASE rev N (chart NAME-VERSION)`), `line` the line in the manifest, and no
+    /// text of it is on disk.
+    pub helm: Option<Arc<crate::helm::Release>>,
+    /// For an object a chart of the checkout renders, the chart and how it was rendered:
+    /// `file` is then its template (from helm's `# Source:` line), `rendered` the chart's key.
+    pub chart: Option<Arc<crate::helm::chart::ChartSpec>>,
 }
 
 #[cfg(test)]
@@ -322,6 +333,16 @@ pub struct ManifestIndex {
     /// kustomization file.
     pub kustomize: kustomize::Kustomize,
     pub selection: kustomize::Selection,
+    /// The Helm releases set from the cluster ([`ManifestIndex::set_releases`]); their objects
+    /// are in `files` under the keys `helm_files` lists (each release's source).
+    pub releases: Vec<Arc<crate::helm::Release>>,
+    helm_files: std::collections::BTreeSet<PathBuf>,
+    helm_problems: Vec<Problem>,
+    /// The chart folders of the checkout (their files are not plain manifests), and the keys of
+    /// `files` their renders are held under ([`ManifestIndex::set_charts`]).
+    pub charts_found: Vec<PathBuf>,
+    chart_files: std::collections::BTreeSet<PathBuf>,
+    chart_problems: Vec<Problem>,
     /// How often the key index was rebuilt: tests count work, not time.
     #[cfg(test)]
     rebuilds: usize,
@@ -425,6 +446,9 @@ impl ManifestIndex {
             })
             .collect();
         let files = walk::manifest_files(root, &mut index.walk_problems);
+        // A chart's files are rendered by helm (`charts`), never read as manifests.
+        let (charts, files) = charts::split_charts(files);
+        index.charts_found = charts;
         let update = index.kustomize.update(
             root,
             &index.config,
@@ -594,15 +618,20 @@ impl ManifestIndex {
         self.objects = indexmap::IndexMap::with_capacity(count);
         self.duplicate_problems.clear();
         self.subfolder_problems = self.subfolder_note().into_iter().collect();
-        // An Application's folder first: its objects are the ones Argo CD applies.
-        let (mut ordered, rest): (Vec<_>, Vec<_>) = self
-            .files
-            .iter()
-            .partition(|(path, _)| self.selection.app_of(path).is_some());
+        // An Application's folder first: its objects are the ones Argo CD applies; so are a
+        // Helm release's, which helm applied.
+        let (mut ordered, rest): (Vec<_>, Vec<_>) = self.files.iter().partition(|(path, _)| {
+            self.selection.app_of(path).is_some() || self.helm_files.contains(*path)
+        });
         ordered.extend(rest);
         for (path, parsed) in ordered {
             for (at, object) in parsed.objects.iter().enumerate() {
                 match self.objects.get(&object.key) {
+                    // Git's render of a chart whose release is in the cluster: the release is
+                    // the desired state, the render a pending upgrade (kept apart, no problem).
+                    Some((first_path, _))
+                        if object.chart.is_some()
+                            && self.helm_files.contains(first_path.as_ref()) => {}
                     None => {
                         self.objects
                             .insert(object.key.clone(), (Self::held_in(object), at));
@@ -691,6 +720,8 @@ impl ManifestIndex {
             .chain(&self.duplicate_problems)
             .chain(&self.subfolder_problems)
             .chain(&self.unserved_problems)
+            .chain(&self.helm_problems)
+            .chain(&self.chart_problems)
             .chain(self.kustomize.all_problems())
             .collect()
     }

@@ -378,6 +378,8 @@ impl<'d> Place<'_, 'd> {
             body: Node::from_value(value, names),
             list_item,
             rendered: None,
+            helm: None,
+            chart: None,
         });
     }
 }

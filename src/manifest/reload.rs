@@ -139,6 +139,9 @@ impl ManifestIndex {
                         .files
                         .keys()
                         .filter(|path| {
+                            !self.helm_files.contains(*path) && !self.chart_files.contains(*path)
+                        })
+                        .filter(|path| {
                             if is_kustomization_name(path) {
                                 !change.kept.contains(*path)
                             } else {
@@ -162,6 +165,9 @@ impl ManifestIndex {
                     self.config_problems = problems;
                     every_key = true;
                 }
+                // A file of a chart is helm's to render, never a manifest of its own.
+                FileChange::File { path, .. }
+                    if self.charts_found.iter().any(|c| path.starts_with(c)) => {}
                 FileChange::File { path, parsed } => {
                     if let Some(old) = self.files.remove(&path) {
                         touched.extend(old.objects.into_iter().map(|o| o.key));

@@ -82,9 +82,17 @@ fn sink(
     move |m| tx.send(Event::App(Message::Cluster(m))).is_ok()
 }
 
-/// Start the table's watcher, whose messages come back into the loop.
+/// Start the table's watcher and the Helm release watcher, whose messages come back into the
+/// loop.
 pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watchers {
-    spawn_table_watcher(conn, epoch, sink(tx))
+    let releases_tx = tx.clone();
+    let releases =
+        crate::cluster::helm::spawn_release_watcher(conn, epoch, move |epoch, releases| {
+            releases_tx
+                .send(Event::App(Message::HelmReleases { epoch, releases }))
+                .is_ok()
+        });
+    spawn_table_watcher(conn, epoch, sink(tx)).join(releases)
 }
 
 impl Loop {

@@ -40,11 +40,23 @@ pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view
             Line::styled(why.clone(), theme.warning),
             Line::styled("esc goes back", theme.muted),
         ],
-        DiffContent::Ready { lines, items, .. } if lines.len() <= 2 => {
+        DiffContent::Ready {
+            lines,
+            items,
+            place,
+        } if lines.len() <= 2 => {
             let mut out = vec![Line::styled(
                 "in sync: every field of the manifest has its value live",
                 theme.in_sync,
             )];
+            // A Helm release's object says which revision it is in sync with (its place is the
+            // release's source, never a file).
+            if place.starts_with("helm:") {
+                out.push(Line::styled(
+                    format!("desired state: {}", crate::text::printable(place)),
+                    theme.muted,
+                ));
+            }
             // Notes that are not drift (autoscaled replicas, a restart) are still worth seeing.
             for (class, attribution) in items {
                 out.push(Line::styled(

@@ -35,6 +35,8 @@ pub struct Selection {
     /// What choosing them found, said as notes of the manifests root (which Application mapped
     /// which folder, which could not be).
     pub notes: Vec<String>,
+    /// The Helm charts of the checkout Argo CD Applications render (`manifest::charts`).
+    pub charts: Vec<crate::helm::chart::ChartSpec>,
 }
 
 /// A folder an Argo CD Application deploys to this cluster from the checkout

@@ -1,0 +1,355 @@
+//! Accept into a chart's values: a live change of an object a Helm chart of the checkout renders
+//! (directly, or through the release of it in the cluster) is written into the values file its
+//! source names, as the value that makes the chart render the live value and nothing else.
+//!
+//! Which value: the leaves of the merged values (the chart's `values.yaml`, the source's files
+//! and inline values) equal to the value the chart renders now are tried one by one, nearest
+//! name first — each rendered with the live value laid over it — and the first under which the
+//! object renders as live with every other field and object as before is kept. The edit of the
+//! values file is then proved by rendering once more with the file as edited. When no value
+//! maps to the field, the accept is refused naming the template file and line that produce it.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::AcceptError;
+use crate::drift::{self, Class, DriftItem, LiveObject};
+use crate::helm::chart::{self, ChartSpec};
+use crate::manifest::edit::{FieldEdit, FieldPath, PreparedEdit};
+use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
+
+/// At most this many candidate values are rendered per field.
+const MAX_TRIES: usize = 8;
+
+fn refuse(key: &ObjectKey, reason: String) -> AcceptError {
+    AcceptError::Kustomize {
+        key: key.to_string(),
+        reason,
+    }
+}
+
+/// The chart render of `manifest`'s object: itself when a chart renders it, else the render of
+/// the chart of its release.
+pub fn chart_object<'i>(
+    index: &'i ManifestIndex,
+    manifest: &'i ManifestObject,
+) -> Result<&'i ManifestObject, AcceptError> {
+    if manifest.chart.is_some() {
+        return Ok(manifest);
+    }
+    let source = manifest
+        .helm
+        .as_ref()
+        .map(|r| r.source())
+        .unwrap_or_default();
+    index.chart_object(&manifest.key).ok_or_else(|| {
+        refuse(
+            &manifest.key,
+            format!(
+                "its desired state is {source}, and no chart of the checkout renders it: accept writes into a chart's values file, so put the chart in the manifests folder and name it and its values in .kdrift.yaml (helm.charts); nothing was written"
+            ),
+        )
+    })
+}
+
+/// A render's objects by key (hooks left out, as helm keeps them out of a release).
+fn objects(spec: &Arc<ChartSpec>, text: &str) -> HashMap<ObjectKey, Value> {
+    let mut names = Default::default();
+    crate::manifest::charts::objects_of(spec, &spec.key(), text, &mut names)
+        .objects
+        .into_iter()
+        .map(|o| (o.key.clone(), o.body.to_value()))
+        .collect()
+}
+
+/// The nested values that set `keys` to `value`.
+fn nested(keys: &[String], value: &Value) -> Value {
+    keys.iter().rev().fold(value.clone(), |inner, key| {
+        let mut map = serde_json::Map::new();
+        map.insert(key.clone(), inner);
+        Value::Object(map)
+    })
+}
+
+/// Whether `after` is `before` with the `chosen` items' paths set to their live values and
+/// nothing else changed: the object renders as live at those fields (compared as the drift
+/// engine compares), every other field and every other object as before.
+fn proves(
+    key: &ObjectKey,
+    before: &HashMap<ObjectKey, Value>,
+    after: &HashMap<ObjectKey, Value>,
+    chosen: &[&DriftItem],
+    live: &LiveObject,
+    config: &crate::manifest::Config,
+) -> Result<(), String> {
+    for (object, old) in before {
+        let Some(new) = after.get(object) else {
+            return Err(format!("it no longer renders {object}"));
+        };
+        if object != key {
+            if new != old {
+                return Err(format!("it changes {object} too"));
+            }
+            continue;
+        }
+        let now = drift::compare_values(key, new, live, config);
+        if let Some(still) = now
+            .items
+            .iter()
+            .find(|i| i.class.is_drift() && chosen.iter().any(|c| c.path == i.path))
+        {
+            return Err(format!(
+                "{} still renders {}",
+                still.path,
+                drift::report::short_value(still.manifest.as_ref())
+            ));
+        }
+        // Every other field as before: the new render with the chosen fields put back as they
+        // were must be the old render.
+        let mut restored = new.clone();
+        for item in chosen {
+            let steps = item.path.edit_path();
+            match crate::manifest::edit::path::lookup(old, steps.steps()) {
+                Some(was) => {
+                    if let Some(at) =
+                        crate::manifest::edit::path::lookup_mut(&mut restored, steps.steps())
+                    {
+                        *at = was.clone();
+                    }
+                }
+                None => return Err(format!("{} is not rendered by the chart", item.path)),
+            }
+        }
+        if &restored != old {
+            return Err(format!(
+                "it changes other fields of {object} ({})",
+                crate::manifest::edit::intended::first_difference(old, &restored)
+            ));
+        }
+    }
+    if let Some(extra) = after.keys().find(|k| !before.contains_key(*k)) {
+        return Err(format!("it renders a new object {extra}"));
+    }
+    Ok(())
+}
+
+/// The line of `template` (a chart's file) that writes field `field`, 1-based, and its text.
+pub fn template_line(template: &Path, field: &str) -> (usize, String) {
+    let text = std::fs::read_to_string(template).unwrap_or_default();
+    let wanted = format!("{field}:");
+    text.lines()
+        .enumerate()
+        .find(|(_, line)| line.trim_start().starts_with(&wanted))
+        .map_or((1, String::new()), |(at, line)| {
+            (at + 1, line.trim().to_owned())
+        })
+}
+
+/// The values file edit that makes the chart render `chosen` as live, proved by rendering:
+/// the edit, and notes for the user (where the values come from, which value maps to which
+/// field). Blocking: helm runs once per candidate, and twice more.
+pub fn plan_and_prove(
+    index: &ManifestIndex,
+    manifest: &ManifestObject,
+    chosen: &[&DriftItem],
+    live: &LiveObject,
+) -> Result<(PreparedEdit, Vec<String>), AcceptError> {
+    let key = &manifest.key;
+    let object = chart_object(index, manifest)?;
+    let Some(spec) = object.chart.clone() else {
+        return Err(refuse(key, "no chart renders it".to_owned()));
+    };
+    let root = &index.root;
+    let Some(target) = spec.values_target() else {
+        return Err(refuse(
+            key,
+            format!(
+                "{}: its values are the release's in the cluster (helm get values), not a file of the checkout; name its values file in .kdrift.yaml (helm.charts) to accept into it; nothing was written",
+                spec.describe(root)
+            ),
+        ));
+    };
+    let render = |spec: &ChartSpec| {
+        crate::helm::render::render(spec).map_err(|e| {
+            refuse(
+                key,
+                format!(
+                    "cannot prove the accept by rendering {}: {e}",
+                    spec.describe(root)
+                ),
+            )
+        })
+    };
+    let before = objects(&spec, &render(&spec)?);
+    let Some(rendered) = before.get(key) else {
+        return Err(refuse(
+            key,
+            format!("{} does not render it", spec.describe(root)),
+        ));
+    };
+    let template = object.file.to_path_buf();
+    let mut values = chart::merged_values(&spec);
+    let mut overrides: Vec<(Vec<String>, Value)> = Vec::new();
+    let mut notes = vec![format!(
+        "{}; the values file is {}",
+        spec.describe(root),
+        shown(root, &target)
+    )];
+    for item in chosen {
+        let field = item.path.last_field().unwrap_or_default();
+        let (line, text) = template_line(&template, field);
+        let no_value = |why: String| {
+            refuse(
+                key,
+                format!(
+                    "no value of {} sets {} alone ({why}): it is written by {}:{line}{}; edit the template, or revert the cluster to the release (--field PATH accepts other fields alone); nothing was written",
+                    spec.describe(root),
+                    item.path,
+                    shown(root, &template),
+                    if text.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (`{text}`)")
+                    }
+                ),
+            )
+        };
+        let (Class::Changed, Some(live_value)) = (item.class, item.live.as_ref()) else {
+            return Err(no_value(format!(
+                "it is {}, and only a changed value maps to a value",
+                item.class.name().replace('-', " ")
+            )));
+        };
+        if live_value.is_object() || live_value.is_array() {
+            return Err(no_value("only a single value maps to a value".to_owned()));
+        }
+        let steps = item.path.edit_path();
+        let Some(now) = crate::manifest::edit::path::lookup(rendered, steps.steps()) else {
+            return Err(no_value("the chart does not render it".to_owned()));
+        };
+        let candidates = chart::candidates(&values, now, field);
+        if candidates.is_empty() {
+            return Err(no_value(format!(
+                "no value is {}",
+                drift::report::short_value(Some(now))
+            )));
+        }
+        let mut tried = Vec::new();
+        let mut found = None;
+        for candidate in candidates.into_iter().take(MAX_TRIES) {
+            let mut trial = (*spec).clone();
+            let mut layered = Value::Object(Default::default());
+            for (keys, value) in overrides
+                .iter()
+                .chain(std::iter::once(&(candidate.clone(), live_value.clone())))
+            {
+                chart::merge(&mut layered, &nested(keys, value));
+            }
+            trial.inline_values.push(layered);
+            let after = objects(&spec, &render(&trial)?);
+            match proves(key, &before, &after, &[item], live, &index.config) {
+                Ok(()) => {
+                    found = Some(candidate);
+                    break;
+                }
+                Err(why) => tried.push(format!("{} ({why})", chart::set_path(&candidate))),
+            }
+        }
+        let Some(candidate) = found else {
+            return Err(no_value(format!("tried {}", tried.join(", "))));
+        };
+        notes.push(format!(
+            "{} comes from value {}: {} → {}",
+            item.path,
+            chart::set_path(&candidate),
+            drift::report::short_value(Some(now)),
+            drift::report::short_value(Some(live_value))
+        ));
+        chart::merge(&mut values, &nested(&candidate, live_value));
+        overrides.push((candidate, live_value.clone()));
+    }
+    let edits: Vec<FieldEdit> = overrides
+        .iter()
+        .map(|(keys, value)| FieldEdit::Set {
+            path: FieldPath::keys(&keys.iter().map(String::as_str).collect::<Vec<_>>()),
+            value: value.clone(),
+        })
+        .collect();
+    let prepared = if target.is_file() {
+        PreparedEdit::new(&target, 0, &edits)
+            .map_err(|e| refuse(key, format!("cannot edit {}: {e}", shown(root, &target))))?
+    } else {
+        let mut text = String::new();
+        for (keys, value) in &overrides {
+            let mut doc: Value = serde_yaml::from_str(&text).unwrap_or(Value::Null);
+            if doc.is_null() {
+                doc = Value::Object(Default::default());
+            }
+            chart::merge(&mut doc, &nested(keys, value));
+            text = serde_yaml::to_string(&doc).unwrap_or_default();
+        }
+        PreparedEdit::new_file(&target, text)
+    };
+    // The proof: the chart rendered with the values file as edited gives the live values and
+    // changes nothing else.
+    let scratch =
+        tempfile::tempdir().map_err(|e| refuse(key, format!("cannot prove the accept: {e}")))?;
+    let mut edited = (*spec).clone();
+    let copy = scratch.path().join("values-edited.yaml");
+    std::fs::write(&copy, &prepared.after)
+        .map_err(|e| refuse(key, format!("cannot prove the accept: {e}")))?;
+    if let Some(at) = edited.values_files.iter().position(|f| *f == target) {
+        edited.values_files[at] = copy;
+    } else {
+        // The chart's own values.yaml: the chart is copied with the file as edited.
+        let chart_copy = scratch.path().join("chart");
+        copy_dir(&spec.dir, &chart_copy).map_err(|e| {
+            refuse(
+                key,
+                format!("cannot copy the chart to prove the accept: {e}"),
+            )
+        })?;
+        let relative: PathBuf = target
+            .strip_prefix(&spec.dir)
+            .map_or_else(|_| PathBuf::from("values.yaml"), Path::to_path_buf);
+        std::fs::write(chart_copy.join(relative), &prepared.after)
+            .map_err(|e| refuse(key, format!("cannot prove the accept: {e}")))?;
+        edited.dir = chart_copy;
+    }
+    let after = objects(&Arc::new(edited.clone()), &render(&edited)?);
+    proves(key, &before, &after, chosen, live, &index.config).map_err(|why| {
+        refuse(
+            key,
+            format!("the chart rendered with {} as edited does not give the live values: {why}; nothing was written", shown(root, &target)),
+        )
+    })?;
+    notes.push(format!(
+        "proved: helm template with {} as edited renders {key} as live, and every other field and object as before",
+        shown(root, &target)
+    ));
+    Ok((prepared, notes))
+}
+
+fn shown(root: &Path, file: &Path) -> String {
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// Copies the folder `from` to `to` (a chart: small).
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}

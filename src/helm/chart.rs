@@ -1,0 +1,312 @@
+//! A chart of the checkout and how it is rendered: the release name, namespace and values its
+//! source gives (`.kdrift.yaml`'s `helm.charts`, an Argo CD Application's `helm` source, or the
+//! release in the cluster made from the same chart, whose `config` values are used), and the
+//! values merged as helm merges them, to find which value sets a rendered field.
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Where a chart's release name, namespace and values come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValuesSource {
+    /// An entry of `.kdrift.yaml`'s `helm.charts`.
+    Config { file: PathBuf, line: usize },
+    /// An Argo CD Application's `helm` source.
+    ArgoApp { app: String },
+    /// The release in the cluster made from this chart: its user-supplied values (`config`).
+    Release {
+        namespace: String,
+        name: String,
+        revision: u64,
+    },
+}
+
+impl ValuesSource {
+    /// How the output says where the values came from.
+    pub fn describe(&self, root: &Path) -> String {
+        match self {
+            ValuesSource::Config { file, line } => format!(
+                "values from {}:{line}",
+                file.strip_prefix(root).unwrap_or(file).display()
+            ),
+            ValuesSource::ArgoApp { app } => format!("values from Argo CD app {app}'s helm source"),
+            ValuesSource::Release {
+                namespace,
+                name,
+                revision,
+            } => format!("the values of release {namespace}/{name} rev {revision}"),
+        }
+    }
+}
+
+/// One chart to render: `helm template RELEASE DIR -n NAMESPACE -f VALUES… --set K=V…`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartSpec {
+    /// The chart's folder (absolute).
+    pub dir: PathBuf,
+    /// `name` and `version` of its `Chart.yaml`.
+    pub name: String,
+    pub version: String,
+    pub release: String,
+    pub namespace: String,
+    /// Values files, absolute, in the order helm reads them (later ones win).
+    pub values_files: Vec<PathBuf>,
+    /// Values given inline (an Application's `values`, a release's `config`), after the files.
+    pub inline_values: Vec<Value>,
+    /// `--set` pairs, last.
+    pub set: Vec<(String, String)>,
+    /// The cluster's version, for `--kube-version` (a chart's `kubeVersion` is checked against it).
+    pub kube_version: Option<String>,
+    pub source: ValuesSource,
+}
+
+impl ChartSpec {
+    /// `charts/web (release shop/web, values from .kdrift.yaml:4)`.
+    pub fn describe(&self, root: &Path) -> String {
+        format!(
+            "chart {} (release {}/{}, {})",
+            self.dir.strip_prefix(root).unwrap_or(&self.dir).display(),
+            self.namespace,
+            self.release,
+            self.source.describe(root)
+        )
+    }
+
+    /// The values file an accepted value is written into: the last values file the source
+    /// names (an environment's), else the chart's own `values.yaml`. `None` when the values
+    /// are not in the checkout (a release's `config`).
+    pub fn values_target(&self) -> Option<PathBuf> {
+        match self.source {
+            ValuesSource::Release { .. } => None,
+            _ => Some(
+                self.values_files
+                    .last()
+                    .cloned()
+                    .unwrap_or_else(|| self.dir.join("values.yaml")),
+            ),
+        }
+    }
+
+    /// The key of the index's files its rendered objects are held under.
+    pub fn key(&self) -> PathBuf {
+        self.dir.join("Chart.yaml")
+    }
+}
+
+/// `name` and `version` of a `Chart.yaml`'s text.
+pub fn chart_meta(text: &str) -> Option<(String, String)> {
+    let value: Value = serde_yaml::from_str(text).ok()?;
+    let name = value.get("name")?.as_str()?.to_owned();
+    let version = match value.get("version") {
+        Some(Value::String(v)) => v.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    Some((name, version))
+}
+
+/// `overlay` merged into `base` as helm merges values: maps key by key, anything else replaced;
+/// a `null` removes the key.
+pub fn merge(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                if value.is_null() {
+                    base.remove(key);
+                    continue;
+                }
+                match base.get_mut(key) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value)
+                    }
+                    _ => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = overlay.clone(),
+    }
+}
+
+/// A `--set` path (`image.tag`, `a\.b.c`) as its keys.
+pub fn set_keys(path: &str) -> Vec<String> {
+    let mut keys = vec![String::new()];
+    let mut chars = path.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next()
+                    && let Some(last) = keys.last_mut()
+                {
+                    last.push(next);
+                }
+            }
+            '.' => keys.push(String::new()),
+            other => {
+                if let Some(last) = keys.last_mut() {
+                    last.push(other)
+                }
+            }
+        }
+    }
+    keys
+}
+
+/// A `--set` path for `keys` (dots in a key escaped).
+pub fn set_path(keys: &[String]) -> String {
+    keys.iter()
+        .map(|k| k.replace('\\', "\\\\").replace('.', "\\."))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The value at `keys` of `values`.
+pub fn lookup<'v>(values: &'v Value, keys: &[String]) -> Option<&'v Value> {
+    keys.iter().try_fold(values, |at, key| at.get(key))
+}
+
+/// Every scalar leaf of `values` equal to `value` (or to its text: a template may quote a
+/// number), as key paths, those whose last key reads like `field` first (`replicaCount` for
+/// `replicas`), then the shorter.
+pub fn candidates(values: &Value, value: &Value, field: &str) -> Vec<Vec<String>> {
+    fn walk(at: &Value, path: &mut Vec<String>, want: &Value, out: &mut Vec<Vec<String>>) {
+        match at {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    path.push(key.clone());
+                    walk(child, path, want, out);
+                    path.pop();
+                }
+            }
+            Value::Array(_) => {}
+            leaf => {
+                if same_scalar(leaf, want) {
+                    out.push(path.clone());
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(values, &mut Vec::new(), value, &mut out);
+    let field = field.to_ascii_lowercase();
+    let stem = field.trim_end_matches('s');
+    out.sort_by_key(|keys| {
+        let last = keys
+            .last()
+            .map(|k| k.to_ascii_lowercase())
+            .unwrap_or_default();
+        let near = !(last.contains(stem) || stem.contains(last.as_str()));
+        (near, keys.len())
+    });
+    out
+}
+
+/// Two scalars that render the same: equal, or a number and its text.
+fn same_scalar(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::Number(n)) | (Value::Number(n), Value::String(x)) => {
+            x == &n.to_string()
+        }
+        _ => a == b,
+    }
+}
+
+/// The values `spec` renders with, before the `--set` pairs: the chart's `values.yaml`, then
+/// each values file, then the inline values (IO: reads the files; an unreadable one is skipped,
+/// the render says why).
+pub fn merged_values(spec: &ChartSpec) -> Value {
+    let mut values = Value::Object(Map::new());
+    let read = |path: &Path| -> Option<Value> {
+        let text = std::fs::read_to_string(path).ok()?;
+        serde_yaml::from_str(&text).ok()
+    };
+    if let Some(defaults) = read(&spec.dir.join("values.yaml")) {
+        merge(&mut values, &defaults);
+    }
+    for file in &spec.values_files {
+        if let Some(file_values) = read(file) {
+            merge(&mut values, &file_values);
+        }
+    }
+    for inline in &spec.inline_values {
+        merge(&mut values, inline);
+    }
+    values
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_merge_as_helm_merges_them() {
+        let mut base = json!({"image": {"repo": "a", "tag": "1"}, "replicaCount": 1, "gone": 2});
+        merge(
+            &mut base,
+            &json!({"image": {"tag": "2"}, "replicaCount": 3, "gone": null}),
+        );
+        assert_eq!(
+            base,
+            json!({"image": {"repo": "a", "tag": "2"}, "replicaCount": 3})
+        );
+    }
+
+    #[test]
+    fn candidates_are_the_leaves_with_the_rendered_value_nearest_name_first() {
+        let values = json!({"hpa": {"maxReplicas": 2}, "replicaCount": 2, "ui": {"port": "2"}});
+        assert_eq!(
+            candidates(&values, &json!(2), "replicas"),
+            vec![
+                vec!["replicaCount".to_owned()],
+                vec!["hpa".to_owned(), "maxReplicas".to_owned()],
+                vec!["ui".to_owned(), "port".to_owned()],
+            ]
+        );
+    }
+
+    #[test]
+    fn set_paths_escape_dots() {
+        let keys = set_keys(r"podAnnotations.prometheus\.io/port");
+        assert_eq!(keys, ["podAnnotations", "prometheus.io/port"]);
+        assert_eq!(set_path(&keys), r"podAnnotations.prometheus\.io/port");
+    }
+
+    #[test]
+    fn a_release_s_values_are_not_a_file_to_accept_into() {
+        let spec = ChartSpec {
+            dir: PathBuf::from("/repo/charts/web"),
+            name: "web".into(),
+            version: "1.0.0".into(),
+            release: "web".into(),
+            namespace: "shop".into(),
+            values_files: vec![PathBuf::from("/repo/envs/prod.yaml")],
+            inline_values: Vec::new(),
+            set: Vec::new(),
+            kube_version: None,
+            source: ValuesSource::Config {
+                file: PathBuf::from("/repo/.kdrift.yaml"),
+                line: 3,
+            },
+        };
+        assert_eq!(
+            spec.values_target(),
+            Some(PathBuf::from("/repo/envs/prod.yaml"))
+        );
+        assert_eq!(
+            spec.describe(Path::new("/repo")),
+            "chart charts/web (release shop/web, values from .kdrift.yaml:3)"
+        );
+        let from_release = ChartSpec {
+            source: ValuesSource::Release {
+                namespace: "shop".into(),
+                name: "web".into(),
+                revision: 2,
+            },
+            ..spec
+        };
+        assert_eq!(from_release.values_target(), None);
+    }
+}

@@ -1,0 +1,304 @@
+//! Helm charts in the checkout, rendered with the real helm (`KDRIFT_TEST_HELM`, else `helm` on
+//! PATH; without one each test says on stderr that it is skipped): the chart of
+//! `testdata/helm/charts/web` is installed in the demo cluster as helm 4 leaves a release (its
+//! record and its objects applied as field manager `helm`, from the real `helm template` with
+//! the prod values file), and the checkout names the chart in `.kdrift.yaml`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod headless_util;
+mod helm_util;
+
+use std::path::{Path, PathBuf};
+
+use common::Cluster;
+use headless_util::{Repo, Run, drifted_fields};
+use serde_json::{Value, json};
+
+const NAMESPACE: &str = "charts";
+
+const PROD: &str = "# prod runs three\nreplicaCount: 3 # one per zone\ngreeting: hello from prod\n";
+
+const CONFIG: &str = "helm:\n  charts:\n    - path: charts/web\n      release: web\n      namespace: charts\n      values: [envs/prod.yaml]\n";
+
+fn chart_files() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/helm/charts/web");
+    let mut files = Vec::new();
+    for rel in [
+        "Chart.yaml",
+        "values.yaml",
+        "templates/_helpers.tpl",
+        "templates/deployment.yaml",
+        "templates/configmap.yaml",
+        "templates/tests/test.yaml",
+    ] {
+        files.push((
+            format!("charts/web/{rel}"),
+            std::fs::read_to_string(dir.join(rel)).unwrap(),
+        ));
+    }
+    files
+}
+
+struct Setup {
+    c: Cluster,
+    repo: Repo,
+    helm: PathBuf,
+}
+
+impl Setup {
+    /// `kdrift ARGS` in the checkout against the demo cluster, with `helm` as the helm.
+    fn kdrift(&self, args: &[&str]) -> Run {
+        self.kdrift_with(args, &self.helm)
+    }
+
+    fn kdrift_with(&self, args: &[&str], helm: &Path) -> Run {
+        let mut cmd = headless_util::command(self.c.dir.path(), self.repo.root(), args);
+        cmd.env("KUBECONFIG", &self.c.kubeconfig)
+            .env("KDRIFT_HELM", helm);
+        let out = cmd.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The real `helm template` of the checkout's chart with its prod values, hooks included.
+    fn template(&self) -> String {
+        helm_util::template(
+            &self.helm,
+            "web",
+            &self.repo.path("charts/web"),
+            NAMESPACE,
+            &[
+                "--values",
+                self.repo.path("envs/prod.yaml").to_str().unwrap(),
+            ],
+        )
+    }
+}
+
+/// The demo cluster with release `charts/web` installed from the chart with the prod values, and
+/// the checkout naming the chart; `None` when there is no helm.
+fn installed(test: &str) -> Option<Setup> {
+    let helm = helm_util::helm_for_tests(test)?;
+    let mut files = chart_files();
+    files.push(("envs/prod.yaml".into(), PROD.into()));
+    files.push((".kdrift.yaml".into(), CONFIG.into()));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = Repo::with_files(&refs);
+    let c = Cluster::start_with(false);
+    let setup = Setup { c, repo, helm };
+    setup.c.ok(&["create", "namespace", NAMESPACE]);
+    let manifest = helm_util::without_hooks(&setup.template());
+    let config = json!({"replicaCount": 3, "greeting": "hello from prod"});
+    let record = helm_util::record_of(NAMESPACE, "web", 1, ("web", "1.2.0"), config, &manifest);
+    let file = setup.c.file("record.json", &record.to_string());
+    setup.c.ok(&["create", "-f", file.to_str().unwrap()]);
+    let objects = helm_util::applied_manifest(NAMESPACE, "web", &manifest);
+    let file = setup.c.file("objects.json", &objects.to_string());
+    setup.c.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=helm",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    Some(setup)
+}
+
+fn messages(report: &Value) -> Vec<String> {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_chart_in_sync_with_its_release_then_a_hotfix_accepted_into_the_values_file() {
+    let Some(s) =
+        installed("a_chart_in_sync_with_its_release_then_a_hotfix_accepted_into_the_values_file")
+    else {
+        return;
+    };
+    let run = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert!(
+        report.get("helm").is_none(),
+        "git renders what the release holds: {run:?}"
+    );
+    assert_eq!(report["summary"]["in_sync"], 2, "{run:?}");
+    assert!(
+        messages(&report).iter().any(|m| m.contains(
+            "rendered chart charts/web (release charts/web, values from .kdrift.yaml:3)"
+        )),
+        "which source gave the values is said: {run:?}"
+    );
+
+    // A hotfix: five replicas. Drift of the live object from the release, by kubectl.
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=5"]);
+    let run = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        drifted_fields(&run.json()),
+        [[
+            "deployment/charts/web",
+            "changed",
+            "spec.replicas",
+            "kubectl",
+            "Update",
+            "scale"
+        ]
+        .map(str::to_owned)]
+    );
+
+    // Accepted into the values file the source names: one line, its comment kept, one commit.
+    let before = s.repo.head();
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("spec.replicas comes from value replicaCount: 3 → 5"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("proved: helm template"), "{run:?}");
+    assert_eq!(
+        s.repo.read("envs/prod.yaml"),
+        "# prod runs three\nreplicaCount: 5 # one per zone\ngreeting: hello from prod\n"
+    );
+    let changed = s.repo.git(&["diff", "--name-only", &before, "HEAD"]);
+    assert_eq!(changed.trim(), "envs/prod.yaml");
+    assert_eq!(
+        s.repo
+            .git(&["rev-list", "--count", &format!("{before}..HEAD")])
+            .trim(),
+        "1"
+    );
+    // helm template of the result equals live.
+    assert!(s.template().contains("  replicas: 5\n"), "{}", s.template());
+
+    // The release still says three: drift until the next helm upgrade, which git now holds.
+    let run = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    let report = run.json();
+    let pending = &report["helm"]["pending_upgrades"];
+    assert_eq!(pending.as_array().unwrap().len(), 1, "{run:?}");
+    assert_eq!(pending[0]["key"], "deployment/charts/web");
+    assert_eq!(
+        pending[0]["fields"],
+        json!([{"path": "spec.replicas", "release": 3, "git": 5}])
+    );
+    let text = s.kdrift(&["check", "-n", NAMESPACE]);
+    assert!(
+        text.stdout
+            .contains("deployment/charts/web  pending upgrade  spec.replicas  3 → 5"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn a_field_no_value_sets_alone_is_refused_naming_its_template_line() {
+    let Some(s) = installed("a_field_no_value_sets_alone_is_refused_naming_its_template_line")
+    else {
+        return;
+    };
+    s.c.ok(&[
+        "set",
+        "image",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "web=nginx:1.28-hotfix",
+    ]);
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "is written by charts/web/templates/deployment.yaml:19 (`image: \"{{ .Values.image.repository }}:{{ .Values.image.tag }}\"`)"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("nothing was written"), "{run:?}");
+    assert_eq!(
+        s.repo.git(&["status", "--porcelain"]),
+        "",
+        "nothing written"
+    );
+}
+
+#[test]
+fn a_chart_that_fails_to_render_is_named_and_without_helm_the_release_is_still_compared() {
+    let Some(s) = installed(
+        "a_chart_that_fails_to_render_is_named_and_without_helm_the_release_is_still_compared",
+    ) else {
+        return;
+    };
+    // A second chart whose template helm cannot parse.
+    std::fs::create_dir_all(s.repo.path("charts/broken/templates")).unwrap();
+    s.repo.write(
+        "charts/broken/Chart.yaml",
+        "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
+    );
+    s.repo.write(
+        "charts/broken/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name \n",
+    );
+    s.repo.write(
+        ".kdrift.yaml",
+        &format!("{CONFIG}    - path: charts/broken\n      namespace: charts\n"),
+    );
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=4"]);
+    let run = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(
+        run.code, 2,
+        "a chart that does not render hides its objects: {run:?}"
+    );
+    let report = run.json();
+    let failed: Vec<String> = messages(&report)
+        .into_iter()
+        .filter(|m| m.contains("charts/broken"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{run:?}");
+    assert!(
+        failed[0].contains("chart charts/broken (release charts/broken, values from .kdrift.yaml:")
+            && failed[0].contains("not rendered: helm template failed: ")
+            && failed[0].contains("templates/cm.yaml"),
+        "the chart and helm's words: {failed:?}"
+    );
+    assert_eq!(
+        report["summary"]["drifted"], 1,
+        "the rest is compared: {run:?}"
+    );
+
+    // No helm at all: a note per chart, and the release alone is still the desired state.
+    let run = s.kdrift_with(
+        &["check", "-n", NAMESPACE, "-o", "json"],
+        Path::new("/nonexistent/helm"),
+    );
+    assert_eq!(run.code, 1, "drift, and notes only: {run:?}");
+    let report = run.json();
+    assert!(
+        messages(&report)
+            .iter()
+            .any(|m| m.contains("not rendered: no helm to render it")),
+        "{run:?}"
+    );
+    assert_eq!(
+        drifted_fields(&report),
+        [[
+            "deployment/charts/web",
+            "changed",
+            "spec.replicas",
+            "kubectl",
+            "Update",
+            "scale"
+        ]
+        .map(str::to_owned)]
+    );
+}
