@@ -111,11 +111,11 @@ fn installed(test: &str) -> Option<Setup> {
     Some(setup)
 }
 
+/// The messages of the report's problems and notes.
 fn messages(report: &Value) -> Vec<String> {
-    report["problems"]
-        .as_array()
-        .unwrap()
+    ["problems", "notes"]
         .iter()
+        .flat_map(|list| report[list].as_array().unwrap())
         .map(|p| p["message"].as_str().unwrap().to_owned())
         .collect()
 }
