@@ -88,9 +88,9 @@ pub fn field_manager(query: &Query, user_agent: Option<&str>) -> Result<String, 
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 /// Decode a body that holds an object of `expected` (`apiVersion`, `kind`): JSON, YAML or
-/// protobuf.
+/// protobuf, as the server holds it once decoded into its Go struct.
 pub fn decode_body(media: &str, body: &[u8], expected: (&str, &str)) -> Result<Value, ApiError> {
-    let value: Value = match media {
+    let mut value: Value = match media {
         PROTOBUF => super::protobuf::decode(expected, body)?,
         "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
             ApiError::BadRequest(format!("couldn't get version/kind; json parse error: {e}"))
@@ -108,6 +108,9 @@ pub fn decode_body(media: &str, body: &[u8], expected: (&str, &str)) -> Result<V
         return Err(ApiError::BadRequest(
             "couldn't get version/kind; json parse error: expected an object".into(),
         ));
+    }
+    if media != PROTOBUF {
+        super::protobuf::as_go_holds(expected, &mut value);
     }
     Ok(value)
 }

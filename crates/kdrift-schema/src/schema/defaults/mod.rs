@@ -276,8 +276,8 @@ fn network_policy(root: &mut Map<String, Value>) {
 
 fn binding(root: &mut Map<String, Value>) {
     for subject in items(root, "subjects") {
+        // A ServiceAccount's is "" (SetDefaults_Subject), which JSON leaves out (omitempty).
         let group = match subject.get("kind").and_then(Value::as_str) {
-            Some("ServiceAccount") => "",
             Some("User" | "Group") => "rbac.authorization.k8s.io",
             _ => continue,
         };

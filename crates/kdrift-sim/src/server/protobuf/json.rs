@@ -284,6 +284,32 @@ impl Walker<'_> {
     }
 }
 
+/// True for the messages with a JSON form of their own (times, durations, quantities,
+/// int-or-string, raw JSON, the schema unions), which [`Walker::special`] writes.
+pub fn is_special(name: &str) -> bool {
+    let Some(short) = name
+        .strip_prefix(META)
+        .or_else(|| name.strip_prefix(EXTENSIONS))
+        .or_else(|| name.strip_prefix("k8s.io.apimachinery.pkg."))
+    else {
+        return false;
+    };
+    matches!(
+        short,
+        "Time"
+            | "MicroTime"
+            | "Duration"
+            | "FieldsV1"
+            | "JSON"
+            | "runtime.RawExtension"
+            | "api.resource.Quantity"
+            | "util.intstr.IntOrString"
+            | "JSONSchemaPropsOrBool"
+            | "JSONSchemaPropsOrArray"
+            | "JSONSchemaPropsOrStringArray"
+    )
+}
+
 fn map_key(key: &MapKey) -> String {
     match key {
         MapKey::Bool(b) => b.to_string(),

@@ -14,6 +14,7 @@ use crate::error::ApiError;
 
 mod gotypes;
 mod json;
+mod trim;
 
 /// The compiled descriptors and the Go types, read once.
 struct Schema {
@@ -124,6 +125,20 @@ pub fn decode(expected: (&str, &str), body: &[u8]) -> Result<Value, ApiError> {
         object.extend(fields);
     }
     Ok(Value::Object(object))
+}
+
+/// A JSON or YAML body of `expected` (`apiVersion`, `kind`) as the server holds it once decoded
+/// into its Go struct ([`trim::trim`]); a kind without a Go type (a custom resource) is left as
+/// it is.
+pub fn as_go_holds(expected: (&str, &str), object: &mut Value) {
+    let Ok(schema) = SCHEMA.as_ref() else {
+        return;
+    };
+    if let (Some(desc), Value::Object(object)) =
+        (descriptor(schema, expected.0, expected.1), object)
+    {
+        trim::trim(&schema.types, &desc, object);
+    }
 }
 
 #[cfg(test)]

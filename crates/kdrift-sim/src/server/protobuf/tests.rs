@@ -305,3 +305,53 @@ fn the_descriptor_set_is_the_vendored_protos_compiled() {
     );
     assert!(seen.len() > 600, "{} messages", seen.len());
 }
+
+#[test]
+fn a_json_body_is_held_as_its_go_struct_writes_it() {
+    // kubectl 1.20's RoleBinding: the ServiceAccount subject's empty apiGroup is gone on a real
+    // server (omitempty); a field without omitempty and an unknown field stay; a nil pointer
+    // with omitempty, an empty omitempty list and a zero omitempty number go, at any depth.
+    let mut binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "b", "namespace": "", "labels": {}, "finalizers": []},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "sa", "namespace": "gen", "apiGroup": ""},
+            {"kind": "User", "name": "", "apiGroup": "rbac.authorization.k8s.io", "extra": ""}
+        ]
+    });
+    as_go_holds(
+        ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+        &mut binding,
+    );
+    assert_eq!(
+        binding,
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "b"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "sa", "namespace": "gen"},
+                {"kind": "User", "name": "", "apiGroup": "rbac.authorization.k8s.io", "extra": ""}
+            ]
+        })
+    );
+    let mut deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "spec": {"replicas": 0, "minReadySeconds": 0, "paused": false, "strategy": {},
+            "template": {"spec": {"containers": [{"name": "c", "image": "", "ports": [],
+                "resources": {"limits": {"cpu": "0"}}}], "hostNetwork": false,
+                "terminationGracePeriodSeconds": null}}}});
+    as_go_holds(("apps/v1", "Deployment"), &mut deployment);
+    assert_eq!(
+        deployment["spec"],
+        // replicas is a pointer: a set 0 stays; a Quantity is left as written.
+        json!({"replicas": 0, "strategy": {},
+            "template": {"spec": {"containers": [{"name": "c",
+                "resources": {"limits": {"cpu": "0"}}}]}}})
+    );
+    // A custom resource has no Go type: left as it is.
+    let mut widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"a": ""}});
+    let before = widget.clone();
+    as_go_holds(("example.com/v1", "Widget"), &mut widget);
+    assert_eq!(widget, before);
+}
