@@ -468,5 +468,5 @@ fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
         "{text}"
     );
     // The status bar does not call the template a problem.
-    assert!(text.contains(":problems 0 · 1 notes"), "{text}");
+    assert!(text.contains(":problems 0 · 1 note "), "{text}");
 }

@@ -249,7 +249,10 @@ fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         ));
     } else if notes > 0 {
         spans.push(Span::styled(
-            format!(" :problems 0 · {notes} notes "),
+            format!(
+                " :problems 0 · {notes} note{} ",
+                if notes == 1 { "" } else { "s" }
+            ),
             theme.status_bar,
         ));
     }
