@@ -22,6 +22,12 @@ impl ManifestIndex {
             .count();
         let unreadable = problems.iter().filter(|p| !p.is_note()).count();
         let mut why = Vec::new();
+        if !self.charts_found.is_empty() {
+            why.push(format!(
+                "{} Helm chart(s) found, none rendered (see the notes: a chart is rendered as its release in the cluster, an Argo CD Application or .kdrift.yaml's helm.charts says)",
+                self.charts_found.len()
+            ));
+        }
         if templates > 0 {
             why.push(format!(
                 "{templates} file(s) are Helm templates, which kdrift does not render (it reads manifests as they are written: render the chart into a folder and pass --manifests DIR)"
