@@ -10,6 +10,8 @@
 //! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
 //! - `live`: the live view's rows and keys (`Session::drive` on a TestBackend);
 //! - `readonly`: a ServiceAccount bound to `view`, through a `kubectl create token` kubeconfig;
+//! - `third_party`: answers found wrong on third-party repositories (a port whose manifest
+//!   omits `protocol`, defaults that follow another field, one-step reverts of nested fields);
 //! - `conformance`: one kubectl script run against the demo cluster and the real server,
 //!   compared command by command (testdata/conformance/).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -31,6 +33,7 @@ mod live;
 mod readonly;
 mod secrets;
 mod server;
+mod third_party;
 
 /// Says, in every run, whether the tier runs and against what (on stderr, past the capture).
 #[test]
