@@ -5,14 +5,18 @@
 //! helm's fields helm's) and is a new release, in sync again; a hotfix accepted into a values
 //! file makes `helm template` of the result equal live.
 //!
+//! The same story runs on the demo cluster, with every helm command a user runs beside it
+//! (`list`, `history`, `rollback`, `get manifest|values`, `uninstall`), on both.
+//!
 //! The server is the one `KDRIFT_REALK8S_KUBECONFIG` names (the real-server tier's variable;
 //! realk8s in ../shared/realk8s starts one), the helms `KDRIFT_TEST_HELM4` and
 //! `KDRIFT_TEST_HELM3` (either, or both), else `KDRIFT_TEST_HELM`. Without a server or a helm the
 //! test says on stderr why it is skipped; a named one that does not work fails it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "kubectl_bin/mod.rs"]
-mod kubectl_bin;
+mod common;
+
+use common::kubectl_bin;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -281,14 +285,7 @@ fn a_public_chart_installed_by_helm_3_and_4_drifts_reverts_upgrades_and_accepts(
         skip("no real server");
         return;
     };
-    let helms: Vec<(PathBuf, &str)> = [
-        ("KDRIFT_TEST_HELM4", "helm4"),
-        ("KDRIFT_TEST_HELM3", "helm3"),
-        ("KDRIFT_TEST_HELM", "helm"),
-    ]
-    .into_iter()
-    .filter_map(|(var, ns)| Some((named(var)?, ns)))
-    .collect();
+    let helms = helms();
     if helms.is_empty() {
         skip("no helm");
         return;
@@ -299,5 +296,132 @@ fn a_public_chart_installed_by_helm_3_and_4_drifts_reverts_upgrades_and_accepts(
     };
     for (helm, ns) in &helms {
         story(&env, helm, &format!("kdrift-{ns}"));
+        every_command(&env, helm, &format!("commands-{ns}"));
+    }
+}
+
+/// Every other helm command a user runs, in a namespace of its own: `list`, `history`,
+/// `get values|manifest`, `rollback` (a third revision, back at the first's values) and
+/// `uninstall` (the release's objects and records gone).
+fn every_command(env: &Env, helm: &Path, namespace: &str) {
+    let kubectl = kubectl_bin::path();
+    let chart = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/helm/charts/podinfo");
+    let chart = chart.to_str().unwrap();
+    let here = env.home.path();
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait"],
+        here,
+    );
+    let ns = ["-n", namespace];
+    env.ok(
+        helm,
+        &["install", "api", chart, ns[0], ns[1], "--create-namespace"],
+        here,
+    );
+    env.ok(
+        helm,
+        &[
+            "upgrade",
+            "api",
+            chart,
+            ns[0],
+            ns[1],
+            "--set",
+            "replicaCount=2",
+        ],
+        here,
+    );
+    let list = env.ok(helm, &["list", ns[0], ns[1]], here);
+    assert!(
+        list.lines().any(|l| l.starts_with("api")
+            && l.contains("deployed")
+            && l.contains("podinfo-6.14.1")),
+        "{list}"
+    );
+    let history = env.ok(helm, &["history", "api", ns[0], ns[1]], here);
+    assert!(
+        history.contains("superseded") && history.contains("Upgrade complete"),
+        "{history}"
+    );
+    let values = env.ok(helm, &["get", "values", "api", ns[0], ns[1]], here);
+    assert!(values.contains("replicaCount: 2"), "{values}");
+    let manifest = env.ok(helm, &["get", "manifest", "api", ns[0], ns[1]], here);
+    assert!(manifest.contains("replicas: 2"), "{manifest}");
+    env.ok(helm, &["rollback", "api", "1", ns[0], ns[1]], here);
+    let replicas = env.ok(
+        &kubectl,
+        &[
+            "get",
+            "deployment/api-podinfo",
+            ns[0],
+            ns[1],
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+        here,
+    );
+    assert_eq!(replicas, "1", "rolled back to revision 1's values");
+    let history = env.ok(helm, &["history", "api", ns[0], ns[1], "-o", "json"], here);
+    let revisions: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(revisions.as_array().unwrap().len(), 3, "{history}");
+    env.ok(helm, &["uninstall", "api", ns[0], ns[1]], here);
+    let left = env.ok(
+        &kubectl,
+        &[
+            "get",
+            "deployments,services,secrets",
+            ns[0],
+            ns[1],
+            "-o",
+            "name",
+        ],
+        here,
+    );
+    assert!(
+        !left.contains("api-podinfo") && !left.contains("sh.helm.release"),
+        "{left}"
+    );
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait=false"],
+        here,
+    );
+}
+
+/// The helms named by `KDRIFT_TEST_HELM4`, `KDRIFT_TEST_HELM3` and `KDRIFT_TEST_HELM`, each
+/// with a name for its namespaces.
+fn helms() -> Vec<(PathBuf, &'static str)> {
+    [
+        ("KDRIFT_TEST_HELM4", "helm4"),
+        ("KDRIFT_TEST_HELM3", "helm3"),
+        ("KDRIFT_TEST_HELM", "helm"),
+    ]
+    .into_iter()
+    .filter_map(|(var, ns)| Some((named(var)?, ns)))
+    .fold(Vec::new(), |mut helms, (path, ns)| {
+        // KDRIFT_TEST_HELM is often one of the other two: each helm once.
+        if !helms.iter().any(|(p, _)| *p == path) {
+            helms.push((path, ns));
+        }
+        helms
+    })
+}
+
+#[test]
+fn on_the_demo_cluster_helm_3_and_4_install_drift_revert_upgrade_roll_back_and_uninstall() {
+    let helms = helms();
+    if helms.is_empty() {
+        skip("no helm");
+        return;
+    }
+    let cluster = common::Cluster::start_with(false);
+    let env = Env {
+        kubeconfig: cluster.kubeconfig.clone(),
+        home: tempfile::tempdir().unwrap(),
+    };
+    for (helm, ns) in &helms {
+        story(&env, helm, &format!("kdrift-{ns}"));
+        every_command(&env, helm, &format!("commands-{ns}"));
     }
 }
