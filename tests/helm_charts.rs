@@ -302,3 +302,106 @@ fn a_chart_that_fails_to_render_is_named_and_without_helm_the_release_is_still_c
         .map(str::to_owned)]
     );
 }
+
+/// The YAML documents of `text`, as JSON, empty ones left out.
+fn documents(text: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect()
+}
+
+/// The demo's Helm release (demo/search) is what the real helm renders from the chart and the
+/// values file it names: the demo cluster installs it without a helm, from a copy.
+#[test]
+fn the_demo_release_is_what_helm_renders_from_the_demo_chart() {
+    let Some(helm) =
+        helm_util::helm_for_tests("the_demo_release_is_what_helm_renders_from_the_demo_chart")
+    else {
+        return;
+    };
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo");
+    let releases = kdrift::sim::scenario::manifests::DEMO_RELEASES;
+    assert_eq!(releases.len(), 1);
+    for release in releases {
+        let values = demo.join(release.values);
+        let rendered = helm_util::template(
+            &helm,
+            release.name,
+            &demo.join(release.chart),
+            release.namespace,
+            &["-f", values.to_str().unwrap()],
+        );
+        assert_eq!(
+            documents(&rendered),
+            documents(release.manifest),
+            "{}: the seed's copy is stale; render it again into crates/kdrift-sim/src/scenario/rendered/",
+            release.chart
+        );
+    }
+}
+
+/// The demo incident's last step scales the search release by hand: check names the release
+/// and kubectl, accept writes the live value into demo/search/values-prod.yaml (its comment
+/// kept, one commit), and helm template of the result equals live.
+#[test]
+fn the_demo_s_hotfix_to_its_helm_release_is_accepted_into_the_values_file() {
+    let Some(helm) = helm_util::helm_for_tests(
+        "the_demo_s_hotfix_to_its_helm_release_is_accepted_into_the_values_file",
+    ) else {
+        return;
+    };
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let s = Setup { c, repo, helm };
+    let step = kdrift::sim::scenario::incident::steps().pop().unwrap();
+    s.c.runtime
+        .block_on(kdrift::sim::scenario::incident::run_step(
+            s.c.server.store(),
+            &step,
+        ))
+        .unwrap();
+    let check = s.kdrift(&["check", "-n", "search"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(
+        check.stdout.contains("deployment/search/search  spec.replicas  2 → 4  helm:search/search rev 1 (chart search-0.4.2) · kubectl (Update via /scale)"),
+        "{check:?}"
+    );
+    let head = s.repo.head();
+    let accept = s.kdrift(&["accept", "deployment/search", "-n", "search"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert_eq!(
+        s.repo.read("search/values-prod.yaml"),
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/search/values-prod.yaml")
+        )
+        .unwrap()
+        .replace(
+            "replicaCount: 2 # one per zone",
+            "replicaCount: 4 # one per zone"
+        )
+    );
+    assert_eq!(
+        s.repo
+            .git(&["rev-list", "--count", &format!("{head}..HEAD")])
+            .trim(),
+        "1"
+    );
+    let rendered = helm_util::template(
+        &s.helm,
+        "search",
+        &s.repo.path("search"),
+        "search",
+        &[
+            "-f",
+            s.repo.path("search/values-prod.yaml").to_str().unwrap(),
+        ],
+    );
+    let live = s.c.get_json("deployment/search", "search");
+    let deployment = documents(&rendered)
+        .into_iter()
+        .find(|d| d["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(deployment["spec"]["replicas"], live["spec"]["replicas"]);
+    assert_eq!(live["spec"]["replicas"], 4);
+}

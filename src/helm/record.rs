@@ -294,15 +294,8 @@ fn from_wire(wire: WireRelease) -> Release {
 }
 
 /// The record as helm writes it (gzip, then base64): for tests, benches and the demo cluster's
-/// fixtures, never for the cluster.
-pub fn encode(release_json: &Value) -> Result<String, std::io::Error> {
-    use std::io::Write as _;
-    let json = serde_json::to_vec(release_json)?;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&json)?;
-    let bytes = gz.finish()?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
-}
+/// fixtures, never for the cluster (the demo cluster installs its release with it).
+pub use crate::sim::scenario::helm::encode;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -6,6 +6,10 @@ use serde_json::Value;
 /// they must be created before the objects in them, then the definitions of custom resources.
 pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
     (
+        ".kdrift.yaml",
+        include_str!("../../../../demo/.kdrift.yaml"),
+    ),
+    (
         "namespaces.yaml",
         include_str!("../../../../demo/namespaces.yaml"),
     ),
@@ -122,6 +126,34 @@ pub const DEMO_MANIFESTS: &[(&str, &str)] = &[
         include_str!("../../../../demo/platform/node-agent.yaml"),
     ),
     (
+        "search/Chart.yaml",
+        include_str!("../../../../demo/search/Chart.yaml"),
+    ),
+    (
+        "search/values.yaml",
+        include_str!("../../../../demo/search/values.yaml"),
+    ),
+    (
+        "search/values-prod.yaml",
+        include_str!("../../../../demo/search/values-prod.yaml"),
+    ),
+    (
+        "search/templates/_helpers.tpl",
+        include_str!("../../../../demo/search/templates/_helpers.tpl"),
+    ),
+    (
+        "search/templates/configmap.yaml",
+        include_str!("../../../../demo/search/templates/configmap.yaml"),
+    ),
+    (
+        "search/templates/deployment.yaml",
+        include_str!("../../../../demo/search/templates/deployment.yaml"),
+    ),
+    (
+        "search/templates/service.yaml",
+        include_str!("../../../../demo/search/templates/service.yaml"),
+    ),
+    (
         "shop/cart.yaml",
         include_str!("../../../../demo/shop/cart.yaml"),
     ),
@@ -166,6 +198,42 @@ pub const DEMO_RENDERED: &[(&str, &str)] = &[
     ),
 ];
 
+/// The demo's Helm chart: every file under these folders is helm's to read (the chart, its
+/// values files, its templates), never a manifest of its own.
+pub const HELM_CHARTS: &[&str] = &["search/"];
+
+/// A release of the demo's chart, installed by the seed as `helm install` leaves one.
+#[derive(Debug, Clone, Copy)]
+pub struct DemoRelease {
+    /// The chart's folder under `demo/`.
+    pub chart: &'static str,
+    pub name: &'static str,
+    pub namespace: &'static str,
+    /// The values file given with `-f`, under `demo/`.
+    pub values: &'static str,
+    /// What `helm template NAME demo/CHART -n NAMESPACE -f demo/VALUES` renders: the release's
+    /// manifest. The demo cluster cannot count on a helm being installed; a test of the product
+    /// renders the chart with the real helm and compares.
+    pub manifest: &'static str,
+}
+
+/// Every release of [`HELM_CHARTS`] the seed installs.
+pub const DEMO_RELEASES: &[DemoRelease] = &[DemoRelease {
+    chart: "search",
+    name: "search",
+    namespace: "search",
+    values: "search/values-prod.yaml",
+    manifest: include_str!("rendered/search-prod.yaml"),
+}];
+
+/// The contents of `demo/PATH`, when it is embedded.
+pub fn demo_file(path: &str) -> Option<&'static str> {
+    DEMO_MANIFESTS
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, contents)| *contents)
+}
+
 /// A demo manifest that does not parse (only possible if `demo/` was edited badly).
 #[derive(Debug, thiserror::Error)]
 #[error("demo/{path}: document {document}: {source}")]
@@ -183,14 +251,19 @@ pub struct DemoObject {
     pub object: Value,
 }
 
-/// Every object of [`DEMO_MANIFESTS`] outside the kustomize trees, in file order (empty
-/// documents skipped), then every object the trees' roots render ([`DEMO_RENDERED`], `path`
+/// Every object of [`DEMO_MANIFESTS`] (but `.kdrift.yaml`, kdrift's settings) outside the
+/// kustomize trees and the charts (whose release the seed installs apart: `helm::install`), in
+/// file order (empty documents skipped), then every object the trees' roots render ([`DEMO_RENDERED`], `path`
 /// naming the root).
 pub fn demo_objects() -> Result<Vec<DemoObject>, ManifestError> {
     let mut objects = Vec::new();
-    let plain = DEMO_MANIFESTS
-        .iter()
-        .filter(|(path, _)| !KUSTOMIZE_TREES.iter().any(|tree| path.starts_with(tree)));
+    let plain = DEMO_MANIFESTS.iter().filter(|(path, _)| {
+        *path != ".kdrift.yaml"
+            && !KUSTOMIZE_TREES
+                .iter()
+                .chain(HELM_CHARTS)
+                .any(|tree| path.starts_with(tree))
+    });
     for (path, contents) in plain.chain(DEMO_RENDERED) {
         for (index, document) in serde_yaml::Deserializer::from_str(contents).enumerate() {
             let value: Value =
@@ -419,7 +492,14 @@ mod tests {
             .unwrap();
         let env = &catalog["spec"]["template"]["spec"]["containers"][0]["env"][0];
         assert_eq!(env["value"], Value::String("1.10".into()));
-        assert!(DEMO_MANIFESTS.iter().all(|(_, text)| text.starts_with('#')));
+        // Every manifest and values file starts with a comment (a chart's templates and
+        // Chart.yaml are helm's).
+        assert!(
+            DEMO_MANIFESTS
+                .iter()
+                .filter(|(path, _)| !path.contains("/templates/") && !path.ends_with("Chart.yaml"))
+                .all(|(_, text)| text.starts_with('#'))
+        );
         assert!(
             DEMO_MANIFESTS
                 .iter()

@@ -4,7 +4,7 @@
 //! first sync of the folders their Application and Kustomization name, as they apply them.
 use serde_json::{Map, Value};
 
-use super::manifests::{DemoObject, demo_objects};
+use super::manifests::{DEMO_RELEASES, DemoObject, demo_objects};
 use crate::controller::gitops::{
     self, APPLICATION, ARGOCD_MANAGER, AppSpec, FLUX_MANAGER, KUSTOMIZATION,
 };
@@ -20,7 +20,7 @@ pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration
 pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
 
 /// Register the demo's nodes, then create the namespaces and every demo object, as `kubectl
-/// apply -R -f demo/` would. Objects that already exist are left alone, so seeding twice is
+/// apply -R -f demo/` would, then install the demo's Helm release as helm does. Objects that already exist are left alone, so seeding twice is
 /// harmless.
 pub fn seed(store: &Store) -> Result<(), ApiError> {
     register_nodes(store)?;
@@ -49,7 +49,11 @@ pub fn seed(store: &Store) -> Result<(), ApiError> {
             Err(e) => return Err(e),
         }
     }
-    gitops_first_syncs(store, &objects)
+    gitops_first_syncs(store, &objects)?;
+    for release in DEMO_RELEASES {
+        super::helm::install(store, release)?;
+    }
+    Ok(())
 }
 
 /// Argo CD's and Flux's first sync of the objects the seed created (the team applied them with
