@@ -11,6 +11,7 @@
 mod demo_incident;
 mod svg;
 
+use base64::Engine as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -64,6 +65,30 @@ fn live_view(incident: &Incident, width: u16, height: u16) -> App {
         "demo/ loads without problems (kustomize or kubectl on PATH renders demo/inventory): {problems:?}"
     );
     update(&mut app, Message::Manifests(Arc::new(index)));
+    // The demo's Helm release, read from its record as the live view reads it at start.
+    let releases = incident
+        .list(ResourceType::SECRET)
+        .into_iter()
+        .filter(|s| s["type"] == "helm.sh/release.v1")
+        .map(|s| {
+            let text = s["data"]["release"].as_str().unwrap();
+            let encoded = base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap();
+            Arc::new(kdrift::helm::record::decode(&encoded).unwrap())
+        })
+        .collect();
+    let epoch = app.epoch;
+    update(
+        &mut app,
+        Message::HelmReleases {
+            epoch,
+            releases: kdrift::helm::Releases {
+                releases,
+                ..Default::default()
+            },
+        },
+    );
     let rows = |resource: ResourceType, decode: fn(Value) -> LiveRow| {
         std::iter::once(WatchUpdate::Init)
             .chain(
@@ -316,7 +341,7 @@ const PICTURES: &[Picture] = &[
         file: "docs/img/live-view.svg",
         title: "kdrift demo: the live view",
         description: "The table of the demo cluster's workloads two minutes into the incident: \
-            shop/checkout stuck (ProgressDeadlineExceeded) on a crashing image, six workloads \
+            shop/checkout stuck (ProgressDeadlineExceeded) on a crashing image, seven workloads \
             drifted from git, each with its Argo CD or Flux owner.",
         make: |incident| {
             // j down to the stuck rollout, as one does.
@@ -334,7 +359,7 @@ const PICTURES: &[Picture] = &[
             "stuck: ProgressDeadlineExceeded",
             "argo:shop self-heal",
             "flux:platform 10m",
-            "drifted 6",
+            "drifted 7",
         ],
     },
     Picture {

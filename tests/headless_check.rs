@@ -545,9 +545,10 @@ fn a_check_that_compared_nothing_is_not_green() {
     let empty = tempfile::tempdir().unwrap();
     let repo = Repo::demo();
     let empty_path = empty.path().to_str().unwrap().to_owned();
-    // No manifest at all, then manifests only outside the namespace in use.
+    // No manifest at all (in a namespace no Helm release is in: a release is desired state
+    // without a manifest), then manifests only outside the namespace in use.
     for args in [
-        vec!["check", "-A", "--manifests", empty_path.as_str()],
+        vec!["check", "-n", "shop", "--manifests", empty_path.as_str()],
         vec!["check", "-n", "default"],
     ] {
         let run = kdrift(&c, &repo, &args);
@@ -651,9 +652,10 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
             "{name}: {statuses:?}"
         );
     }
-    // Notes, not problems: two templates, and the sub-folders read (as kubectl apply -R).
+    // Notes, not problems: two templates, the sub-folders read (as kubectl apply -R), and the
+    // demo's Helm chart, which no helm renders here (its release is compared all the same).
     assert_eq!(report["problems"], serde_json::json!([]), "{report}");
-    assert_eq!(report["summary"]["notes"], 3, "{report}");
+    assert_eq!(report["summary"]["notes"], 4, "{report}");
     assert_eq!(report["summary"]["problems"], 0, "{report}");
     let notes: Vec<&str> = report["notes"]
         .as_array()
@@ -661,7 +663,8 @@ fn files_kubectl_reads_are_read_and_templates_are_a_note() {
         .iter()
         .filter_map(|p| p["file"].as_str())
         .collect();
-    assert_eq!(notes.len(), 3, "{report}");
+    assert_eq!(notes.len(), 4, "{report}");
+    assert!(notes.iter().any(|f| f.ends_with("/search")), "{notes:?}");
     let folders = report["notes"]
         .as_array()
         .unwrap()
@@ -787,16 +790,21 @@ fn check_writes_yaml_and_github_annotations() {
         github.stdout
     );
     // The demo's manifests are in sub-folders: a notice says kubectl apply -f without -R
-    // would not read them.
-    assert_eq!(lines.len(), 3, "{}", github.stdout);
+    // would not read them; another that its Helm chart is not rendered without a helm.
+    assert_eq!(lines.len(), 4, "{}", github.stdout);
     assert!(
         lines[1].starts_with("::notice ") && lines[1].contains("kubectl apply -R -f"),
         "{}",
         github.stdout
     );
     assert!(
-        lines[2].ends_with(
-            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 1 notes"
+        lines[2].starts_with("::notice ") && lines[2].contains("not rendered: no helm"),
+        "{}",
+        github.stdout
+    );
+    assert!(
+        lines[3].ends_with(
+            "1 drifted (1 fields), 0 missing, 0 unmanaged, 0 errors; 0 problems, 2 notes"
         )
     );
 }

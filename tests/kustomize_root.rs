@@ -70,7 +70,7 @@ fn a_folder_that_is_a_kustomization_is_the_one_root_and_its_test_variants_are_no
         ["deployment/shop/web", "service/shop/web"],
         "{report}"
     );
-    let notes: Vec<String> = report["problems"]
+    let notes: Vec<String> = report["notes"]
         .as_array()
         .unwrap()
         .iter()

@@ -17,7 +17,7 @@ use crate::manifest::ObjectKey;
 
 /// Whether `key` is a core `Secret`.
 pub fn is_secret(key: &ObjectKey) -> bool {
-    key.group.is_empty() && key.kind == "Secret"
+    key.is_secret()
 }
 
 /// Whether `path` of a Secret holds secret material: `data`, `stringData`, and what is below.

@@ -180,7 +180,16 @@ pub fn specs(index: &ManifestIndex, kube_version: Option<&str>) -> (Vec<ChartSpe
     let config_file = root.join(super::config::CONFIG_FILE);
     for entry in &index.config.helm_charts {
         let dir = super::kustomize::tree::normalize(&root.join(&entry.path));
-        if !index.charts_found.contains(&dir) {
+        // A chart a sparse checkout leaves out is in git, not on disk: said by the sparse
+        // checkout's note, as every file it leaves out.
+        let left_out = || {
+            !dir.exists()
+                && crate::git::not_checked_out(root)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|file| file.starts_with(&dir))
+        };
+        if !index.charts_found.contains(&dir) && !left_out() {
             problems.push(Problem::BadConfig {
                 file: config_file.clone(),
                 line: entry.line,
@@ -522,7 +531,7 @@ impl ManifestIndex {
                             &mut Vec::new(),
                             &mut fields,
                         );
-                        if crate::drift::secret::is_secret(&object.key) {
+                        if object.key.is_secret() {
                             // A Secret's values are never shown: only which fields change.
                             let hidden = || Some(Value::String("(secret value)".to_owned()));
                             for (_, release, git) in &mut fields {

@@ -161,6 +161,11 @@ const CLUSTER_SCOPED: &[&str] = &[
 ];
 
 impl ObjectKey {
+    /// A core Secret: its values are never shown, only digests of them.
+    pub fn is_secret(&self) -> bool {
+        self.group.is_empty() && self.kind == "Secret"
+    }
+
     pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
         ObjectKey {
             group: group.into(),

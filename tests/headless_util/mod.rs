@@ -131,7 +131,8 @@ fn finish(out: Output) -> Run {
 }
 
 /// The `kdrift` binary with a clean environment: no colour variables, git without the user's
-/// configuration, `HOME` in a temporary folder.
+/// configuration, `HOME` in a temporary folder, no helm (a test that renders charts names its
+/// own `KDRIFT_HELM`), whatever helm the machine has on PATH.
 pub fn command(home: &Path, cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kdrift"));
     cmd.args(args)
@@ -142,6 +143,7 @@ pub fn command(home: &Path, cwd: &Path, args: &[&str]) -> Command {
         .env("KDRIFT_LOG", "off")
         .env_remove("NO_COLOR")
         .env_remove("KUBECONFIG")
+        .env("KDRIFT_HELM", "/nonexistent/helm")
         // kdrift's state (its Secret digest key) under `HOME`, not the user's.
         .env_remove("XDG_STATE_HOME");
     cmd

@@ -611,17 +611,33 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             age,
         ],
         ("", "Service") => {
-            let external = object
+            // As kubectl's printer (getServiceExternalIP): an ExternalName's name; a
+            // LoadBalancer's ingress addresses, then its external IPs, else <pending>; the
+            // external IPs of any other type, else <none>.
+            let joined = |ips: Vec<&str>| (!ips.is_empty()).then(|| ips.join(","));
+            let external_ips: Vec<&str> = object
                 .pointer("/spec/externalIPs")
                 .and_then(Value::as_array)
-                .map(|ips| {
-                    ips.iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-                .filter(|ips| !ips.is_empty())
-                .unwrap_or_else(|| "<none>".into());
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let external = match text(object, "/spec/type") {
+                "ExternalName" => or_none(text(object, "/spec/externalName")),
+                "LoadBalancer" => {
+                    let mut ips: Vec<&str> = object
+                        .pointer("/status/loadBalancer/ingress")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| i.get("ip").or_else(|| i.get("hostname"))?.as_str())
+                        .collect();
+                    ips.extend(&external_ips);
+                    joined(ips).unwrap_or_else(|| "<pending>".into())
+                }
+                _ => joined(external_ips).unwrap_or_else(|| "<none>".into()),
+            };
+            let cluster_ip = or_none(text(object, "/spec/clusterIP"));
             let selector = object
                 .pointer("/spec/selector")
                 .and_then(Value::as_object)
@@ -635,7 +651,7 @@ fn cells_at(resource: ResourceType, object: &Value, now: Option<jiff::Timestamp>
             vec![
                 name,
                 json!(text(object, "/spec/type")),
-                json!(text(object, "/spec/clusterIP")),
+                json!(cluster_ip),
                 json!(external),
                 json!(service_ports(object)),
                 age,
