@@ -250,14 +250,18 @@ const FLUX_NAMESPACE: &str = "flux-system";
 
 /// Every Flux Kustomization and GitRepository the user may list (all namespaces', else
 /// `flux-system`'s). Both empty when the cluster serves no Flux.
-pub async fn list_flux(
-    client: &Client,
-) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), String> {
+pub async fn list_flux(client: &Client) -> Result<FluxObjects, String> {
     let kustomizations = resource(
         "kustomize.toolkit.fluxcd.io",
         "v1",
         "Kustomization",
         "kustomizations",
+    );
+    let helm_releases = resource(
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
     );
     let repositories = resource(
         "source.toolkit.fluxcd.io",
@@ -266,11 +270,24 @@ pub async fn list_flux(
         "gitrepositories",
     );
     let kustomizations = list_everywhere(client, &kustomizations, FLUX_NAMESPACE).await?;
-    if kustomizations.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+    let helm_releases = list_everywhere(client, &helm_releases, FLUX_NAMESPACE).await?;
+    if kustomizations.is_empty() && helm_releases.is_empty() {
+        return Ok(FluxObjects::default());
     }
     let repositories = list_everywhere(client, &repositories, FLUX_NAMESPACE).await?;
-    Ok((kustomizations, repositories))
+    Ok(FluxObjects {
+        kustomizations,
+        helm_releases,
+        repositories,
+    })
+}
+
+/// Flux's objects that say what it applies from git, as the API returns them.
+#[derive(Debug, Default)]
+pub struct FluxObjects {
+    pub kustomizations: Vec<serde_json::Value>,
+    pub helm_releases: Vec<serde_json::Value>,
+    pub repositories: Vec<serde_json::Value>,
 }
 
 /// The objects of `res` in every namespace, else (403) in `fallback`. Empty when the cluster
@@ -356,13 +373,21 @@ pub async fn manifests_from_apps(
         }
     };
     match list_flux(client).await {
-        Ok((kustomizations, repositories)) => {
+        Ok(flux) => {
+            let charts = crate::gitops::source::map_flux_helm(
+                &top,
+                &remotes,
+                &flux.helm_releases,
+                &flux.repositories,
+            );
+            mapping.charts.extend(charts.charts);
+            mapping.notes.extend(charts.notes);
             let flux = crate::gitops::source::map_flux(
                 &top,
                 &remotes,
                 branch.as_deref(),
-                &kustomizations,
-                &repositories,
+                &flux.kustomizations,
+                &flux.repositories,
             );
             for folder in flux.folders {
                 match mapping.folders.iter().find(|f| f.dir == folder.dir) {

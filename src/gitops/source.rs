@@ -212,29 +212,14 @@ pub fn map_flux(
             continue;
         }
         let name = name_of(kustomization);
-        let own_namespace = kustomization
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let source_namespace = text("/sourceRef/namespace").unwrap_or(own_namespace);
-        let Some(source_name) = text("/sourceRef/name") else {
+        let Some(repository) = checkout_repository(
+            spec.get("sourceRef").unwrap_or(&Value::Null),
+            kustomization,
+            repositories,
+            &keys,
+        ) else {
             continue;
         };
-        let repository = repositories.iter().find(|r| {
-            r.pointer("/metadata/name").and_then(Value::as_str) == Some(source_name)
-                && r.pointer("/metadata/namespace").and_then(Value::as_str)
-                    == Some(source_namespace)
-        });
-        let Some(repository) = repository else {
-            continue;
-        };
-        let url = repository.pointer("/spec/url").and_then(Value::as_str);
-        if !url
-            .and_then(repo_key)
-            .is_some_and(|key| keys.contains(&key))
-        {
-            continue;
-        }
         let path = text("/path").filter(|p| !p.is_empty()).unwrap_or("./");
         let Some(dir) = folder_in(top, path) else {
             mapping.notes.push(format!(
@@ -318,6 +303,157 @@ pub fn map_flux(
 
 /// `folder` added to `mapping`, unless one of the `owners` ("Argo CD apps") maps it already:
 /// then it is compared once, as the first one's, and said.
+/// The GitRepository `source_ref` (of `owner`, a Kustomization or a HelmRelease) names, when
+/// its URL is one of the checkout's remotes (`keys`).
+fn checkout_repository<'r>(
+    source_ref: &Value,
+    owner: &Value,
+    repositories: &'r [Value],
+    keys: &BTreeSet<String>,
+) -> Option<&'r Value> {
+    let own_namespace = owner
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let source_namespace = source_ref
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(own_namespace);
+    let source_name = source_ref.get("name").and_then(Value::as_str)?;
+    let repository = repositories.iter().find(|r| {
+        r.pointer("/metadata/name").and_then(Value::as_str) == Some(source_name)
+            && r.pointer("/metadata/namespace").and_then(Value::as_str) == Some(source_namespace)
+    })?;
+    let url = repository.pointer("/spec/url").and_then(Value::as_str)?;
+    repo_key(url)
+        .is_some_and(|key| keys.contains(&key))
+        .then_some(repository)
+}
+
+/// The charts of the checkout that Flux HelmReleases (`helm_releases`, as the API returns them)
+/// install from a GitRepository among `repositories` whose URL is one of `remotes`: rendered as
+/// helm-controller renders them — release name `releaseName`, else `[targetNamespace-]name`; the
+/// namespace `targetNamespace`, else the HelmRelease's; `valuesFiles` (from the repository's top),
+/// then `values`. `valuesFrom` (ConfigMaps and Secrets) is not read: said. A HelmRelease of
+/// another cluster (`kubeConfig`), of a chart repository or OCI, is left out quietly.
+pub fn map_flux_helm(
+    top: &Path,
+    remotes: &[(String, String)],
+    helm_releases: &[Value],
+    repositories: &[Value],
+) -> Mapping {
+    let keys = remote_keys(remotes);
+    let mut mapping = Mapping::default();
+    for release in by_name(helm_releases) {
+        let spec = release.get("spec").unwrap_or(&Value::Null);
+        let chart = spec.pointer("/chart/spec").unwrap_or(&Value::Null);
+        let source_ref = chart.get("sourceRef").unwrap_or(&Value::Null);
+        if spec.get("kubeConfig").is_some_and(|c| !c.is_null())
+            || source_ref.get("kind").and_then(Value::as_str) != Some("GitRepository")
+            || checkout_repository(source_ref, release, repositories, &keys).is_none()
+        {
+            continue;
+        }
+        let name = name_of(release);
+        match flux_chart(&name, top, release) {
+            Ok((spec, notes)) => {
+                mapping.notes.push(format!(
+                    "Flux HelmRelease {name}: \"{}\" is a Helm chart, rendered with helm template as helm-controller renders it (release {}/{}, {} values file(s){})",
+                    shown(top, &spec.dir),
+                    spec.namespace,
+                    spec.release,
+                    spec.values_files.len(),
+                    if spec.inline_values.is_empty() { "" } else { ", inline values" }
+                ));
+                mapping.notes.extend(notes);
+                mapping.charts.push(spec);
+            }
+            Err(why) => mapping
+                .notes
+                .push(format!("Flux HelmRelease {name}: {why}: not mapped")),
+        }
+    }
+    mapping
+}
+
+/// The chart of HelmRelease `name` (`release`, as the API returns it) in the checkout at `top`,
+/// and the notes of what is not rendered as Flux would.
+fn flux_chart(
+    name: &str,
+    top: &Path,
+    release: &Value,
+) -> Result<(crate::helm::chart::ChartSpec, Vec<String>), String> {
+    let spec = release.get("spec").unwrap_or(&Value::Null);
+    let text = |pointer: &str| {
+        spec.pointer(pointer)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let path = text("/chart/spec/chart").ok_or("its chart names no path")?;
+    let dir = folder_in(top, path).ok_or(format!("chart \"{path}\" leaves the repository"))?;
+    let (chart, version) = std::fs::read_to_string(dir.join("Chart.yaml"))
+        .ok()
+        .and_then(|text| crate::helm::chart::chart_meta(&text))
+        .ok_or(format!(
+            "chart \"{path}\" has no Chart.yaml in this checkout"
+        ))?;
+    let mut values_files = Vec::new();
+    for file in spec
+        .pointer("/chart/spec/valuesFiles")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        let resolved =
+            folder_in(top, file).ok_or(format!("values file \"{file}\" leaves the repository"))?;
+        values_files.push(resolved);
+    }
+    let inline_values: Vec<Value> = spec
+        .get("values")
+        .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+        .cloned()
+        .into_iter()
+        .collect();
+    let own_namespace = release
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let target = text("/targetNamespace");
+    let short = name.rsplit('/').next().unwrap_or(name);
+    let release_name = text("/releaseName").map_or_else(
+        || target.map_or_else(|| short.to_owned(), |t| format!("{t}-{short}")),
+        str::to_owned,
+    );
+    let mut notes = Vec::new();
+    if spec
+        .get("valuesFrom")
+        .and_then(Value::as_array)
+        .is_some_and(|v| !v.is_empty())
+    {
+        notes.push(format!(
+            "Flux HelmRelease {name}: its valuesFrom (ConfigMaps, Secrets) are not read: the chart is rendered without them"
+        ));
+    }
+    Ok((
+        crate::helm::chart::ChartSpec {
+            dir,
+            name: chart,
+            version,
+            release: release_name,
+            namespace: target.unwrap_or(own_namespace).to_owned(),
+            values_files,
+            inline_values,
+            set: Vec::new(),
+            kube_version: None,
+            source: crate::helm::chart::ValuesSource::FluxHelmRelease {
+                name: name.to_owned(),
+            },
+        },
+        notes,
+    ))
+}
+
 fn add_folder(mapping: &mut Mapping, folder: AppFolder, owners: &str, path: &str) {
     if let Some(taken) = mapping.folders.iter().find(|f| f.dir == folder.dir) {
         mapping.notes.push(format!(

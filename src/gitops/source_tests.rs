@@ -338,3 +338,112 @@ fn a_mapped_folder_gives_its_namespace_and_comes_before_the_same_object_elsewher
         .unwrap();
     assert!(web.file.ends_with("envs/prod/web.yaml"), "{:?}", web.file);
 }
+
+#[test]
+fn flux_helm_releases_of_the_checkout_map_their_charts_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path();
+    std::fs::create_dir_all(top.join("charts/web/templates")).unwrap();
+    std::fs::write(
+        top.join("charts/web/Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 1.2.0\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(top.join("envs")).unwrap();
+    std::fs::write(top.join("envs/prod.yaml"), "replicaCount: 3\n").unwrap();
+    let remotes = vec![(
+        "origin".to_owned(),
+        "git@git.example:team/deploy.git".to_owned(),
+    )];
+    let repositories = vec![
+        repository(
+            "deploy",
+            "flux-system",
+            "https://git.example/team/deploy.git",
+            json!({"branch": "main"}),
+        ),
+        repository(
+            "other",
+            "flux-system",
+            "https://git.example/team/other.git",
+            json!({}),
+        ),
+    ];
+    let chart = |path: &str, source: &str| json!({"spec": {"chart": path, "sourceRef": {"kind": "GitRepository", "name": source}}});
+    let release = |name: &str, spec: Value| json!({"metadata": {"name": name, "namespace": "flux-system"}, "spec": spec});
+    let mut with_files = chart("./charts/web", "deploy");
+    with_files["spec"]["valuesFiles"] = json!(["envs/prod.yaml"]);
+    let releases = vec![
+        release(
+            "web",
+            json!({"chart": with_files, "targetNamespace": "shop",
+                "values": {"image": {"tag": "1.2.3"}},
+                "valuesFrom": [{"kind": "ConfigMap", "name": "web-values"}]}),
+        ),
+        release(
+            "named",
+            json!({"chart": chart("charts/web", "deploy"), "releaseName": "front"}),
+        ),
+        release(
+            "missing",
+            json!({"chart": chart("./charts/gone", "deploy")}),
+        ),
+        // Another repository, a chart repository, another cluster: left out quietly.
+        release("foreign", json!({"chart": chart("./charts/web", "other")})),
+        release(
+            "repo",
+            json!({"chart": {"spec": {"chart": "podinfo", "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}}}),
+        ),
+        release(
+            "remote",
+            json!({"chart": chart("./charts/web", "deploy"), "kubeConfig": {"secretRef": {"name": "k"}}}),
+        ),
+    ];
+    let mapping = map_flux_helm(top, &remotes, &releases, &repositories);
+    let charts: Vec<(String, String, usize, usize)> = mapping
+        .charts
+        .iter()
+        .map(|c| {
+            (
+                format!("{}/{}", c.namespace, c.release),
+                shown(top, &c.dir),
+                c.values_files.len(),
+                c.inline_values.len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        charts,
+        [
+            (
+                "flux-system/front".to_owned(),
+                "charts/web".to_owned(),
+                0,
+                0
+            ),
+            ("shop/shop-web".to_owned(), "charts/web".to_owned(), 1, 1),
+        ]
+    );
+    let web = &mapping.charts[1];
+    assert_eq!(web.values_files, [top.join("envs/prod.yaml")]);
+    assert_eq!(web.inline_values, [json!({"image": {"tag": "1.2.3"}})]);
+    assert_eq!((web.name.as_str(), web.version.as_str()), ("web", "1.2.0"));
+    let notes = mapping.notes.join("\n");
+    assert!(
+        notes.contains("Flux HelmRelease flux-system/web: \"charts/web\" is a Helm chart, rendered with helm template as helm-controller renders it (release shop/shop-web, 1 values file(s), inline values)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(
+            "Flux HelmRelease flux-system/web: its valuesFrom (ConfigMaps, Secrets) are not read"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("Flux HelmRelease flux-system/missing: chart \"./charts/gone\" has no Chart.yaml in this checkout: not mapped"),
+        "{notes}"
+    );
+    for quiet in ["foreign", "repo", "remote"] {
+        assert!(!notes.contains(&format!("/{quiet}")), "{notes}");
+    }
+}

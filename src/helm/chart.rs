@@ -13,6 +13,9 @@ pub enum ValuesSource {
     Config { file: PathBuf, line: usize },
     /// An Argo CD Application's `helm` source.
     ArgoApp { app: String },
+    /// A Flux HelmRelease whose chart is a path of a GitRepository (its `values` and
+    /// `valuesFiles`).
+    FluxHelmRelease { name: String },
     /// The release in the cluster made from this chart: its user-supplied values (`config`).
     Release {
         namespace: String,
@@ -30,6 +33,9 @@ impl ValuesSource {
                 file.strip_prefix(root).unwrap_or(file).display()
             ),
             ValuesSource::ArgoApp { app } => format!("values from Argo CD app {app}'s helm source"),
+            ValuesSource::FluxHelmRelease { name } => {
+                format!("values from Flux HelmRelease {name}")
+            }
             ValuesSource::Release {
                 namespace,
                 name,
