@@ -131,15 +131,7 @@ fn a_kustomize_objects_places_and_revert_name_what_renders_it() {
     let c = Cluster::start_with(false);
     let repo = kustomize_repo();
     c.ok(&["create", "namespace", "prod"]);
-    // Rendered by the kubectl on PATH: Debian's kubectl 1.20 (CI's second run of this file)
-    // embeds a kustomize too old for components.
-    let rendered = std::process::Command::new("kubectl")
-        .args(["kustomize", repo.path("overlays/prod").to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(rendered.status.success(), "{rendered:?}");
-    let file = c.file("prod.yaml", &String::from_utf8(rendered.stdout).unwrap());
-    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    c.apply_k(&repo.path("overlays/prod"));
     let overlay = ["--overlay", "overlays/prod"];
 
     let clean = kdrift(

@@ -22,32 +22,12 @@ fn repo() -> Repo {
     Repo::with_files(kustomize_fixture::FILES)
 }
 
-/// `kubectl apply -k DIR`. Debian's kubectl 1.20 (the CI's second run) embeds kustomize
-/// v2.0.3, which knows no components or `replicas:`: with it, the overlay is rendered by the
-/// kubectl on PATH and the output applied with the old one.
-fn apply_k(c: &Cluster, dir: &std::path::Path) -> String {
-    let old = std::env::var_os("KDRIFT_TEST_KUBECTL").is_some_and(|v| !v.is_empty());
-    if !old {
-        return c.ok(&["apply", "-k", dir.to_str().unwrap()]);
-    }
-    let rendered = std::process::Command::new("kubectl")
-        .args(["kustomize", dir.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(rendered.status.success(), "{rendered:?}");
-    let file = c.file(
-        "rendered.yaml",
-        &String::from_utf8(rendered.stdout).unwrap(),
-    );
-    c.ok(&["apply", "-f", file.to_str().unwrap()])
-}
-
 #[test]
 fn an_applied_overlay_is_in_sync_and_a_scale_of_it_is_drift() {
     let c = Cluster::start_with(false);
     let repo = repo();
     c.ok(&["create", "namespace", "prod"]);
-    apply_k(&c, &repo.path("overlays/prod"));
+    c.apply_k(&repo.path("overlays/prod"));
 
     let clean = kdrift(
         &c,
@@ -168,7 +148,7 @@ fn the_demo_overlays_are_seeded_as_kubectl_apply_k_creates_them() {
             documents(seeded),
             "{root}: the seed's rendering is stale; render it again into crates/kdrift-sim/src/scenario/rendered/"
         );
-        let applied = apply_k(&c, &dir);
+        let applied = c.apply_k(&dir);
         let lines: Vec<&str> = applied.lines().collect();
         assert_eq!(lines.len(), 5, "{applied}");
         assert!(lines.iter().all(|l| l.ends_with(" unchanged")), "{applied}");
@@ -196,7 +176,7 @@ fn accept_writes_each_value_where_the_overlay_sets_it_and_nothing_the_other_over
     let c = Cluster::start_with(false);
     let repo = repo();
     c.ok(&["create", "namespace", "prod"]);
-    apply_k(&c, &repo.path("overlays/prod"));
+    c.apply_k(&repo.path("overlays/prod"));
     let staging_before = render(&repo.path("overlays/staging"));
     c.ok(&["scale", "deployment/web", "-n", "prod", "--replicas=6"]);
     c.ok(&[
@@ -266,7 +246,7 @@ fn accept_writes_each_value_where_the_overlay_sets_it_and_nothing_the_other_over
 
     // Staging has no patch: an env var added live goes into a new patch file of its own.
     c.ok(&["create", "namespace", "staging"]);
-    apply_k(&c, &repo.path("overlays/staging"));
+    c.apply_k(&repo.path("overlays/staging"));
     c.ok(&[
         "set",
         "env",
@@ -335,7 +315,7 @@ fn a_value_a_shared_component_sets_is_accepted_into_the_overlays_own_patch() {
     let c = Cluster::start_with(false);
     let repo = Repo::with_files(files);
     c.ok(&["create", "namespace", "a"]);
-    apply_k(&c, &repo.path("overlays/a"));
+    c.apply_k(&repo.path("overlays/a"));
     let b_before = render(&repo.path("overlays/b"));
     c.ok(&["set", "env", "deployment/web", "BRAND=fancy", "-n", "a"]);
 
@@ -378,7 +358,7 @@ fn an_accepted_generator_value_renames_its_configmap_and_says_so() {
     let c = Cluster::start_with(false);
     let repo = repo();
     c.ok(&["create", "namespace", "prod"]);
-    apply_k(&c, &repo.path("overlays/prod"));
+    c.apply_k(&repo.path("overlays/prod"));
     let names = c.ok(&["-n", "prod", "get", "configmap", "-o", "name"]);
     let old = names
         .lines()
@@ -425,7 +405,7 @@ fn an_accepted_generator_value_renames_its_configmap_and_says_so() {
         "{prod}"
     );
 
-    apply_k(&c, &repo.path("overlays/prod"));
+    c.apply_k(&repo.path("overlays/prod"));
     let after = kdrift(
         &c,
         &repo,

@@ -44,7 +44,7 @@ fn a_folder_that_is_a_kustomization_is_the_one_root_and_its_test_variants_are_no
     let c = Cluster::start_with(false);
     let repo = fixture();
     c.ok(&["create", "namespace", "shop"]);
-    c.ok(&["apply", "-k", repo.root().to_str().unwrap()]);
+    c.apply_k(repo.root());
 
     let check = kdrift(
         &c,
