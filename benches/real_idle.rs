@@ -55,7 +55,8 @@ fn namespace(i: usize) -> String {
 fn manifest_file(i: usize) -> String {
     let (name, ns) = (name(i), namespace(i));
     let replicas = u32::from(i < RUNNING);
-    let service = manifest::service_yaml(&name, &ns).replace("spec:\n", "spec:\n  clusterIP: None\n");
+    let service =
+        manifest::service_yaml(&name, &ns).replace("spec:\n", "spec:\n  clusterIP: None\n");
     format!(
         "{}---\n{}---\n{}",
         manifest::deployment_yaml(&name, &ns, replicas, "1.4.2"),
@@ -100,8 +101,12 @@ async fn populate(client: &kube::Client, root: &std::path::Path) {
     let ns_api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
     for n in 0..NAMESPACES {
         let ns = namespace(n);
-        let body = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-        ns_api.patch(&ns, &params, &Patch::Apply(body)).await.unwrap();
+        let body =
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        ns_api
+            .patch(&ns, &params, &Patch::Apply(body))
+            .await
+            .unwrap();
     }
     let mut documents = Vec::new();
     for i in 0..APPS {
@@ -115,7 +120,11 @@ async fn populate(client: &kube::Client, root: &std::path::Path) {
         }
     }
     let resource = |v: &serde_json::Value| match v["kind"].as_str().unwrap() {
-        "Deployment" => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("apps", "v1", "Deployment")),
+        "Deployment" => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "apps",
+            "v1",
+            "Deployment",
+        )),
         kind => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("", "v1", kind)),
     };
     let began = Instant::now();
@@ -150,7 +159,12 @@ async fn populate(client: &kube::Client, root: &std::path::Path) {
         let ready = list
             .items
             .iter()
-            .filter(|d| d.metadata.name.as_deref().is_some_and(|n| n.starts_with("app-")))
+            .filter(|d| {
+                d.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("app-"))
+            })
             .filter(|d| {
                 let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
                 let status = d.status.as_ref();
