@@ -55,9 +55,9 @@ impl Options {
 }
 
 /// The end of a stalled watch's recovery budget: kube-runtime gives up on a silent watch after
-/// its `timeoutSeconds` plus 5 s.
+/// its `timeoutSeconds` (the longest a watcher asks for) plus 5 s.
 fn stall_notice() -> Duration {
-    Duration::from_secs(u64::from(kdrift::cluster::watch::watch_timeout_secs()) + 5)
+    Duration::from_secs(u64::from(kdrift::cluster::watch::watch_timeout_max_secs()) + 5)
 }
 
 /// Past this without agreeing, a round's differing rows count as stale.

@@ -216,10 +216,13 @@ pub async fn connect_with_timeout(
     };
     let scope = choose_scope(common, context_namespace.clone());
     let cluster_url = config.cluster_url.to_string();
-    let client = Client::try_from(config).map_err(|source| ConnectError::Client {
-        url: cluster_url.clone(),
-        source,
-    })?;
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|source| ConnectError::Client {
+            url: cluster_url.clone(),
+            source,
+        })?
+        .with_layer(&super::traffic::CountLayer)
+        .build();
     let server_version = match tokio::time::timeout(timeout, client.apiserver_version()).await {
         Err(_) => {
             return Err(ConnectError::Timeout {

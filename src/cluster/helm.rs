@@ -269,7 +269,7 @@ where
     let task = tokio::spawn(async move {
         let config = watcher::Config::default()
             .labels("owner=helm")
-            .timeout(super::watch::watch_timeout_secs());
+            .timeout(super::watch::watch_timeout_jittered());
         let secrets = watcher(
             api::<PartialObjectMeta<Secret>>(&client, &scope),
             config.clone(),

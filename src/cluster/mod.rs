@@ -14,6 +14,7 @@
 //!   the container runs.
 //! - [`helm`]: Helm's release records, listed in the namespace scope and decoded.
 //! - [`revert`]: the revert mechanism (dry run, apply, guarded removal), UI-free.
+//! - [`traffic`]: requests sent, counted on the client (for the idle bench).
 //! - [`watch`]: kube-runtime watchers with backoff, sending [`events::ClusterEvent`]s.
 //! - [`events`]: what the watchers send: row updates and watch health.
 //! - [`fallback`]: across all namespaces, one watcher per namespace while the single watch is
@@ -31,6 +32,7 @@ pub mod openapi;
 pub mod revert;
 pub mod rows;
 pub mod slim;
+pub mod traffic;
 pub mod watch;
 
 /// `kube::Error` in a line a person can act on (the server's own message for API errors).

@@ -4,8 +4,9 @@
 //!
 //! Each watcher runs on its own task and never lists again on a timer: kube-runtime re-watches
 //! from the last resourceVersion and relists only after a 410 or an error (`Init`…`InitDone`).
-//! Each watch asks the server to end it after [`WATCH_TIMEOUT_DEFAULT_SECS`], so that one that
-//! falls silent is noticed and replaced within half a minute.
+//! Each watch asks the server to end it after 45–55 s ([`watch_timeout_jittered`]), so that one
+//! that falls silent is noticed and replaced within a minute, and the watches of a connection do
+//! not all end at the same moment.
 //! Across all namespaces, a 403 hands over to one watcher per namespace ([`super::fallback`]).
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -287,7 +288,7 @@ where
 {
     let config = watcher::Config::default()
         .any_semantic()
-        .timeout(watch_timeout_secs());
+        .timeout(watch_timeout_jittered());
     let probe_api = api.clone();
     let start = || {
         watcher(api.clone(), config.clone())
@@ -427,11 +428,21 @@ static WATCH_TIMEOUT_SECS: AtomicU32 = AtomicU32::new(WATCH_TIMEOUT_DEFAULT_SECS
 
 /// A real API server ends a watch after its `timeoutSeconds` (sending a bookmark 2 s before,
 /// when asked for bookmarks), and kube-runtime drops a watch that stays silent for that long
-/// plus 5 s and watches again from the last resourceVersion it saw. With 25 s, a healthy watch
-/// always ends on its own before kube-runtime would give up on it, while a stalled one (a
-/// half-open connection, a stuck proxy: open, sending nothing) is dropped after 30 s of
-/// silence. Bookmarks alone cannot tell: a real server sends one only about every minute.
-pub const WATCH_TIMEOUT_DEFAULT_SECS: u32 = 25;
+/// plus 5 s and watches again from the last resourceVersion it saw (one request, no list). With
+/// 45 s and up to [`WATCH_TIMEOUT_JITTER_NINTHS`] more, a healthy watch always ends on its own
+/// before kube-runtime would give up on it, while a stalled one (a half-open connection, a stuck
+/// proxy: open, sending nothing) is dropped after at most 60 s of silence. Bookmarks alone
+/// cannot tell sooner: a v1.36 server sends one about every 60 s to a quiet watch, and skips
+/// some (measured on realk8s: gaps of 60.2–60.8 s, once 120 s; docs/benchmarks.md), so a
+/// silence limit under a minute would end healthy quiet watches anyway. client-go's reflector
+/// asks for 5–10 min and does not notice such a stall until then; kdrift's limit is the issue's
+/// (a stalled watch noticed within 60 s), at about one request a minute per watch.
+pub const WATCH_TIMEOUT_DEFAULT_SECS: u32 = 45;
+
+/// Each watcher asks for its timeout plus a random part of up to this many ninths of it (45 s:
+/// up to 10 s more), so that the watches of a connection are spread out rather than all resumed
+/// in the same second, as client-go's reflector spreads its own.
+pub const WATCH_TIMEOUT_JITTER_NINTHS: u32 = 2;
 
 /// Sets [`watch_timeout_secs`] for the whole process, for watchers started afterwards (tests and
 /// benches shorten it so that a stalled watch is noticed sooner: after it plus 5 s).
@@ -439,13 +450,41 @@ pub fn set_watch_timeout(seconds: u32) {
     WATCH_TIMEOUT_SECS.store(seconds.max(1), Ordering::Relaxed);
 }
 
-/// The `timeoutSeconds` kdrift asks each watch for: [`WATCH_TIMEOUT_DEFAULT_SECS`] unless set.
+/// The base `timeoutSeconds` of kdrift's watches: [`WATCH_TIMEOUT_DEFAULT_SECS`] unless set.
 pub fn watch_timeout_secs() -> u32 {
     WATCH_TIMEOUT_SECS.load(Ordering::Relaxed)
 }
 
-/// How long a watch may stay quiet before kdrift asks whether the server went back.
-static STALE_CHECK_MILLIS: AtomicU64 = AtomicU64::new(30_000);
+/// The longest `timeoutSeconds` a watcher asks for (the base plus the whole jitter): a stalled
+/// watch is dropped at most 5 s after it.
+pub fn watch_timeout_max_secs() -> u32 {
+    let base = watch_timeout_secs();
+    base + base * WATCH_TIMEOUT_JITTER_NINTHS / 9
+}
+
+/// The `timeoutSeconds` for a new watcher: the base plus a random part of the jitter.
+pub fn watch_timeout_jittered() -> u32 {
+    let base = watch_timeout_secs();
+    let spread = watch_timeout_max_secs() - base;
+    base + jitter(spread)
+}
+
+/// A random number in `0..=most` (std's per-process hash keys as the source: this spreads
+/// timers, it is not for secrets).
+fn jitter(most: u32) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    if most == 0 {
+        return 0;
+    }
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(Timestamp::now().as_nanosecond().unsigned_abs() as u64);
+    u32::try_from(hasher.finish() % u64::from(most + 1)).unwrap_or(0)
+}
+
+/// How long a watch may stay quiet before kdrift asks whether the server went back: two minutes
+/// (an etcd restore or a server swapped behind the address is rare, and each check is a list
+/// request per quiet watch; at 30 s these were a fifth of the idle requests on realk8s).
+static STALE_CHECK_MILLIS: AtomicU64 = AtomicU64::new(120_000);
 
 /// Sets [`stale_check`] for the whole process (tests use a short one).
 pub fn set_stale_check(every: Duration) {
@@ -596,6 +635,29 @@ mod tests {
 
     /// A watch's deletion removes the row its object made: found by the soak, where deleted
     /// StatefulSets and DaemonSets stayed in the table until the next relist.
+    /// The watchers' timeouts are spread over 45–55 s: a stalled watch is still dropped within
+    /// 60 s (the timeout plus kube-runtime's 5 s), and watches started together do not end
+    /// together.
+    #[test]
+    fn watch_timeouts_are_spread_and_stay_within_a_minute_of_silence() {
+        assert_eq!(watch_timeout_secs(), WATCH_TIMEOUT_DEFAULT_SECS);
+        assert!(
+            watch_timeout_max_secs() + 5 <= 60,
+            "{}",
+            watch_timeout_max_secs()
+        );
+        let drawn: std::collections::BTreeSet<u32> =
+            (0..200).map(|_| watch_timeout_jittered()).collect();
+        assert!(
+            drawn
+                .iter()
+                .all(|t| (45..=watch_timeout_max_secs()).contains(t)),
+            "{drawn:?}"
+        );
+        assert!(drawn.len() >= 5, "not spread: {drawn:?}");
+        assert_eq!(jitter(0), 0);
+    }
+
     #[test]
     fn a_deletion_names_the_row_of_its_own_kind() {
         let sts: LiveStatefulSet = object(serde_json::json!({

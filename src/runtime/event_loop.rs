@@ -22,6 +22,18 @@ use crate::ui::{self, theme::Theme};
 /// Shortest time between two frames: a burst of watch events becomes one frame.
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 
+/// How many times the loop has woken since the process started (a message, a signal, an age due
+/// to change), and how many frames it has drawn: what `benches/real_idle.rs` counts per minute
+/// while nothing changes.
+static WAKEUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static FRAMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Wake-ups of the loop and frames drawn so far, by every loop of this process.
+pub fn wakeups_and_frames() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (WAKEUPS.load(Relaxed), FRAMES.load(Relaxed))
+}
+
 /// What reaches the loop: app messages, and results only the runtime handles.
 pub enum Event {
     App(Message),
@@ -592,6 +604,7 @@ impl Session {
                     None
                 }
             };
+            WAKEUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let mut pending = first.into_iter().collect::<Vec<_>>();
             loop {
                 while let Ok(ev) = rx.try_recv() {
@@ -632,6 +645,7 @@ impl Session {
                 term.draw(|f| ui::render(&state.app, theme, f))
                     .map_err(|e| std::io::Error::other(e.to_string()))?;
                 state.app.dirty = false;
+                FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 last_frame = Some(Instant::now());
                 frontend.after_frame(&state.app);
                 break;

@@ -1,0 +1,303 @@
+//! Idle against a real Kubernetes API server (issue 35): kdrift's real loop (a 200x50
+//! TestBackend) on realk8s holding 1,000 Deployments (100 with one replica, Running; 900 at
+//! zero), 1,000 Services and 1,000 ConfigMaps in 40 namespaces, a manifest for each, while
+//! nothing changes. Per window of `--seconds` (60): the loop's wake-ups and frames, the HTTP
+//! requests kdrift sent (watches and others, counted on the client by `cluster::traffic`), and
+//! this process's CPU (utime + stime), with the load average beside it; then the median of the
+//! `--windows` (3) windows.
+//!
+//! The server: the realk8s that `KDRIFT_REALK8S_KUBECONFIG` names, else one started from
+//! `../shared/realk8s` (stopped at the end), else the bench says why it cannot run and exits.
+//! Objects are created with server-side apply (manager `bench`, 16 at a time) into namespaces
+//! `idle-00`…`idle-39`, which are left in place on a named server (a second run finds them).
+//!
+//! Run: `cargo bench --bench real_idle` (`-- --seconds 30 --windows 1` for a short look).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "common/manifest.rs"]
+mod manifest;
+#[path = "common/measure.rs"]
+mod measure;
+#[path = "common/realk8s.rs"]
+mod realk8s;
+#[path = "common/session.rs"]
+mod session;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kdrift::app::{App, DriftSummary};
+use kdrift::cli::CommonArgs;
+use kdrift::cluster::client::connect;
+use kdrift::cluster::traffic;
+use kdrift::runtime::event_loop::wakeups_and_frames;
+use kube::api::{DynamicObject, Patch, PatchParams};
+use kube::discovery::ApiResource;
+
+use measure::cpu_time;
+
+const APPS: usize = 1_000;
+const NAMESPACES: usize = 40;
+/// Deployments with one replica (the others have none): two stand-in nodes hold 110 pods each.
+const RUNNING: usize = 100;
+
+fn name(i: usize) -> String {
+    format!("app-{i:04}")
+}
+
+fn namespace(i: usize) -> String {
+    format!("idle-{:02}", i % NAMESPACES)
+}
+
+/// The manifest file of application `i`: its Deployment, headless Service and ConfigMap.
+fn manifest_file(i: usize) -> String {
+    let (name, ns) = (name(i), namespace(i));
+    let replicas = u32::from(i < RUNNING);
+    let service =
+        manifest::service_yaml(&name, &ns).replace("spec:\n", "spec:\n  clusterIP: None\n");
+    format!(
+        "{}---\n{}---\n{}",
+        manifest::deployment_yaml(&name, &ns, replicas, "1.4.2"),
+        service,
+        manifest::configmap_yaml(&name, &ns, "false")
+    )
+}
+
+#[derive(Default)]
+struct Stats {
+    synced: bool,
+}
+
+/// Every Deployment row and every other object has its drift.
+fn all_known(app: &App) -> bool {
+    app.drift.len() >= APPS
+        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
+        && app.objects.entries.len() >= 2 * APPS
+        && !app.objects.kinds.is_empty()
+        && app.objects.kinds.values().all(|listed| *listed)
+}
+
+fn on_frame(s: &mut Stats, app: &App, _since: Duration) {
+    if !s.synced && all_known(app) {
+        s.synced = true;
+    }
+}
+
+fn value(args: &[String], flag: &str, default: u64) -> u64 {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|at| args.get(at + 1))
+        .map_or(default, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{flag} {v:?}: not a number"))
+        })
+}
+
+/// Creates (or leaves as they are) the namespaces and the 3,000 objects, by server-side apply.
+async fn populate(client: &kube::Client, root: &std::path::Path) {
+    let params = PatchParams::apply("bench").force();
+    let ns_api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    for n in 0..NAMESPACES {
+        let ns = namespace(n);
+        let body =
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        ns_api
+            .patch(&ns, &params, &Patch::Apply(body))
+            .await
+            .unwrap();
+    }
+    let mut documents = Vec::new();
+    for i in 0..APPS {
+        let text = manifest_file(i);
+        let folder = root.join(namespace(i));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(format!("{}.yaml", name(i))), &text).unwrap();
+        for doc in text.split("---\n") {
+            let value: serde_json::Value = serde_yaml::from_str(doc).unwrap();
+            documents.push(value);
+        }
+    }
+    let resource = |v: &serde_json::Value| match v["kind"].as_str().unwrap() {
+        "Deployment" => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "apps",
+            "v1",
+            "Deployment",
+        )),
+        kind => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("", "v1", kind)),
+    };
+    let began = Instant::now();
+    futures::stream::iter(documents)
+        .map(|doc| {
+            let params = params.clone();
+            let ar = resource(&doc);
+            let api: kube::Api<DynamicObject> = kube::Api::namespaced_with(
+                client.clone(),
+                doc["metadata"]["namespace"].as_str().unwrap(),
+                &ar,
+            );
+            async move {
+                let name = doc["metadata"]["name"].as_str().unwrap().to_string();
+                api.patch(&name, &params, &Patch::Apply(doc)).await.unwrap();
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
+    println!(
+        "applied {} objects in {:.1} s (server-side apply, 16 at a time)",
+        3 * APPS,
+        began.elapsed().as_secs_f64()
+    );
+    // Wait until the Running ones are available, so nothing changes while measuring.
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::all(client.clone());
+    let waited = Instant::now();
+    loop {
+        let list = deployments.list(&Default::default()).await.unwrap();
+        let ready = list
+            .items
+            .iter()
+            .filter(|d| {
+                d.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("app-"))
+            })
+            .filter(|d| {
+                let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                let status = d.status.as_ref();
+                status.and_then(|s| s.available_replicas).unwrap_or(0) == want
+                    && status.and_then(|s| s.observed_generation) == d.metadata.generation
+            })
+            .count();
+        if ready >= APPS {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(300),
+            "only {ready} of {APPS} Deployments available after 5 min"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    println!(
+        "every Deployment available {:.1} s later ({RUNNING} pods Running)",
+        waited.elapsed().as_secs_f64()
+    );
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One idle window's figures, per minute.
+struct Window {
+    wakeups: f64,
+    frames: f64,
+    watches: f64,
+    others: f64,
+    cpu_percent: f64,
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let seconds = value(&args, "--seconds", 60);
+    let windows = value(&args, "--windows", 3).max(1);
+    let server = match realk8s::find() {
+        Ok(server) => server,
+        Err(why) => {
+            println!("-- real_idle: cannot run: {why}");
+            return;
+        }
+    };
+    println!(
+        "-- real_idle: {APPS} Deployments ({RUNNING} with one pod, the rest at zero) + {APPS} headless Services + {APPS} ConfigMaps in {NAMESPACES} namespaces, a manifest each, on {}",
+        server.origin
+    );
+    kdrift::runtime::tune_allocator();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("manifests");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join(".kdrift.yaml"), "appliers: [bench]\n").unwrap();
+    let common = CommonArgs {
+        kubeconfig: Some(server.kubeconfig.clone()),
+        all_namespaces: true,
+        manifests: Some(root.clone()),
+        ..CommonArgs::default()
+    };
+    let rt = kdrift::cluster::tokio_runtime().unwrap();
+    rt.block_on(async {
+        {
+            let conn = connect(&common.connection()).await.unwrap();
+            populate(&conn.client, &root).await;
+        }
+        let start = Instant::now();
+        let conn = connect(&common.connection()).await.unwrap();
+        let stats = Arc::new(Mutex::new(Stats::default()));
+        let script = async {
+            while !stats.lock().unwrap().synced {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                assert!(start.elapsed() < Duration::from_secs(300), "drift never complete");
+            }
+            println!(
+                "every object's drift known {:.2} s after connecting",
+                start.elapsed().as_secs_f64()
+            );
+            // Let the first lists' aftermath settle (memory released, ages drawn).
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let mut figures = Vec::new();
+            for w in 1..=windows {
+                let (wake0, frames0) = wakeups_and_frames();
+                let sent0 = traffic::sent();
+                let cpu0 = cpu_time();
+                let t = Instant::now();
+                tokio::time::sleep(Duration::from_secs(seconds)).await;
+                let cpu = cpu_time() - cpu0;
+                let wall = t.elapsed().as_secs_f64();
+                let (wake1, frames1) = wakeups_and_frames();
+                let sent = traffic::sent().since(sent0);
+                let per_minute = |n: u64| n as f64 * 60.0 / wall;
+                let window = Window {
+                    wakeups: per_minute(wake1 - wake0),
+                    frames: per_minute(frames1 - frames0),
+                    watches: per_minute(sent.watches),
+                    others: per_minute(sent.others),
+                    cpu_percent: cpu.as_secs_f64() / wall * 100.0,
+                };
+                println!(
+                    "window {w}: {:>5.1} wake-ups/min, {:>5.1} frames/min, {:>5.1} requests/min ({:.1} watches, {:.1} others), CPU {:.3} % of a core over {wall:.0} s; load {}",
+                    window.wakeups,
+                    window.frames,
+                    window.watches + window.others,
+                    window.watches,
+                    window.others,
+                    window.cpu_percent,
+                    load_average()
+                );
+                figures.push(window);
+            }
+            println!(
+                "idle, median of {windows}: {:.1} wake-ups/min, {:.1} frames/min, {:.1} requests/min ({:.1} watches, {:.1} others), CPU {:.3} % of a core (target ≤ 0.05 %)",
+                median(figures.iter().map(|f| f.wakeups).collect()),
+                median(figures.iter().map(|f| f.frames).collect()),
+                median(figures.iter().map(|f| f.watches + f.others).collect()),
+                median(figures.iter().map(|f| f.watches).collect()),
+                median(figures.iter().map(|f| f.others).collect()),
+                median(figures.iter().map(|f| f.cpu_percent).collect()),
+            );
+        };
+        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
+    });
+    drop(server);
+}
