@@ -84,6 +84,11 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
+    /// Print a live object as YAML with each field's managers (operation, subresource, time)
+    /// beside it, from its managedFields, and whether git agrees (in sync, drifted, not in git)
+    /// when a manifest of it is found. Left out: status, managedFields, resourceVersion, uid,
+    /// generation, creationTimestamp, selfLink and the last-applied annotation. Exit 0, else 2.
+    Blame(BlameArgs),
     /// Print the log of a workload's newest unready pod (its newest pod when all are ready), for
     /// scripts: TYPE is deploy, sts or ds (as kubectl names them); the pods are those of the
     /// workload's spec.selector.matchLabels. The pod chosen is named on stderr. Piped, the log's
@@ -128,6 +133,26 @@ pub struct CheckArgs {
     /// Exit 0 (not 2) when there is no manifest to check in the namespace scope.
     #[arg(long)]
     pub allow_empty: bool,
+}
+
+/// `kdrift blame`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum BlameFormat {
+    /// The object as YAML, each field's managers after `#`.
+    #[default]
+    Text,
+    /// Each field with its path, value, managers and git state, as JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BlameArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = BlameFormat::Text)]
+    pub output: BlameFormat,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,6 +4,7 @@
 //! - [`target`]: `TYPE/NAME` as kubectl reads it.
 //! - [`context`]: connect, load manifests, list or get live objects.
 //! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
+//! - [`blame`]: a live object with each field's managers and git state.
 //! - [`logs`]: a workload's newest unready pod's log (exit 0, or 2 with the reason).
 /// `println!` with control characters from the cluster escaped ([`crate::text::printable`]).
 macro_rules! say {
@@ -20,6 +21,7 @@ macro_rules! tell {
 }
 
 pub mod accept;
+pub mod blame;
 pub mod check;
 pub mod context;
 pub mod diff;
