@@ -55,6 +55,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
         Some(Command::Blame(args)) => crate::commands::blame::run(&cli.common, &args),
+        Some(Command::Changes(args)) => crate::commands::changes::run(&cli.common, &args),
         Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
             match crate::complete::write_registration(shell, &mut std::io::stdout()) {
