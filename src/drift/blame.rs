@@ -340,7 +340,7 @@ pub fn json(blame: &Blame) -> Value {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
