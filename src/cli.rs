@@ -84,6 +84,16 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
+    /// Print a live object as YAML with each field's managers (operation, subresource, time)
+    /// beside it, from its managedFields, and whether git agrees (in sync, drifted, not in git)
+    /// when a manifest of it is found. Left out: status, managedFields, resourceVersion, uid,
+    /// generation, creationTimestamp, selfLink and the last-applied annotation. Exit 0, else 2.
+    Blame(BlameArgs),
+    /// The timeline of what changed, from the API alone, newest first: each managedFields
+    /// entry (manager, operation, the fields it owns, old → new where the manifest has the old),
+    /// each new ReplicaSet (a rollout: what changed in its pod template), Warning events. Each
+    /// line says whether git agrees now. Exit 0, else 2.
+    Changes(ChangesArgs),
     /// Print the log of a workload's newest unready pod (its newest pod when all are ready), for
     /// scripts: TYPE is deploy, sts or ds (as kubectl names them); the pods are those of the
     /// workload's spec.selector.matchLabels. The pod chosen is named on stderr. Piped, the log's
@@ -128,6 +138,49 @@ pub struct CheckArgs {
     /// Exit 0 (not 2) when there is no manifest to check in the namespace scope.
     #[arg(long)]
     pub allow_empty: bool,
+}
+
+/// `kdrift blame`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum BlameFormat {
+    /// The object as YAML, each field's managers after `#`.
+    #[default]
+    Text,
+    /// Each field with its path, value, managers and git state, as JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BlameArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = BlameFormat::Text)]
+    pub output: BlameFormat,
+}
+
+/// `kdrift changes`' output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ChangesFormat {
+    /// One line per change: time, object, who, what, git.
+    #[default]
+    Text,
+    /// The lines as a JSON array.
+    Json,
+    /// The lines as YAML.
+    Yaml,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ChangesArgs {
+    /// Only changes newer than this, a Go-style duration (10m, 1h30m); default: all the API
+    /// can date.
+    #[arg(long, value_name = "DURATION", value_parser = crate::drift::changes::parse_since)]
+    pub since: Option<std::time::Duration>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ChangesFormat::Text)]
+    pub output: ChangesFormat,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -34,7 +34,13 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
     // The live view and the demo install it once their log is open (see `crate::runtime`).
     let headless_compare = matches!(
         cli.command,
-        Some(Command::Check(_) | Command::Diff(_) | Command::Accept(_) | Command::Revert(_))
+        Some(
+            Command::Check(_)
+                | Command::Diff(_)
+                | Command::Blame(_)
+                | Command::Accept(_)
+                | Command::Revert(_)
+        )
     );
     if headless_compare && let Err(e) = crate::drift::secret::install_key() {
         eprintln!(
@@ -48,6 +54,8 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
         Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
+        Some(Command::Blame(args)) => crate::commands::blame::run(&cli.common, &args),
+        Some(Command::Changes(args)) => crate::commands::changes::run(&cli.common, &args),
         Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
             match crate::complete::write_registration(shell, &mut std::io::stdout()) {

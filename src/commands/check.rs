@@ -79,7 +79,7 @@ fn print_report(report: &DriftReport, format: OutputFormat) -> Result<(), String
 /// Deployments too (the live view's kind), so that those without a manifest are listed. In one
 /// namespace (`-n`), cluster-scoped kinds are left out: they are in no namespace, and a user
 /// whose access ends at the namespace may not list them.
-fn kinds_to_list(ctx: &Context, unmanaged: bool) -> Vec<ServedKind> {
+pub(crate) fn kinds_to_list(ctx: &Context, unmanaged: bool) -> Vec<ServedKind> {
     let one_namespace = ctx.conn.scope.as_namespace().is_some();
     let mut counts: BTreeMap<(String, String), BTreeMap<String, usize>> = BTreeMap::new();
     for manifest in ctx.index.objects().filter(|m| ctx.index.is_served(m)) {

@@ -309,6 +309,18 @@ impl Listing {
     }
 }
 
+/// The raw objects of `kind` in the connection's scope (managedFields kept), or why not.
+pub async fn list_raw(ctx: &Context, kind: &ServedKind) -> Result<Vec<Value>, String> {
+    let ns = ctx.conn.scope.as_namespace().map(str::to_owned);
+    list_scope(
+        &ctx.conn.client,
+        kind,
+        ns.as_deref().filter(|_| kind.namespaced),
+    )
+    .await
+    .map_err(|e| format!("cannot list {}: {}", kind.resource(), describe(&e)))
+}
+
 /// Lists `kind` once for the connection's scope. When a cluster-wide list is forbidden (RBAC
 /// that grants only some namespaces), it lists each namespace the manifests name instead, so
 /// that what can be read is still compared; each failure is one error line.

@@ -4,6 +4,8 @@
 //! - [`target`]: `TYPE/NAME` as kubectl reads it.
 //! - [`context`]: connect, load manifests, list or get live objects.
 //! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
+//! - [`blame`]: a live object with each field's managers and git state.
+//! - [`changes`]: the timeline of what changed, from the API alone.
 //! - [`logs`]: a workload's newest unready pod's log (exit 0, or 2 with the reason).
 /// `println!` with control characters from the cluster escaped ([`crate::text::printable`]).
 macro_rules! say {
@@ -20,6 +22,8 @@ macro_rules! tell {
 }
 
 pub mod accept;
+pub mod blame;
+pub mod changes;
 pub mod check;
 pub mod context;
 pub mod diff;

@@ -18,6 +18,8 @@
 //! [`compare()`]; keep the [`ObjectDrift`] (and the reduced extract if wanted). When
 //! [`crate::manifest::ManifestIndex::reload_file`] names changed keys, recompute those from the
 //! full live object (a reduced extract only holds the old manifest's fields).
+pub mod blame;
+pub mod changes;
 pub mod check;
 pub mod compare;
 pub mod diff;

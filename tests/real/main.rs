@@ -5,6 +5,8 @@
 //!
 //! - `cli`: `kdrift check`, `diff`, `accept` (a commit) and `revert` of every kubectl write path,
 //!   each attributed to its manager; a Secret's values never shown;
+//! - `changes`: `kdrift changes` and `kdrift blame` after kubectl scale, set image, label
+//!   and another manager's patch;
 //! - `kustomize`: the demo's kustomize app (`demo/inventory`, prod overlay) applied with
 //!   `kubectl apply -k`, drifted, accepted into the overlay and reverted;
 //! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
@@ -26,6 +28,7 @@ mod headless_util;
 mod live_screen;
 
 mod case;
+mod changes;
 mod cli;
 mod conformance;
 mod kustomize;

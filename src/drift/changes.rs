@@ -1,0 +1,294 @@
+//! `kdrift changes`: a timeline of the writes the API can date — each `managedFields` entry,
+//! each new ReplicaSet (a rollout, with what changed in its pod template), Warning events.
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry};
+
+use crate::manifest::tree::Node;
+use crate::schema::Schema;
+
+use super::ObjectDrift;
+use super::owners::{field_path, lookup};
+
+/// An object's manifest and its comparison with the live object.
+pub struct Desired<'a> {
+    pub schema: Schema,
+    pub manifest: &'a Node,
+    pub drift: &'a ObjectDrift,
+}
+
+/// A Go-style duration (`10m`, `1h30m`, `90s`, `1.5h`), as kubectl's `--since` reads it.
+pub fn parse_since(text: &str) -> Result<Duration, String> {
+    let bad = |why: &str| {
+        format!("invalid duration {text:?}: {why} (use Go-style durations such as 10m, 1h30m, 90s)")
+    };
+    if text.is_empty() {
+        return Err(bad("empty"));
+    }
+    let mut rest = text;
+    let mut seconds = 0f64;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| bad("a number needs a unit (ns, us, ms, s, m, h)"))?;
+        if digits == 0 {
+            return Err(bad("expected a number"));
+        }
+        let number: f64 = rest[..digits]
+            .parse()
+            .map_err(|_| bad(&format!("{:?} is not a number", &rest[..digits])))?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            unit => return Err(bad(&format!("unknown unit {unit:?}"))),
+        };
+        seconds += number * scale;
+        rest = &rest[unit_len..];
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad("out of range"))
+}
+
+/// Whether git agrees now with what a line names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agrees {
+    InSync,
+    Drifted,
+    NotInGit,
+}
+
+impl Agrees {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agrees::InSync => "in sync",
+            Agrees::Drifted => "drifted",
+            Agrees::NotInGit => "not in git",
+        }
+    }
+}
+
+/// One line of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// RFC 3339; `None` for a write the server records no time for (a v1.36 `/scale` write).
+    pub time: Option<String>,
+    /// `deployment/shop/web`.
+    pub object: String,
+    /// `kubectl (scale)`, `argocd-controller`, `deployment-controller`...
+    pub who: String,
+    pub what: String,
+    pub git: Agrees,
+}
+
+impl Change {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "time": self.time, "object": self.object, "who": self.who,
+            "what": self.what, "git": self.git.name(),
+        })
+    }
+}
+
+fn starts_with(path: &FieldPath, prefix: &FieldPath) -> bool {
+    path.0.len() >= prefix.0.len() && path.0.iter().zip(&prefix.0).all(|(a, b)| a == b)
+}
+
+/// Shown leaf paths of one entry at most (the rest counted).
+const SHOWN_FIELDS: usize = 6;
+
+/// The lines of one object's `managedFields` entries: the fields each owns (old → new for a
+/// drifted one, the manifest's value the old), and whether git agrees: drifted when one of its
+/// fields is, in sync when the manifest has one of them, else not in git. `desired` is `None`
+/// when no manifest of the object was found.
+pub fn entry_changes(
+    object: &str,
+    entries: &[ManagedFieldsEntry],
+    desired: Option<&Desired<'_>>,
+) -> Vec<Change> {
+    let drifted: Vec<(FieldPath, &super::DriftItem)> = desired
+        .map(|d| {
+            d.drift
+                .items
+                .iter()
+                .filter(|i| i.class.is_drift())
+                .map(|i| (field_path(&i.path), i))
+                .collect()
+        })
+        .unwrap_or_default();
+    entries
+        .iter()
+        .map(|entry| {
+            let leaves = entry.fields.leaves();
+            let mut any_drift = false;
+            let in_git = desired.is_some_and(|d| {
+                leaves
+                    .iter()
+                    .any(|leaf| lookup(d.schema, leaf, d.manifest).is_some())
+            });
+            let mut shown = Vec::new();
+            for leaf in &leaves {
+                let hit = drifted
+                    .iter()
+                    .find(|(p, _)| starts_with(leaf, p) || starts_with(p, leaf));
+                let text = match hit {
+                    Some((path, item)) => {
+                        any_drift = true;
+                        let side = |v: &Option<Value>| {
+                            v.as_ref()
+                                .map_or_else(|| "(none)".to_owned(), Value::to_string)
+                        };
+                        format!("{path}: {} → {}", side(&item.manifest), side(&item.live))
+                    }
+                    None => leaf.to_string(),
+                };
+                if !shown.contains(&text) {
+                    shown.push(text);
+                }
+            }
+            let more = shown.len().saturating_sub(SHOWN_FIELDS);
+            shown.truncate(SHOWN_FIELDS);
+            let mut what = shown.join(", ");
+            if more > 0 {
+                what.push_str(&format!(" (+{more} more)"));
+            }
+            let mut who = entry.manager.clone();
+            if let Some(sub) = &entry.subresource {
+                who.push_str(&format!(" ({sub})"));
+            }
+            who.push_str(&format!(" {}", entry.operation));
+            Change {
+                time: entry.time.clone(),
+                object: object.to_owned(),
+                who,
+                what,
+                git: if any_drift {
+                    Agrees::Drifted
+                } else if in_git {
+                    Agrees::InSync
+                } else {
+                    Agrees::NotInGit
+                },
+            }
+        })
+        .collect()
+}
+
+/// What changed in a pod template between two revisions: images per container, env, resources.
+pub fn template_change(old: &Value, new: &Value) -> String {
+    let containers = |t: &Value| -> Vec<(String, Value)> {
+        t.pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| {
+                        (
+                            c.get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned(),
+                            c.clone(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (before, after) = (containers(old), containers(new));
+    let mut parts = Vec::new();
+    for (name, c) in &after {
+        let Some((_, b)) = before.iter().find(|(n, _)| n == name) else {
+            parts.push(format!("container {name} added"));
+            continue;
+        };
+        let field = |v: &Value, f: &str| v.get(f).cloned().unwrap_or(Value::Null);
+        if field(b, "image") != field(c, "image") {
+            parts.push(format!(
+                "{name} image {} → {}",
+                field(b, "image").as_str().unwrap_or("(none)"),
+                field(c, "image").as_str().unwrap_or("(none)")
+            ));
+        }
+        for f in ["env", "envFrom", "resources", "command", "args"] {
+            if field(b, f) != field(c, f) {
+                parts.push(format!("{name} {f} {} → {}", field(b, f), field(c, f)));
+            }
+        }
+    }
+    for (name, _) in &before {
+        if !after.iter().any(|(n, _)| n == name) {
+            parts.push(format!("container {name} removed"));
+        }
+    }
+    for f in ["labels", "annotations"] {
+        let at = |t: &Value| {
+            t.pointer(&format!("/metadata/{f}"))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        if at(old) != at(new) {
+            parts.push(format!("template {f} {} → {}", at(old), at(new)));
+        }
+    }
+    if parts.is_empty() && old != new {
+        parts.push("pod template changed (outside containers' image, env, resources and its labels and annotations)".to_owned());
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_reads_go_durations_and_says_what_is_wrong() {
+        assert_eq!(parse_since("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_since("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_since("1.5h").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_since("90s").unwrap(), Duration::from_secs(90));
+        assert!(parse_since("10").unwrap_err().contains("needs a unit"));
+        assert!(
+            parse_since("1d")
+                .unwrap_err()
+                .contains("unknown unit \"d\"")
+        );
+        assert!(parse_since("").unwrap_err().contains("empty"));
+        assert!(parse_since("h").unwrap_err().contains("expected a number"));
+    }
+
+    #[test]
+    fn a_rollout_names_the_image_and_env_it_changed() {
+        let old = json!({"spec": {"containers": [{"name": "web", "image": "a:1"}]}});
+        let new = json!({"spec": {"containers": [{"name": "web", "image": "a:2",
+            "env": [{"name": "X", "value": "1"}]}]}});
+        assert_eq!(
+            template_change(&old, &new),
+            "web image a:1 → a:2; web env null → [{\"name\":\"X\",\"value\":\"1\"}]"
+        );
+    }
+
+    #[test]
+    fn entries_name_their_manager_and_fields() {
+        let entries = ManagedFieldsEntry::parse_list(&json!([{
+            "manager": "kubectl", "operation": "Update", "apiVersion": "apps/v1",
+            "subresource": "scale", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}}
+        }]))
+        .unwrap();
+        let lines = entry_changes("deployment/shop/web", &entries, None);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].who, "kubectl (scale) Update");
+        assert_eq!(lines[0].what, ".spec.replicas");
+        assert_eq!(lines[0].time, None);
+        assert_eq!(lines[0].git, Agrees::NotInGit);
+    }
+}

@@ -1,0 +1,172 @@
+//! `kdrift changes` and `kdrift blame` against the demo cluster, after the writes an operator
+//! makes with the real kubectl: each is on the timeline with its manager and fields, and blame
+//! puts each on its field.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod headless_util;
+
+use common::Cluster;
+use headless_util::{Repo, kdrift};
+use serde_json::Value;
+
+/// The timeline line of `object` by `who` whose `what` mentions `field`.
+fn line<'a>(lines: &'a [Value], object: &str, who: &str, field: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| {
+            l["object"] == object && l["who"] == who && l["what"].as_str().unwrap().contains(field)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no line of {object} by {who} on {field}:\n{}",
+                serde_json::to_string_pretty(lines).unwrap()
+            )
+        })
+}
+
+/// The owners (`manager (subresource)`) and git state blame gives `path`.
+fn blamed(blame: &Value, path: &str) -> (Vec<String>, String) {
+    let fields = blame["fields"].as_array().unwrap();
+    let field = fields
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no field {path} in {blame:#}"));
+    let owners = field["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| match o["subresource"].as_str() {
+            Some(sub) => format!("{} ({sub})", o["manager"].as_str().unwrap()),
+            None => o["manager"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    (owners, field["git"].as_str().unwrap_or("-").to_owned())
+}
+
+#[test]
+fn changes_and_blame_name_each_write_with_its_manager_and_fields() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+
+    c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "frontend=registry.example/shop/frontend:9.9.9",
+    ]);
+    c.ok(&["label", "deployment/cart", "-n", "shop", "oncall=night"]);
+    c.ok(&[
+        "patch",
+        "deployment/cart",
+        "-n",
+        "shop",
+        "--field-manager=hotfixer",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"minReadySeconds":7}}"#,
+    ]);
+
+    let run = kdrift(
+        &c,
+        &repo,
+        &["changes", "--since", "10m", "-A", "-o", "json"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json();
+    let lines = lines.as_array().unwrap();
+    let cart = "deployment/shop/cart";
+    let scale = line(lines, cart, "kubectl (scale) Update", ".spec.replicas");
+    assert_eq!(scale["git"], "drifted", "{scale}");
+    assert!(
+        scale["what"].as_str().unwrap().contains("→ 5"),
+        "old → new from the manifest: {scale}"
+    );
+    let label = line(
+        lines,
+        cart,
+        "kubectl-label Update",
+        ".metadata.labels.oncall",
+    );
+    assert_eq!(label["git"], "drifted", "{label}");
+    assert!(label["time"].is_string(), "{label}");
+    let patch = line(lines, cart, "hotfixer Update", ".spec.minReadySeconds");
+    assert_eq!(patch["git"], "drifted", "{patch}");
+    let image = line(
+        lines,
+        "deployment/shop/frontend",
+        "kubectl-set Update",
+        ".spec.template.spec.containers[name=\"frontend\"].image",
+    );
+    assert!(
+        image["what"].as_str().unwrap().contains("frontend:9.9.9"),
+        "{image}"
+    );
+    // The rollout the new image started, with what changed in the template.
+    let rollout = line(
+        lines,
+        "deployment/shop/frontend",
+        "deployment-controller",
+        "rollout to revision 2",
+    );
+    assert!(
+        rollout["what"]
+            .as_str()
+            .unwrap()
+            .contains("→ registry.example/shop/frontend:9.9.9"),
+        "{rollout}"
+    );
+    // Newest first.
+    let times: Vec<&str> = lines.iter().filter_map(|l| l["time"].as_str()).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+
+    let run = kdrift(
+        &c,
+        &repo,
+        &["blame", "deploy/cart", "-n", "shop", "-o", "json"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let blame = run.json();
+    let (owners, git) = blamed(&blame, ".spec.replicas");
+    assert_eq!(owners[0], "kubectl (scale)", "{owners:?}");
+    assert_eq!(git, "drifted");
+    assert_eq!(
+        blamed(&blame, ".metadata.labels.oncall"),
+        (vec!["kubectl-label".to_owned()], "drifted".to_owned())
+    );
+    assert_eq!(
+        blamed(&blame, ".spec.minReadySeconds"),
+        (vec!["hotfixer".to_owned()], "drifted".to_owned())
+    );
+    let (_, git) = blamed(&blame, ".metadata.labels.app.kubernetes.io/name");
+    assert_eq!(git, "in sync");
+
+    let run = kdrift(
+        &c,
+        &repo,
+        &["blame", "deploy/frontend", "-n", "shop", "-o", "json"],
+    );
+    let (owners, git) = blamed(
+        &run.json(),
+        ".spec.template.spec.containers[name=\"frontend\"].image",
+    );
+    assert_eq!(owners[0], "kubectl-set", "{owners:?}");
+    assert_eq!(git, "drifted");
+
+    let text = kdrift(&c, &repo, &["blame", "deploy/cart", "-n", "shop"]);
+    assert!(
+        text.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("replicas: 5")
+                && l.contains("# kubectl (scale) Update")),
+        "{}",
+        text.stdout
+    );
+
+    let bad = kdrift(&c, &repo, &["changes", "--since", "10x"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("unknown unit \"x\""), "{bad:?}");
+}
