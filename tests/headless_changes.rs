@@ -58,6 +58,16 @@ fn changes_and_blame_name_each_write_with_its_manager_and_fields() {
         "shop",
         "frontend=registry.example/shop/frontend:9.9.9",
     ]);
+    // The deployment controller makes the new revision's ReplicaSet on its own time: the
+    // timeline's rollout line is read once it exists.
+    c.ok(&[
+        "rollout",
+        "status",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "--timeout=60s",
+    ]);
     c.ok(&["label", "deployment/cart", "-n", "shop", "oncall=night"]);
     c.ok(&[
         "patch",
