@@ -27,6 +27,9 @@ mod headless_util;
 #[path = "../live_screen/mod.rs"]
 mod live_screen;
 
+#[path = "../realk8s_unpack/mod.rs"]
+mod realk8s_unpack;
+
 mod case;
 mod changes;
 mod cli;
