@@ -49,6 +49,17 @@ fn changes_and_blame_name_each_write_with_its_manager_and_fields() {
     let c = Cluster::start();
     let repo = Repo::demo();
 
+    // The seeded frontend's first ReplicaSet exists before its image changes: were the image
+    // set first, the controller's first revision would already carry it (one revision, no
+    // rollout), as on a real server.
+    c.ok(&[
+        "rollout",
+        "status",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "--timeout=60s",
+    ]);
     c.ok(&["scale", "deployment/cart", "-n", "shop", "--replicas=5"]);
     c.ok(&[
         "set",
