@@ -123,6 +123,9 @@ pub struct Node {
     /// The default the schema declares (a custom resource's; a built-in kind's only where it is
     /// not merely the Go zero value).
     pub default: Option<&'static Value>,
+    /// `x-kubernetes-preserve-unknown-fields: true`: a struct that keeps the fields it does not
+    /// declare (a custom resource whose schema is only that, beside `apiVersion`/`metadata`).
+    pub preserve_unknown: bool,
 }
 
 impl Node {
@@ -139,6 +142,7 @@ impl Node {
             smp: SmpList::Replace,
             format: Format::Plain,
             default: None,
+            preserve_unknown: false,
         }
     }
 }
@@ -216,6 +220,11 @@ impl Schema {
     }
 
     /// Whether `name` is a declared field of this struct (not a key of a map).
+    /// Whether fields this struct does not declare are kept (`x-kubernetes-preserve-unknown-fields`).
+    pub fn preserves_unknown(self) -> bool {
+        self.node.preserve_unknown
+    }
+
     pub fn declares(self, name: &str) -> bool {
         self.node.shape == Shape::Struct && self.node.fields.iter().any(|f| f.name == name)
     }

@@ -82,6 +82,8 @@ pub struct RawSchema {
     patch_merge_key: Option<String>,
     #[serde(rename = "x-kubernetes-patch-strategy")]
     patch_strategy: Option<String>,
+    #[serde(rename = "x-kubernetes-preserve-unknown-fields")]
+    preserve_unknown_fields: Option<bool>,
     #[serde(rename = "x-kubernetes-int-or-string")]
     int_or_string: Option<bool>,
     #[serde(rename = "x-kubernetes-group-version-kind")]
@@ -263,6 +265,7 @@ impl<'d> Builder<'d> {
             .patch_strategy
             .as_deref()
             .is_some_and(|s| s.split(',').any(|s| s == "retainKeys"));
+        node.preserve_unknown = raw.preserve_unknown_fields == Some(true);
         let is_array = raw.ty.as_deref() == Some("array") || raw.items.is_some();
         if let Some(properties) = raw.properties.as_ref().filter(|p| !p.is_empty()) {
             node.shape = Shape::Struct;

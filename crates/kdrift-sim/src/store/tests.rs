@@ -446,3 +446,72 @@ fn a_new_store_has_the_system_priority_classes() {
     assert_eq!(node["preemptionPolicy"], "PreemptLowerPriority");
     assert_eq!(node["metadata"]["generation"], 1);
 }
+
+#[test]
+fn a_custom_resource_whose_schema_preserves_unknown_fields_keeps_them_and_prunes_the_rest() {
+    // Flux's and many charts' CRDs publish only `x-kubernetes-preserve-unknown-fields: true`
+    // (at the root or under `spec`); a real server keeps every field below it and still prunes
+    // beside a declared struct that does not preserve.
+    let store = Store::new();
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+                {"name": "v2", "served": true, "storage": false,
+                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}
+            ]
+        }
+    });
+    store
+        .create(
+            ResourceType::CUSTOM_RESOURCE_DEFINITION,
+            crd,
+            &WriteOptions::manager("kubectl-create"),
+        )
+        .unwrap();
+    let widget = |version: &str| {
+        store
+            .resource_types()
+            .iter()
+            .copied()
+            .find(|t| t.kind() == "Widget" && t.version() == version)
+            .unwrap()
+    };
+    let object = |version: &str, name: &str| {
+        json!({
+            "apiVersion": format!("example.com/{version}"), "kind": "Widget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"size": 3, "chart": {"name": "podinfo", "values": {"replicaCount": 2}}},
+            "extra": true
+        })
+    };
+    let (kept, warnings) = store
+        .create_validated(
+            widget("v1"),
+            object("v1", "open"),
+            &WriteOptions::manager("kubectl-create"),
+            FieldValidation::Warn,
+        )
+        .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(kept["spec"]["chart"]["values"]["replicaCount"], 2, "{kept}");
+    assert_eq!(kept["extra"], true, "{kept}");
+
+    let (pruned, warnings) = store
+        .create_validated(
+            widget("v2"),
+            object("v2", "closed"),
+            &WriteOptions::manager("kubectl-create"),
+            FieldValidation::Warn,
+        )
+        .unwrap();
+    assert_eq!(pruned["spec"], json!({"size": 3}), "{pruned}");
+    assert!(pruned.get("extra").is_none(), "{pruned}");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}

@@ -116,6 +116,7 @@ fn prune_to_schema(
         (Shape::Struct, Value::Object(map)) => {
             map.retain(|name, value| {
                 let keep = schema.declares(name)
+                    || schema.preserves_unknown()
                     || (path.is_empty() && matches!(name.as_str(), "apiVersion" | "kind"));
                 if !keep && !value.is_null() {
                     unknown.push(child(name));
