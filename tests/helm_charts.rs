@@ -405,3 +405,89 @@ fn the_demo_s_hotfix_to_its_helm_release_is_accepted_into_the_values_file() {
     assert_eq!(deployment["spec"]["replicas"], live["spec"]["replicas"]);
     assert_eq!(live["spec"]["replicas"], 4);
 }
+
+/// The same hotfix when no `.kdrift.yaml` names the chart but a Flux HelmRelease installs it
+/// from the GitRepository of this checkout: check says the values came from the HelmRelease and
+/// accept writes into the values file the HelmRelease names.
+#[test]
+fn a_flux_helm_release_names_the_chart_and_values_file_an_accept_writes() {
+    let Some(helm) = helm_util::helm_for_tests(
+        "a_flux_helm_release_names_the_chart_and_values_file_an_accept_writes",
+    ) else {
+        return;
+    };
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    repo.write(".kdrift.yaml", "# the search chart is named by Flux\n");
+    repo.git(&["commit", "--quiet", "-am", "no chart in .kdrift.yaml"]);
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        kdrift::sim::scenario::DEMO_REPO_URL,
+    ]);
+    let s = Setup { c, repo, helm };
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/flux");
+    let crd = testdata.join("helmreleases-crd.yaml");
+    s.c.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    s.c.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/helmreleases.helm.toolkit.fluxcd.io",
+        "--timeout=30s",
+    ]);
+    let release = testdata.join("search-helmrelease.yaml");
+    s.c.ok(&["apply", "-f", release.to_str().unwrap()]);
+    let kept = s.c.get_json("helmrelease/search", "flux-system");
+    assert_eq!(
+        kept["spec"]["chart"]["spec"]["valuesFiles"][0], "search/values-prod.yaml",
+        "the demo keeps a preserve-unknown-fields spec: {kept}"
+    );
+    let step = kdrift::sim::scenario::incident::steps().pop().unwrap();
+    s.c.runtime
+        .block_on(kdrift::sim::scenario::incident::run_step(
+            s.c.server.store(),
+            &step,
+        ))
+        .unwrap();
+
+    let check = s.kdrift(&["check", "-n", "search", "-o", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let report = check.json();
+    let said = messages(&report);
+    assert!(
+        said.iter().any(|m| m.contains(
+            "Flux HelmRelease flux-system/search: \"search\" is a Helm chart, rendered with helm template as helm-controller renders it (release search/search, 1 values file(s)"
+        )),
+        "{said:#?}"
+    );
+    assert!(
+        said.iter()
+            .any(|m| m.contains("values from Flux HelmRelease flux-system/search")),
+        "{said:#?}"
+    );
+    let fields = drifted_fields(&report);
+    assert!(
+        fields
+            .iter()
+            .any(|f| f[0] == "deployment/search/search" && f[2] == "spec.replicas"),
+        "{fields:?}"
+    );
+
+    let accept = s.kdrift(&["accept", "deployment/search", "-n", "search"]);
+    assert_eq!(accept.code, 0, "{accept:?}");
+    assert!(
+        s.repo
+            .read("search/values-prod.yaml")
+            .contains("replicaCount: 4 # one per zone"),
+        "{}",
+        s.repo.read("search/values-prod.yaml")
+    );
+    // Git now says 4 and the release still 2: a pending upgrade (Flux's next reconcile), while
+    // live stays apart from what helm applied until then.
+    let check = s.kdrift(&["check", "-n", "search"]);
+    assert!(
+        check.stdout.contains("deployment/search/search  pending upgrade  spec.replicas  2 → 4  (git's chart search (release search/search, values from Flux HelmRelease flux-system/search) vs helm:search/search rev 1 (chart search-0.4.2))"),
+        "{check:?}"
+    );
+}
