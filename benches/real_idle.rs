@@ -19,6 +19,8 @@
 mod manifest;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "common/real_apps.rs"]
+mod real_apps;
 #[path = "common/realk8s.rs"]
 mod realk8s;
 #[path = "common/session.rs"]
@@ -27,43 +29,22 @@ mod session;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::traffic;
 use kdrift::runtime::event_loop::wakeups_and_frames;
-use kube::api::{DynamicObject, Patch, PatchParams};
-use kube::discovery::ApiResource;
 
 use measure::cpu_time;
+use real_apps::{Apps, load_average};
 
-const APPS: usize = 1_000;
-const NAMESPACES: usize = 40;
-/// Deployments with one replica (the others have none): two stand-in nodes hold 110 pods each.
-const RUNNING: usize = 100;
-
-fn name(i: usize) -> String {
-    format!("app-{i:04}")
-}
-
-fn namespace(i: usize) -> String {
-    format!("idle-{:02}", i % NAMESPACES)
-}
-
-/// The manifest file of application `i`: its Deployment, headless Service and ConfigMap.
-fn manifest_file(i: usize) -> String {
-    let (name, ns) = (name(i), namespace(i));
-    let replicas = u32::from(i < RUNNING);
-    let service =
-        manifest::service_yaml(&name, &ns).replace("spec:\n", "spec:\n  clusterIP: None\n");
-    format!(
-        "{}---\n{}---\n{}",
-        manifest::deployment_yaml(&name, &ns, replicas, "1.4.2"),
-        service,
-        manifest::configmap_yaml(&name, &ns, "false")
-    )
-}
+const APPS: Apps = Apps {
+    prefix: "idle",
+    apps: 1_000,
+    namespaces: 40,
+    // Deployments with one replica (the others have none): two stand-in nodes hold 110 pods each.
+    running: 100,
+};
 
 #[derive(Default)]
 struct Stats {
@@ -72,9 +53,9 @@ struct Stats {
 
 /// Every Deployment row and every other object has its drift.
 fn all_known(app: &App) -> bool {
-    app.drift.len() >= APPS
+    app.drift.len() >= APPS.apps
         && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        && app.objects.entries.len() >= 2 * APPS
+        && app.objects.entries.len() >= 2 * APPS.apps
         && !app.objects.kinds.is_empty()
         && app.objects.kinds.values().all(|listed| *listed)
 }
@@ -93,107 +74,6 @@ fn value(args: &[String], flag: &str, default: u64) -> u64 {
             v.parse()
                 .unwrap_or_else(|_| panic!("{flag} {v:?}: not a number"))
         })
-}
-
-/// Creates (or leaves as they are) the namespaces and the 3,000 objects, by server-side apply.
-async fn populate(client: &kube::Client, root: &std::path::Path) {
-    let params = PatchParams::apply("bench").force();
-    let ns_api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
-    for n in 0..NAMESPACES {
-        let ns = namespace(n);
-        let body =
-            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-        ns_api
-            .patch(&ns, &params, &Patch::Apply(body))
-            .await
-            .unwrap();
-    }
-    let mut documents = Vec::new();
-    for i in 0..APPS {
-        let text = manifest_file(i);
-        let folder = root.join(namespace(i));
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(folder.join(format!("{}.yaml", name(i))), &text).unwrap();
-        for doc in text.split("---\n") {
-            let value: serde_json::Value = serde_yaml::from_str(doc).unwrap();
-            documents.push(value);
-        }
-    }
-    let resource = |v: &serde_json::Value| match v["kind"].as_str().unwrap() {
-        "Deployment" => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
-            "apps",
-            "v1",
-            "Deployment",
-        )),
-        kind => ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk("", "v1", kind)),
-    };
-    let began = Instant::now();
-    futures::stream::iter(documents)
-        .map(|doc| {
-            let params = params.clone();
-            let ar = resource(&doc);
-            let api: kube::Api<DynamicObject> = kube::Api::namespaced_with(
-                client.clone(),
-                doc["metadata"]["namespace"].as_str().unwrap(),
-                &ar,
-            );
-            async move {
-                let name = doc["metadata"]["name"].as_str().unwrap().to_string();
-                api.patch(&name, &params, &Patch::Apply(doc)).await.unwrap();
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<()>>()
-        .await;
-    println!(
-        "applied {} objects in {:.1} s (server-side apply, 16 at a time)",
-        3 * APPS,
-        began.elapsed().as_secs_f64()
-    );
-    // Wait until the Running ones are available, so nothing changes while measuring.
-    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
-        kube::Api::all(client.clone());
-    let waited = Instant::now();
-    loop {
-        let list = deployments.list(&Default::default()).await.unwrap();
-        let ready = list
-            .items
-            .iter()
-            .filter(|d| {
-                d.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.starts_with("app-"))
-            })
-            .filter(|d| {
-                let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-                let status = d.status.as_ref();
-                status.and_then(|s| s.available_replicas).unwrap_or(0) == want
-                    && status.and_then(|s| s.observed_generation) == d.metadata.generation
-            })
-            .count();
-        if ready >= APPS {
-            break;
-        }
-        assert!(
-            waited.elapsed() < Duration::from_secs(300),
-            "only {ready} of {APPS} Deployments available after 5 min"
-        );
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    }
-    println!(
-        "every Deployment available {:.1} s later ({RUNNING} pods Running)",
-        waited.elapsed().as_secs_f64()
-    );
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// One idle window's figures, per minute.
@@ -222,8 +102,11 @@ fn main() {
         }
     };
     println!(
-        "-- real_idle: {APPS} Deployments ({RUNNING} with one pod, the rest at zero) + {APPS} headless Services + {APPS} ConfigMaps in {NAMESPACES} namespaces, a manifest each, on {}",
-        server.origin
+        "-- real_idle: {n} Deployments ({} with one pod, the rest at zero) + {n} headless Services + {n} ConfigMaps in {} namespaces, a manifest each, on {}",
+        APPS.running,
+        APPS.namespaces,
+        server.origin,
+        n = APPS.apps
     );
     kdrift::runtime::tune_allocator();
     let dir = tempfile::tempdir().unwrap();
@@ -240,7 +123,7 @@ fn main() {
     rt.block_on(async {
         {
             let conn = connect(&common.connection()).await.unwrap();
-            populate(&conn.client, &root).await;
+            APPS.populate(&conn.client, &root).await;
         }
         let start = Instant::now();
         let conn = connect(&common.connection()).await.unwrap();
