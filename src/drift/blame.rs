@@ -155,9 +155,9 @@ fn scalar(value: &Value) -> String {
         Value::Object(_) => "{}".to_owned(),
         Value::Array(_) => "[]".to_owned(),
         Value::String(s) if s.contains('\n') => value.to_string(),
-        _ => serde_yaml::to_string(value)
-            .map(|s| s.trim_end().to_owned())
-            .unwrap_or_else(|_| value.to_string()),
+        // Quoted where YAML 1.1 (as Kubernetes reads it) would read another type: `"yes"`.
+        _ => crate::manifest::edit::render::inline(value, false)
+            .unwrap_or_else(|| value.to_string()),
     }
 }
 
@@ -454,6 +454,17 @@ mod tests {
             "list items as kubectl prints them:\n{printed}"
         );
         assert!(printed.contains("replicas: 5"), "{printed}");
+    }
+
+    #[test]
+    fn strings_yaml_1_1_reads_as_another_type_are_quoted_as_kubectl_quotes_them() {
+        assert_eq!(scalar(&json!("yes")), "\"yes\"");
+        assert_eq!(scalar(&json!("on")), "\"on\"");
+        assert_eq!(scalar(&json!("1.10")), "\"1.10\"");
+        assert_eq!(scalar(&json!("12:30")), "\"12:30\"");
+        assert_eq!(scalar(&json!("nginx:1.27")), "nginx:1.27");
+        assert_eq!(scalar(&json!(true)), "true");
+        assert_eq!(scalar(&json!(5)), "5");
     }
 
     #[test]
