@@ -144,11 +144,16 @@ impl Apps {
             if ready >= self.apps {
                 break;
             }
+            // The controller-manager writes at 20 requests/s (its default --kube-api-qps): a
+            // ReplicaSet and a status per Deployment, ~17 min for 10,000.
             assert!(
-                waited.elapsed() < Duration::from_secs(600),
-                "only {ready} of {} Deployments available after 10 min",
+                waited.elapsed() < Duration::from_secs(40 * 60),
+                "only {ready} of {} Deployments available after 40 min",
                 self.apps
             );
+            if waited.elapsed().as_secs() % 60 < 2 {
+                println!("  {ready} of {} Deployments available", self.apps);
+            }
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
         println!(

@@ -156,8 +156,9 @@ fn scalar(value: &Value) -> String {
         Value::Array(_) => "[]".to_owned(),
         Value::String(s) if s.contains('\n') => value.to_string(),
         // Quoted where YAML 1.1 (as Kubernetes reads it) would read another type: `"yes"`.
-        _ => crate::manifest::edit::render::inline(value, false)
-            .unwrap_or_else(|| value.to_string()),
+        _ => {
+            crate::manifest::edit::render::inline(value, false).unwrap_or_else(|| value.to_string())
+        }
     }
 }
 
