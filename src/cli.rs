@@ -34,9 +34,13 @@ pub struct CommonArgs {
     /// of every root, or of what .kdrift.yaml's kustomize.roots / kustomize.contexts name.
     #[arg(long, global = true, value_name = "DIR")]
     pub overlay: Option<PathBuf>,
-    /// Kubeconfig context to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
+    /// Kubeconfig context to use. `check` and `compare` take it several times (one section
+    /// per context); the other commands act on one context.
+    #[arg(long, global = true, value_name = "NAME", action = clap::ArgAction::Append)]
+    pub context: Vec<String>,
+    /// Every context of the kubeconfig (`check` and `compare` only).
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub all_contexts: bool,
     /// Namespace to watch (default: the context's namespace, else all).
     #[arg(
         short = 'n',
@@ -318,9 +322,43 @@ impl CommonArgs {
     pub fn connection(&self) -> crate::cluster::client::ConnectionSettings {
         crate::cluster::client::ConnectionSettings {
             kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
+            context: self.context.first().cloned(),
             namespace: self.namespace.clone(),
             all_namespaces: self.all_namespaces,
+        }
+    }
+
+    /// Whether more than one context is asked for (`--context` twice or more, `--all-contexts`).
+    pub fn several_contexts(&self) -> bool {
+        self.context.len() > 1 || self.all_contexts
+    }
+
+    /// `Err` with the sentence to print when several contexts are asked for and `what` (a
+    /// command, or the live view) acts on one.
+    pub fn one_context(&self, what: &str) -> Result<(), String> {
+        if !self.several_contexts() {
+            return Ok(());
+        }
+        let asked = if self.all_contexts {
+            "--all-contexts".to_owned()
+        } else {
+            self.context
+                .iter()
+                .map(|c| format!("--context {c}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        Err(format!(
+            "{what} acts on one context, and {asked} names several: pass --context once (run it once per context), or use `kdrift check` or `kdrift compare TYPE/NAME` across contexts"
+        ))
+    }
+
+    /// These flags for one of several contexts: `--context NAME` alone.
+    pub fn for_context(&self, name: &str) -> CommonArgs {
+        CommonArgs {
+            context: vec![name.to_owned()],
+            all_contexts: false,
+            ..self.clone()
         }
     }
 

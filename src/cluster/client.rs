@@ -251,6 +251,24 @@ pub async fn connect_with_timeout(
     })
 }
 
+/// Every context of the kubeconfig found as [`connect`] finds it (`--all-contexts`), in its
+/// order; in-cluster there is none, which is an error.
+pub fn kubeconfig_contexts(common: &ConnectionSettings) -> Result<Vec<String>, ConnectError> {
+    match load_source(common)? {
+        Source::File(kubeconfig, source_name) => {
+            let names: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+            if names.is_empty() {
+                return Err(ConnectError::NoCurrentContext {
+                    source_name,
+                    available: "none".into(),
+                });
+            }
+            Ok(names)
+        }
+        Source::InCluster => Err(ConnectError::NoKubeconfig),
+    }
+}
+
 /// `-n` wins, then `-A`, then the context's namespace; with none of them, every namespace.
 pub fn choose_scope(
     common: &ConnectionSettings,

@@ -200,7 +200,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         }
         let mut args = common.clone();
         args.kubeconfig = Some(kubeconfig.clone());
-        args.context = None;
+        args.context = Vec::new();
         if args.namespace.is_none() {
             args.all_namespaces = true;
         }
