@@ -260,6 +260,12 @@ pub struct DemoArgs {
     /// Scenario to play: `incident` (default) or `none`.
     #[arg(long, value_name = "NAME", default_value = "incident")]
     pub scenario: String,
+    /// Serve a fleet of N demo clusters (at most 5: staging, prod-eu, prod-us, prod-4,
+    /// prod-5), a kubeconfig context each, from one manifests repository with a folder per
+    /// cluster; the scenario plays on prod-eu only. Needs --serve (the live view shows one
+    /// context at a time).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub clusters: u8,
 }
 
 impl CommonArgs {

@@ -155,6 +155,13 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), DemoError> {
 
 /// Start the demo cluster and the live view on it; the cluster stops when the view quits.
 pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
+    if demo.clusters > 1 {
+        eprintln!(
+            "kdrift: demo --clusters {} needs --serve: the live view shows one context at a time (several in one table is not built yet); run `kdrift demo --serve --clusters {}`, then `kdrift check -A --all-contexts` or `kdrift --context prod-eu -A` in the manifests folder it prints",
+            demo.clusters, demo.clusters
+        );
+        return ExitCode::from(super::EXIT_ERROR);
+    }
     super::tune_allocator();
     let (_log, log_problem) = super::start_logging(common);
     let fail = |e: &dyn std::fmt::Display| {
@@ -181,6 +188,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
             seed: true,
             timings: Timings::default(),
             gitops_repos: gitops_repos(&workdir.path),
+            fleet_cluster: None,
         };
         let server = match SimServer::start(config).await {
             Ok(s) => s,
