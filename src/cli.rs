@@ -98,6 +98,11 @@ pub enum Command {
     /// each new ReplicaSet (a rollout: what changed in its pod template), Warning events. Each
     /// line says whether git agrees now. Exit 0, else 2.
     Changes(ChangesArgs),
+    /// One object as several clusters have it (`--context A --context B …` or
+    /// `--all-contexts`): the fields that differ (status and server bookkeeping left out, as
+    /// `check` leaves them out), each cluster's value with its manager and time, and which
+    /// clusters' manifests agree. Exit 0 equal, 1 different (or absent from some), 2 error.
+    Compare(CompareArgs),
     /// Print the log of a workload's newest unready pod (its newest pod when all are ready), for
     /// scripts: TYPE is deploy, sts or ds (as kubectl names them); the pods are those of the
     /// workload's spec.selector.matchLabels. The pod chosen is named on stderr. Piped, the log's
@@ -185,6 +190,26 @@ pub struct ChangesArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = ChangesFormat::Text)]
     pub output: ChangesFormat,
+}
+
+/// `kdrift compare`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Each differing field, a line per cluster.
+    #[default]
+    Text,
+    /// The fields with each context's value, manager and git state, as JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = CompareFormat::Text)]
+    pub output: CompareFormat,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -424,6 +449,36 @@ mod tests {
                 .to_string()
                 .starts_with("--readonly, and readonly = true in")
         );
+    }
+
+    #[test]
+    fn context_once_is_one_context_and_twice_is_a_fleet() {
+        use clap::Parser;
+        let one = Cli::try_parse_from(["kdrift", "check", "--context", "a"]).unwrap();
+        assert_eq!(one.common.connection().context.as_deref(), Some("a"));
+        assert!(!one.common.several_contexts());
+        assert!(one.common.one_context("kdrift diff").is_ok());
+
+        let two =
+            Cli::try_parse_from(["kdrift", "check", "--context", "a", "--context", "b"]).unwrap();
+        assert_eq!(two.common.context, ["a", "b"]);
+        assert!(two.common.several_contexts());
+        assert_eq!(
+            two.common.one_context("kdrift diff").unwrap_err(),
+            "kdrift diff acts on one context, and --context a --context b names several: pass --context once (run it once per context), or use `kdrift check` or `kdrift compare TYPE/NAME` across contexts"
+        );
+        let b = two.common.for_context("b");
+        assert_eq!(b.context, ["b"]);
+        assert_eq!(b.connection().context.as_deref(), Some("b"));
+
+        let all = Cli::try_parse_from(["kdrift", "check", "--all-contexts"]).unwrap();
+        assert!(all.common.several_contexts());
+        assert!(
+            Cli::try_parse_from(["kdrift", "check", "--all-contexts", "--context", "a"]).is_err()
+        );
+        // The fleet demo: five clusters at most.
+        assert!(Cli::try_parse_from(["kdrift", "demo", "--serve", "--clusters", "5"]).is_ok());
+        assert!(Cli::try_parse_from(["kdrift", "demo", "--serve", "--clusters", "6"]).is_err());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         cli.command,
         Some(
             Command::Check(_)
+                | Command::Compare(_)
                 | Command::Diff(_)
                 | Command::Blame(_)
                 | Command::Accept(_)
@@ -57,7 +58,9 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Blame(_)) => Some("kdrift blame"),
         Some(Command::Changes(_)) => Some("kdrift changes"),
         Some(Command::Logs(_)) => Some("kdrift logs"),
-        Some(Command::Check(_) | Command::Completions { .. } | Command::Man) => None,
+        Some(
+            Command::Check(_) | Command::Compare(_) | Command::Completions { .. } | Command::Man,
+        ) => None,
     };
     if let Some(what) = one_context
         && let Err(message) = cli.common.one_context(what)
@@ -75,6 +78,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Blame(args)) => crate::commands::blame::run(&cli.common, &args),
         Some(Command::Changes(args)) => crate::commands::changes::run(&cli.common, &args),
         Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
+        Some(Command::Compare(args)) => crate::commands::compare::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
             match crate::complete::write_registration(shell, &mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,

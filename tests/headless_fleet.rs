@@ -292,4 +292,115 @@ fn the_demo_fleet_serves_three_clusters_from_one_repository_and_the_incident_dri
             "{gateway:#}"
         );
     }
+
+    // compare: the checkout's image differs on prod-eu alone, and git agrees with the others.
+    let run = fleet.kdrift(&[
+        "compare",
+        "deploy/checkout",
+        "-n",
+        "shop",
+        "--all-contexts",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let compared: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(compared["object"], "deployment/shop/checkout");
+    let fields = compared["fields"].as_array().unwrap();
+    let image = fields
+        .iter()
+        .find(|f| f["path"] == "spec.template.spec.containers[name=checkout].image")
+        .unwrap_or_else(|| panic!("{compared:#}"));
+    assert_eq!(
+        image["values"]["prod-eu"]["value"],
+        "registry.example/shop/checkout:3.2.0-crash"
+    );
+    assert_eq!(image["values"]["prod-eu"]["manager"], "kubectl-set");
+    assert_eq!(image["values"]["prod-eu"]["git"], "drifted");
+    assert_eq!(
+        image["values"]["prod-us"]["value"],
+        "registry.example/shop/checkout:3.1.0"
+    );
+    assert_eq!(image["values"]["prod-us"]["git"], "in sync");
+    assert_eq!(
+        image["git_agrees_with"],
+        serde_json::json!(["staging", "prod-us"])
+    );
+
+    // Each cluster's own gateway: replicas and region differ, each as its own manifest says.
+    let run = fleet.kdrift(&[
+        "compare",
+        "deploy/gateway",
+        "-n",
+        "payments",
+        "--context",
+        "staging",
+        "--context",
+        "prod-us",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let compared: Value = serde_json::from_str(&run.stdout).unwrap();
+    let paths: Vec<&str> = compared["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "spec.replicas",
+            "spec.template.spec.containers[name=gateway].env[name=REGION].value"
+        ]
+    );
+    assert_eq!(compared["fields"][0]["values"]["staging"]["value"], 1);
+    assert_eq!(compared["fields"][0]["values"]["prod-us"]["value"], 3);
+    assert!(
+        compared["contexts"]["prod-us"]["manifest"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("clusters/prod-us/gateway.yaml")
+    );
+
+    // Two clusters the incident leaves alone: the same, exit 0, in text too.
+    let run = fleet.kdrift(&[
+        "compare",
+        "deploy/checkout",
+        "-n",
+        "shop",
+        "--context",
+        "staging",
+        "--context",
+        "prod-us",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .ends_with("deployment/shop/checkout: the same in every cluster that has it\n"),
+        "{run:?}"
+    );
+
+    // One context is not a comparison; an object no cluster has is an error.
+    let run = fleet.kdrift(&[
+        "compare",
+        "deploy/checkout",
+        "-n",
+        "shop",
+        "--context",
+        "prod-eu",
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("compare needs two contexts or more"),
+        "{run:?}"
+    );
+    let run = fleet.kdrift(&["compare", "deploy/nope", "-n", "shop", "--all-contexts"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stdout
+            .ends_with("deployment/shop/nope is in none of these clusters\n"),
+        "{run:?}"
+    );
 }
