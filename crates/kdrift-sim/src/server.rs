@@ -149,6 +149,13 @@ impl SimServer {
             ),
             super::scenario::spawn(server.store.clone(), config.scenario),
         ];
+        if config.scenario == Scenario::Incident
+            && config.fleet_cluster.as_deref() == Some(super::scenario::fleet::INCIDENT_CLUSTER)
+        {
+            server
+                .tasks
+                .push(super::scenario::fleet::spawn_step(server.store.clone()));
+        }
         server.timings = Some(config.timings);
         Ok(server)
     }

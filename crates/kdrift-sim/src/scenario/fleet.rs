@@ -1,7 +1,8 @@
 //! The demo fleet (`kdrift demo --clusters N`): N demo clusters from one manifests repository.
 //! Every cluster holds the demo's objects; each also runs the payments `gateway` of its own
 //! folder `clusters/<name>/` (replicas and region differ), which `.kdrift.yaml`'s `contexts:`
-//! gives to that cluster's context alone.
+//! gives to that cluster's context alone. With the incident, prod-eu's gateway is also scaled
+//! by hand ([`gateway_scale`]).
 use serde_json::Value;
 
 use super::manifests::DEMO_MANIFESTS;
@@ -104,6 +105,29 @@ pub fn fleet_manifests(names: &[String]) -> Vec<(String, String)> {
         files.extend(cluster_files(name));
     }
     files
+}
+
+/// When the fleet's own step comes on [`INCIDENT_CLUSTER`]: 3 s after the incident's first.
+pub const GATEWAY_SCALE_AFTER: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The fleet's own step of the incident, on [`INCIDENT_CLUSTER`] alone: its gateway (a
+/// Deployment of its own folder) scaled by hand to 5, as `kubectl scale` sends it — a drift
+/// whose accept belongs in `clusters/prod-eu/` and nowhere else.
+pub fn gateway_scale() -> super::step::Step {
+    super::step::Step::Scale {
+        target: crate::object::Key::new("payments", "gateway"),
+        replicas: 5,
+    }
+}
+
+/// Plays [`gateway_scale`] after [`GATEWAY_SCALE_AFTER`].
+pub fn spawn_step(store: Store) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        tokio::time::sleep(GATEWAY_SCALE_AFTER).await;
+        if let Err(error) = super::incident::apply_step(&store, &gateway_scale()) {
+            tracing::warn!(%error, "fleet step skipped");
+        }
+    })
 }
 
 /// Creates cluster `name`'s own objects as `kubectl apply` creates them (after the demo seed).
