@@ -287,8 +287,8 @@ pub struct DemoArgs {
     pub scenario: String,
     /// Serve a fleet of N demo clusters (at most 5: staging, prod-eu, prod-us, prod-4,
     /// prod-5), a kubeconfig context each, from one manifests repository with a folder per
-    /// cluster; the scenario plays on prod-eu only. Needs --serve (the live view shows one
-    /// context at a time).
+    /// cluster; the scenario plays on prod-eu only. Without --serve, the live view opens on
+    /// prod-eu and `:ctx` switches to another (one context at a time).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub clusters: u8,
 }

@@ -116,25 +116,6 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
     })
 }
 
-/// A kubeconfig with a cluster, context and user per (name, URL), the first current; each
-/// context's namespace `default`, as the one-cluster demo's.
-fn fleet_kubeconfig(servers: &[(String, String)]) -> String {
-    let mut clusters = String::new();
-    let mut contexts = String::new();
-    let mut users = String::new();
-    for (name, url) in servers {
-        clusters.push_str(&format!("- name: {name}\n  cluster:\n    server: {url}\n"));
-        contexts.push_str(&format!(
-            "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\n"
-        ));
-        users.push_str(&format!("- name: {name}\n  user: {{}}\n"));
-    }
-    let current = servers.first().map_or("", |(name, _)| name.as_str());
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{contexts}current-context: {current}\nusers:\n{users}preferences: {{}}\n"
-    )
-}
-
 /// `kdrift demo --serve --clusters N`: N demo clusters in this process, one kubeconfig with a
 /// context per cluster, one manifests repository with a folder per cluster; the scenario plays
 /// on prod-eu alone.
@@ -159,30 +140,7 @@ fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .map_err(ServeError::Signal)?;
-        let mut servers = Vec::new();
-        for name in &names {
-            let config = SimConfig {
-                port: 0,
-                scenario: if name == fleet::INCIDENT_CLUSTER {
-                    scenario
-                } else {
-                    Scenario::None
-                },
-                seed: true,
-                timings: Timings::default(),
-                gitops_repos: super::demo::gitops_repos(&workdir.path),
-                fleet_cluster: Some(name.clone()),
-            };
-            match SimServer::start(config).await {
-                Ok(server) => servers.push((name.clone(), server)),
-                Err(e) => {
-                    for (_, server) in servers {
-                        server.shutdown().await;
-                    }
-                    return Err(e.into());
-                }
-            }
-        }
+        let servers = super::demo::start_fleet(&names, scenario, &workdir.path).await?;
         let temp = match &args.kubeconfig_out {
             Some(_) => None,
             None => Some(
@@ -204,7 +162,7 @@ fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
             .iter()
             .map(|(name, server)| (name.clone(), server.url()))
             .collect();
-        write_kubeconfig(&path, &fleet_kubeconfig(&urls))?;
+        write_kubeconfig(&path, &super::demo::fleet_kubeconfig(&urls, &names[0]))?;
         for (name, url) in &urls {
             let plays = if name == fleet::INCIDENT_CLUSTER {
                 format!(" (scenario {})", args.scenario)
