@@ -65,9 +65,18 @@ pub struct Config {
     pub kustomize_contexts: Vec<(String, Vec<String>)>,
     /// `contexts`: the folders of the checkout that describe one cluster, by context name (see
     /// [`super::fleet`]).
-    pub contexts: Vec<(String, Vec<String>)>,
+    pub contexts: Vec<ContextEntry>,
     /// `helm.charts`: how charts of the checkout are rendered (see [`super::charts`]).
     pub helm_charts: Vec<super::charts::ChartEntry>,
+}
+
+/// One `contexts:` entry: a kubeconfig context and the folders that describe its cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextEntry {
+    pub context: String,
+    pub folders: Vec<String>,
+    /// 1-based line of the entry in `.kdrift.yaml`.
+    pub line: usize,
 }
 
 /// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
@@ -389,10 +398,15 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         None | Some(Value::Null) => {}
         Some(Value::Object(contexts)) => {
             for (context, dirs) in contexts {
+                let line = line_of(text, &[Step::Field("contexts"), Step::Field(context)]) + 1;
                 match folders(dirs) {
-                    Some(dirs) => config.contexts.push((context.clone(), dirs)),
+                    Some(folders) => config.contexts.push(ContextEntry {
+                        context: context.clone(),
+                        folders,
+                        line,
+                    }),
                     None => problems.push(problem(
-                        line_of(text, &[Step::Field("contexts"), Step::Field(context)]) + 1,
+                        line,
                         format!(
                             "contexts.{context} must be a folder or a list of folders (such as clusters/{context})"
                         ),

@@ -38,15 +38,16 @@ impl ContextFolders {
             mapped: true,
             ..ContextFolders::default()
         };
-        for (name, dirs) in &config.contexts {
+        for entry in &config.contexts {
+            let name = &entry.context;
             let mine = context == Some(name.as_str());
             chosen.named |= mine;
-            for dir in dirs {
+            for dir in &entry.folders {
                 let path = super::kustomize::tree::normalize(&root.join(dir));
                 if mine && !path.is_dir() {
                     problems.push(Problem::BadConfig {
                         file: config_file.to_path_buf(),
-                        line: 1,
+                        line: entry.line,
                         message: format!(
                             "contexts.{name}: folder {dir} does not exist under the manifests root"
                         ),
@@ -200,13 +201,12 @@ mod tests {
         let us =
             ContextFolders::choose(root.path(), &config, Some("prod-us"), &file, &mut problems);
         assert_eq!(problems.len(), 1);
+        let said = problems[0].to_string();
         assert!(
-            problems[0]
-                .to_string()
-                .contains("contexts.prod-us: folder clusters/prod-us does not exist"),
-            "{}",
-            problems[0]
+            said.contains("contexts.prod-us: folder clusters/prod-us does not exist"),
+            "{said}"
         );
+        assert_eq!(problems[0].place().1, Some(4), "the entry's line: {said}");
         assert!(!us.keeps(&at("clusters/prod-eu/web.yaml")));
 
         // A context the map does not name reads the shared folders only.
