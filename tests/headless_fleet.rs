@@ -206,13 +206,20 @@ impl Fleet {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
+        // Read on a thread to the end: the lines after the kubeconfig's are still printed, and
+        // a closed pipe would end the demo.
         let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
         loop {
-            match lines.next() {
-                Some(Ok(line)) if line.starts_with("export KUBECONFIG=") => break,
-                Some(Ok(_)) => {}
-                other => panic!("the fleet did not start: {other:?}"),
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) if line.starts_with("export KUBECONFIG=") => break,
+                Ok(_) => {}
+                Err(e) => panic!("the fleet did not start: {e}"),
             }
         }
         Fleet {
