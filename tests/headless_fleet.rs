@@ -176,6 +176,28 @@ fn the_commands_on_one_object_refuse_several_contexts() {
     );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("cannot be used with"), "{run:?}");
+
+    // --all-contexts of a kubeconfig without contexts: said, exit 2, the JSON shape kept.
+    let empty = home.path().join("empty-kubeconfig");
+    std::fs::write(
+        &empty,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .unwrap();
+    let run = kdrift_at(
+        &empty,
+        home.path(),
+        home.path(),
+        &["check", "--all-contexts", "-o", "json"],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("has no contexts: --all-contexts has nothing to check"),
+        "{run:?}"
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_valid_report(&report);
 }
 
 /// `kdrift demo --serve --clusters N` in a child process: killed when dropped.

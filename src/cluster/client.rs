@@ -114,6 +114,8 @@ pub enum ConnectError {
         source_name: String,
         available: String,
     },
+    #[error("kubeconfig {source_name} has no contexts: --all-contexts has nothing to check")]
+    NoContexts { source_name: String },
     #[error("context \"{context}\" is not in kubeconfig {source_name} (contexts: {available})")]
     UnknownContext {
         context: String,
@@ -258,10 +260,7 @@ pub fn kubeconfig_contexts(common: &ConnectionSettings) -> Result<Vec<String>, C
         Source::File(kubeconfig, source_name) => {
             let names: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
             if names.is_empty() {
-                return Err(ConnectError::NoCurrentContext {
-                    source_name,
-                    available: "none".into(),
-                });
+                return Err(ConnectError::NoContexts { source_name });
             }
             Ok(names)
         }
