@@ -162,22 +162,28 @@ fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
             .iter()
             .map(|(name, server)| (name.clone(), server.url()))
             .collect();
-        write_kubeconfig(&path, &super::demo::fleet_kubeconfig(&urls, &names[0]))?;
+        let current = names.first().map_or("", String::as_str);
+        write_kubeconfig(&path, &super::demo::fleet_kubeconfig(&urls, current))?;
+        let mut said = String::new();
         for (name, url) in &urls {
             let plays = if name == fleet::INCIDENT_CLUSTER {
                 format!(" (scenario {})", args.scenario)
             } else {
                 String::new()
             };
-            println!("kdrift demo cluster {name} serving on {url}{plays}");
+            said.push_str(&format!("kdrift demo cluster {name} serving on {url}{plays}\n"));
         }
-        println!("export KUBECONFIG={}", path.display());
-        println!("manifests (a git repository): {}", workdir.path.display());
-        println!(
-            "try: cd {} && kdrift check -A --all-contexts",
+        said.push_str(&format!(
+            "export KUBECONFIG={}\nmanifests (a git repository): {}\ntry: cd {} && kdrift check -A --all-contexts\n",
+            path.display(),
+            workdir.path.display(),
             shlex::try_quote(&workdir.path.to_string_lossy())
                 .unwrap_or_else(|_| workdir.path.to_string_lossy())
-        );
+        ));
+        // A reader that stops reading (`| head -1`) must not end the clusters it was told of.
+        let mut stdout = std::io::stdout();
+        let _ = std::io::Write::write_all(&mut stdout, said.as_bytes());
+        let _ = std::io::Write::flush(&mut stdout);
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = terminate.recv() => {}
