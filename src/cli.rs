@@ -34,9 +34,13 @@ pub struct CommonArgs {
     /// of every root, or of what .kdrift.yaml's kustomize.roots / kustomize.contexts name.
     #[arg(long, global = true, value_name = "DIR")]
     pub overlay: Option<PathBuf>,
-    /// Kubeconfig context to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
+    /// Kubeconfig context to use. `check` and `compare` take it several times (one section
+    /// per context); the other commands act on one context.
+    #[arg(long, global = true, value_name = "NAME", action = clap::ArgAction::Append)]
+    pub context: Vec<String>,
+    /// Every context of the kubeconfig (`check` and `compare` only).
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub all_contexts: bool,
     /// Namespace to watch (default: the context's namespace, else all).
     #[arg(
         short = 'n',
@@ -94,6 +98,11 @@ pub enum Command {
     /// each new ReplicaSet (a rollout: what changed in its pod template), Warning events. Each
     /// line says whether git agrees now. Exit 0, else 2.
     Changes(ChangesArgs),
+    /// One object as several clusters have it (`--context A --context B …` or
+    /// `--all-contexts`): the fields that differ (status and server bookkeeping left out, as
+    /// `check` leaves them out), each cluster's value with its manager and time, and which
+    /// clusters' manifests agree. Exit 0 equal, 1 different (or absent from some), 2 error.
+    Compare(CompareArgs),
     /// Print the log of a workload's newest unready pod (its newest pod when all are ready), for
     /// scripts: TYPE is deploy, sts or ds (as kubectl names them); the pods are those of the
     /// workload's spec.selector.matchLabels. The pod chosen is named on stderr. Piped, the log's
@@ -183,6 +192,26 @@ pub struct ChangesArgs {
     pub output: ChangesFormat,
 }
 
+/// `kdrift compare`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Each differing field, a line per cluster.
+    #[default]
+    Text,
+    /// The fields with each context's value, manager and git state, as JSON.
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The object, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = CompareFormat::Text)]
+    pub output: CompareFormat,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct DiffArgs {
     /// The object, as kubectl names it: deployment/web, deploy/web.
@@ -256,6 +285,12 @@ pub struct DemoArgs {
     /// Scenario to play: `incident` (default) or `none`.
     #[arg(long, value_name = "NAME", default_value = "incident")]
     pub scenario: String,
+    /// Serve a fleet of N demo clusters (at most 5: staging, prod-eu, prod-us, prod-4,
+    /// prod-5), a kubeconfig context each, from one manifests repository with a folder per
+    /// cluster; the scenario plays on prod-eu only. Without --serve, the live view opens on
+    /// prod-eu and `:ctx` switches to another (one context at a time).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub clusters: u8,
 }
 
 impl CommonArgs {
@@ -318,9 +353,43 @@ impl CommonArgs {
     pub fn connection(&self) -> crate::cluster::client::ConnectionSettings {
         crate::cluster::client::ConnectionSettings {
             kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
+            context: self.context.first().cloned(),
             namespace: self.namespace.clone(),
             all_namespaces: self.all_namespaces,
+        }
+    }
+
+    /// Whether more than one context is asked for (`--context` twice or more, `--all-contexts`).
+    pub fn several_contexts(&self) -> bool {
+        self.context.len() > 1 || self.all_contexts
+    }
+
+    /// `Err` with the sentence to print when several contexts are asked for and `what` (a
+    /// command, or the live view) acts on one.
+    pub fn one_context(&self, what: &str) -> Result<(), String> {
+        if !self.several_contexts() {
+            return Ok(());
+        }
+        let asked = if self.all_contexts {
+            "--all-contexts".to_owned()
+        } else {
+            self.context
+                .iter()
+                .map(|c| format!("--context {c}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        Err(format!(
+            "{what} acts on one context, and {asked} names several: pass --context once (run it once per context), or use `kdrift check` or `kdrift compare TYPE/NAME` across contexts"
+        ))
+    }
+
+    /// These flags for one of several contexts: `--context NAME` alone.
+    pub fn for_context(&self, name: &str) -> CommonArgs {
+        CommonArgs {
+            context: vec![name.to_owned()],
+            all_contexts: false,
+            ..self.clone()
         }
     }
 
@@ -380,6 +449,36 @@ mod tests {
                 .to_string()
                 .starts_with("--readonly, and readonly = true in")
         );
+    }
+
+    #[test]
+    fn context_once_is_one_context_and_twice_is_a_fleet() {
+        use clap::Parser;
+        let one = Cli::try_parse_from(["kdrift", "check", "--context", "a"]).unwrap();
+        assert_eq!(one.common.connection().context.as_deref(), Some("a"));
+        assert!(!one.common.several_contexts());
+        assert!(one.common.one_context("kdrift diff").is_ok());
+
+        let two =
+            Cli::try_parse_from(["kdrift", "check", "--context", "a", "--context", "b"]).unwrap();
+        assert_eq!(two.common.context, ["a", "b"]);
+        assert!(two.common.several_contexts());
+        assert_eq!(
+            two.common.one_context("kdrift diff").unwrap_err(),
+            "kdrift diff acts on one context, and --context a --context b names several: pass --context once (run it once per context), or use `kdrift check` or `kdrift compare TYPE/NAME` across contexts"
+        );
+        let b = two.common.for_context("b");
+        assert_eq!(b.context, ["b"]);
+        assert_eq!(b.connection().context.as_deref(), Some("b"));
+
+        let all = Cli::try_parse_from(["kdrift", "check", "--all-contexts"]).unwrap();
+        assert!(all.common.several_contexts());
+        assert!(
+            Cli::try_parse_from(["kdrift", "check", "--all-contexts", "--context", "a"]).is_err()
+        );
+        // The fleet demo: five clusters at most.
+        assert!(Cli::try_parse_from(["kdrift", "demo", "--serve", "--clusters", "5"]).is_ok());
+        assert!(Cli::try_parse_from(["kdrift", "demo", "--serve", "--clusters", "6"]).is_err());
     }
 
     #[test]

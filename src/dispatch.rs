@@ -36,6 +36,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         cli.command,
         Some(
             Command::Check(_)
+                | Command::Compare(_)
                 | Command::Diff(_)
                 | Command::Blame(_)
                 | Command::Accept(_)
@@ -47,6 +48,26 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
             "kdrift: note: {e}; Secret digests use a key of this run alone (they differ from other runs')"
         );
     }
+    // Only `check` (and `compare`) read several contexts; the rest act on one.
+    let one_context = match &cli.command {
+        None => Some("the live view (several contexts in one table is not built yet)"),
+        Some(Command::Demo(_)) => Some("kdrift demo"),
+        Some(Command::Diff(_)) => Some("kdrift diff"),
+        Some(Command::Accept(_)) => Some("kdrift accept"),
+        Some(Command::Revert(_)) => Some("kdrift revert"),
+        Some(Command::Blame(_)) => Some("kdrift blame"),
+        Some(Command::Changes(_)) => Some("kdrift changes"),
+        Some(Command::Logs(_)) => Some("kdrift logs"),
+        Some(
+            Command::Check(_) | Command::Compare(_) | Command::Completions { .. } | Command::Man,
+        ) => None,
+    };
+    if let Some(what) = one_context
+        && let Err(message) = cli.common.one_context(what)
+    {
+        eprintln!("kdrift: {message}");
+        return ExitCode::from(crate::commands::EXIT_ERROR);
+    }
     match cli.command {
         Some(Command::Demo(args)) if args.serve => crate::runtime::serve::run(&args),
         Some(Command::Demo(args)) => crate::runtime::run_demo(&cli.common, &args),
@@ -57,6 +78,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Blame(args)) => crate::commands::blame::run(&cli.common, &args),
         Some(Command::Changes(args)) => crate::commands::changes::run(&cli.common, &args),
         Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),
+        Some(Command::Compare(args)) => crate::commands::compare::run(&cli.common, &args),
         Some(Command::Completions { shell }) => {
             match crate::complete::write_registration(shell, &mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,

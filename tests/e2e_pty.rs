@@ -440,13 +440,17 @@ fn git_as(home: &std::path::Path, dir: &std::path::Path, args: &[&str]) -> Strin
 /// `kdrift demo --scenario none` in `dir` (manifests/, kubeconfig, home/, state/ inside it),
 /// its log at trace level when `trace`.
 fn quiet_demo(dir: &std::path::Path, trace: bool) -> CommandBuilder {
+    demo_in(dir, trace, &["--scenario", "none"])
+}
+
+/// `kdrift demo ARGS` in `dir`, as [`quiet_demo`].
+fn demo_in(dir: &std::path::Path, trace: bool, args: &[&str]) -> CommandBuilder {
     let home = dir.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_kdrift"));
+    cmd.arg("demo");
+    cmd.args(args);
     cmd.args([
-        "demo",
-        "--scenario",
-        "none",
         "--workdir",
         dir.join("manifests").to_str().unwrap(),
         "--kubeconfig-out",
@@ -799,4 +803,48 @@ fn quitting_twice_during_an_accept_stops_git_cleanly_and_says_what_was_left() {
     assert!(!repo.join(".git/hook-finished").exists());
     assert_eq!(git_as(&home, &repo, &["rev-parse", "HEAD"]), head);
     assert_eq!(git_as(&home, &repo, &["status", "--porcelain"]), "");
+}
+
+/// `kdrift demo --clusters 3`: the live view opens on prod-eu, where the incident plays; its
+/// gateway scaled by hand is accepted into `clusters/prod-eu/` alone; `:ctx staging` shows
+/// staging's own gateway (1 replica), in sync.
+#[test]
+fn the_demo_fleet_opens_on_prod_eu_accepts_into_its_folder_and_switches_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let repo = dir.path().join("manifests");
+    let cmd = demo_in(dir.path(), false, &["--clusters", "3"]);
+    let mut pty = Pty::spawn(cmd, ROWS, COLS);
+    let mut screen = Screen::new();
+    wait_for(
+        &mut screen,
+        &pty.output,
+        "prod-eu's gateway scaled by hand",
+        |s| s.text().contains("prod-eu") && row_ends(s, "payments", "gateway", "1 field"),
+    );
+    let first = git_as(&home, &repo, &["rev-parse", "HEAD"]);
+    pty.send(b"/payments/gateway\r");
+    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
+        s.text().contains("</payments/gateway>")
+    });
+    pty.send(b"a");
+    wait_for(&mut screen, &pty.output, "the accept view", |s| {
+        let t = s.text();
+        t.contains("[x] spec.replicas") && t.contains("+  replicas: 5")
+    });
+    pty.send(b"\r");
+    wait_for(&mut screen, &pty.output, "the commit", |s| {
+        s.text()
+            .contains("kdrift: accept live spec.replicas of deployment/payments/gateway")
+    });
+    let changed = git_as(&home, &repo, &["diff", "--name-only", first.trim(), "HEAD"]);
+    assert_eq!(changed, "clusters/prod-eu/gateway.yaml\n");
+
+    pty.send(b"\x1b:ctx staging\r");
+    wait_for(&mut screen, &pty.output, "staging's gateway", |s| {
+        s.text().contains("staging")
+            && desired_of(s, "gateway").as_deref() == Some("1")
+            && row_ends(s, "payments", "gateway", "in sync")
+    });
+    quit(&mut pty, &mut screen, "kdrift did not quit on q");
 }

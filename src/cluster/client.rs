@@ -114,6 +114,8 @@ pub enum ConnectError {
         source_name: String,
         available: String,
     },
+    #[error("kubeconfig {source_name} has no contexts: --all-contexts has nothing to check")]
+    NoContexts { source_name: String },
     #[error("context \"{context}\" is not in kubeconfig {source_name} (contexts: {available})")]
     UnknownContext {
         context: String,
@@ -249,6 +251,21 @@ pub async fn connect_with_timeout(
         context_namespace,
         server_version,
     })
+}
+
+/// Every context of the kubeconfig found as [`connect`] finds it (`--all-contexts`), in its
+/// order; in-cluster there is none, which is an error.
+pub fn kubeconfig_contexts(common: &ConnectionSettings) -> Result<Vec<String>, ConnectError> {
+    match load_source(common)? {
+        Source::File(kubeconfig, source_name) => {
+            let names: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+            if names.is_empty() {
+                return Err(ConnectError::NoContexts { source_name });
+            }
+            Ok(names)
+        }
+        Source::InCluster => Err(ConnectError::NoKubeconfig),
+    }
 }
 
 /// `-n` wins, then `-A`, then the context's namespace; with none of them, every namespace.

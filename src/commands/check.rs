@@ -13,9 +13,12 @@ use super::context::{self, Context, Listing};
 use super::{EXIT_ERROR, block_on};
 
 pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
+    if common.several_contexts() {
+        return super::fleet::check(common, args);
+    }
     block_on(async {
-        let ctx = match context::open(common).await {
-            Ok(ctx) => ctx,
+        let checked = match check_one(common, args).await {
+            Ok(checked) => checked,
             Err(e) => {
                 tell!("kdrift: {e}");
                 // A script reading the JSON gets its shape, with the reason, whatever failed.
@@ -29,34 +32,62 @@ pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
                 return EXIT_ERROR;
             }
         };
-        ctx.tell_schema_notices();
-        if let Some(note) = crate::manifest::sparse::note(&ctx.index.root) {
+        for note in &checked.notes {
             tell!("{note}");
         }
-        let (mut report, skipped) = report(&ctx, args.unmanaged).await;
-        if let Some(note) = skipped_note(&skipped) {
-            tell!("{note}");
-        }
-        if !args.allow_empty
-            && let Some(reason) = nothing_checked(&ctx, &report, &skipped)
-        {
-            // The text report says it (`error: …`); said on stderr too, it read twice on a
-            // terminal. A machine-read report says it in its `errors`, and stderr tells the person.
-            if args.output != OutputFormat::Text {
-                tell!("kdrift: {reason}");
-            }
-            report.errors.push(reason);
-        }
-        if let Err(e) = print_report(&report, args.output) {
+        if let Err(e) = print_report(&checked.report, args.output) {
             tell!("kdrift: cannot write the report: {e}");
             return EXIT_ERROR;
         }
-        report.exit_code()
+        checked.report.exit_code()
+    })
+}
+
+/// One context checked: the report, the lines for stderr, and where the manifests came from.
+pub(crate) struct Checked {
+    pub report: DriftReport,
+    /// Notes for stderr, in the order they were met.
+    pub notes: Vec<String>,
+    /// The API server's URL.
+    pub cluster_url: String,
+    /// Which manifests describe this context, and why ([`crate::manifest::ManifestIndex::source`]).
+    pub source: String,
+}
+
+/// Connects with `common` (one context), loads the manifests and builds the report.
+pub(crate) async fn check_one(
+    common: &CommonArgs,
+    args: &CheckArgs,
+) -> Result<Checked, context::ContextError> {
+    let ctx = context::open(common).await?;
+    let mut notes: Vec<String> = ctx
+        .schema_notices
+        .iter()
+        .map(|notice| format!("note: {notice}"))
+        .collect();
+    notes.extend(crate::manifest::sparse::note(&ctx.index.root));
+    let (mut report, skipped) = report(&ctx, args.unmanaged).await;
+    notes.extend(skipped_note(&skipped));
+    if !args.allow_empty
+        && let Some(reason) = nothing_checked(&ctx, &report, &skipped)
+    {
+        // The text report says it (`error: …`); said on stderr too, it read twice on a
+        // terminal. A machine-read report says it in its `errors`, and stderr tells the person.
+        if args.output != OutputFormat::Text {
+            notes.push(format!("kdrift: {reason}"));
+        }
+        report.errors.push(reason);
+    }
+    Ok(Checked {
+        report,
+        notes,
+        cluster_url: ctx.conn.cluster_url.clone(),
+        source: ctx.index.source(&ctx.conn.context),
     })
 }
 
 /// Writes `report` to standard output in `format`.
-fn print_report(report: &DriftReport, format: OutputFormat) -> Result<(), String> {
+pub(crate) fn print_report(report: &DriftReport, format: OutputFormat) -> Result<(), String> {
     let now = jiff::Timestamp::now();
     match format {
         OutputFormat::Text => print!("{}", crate::text::printable(&report.to_text(now))),

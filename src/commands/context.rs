@@ -37,6 +37,8 @@ pub enum ContextError {
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]
     Target(#[from] TargetError),
+    #[error("loading the manifests failed: {0}")]
+    Load(String),
 }
 
 /// A connection and the manifests, ready for a command.
@@ -178,7 +180,13 @@ pub async fn open_for(
     let default_namespace = conn.default_namespace(common.namespace.as_deref());
     let (root, selection) =
         choose_manifests(common, &conn.client, &conn.cluster_url, &conn.context, root).await;
-    let mut index = ManifestIndex::load_with(&root, &default_namespace, selection);
+    // Off the async workers: kustomize renders run here, and a check over several contexts
+    // loads while the other contexts' requests are in flight.
+    let namespace = default_namespace.clone();
+    let mut index =
+        tokio::task::spawn_blocking(move || ManifestIndex::load_with(&root, &namespace, selection))
+            .await
+            .map_err(|e| ContextError::Load(e.to_string()))?;
     // Helm's releases are desired state too, for the objects their manifests name; the charts
     // of the checkout are rendered as their source says (a release's values among them).
     index.set_releases(&crate::cluster::helm::read_releases(&conn.client, &conn.scope).await);

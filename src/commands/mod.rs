@@ -6,6 +6,8 @@
 //! - [`check`], [`diff`], [`accept`], [`revert`]: the subcommands.
 //! - [`blame`]: a live object with each field's managers and git state.
 //! - [`changes`]: the timeline of what changed, from the API alone.
+//! - [`compare`]: one object across several contexts.
+//! - [`fleet`]: `check` over several contexts, a section each.
 //! - [`logs`]: a workload's newest unready pod's log (exit 0, or 2 with the reason).
 /// `println!` with control characters from the cluster escaped ([`crate::text::printable`]).
 macro_rules! say {
@@ -25,8 +27,10 @@ pub mod accept;
 pub mod blame;
 pub mod changes;
 pub mod check;
+pub mod compare;
 pub mod context;
 pub mod diff;
+pub mod fleet;
 pub mod logs;
 pub mod revert;
 pub mod target;

@@ -23,6 +23,7 @@ pub mod changes;
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod fleet;
 pub mod list_keys;
 pub mod live;
 pub mod normalize;

@@ -21,6 +21,9 @@
 //!   contexts:               # or per kubeconfig context (before `roots`; `--overlay` wins)
 //!     prod: overlays/prod
 //!     staging: [overlays/staging, apps/extra]
+//! contexts:                 # one repository, a folder per cluster: a folder named here is read
+//!   staging: clusters/staging   # for its context(s) only; the folders no context names are
+//!   prod-eu: [clusters/prod, clusters/prod-eu]   # read for every context
 //! helm:                     # how Helm charts of the checkout are rendered (see `charts`)
 //!   charts:
 //!     - {path: charts/web, release: web, namespace: shop, values: [envs/prod.yaml]}
@@ -60,8 +63,20 @@ pub struct Config {
     pub kustomize_roots: Option<Vec<String>>,
     /// `kustomize.contexts`: the roots to render for a kubeconfig context, by context name.
     pub kustomize_contexts: Vec<(String, Vec<String>)>,
+    /// `contexts`: the folders of the checkout that describe one cluster, by context name (see
+    /// [`super::fleet`]).
+    pub contexts: Vec<ContextEntry>,
     /// `helm.charts`: how charts of the checkout are rendered (see [`super::charts`]).
     pub helm_charts: Vec<super::charts::ChartEntry>,
+}
+
+/// One `contexts:` entry: a kubeconfig context and the folders that describe its cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextEntry {
+    pub context: String,
+    pub folders: Vec<String>,
+    /// 1-based line of the entry in `.kdrift.yaml`.
+    pub line: usize,
 }
 
 /// One `ignore` entry: selectors (absent = any) and the decoded steps of each path.
@@ -361,13 +376,48 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         return (config, problems);
     };
     for (key, _) in map.iter().filter(|(k, _)| {
-        !["ignore", "appliers", "accept", "kustomize", "helm"].contains(&k.as_str())
+        ![
+            "ignore",
+            "appliers",
+            "accept",
+            "kustomize",
+            "helm",
+            "contexts",
+        ]
+        .contains(&k.as_str())
     }) {
         let line = line_of(text, &[Step::Field(key)]) + 1;
         problems.push(problem(
             line,
-            format!("unknown key \"{key}\" (expected ignore, appliers, accept, kustomize, helm)"),
+            format!(
+                "unknown key \"{key}\" (expected ignore, appliers, accept, kustomize, helm, contexts)"
+            ),
         ));
+    }
+    match map.get("contexts") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(contexts)) => {
+            for (context, dirs) in contexts {
+                let line = line_of(text, &[Step::Field("contexts"), Step::Field(context)]) + 1;
+                match folders(dirs) {
+                    Some(folders) => config.contexts.push(ContextEntry {
+                        context: context.clone(),
+                        folders,
+                        line,
+                    }),
+                    None => problems.push(problem(
+                        line,
+                        format!(
+                            "contexts.{context} must be a folder or a list of folders (such as clusters/{context})"
+                        ),
+                    )),
+                }
+            }
+        }
+        Some(_) => problems.push(problem(
+            line_of(text, &[Step::Field("contexts")]) + 1,
+            "\"contexts\" must map kubeconfig context names to folders".to_owned(),
+        )),
     }
     if let Some(helm) = map.get("helm") {
         let (charts, helm_problems) = super::charts::parse_config(helm, text, file);

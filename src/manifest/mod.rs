@@ -7,6 +7,7 @@
 //! - [`tree`]: [`tree::Node`], the compact form a manifest's body is held in.
 //! - [`edit`]: format-preserving edits of one document (accept).
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers, kustomize roots).
+//! - [`fleet`]: `.kdrift.yaml`'s `contexts:`, the folders that describe one cluster.
 //! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
@@ -16,6 +17,7 @@ pub mod charts;
 pub mod config;
 mod coverage;
 pub mod edit;
+pub mod fleet;
 pub mod helm;
 pub mod key;
 pub mod kustomize;
@@ -201,6 +203,9 @@ pub struct ManifestIndex {
     /// kustomization file.
     pub kustomize: kustomize::Kustomize,
     pub selection: kustomize::Selection,
+    /// The folders `.kdrift.yaml`'s `contexts:` gives the selection's context, and those it
+    /// leaves out ([`fleet`]).
+    pub context_folders: fleet::ContextFolders,
     /// The Helm releases set from the cluster ([`ManifestIndex::set_releases`]); their objects
     /// are in `files` under the keys `helm_files` lists (each release's source).
     pub releases: Vec<Arc<crate::helm::Release>>,
@@ -313,7 +318,25 @@ impl ManifestIndex {
                 message: message.clone(),
             })
             .collect();
-        let files = walk::manifest_files(root, &mut index.walk_problems);
+        let context = index.selection.context.clone();
+        index.context_folders = fleet::ContextFolders::choose(
+            root,
+            &index.config,
+            context.as_deref(),
+            &root.join(config::CONFIG_FILE),
+            &mut index.selection_problems,
+        );
+        if let Some(said) = context
+            .as_deref()
+            .and_then(|c| index.context_folders.describe(root, c))
+        {
+            index.selection_problems.push(Problem::Note {
+                file: root.to_path_buf(),
+                message: format!("manifests read: {said}"),
+            });
+        }
+        let mut files = walk::manifest_files(root, &mut index.walk_problems);
+        files.retain(|f| index.context_folders.keeps(f));
         // A chart's files are rendered by helm (`charts`), never read as manifests.
         let (charts, files) = charts::split_charts(files);
         index.charts_found = charts;
@@ -362,7 +385,7 @@ impl ManifestIndex {
             .remove(path)
             .map(|f| f.objects.into_iter().map(|o| o.key).collect())
             .unwrap_or_default();
-        if path.exists() && walk::is_watched(&self.root, path) {
+        if path.exists() && walk::is_watched(&self.root, path) && self.context_folders.keeps(path) {
             let (_, parsed) = parse_files(
                 vec![path.to_path_buf()],
                 &self.default_namespace,

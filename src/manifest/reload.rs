@@ -57,7 +57,16 @@ pub fn read_kustomize_change(
 ) -> FileChange {
     let (config, config_problems) = config::load(root);
     let mut walk_problems = Vec::new();
-    let files = walk::manifest_files(root, &mut walk_problems);
+    let mut files = walk::manifest_files(root, &mut walk_problems);
+    // Other contexts' folders stay out, as at the first load (its problems were said then).
+    let folders = super::fleet::ContextFolders::choose(
+        root,
+        &config,
+        selection.context.as_deref(),
+        &root.join(config::CONFIG_FILE),
+        &mut Vec::new(),
+    );
+    files.retain(|f| folders.keeps(f));
     let before = kustomize.tree.clone();
     let update = kustomize.update(root, &config, selection, files, default_namespace);
     let released: Vec<PathBuf> = update
@@ -91,21 +100,29 @@ pub fn read_change(
         let (config, problems) = config::load(root);
         return FileChange::Config(config, problems);
     }
-    let parsed =
-        (path.exists() && walk::is_watched(root, path)).then(|| match walk::read_manifest(path) {
-            Ok(text) => parse::parse_file(
-                &Arc::from(path),
-                &Arc::from(text),
-                selection.namespace_or(path, default_namespace),
-            ),
-            Err(reason) => ParsedFile {
-                objects: Vec::new(),
-                problems: vec![Problem::Skipped {
-                    file: path.to_path_buf(),
-                    reason,
-                }],
-            },
-        });
+    let (config, _) = config::load(root);
+    let folders = super::fleet::ContextFolders::choose(
+        root,
+        &config,
+        selection.context.as_deref(),
+        &root.join(config::CONFIG_FILE),
+        &mut Vec::new(),
+    );
+    let read = path.exists() && walk::is_watched(root, path) && folders.keeps(path);
+    let parsed = read.then(|| match walk::read_manifest(path) {
+        Ok(text) => parse::parse_file(
+            &Arc::from(path),
+            &Arc::from(text),
+            selection.namespace_or(path, default_namespace),
+        ),
+        Err(reason) => ParsedFile {
+            objects: Vec::new(),
+            problems: vec![Problem::Skipped {
+                file: path.to_path_buf(),
+                reason,
+            }],
+        },
+    });
     FileChange::File {
         path: path.to_path_buf(),
         parsed,

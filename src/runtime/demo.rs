@@ -108,6 +108,60 @@ pub fn prepare_workdir(
     Ok(Workdir { path, _temp: temp })
 }
 
+/// Starts the demo fleet's clusters `names` (seeded, each with its own folder; the scenario on
+/// [`crate::sim::scenario::fleet::INCIDENT_CLUSTER`] alone), their GitOps controllers reading
+/// `workdir`. On an error, those already started are shut down.
+pub async fn start_fleet(
+    names: &[String],
+    scenario: Scenario,
+    workdir: &Path,
+) -> Result<Vec<(String, SimServer)>, crate::sim::SimError> {
+    use crate::sim::scenario::fleet::INCIDENT_CLUSTER;
+    let mut servers = Vec::new();
+    for name in names {
+        let config = SimConfig {
+            port: 0,
+            scenario: if name == INCIDENT_CLUSTER {
+                scenario
+            } else {
+                Scenario::None
+            },
+            seed: true,
+            timings: Timings::default(),
+            gitops_repos: gitops_repos(workdir),
+            fleet_cluster: Some(name.clone()),
+        };
+        match SimServer::start(config).await {
+            Ok(server) => servers.push((name.clone(), server)),
+            Err(e) => {
+                for (_, server) in servers {
+                    server.shutdown().await;
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(servers)
+}
+
+/// A kubeconfig with a cluster, context and user per (name, URL), `current` the current
+/// context; each context's namespace `default`, as the one-cluster demo's.
+pub fn fleet_kubeconfig(servers: &[(String, String)], current: &str) -> String {
+    let mut clusters = String::new();
+    let mut contexts = String::new();
+    let mut users = String::new();
+    for (name, url) in servers {
+        clusters.push_str(&format!("- name: {name}\n  cluster:\n    server: {url}\n"));
+        contexts.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\n"
+        ));
+        users.push_str(&format!("- name: {name}\n  user: {{}}\n"));
+    }
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{contexts}current-context: {current}\nusers:\n{users}preferences: {{}}\n"
+    )
+}
+
 /// The demo cluster's GitOps controllers read the workdir's commits as the demo repository's:
 /// its HEAD stands for the pushed branch.
 pub fn gitops_repos(workdir: &Path) -> std::collections::BTreeMap<String, PathBuf> {
@@ -170,10 +224,33 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&e),
     };
-    let workdir = match prepare_workdir(demo.workdir.as_deref(), DEMO_MANIFESTS) {
+    let fleet = (demo.clusters > 1)
+        .then(|| crate::sim::scenario::fleet::cluster_names(usize::from(demo.clusters)));
+    let files = match &fleet {
+        Some(names) => crate::sim::scenario::fleet::fleet_manifests(names),
+        None => Vec::new(),
+    };
+    let manifests: Vec<(&str, &str)> = match &fleet {
+        Some(_) => files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect(),
+        None => DEMO_MANIFESTS.to_vec(),
+    };
+    let workdir = match prepare_workdir(demo.workdir.as_deref(), &manifests) {
         Ok(w) => w,
         Err(e) => return fail(&e),
     };
+    if let Some(names) = &fleet {
+        return rt.block_on(run_fleet(
+            common,
+            demo,
+            names,
+            scenario,
+            workdir,
+            log_problem,
+        ));
+    }
     rt.block_on(async {
         let config = SimConfig {
             port: demo.port,
@@ -181,6 +258,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
             seed: true,
             timings: Timings::default(),
             gitops_repos: gitops_repos(&workdir.path),
+            fleet_cluster: None,
         };
         let server = match SimServer::start(config).await {
             Ok(s) => s,
@@ -200,7 +278,7 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         }
         let mut args = common.clone();
         args.kubeconfig = Some(kubeconfig.clone());
-        args.context = None;
+        args.context = Vec::new();
         if args.namespace.is_none() {
             args.all_namespaces = true;
         }
@@ -233,6 +311,85 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
         }
         code
     })
+}
+
+/// `kdrift demo --clusters N`: the fleet, and the live view on its incident's cluster (prod-eu),
+/// the others a `:ctx` away (one context at a time: the table of several is not built yet).
+async fn run_fleet(
+    common: &CommonArgs,
+    demo: &DemoArgs,
+    names: &[String],
+    scenario: Scenario,
+    workdir: Workdir,
+    log_problem: Option<String>,
+) -> ExitCode {
+    use crate::sim::scenario::fleet::INCIDENT_CLUSTER;
+    let fail = |e: &dyn std::fmt::Display| {
+        tracing::error!(error = %e, "demo cannot start");
+        eprintln!("kdrift: {e}");
+        ExitCode::from(super::EXIT_ERROR)
+    };
+    if demo.port != 0 {
+        return fail(&format!(
+            "--port {} names one port, and --clusters serves several: leave --port out",
+            demo.port
+        ));
+    }
+    let servers = match start_fleet(names, scenario, &workdir.path).await {
+        Ok(servers) => servers,
+        Err(e) => return fail(&e),
+    };
+    let urls: Vec<(String, String)> = servers
+        .iter()
+        .map(|(name, server)| (name.clone(), server.url()))
+        .collect();
+    let kubeconfig = demo
+        .kubeconfig_out
+        .clone()
+        .unwrap_or_else(|| workdir.path.with_extension("kubeconfig"));
+    let written = std::fs::write(&kubeconfig, fleet_kubeconfig(&urls, INCIDENT_CLUSTER));
+    let mut args = common.clone();
+    args.kubeconfig = Some(kubeconfig.clone());
+    args.context = vec![INCIDENT_CLUSTER.to_owned()];
+    if args.namespace.is_none() {
+        args.all_namespaces = true;
+    }
+    args.manifests = Some(workdir.path.clone());
+    args.manifests_is_checkout = true;
+    let conn = match written {
+        Err(source) => Err(fail(&DemoError::Write {
+            path: kubeconfig.clone(),
+            source,
+        })),
+        Ok(()) => connect(&args.connection()).await.map_err(|e| fail(&e)),
+    };
+    let code = match conn {
+        Ok(conn) => {
+            tracing::info!(clusters = names.len(), workdir = %workdir.path.display(), "demo fleet started");
+            let notice = match log_problem {
+                Some(text) => Flash { text, error: true },
+                None => Flash {
+                    text: format!(
+                        "demo fleet of {} clusters ({}) · :ctx to switch · kubectl --kubeconfig {} · manifests in {}",
+                        names.len(),
+                        names.join(", "),
+                        kubeconfig.display(),
+                        workdir.path.display()
+                    ),
+                    error: false,
+                },
+            };
+            super::tty::run(&args, conn, Some(notice)).await
+        }
+        Err(code) => code,
+    };
+    for (_, server) in servers {
+        server.shutdown().await;
+    }
+    if demo.kubeconfig_out.is_none() {
+        let _ = std::fs::remove_file(&kubeconfig);
+    }
+    code
 }
 
 #[cfg(test)]

@@ -365,7 +365,7 @@ impl Loop {
             }
             Some(ctx) => {
                 let mut args = self.common.clone();
-                args.context = Some(ctx);
+                args.context = vec![ctx];
                 match &scope {
                     NamespaceScope::All => {
                         args.namespace = None;

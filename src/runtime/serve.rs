@@ -25,6 +25,10 @@ enum ServeError {
     Runtime(#[source] std::io::Error),
     #[error("cannot listen for signals: {0}")]
     Signal(#[source] std::io::Error),
+    #[error(
+        "--port {0} names one port, and --clusters serves several: leave --port out (each cluster takes a free port; the kubeconfig names them)"
+    )]
+    Port(u16),
 }
 
 pub fn run(args: &DemoArgs) -> ExitCode {
@@ -46,6 +50,9 @@ fn write_kubeconfig(path: &Path, yaml: &str) -> Result<(), ServeError> {
 
 fn serve(args: &DemoArgs) -> Result<(), ServeError> {
     let scenario: Scenario = args.scenario.parse()?;
+    if args.clusters > 1 {
+        return serve_fleet(args, scenario);
+    }
     // The demo manifests, in --workdir or a temporary repository removed on exit, so that
     // `kdrift check`, `kubectl drift` and `kubectl apply` have them wherever kdrift is installed.
     let workdir = super::demo::prepare_workdir(
@@ -68,6 +75,7 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
             seed: true,
             timings: Timings::default(),
             gitops_repos: super::demo::gitops_repos(&workdir.path),
+            fleet_cluster: None,
         };
         let server = SimServer::start(config).await?;
         // Without --kubeconfig-out the file lives in a temporary folder removed on exit.
@@ -102,6 +110,87 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
             _ = terminate.recv() => {}
         }
         server.shutdown().await;
+        drop(temp);
+        drop(workdir);
+        Ok(())
+    })
+}
+
+/// `kdrift demo --serve --clusters N`: N demo clusters in this process, one kubeconfig with a
+/// context per cluster, one manifests repository with a folder per cluster; the scenario plays
+/// on prod-eu alone.
+fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
+    use crate::sim::scenario::fleet;
+    if args.port != 0 {
+        return Err(ServeError::Port(args.port));
+    }
+    let names = fleet::cluster_names(usize::from(args.clusters));
+    let files = fleet::fleet_manifests(&names);
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    let workdir = super::demo::prepare_workdir(args.workdir.as_deref(), &borrowed)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(ServeError::Signal)?;
+        let servers = super::demo::start_fleet(&names, scenario, &workdir.path).await?;
+        let temp = match &args.kubeconfig_out {
+            Some(_) => None,
+            None => Some(
+                tempfile::Builder::new()
+                    .prefix("kdrift-demo-")
+                    .tempdir()
+                    .map_err(|source| ServeError::Kubeconfig {
+                        path: std::env::temp_dir(),
+                        source,
+                    })?,
+            ),
+        };
+        let path = match (&args.kubeconfig_out, &temp) {
+            (Some(p), _) => p.clone(),
+            (None, Some(dir)) => dir.path().join("kubeconfig"),
+            (None, None) => std::env::temp_dir().join("kdrift-demo-kubeconfig"),
+        };
+        let urls: Vec<(String, String)> = servers
+            .iter()
+            .map(|(name, server)| (name.clone(), server.url()))
+            .collect();
+        let current = names.first().map_or("", String::as_str);
+        write_kubeconfig(&path, &super::demo::fleet_kubeconfig(&urls, current))?;
+        let mut said = String::new();
+        for (name, url) in &urls {
+            let plays = if name == fleet::INCIDENT_CLUSTER {
+                format!(" (scenario {})", args.scenario)
+            } else {
+                String::new()
+            };
+            said.push_str(&format!("kdrift demo cluster {name} serving on {url}{plays}\n"));
+        }
+        said.push_str(&format!(
+            "export KUBECONFIG={}\nmanifests (a git repository): {}\ntry: cd {} && kdrift check -A --all-contexts\n",
+            path.display(),
+            workdir.path.display(),
+            shlex::try_quote(&workdir.path.to_string_lossy())
+                .unwrap_or_else(|_| workdir.path.to_string_lossy())
+        ));
+        // A reader that stops reading (`| head -1`) must not end the clusters it was told of.
+        let mut stdout = std::io::stdout();
+        let _ = std::io::Write::write_all(&mut stdout, said.as_bytes());
+        let _ = std::io::Write::flush(&mut stdout);
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        for (_, server) in servers {
+            server.shutdown().await;
+        }
         drop(temp);
         drop(workdir);
         Ok(())

@@ -136,6 +136,7 @@ pub async fn start_cluster_with(
         seed: true,
         timings: Timings::fast(),
         gitops_repos,
+        fleet_cluster: None,
     })
     .await
     .unwrap();

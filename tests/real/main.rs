@@ -7,6 +7,7 @@
 //!   each attributed to its manager; a Secret's values never shown;
 //! - `changes`: `kdrift changes` and `kdrift blame` after kubectl scale, set image, label
 //!   and another manager's patch;
+//! - `fleet`: `check` and `compare` over two real servers as two contexts (a second realk8s);
 //! - `kustomize`: the demo's kustomize app (`demo/inventory`, prod overlay) applied with
 //!   `kubectl apply -k`, drifted, accepted into the overlay and reverted;
 //! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
@@ -34,6 +35,7 @@ mod case;
 mod changes;
 mod cli;
 mod conformance;
+mod fleet;
 mod kustomize;
 mod live;
 mod readonly;

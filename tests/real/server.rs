@@ -57,6 +57,38 @@ pub fn real() -> Option<&'static Real> {
     }
 }
 
+static SECOND: OnceLock<Result<Real, String>> = OnceLock::new();
+
+/// A second real server, started from `../shared/realk8s` for this test process (the fleet
+/// tests run kdrift over two clusters); `None`, with the reason on stderr, when the tier is
+/// skipped or realk8s cannot be started from there (only a named server is at hand).
+pub fn second() -> Option<&'static Real> {
+    real()?;
+    let found = SECOND.get_or_init(|| {
+        let dir = shared_realk8s();
+        if !dir.join("start.sh").is_file() {
+            return Err(format!(
+                "a second real server is started from {}, which does not exist",
+                dir.join("start.sh").display()
+            ));
+        }
+        match start(&dir) {
+            Ok(real) => Ok(real),
+            Err(why) => panic!("the second real server cannot start: {why}"),
+        }
+    });
+    match found {
+        Ok(real) => Some(real),
+        Err(reason) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "\nkdrift real-server tier: the tests over two servers are SKIPPED: {reason}\n"
+            );
+            None
+        }
+    }
+}
+
 /// Writes the reason the tier is skipped straight to the process's stderr: the test harness
 /// captures `eprintln!` of a passing test, and a skip must never be silent.
 fn say_skipped(reason: &str) {

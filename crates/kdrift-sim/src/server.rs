@@ -71,6 +71,9 @@ pub struct SimConfig {
     /// `spec.source.repoURL`; a Flux GitRepository `<name>` stands for the URL ending in
     /// `/<name>.git`) → a local repository, whose HEAD stands for the pushed branch.
     pub gitops_repos: BTreeMap<String, PathBuf>,
+    /// The cluster of a demo fleet this server is (`staging`, `prod-eu`, …): seeded with its
+    /// own folder of the fleet's repository too ([`crate::scenario::fleet`]).
+    pub fleet_cluster: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -82,6 +85,7 @@ impl Default for SimConfig {
             seed: true,
             timings: Timings::default(),
             gitops_repos: BTreeMap::new(),
+            fleet_cluster: None,
         }
     }
 }
@@ -130,6 +134,10 @@ impl SimServer {
         let store = Store::new();
         if config.seed {
             super::scenario::seed(&store).map_err(|e| SimError::Seed(e.to_string()))?;
+            if let Some(name) = &config.fleet_cluster {
+                super::scenario::fleet::seed_cluster(&store, name)
+                    .map_err(|e| SimError::Seed(e.to_string()))?;
+            }
         }
         let mut server = SimServer::serve_store(store, config.port).await?;
         server.gitops = Gitops::new(config.gitops_repos, &config.timings);
@@ -141,6 +149,13 @@ impl SimServer {
             ),
             super::scenario::spawn(server.store.clone(), config.scenario),
         ];
+        if config.scenario == Scenario::Incident
+            && config.fleet_cluster.as_deref() == Some(super::scenario::fleet::INCIDENT_CLUSTER)
+        {
+            server
+                .tasks
+                .push(super::scenario::fleet::spawn_step(server.store.clone()));
+        }
         server.timings = Some(config.timings);
         Ok(server)
     }

@@ -8,6 +8,7 @@ use tokio::task::JoinHandle;
 use super::store::Store;
 
 mod drain;
+pub mod fleet;
 pub mod helm;
 pub mod incident;
 pub mod manifests;
