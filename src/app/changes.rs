@@ -52,6 +52,8 @@ pub struct Changes {
     pub frozen: Option<Timestamp>,
     /// The `:changes` view's place while a diff or accept opened from it shows.
     pub parked: Option<ChangesView>,
+    /// The manifests are read: a line without a manifest is "not in git", not "not compared".
+    pub compared: bool,
 }
 
 impl Default for Changes {
@@ -64,6 +66,7 @@ impl Default for Changes {
             priors: HashMap::new(),
             frozen: None,
             parked: None,
+            compared: false,
         }
     }
 }
@@ -89,10 +92,11 @@ impl Changes {
 
     /// Everything goes (another cluster).
     pub fn clear(&mut self) {
-        let (keep, frozen) = (self.keep, self.frozen);
+        let (keep, frozen, compared) = (self.keep, self.frozen, self.compared);
         *self = Changes::default();
         self.keep = keep;
         self.frozen = frozen;
+        self.compared = compared;
     }
 
     pub fn len(&self) -> usize {
@@ -116,9 +120,12 @@ impl Changes {
             .to_string()
     }
 
-    pub fn push(&mut self, line: Line) {
+    pub fn push(&mut self, mut line: Line) {
         if self.keep == 0 {
             return;
+        }
+        if !self.compared {
+            line.change.git = crate::drift::changes::Agrees::NotCompared;
         }
         let time: Box<str> = line.change.time.as_deref().unwrap_or("").into();
         self.seq += 1;
@@ -438,6 +445,7 @@ mod tests {
     use crate::drift::changes::Agrees;
 
     fn line(time: &str, name: &str) -> Line {
+        // (pushed with `compared` false, their git reads "not compared")
         Line {
             key: ManifestKey::new("apps", "Deployment", "shop", name),
             change: Change {

@@ -330,6 +330,7 @@ impl App {
             Arc::make_mut(&mut index).set_releases(releases);
         }
         self.changes.set_keep(index.config.changes_keep);
+        self.changes.compared = true;
         self.manifests = Some(index);
         self.dirty = true;
         let mut fetch = Vec::new();

@@ -64,6 +64,8 @@ pub enum Agrees {
     InSync,
     Drifted,
     NotInGit,
+    /// The manifests were not read yet when the line was made (the live view's first seconds).
+    NotCompared,
 }
 
 impl Agrees {
@@ -72,6 +74,7 @@ impl Agrees {
             Agrees::InSync => "in sync",
             Agrees::Drifted => "drifted",
             Agrees::NotInGit => "not in git",
+            Agrees::NotCompared => "not compared",
         }
     }
 }
