@@ -13,7 +13,7 @@
 //! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
 //! - [`changes`], [`live_changes`]: the change timeline's lines (`kdrift changes`, `kdrift
 //!   blame`), and each watch event compared with the version before it (the live view's
-//!   `:changes`).
+//!   `:changes`); [`history`]: its rollout, Warning event and GitOps sync lines.
 //!
 //! Feeding it from the live view: on a watch event of an object that has a manifest,
 //! [`LiveObject::from_deployment_json`] (the watcher keeps each object's JSON text), then
@@ -26,6 +26,7 @@ pub mod changes;
 pub mod check;
 pub mod compare;
 pub mod diff;
+pub mod history;
 pub mod list_keys;
 pub mod live;
 pub mod live_changes;
