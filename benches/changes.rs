@@ -42,7 +42,9 @@ fn thread_cpu() -> Duration {
 /// The demo's cart Deployment named `name`, as a server holds it after `kubectl apply`, with a
 /// status.
 fn applied(name: &str) -> Value {
-    let text = CART.replace("name: cart\n", &format!("name: {name}\n"));
+    // The file's first document: the Deployment (its Service follows).
+    let deployment = CART.split("\n---").next().unwrap_or(CART);
+    let text = deployment.replace("name: cart\n", &format!("name: {name}\n"));
     let mut object: Value = serde_yaml::from_str(&text).unwrap();
     let config = object.to_string();
     apply_defaults(

@@ -12,8 +12,10 @@ use crate::app::App;
 use crate::app::changes::{ChangesView, ring_note, thousands};
 use crate::drift::changes::Agrees;
 
-/// Below this inner width only AGE, OBJECT and WHAT are shown.
+/// Below this inner width only AGE, the object (its name first) and WHAT are shown.
 const NARROW_BELOW: u16 = 80;
+/// Below this inner width only AGE and the object's name.
+const TINY_BELOW: u16 = 40;
 
 pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &ChangesView) {
     let rows = app.change_rows(view);
@@ -39,12 +41,28 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
     };
     let inner = usize::from(inner_area.width);
     let narrow = inner_area.width < NARROW_BELOW;
+    let tiny = inner_area.width < TINY_BELOW;
+    // Narrow, the name first: `shop/web (deployment)`; tiny, `web (deployment)`.
+    let object_of = |line: &crate::app::changes::Line| {
+        let kind = line.key.kind.to_ascii_lowercase();
+        if tiny || (narrow && line.key.namespace.is_empty()) {
+            format!("{} ({kind})", line.key.name)
+        } else if narrow {
+            format!("{}/{} ({kind})", line.key.namespace, line.key.name)
+        } else {
+            line.change.object.clone()
+        }
+    };
     let longest = rows
         .iter()
-        .map(|l| l.change.object.chars().count())
+        .map(|l| object_of(l).chars().count())
         .max()
         .unwrap_or(0);
-    let object_width = longest.clamp(10, if narrow { 28 } else { 40 });
+    let object_width = if tiny {
+        inner.saturating_sub(6).max(4)
+    } else {
+        longest.clamp(10, if narrow { 28 } else { 40 })
+    };
     let who_width = if narrow {
         0
     } else {
@@ -69,7 +87,10 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
             ratatui::style::Style::default()
         };
         let when = age(line.time(), app.now);
-        let object = fit(&line.change.object, object_width);
+        let object = fit(&object_of(line), object_width);
+        if tiny {
+            return Row::new(vec![Cell::from(when), Cell::from(object)]).style(style);
+        }
         let what = fit(&crate::text::one_line(&line.change.what), what_width);
         if narrow {
             return Row::new(vec![Cell::from(when), Cell::from(object), Cell::from(what)])
@@ -90,7 +111,15 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         ])
         .style(style)
     });
-    let (header, widths) = if narrow {
+    let (header, widths) = if tiny {
+        (
+            Row::new(["AGE", "OBJECT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+            ],
+        )
+    } else if narrow {
         (
             Row::new(["AGE", "OBJECT", "WHAT"]),
             vec![
