@@ -189,7 +189,7 @@ fn main() {
         let mut updates = vec![WatchUpdate::Init];
         updates.extend(rows.iter().cloned().map(WatchUpdate::InitApply));
         updates.push(WatchUpdate::InitDone);
-        let heap = heap_mb();
+        // (No heap figure here: the batch's JSON texts are freed inside the update.)
         let t = thread_cpu();
         update(&mut app, batch(updates));
         let spent = thread_cpu() - t;
@@ -199,9 +199,8 @@ fn main() {
             "timeline on "
         };
         println!(
-            "  {label}: {:.0} ms; heap +{:.1} MB; lines {} ({} dropped); previous versions {:.1} MB ({} bytes each)",
+            "  {label}: {:.0} ms; lines {} ({} dropped); previous versions {:.1} MB ({} bytes each)",
             spent.as_secs_f64() * 1e3,
-            heap_mb() - heap,
             app.changes.len(),
             app.changes.dropped,
             app.changes.prior_bytes() as f64 / 1e6,
