@@ -191,3 +191,48 @@ fn changes_and_blame_name_each_write_with_its_manager_and_fields() {
     assert_eq!(bad.code, 2, "{bad:?}");
     assert!(bad.stderr.contains("unknown unit \"x\""), "{bad:?}");
 }
+
+#[test]
+fn changes_lists_statefulset_and_daemonset_revisions_and_the_flux_sync() {
+    let repo = Repo::demo();
+    let c = Cluster::start_gitops(repo.dir.path(), std::time::Duration::from_secs(3600));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let run = kdrift(&c, &repo, &["changes", "-A", "-o", "json"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let lines = run.json().as_array().unwrap().clone();
+        let has = |object: &str, who: &str, what: &str| {
+            lines.iter().any(|l| {
+                l["object"] == object
+                    && l["who"] == who
+                    && l["what"].as_str().unwrap().contains(what)
+            })
+        };
+        let found = [
+            has(
+                "statefulset/payments/ledger-db",
+                "statefulset-controller",
+                "first revision 1 (controllerrevision/payments/ledger-db-",
+            ),
+            has(
+                "daemonset/platform/node-agent",
+                "daemonset-controller",
+                "first revision 1 (controllerrevision/platform/node-agent-",
+            ),
+            has(
+                "kustomization/flux-system/platform",
+                "kustomize-controller",
+                "applied revision main@sha1:",
+            ),
+        ];
+        if found.iter().all(|f| *f) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{found:?}:\n{}",
+            serde_json::to_string_pretty(&lines).unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}

@@ -160,6 +160,17 @@ fn drift_list() -> View {
     }
 }
 
+fn changes() -> View {
+    let (mut app, dir) = drifted();
+    keys(&mut app, ":changes");
+    key(&mut app, KeyCode::Enter);
+    View {
+        app,
+        dir: Some(dir),
+        shows: ["changes", "web"],
+    }
+}
+
 fn log() -> View {
     let View { mut app, .. } = detail();
     let commands = update(
@@ -217,6 +228,7 @@ fn views() -> Vec<(&'static str, Builder)> {
         ("revert", revert),
         ("picker", picker),
         ("drift_list", drift_list),
+        ("changes", changes),
         ("log", log),
         ("help", help),
     ]

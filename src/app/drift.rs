@@ -53,6 +53,9 @@ pub struct DiffView {
     pub content: DiffContent,
     /// First line on screen.
     pub scroll: usize,
+    /// The field to show first when the diff arrives (opened from a `:changes` line), if it
+    /// is drifted.
+    pub focus: Option<crate::managed_fields::FieldPath>,
 }
 
 impl DiffView {
@@ -140,25 +143,54 @@ impl App {
             .is_some_and(|index| index.get(&manifest_key(key)).is_some())
     }
 
-    /// The drift of a watched Deployment: its extract is read from the JSON only when it has a
-    /// manifest (about 30 µs); the others cost nothing here.
-    fn drift_of_json(&self, key: &ObjectKey, json: &LiveJson) -> RowDrift {
-        let Some(index) = &self.manifests else {
-            return alone(DriftSummary::NotComputed);
-        };
-        let Some(manifest) = index.get(&manifest_key(key)) else {
-            return alone(DriftSummary::Unmanaged);
+    /// The drift of a watched workload: its extract is read from the JSON only when it has a
+    /// manifest (about 30 µs); the others cost nothing here but the change timeline's line
+    /// (when it is on), which reads every one (`listed`: a list brought it).
+    fn drift_of_json(&mut self, key: &ObjectKey, json: &LiveJson, listed: bool) -> RowDrift {
+        let timeline = self.changes.enabled();
+        let index = self.manifests.clone();
+        let object = manifest_key(key);
+        let manifest = index.as_ref().and_then(|index| index.get(&object));
+        let without = match (&index, manifest) {
+            (None, _) => Some(DriftSummary::NotComputed),
+            (Some(_), None) => Some(DriftSummary::Unmanaged),
+            (Some(_), Some(_)) => None,
         };
         // The cluster's schemas once mapped, the built-in ones until then.
-        let schemas = self
-            .kinds
+        let Self { kinds, changes, .. } = self;
+        let schemas = kinds
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
-        match json.extract_as("apps/v1", key.kind.kind(), schemas) {
-            Ok(live) => summary_of(&compare(manifest, &live, &index.config)),
-            Err(e) => alone(DriftSummary::Error(format!(
+        let schema = schemas.root("apps/v1", key.kind.kind());
+        if let Some(summary) = without {
+            // No drift to read: the timeline's version alone.
+            if timeline
+                && let Ok(value) = crate::drift::live::parse_without_status(json.text())
+                && let Ok(version) = crate::drift::live_changes::Version::of(&value)
+            {
+                changes.observe(&object, schema, version, None, listed);
+            }
+            return alone(summary);
+        }
+        let (live, version) =
+            super::changes::read_live(json, "apps/v1", key.kind.kind(), schemas, timeline);
+        match (index.as_ref().zip(manifest), live) {
+            (Some((index, manifest)), Ok(live)) => {
+                let drift = compare(manifest, &live, &index.config);
+                if let Some(version) = version {
+                    let desired = crate::drift::changes::Desired {
+                        schema,
+                        manifest: &manifest.body,
+                        drift: &drift,
+                    };
+                    changes.observe(&object, schema, version, Some(&desired), listed);
+                }
+                summary_of(&drift)
+            }
+            (_, Err(e)) => alone(DriftSummary::Error(format!(
                 "the live object could not be read: {e}"
             ))),
+            (None, Ok(_)) => alone(DriftSummary::NotComputed),
         }
     }
 
@@ -172,17 +204,19 @@ impl App {
         for update in updates {
             rows.push(match update {
                 WatchUpdate::Apply(LiveRow { row, json }) => {
-                    let summary = self.drift_of_json(&row.key, &json);
+                    let summary = self.drift_of_json(&row.key, &json, false);
                     self.set_drift(row.key.clone(), summary);
                     WatchUpdate::Apply(row)
                 }
                 WatchUpdate::InitApply(LiveRow { row, json }) => {
-                    let summary = self.drift_of_json(&row.key, &json);
+                    let summary = self.drift_of_json(&row.key, &json, true);
                     self.set_drift(row.key.clone(), summary);
                     WatchUpdate::InitApply(row)
                 }
                 WatchUpdate::Delete(key) => {
-                    if self.has_manifest(&key) {
+                    let in_git = self.has_manifest(&key);
+                    self.changes.deleted(&manifest_key(&key), in_git);
+                    if in_git {
                         self.set_drift(key.clone(), alone(DriftSummary::Missing));
                     } else {
                         self.drift.remove(&key);
@@ -295,6 +329,8 @@ impl App {
         if let Some(releases) = &self.releases {
             Arc::make_mut(&mut index).set_releases(releases);
         }
+        self.changes.set_keep(index.config.changes_keep);
+        self.changes.compared = true;
         self.manifests = Some(index);
         self.dirty = true;
         let mut fetch = Vec::new();
@@ -404,6 +440,16 @@ impl App {
 
     /// `d`: open the diff of `key`, fetching its whole live object.
     pub fn open_diff(&mut self, key: ManifestKey) -> Vec<Command> {
+        self.open_diff_at(key, None)
+    }
+
+    /// Open the diff of `key` scrolled to the drifted field at or around `focus`, once it
+    /// arrives (the top when that field is not drifted).
+    pub fn open_diff_at(
+        &mut self,
+        key: ManifestKey,
+        focus: Option<crate::managed_fields::FieldPath>,
+    ) -> Vec<Command> {
         let manifest = self.manifests.as_ref().map(|i| i.get(&key));
         let (content, commands) = match manifest {
             None => (
@@ -429,6 +475,7 @@ impl App {
             key,
             content,
             scroll: 0,
+            focus,
         }));
         commands
     }
@@ -458,6 +505,8 @@ impl App {
         }
         let index = self.manifests.as_ref();
         let manifest = index.and_then(|index| Some((index.get(&key)?, &index.config)));
+        // The first diff line of the drift item at or around the focus (a `:changes` line's field).
+        let mut focus_at = None;
         let content = match (manifest, result) {
             (None, _) => DiffContent::Unavailable("the manifest is gone".to_owned()),
             (Some(_), Err(e)) => DiffContent::Unavailable(e),
@@ -481,6 +530,13 @@ impl App {
                     .iter()
                     .map(|i| (i.class, i.attribution.clone()))
                     .collect();
+                if let Some(focus) = &view.focus {
+                    let item = drift.items.iter().position(|i| {
+                        let path = crate::drift::owners::field_path(&i.path);
+                        path.starts_with(focus) || focus.starts_with(&path)
+                    });
+                    focus_at = item.and_then(|n| lines.iter().position(|l| l.item == Some(n)));
+                }
                 match row_key(&key) {
                     Some(row) => self.set_drift(row, summary_of(&drift)),
                     None => self.set_object_drift(&key, &drift),
@@ -494,7 +550,11 @@ impl App {
         };
         if let Screen::Diff(view) = &mut self.screen {
             view.content = content;
-            // A refresh keeps the place, as far as the new diff reaches.
+            // A refresh keeps the place, as far as the new diff reaches; the focus is shown
+            // once, with two lines above it for context.
+            if let (Some(at), Some(_)) = (focus_at, view.focus.take()) {
+                view.scroll = at.saturating_sub(2);
+            }
             view.scroll = view.scroll.min(view.line_count().saturating_sub(1));
         }
         self.dirty = true;

@@ -83,6 +83,7 @@ impl App {
         let commands = self.close_detail();
         let view = self.drift_list.take().unwrap_or_default();
         self.screen = Screen::DriftList(Box::new(view));
+        self.changes.parked = None;
         self.from_list = false;
         self.dirty = true;
         commands
@@ -90,7 +91,9 @@ impl App {
 
     /// The screen a view opened from the list (or the table) goes back to.
     pub(crate) fn back_screen(&mut self) -> Screen {
-        if self.from_list {
+        if let Some(view) = self.changes.parked.take() {
+            Screen::Changes(Box::new(view))
+        } else if self.from_list {
             self.from_list = false;
             Screen::DriftList(Box::new(self.drift_list.take().unwrap_or_default()))
         } else {

@@ -37,6 +37,8 @@ pub const HELP: &[(&str, &str)] = &[
     (":workloads", "every workload kind in one table"),
     (":deploy/sts/ds", "the workloads of one kind"),
     (":drift", "drifted or missing objects of every kind"),
+    (":changes", "what changed, newest first (live)"),
+    ("K  M", "changes: next kind / manager filter"),
     (":problems", "what could not be read in the manifests"),
     (":q", "quit"),
     ("?", "this help"),
@@ -123,6 +125,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     {
         return super::drift_list::drift_list_key(app, key);
     }
+    if matches!(app.screen, Screen::Changes(_))
+        && !matches!(key.code, KeyCode::Char(':' | '?' | 'q' | '/'))
+    {
+        return super::changes::changes_key(app, key);
+    }
     if let Screen::Log(view) = &app.screen
         && (view.typing.is_some() || !matches!(key.code, KeyCode::Char(':' | '?' | 'q')))
     {
@@ -141,6 +148,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             // A new search, as `/` starts one in less or vim: typing `/frontend` after an
             // earlier `/checkout` must not look for "checkoutfrontend".
             app.prompt = Some(Prompt::Filter(String::new()));
+            if let Screen::Changes(view) = &mut app.screen {
+                // The timeline's own filter: the table's stays.
+                view.text.clear();
+                return Vec::new();
+            }
             app.table.filter.clear();
             app.table.mark_stale();
             return app.close_detail();
@@ -179,7 +191,11 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
                 _ => {}
             },
-            Screen::Revert(_) | Screen::Pick(_) | Screen::DriftList(_) | Screen::Log(_) => {}
+            Screen::Revert(_)
+            | Screen::Pick(_)
+            | Screen::DriftList(_)
+            | Screen::Changes(_)
+            | Screen::Log(_) => {}
             Screen::Detail { .. } => return detail_key(app, key),
         },
     }
@@ -201,6 +217,7 @@ fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
         | Screen::Accept(_)
         | Screen::Pick(_)
         | Screen::DriftList(_)
+        | Screen::Changes(_)
         | Screen::Log(_) => None,
     }
 }
@@ -308,8 +325,12 @@ fn prompt_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         }
         KeyCode::Esc => {
             if matches!(prompt, Prompt::Filter(_)) {
-                app.table.filter.clear();
-                app.table.mark_stale();
+                if let Screen::Changes(view) = &mut app.screen {
+                    view.text.clear();
+                } else {
+                    app.table.filter.clear();
+                    app.table.mark_stale();
+                }
             }
             app.prompt = None;
             return Vec::new();
@@ -325,8 +346,14 @@ fn prompt_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     }
     // The filter applies as it is typed.
     if let Some(Prompt::Filter(text)) = &app.prompt {
-        app.table.filter = text.clone();
-        app.table.mark_stale();
+        if let Screen::Changes(view) = &mut app.screen {
+            view.text = text.clone();
+            view.cursor = 0;
+            view.scroll = 0;
+        } else {
+            app.table.filter = text.clone();
+            app.table.mark_stale();
+        }
     }
     Vec::new()
 }
@@ -347,6 +374,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             app.show_table(WorkloadKind::parse(word))
         }
         ("drift" | "drifted", _) => app.open_drift_list(),
+        ("changes" | "change" | "timeline", _) => app.open_changes(),
         ("problems" | "problem", _) => {
             let commands = app.close_detail();
             app.screen = Screen::Problems { scroll: 0 };

@@ -18,8 +18,11 @@
 //! - [`logs`]: the `l` log view of a pod: ring buffer, follow and pause, search, wrap.
 //! - [`drift_list`]: the `:drift` view, every object of any kind that is drifted, missing or in
 //!   error.
+//! - [`changes`](mod@changes): the change timeline (at start and from every watch event) and
+//!   its `:changes` view.
 pub mod accept;
 pub mod cache;
+pub mod changes;
 pub mod detail;
 pub mod drift;
 pub mod drift_list;
@@ -124,6 +127,8 @@ pub struct App {
     pub drift_list: Option<drift_list::DriftListView>,
     /// The diff, accept or revert view showing was opened from `:drift` (`esc` goes back there).
     pub from_list: bool,
+    /// The change timeline and the `:changes` view's place.
+    pub changes: changes::Changes,
     pub table: TableView,
     pub screen: Screen,
     pub prompt: Option<Prompt>,
@@ -173,6 +178,7 @@ impl App {
             mapping: false,
             drift_list: None,
             from_list: false,
+            changes: changes::Changes::default(),
             table: TableView::default(),
             screen: Screen::Table,
             prompt: None,
@@ -274,6 +280,10 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             scope,
         } => {
             app.epoch = epoch;
+            if app.context != context {
+                // Another cluster: its timeline starts anew.
+                app.changes.clear();
+            }
             app.context = context;
             app.contexts = contexts;
             app.scope = scope;

@@ -181,18 +181,30 @@ impl App {
         }
     }
 
-    /// The drift of one live object of a watched kind (pure; the extract is dropped).
+    /// The drift of one live object of a watched kind (pure; the extract is dropped), and its
+    /// line on the change timeline (`line`: its version, and whether a list brought it).
     fn object_drift(
-        &self,
+        &mut self,
         kind: &ObjectKind,
         key: &ManifestKey,
         live: Result<LiveObject, String>,
+        line: Option<(crate::drift::live_changes::Version, bool)>,
     ) -> Option<ObjectEntry> {
-        let index = self.manifests.as_ref()?;
+        let index = self.manifests.clone()?;
         let manifest = index.get(key)?;
         let (summary, newest, owners) = match live {
             Ok(live) => {
-                let (summary, newest) = summarize(&compare(manifest, &live, &index.config));
+                let drift = compare(manifest, &live, &index.config);
+                if let Some((version, listed)) = line {
+                    let desired = crate::drift::changes::Desired {
+                        schema: live.schema,
+                        manifest: &manifest.body,
+                        drift: &drift,
+                    };
+                    self.changes
+                        .observe(key, live.schema, version, Some(&desired), listed);
+                }
+                let (summary, newest) = summarize(&drift);
                 let owners = crate::gitops::owners_of_json(live.body.get("metadata"));
                 (summary, newest, owners)
             }
@@ -250,11 +262,16 @@ impl App {
                     if let Some(seen) = self.objects.relisting.get_mut(&kind) {
                         seen.insert(key.clone());
                     }
-                    let live = row
-                        .json
-                        .extract_as(&kind.api_version, &kind.kind, &schemas)
-                        .map_err(|e| e.to_string());
-                    match self.object_drift(&kind, &key, live) {
+                    let (live, version) = super::changes::read_live(
+                        &row.json,
+                        &kind.api_version,
+                        &kind.kind,
+                        &schemas,
+                        self.changes.enabled(),
+                    );
+                    let listed = self.objects.relisting.contains_key(&kind);
+                    let line = version.map(|v| (v, listed));
+                    match self.object_drift(&kind, &key, live, line) {
                         Some(entry) => {
                             super::note_owners(
                                 &mut self.owners_asked,
@@ -303,6 +320,7 @@ impl App {
             .manifests
             .as_ref()
             .is_some_and(|i| i.get(&key).is_some());
+        self.changes.deleted(&key, has_manifest);
         if has_manifest && self.object_in_scope(&key) {
             self.objects.entries.insert(
                 key,
@@ -396,7 +414,7 @@ impl App {
             };
             match result {
                 Ok(Some(live)) => {
-                    if let Some(entry) = self.object_drift(&kind, &key, Ok(*live)) {
+                    if let Some(entry) = self.object_drift(&kind, &key, Ok(*live), None) {
                         self.objects.entries.insert(key, entry);
                     }
                 }

@@ -1,7 +1,7 @@
 //! Which view shows, the line being typed and the status bar's message, and the moves between the
 //! table and the detail view (the other views open and close in their own files).
 use super::watch::DETAIL_KINDS;
-use super::{App, Command, accept, drift, drift_list, logs, picker, revert};
+use super::{App, Command, accept, changes, drift, drift_list, logs, picker, revert};
 use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::WatchHealth;
 
@@ -25,6 +25,8 @@ pub enum Screen {
     Revert(Box<revert::RevertView>),
     /// `:drift`: every object of any kind that is drifted, missing or in error.
     DriftList(Box<drift_list::DriftListView>),
+    /// `:changes`: the change timeline, newest first.
+    Changes(Box<changes::ChangesView>),
     /// `:ns` or `:ctx` alone: choose a namespace or context.
     Pick(Box<picker::Picker>),
     /// `l` on a pod in the detail view: its log.

@@ -1,16 +1,17 @@
-//! `kdrift changes [--since D]`: the timeline of what changed ([`crate::drift::changes`]), from
-//! the API alone: the objects of the kinds the manifests use, their ReplicaSets and the Warning
-//! events of the scope; exit 0, or 2 when nothing could be read.
-use std::collections::BTreeMap;
+//! `kdrift changes [--since D]`: the timeline of what changed ([`crate::drift::changes`],
+//! [`crate::drift::history`]), from the API alone: the objects of the kinds the manifests use,
+//! the ReplicaSets and ControllerRevisions of the workloads, the Warning events of the scope, and
+//! the syncs of Argo CD Applications and Flux Kustomizations; exit 0, or 2 when nothing could be
+//! read.
 use std::process::ExitCode;
 
 use serde_json::Value;
 
 use crate::cli::{ChangesArgs, ChangesFormat, CommonArgs};
-use crate::drift::changes::{Agrees, Change, Desired, entry_changes, template_change};
+use crate::drift::changes::{Change, Desired, entry_changes};
+use crate::drift::history::{Revisions, is_sync_kind, object_name, rollouts, sync_line, warnings};
 use crate::drift::{LiveObject, ObjectStatus, compare};
 use crate::managed_fields::ManagedFieldsEntry;
-use crate::manifest::ObjectKey;
 
 use super::context::{self, Context};
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on};
@@ -25,18 +26,6 @@ pub fn run(common: &CommonArgs, args: &ChangesArgs) -> ExitCode {
             }
         }
     })
-}
-
-fn text_of(value: &Value, pointer: &str) -> Option<String> {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-}
-
-/// The object's name as lines show it: `deployment/shop/web`.
-fn object_name(value: &Value) -> String {
-    ObjectKey::of_object(value, "").map_or_else(|| "(unnamed)".to_owned(), |k| k.to_string())
 }
 
 async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
@@ -54,7 +43,10 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     let mut lines: Vec<Change> = Vec::new();
     let mut errors = Vec::new();
     let mut read_any = false;
+    let mut syncs_read = false;
     for kind in super::check::kinds_to_list(ctx, false) {
+        let syncs = is_sync_kind(&kind.group, &kind.kind);
+        syncs_read |= syncs;
         let items = match context::list_raw(ctx, &kind).await {
             Ok(items) => items,
             Err(e) => {
@@ -63,6 +55,14 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             }
         };
         read_any = true;
+        if syncs {
+            lines.extend(
+                items
+                    .iter()
+                    .filter_map(sync_line)
+                    .filter(|c| recent(&c.time)),
+            );
+        }
         for raw in items {
             let name = object_name(&raw);
             let entries = match ManagedFieldsEntry::read(&raw) {
@@ -95,13 +95,50 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             );
         }
     }
-    if let Some(kind) = ctx.kinds.get("apps/v1", "ReplicaSet").cloned() {
+    for (api_version, kind, revisions) in [
+        ("apps/v1", "ReplicaSet", Revisions::ReplicaSets),
+        (
+            "apps/v1",
+            "ControllerRevision",
+            Revisions::ControllerRevisions,
+        ),
+    ] {
+        let Some(kind) = ctx.kinds.get(api_version, kind).cloned() else {
+            continue;
+        };
         match context::list_raw(ctx, &kind).await {
             Ok(items) => {
                 read_any = true;
-                lines.extend(rollouts(&items).into_iter().filter(|c| recent(&c.time)));
+                lines.extend(
+                    rollouts(&items, revisions)
+                        .into_iter()
+                        .filter(|c| recent(&c.time)),
+                );
             }
             Err(e) => errors.push(e),
+        }
+    }
+    // The GitOps owners' syncs, when the manifests do not hold them (the Applications of
+    // another repository): one list of each kind the cluster serves.
+    if !syncs_read {
+        for (api_version, kind) in [
+            ("argoproj.io/v1alpha1", "Application"),
+            ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+        ] {
+            let Some(kind) = ctx.kinds.get(api_version, kind).cloned() else {
+                continue;
+            };
+            match context::list_raw(ctx, &kind).await {
+                Ok(items) => {
+                    lines.extend(
+                        items
+                            .iter()
+                            .filter_map(sync_line)
+                            .filter(|c| recent(&c.time)),
+                    );
+                }
+                Err(e) => errors.push(e),
+            }
         }
     }
     if let Some(kind) = ctx.kinds.get("v1", "Event").cloned() {
@@ -149,110 +186,4 @@ fn print(lines: &[Change], output: ChangesFormat) {
             }
         }
     }
-}
-
-/// A rollout line per ReplicaSet: its owner (the Deployment), its creation time, and what its
-/// pod template changed from the revision before it.
-fn rollouts(items: &[Value]) -> Vec<Change> {
-    let mut by_owner: BTreeMap<String, Vec<(u64, &Value)>> = BTreeMap::new();
-    for rs in items {
-        let owner = rs
-            .pointer("/metadata/ownerReferences")
-            .and_then(Value::as_array)
-            .and_then(|refs| {
-                refs.iter()
-                    .find(|r| r.get("controller") == Some(&Value::Bool(true)))
-            })
-            .map(|r| {
-                format!(
-                    "{}/{}/{}",
-                    text_of(r, "/kind").unwrap_or_default().to_ascii_lowercase(),
-                    text_of(rs, "/metadata/namespace").unwrap_or_default(),
-                    text_of(r, "/name").unwrap_or_default()
-                )
-            })
-            .unwrap_or_else(|| object_name(rs));
-        let revision = rs
-            .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
-            .and_then(Value::as_str)
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(0);
-        by_owner.entry(owner).or_default().push((revision, rs));
-    }
-    let mut out = Vec::new();
-    for (owner, mut revisions) in by_owner {
-        revisions.sort_by_key(|(r, _)| *r);
-        for (i, (revision, rs)) in revisions.iter().enumerate() {
-            let template = template_of(rs);
-            let what = match i.checked_sub(1).and_then(|p| revisions.get(p)) {
-                Some((_, before)) => {
-                    let old = template_of(before);
-                    let change = template_change(&old, &template);
-                    format!(
-                        "rollout to revision {revision} ({}): {change}",
-                        object_name(rs)
-                    )
-                }
-                None => format!("first revision {revision} ({})", object_name(rs)),
-            };
-            out.push(Change {
-                time: text_of(rs, "/metadata/creationTimestamp"),
-                object: owner.clone(),
-                who: "deployment-controller".to_owned(),
-                what,
-                // Whether git agrees is said on the Deployment's own lines.
-                git: Agrees::NotInGit,
-            });
-        }
-    }
-    out
-}
-
-/// A ReplicaSet's pod template less the `pod-template-hash` label its controller adds (it
-/// differs in every revision).
-fn template_of(rs: &Value) -> Value {
-    let mut template = rs.pointer("/spec/template").cloned().unwrap_or(Value::Null);
-    if let Some(labels) = template
-        .pointer_mut("/metadata/labels")
-        .and_then(Value::as_object_mut)
-    {
-        labels.remove("pod-template-hash");
-    }
-    template
-}
-
-/// A line per Warning event: its object, reason and message, at its last time.
-fn warnings(items: &[Value]) -> Vec<Change> {
-    items
-        .iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("Warning"))
-        .map(|e| {
-            let time = text_of(e, "/lastTimestamp")
-                .or_else(|| text_of(e, "/series/lastObservedTime"))
-                .or_else(|| text_of(e, "/eventTime"))
-                .or_else(|| text_of(e, "/metadata/creationTimestamp"));
-            let object = format!(
-                "{}/{}/{}",
-                text_of(e, "/involvedObject/kind")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase(),
-                text_of(e, "/involvedObject/namespace").unwrap_or_default(),
-                text_of(e, "/involvedObject/name").unwrap_or_default()
-            );
-            let who = text_of(e, "/source/component")
-                .or_else(|| text_of(e, "/reportingComponent"))
-                .unwrap_or_else(|| "(unknown)".to_owned());
-            Change {
-                time,
-                object,
-                who,
-                what: format!(
-                    "Warning {}: {}",
-                    text_of(e, "/reason").unwrap_or_default(),
-                    text_of(e, "/message").unwrap_or_default()
-                ),
-                git: Agrees::NotInGit,
-            }
-        })
-        .collect()
 }

@@ -64,6 +64,8 @@ pub enum Agrees {
     InSync,
     Drifted,
     NotInGit,
+    /// The manifests were not read yet when the line was made (the live view's first seconds).
+    NotCompared,
 }
 
 impl Agrees {
@@ -72,6 +74,7 @@ impl Agrees {
             Agrees::InSync => "in sync",
             Agrees::Drifted => "drifted",
             Agrees::NotInGit => "not in git",
+            Agrees::NotCompared => "not compared",
         }
     }
 }
@@ -160,15 +163,10 @@ pub fn entry_changes(
             if more > 0 {
                 what.push_str(&format!(" (+{more} more)"));
             }
-            let mut who = entry.manager.clone();
-            if let Some(sub) = &entry.subresource {
-                who.push_str(&format!(" ({sub})"));
-            }
-            who.push_str(&format!(" {}", entry.operation));
             Change {
                 time: entry.time.clone(),
                 object: object.to_owned(),
-                who,
+                who: who_of(entry),
                 what,
                 git: if any_drift {
                     Agrees::Drifted
@@ -180,6 +178,45 @@ pub fn entry_changes(
             }
         })
         .collect()
+}
+
+/// Who wrote an entry, as a line says it: `kubectl (scale) Update`.
+pub fn who_of(entry: &ManagedFieldsEntry) -> String {
+    let mut who = entry.manager.clone();
+    if let Some(sub) = &entry.subresource {
+        who.push_str(&format!(" ({sub})"));
+    }
+    who.push_str(&format!(" {}", entry.operation));
+    who
+}
+
+/// Whether git agrees now with `paths` of an object: drifted when one of them is (or lies
+/// above or below a drifted field), in sync when the manifest sets one, else not in git.
+pub fn agrees(paths: &[FieldPath], desired: Option<&Desired<'_>>) -> Agrees {
+    let Some(d) = desired else {
+        return Agrees::NotInGit;
+    };
+    let drifted = d
+        .drift
+        .items
+        .iter()
+        .filter(|i| i.class.is_drift())
+        .any(|i| {
+            let p = field_path(&i.path);
+            paths
+                .iter()
+                .any(|path| starts_with(path, &p) || starts_with(&p, path))
+        });
+    if drifted {
+        Agrees::Drifted
+    } else if paths
+        .iter()
+        .any(|path| lookup(d.schema, path, d.manifest).is_some())
+    {
+        Agrees::InSync
+    } else {
+        Agrees::NotInGit
+    }
 }
 
 /// What changed in a pod template between two revisions: images per container, env, resources.

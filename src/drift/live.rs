@@ -134,7 +134,7 @@ fn last_applied(
 }
 
 /// Removes what is never drift, so that the extract stays small.
-fn strip_server_fields(body: &mut Value) {
+pub(crate) fn strip_server_fields(body: &mut Value) {
     let Some(root) = body.as_object_mut() else {
         return;
     };
@@ -149,6 +149,14 @@ fn strip_server_fields(body: &mut Value) {
             annotations.retain(|name, _| !never_drift(annotations_place, name));
         }
     }
+}
+
+/// Parses a live object's JSON text without its `status` (skipped unread): the one parse that
+/// both the drift extract ([`LiveObject::from_item`]) and the change timeline read.
+pub fn parse_without_status(text: &str) -> Result<Value, LiveError> {
+    let WithoutStatus(value) =
+        serde_json::from_str(text).map_err(|e| LiveError::Unreadable(e.to_string()))?;
+    Ok(value)
 }
 
 /// A live object's top level without `status`, which is skipped unread (drift never compares it
@@ -194,9 +202,7 @@ impl LiveObject {
         kind: &str,
         schemas: &Schemas,
     ) -> Result<LiveObject, LiveError> {
-        let WithoutStatus(value) =
-            serde_json::from_str(text).map_err(|e| LiveError::Unreadable(e.to_string()))?;
-        LiveObject::from_item(value, api_version, kind, schemas)
+        LiveObject::from_item(parse_without_status(text)?, api_version, kind, schemas)
     }
 
     /// Reads a live object of `api_version` and `kind` (see [`LiveObject::from_item_json`]).

@@ -11,6 +11,9 @@
 //! - [`report`], [`diff`]: the headless report (text, JSON, exit code) and one object's diff.
 //! - [`secret`]: Secrets compared by value, never shown (digests stand in for values).
 //! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
+//! - [`changes`], [`live_changes`]: the change timeline's lines (`kdrift changes`, `kdrift
+//!   blame`), and each watch event compared with the version before it (the live view's
+//!   `:changes`); [`history`]: its rollout, Warning event and GitOps sync lines.
 //!
 //! Feeding it from the live view: on a watch event of an object that has a manifest,
 //! [`LiveObject::from_deployment_json`] (the watcher keeps each object's JSON text), then
@@ -24,8 +27,10 @@ pub mod check;
 pub mod compare;
 pub mod diff;
 pub mod fleet;
+pub mod history;
 pub mod list_keys;
 pub mod live;
+pub mod live_changes;
 pub mod normalize;
 pub mod owners;
 pub mod path;

@@ -31,6 +31,9 @@
 //!   branch: "hotfix/{namespace}-{name}"   # commit on a new branch named from this template
 //!                                         # ({kind}, {namespace}, {name}); default: current branch
 //!   push: true              # git push the commit (the branch's remote, else origin); default false
+//! changes:                  # the live view's change timeline (`:changes`)
+//!   keep: 10000             # lines held (the oldest are dropped, and the view says how many);
+//!                           # 0 turns the timeline off; default 10,000, at most 1,000,000
 //! ```
 //!
 //! A rule applies to an object when every selector it names matches. In a path, a list item is
@@ -68,6 +71,50 @@ pub struct Config {
     pub contexts: Vec<ContextEntry>,
     /// `helm.charts`: how charts of the checkout are rendered (see [`super::charts`]).
     pub helm_charts: Vec<super::charts::ChartEntry>,
+    /// `changes.keep`: how many lines the live view's change timeline holds (`None`: the
+    /// default, [`CHANGES_KEEP_DEFAULT`]).
+    pub changes_keep: Option<usize>,
+}
+
+/// Lines the live view's change timeline holds unless `changes.keep` says otherwise.
+pub const CHANGES_KEEP_DEFAULT: usize = 10_000;
+/// The most `changes.keep` may ask for (about 300 bytes a line).
+pub const CHANGES_KEEP_MAX: usize = 1_000_000;
+
+/// Parses `changes:` (`keep: N`).
+fn parse_changes(changes: &Value) -> Result<Option<usize>, (bool, String)> {
+    let map = match changes {
+        Value::Null => return Ok(None),
+        Value::Object(map) => map,
+        _ => {
+            return Err((
+                false,
+                "\"changes\" must be a mapping with \"keep\"".to_owned(),
+            ));
+        }
+    };
+    if let Some(unknown) = map.keys().find(|k| k.as_str() != "keep") {
+        return Err((
+            false,
+            format!("unknown key \"{unknown}\" in changes (expected keep)"),
+        ));
+    }
+    match map.get("keep") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+            Some(keep) if keep <= CHANGES_KEEP_MAX => Ok(Some(keep)),
+            _ => Err((
+                true,
+                format!(
+                    "changes.keep must be a whole number from 0 to {CHANGES_KEEP_MAX}, not {n}"
+                ),
+            )),
+        },
+        Some(other) => Err((
+            true,
+            format!("changes.keep must be a whole number of lines, not {other}"),
+        )),
+    }
 }
 
 /// One `contexts:` entry: a kubeconfig context and the folders that describe its cluster.
@@ -383,6 +430,7 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
             "kustomize",
             "helm",
             "contexts",
+            "changes",
         ]
         .contains(&k.as_str())
     }) {
@@ -390,7 +438,7 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         problems.push(problem(
             line,
             format!(
-                "unknown key \"{key}\" (expected ignore, appliers, accept, kustomize, helm, contexts)"
+                "unknown key \"{key}\" (expected ignore, appliers, accept, kustomize, helm, contexts, changes)"
             ),
         ));
     }
@@ -418,6 +466,18 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
             line_of(text, &[Step::Field("contexts")]) + 1,
             "\"contexts\" must map kubeconfig context names to folders".to_owned(),
         )),
+    }
+    if let Some(changes) = map.get("changes") {
+        match parse_changes(changes) {
+            Ok(keep) => config.changes_keep = keep,
+            Err((at_keep, message)) => {
+                let mut steps = vec![Step::Field("changes")];
+                if at_keep {
+                    steps.push(Step::Field("keep"));
+                }
+                problems.push(problem(line_of(text, &steps) + 1, message));
+            }
+        }
     }
     if let Some(helm) = map.get("helm") {
         let (charts, helm_problems) = super::charts::parse_config(helm, text, file);
@@ -530,6 +590,31 @@ pub fn load(root: &Path) -> (Config, Vec<Problem>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_keep_is_read_and_a_bad_one_named_at_its_line() {
+        let (config, problems) = parse(Path::new(".kdrift.yaml"), "changes:\n  keep: 500\n");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config.changes_keep, Some(500));
+        let (config, problems) = parse(
+            Path::new(".kdrift.yaml"),
+            "appliers: []\nchanges:\n  keep: -3\n",
+        );
+        assert_eq!(config.changes_keep, None);
+        let text = problems[0].to_string();
+        assert!(
+            text.contains(":3")
+                && text.contains("changes.keep must be a whole number from 0 to 1000000, not -3"),
+            "{text}"
+        );
+        let (_, problems) = parse(Path::new(".kdrift.yaml"), "changes:\n  kept: 5\n");
+        assert!(
+            problems[0]
+                .to_string()
+                .contains("unknown key \"kept\" in changes"),
+            "{problems:?}"
+        );
+    }
 
     #[test]
     fn rules_and_appliers_are_parsed_with_their_lines() {

@@ -10,6 +10,7 @@
 //! - [`format`]: ages and gauges.
 //! - [`accept`]: the `a` view: fields to accept and the file diff to be written.
 pub mod accept;
+pub mod changes;
 pub mod detail;
 pub mod diff_view;
 pub mod drift_list;
@@ -78,6 +79,7 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
         Screen::Pick(picker) => picker::render_picker(app, theme, frame, body, picker),
         Screen::DriftList(view) => drift_list::render_drift_list(app, theme, frame, body, view),
+        Screen::Changes(view) => changes::render_changes(app, theme, frame, body, view),
         Screen::Log(view) => logs::render_log(theme, frame, body, view),
     }
     render_status(app, theme, frame, status);
@@ -387,6 +389,16 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
                         ("esc", "cancel"),
                         ("pgdn/pgup", "scroll diff"),
                     ],
+                    Screen::Changes(_) => &[
+                        ("enter", "diff"),
+                        ("a", "accept"),
+                        ("r", "revert"),
+                        ("/", "filter"),
+                        ("K/M", "kind/manager"),
+                        ("esc", "back"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
                     Screen::DriftList(_) => &[
                         ("d", "diff"),
                         ("a", "accept"),
@@ -502,6 +514,10 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         // Attribution ages ("12m ago") change by the minute at the fastest shown.
         Screen::Diff(_) | Screen::Accept(_) => return Some(60),
         Screen::DriftList(_) => return Some(60),
+        // Line ages in seconds while the newest is under two minutes old.
+        Screen::Changes(_) => {
+            consider(app.changes.newest_first().next().and_then(|l| l.time()));
+        }
         Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) | Screen::Log(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {

@@ -1,0 +1,518 @@
+//! The change timeline the live view holds, and its `:changes` view. At start it has, for every
+//! object the table's and the objects' watchers bring (their JSON is already there: no list of
+//! its own), the lines `kdrift changes` prints for that object's `managedFields` entries; then
+//! each watch event that changed more than `status` adds a line
+//! ([`crate::drift::live_changes`]): the fields old → new and the manager whose entry moved. A
+//! ring: past `changes.keep` lines (`.kdrift.yaml`, default 10,000) the oldest go, and the view
+//! says how many went. `changes.keep: 0` turns it off (no object is read for it).
+use std::collections::{BTreeMap, HashMap};
+
+use super::{App, Command, ManifestKey, Screen};
+use crate::cluster::live::LiveJson;
+use crate::drift::LiveObject;
+use crate::drift::changes::{Change, Desired, entry_changes};
+use crate::drift::live::parse_without_status;
+use crate::drift::live_changes::{self, LiveChange, Prior, Version};
+use crate::managed_fields::FieldPath;
+use crate::manifest::config::CHANGES_KEEP_DEFAULT;
+use crate::schema::{Schema, Schemas};
+use crossterm::event::{KeyCode, KeyEvent};
+use jiff::Timestamp;
+
+/// One line of the timeline, with the object it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub key: ManifestKey,
+    pub change: Change,
+    /// The manager alone (`kubectl`), for the filter.
+    pub manager: String,
+    /// The first field the line names (where `enter` opens the diff).
+    pub field: Option<FieldPath>,
+}
+
+impl Line {
+    pub fn time(&self) -> Option<Timestamp> {
+        self.change.time.as_deref().and_then(|t| t.parse().ok())
+    }
+}
+
+/// The lines, the previous version of each object, and the view's place while another view
+/// opened from it shows.
+#[derive(Debug, Clone)]
+pub struct Changes {
+    keep: usize,
+    /// By (time, arrival): RFC 3339 times of one server sort as text; a line without a time (a
+    /// v1.36 `/scale` write read at start) sorts first, so it is the first to go.
+    lines: BTreeMap<(Box<str>, u64), Line>,
+    seq: u64,
+    /// Lines dropped to keep `keep`.
+    pub dropped: u64,
+    priors: HashMap<ManifestKey, Prior>,
+    /// Stamps the lines of events the server gave no time (tests freeze it).
+    pub frozen: Option<Timestamp>,
+    /// The `:changes` view's place while a diff or accept opened from it shows.
+    pub parked: Option<ChangesView>,
+    /// The manifests are read: a line without a manifest is "not in git", not "not compared".
+    pub compared: bool,
+}
+
+impl Default for Changes {
+    fn default() -> Changes {
+        Changes {
+            keep: CHANGES_KEEP_DEFAULT,
+            lines: BTreeMap::new(),
+            seq: 0,
+            dropped: 0,
+            priors: HashMap::new(),
+            frozen: None,
+            parked: None,
+            compared: false,
+        }
+    }
+}
+
+impl Changes {
+    /// Whether the timeline reads watch events (`changes.keep` is not 0).
+    pub fn enabled(&self) -> bool {
+        self.keep > 0
+    }
+
+    pub fn keep(&self) -> usize {
+        self.keep
+    }
+
+    /// `changes.keep` of the manifests' `.kdrift.yaml` (`None`: the default).
+    pub fn set_keep(&mut self, keep: Option<usize>) {
+        self.keep = keep.unwrap_or(CHANGES_KEEP_DEFAULT);
+        if self.keep == 0 {
+            self.priors = HashMap::new();
+        }
+        self.trim();
+    }
+
+    /// Everything goes (another cluster).
+    pub fn clear(&mut self) {
+        let (keep, frozen, compared) = (self.keep, self.frozen, self.compared);
+        *self = Changes::default();
+        self.keep = keep;
+        self.frozen = frozen;
+        self.compared = compared;
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Newest first.
+    pub fn newest_first(&self) -> impl Iterator<Item = &Line> {
+        self.lines.values().rev()
+    }
+
+    fn seen(&self) -> String {
+        self.frozen
+            .unwrap_or_else(Timestamp::now)
+            .round(jiff::Unit::Second)
+            .unwrap_or_else(|_| Timestamp::now())
+            .to_string()
+    }
+
+    pub fn push(&mut self, mut line: Line) {
+        if self.keep == 0 {
+            return;
+        }
+        if !self.compared {
+            line.change.git = crate::drift::changes::Agrees::NotCompared;
+        }
+        let time: Box<str> = line.change.time.as_deref().unwrap_or("").into();
+        self.seq += 1;
+        self.lines.insert((time, self.seq), line);
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        while self.lines.len() > self.keep {
+            self.lines.pop_first();
+            self.dropped += 1;
+        }
+    }
+
+    fn push_live(&mut self, key: &ManifestKey, line: LiveChange) {
+        self.push(Line {
+            key: key.clone(),
+            change: line.change,
+            manager: line.manager,
+            field: line.field,
+        });
+    }
+
+    /// A watch event of `key` (its [`Version`]): compared with the version before it, else
+    /// (`listed`: from a list, the first sight of it) its entries' lines, else (a new object)
+    /// a line that it was created.
+    pub fn observe(
+        &mut self,
+        key: &ManifestKey,
+        schema: Schema,
+        version: Version,
+        desired: Option<&Desired<'_>>,
+        listed: bool,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        let prior = Prior::of(&version);
+        let name = key.to_string();
+        match self.priors.get(key) {
+            Some(before) => {
+                let seen = self.seen();
+                if let Some(line) = live_changes::live_change(
+                    &name, schema, before, &version, &prior, desired, &seen,
+                ) {
+                    self.push_live(key, line);
+                }
+            }
+            None if listed => {
+                for (change, entry) in entry_changes(&name, &version.entries, desired)
+                    .into_iter()
+                    .zip(&version.entries)
+                {
+                    self.push(Line {
+                        key: key.clone(),
+                        change,
+                        manager: entry.manager.clone(),
+                        field: entry.fields.leaves().into_iter().next(),
+                    });
+                }
+            }
+            None => {
+                let line = live_changes::created(&name, &version, desired, &self.seen());
+                self.push_live(key, line);
+            }
+        }
+        self.priors.insert(key.clone(), prior);
+    }
+
+    /// `key` was deleted (`in_git`: a manifest still describes it).
+    pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
+        if self.priors.remove(key).is_none() || !self.enabled() {
+            return;
+        }
+        let line = live_changes::deleted(&key.to_string(), in_git, &self.seen());
+        self.push_live(key, line);
+    }
+
+    /// Bytes held by the previous versions (for the benches).
+    pub fn prior_bytes(&self) -> usize {
+        self.priors.values().map(Prior::heap_bytes).sum()
+    }
+}
+
+/// Reads a watched object's JSON once for both the drift extract and (when the timeline is
+/// on) the timeline's [`Version`].
+pub(crate) fn read_live(
+    json: &LiveJson,
+    api_version: &str,
+    kind: &str,
+    schemas: &Schemas,
+    timeline: bool,
+) -> (Result<LiveObject, String>, Option<Version>) {
+    if !timeline {
+        let live = json.extract_as(api_version, kind, schemas);
+        return (live.map_err(|e| e.to_string()), None);
+    }
+    match parse_without_status(json.text()) {
+        Err(e) => (Err(e.to_string()), None),
+        Ok(value) => {
+            let version = Version::of(&value).ok();
+            let live = LiveObject::from_item(value, api_version, kind, schemas);
+            (live.map_err(|e| e.to_string()), version)
+        }
+    }
+}
+
+/// The `:changes` view: where it is and what it is narrowed to.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChangesView {
+    pub cursor: usize,
+    /// First row on screen.
+    pub scroll: usize,
+    /// `K`: lines of this kind only (as the object names it: `deployment`).
+    pub kind: Option<String>,
+    /// `M`: lines of this manager only.
+    pub manager: Option<String>,
+    /// `/`: lines whose object, writer or fields hold this text (any case).
+    pub text: String,
+}
+
+impl ChangesView {
+    fn shows(&self, line: &Line, namespace: Option<&str>) -> bool {
+        namespace.is_none_or(|ns| line.key.namespace.as_ref() == ns)
+            && self
+                .kind
+                .as_deref()
+                .is_none_or(|k| line.key.kind.eq_ignore_ascii_case(k))
+            && self.manager.as_deref().is_none_or(|m| line.manager == m)
+            && (self.text.is_empty() || {
+                let needle = self.text.to_lowercase();
+                [&line.change.object, &line.change.who, &line.change.what]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&needle))
+            })
+    }
+
+    /// What the filters say, for the title: `kind=deployment manager=kubectl /web`.
+    pub fn filters(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(k) = &self.kind {
+            parts.push(format!("kind={k}"));
+        }
+        if let Some(m) = &self.manager {
+            parts.push(format!("manager={m}"));
+        }
+        if !self.text.is_empty() {
+            parts.push(format!("/{}", self.text));
+        }
+        parts.join(" ")
+    }
+}
+
+/// The next value after `current` among `values` (sorted, deduplicated), then none again.
+fn cycle(values: Vec<String>, current: &Option<String>) -> Option<String> {
+    match current {
+        None => values.into_iter().next(),
+        Some(c) => values.into_iter().find(|v| v > c),
+    }
+}
+
+/// What the view says under its lines when the ring dropped some, or when it is off.
+pub fn ring_note(changes: &Changes) -> Option<String> {
+    if !changes.enabled() {
+        return Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)".to_owned());
+    }
+    (changes.dropped > 0).then(|| {
+        format!(
+            "{} older line{} dropped: {} are kept (changes.keep in .kdrift.yaml)",
+            thousands(changes.dropped),
+            if changes.dropped == 1 { "" } else { "s" },
+            thousands(changes.keep as u64)
+        )
+    })
+}
+
+/// "1,234" (the view's counts).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl App {
+    /// The lines `view` shows, newest first: of the watched namespace, then its filters.
+    pub fn change_rows<'a>(&'a self, view: &ChangesView) -> Vec<&'a Line> {
+        let namespace = self.scope.as_namespace();
+        self.changes
+            .newest_first()
+            .filter(|l| view.shows(l, namespace))
+            .collect()
+    }
+
+    /// `:changes`: open the timeline (where it was left, if a view opened from it showed).
+    pub fn open_changes(&mut self) -> Vec<Command> {
+        let commands = self.close_detail();
+        let view = self.changes.parked.take().unwrap_or_default();
+        self.screen = Screen::Changes(Box::new(view));
+        self.from_list = false;
+        self.dirty = true;
+        commands
+    }
+
+    /// Leave the view for a view of one of its lines' objects, keeping its place.
+    fn park_changes(&mut self) {
+        if let Screen::Changes(view) = &self.screen {
+            self.changes.parked = Some((**view).clone());
+            self.from_list = false;
+        }
+    }
+}
+
+/// Keys of `:changes`: move, `enter`/`d` the object's diff (at the line's field), `a` accept,
+/// `r` revert, `K`/`M` the next kind/manager filter, `esc` clears the filters, then back.
+pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
+    let page = app.table_height();
+    let Screen::Changes(view) = &app.screen else {
+        return Vec::new();
+    };
+    let (selected, count, kinds, managers) = {
+        let rows = app.change_rows(view);
+        let selected = rows
+            .get(view.cursor.min(rows.len().saturating_sub(1)))
+            .map(|l| (l.key.clone(), l.field.clone()));
+        let namespace = app.scope.as_namespace();
+        let all = ChangesView::default();
+        let mut kinds: Vec<String> = app
+            .changes
+            .newest_first()
+            .filter(|l| all.shows(l, namespace))
+            .map(|l| l.key.kind.to_ascii_lowercase())
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        let mut managers: Vec<String> = app
+            .changes
+            .newest_first()
+            .filter(|l| all.shows(l, namespace) && !l.manager.is_empty())
+            .map(|l| l.manager.clone())
+            .collect();
+        managers.sort();
+        managers.dedup();
+        (selected, rows.len(), kinds, managers)
+    };
+    let Screen::Changes(view) = &mut app.screen else {
+        return Vec::new();
+    };
+    let last = count.saturating_sub(1);
+    view.cursor = view.cursor.min(last);
+    match key.code {
+        KeyCode::Esc if !view.filters().is_empty() => {
+            view.kind = None;
+            view.manager = None;
+            view.text.clear();
+            view.cursor = 0;
+            view.scroll = 0;
+        }
+        KeyCode::Esc => {
+            app.screen = Screen::Table;
+            app.changes.parked = None;
+        }
+        KeyCode::Char('K') => {
+            view.kind = cycle(kinds, &view.kind);
+            view.cursor = 0;
+            view.scroll = 0;
+        }
+        KeyCode::Char('M') => {
+            view.manager = cycle(managers, &view.manager);
+            view.cursor = 0;
+            view.scroll = 0;
+        }
+        KeyCode::Char('d') | KeyCode::Enter => {
+            if let Some((key, field)) = selected {
+                app.park_changes();
+                return app.open_diff_at(key, field);
+            }
+        }
+        KeyCode::Char('a') if !app.readonly => {
+            if let Some((key, _)) = selected {
+                app.park_changes();
+                let commands = app.open_accept(key, false);
+                if !matches!(app.screen, Screen::Accept(_)) {
+                    // Nothing to accept: the view stays, with the reason in the status bar.
+                    app.changes.parked = None;
+                }
+                return commands;
+            }
+        }
+        KeyCode::Char('r') if !app.readonly => {
+            if let Some((key, _)) = selected {
+                return app.open_revert(key);
+            }
+        }
+        code => {
+            if super::keys::scroll_key(code, &mut view.cursor, last, page) {
+                if view.cursor < view.scroll {
+                    view.scroll = view.cursor;
+                } else if view.cursor >= view.scroll + page {
+                    view.scroll = view.cursor + 1 - page;
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::drift::changes::Agrees;
+
+    fn line(time: &str, name: &str) -> Line {
+        // (pushed with `compared` false, their git reads "not compared")
+        Line {
+            key: ManifestKey::new("apps", "Deployment", "shop", name),
+            change: Change {
+                time: Some(time.to_owned()),
+                object: format!("deployment/shop/{name}"),
+                who: "kubectl-edit Update".to_owned(),
+                what: ".spec.replicas: 1 → 2".to_owned(),
+                git: Agrees::Drifted,
+            },
+            manager: "kubectl-edit".to_owned(),
+            field: None,
+        }
+    }
+
+    #[test]
+    fn the_ring_keeps_the_newest_lines_and_counts_the_dropped() {
+        let mut changes = Changes::default();
+        changes.set_keep(Some(3));
+        for (i, minute) in [10, 12, 11, 13, 14].iter().enumerate() {
+            changes.push(line(
+                &format!("2026-01-01T10:{minute}:00Z"),
+                &format!("w{i}"),
+            ));
+        }
+        assert_eq!(changes.len(), 3);
+        assert_eq!(changes.dropped, 2);
+        // The oldest by time went (10:10, 10:11), not the first to arrive.
+        let names: Vec<&str> = changes
+            .newest_first()
+            .map(|l| l.key.name.as_ref())
+            .collect();
+        assert_eq!(names, ["w4", "w3", "w1"]);
+        // A smaller keep drops at once; 0 keeps nothing and reads nothing.
+        changes.set_keep(Some(1));
+        assert_eq!((changes.len(), changes.dropped), (1, 4));
+        changes.set_keep(Some(0));
+        assert!(!changes.enabled());
+        changes.push(line("2026-01-01T11:00:00Z", "late"));
+        assert_eq!((changes.len(), changes.dropped), (0, 5));
+        assert_eq!(
+            ring_note(&changes).as_deref(),
+            Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)")
+        );
+    }
+
+    #[test]
+    fn the_view_says_how_many_lines_were_dropped() {
+        let mut changes = Changes::default();
+        assert_eq!(ring_note(&changes), None);
+        changes.set_keep(Some(2_000));
+        for i in 0..3_001 {
+            changes.push(line(
+                &format!("2026-01-01T10:00:{:02}Z", i % 60),
+                &format!("w{i}"),
+            ));
+        }
+        assert_eq!(
+            ring_note(&changes).as_deref(),
+            Some("1,001 older lines dropped: 2,000 are kept (changes.keep in .kdrift.yaml)")
+        );
+    }
+
+    #[test]
+    fn counts_have_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

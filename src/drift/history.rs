@@ -1,0 +1,313 @@
+//! The timeline lines `kdrift changes` reads from objects other than the changed object's own
+//! `managedFields`: rollouts (a Deployment's ReplicaSets, a StatefulSet's or DaemonSet's
+//! ControllerRevisions, each with what its pod template changed from the revision before),
+//! Warning events, and GitOps syncs (an Argo CD Application's last operation, a Flux
+//! Kustomization's last applied revision). Pure: the caller lists the objects.
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::manifest::ObjectKey;
+
+use super::changes::{Agrees, Change, template_change};
+
+fn text_of(value: &Value, pointer: &str) -> Option<String> {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The object's name as lines show it: `deployment/shop/web`.
+pub fn object_name(value: &Value) -> String {
+    ObjectKey::of_object(value, "").map_or_else(|| "(unnamed)".to_owned(), |k| k.to_string())
+}
+
+/// What a rollout's revisions are made of: ReplicaSets or ControllerRevisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revisions {
+    ReplicaSets,
+    ControllerRevisions,
+}
+
+impl Revisions {
+    fn number(self, object: &Value) -> u64 {
+        match self {
+            Revisions::ReplicaSets => object
+                .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")
+                .and_then(Value::as_str)
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0),
+            Revisions::ControllerRevisions => {
+                object.get("revision").and_then(Value::as_u64).unwrap_or(0)
+            }
+        }
+    }
+
+    /// The pod template of a revision, less what its controller adds to each revision (the
+    /// `pod-template-hash` label; a ControllerRevision's `$patch: replace`).
+    fn template(self, object: &Value) -> Value {
+        let pointer = match self {
+            Revisions::ReplicaSets => "/spec/template",
+            Revisions::ControllerRevisions => "/data/spec/template",
+        };
+        let mut template = object.pointer(pointer).cloned().unwrap_or(Value::Null);
+        if let Some(fields) = template.as_object_mut() {
+            fields.remove("$patch");
+        }
+        if let Some(labels) = template
+            .pointer_mut("/metadata/labels")
+            .and_then(Value::as_object_mut)
+        {
+            labels.remove("pod-template-hash");
+        }
+        template
+    }
+}
+
+/// The controller that makes an owner kind's revisions, as a line names it.
+fn controller_of(owner: &str) -> String {
+    match owner {
+        "deployment" => "deployment-controller".to_owned(),
+        "statefulset" => "statefulset-controller".to_owned(),
+        "daemonset" => "daemonset-controller".to_owned(),
+        other => format!("{other} controller"),
+    }
+}
+
+/// A rollout line per revision: its owner (the workload), its creation time, and what its pod
+/// template changed from the revision before it.
+pub fn rollouts(items: &[Value], revisions: Revisions) -> Vec<Change> {
+    let mut by_owner: BTreeMap<(String, String), Vec<(u64, &Value)>> = BTreeMap::new();
+    for item in items {
+        let controller = item
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .and_then(|refs| {
+                refs.iter()
+                    .find(|r| r.get("controller") == Some(&Value::Bool(true)))
+            });
+        let (kind, owner) = match controller {
+            Some(r) => {
+                let kind = text_of(r, "/kind").unwrap_or_default().to_ascii_lowercase();
+                let name = format!(
+                    "{kind}/{}/{}",
+                    text_of(item, "/metadata/namespace").unwrap_or_default(),
+                    text_of(r, "/name").unwrap_or_default()
+                );
+                (kind, name)
+            }
+            None => (String::new(), object_name(item)),
+        };
+        by_owner
+            .entry((owner, kind))
+            .or_default()
+            .push((revisions.number(item), item));
+    }
+    let mut out = Vec::new();
+    for ((owner, kind), mut list) in by_owner {
+        list.sort_by_key(|(r, _)| *r);
+        for (i, (revision, item)) in list.iter().enumerate() {
+            let template = revisions.template(item);
+            let what = match i.checked_sub(1).and_then(|p| list.get(p)) {
+                Some((_, before)) => {
+                    let change = template_change(&revisions.template(before), &template);
+                    format!(
+                        "rollout to revision {revision} ({}): {change}",
+                        object_name(item)
+                    )
+                }
+                None => format!("first revision {revision} ({})", object_name(item)),
+            };
+            out.push(Change {
+                time: text_of(item, "/metadata/creationTimestamp"),
+                object: owner.clone(),
+                who: controller_of(&kind),
+                what,
+                // Whether git agrees is said on the workload's own lines.
+                git: Agrees::NotInGit,
+            });
+        }
+    }
+    out
+}
+
+/// A line per Warning event: its object, reason and message, at its last time.
+pub fn warnings(items: &[Value]) -> Vec<Change> {
+    items
+        .iter()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("Warning"))
+        .map(|e| {
+            let time = text_of(e, "/lastTimestamp")
+                .or_else(|| text_of(e, "/series/lastObservedTime"))
+                .or_else(|| text_of(e, "/eventTime"))
+                .or_else(|| text_of(e, "/metadata/creationTimestamp"));
+            let object = format!(
+                "{}/{}/{}",
+                text_of(e, "/involvedObject/kind")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase(),
+                text_of(e, "/involvedObject/namespace").unwrap_or_default(),
+                text_of(e, "/involvedObject/name").unwrap_or_default()
+            );
+            let who = text_of(e, "/source/component")
+                .or_else(|| text_of(e, "/reportingComponent"))
+                .unwrap_or_else(|| "(unknown)".to_owned());
+            Change {
+                time,
+                object,
+                who,
+                what: format!(
+                    "Warning {}: {}",
+                    text_of(e, "/reason").unwrap_or_default(),
+                    text_of(e, "/message").unwrap_or_default()
+                ),
+                git: Agrees::NotInGit,
+            }
+        })
+        .collect()
+}
+
+/// Whether `object` is a GitOps owner whose syncs make lines: an Argo CD Application or a Flux
+/// Kustomization (by apiVersion group and kind).
+pub fn is_sync_kind(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("argoproj.io", "Application") | ("kustomize.toolkit.fluxcd.io", "Kustomization")
+    )
+}
+
+/// The sync line of an Argo CD Application (its last operation: `finishedAt`, the revision it
+/// synced, its phase and message) or a Flux Kustomization (its `lastAppliedRevision`, at the
+/// time of its Ready condition, with that condition's status and message). `None` for another
+/// object, or one that has not synced.
+pub fn sync_line(object: &Value) -> Option<Change> {
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.rsplit_once('/'))
+        .map_or("", |(g, _)| g);
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let short = |revision: String| revision.chars().take(12).collect::<String>();
+    match (group, kind) {
+        ("argoproj.io", "Application") => {
+            let op = object.pointer("/status/operationState")?;
+            let revision = text_of(op, "/syncResult/revision")
+                .or_else(|| text_of(op, "/operation/sync/revision"))
+                .unwrap_or_else(|| "(no revision)".to_owned());
+            let phase = text_of(op, "/phase").unwrap_or_default();
+            let message = text_of(op, "/message").unwrap_or_default();
+            let automated = op
+                .pointer("/operation/initiatedBy/automated")
+                .and_then(Value::as_bool)
+                == Some(true);
+            Some(Change {
+                time: text_of(op, "/finishedAt").or_else(|| text_of(op, "/startedAt")),
+                object: object_name(object),
+                who: "argocd-application-controller".to_owned(),
+                what: format!(
+                    "{}sync to revision {}: {phase}{}",
+                    if automated { "automated " } else { "" },
+                    short(revision),
+                    if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({message})")
+                    }
+                ),
+                git: Agrees::NotInGit,
+            })
+        }
+        ("kustomize.toolkit.fluxcd.io", "Kustomization") => {
+            let revision = text_of(object, "/status/lastAppliedRevision")?;
+            let ready = object
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|c| c.iter().find(|c| c.get("type") == Some(&"Ready".into())));
+            let status = ready
+                .and_then(|r| text_of(r, "/status"))
+                .unwrap_or_default();
+            let message = ready
+                .and_then(|r| text_of(r, "/message"))
+                .unwrap_or_default();
+            Some(Change {
+                time: ready.and_then(|r| text_of(r, "/lastTransitionTime")),
+                object: object_name(object),
+                who: "kustomize-controller".to_owned(),
+                what: format!("applied revision {revision} (Ready={status}: {message})"),
+                git: Agrees::NotInGit,
+            })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn revision(owner: &str, n: u64, image: &str, created: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": format!("{owner}-{n}"), "namespace": "payments",
+                "creationTimestamp": created,
+                "ownerReferences": [{"kind": "StatefulSet", "name": owner, "controller": true}]},
+            "revision": n,
+            "data": {"spec": {"template": {"$patch": "replace",
+                "metadata": {"labels": {"app": owner}},
+                "spec": {"containers": [{"name": "db", "image": image}]}}}}})
+    }
+
+    #[test]
+    fn a_statefulsets_revisions_are_rollout_lines_with_the_image_they_changed() {
+        let items = [
+            revision("ledger-db", 2, "postgres:16.3", "2026-01-01T11:00:00Z"),
+            revision("ledger-db", 1, "postgres:16.2", "2026-01-01T10:00:00Z"),
+        ];
+        let lines = rollouts(&items, Revisions::ControllerRevisions);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1].object, "statefulset/payments/ledger-db");
+        assert_eq!(lines[1].who, "statefulset-controller");
+        assert_eq!(
+            lines[1].what,
+            "rollout to revision 2 (controllerrevision/payments/ledger-db-2): db image postgres:16.2 → postgres:16.3"
+        );
+        assert_eq!(lines[1].time.as_deref(), Some("2026-01-01T11:00:00Z"));
+        assert!(lines[0].what.starts_with("first revision 1"));
+    }
+
+    #[test]
+    fn argo_and_flux_syncs_are_lines_with_their_revision_and_time() {
+        let app = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "shop", "namespace": "argocd"},
+            "status": {"operationState": {"phase": "Succeeded",
+                "message": "successfully synced (all tasks run)",
+                "finishedAt": "2026-01-01T12:00:00Z",
+                "operation": {"initiatedBy": {"automated": true}},
+                "syncResult": {"revision": "0123456789abcdef0123"}}}});
+        let line = sync_line(&app).unwrap();
+        assert_eq!(line.object, "application/argocd/shop");
+        assert_eq!(line.who, "argocd-application-controller");
+        assert_eq!(
+            line.what,
+            "automated sync to revision 0123456789ab: Succeeded (successfully synced (all tasks run))"
+        );
+        assert_eq!(line.time.as_deref(), Some("2026-01-01T12:00:00Z"));
+        let ks = json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "platform", "namespace": "flux-system"},
+            "status": {"lastAppliedRevision": "main@sha1:abc",
+                "conditions": [{"type": "Ready", "status": "True",
+                    "message": "Applied revision: main@sha1:abc",
+                    "lastTransitionTime": "2026-01-01T12:05:00Z"}]}});
+        let line = sync_line(&ks).unwrap();
+        assert_eq!(line.who, "kustomize-controller");
+        assert_eq!(
+            line.what,
+            "applied revision main@sha1:abc (Ready=True: Applied revision: main@sha1:abc)"
+        );
+        assert_eq!(line.time.as_deref(), Some("2026-01-01T12:05:00Z"));
+        assert!(sync_line(&json!({"apiVersion": "v1", "kind": "ConfigMap"})).is_none());
+        assert!(is_sync_kind("argoproj.io", "Application"));
+    }
+}

@@ -1,0 +1,173 @@
+//! The `:changes` view: the change timeline, newest first — AGE, OBJECT, WHO, WHAT and whether
+//! GIT agrees now; under the lines, how many older ones the ring dropped.
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use super::format::{age, fit};
+use super::theme::Theme;
+use crate::app::App;
+use crate::app::changes::{ChangesView, ring_note, thousands};
+use crate::drift::changes::Agrees;
+
+/// Below this inner width only AGE, the object (its name first) and WHAT are shown.
+const NARROW_BELOW: u16 = 80;
+/// Below this inner width only AGE and the object's name.
+const TINY_BELOW: u16 = 40;
+
+pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &ChangesView) {
+    let rows = app.change_rows(view);
+    let filters = view.filters();
+    let mut title = vec![Span::styled(
+        format!(
+            " changes({})[{}] ",
+            app.scope.label(),
+            thousands(rows.len() as u64)
+        ),
+        theme.title,
+    )];
+    if !filters.is_empty() {
+        title.push(Span::styled(format!("{filters} "), theme.muted));
+    }
+    let block = super::view_block(theme, area, Line::from(title));
+    let inner_area = block.inner(area);
+    frame.render_widget(block, area);
+    let note = ring_note(&app.changes);
+    let table_area = Rect {
+        height: inner_area.height.saturating_sub(u16::from(note.is_some())),
+        ..inner_area
+    };
+    let inner = usize::from(inner_area.width);
+    let narrow = inner_area.width < NARROW_BELOW;
+    let tiny = inner_area.width < TINY_BELOW;
+    // Narrow, the name first: `shop/web (deployment)`; tiny, `web (deployment)`.
+    let object_of = |line: &crate::app::changes::Line| {
+        let kind = line.key.kind.to_ascii_lowercase();
+        if tiny || (narrow && line.key.namespace.is_empty()) {
+            format!("{} ({kind})", line.key.name)
+        } else if narrow {
+            format!("{}/{} ({kind})", line.key.namespace, line.key.name)
+        } else {
+            line.change.object.clone()
+        }
+    };
+    let longest = rows
+        .iter()
+        .map(|l| object_of(l).chars().count())
+        .max()
+        .unwrap_or(0);
+    let object_width = if tiny {
+        inner.saturating_sub(6).max(4)
+    } else {
+        longest.clamp(10, if narrow { 28 } else { 40 })
+    };
+    let who_width = if narrow {
+        0
+    } else {
+        rows.iter()
+            .map(|l| l.change.who.chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(5, 28)
+    };
+    let git_width = if narrow { 0 } else { 10 };
+    let gaps = if narrow { 2 } else { 4 };
+    let what_width = inner
+        .saturating_sub(5 + object_width + who_width + git_width + gaps)
+        .max(8);
+    let height = usize::from(table_area.height.saturating_sub(1));
+    let start = view.scroll.min(rows.len());
+    let end = (start + height).min(rows.len());
+    let body = rows[start..end].iter().enumerate().map(|(i, line)| {
+        let style = if start + i == view.cursor {
+            theme.selected.add_modifier(Modifier::BOLD)
+        } else {
+            ratatui::style::Style::default()
+        };
+        let when = age(line.time(), app.now);
+        let object = fit(&object_of(line), object_width);
+        if tiny {
+            return Row::new(vec![Cell::from(when), Cell::from(object)]).style(style);
+        }
+        let what = fit(&crate::text::one_line(&line.change.what), what_width);
+        if narrow {
+            return Row::new(vec![Cell::from(when), Cell::from(object), Cell::from(what)])
+                .style(style);
+        }
+        let git = match line.change.git {
+            Agrees::Drifted => Span::styled("drifted", theme.drifted),
+            Agrees::InSync => Span::styled("in sync", theme.in_sync),
+            Agrees::NotInGit => Span::styled("not in git", theme.muted),
+            Agrees::NotCompared => Span::styled("-", theme.muted),
+        };
+        Row::new(vec![
+            Cell::from(when),
+            Cell::from(object),
+            Cell::from(fit(&line.change.who, who_width)),
+            Cell::from(what),
+            Cell::from(git),
+        ])
+        .style(style)
+    });
+    let (header, widths) = if tiny {
+        (
+            Row::new(["AGE", "OBJECT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+            ],
+        )
+    } else if narrow {
+        (
+            Row::new(["AGE", "OBJECT", "WHAT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+                Constraint::Length(what_width as u16),
+            ],
+        )
+    } else {
+        (
+            Row::new(["AGE", "OBJECT", "WHO", "WHAT", "GIT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+                Constraint::Length(who_width as u16),
+                Constraint::Length(what_width as u16),
+                Constraint::Length(git_width as u16),
+            ],
+        )
+    };
+    frame.render_widget(
+        Table::new(body, widths)
+            .header(header.style(theme.header))
+            .column_spacing(1),
+        table_area,
+    );
+    if let Some(note) = note {
+        let at = Rect {
+            y: table_area.bottom(),
+            height: 1,
+            ..inner_area
+        };
+        frame.render_widget(Paragraph::new(Span::styled(note, theme.warning)), at);
+    }
+    if rows.is_empty() {
+        let text = if app.changes.is_empty() {
+            "no change seen yet: lines appear as the watchers list objects and as they change"
+                .to_owned()
+        } else {
+            format!(
+                "no line matches {} (esc clears the filters)",
+                if filters.is_empty() {
+                    format!("the namespace {}", app.scope.label())
+                } else {
+                    filters
+                }
+            )
+        };
+        super::table::empty_table_note(frame, table_area, &text, theme);
+    }
+}
