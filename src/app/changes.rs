@@ -112,12 +112,18 @@ impl Changes {
         self.lines.values().rev()
     }
 
+    /// The time an event without a time of its own was seen, cut to the second as a server
+    /// records managedFields times (rounded up, a write seen at :12.6 would sort after one the
+    /// server made at :12.9 and wrote as :12).
     fn seen(&self) -> String {
-        self.frozen
-            .unwrap_or_else(Timestamp::now)
-            .round(jiff::Unit::Second)
-            .unwrap_or_else(|_| Timestamp::now())
-            .to_string()
+        let now = self.frozen.unwrap_or_else(Timestamp::now);
+        now.round(
+            jiff::TimestampRound::new()
+                .smallest(jiff::Unit::Second)
+                .mode(jiff::RoundMode::Trunc),
+        )
+        .unwrap_or(now)
+        .to_string()
     }
 
     pub fn push(&mut self, mut line: Line) {
@@ -489,6 +495,17 @@ mod tests {
             ring_note(&changes).as_deref(),
             Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)")
         );
+    }
+
+    #[test]
+    fn a_time_seen_is_cut_to_the_second_as_the_server_cuts_its_own() {
+        let changes = Changes {
+            frozen: Some("2026-11-27T00:35:12.9Z".parse().unwrap()),
+            ..Changes::default()
+        };
+        // A write the server made later in that second reads :12; so must this one, so that
+        // arrival order decides between them.
+        assert_eq!(changes.seen(), "2026-11-27T00:35:12Z");
     }
 
     #[test]
