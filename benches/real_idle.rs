@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kdrift::app::{App, DriftSummary};
-use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::traffic;
 use kdrift::runtime::event_loop::wakeups_and_frames;
@@ -109,16 +108,7 @@ fn main() {
         n = APPS.apps
     );
     kdrift::runtime::tune_allocator();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("manifests");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join(".kdrift.yaml"), "appliers: [bench]\n").unwrap();
-    let common = CommonArgs {
-        kubeconfig: Some(server.kubeconfig.clone()),
-        all_namespaces: true,
-        manifests: Some(root.clone()),
-        ..CommonArgs::default()
-    };
+    let (_dir, root, common) = real_apps::checkout(&server.kubeconfig);
     let rt = kdrift::cluster::tokio_runtime().unwrap();
     rt.block_on(async {
         {

@@ -42,7 +42,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kdrift::app::{App, DriftSummary};
-use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
 use kube::api::{Patch, PatchParams};
@@ -169,16 +168,7 @@ fn main() {
         n = apps.apps
     );
     kdrift::runtime::tune_allocator();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("manifests");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join(".kdrift.yaml"), "appliers: [bench]\n").unwrap();
-    let common = CommonArgs {
-        kubeconfig: Some(server.kubeconfig.clone()),
-        all_namespaces: true,
-        manifests: Some(root.clone()),
-        ..CommonArgs::default()
-    };
+    let (dir, root, common) = real_apps::checkout(&server.kubeconfig);
     let rt = kdrift::cluster::tokio_runtime().unwrap();
     let written: Vec<ObjectKey> = rt.block_on(async {
         {

@@ -164,6 +164,29 @@ impl Apps {
     }
 }
 
+/// A checkout for the applications' manifests (`.kdrift.yaml` naming `bench`, their applier)
+/// in a temporary folder, and the arguments kdrift runs with on the server of `kubeconfig`, all
+/// namespaces: the folder (kept until the bench ends), the checkout's root, the arguments.
+pub fn checkout(
+    kubeconfig: &Path,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    kdrift::cli::CommonArgs,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("manifests");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join(".kdrift.yaml"), "appliers: [bench]\n").unwrap();
+    let common = kdrift::cli::CommonArgs {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        all_namespaces: true,
+        manifests: Some(root.clone()),
+        ..kdrift::cli::CommonArgs::default()
+    };
+    (dir, root, common)
+}
+
 /// The load average, as `/proc/loadavg` gives its three figures.
 pub fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")

@@ -48,6 +48,24 @@ fn write_kubeconfig(path: &Path, yaml: &str) -> Result<(), ServeError> {
     })
 }
 
+/// Where the kubeconfig goes: `--kubeconfig-out`, else a file in a temporary folder removed on
+/// exit (the folder, held by the caller until then).
+fn kubeconfig_path(
+    args: &DemoArgs,
+) -> Result<(std::path::PathBuf, Option<tempfile::TempDir>), ServeError> {
+    if let Some(path) = &args.kubeconfig_out {
+        return Ok((path.clone(), None));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("kdrift-demo-")
+        .tempdir()
+        .map_err(|source| ServeError::Kubeconfig {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    Ok((dir.path().join("kubeconfig"), Some(dir)))
+}
+
 fn serve(args: &DemoArgs) -> Result<(), ServeError> {
     let scenario: Scenario = args.scenario.parse()?;
     if args.clusters > 1 {
@@ -79,23 +97,7 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         };
         let server = SimServer::start(config).await?;
         // Without --kubeconfig-out the file lives in a temporary folder removed on exit.
-        let temp = match &args.kubeconfig_out {
-            Some(_) => None,
-            None => Some(
-                tempfile::Builder::new()
-                    .prefix("kdrift-demo-")
-                    .tempdir()
-                    .map_err(|source| ServeError::Kubeconfig {
-                        path: std::env::temp_dir(),
-                        source,
-                    })?,
-            ),
-        };
-        let path = match (&args.kubeconfig_out, &temp) {
-            (Some(p), _) => p.clone(),
-            (None, Some(dir)) => dir.path().join("kubeconfig"),
-            (None, None) => std::env::temp_dir().join("kdrift-demo-kubeconfig"),
-        };
+        let (path, temp) = kubeconfig_path(args)?;
         write_kubeconfig(&path, &server.kubeconfig_yaml())?;
         println!("kdrift demo cluster serving on {}", server.url());
         println!("export KUBECONFIG={}", path.display());
@@ -141,23 +143,7 @@ fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .map_err(ServeError::Signal)?;
         let servers = super::demo::start_fleet(&names, scenario, &workdir.path).await?;
-        let temp = match &args.kubeconfig_out {
-            Some(_) => None,
-            None => Some(
-                tempfile::Builder::new()
-                    .prefix("kdrift-demo-")
-                    .tempdir()
-                    .map_err(|source| ServeError::Kubeconfig {
-                        path: std::env::temp_dir(),
-                        source,
-                    })?,
-            ),
-        };
-        let path = match (&args.kubeconfig_out, &temp) {
-            (Some(p), _) => p.clone(),
-            (None, Some(dir)) => dir.path().join("kubeconfig"),
-            (None, None) => std::env::temp_dir().join("kdrift-demo-kubeconfig"),
-        };
+        let (path, temp) = kubeconfig_path(args)?;
         let urls: Vec<(String, String)> = servers
             .iter()
             .map(|(name, server)| (name.clone(), server.url()))
