@@ -3,42 +3,8 @@
 //! lists each with the manager, operation and subresource the server recorded (a `/scale`
 //! write with no time) and the rollout the image started; blame puts each on its field.
 
-use serde_json::Value;
-
 use crate::case::Case;
-
-fn line<'a>(lines: &'a [Value], object: &str, who: &str, field: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|l| {
-            l["object"] == object && l["who"] == who && l["what"].as_str().unwrap().contains(field)
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "no line of {object} by {who} on {field}:\n{}",
-                serde_json::to_string_pretty(lines).unwrap()
-            )
-        })
-}
-
-fn owners(blame: &Value, path: &str) -> (Vec<String>, String) {
-    let field = blame["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == path)
-        .unwrap_or_else(|| panic!("no field {path} in {blame:#}"));
-    let owners = field["owners"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| match o["subresource"].as_str() {
-            Some(sub) => format!("{} ({sub})", o["manager"].as_str().unwrap()),
-            None => o["manager"].as_str().unwrap().to_owned(),
-        })
-        .collect();
-    (owners, field["git"].as_str().unwrap_or("-").to_owned())
-}
+use crate::changes_util::{blamed as owners, line};
 
 #[test]
 fn changes_and_blame_name_each_kubectl_write() {
@@ -71,7 +37,7 @@ fn changes_and_blame_name_each_kubectl_write() {
     let scale = line(lines, &cart, "kubectl (scale) Update", ".spec.replicas");
     assert_eq!(
         scale["time"],
-        Value::Null,
+        serde_json::Value::Null,
         "a /scale write has no time: {scale}"
     );
     assert_eq!(scale["git"], "drifted", "{scale}");

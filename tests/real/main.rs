@@ -19,6 +19,8 @@
 //!   compared command by command (testdata/conformance/).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../changes_util/mod.rs"]
+mod changes_util;
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../headless_util/mod.rs"]
