@@ -8,25 +8,12 @@ use crate::drift::{LiveObject, ObjectStatus, compare};
 use crate::managed_fields::ManagedFieldsEntry;
 
 use super::context::{self, Context};
-use super::target::{self, Target};
-use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on};
+use super::target::Target;
+use super::{EXIT_ERROR, EXIT_IN_SYNC, on_target};
 
 pub fn run(common: &CommonArgs, args: &BlameArgs) -> ExitCode {
-    let target = match target::parse(&args.target) {
-        Ok(t) => t,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    block_on(async {
-        match context::open_for(common, Some(&target)).await {
-            Ok(mut ctx) => run_blame(&mut ctx, &target, args.output).await,
-            Err(e) => {
-                tell!("kdrift: {e}");
-                EXIT_ERROR
-            }
-        }
+    on_target(common, &args.target, async |ctx, target| {
+        run_blame(ctx, target, args.output).await
     })
 }
 

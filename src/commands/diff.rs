@@ -6,25 +6,12 @@ use crate::cli::{CommonArgs, DiffArgs};
 use crate::drift::{LiveObject, ObjectStatus, compare};
 
 use super::context::{self, Context};
-use super::target::{self, Target};
-use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
+use super::target::Target;
+use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
 
 pub fn run(common: &CommonArgs, args: &DiffArgs) -> ExitCode {
-    let target = match target::parse(&args.target) {
-        Ok(t) => t,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    block_on(async {
-        match context::open_for(common, Some(&target)).await {
-            Ok(mut ctx) => diff(&mut ctx, &target, colour_stdout()).await,
-            Err(e) => {
-                tell!("kdrift: {e}");
-                EXIT_ERROR
-            }
-        }
+    on_target(common, &args.target, async |ctx, target| {
+        diff(ctx, target, colour_stdout()).await
     })
 }
 

@@ -93,6 +93,32 @@ fn block_on<F: Future<Output = u8>>(work: F) -> ExitCode {
     }
 }
 
+/// The one-object commands' start: `text` read as `TYPE/NAME`, the connection and manifests
+/// opened for it, then `work`; a target that does not parse or a context that cannot open is
+/// said, exit 2.
+fn on_target(
+    common: &crate::cli::CommonArgs,
+    text: &str,
+    work: impl AsyncFnOnce(&mut context::Context, &target::Target) -> u8,
+) -> ExitCode {
+    let target = match target::parse(text) {
+        Ok(t) => t,
+        Err(e) => {
+            tell!("kdrift: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    block_on(async {
+        match context::open_for(common, Some(&target)).await {
+            Ok(mut ctx) => work(&mut ctx, &target).await,
+            Err(e) => {
+                tell!("kdrift: {e}");
+                EXIT_ERROR
+            }
+        }
+    })
+}
+
 /// Colour on stdout: only on a terminal, and never when `NO_COLOR` is set (no-color.org).
 pub fn colour_stdout() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

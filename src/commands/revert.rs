@@ -13,9 +13,9 @@ use crate::cluster::revert::{Outcome, Preview, RevertError, Reverter};
 use crate::manifest::ManifestObject;
 use crate::user_config::ReadOnlyFrom;
 
-use super::context::{self, Context};
-use super::target::{self, Target};
-use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
+use super::context::Context;
+use super::target::Target;
+use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
 
 /// How the operator confirms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,21 +65,8 @@ pub fn run(common: &CommonArgs, args: &RevertArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    let target = match target::parse(&args.target) {
-        Ok(t) => t,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    block_on(async {
-        match context::open_for(common, Some(&target)).await {
-            Ok(mut ctx) => revert(&mut ctx, &target, args, confirmation, colour_stdout()).await,
-            Err(e) => {
-                tell!("kdrift: {e}");
-                EXIT_ERROR
-            }
-        }
+    on_target(common, &args.target, async |ctx, target| {
+        revert(ctx, target, args, confirmation, colour_stdout()).await
     })
 }
 
