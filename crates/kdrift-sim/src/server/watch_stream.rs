@@ -206,31 +206,59 @@ pub async fn serve(
         headers_sent: false,
     };
     let (tx, rx) = mpsc::channel(LINES_BUFFERED);
+    // Subscribed before the reply goes out, not in the task: a fault raised as soon as the
+    // client has the response headers must reach this watch too.
+    let mut faults = FaultEpochs {
+        dropped: state.faults.watch_epoch(),
+        stalled: state.faults.stall_epoch(),
+    };
+    faults.dropped.mark_unchanged();
+    faults.stalled.mark_unchanged();
     tokio::spawn(run(
         state,
         watcher,
         start,
+        faults,
         tx,
-        timeout,
-        bookmarks,
-        send_initial,
+        Pace {
+            timeout,
+            bookmarks,
+            send_initial,
+        },
     ));
     stream_reply(rx)
+}
+
+/// The fault switches a watch listens to: its connections dropped, or left open and silent.
+struct FaultEpochs {
+    dropped: tokio::sync::watch::Receiver<u64>,
+    stalled: tokio::sync::watch::Receiver<u64>,
+}
+
+/// When a watch ends and what it sends besides events, as its query asked.
+struct Pace {
+    timeout: Duration,
+    bookmarks: bool,
+    send_initial: bool,
 }
 
 async fn run(
     state: Arc<ServerState>,
     mut watcher: Watcher,
     start: crate::store::WatchStart,
+    faults: FaultEpochs,
     tx: mpsc::Sender<Bytes>,
-    timeout: Duration,
-    bookmarks: bool,
-    send_initial: bool,
+    pace: Pace,
 ) {
-    let mut epoch = state.faults.watch_epoch();
-    epoch.mark_unchanged();
-    let mut stall = state.faults.stall_epoch();
-    stall.mark_unchanged();
+    let Pace {
+        timeout,
+        bookmarks,
+        send_initial,
+    } = pace;
+    let FaultEpochs {
+        dropped: mut epoch,
+        stalled: mut stall,
+    } = faults;
     let mut closing = state.closing.clone();
     let mut last_rv = start.resource_version;
     for event in &start.replay {
