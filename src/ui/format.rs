@@ -27,6 +27,29 @@ pub fn age_changes_in(since: Timestamp, now: Timestamp) -> i64 {
     step - secs % step
 }
 
+/// Seconds until the screen should be drawn again for `age(since, now)`: when the text changes
+/// while it counts seconds; for ages in minutes, hours or days, at the next multiple of a sixth
+/// of that unit on the clock (10 s, 10 min, 4 h) at or after the change. Rows whose minute turns
+/// over at different seconds then share one frame instead of one each: an age in minutes is
+/// drawn at most 10 s late, and a quiet table of objects a few minutes old wakes at most six
+/// times a minute for its ages, not once a second.
+pub fn age_redraw_in(since: Timestamp, now: Timestamp) -> i64 {
+    let wait = age_changes_in(since, now);
+    let secs = now.as_second().saturating_sub(since.as_second()).max(0);
+    let grid = match secs {
+        s if s < 120 => return wait,
+        s if s < 2 * 3600 => 10,
+        s if s < 2 * 86400 => 600,
+        _ => 4 * 3600,
+    };
+    let due = now.as_second().saturating_add(wait);
+    let aligned = due
+        .div_euclid(grid)
+        .saturating_add(i64::from(due.rem_euclid(grid) != 0))
+        * grid;
+    aligned - now.as_second()
+}
+
 /// A bar of `width` cells, filled in eighths: `ratio` 0.5, width 4 → `██  `.
 pub fn gauge(ratio: f64, width: usize) -> (String, String) {
     const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
@@ -92,6 +115,42 @@ mod tests {
             assert_eq!(age(Some(since), just_before), age(Some(since), now));
             assert_ne!(age(Some(since), later), age(Some(since), now));
         }
+    }
+
+    #[test]
+    fn ages_in_minutes_are_redrawn_together_and_never_early() {
+        let now = t(100_000);
+        // Rows made 3 min ago, a few seconds apart: their minutes turn over at different
+        // seconds, and one frame on the 10 s grid draws them all.
+        let waits: Vec<i64> = (0..8)
+            .map(|apart| age_redraw_in(t(100_000 - 180 - apart), now))
+            .collect();
+        assert!(waits.iter().all(|w| *w == waits[0]), "{waits:?}");
+        for apart in 0..60 {
+            let since = t(100_000 - 180 - apart);
+            let change = age_changes_in(since, now);
+            let redraw = age_redraw_in(since, now);
+            assert!(
+                redraw >= change,
+                "drawn before its text changes: {redraw} < {change}"
+            );
+            assert!(
+                redraw - change < 10,
+                "drawn {redraw} s for a change in {change} s"
+            );
+            assert_eq!((now.as_second() + redraw) % 10, 0);
+        }
+        // Seconds still tick each second, up to the 2 min boundary (1m59s → 2m, on time).
+        assert_eq!(age_redraw_in(t(100_000 - 30), now), 1);
+        assert_eq!(age_redraw_in(t(100_000 - 119), now), 1);
+        // Hours: at most 10 min late.
+        let since = t(100_000 - 5 * 3600 - 17);
+        let (change, redraw) = (age_changes_in(since, now), age_redraw_in(since, now));
+        assert!(
+            redraw >= change && redraw - change < 600,
+            "{redraw} for {change}"
+        );
+        assert_eq!((now.as_second() + redraw) % 600, 0);
     }
 
     #[test]

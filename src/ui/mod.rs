@@ -495,7 +495,7 @@ pub fn next_age_change(app: &App) -> Option<i64> {
     let mut explain: Option<jiff::Timestamp> = None;
     let mut consider = |t: Option<jiff::Timestamp>| {
         if let Some(t) = t {
-            let wait = format::age_changes_in(t, now);
+            let wait = format::age_redraw_in(t, now);
             next = Some(next.map_or(wait, |n| n.min(wait)));
         }
     };
