@@ -177,3 +177,45 @@ fn a_relist_without_an_object_makes_it_missing_and_one_back_is_compared() {
     );
     assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
 }
+
+/// Churn that shows nowhere draws no frame: writes to an object without a manifest, or writes
+/// that leave an object's drift as it was; a write that changes the drift does.
+#[test]
+fn only_writes_that_change_what_is_shown_ask_for_a_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = mapped_app(&dir);
+    listed(
+        &mut app,
+        &[("web", "on"), ("cart", "on"), ("unrelated", "x")],
+    );
+    app.dirty = false;
+
+    // An object no manifest describes, written again and again.
+    for flag in ["y", "z"] {
+        objects(
+            &mut app,
+            vec![WatchUpdate::Apply(row(&configmap("unrelated", flag)))],
+        );
+    }
+    assert!(
+        !app.dirty,
+        "a write to an unmanaged object asked for a frame"
+    );
+
+    // The same object again (a resync, a status write): in sync before and after.
+    let mut again = configmap("web", "on");
+    again["metadata"]["resourceVersion"] = json!("9");
+    objects(&mut app, vec![WatchUpdate::Apply(row(&again))]);
+    assert!(
+        !app.dirty,
+        "a write that left the drift as it was asked for a frame"
+    );
+
+    // A write that drifts: the status bar's count changes.
+    objects(
+        &mut app,
+        vec![WatchUpdate::Apply(row(&configmap("web", "off")))],
+    );
+    assert!(app.dirty, "a drifting write drew no frame");
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
+}

@@ -244,9 +244,15 @@ impl App {
             .as_ref()
             .map(|k| k.schemas.clone())
             .unwrap_or_default();
+        // Whether anything a screen shows moved: an entry's drift, writer or owners (the status
+        // bar's counts, `:drift`), a list's start or end, or a line on the timeline while it is
+        // open. Churn of objects without a manifest, or writes that leave the drift as it was
+        // (a controller's status, an annotation kdrift ignores), draws no frame.
+        let mut changed = matches!(self.screen, super::Screen::Changes(_));
         for update in updates {
             match update {
                 WatchUpdate::Init => {
+                    changed = true;
                     self.objects.relisting.insert(kind.clone(), BTreeSet::new());
                 }
                 WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
@@ -278,18 +284,21 @@ impl App {
                                 &mut self.owners_pending,
                                 &entry.owners,
                             );
+                            changed |= self.objects.entries.get(&key) != Some(&entry);
                             self.objects.entries.insert(key, entry);
                         }
                         None => {
-                            self.objects.entries.remove(&key);
+                            changed |= self.objects.entries.remove(&key).is_some();
                         }
                     }
                 }
                 WatchUpdate::Delete(row) => {
+                    changed = true;
                     let key = Self::key_of(&kind, &row);
                     self.object_gone(key);
                 }
                 WatchUpdate::InitDone => {
+                    changed = true;
                     let seen = self.objects.relisting.remove(&kind).unwrap_or_default();
                     let gone: Vec<ManifestKey> = self
                         .objects
@@ -311,7 +320,7 @@ impl App {
                 }
             }
         }
-        true
+        changed
     }
 
     /// An object left the cluster: missing if it has a manifest, else forgotten.
