@@ -123,6 +123,7 @@ impl Apps {
             kube::Api::all(client.clone());
         let prefix = format!("{}-", self.prefix);
         let waited = Instant::now();
+        let mut printed = Instant::now();
         loop {
             let list = deployments.list(&Default::default()).await.unwrap();
             let ready = list
@@ -151,10 +152,18 @@ impl Apps {
                 "only {ready} of {} Deployments available after 40 min",
                 self.apps
             );
-            if waited.elapsed().as_secs() % 60 < 2 {
-                println!("  {ready} of {} Deployments available", self.apps);
+            if printed.elapsed() >= Duration::from_secs(60) {
+                printed = Instant::now();
+                println!(
+                    "  {ready} of {} Deployments available after {:.0} s",
+                    self.apps,
+                    waited.elapsed().as_secs_f64()
+                );
             }
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            // Not more often: a list of 10,000 Deployments is ~30 MB of JSON, and listing it
+            // every 2 s took the API server's time from the controller-manager being waited on.
+            let poll = if self.apps > 2_000 { 30 } else { 2 };
+            tokio::time::sleep(Duration::from_secs(poll)).await;
         }
         println!(
             "every Deployment available {:.1} s later ({} pods Running)",
