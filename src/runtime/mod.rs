@@ -2,6 +2,7 @@
 //! the one event loop, and shutdown.
 //!
 //! - [`event_loop`]: await one message, drain the rest, update, draw at most once per frame.
+//! - [`fleet`]: the live view over several contexts, a loop of its own per context.
 //! - [`terminal`]: entering, leaving, suspending and resuming the terminal.
 //! - [`manifests`]: the manifests loaded off the UI thread, then watched on disk.
 //! - [`accept`]: the accept view's reads, and its write + commit.
@@ -11,6 +12,7 @@
 pub mod accept;
 pub mod demo;
 pub mod event_loop;
+pub mod fleet;
 pub mod manifests;
 pub mod revert;
 pub mod serve;
@@ -65,6 +67,17 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
         }
     };
     rt.block_on(async {
+        match fleet_contexts(common) {
+            Ok(Some(fleet)) => {
+                let notice = log_problem.map(|text| crate::app::Flash { text, error: true });
+                return tty::run_fleet(common, &fleet.watched, fleet.all, notice).await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("kdrift: {e}");
+                return ExitCode::from(EXIT_ERROR);
+            }
+        }
         let conn = match connect(&common.connection()).await {
             Ok(c) => c,
             Err(e) => {
@@ -76,6 +89,54 @@ pub fn run_tui(common: &CommonArgs) -> ExitCode {
         tracing::info!(context = %conn.context, url = %conn.cluster_url, version = %conn.server_version, "connected");
         tty::run(common, conn, log_problem.map(|text| crate::app::Flash { text, error: true })).await
     })
+}
+
+/// The contexts of a live view over several (and every context of the kubeconfig), or `None`
+/// for one: `--context` given more than once, `--all-contexts`, or — without `--context` — the
+/// contexts `.kdrift.yaml`'s `contexts:` map names, when it names more than one the kubeconfig
+/// has.
+pub fn fleet_contexts(common: &CommonArgs) -> Result<Option<FleetContexts>, String> {
+    let from_config = common.context.is_empty() && !common.all_contexts;
+    if !common.several_contexts() && !from_config {
+        return Ok(None);
+    }
+    let all = match crate::cluster::client::kubeconfig_contexts(&common.connection()) {
+        Ok(all) => all,
+        // One context alone says why it cannot connect as the single view does.
+        Err(_) if from_config => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let contexts = if from_config {
+        let Ok(root) = crate::commands::context::manifests_dir(common) else {
+            return Ok(None);
+        };
+        let (config, _) = crate::manifest::config::load(&root);
+        let named: Vec<String> = config
+            .contexts
+            .iter()
+            .map(|entry| entry.context.clone())
+            .filter(|name| all.contains(name))
+            .collect();
+        if named.len() < 2 {
+            return Ok(None);
+        }
+        named
+    } else {
+        crate::commands::fleet::contexts(common)?
+    };
+    if let Some(unknown) = contexts.iter().find(|c| !all.contains(c)) {
+        return Err(format!("no context \"{unknown}\" in the kubeconfig"));
+    }
+    Ok(Some(FleetContexts {
+        watched: contexts,
+        all,
+    }))
+}
+
+/// The contexts a live view over several watches, and every context of the kubeconfig.
+pub struct FleetContexts {
+    pub watched: Vec<String>,
+    pub all: Vec<String>,
 }
 
 /// `kdrift demo`: the simulated cluster in-process, its manifests in a fresh git repository,

@@ -8,6 +8,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::event_loop::{Event, Frontend, Session};
+use super::fleet::FleetSession;
 use super::terminal;
 use crate::app::{Flash, Message};
 use crate::cli::CommonArgs;
@@ -40,6 +41,75 @@ struct Tty;
 impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
     fn suspend(&mut self, terminal: &mut ratatui::DefaultTerminal) -> std::io::Result<()> {
         terminal::suspend(terminal)
+    }
+}
+
+/// The live view over several contexts (each connecting on its own) until the user quits.
+/// `notice` is shown in the status bar.
+pub async fn run_fleet(
+    common: &CommonArgs,
+    contexts: &[String],
+    all: Vec<String>,
+    notice: Option<Flash>,
+) -> ExitCode {
+    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
+    let mut session = FleetSession::start(common, contexts, all);
+    if let Some(e) = theme_error {
+        tracing::warn!(error = %e, "theme not loaded; using the default");
+        session.notice(Flash {
+            text: format!("{e} — using the default theme"),
+            error: true,
+        });
+    }
+    if let Some(problem) = &common.config_problem {
+        session.notice(Flash {
+            text: problem.clone(),
+            error: true,
+        });
+    }
+    if let Some(n) = notice {
+        session.notice(n);
+    }
+    let mut term = match terminal::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::leave();
+            eprintln!("kdrift: cannot use the terminal: {e}");
+            return ExitCode::from(super::EXIT_ERROR);
+        }
+    };
+    let input = tokio::spawn(read_input(session.sender()));
+    let result = session.drive(&mut term, &theme, &mut Tty).await;
+    input.abort();
+    terminal::leave();
+    let unfinished = session.unfinished();
+    if unfinished > 0 {
+        let grace = crate::process::STOP_GRACE;
+        eprintln!(
+            "kdrift: quitting with {unfinished} accept(s) or revert(s) under way: stopping their git commands (SIGTERM, killed after {} s) and waiting for them to end",
+            grace.as_secs()
+        );
+        let _ = tokio::task::spawn_blocking(move || crate::process::interrupt(grace)).await;
+        session.finish_writes(grace * 3).await;
+    }
+    let (outcomes, sigterm, left) = (session.outcomes(), session.sigterm, session.unfinished());
+    drop(session);
+    for outcome in &outcomes {
+        eprintln!("kdrift: {}", crate::text::printable(outcome));
+    }
+    if left > 0 {
+        eprintln!(
+            "kdrift: {left} accept(s) or revert(s) did not end: a file may be written but not committed, a revert half done; see git status and kdrift check"
+        );
+    }
+    match result {
+        Ok(()) if sigterm => ExitCode::from(143),
+        Ok(()) if unfinished > 0 => ExitCode::from(super::EXIT_ERROR),
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kdrift: terminal failed: {e}");
+            ExitCode::from(super::EXIT_ERROR)
+        }
     }
 }
 
