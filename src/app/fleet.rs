@@ -203,3 +203,159 @@ fn navigation(key: KeyEvent, page: isize) -> Option<isize> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::app::ContextChange;
+    use crate::app::test_keys::press;
+    use crate::cluster::client::NamespaceScope;
+    use crate::cluster::rows::WorkloadRow;
+    use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+    use jiff::Timestamp;
+
+    fn app(context: &str, names: &[&str]) -> App {
+        let mut app = App::new(
+            context,
+            vec!["a".into(), "b".into(), "c".into()],
+            NamespaceScope::All,
+            Timestamp::UNIX_EPOCH,
+        );
+        let rows = names
+            .iter()
+            .map(|name| {
+                WatchUpdate::Apply(WorkloadRow {
+                    key: ObjectKey::new("shop", *name),
+                    generation: 1,
+                    observed_generation: 1,
+                    desired: 1,
+                    replicas: 1,
+                    updated: 1,
+                    ready: 1,
+                    available: 1,
+                    paused: false,
+                    owners: Vec::new(),
+                    facts: Default::default(),
+                    conditions: Vec::new(),
+                    revision: Some(1),
+                    images: Vec::new(),
+                    created: None,
+                    last_change: None,
+                })
+            })
+            .collect();
+        update(
+            &mut app,
+            Message::Cluster(ClusterMessage {
+                epoch: 0,
+                event: ClusterEvent::Workloads(
+                    crate::cluster::rows::WorkloadKind::Deployment,
+                    rows,
+                ),
+            }),
+        );
+        app.prepare_frame();
+        app
+    }
+
+    fn shown(apps: &[&App]) -> Vec<String> {
+        rows(apps)
+            .map(|(i, key)| format!("{}:{}", apps[i].context, key.name))
+            .collect()
+    }
+
+    fn keys(fleet: &mut Fleet, apps: &mut [App], typed: &str) -> Vec<(usize, Command)> {
+        let mut out = Vec::new();
+        for c in typed.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                c => KeyCode::Char(c),
+            };
+            let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+            out.extend(handle_key(fleet, &mut refs, KeyEvent::from(code)));
+            for app in apps.iter_mut() {
+                app.prepare_frame();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_rows_of_one_object_sit_together_in_the_order_the_contexts_were_given() {
+        let (a, b) = (app("a", &["web", "api"]), app("b", &["web", "cart"]));
+        assert_eq!(shown(&[&a, &b]), ["a:api", "b:cart", "a:web", "b:web"]);
+        // Given the other way round, b's web comes first.
+        assert_eq!(shown(&[&b, &a]), ["a:api", "b:cart", "b:web", "a:web"]);
+        assert_eq!(len(&[&a, &b]), 4);
+    }
+
+    #[test]
+    fn a_key_acts_on_the_selected_rows_context_and_the_filter_is_everyones() {
+        let mut apps = vec![app("a", &["web", "api"]), app("b", &["web"])];
+        let mut fleet = Fleet::default();
+        // a:api, a:web, b:web: the third row is b's web.
+        keys(&mut fleet, &mut apps, "jj");
+        assert_eq!(
+            fleet.selected_row().map(|(i, k)| (*i, k.name.as_ref())),
+            Some((1, "web"))
+        );
+        let commands = keys(&mut fleet, &mut apps, "\n");
+        assert!(
+            commands.iter().all(|(i, _)| *i == 1),
+            "the detail's watchers are b's: {commands:?}"
+        );
+        assert!(matches!(apps[1].screen, Screen::Detail { .. }));
+        assert!(matches!(apps[0].screen, Screen::Table));
+        assert_eq!(fleet.focus, Some(1));
+        // esc: back on the fleet's table, the same row selected.
+        keys(&mut fleet, &mut apps, "\x1b");
+        assert_eq!(fleet.focus, None);
+        assert_eq!(fleet.selected, 2);
+        // The filter typed goes to every context's table.
+        keys(&mut fleet, &mut apps, "/web\n");
+        assert_eq!(
+            (apps[0].table.filter.as_str(), apps[1].table.filter.as_str()),
+            ("web", "web")
+        );
+        let refs: Vec<&App> = apps.iter().collect();
+        assert_eq!(shown(&refs), ["a:web", "b:web"]);
+    }
+
+    #[test]
+    fn ctx_plus_and_minus_name_a_context_of_the_kubeconfig() {
+        let mut a = app("a", &["web"]);
+        assert_eq!(
+            press(&mut a, ":ctx +b\n"),
+            [Command::Contexts(ContextChange::Add("b".into()))]
+        );
+        assert_eq!(
+            press(&mut a, ":ctx -c\n"),
+            [Command::Contexts(ContextChange::Remove("c".into()))]
+        );
+        assert!(press(&mut a, ":ctx +nope\n").is_empty());
+        assert!(
+            a.flash
+                .is_some_and(|f| f.error && f.text.contains("no context \"nope\""))
+        );
+    }
+
+    #[test]
+    fn a_context_removed_takes_its_focus_and_selection_and_the_others_move_down() {
+        let mut fleet = Fleet {
+            focus: Some(2),
+            lead: 2,
+            selected_row: Some((2, ObjectKey::new("shop", "web"))),
+            ..Fleet::default()
+        };
+        fleet.removed(1);
+        assert_eq!((fleet.focus, fleet.lead), (Some(1), 1));
+        assert_eq!(fleet.selected_row().map(|(i, _)| *i), Some(1));
+        fleet.removed(1);
+        assert_eq!(
+            (fleet.focus, fleet.lead, fleet.selected_row()),
+            (None, 0, None)
+        );
+    }
+}
