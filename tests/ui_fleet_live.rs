@@ -178,7 +178,23 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
         })
         .await;
 
-        keys(&tx, "gja");
+        assert!(
+            text.lock().unwrap().contains(" drifted 1 "),
+            "the status bar counts prod-eu's"
+        );
+        // `:drift` lists the drift of every context, each row naming its context.
+        keys(&tx, ":drift\n");
+        let listed = |s: &str, context: &str| {
+            s.lines().any(|l| {
+                let w = row_words(l);
+                w.first() == Some(&context) && w.contains(&"gateway") && w.contains(&"field")
+            })
+        };
+        wait_for(&text, "prod-eu's gateway in the fleet's :drift", |s| {
+            s.contains("drift(all contexts)[1]") && s.contains("CONTEXT") && listed(s, "prod-eu")
+        })
+        .await;
+        keys(&tx, "a");
         wait_for(&text, "prod-eu's accept view", |s| {
             s.contains("accept deployment payments/gateway")
                 && s.contains("[x] spec.replicas")
@@ -193,13 +209,18 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
             "clusters/prod-eu/gateway.yaml\n",
             "prod-eu's file alone"
         );
+        wait_for(&text, "back on the fleet's :drift, now empty", |s| {
+            s.contains("drift(all contexts)[0]")
+        })
+        .await;
+        key(&tx, KeyCode::Esc);
         wait_for(&text, "back on the table, prod-eu's gateway in sync", |s| {
             drift_of(s, "prod-eu", "gateway").as_deref() == Some("in sync")
         })
         .await;
 
         // `:ctx -NAME` stops watching one, `+NAME` adds it again, `NAME` watches it alone.
-        keys(&tx, "\x1b:ctx -prod-us\n");
+        keys(&tx, ":ctx -prod-us\n");
         wait_for(&text, "prod-us gone", |s| {
             row_of(s, "prod-eu", "gateway").is_some()
                 && row_of(s, "prod-us", "gateway").is_none()

@@ -11,6 +11,7 @@
 //! arrive as commands of the lead).
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::drift_list::{DriftListView, DriftRow};
 use super::{App, Command, Message, Screen, update};
 use crate::cluster::rows::ObjectKey;
 
@@ -43,6 +44,102 @@ pub struct Fleet {
     pub offset: usize,
     /// The selected row (context index, key), kept while rows move under it.
     selected_row: Option<(usize, ObjectKey)>,
+    /// `:drift` over every context, while it shows (its place is kept while a view opened from
+    /// it shows).
+    pub drift_list: Option<DriftListView>,
+}
+
+/// The `:drift` rows of every context: (context index, row), by kind, namespace and name, then
+/// in the order the contexts were given.
+pub fn drift_rows(apps: &[&App]) -> Vec<(usize, DriftRow)> {
+    let mut rows: Vec<(usize, DriftRow)> = apps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, app)| app.drift_rows().into_iter().map(move |row| (i, row)))
+        .collect();
+    rows.sort_by(|(i, a), (j, b)| {
+        (&a.key.kind, &a.key.namespace, &a.key.name, i).cmp(&(
+            &b.key.kind,
+            &b.key.namespace,
+            &b.key.name,
+            j,
+        ))
+    });
+    rows
+}
+
+/// After a key or a message: a context's view that went back to its table gives the screen back
+/// to the fleet's table, and one that went back to its `:drift` list to the fleet's list of
+/// every context (several watched).
+pub fn settle(fleet: &mut Fleet, apps: &mut [&mut App]) {
+    let several = apps.len() > 1;
+    for (i, app) in apps.iter_mut().enumerate() {
+        if several && matches!(app.screen, Screen::DriftList(_)) {
+            app.screen = Screen::Table;
+            app.drift_list = None;
+            app.from_list = false;
+            app.dirty = true;
+            fleet.drift_list.get_or_insert_with(DriftListView::default);
+            if fleet.focus == Some(i) {
+                fleet.focus = None;
+            }
+        }
+    }
+    if let Some(i) = fleet.focus
+        && apps
+            .get(i)
+            .is_none_or(|app| matches!(app.screen, Screen::Table) && app.prompt.is_none())
+    {
+        fleet.focus = None;
+    }
+}
+
+/// A key on the fleet's `:drift` list: move, `esc` back to the table, `d`/`enter`, `a`, `r` on
+/// the selected object in its own context (whose view then shows). `None` when the key is not
+/// the list's (a prompt, help, quit).
+fn drift_list_key(
+    fleet: &mut Fleet,
+    apps: &mut [&mut App],
+    key: KeyEvent,
+) -> Option<Vec<(usize, Command)>> {
+    let view = fleet.drift_list.as_mut()?;
+    let rows = {
+        let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
+        drift_rows(&shown)
+    };
+    let last = rows.len().saturating_sub(1);
+    view.cursor = view.cursor.min(last);
+    let page = apps.first().map_or(1, |a| a.table_height());
+    match key.code {
+        KeyCode::Esc => fleet.drift_list = None,
+        KeyCode::Char('d' | 'a' | 'r') | KeyCode::Enter => {
+            let (i, row) = rows.get(view.cursor)?.clone();
+            let app = &mut *apps[i];
+            // The context's own list, on the same object, takes the key.
+            let cursor = app
+                .drift_rows()
+                .iter()
+                .position(|r| r.key == row.key)
+                .unwrap_or(0);
+            app.screen = Screen::DriftList(Box::new(DriftListView { cursor, scroll: 0 }));
+            let commands = update(app, Message::Key(key));
+            fleet.lead = i;
+            if !matches!(app.screen, Screen::DriftList(_)) {
+                fleet.focus = Some(i);
+            }
+            settle(fleet, apps);
+            return Some(commands.into_iter().map(|c| (i, c)).collect());
+        }
+        code if super::keys::scroll_key(code, &mut view.cursor, last, page) => {
+            if view.cursor < view.scroll {
+                view.scroll = view.cursor;
+            } else if view.cursor >= view.scroll + page {
+                view.scroll = view.cursor + 1 - page;
+            }
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
 }
 
 /// The rows of every context's table, merged in display order: (context index, key).
@@ -149,7 +246,13 @@ pub fn handle_key(
         _ => {
             let lead = &apps[fleet.lead];
             let busy = lead.prompt.is_some() || lead.help || !matches!(lead.screen, Screen::Table);
-            if !busy {
+            if !busy
+                && fleet.drift_list.is_some()
+                && let Some(commands) = drift_list_key(fleet, apps, key)
+            {
+                return commands;
+            }
+            if !busy && fleet.drift_list.is_none() {
                 let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
                 if let Some(delta) = navigation(key, shown[0].table_height() as isize) {
                     fleet.move_by(&shown, delta);
@@ -185,6 +288,7 @@ pub fn handle_key(
     let own_view = !matches!(apps[target].screen, Screen::Table);
     fleet.focus = own_view.then_some(target);
     fleet.lead = target;
+    settle(fleet, apps);
     commands.into_iter().map(|c| (target, c)).collect()
 }
 

@@ -534,7 +534,12 @@ impl FleetSession {
                     }
                 }
                 {
-                    let apps: Vec<&App> = self.watched.iter().map(Watched::app).collect();
+                    let mut apps: Vec<&mut App> =
+                        self.watched.iter_mut().map(Watched::app_mut).collect();
+                    // A view that ended by itself (an accept committed) goes back to the
+                    // fleet's table or list.
+                    fleet::settle(&mut self.fleet, &mut apps);
+                    let apps: Vec<&App> = apps.into_iter().map(|a| &*a).collect();
                     self.fleet.refresh(&apps);
                 }
                 let members = self.members();

@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::drift_list::{Listed, draw_drift_list};
 use super::table::{RowRef, Window, draw_table, title_count, total_of};
 use super::theme::Theme;
 use crate::app::App;
@@ -124,6 +125,34 @@ pub fn render_fleet_table(parts: &Parts<'_>, theme: &Theme, frame: &mut Frame, a
         title.push_str(&format!(" contexts[{}]", members.len()));
     }
     draw_table(&lead.table, theme, frame, area, title, &window);
+}
+
+/// `:drift` over every context: the list's rows with their context.
+pub fn render_fleet_drift_list(parts: &Parts<'_>, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Parts { fleet, members } = parts;
+    let Some(view) = &fleet.drift_list else {
+        return;
+    };
+    let apps: Vec<&App> = members.iter().map(|m| m.app).collect();
+    let rows: Vec<Listed> = crate::app::fleet::drift_rows(&apps)
+        .into_iter()
+        .map(|(i, row)| Listed {
+            app: apps[i],
+            context: Some(members[i].context),
+            row,
+        })
+        .collect();
+    let loading = members
+        .iter()
+        .filter(|m| m.app.manifests.is_none() && !matches!(m.link, Link::Unreachable(_)))
+        .map(|m| m.context)
+        .collect::<Vec<_>>();
+    let empty = if loading.is_empty() {
+        "every object of the manifests is in sync, in every context".to_owned()
+    } else {
+        format!("loading the manifests of {}…", loading.join(", "))
+    };
+    draw_drift_list(theme, frame, area, "all contexts", &rows, view, &empty);
 }
 
 /// The status bar: each context and its state (the one whose view shows marked `▸`), then the

@@ -78,6 +78,9 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
     };
     match &app.screen {
         Screen::Table => match &fleet {
+            Some(parts) if parts.fleet.drift_list.is_some() => {
+                fleet::render_fleet_drift_list(parts, theme, frame, body)
+            }
             Some(parts) => fleet::render_fleet_table(parts, theme, frame, body),
             None => table::render_table(app, theme, frame, body),
         },
