@@ -144,3 +144,80 @@ pub struct FleetContexts {
 pub fn run_demo(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
     demo::run(common, demo)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// A kubeconfig of contexts `names` and a manifests folder whose `.kdrift.yaml` is `config`.
+    fn setup(names: &[&str], config: &str) -> (tempfile::TempDir, CommonArgs) {
+        let dir = tempfile::tempdir().unwrap();
+        let servers: Vec<(String, String)> = names
+            .iter()
+            .map(|n| (n.to_string(), "http://127.0.0.1:1".to_string()))
+            .collect();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, demo::fleet_kubeconfig(&servers, names[0])).unwrap();
+        let manifests = dir.path().join("manifests");
+        std::fs::create_dir_all(&manifests).unwrap();
+        std::fs::write(manifests.join(".kdrift.yaml"), config).unwrap();
+        let common = CommonArgs {
+            kubeconfig: Some(kubeconfig),
+            manifests: Some(manifests),
+            ..CommonArgs::default()
+        };
+        (dir, common)
+    }
+
+    fn watched(common: &CommonArgs) -> Option<Vec<String>> {
+        fleet_contexts(common).unwrap().map(|f| f.watched)
+    }
+
+    #[test]
+    fn the_live_view_watches_the_contexts_kdrift_yaml_names_unless_told_which() {
+        let config = "contexts:\n  staging: clusters/staging\n  prod-eu: clusters/prod-eu\n  gone: clusters/gone\n";
+        let (_dir, common) = setup(&["staging", "prod-eu", "prod-us"], config);
+        // The map's contexts the kubeconfig has, in the map's order.
+        assert_eq!(
+            watched(&common),
+            Some(vec!["staging".to_owned(), "prod-eu".to_owned()])
+        );
+        // --context once: that context alone, as before.
+        let one = CommonArgs {
+            context: vec!["prod-us".into()],
+            ..common.clone()
+        };
+        assert_eq!(watched(&one), None);
+        let two = CommonArgs {
+            context: vec!["prod-us".into(), "staging".into(), "prod-us".into()],
+            ..common.clone()
+        };
+        assert_eq!(
+            watched(&two),
+            Some(vec!["prod-us".to_owned(), "staging".to_owned()])
+        );
+        let all = CommonArgs {
+            all_contexts: true,
+            ..common.clone()
+        };
+        assert_eq!(watched(&all).map(|w| w.len()), Some(3));
+        let unknown = CommonArgs {
+            context: vec!["staging".into(), "nope".into()],
+            ..common
+        };
+        assert_eq!(
+            fleet_contexts(&unknown).err().as_deref(),
+            Some("no context \"nope\" in the kubeconfig")
+        );
+    }
+
+    #[test]
+    fn a_map_naming_one_context_of_the_kubeconfig_is_no_fleet() {
+        let (_dir, common) = setup(
+            &["staging", "prod-eu"],
+            "contexts:\n  staging: clusters/staging\n",
+        );
+        assert_eq!(watched(&common), None);
+    }
+}
