@@ -82,35 +82,7 @@ pub async fn run_fleet(
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
     terminal::leave();
-    let unfinished = session.unfinished();
-    if unfinished > 0 {
-        let grace = crate::process::STOP_GRACE;
-        eprintln!(
-            "kdrift: quitting with {unfinished} accept(s) or revert(s) under way: stopping their git commands (SIGTERM, killed after {} s) and waiting for them to end",
-            grace.as_secs()
-        );
-        let _ = tokio::task::spawn_blocking(move || crate::process::interrupt(grace)).await;
-        session.finish_writes(grace * 3).await;
-    }
-    let (outcomes, sigterm, left) = (session.outcomes(), session.sigterm, session.unfinished());
-    drop(session);
-    for outcome in &outcomes {
-        eprintln!("kdrift: {}", crate::text::printable(outcome));
-    }
-    if left > 0 {
-        eprintln!(
-            "kdrift: {left} accept(s) or revert(s) did not end: a file may be written but not committed, a revert half done; see git status and kdrift check"
-        );
-    }
-    match result {
-        Ok(()) if sigterm => ExitCode::from(143),
-        Ok(()) if unfinished > 0 => ExitCode::from(super::EXIT_ERROR),
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("kdrift: terminal failed: {e}");
-            ExitCode::from(super::EXIT_ERROR)
-        }
-    }
+    settle(&mut session, result).await
 }
 
 /// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
@@ -140,6 +112,50 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
     terminal::leave();
+    settle(&mut session, result).await
+}
+
+/// What a live view (of one context or several) leaves when the user quits: writes under way.
+trait Quitting {
+    fn unfinished(&self) -> usize;
+    fn outcomes(&self) -> Vec<String>;
+    fn sigterm(&self) -> bool;
+    async fn finish_writes(&mut self, limit: std::time::Duration);
+}
+
+impl Quitting for Session {
+    fn unfinished(&self) -> usize {
+        Session::unfinished(self)
+    }
+    fn outcomes(&self) -> Vec<String> {
+        Session::outcomes(self).to_vec()
+    }
+    fn sigterm(&self) -> bool {
+        self.sigterm
+    }
+    async fn finish_writes(&mut self, limit: std::time::Duration) {
+        Session::finish_writes(self, limit).await;
+    }
+}
+
+impl Quitting for FleetSession {
+    fn unfinished(&self) -> usize {
+        FleetSession::unfinished(self)
+    }
+    fn outcomes(&self) -> Vec<String> {
+        FleetSession::outcomes(self)
+    }
+    fn sigterm(&self) -> bool {
+        self.sigterm
+    }
+    async fn finish_writes(&mut self, limit: std::time::Duration) {
+        FleetSession::finish_writes(self, limit).await;
+    }
+}
+
+/// After the loop: the writes a quit left under way are stopped and waited for, what they did
+/// is said, and the exit code tells how the view ended.
+async fn settle(session: &mut impl Quitting, result: std::io::Result<()>) -> ExitCode {
     let unfinished = session.unfinished();
     if unfinished > 0 {
         // Quit again while an accept ran: its git (in a session of its own, out of reach of
@@ -158,9 +174,8 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
         }
         session.finish_writes(grace * 3).await;
     }
-    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
+    let (outcomes, sigterm) = (session.outcomes(), session.sigterm());
     let left = session.unfinished();
-    drop(session);
     // The accepts and reverts the quit waited for: said where the user is looking now.
     for outcome in &outcomes {
         eprintln!("kdrift: {}", crate::text::printable(outcome));
