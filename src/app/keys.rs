@@ -37,10 +37,7 @@ pub const HELP: &[(&str, &str)] = &[
         ":ctx [NAME]",
         "pick a kubeconfig context or watch NAME alone",
     ),
-    (
-        ":ctx +NAME  -NAME",
-        "watch context NAME too / stop watching it",
-    ),
+    (":ctx +/-NAME", "watch context NAME too / stop watching it"),
     (":workloads", "every workload kind in one table"),
     (":deploy/sts/ds", "the workloads of one kind"),
     (":drift", "drifted or missing objects of every kind"),
