@@ -34,11 +34,11 @@ pub struct CommonArgs {
     /// of every root, or of what .kdrift.yaml's kustomize.roots / kustomize.contexts name.
     #[arg(long, global = true, value_name = "DIR")]
     pub overlay: Option<PathBuf>,
-    /// Kubeconfig context to use. `check` and `compare` take it several times (one section
-    /// per context); the other commands act on one context.
+    /// Kubeconfig context to use. The live view, `check` and `compare` take it several times
+    /// (one table, one section per context); the other commands act on one context.
     #[arg(long, global = true, value_name = "NAME", action = clap::ArgAction::Append)]
     pub context: Vec<String>,
-    /// Every context of the kubeconfig (`check` and `compare` only).
+    /// Every context of the kubeconfig (the live view, `check` and `compare` only).
     #[arg(long, global = true, conflicts_with = "context")]
     pub all_contexts: bool,
     /// Namespace to watch (default: the context's namespace, else all).

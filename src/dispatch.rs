@@ -48,9 +48,9 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
             "kdrift: note: {e}; Secret digests use a key of this run alone (they differ from other runs')"
         );
     }
-    // Only `check` (and `compare`) read several contexts; the rest act on one.
+    // `check`, `compare` and the live view read several contexts; the rest act on one.
     let one_context = match &cli.command {
-        None => Some("the live view (several contexts in one table is not built yet)"),
+        None => None,
         Some(Command::Demo(_)) => Some("kdrift demo"),
         Some(Command::Diff(_)) => Some("kdrift diff"),
         Some(Command::Accept(_)) => Some("kdrift accept"),

@@ -805,9 +805,9 @@ fn quitting_twice_during_an_accept_stops_git_cleanly_and_says_what_was_left() {
     assert_eq!(git_as(&home, &repo, &["status", "--porcelain"]), "");
 }
 
-/// `kdrift demo --clusters 3`: the live view opens on prod-eu, where the incident plays; its
-/// gateway scaled by hand is accepted into `clusters/prod-eu/` alone; `:ctx staging` shows
-/// staging's own gateway (1 replica), in sync.
+/// `kdrift demo --clusters 3`: the live view opens on the three clusters in one table; the
+/// incident plays on prod-eu alone, whose gateway scaled by hand is accepted (from its row) into
+/// `clusters/prod-eu/` alone; `:ctx staging` shows staging's own gateway (1 replica), in sync.
 #[test]
 fn the_demo_fleet_opens_on_prod_eu_accepts_into_its_folder_and_switches_context() {
     let dir = tempfile::tempdir().unwrap();
@@ -816,18 +816,37 @@ fn the_demo_fleet_opens_on_prod_eu_accepts_into_its_folder_and_switches_context(
     let cmd = demo_in(dir.path(), false, &["--clusters", "3"]);
     let mut pty = Pty::spawn(cmd, ROWS, COLS);
     let mut screen = Screen::new();
+    wait_for(&mut screen, &pty.output, "the three clusters' rows", |s| {
+        s.text().contains("CONTEXT") && s.text().contains(" prod-us connected")
+    });
+    pty.send(b"/payments/gateway\r");
+    // CONTEXT first: the rows of one object sit together, in the order of the contexts.
+    let gateway_of = |s: &Screen, context: &str| {
+        s.lines().iter().find_map(|l| {
+            let words: Vec<String> = l
+                .split(|c: char| c.is_whitespace() || c == '│')
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect();
+            (words.first().map(String::as_str) == Some(context)
+                && words.iter().any(|w| w == "gateway"))
+            .then(|| words.join(" "))
+        })
+    };
     wait_for(
         &mut screen,
         &pty.output,
-        "prod-eu's gateway scaled by hand",
-        |s| s.text().contains("prod-eu") && row_ends(s, "payments", "gateway", "1 field"),
+        "prod-eu's gateway scaled by hand, the others in sync",
+        |s| {
+            s.text().contains("CONTEXT")
+                && gateway_of(s, "prod-eu").is_some_and(|r| r.ends_with("1 field"))
+                && gateway_of(s, "staging").is_some_and(|r| r.ends_with("in sync"))
+                && gateway_of(s, "prod-us").is_some_and(|r| r.ends_with("in sync"))
+        },
     );
     let first = git_as(&home, &repo, &["rev-parse", "HEAD"]);
-    pty.send(b"/payments/gateway\r");
-    wait_for(&mut screen, &pty.output, "the filtered table", |s| {
-        s.text().contains("</payments/gateway>")
-    });
-    pty.send(b"a");
+    // The first row is staging's, the second prod-eu's.
+    pty.send(b"gja");
     wait_for(&mut screen, &pty.output, "the accept view", |s| {
         let t = s.text();
         t.contains("[x] spec.replicas") && t.contains("+  replicas: 5")
@@ -843,6 +862,7 @@ fn the_demo_fleet_opens_on_prod_eu_accepts_into_its_folder_and_switches_context(
     pty.send(b"\x1b:ctx staging\r");
     wait_for(&mut screen, &pty.output, "staging's gateway", |s| {
         s.text().contains("staging")
+            && !s.text().contains("CONTEXT")
             && desired_of(s, "gateway").as_deref() == Some("1")
             && row_ends(s, "payments", "gateway", "in sync")
     });

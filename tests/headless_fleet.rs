@@ -158,7 +158,7 @@ fn the_commands_on_one_object_refuse_several_contexts() {
         &["accept", "deploy/web", "--context", "a", "--context", "b"],
         &["revert", "deploy/web", "--all-contexts"],
         &["logs", "deploy/web", "--context", "a", "--context", "b"],
-        &["--context", "a", "--context", "b"],
+        &["demo", "--context", "a", "--context", "b"],
     ] {
         let run = kdrift_at(Path::new("/nonexistent"), home.path(), home.path(), args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");

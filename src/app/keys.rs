@@ -33,7 +33,11 @@ pub const HELP: &[(&str, &str)] = &[
         ":ns [NAME]",
         "pick a namespace (/ filters) or watch NAME/all",
     ),
-    (":ctx [NAME]", "pick a kubeconfig context or switch to NAME"),
+    (
+        ":ctx [NAME]",
+        "pick a kubeconfig context or watch NAME alone",
+    ),
+    (":ctx +/-NAME", "watch context NAME too / stop watching it"),
     (":workloads", "every workload kind in one table"),
     (":deploy/sts/ds", "the workloads of one kind"),
     (":drift", "drifted or missing objects of every kind"),
@@ -400,6 +404,22 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
             scope: NamespaceScope::One(ns.to_string()),
         }],
         ("ctx" | "context", None) => app.open_context_picker(),
+        ("ctx" | "context", Some(change)) if change.starts_with(['+', '-']) => {
+            let name = &change[1..];
+            if !app.contexts.iter().any(|c| c == name) {
+                app.flash = Some(Flash {
+                    text: format!("no context \"{name}\" in the kubeconfig"),
+                    error: true,
+                });
+                return Vec::new();
+            }
+            let change = if change.starts_with('+') {
+                super::message::ContextChange::Add(name.to_owned())
+            } else {
+                super::message::ContextChange::Remove(name.to_owned())
+            };
+            vec![Command::Contexts(change)]
+        }
         ("ctx" | "context", Some(ctx)) => {
             if app.contexts.iter().any(|c| c == ctx) {
                 vec![Command::Switch {

@@ -91,6 +91,13 @@ pub enum Message {
     },
 }
 
+/// A change to the set of contexts watched at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextChange {
+    Add(String),
+    Remove(String),
+}
+
 /// What the runtime must do for the app.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -107,6 +114,9 @@ pub enum Command {
         context: Option<String>,
         scope: NamespaceScope,
     },
+    /// `:ctx +NAME` / `:ctx -NAME`: watch one more context beside those watched, or stop
+    /// watching one (the fleet's table, [`super::fleet`]).
+    Contexts(ContextChange),
     /// Watch ReplicaSets, Pods and Events of one namespace for the detail view, tagging their
     /// messages with `epoch` (replaces any detail watchers).
     WatchDetail {

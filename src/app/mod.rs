@@ -16,6 +16,7 @@
 //! - [`picker`]: the `:ns` and `:ctx` pickers.
 //! - [`objects`]: objects of every other kind the manifests use, their drift as they are watched.
 //! - [`logs`]: the `l` log view of a pod: ring buffer, follow and pause, search, wrap.
+//! - [`fleet`]: several contexts in one table, keyed by (context, object).
 //! - [`drift_list`]: the `:drift` view, every object of any kind that is drifted, missing or in
 //!   error.
 //! - [`changes`](mod@changes): the change timeline (at start and from every watch event) and
@@ -26,6 +27,7 @@ pub mod changes;
 pub mod detail;
 pub mod drift;
 pub mod drift_list;
+pub mod fleet;
 pub mod keys;
 pub mod logs;
 pub mod message;
@@ -42,7 +44,7 @@ pub(crate) mod test_keys;
 mod tests;
 mod watch;
 
-pub use message::{Command, Message};
+pub use message::{Command, ContextChange, Message};
 pub use reconcilers::RECONCILER_REFRESH;
 pub(crate) use reconcilers::note_owners;
 pub use screen::{Flash, PodCursor, Prompt, Screen, bare_frame};

@@ -160,6 +160,18 @@ impl TableView {
         self.key_at(self.selected)
     }
 
+    /// The rows shown with their places, in order: the fleet's table merges the tables of its
+    /// contexts by these ([`super::fleet`]).
+    pub fn ranked(&self) -> impl Iterator<Item = &(Rank, ObjectKey)> {
+        self.order.iter()
+    }
+
+    /// Select the row of `key` (its index is found at the next [`Self::refresh`]).
+    pub fn select(&mut self, key: ObjectKey) {
+        self.selected_key = Some(key);
+        self.moved = true;
+    }
+
     /// Move the selection by `delta` rows (clamped), remembering the row by key so it stays
     /// selected while rows are re-sorted under it.
     pub fn move_by(&mut self, delta: isize) {

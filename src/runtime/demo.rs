@@ -313,8 +313,8 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
     })
 }
 
-/// `kdrift demo --clusters N`: the fleet, and the live view on its incident's cluster (prod-eu),
-/// the others a `:ctx` away (one context at a time: the table of several is not built yet).
+/// `kdrift demo --clusters N`: the fleet, and the live view on all its clusters in one table
+/// (the incident drifts prod-eu only).
 async fn run_fleet(
     common: &CommonArgs,
     demo: &DemoArgs,
@@ -350,27 +350,24 @@ async fn run_fleet(
     let written = std::fs::write(&kubeconfig, fleet_kubeconfig(&urls, INCIDENT_CLUSTER));
     let mut args = common.clone();
     args.kubeconfig = Some(kubeconfig.clone());
-    args.context = vec![INCIDENT_CLUSTER.to_owned()];
+    args.context = names.to_vec();
     if args.namespace.is_none() {
         args.all_namespaces = true;
     }
     args.manifests = Some(workdir.path.clone());
     args.manifests_is_checkout = true;
-    let conn = match written {
-        Err(source) => Err(fail(&DemoError::Write {
+    let code = match written {
+        Err(source) => fail(&DemoError::Write {
             path: kubeconfig.clone(),
             source,
-        })),
-        Ok(()) => connect(&args.connection()).await.map_err(|e| fail(&e)),
-    };
-    let code = match conn {
-        Ok(conn) => {
+        }),
+        Ok(()) => {
             tracing::info!(clusters = names.len(), workdir = %workdir.path.display(), "demo fleet started");
             let notice = match log_problem {
                 Some(text) => Flash { text, error: true },
                 None => Flash {
                     text: format!(
-                        "demo fleet of {} clusters ({}) · :ctx to switch · kubectl --kubeconfig {} · manifests in {}",
+                        "demo fleet of {} clusters ({}) in one table · the incident is on {INCIDENT_CLUSTER} · :ctx NAME watches one · kubectl --kubeconfig {} · manifests in {}",
                         names.len(),
                         names.join(", "),
                         kubeconfig.display(),
@@ -379,9 +376,8 @@ async fn run_fleet(
                     error: false,
                 },
             };
-            super::tty::run(&args, conn, Some(notice)).await
+            super::tty::run_fleet(&args, names, names.to_vec(), Some(notice)).await
         }
-        Err(code) => code,
     };
     for (_, server) in servers {
         server.shutdown().await;

@@ -50,14 +50,14 @@ pub enum Event {
     },
 }
 
-enum Flow {
+pub(super) enum Flow {
     Continue,
     Quit,
     Suspend,
 }
 
-struct Loop {
-    app: App,
+pub(super) struct Loop {
+    pub(super) app: App,
     common: CommonArgs,
     conn: Connection,
     watchers: Watchers,
@@ -74,9 +74,9 @@ struct Loop {
     reverts: super::revert::Reverts,
     /// Accepts and reverts under way: quitting waits for them, so that none is left half done
     /// without a word.
-    writes: usize,
+    pub(super) writes: usize,
     /// Asked to quit while a write was under way: quit when the last one ends.
-    quitting: bool,
+    pub(super) quitting: bool,
     /// What the writes that ended while quitting did, printed once the terminal is restored.
     pub outcomes: Vec<String>,
     /// The kinds the cluster serves for the manifests, and their schemas (Deployments and the
@@ -108,9 +108,39 @@ pub fn watch(conn: &Connection, epoch: u64, tx: &UnboundedSender<Event>) -> Watc
 }
 
 impl Loop {
+    /// The app for `conn`, its watchers and its manifests, its messages sent into `tx`.
+    pub(super) fn start(common: &CommonArgs, conn: Connection, tx: UnboundedSender<Event>) -> Loop {
+        let mut app = App::new(
+            conn.context.clone(),
+            conn.contexts.clone(),
+            conn.scope.clone(),
+            Timestamp::now(),
+        );
+        app.readonly = common.readonly;
+        let watchers = watch(&conn, 0, &tx);
+        let manifests = watch_manifests(common, &conn, &tx);
+        Loop {
+            app,
+            common: common.clone(),
+            conn,
+            watchers,
+            detail: None,
+            log: None,
+            requested: 0,
+            tx,
+            _manifests: manifests,
+            reverts: Default::default(),
+            writes: 0,
+            quitting: false,
+            outcomes: Vec::new(),
+            kinds: LiveKinds::before_discovery(),
+            object_watchers: None,
+        }
+    }
+
     /// `q`, ctrl-c, SIGTERM or the input closing: quit now, or once the writes under way end
     /// (asked twice: now).
-    fn quit(&mut self) -> Flow {
+    pub(super) fn quit(&mut self) -> Flow {
         if self.writes == 0 || self.quitting {
             return Flow::Quit;
         }
@@ -144,7 +174,7 @@ impl Loop {
         Flow::Continue
     }
 
-    fn handle(&mut self, ev: Event) -> Flow {
+    pub(super) fn handle(&mut self, ev: Event) -> Flow {
         let ended = match &ev {
             Event::App(Message::Reverted { result: Err(e), .. }) => Some(Some(e.clone())),
             Event::App(Message::Accepted { .. } | Message::Reverted { .. }) => Some(None),
@@ -196,13 +226,17 @@ impl Loop {
     }
 
     /// Carry out the app's commands.
-    fn run(&mut self, commands: Vec<Command>) -> Flow {
+    pub(super) fn run(&mut self, commands: Vec<Command>) -> Flow {
         let mut flow = Flow::Continue;
         for c in commands {
             match c {
                 Command::Quit => return Flow::Quit,
                 Command::Suspend => flow = Flow::Suspend,
                 Command::Switch { context, scope } => self.start_switch(context, scope),
+                Command::Contexts(_) => {
+                    let text = "several contexts are watched in one table when kdrift starts with them: kdrift --context A --context B (or --all-contexts)".to_owned();
+                    update(&mut self.app, Message::Notice(Flash { text, error: true }));
+                }
                 Command::WatchDetail { namespace, epoch } => {
                     self.detail = None;
                     self.detail = Some(spawn_detail_watchers(
@@ -457,7 +491,7 @@ async fn map_kinds(
 
 /// A list of thousands of whole objects was just decoded into slim rows and dropped: hand the
 /// freed pages back to the system, or the allocator keeps them as resident memory for good.
-fn release_freed_memory() {
+pub(super) fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
     unsafe {
@@ -471,6 +505,13 @@ pub trait Frontend<B: Backend> {
     fn suspend(&mut self, terminal: &mut Terminal<B>) -> std::io::Result<()>;
     /// Called after each frame is drawn (benchmarks time frames here).
     fn after_frame(&mut self, _app: &App) {}
+    /// Called after each frame of the fleet's view (several contexts) is drawn.
+    fn after_fleet_frame(
+        &mut self,
+        _fleet: &crate::app::fleet::Fleet,
+        _members: &[crate::app::fleet::Member<'_>],
+    ) {
+    }
 }
 
 /// An app on a connection, its watchers and its message channel.
@@ -485,33 +526,8 @@ impl Session {
     /// Build the app for `conn` and start its watchers.
     pub fn start(common: &CommonArgs, conn: Connection) -> Session {
         let (tx, rx) = unbounded_channel::<Event>();
-        let mut app = App::new(
-            conn.context.clone(),
-            conn.contexts.clone(),
-            conn.scope.clone(),
-            Timestamp::now(),
-        );
-        app.readonly = common.readonly;
-        let watchers = watch(&conn, 0, &tx);
-        let manifests = watch_manifests(common, &conn, &tx);
         Session {
-            state: Loop {
-                app,
-                common: common.clone(),
-                conn,
-                watchers,
-                detail: None,
-                log: None,
-                requested: 0,
-                tx,
-                _manifests: manifests,
-                reverts: Default::default(),
-                writes: 0,
-                quitting: false,
-                outcomes: Vec::new(),
-                kinds: LiveKinds::before_discovery(),
-                object_watchers: None,
-            },
+            state: Loop::start(common, conn, tx),
             rx,
             sigterm: false,
         }

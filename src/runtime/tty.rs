@@ -8,6 +8,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::event_loop::{Event, Frontend, Session};
+use super::fleet::FleetSession;
 use super::terminal;
 use crate::app::{Flash, Message};
 use crate::cli::CommonArgs;
@@ -43,6 +44,47 @@ impl Frontend<ratatui::backend::CrosstermBackend<std::io::Stdout>> for Tty {
     }
 }
 
+/// The live view over several contexts (each connecting on its own) until the user quits.
+/// `notice` is shown in the status bar.
+pub async fn run_fleet(
+    common: &CommonArgs,
+    contexts: &[String],
+    all: Vec<String>,
+    notice: Option<Flash>,
+) -> ExitCode {
+    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
+    let mut session = FleetSession::start(common, contexts, all);
+    if let Some(e) = theme_error {
+        tracing::warn!(error = %e, "theme not loaded; using the default");
+        session.notice(Flash {
+            text: format!("{e} — using the default theme"),
+            error: true,
+        });
+    }
+    if let Some(problem) = &common.config_problem {
+        session.notice(Flash {
+            text: problem.clone(),
+            error: true,
+        });
+    }
+    if let Some(n) = notice {
+        session.notice(n);
+    }
+    let mut term = match terminal::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::leave();
+            eprintln!("kdrift: cannot use the terminal: {e}");
+            return ExitCode::from(super::EXIT_ERROR);
+        }
+    };
+    let input = tokio::spawn(read_input(session.sender()));
+    let result = session.drive(&mut term, &theme, &mut Tty).await;
+    input.abort();
+    terminal::leave();
+    settle(&mut session, result).await
+}
+
 /// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
 pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
     let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
@@ -70,6 +112,50 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
     terminal::leave();
+    settle(&mut session, result).await
+}
+
+/// What a live view (of one context or several) leaves when the user quits: writes under way.
+trait Quitting {
+    fn unfinished(&self) -> usize;
+    fn outcomes(&self) -> Vec<String>;
+    fn sigterm(&self) -> bool;
+    async fn finish_writes(&mut self, limit: std::time::Duration);
+}
+
+impl Quitting for Session {
+    fn unfinished(&self) -> usize {
+        Session::unfinished(self)
+    }
+    fn outcomes(&self) -> Vec<String> {
+        Session::outcomes(self).to_vec()
+    }
+    fn sigterm(&self) -> bool {
+        self.sigterm
+    }
+    async fn finish_writes(&mut self, limit: std::time::Duration) {
+        Session::finish_writes(self, limit).await;
+    }
+}
+
+impl Quitting for FleetSession {
+    fn unfinished(&self) -> usize {
+        FleetSession::unfinished(self)
+    }
+    fn outcomes(&self) -> Vec<String> {
+        FleetSession::outcomes(self)
+    }
+    fn sigterm(&self) -> bool {
+        self.sigterm
+    }
+    async fn finish_writes(&mut self, limit: std::time::Duration) {
+        FleetSession::finish_writes(self, limit).await;
+    }
+}
+
+/// After the loop: the writes a quit left under way are stopped and waited for, what they did
+/// is said, and the exit code tells how the view ended.
+async fn settle(session: &mut impl Quitting, result: std::io::Result<()>) -> ExitCode {
     let unfinished = session.unfinished();
     if unfinished > 0 {
         // Quit again while an accept ran: its git (in a session of its own, out of reach of
@@ -88,9 +174,8 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
         }
         session.finish_writes(grace * 3).await;
     }
-    let (outcomes, sigterm) = (session.outcomes().to_vec(), session.sigterm);
+    let (outcomes, sigterm) = (session.outcomes(), session.sigterm());
     let left = session.unfinished();
-    drop(session);
     // The accepts and reverts the quit waited for: said where the user is looking now.
     for outcome in &outcomes {
         eprintln!("kdrift: {}", crate::text::printable(outcome));

@@ -15,6 +15,14 @@ use super::theme::Theme;
 use crate::app::App;
 use crate::app::drift_list::DriftListView;
 
+/// One row of the list: the object's drift, the app of its context (its owners, the time), and
+/// its context's name when the list has a CONTEXT column.
+pub struct Listed<'a> {
+    pub app: &'a App,
+    pub context: Option<&'a str>,
+    pub row: crate::app::drift_list::DriftRow,
+}
+
 pub fn render_drift_list(
     app: &App,
     theme: &Theme,
@@ -22,9 +30,39 @@ pub fn render_drift_list(
     area: Rect,
     view: &DriftListView,
 ) {
-    let rows = app.drift_rows();
+    let rows: Vec<Listed> = app
+        .drift_rows()
+        .into_iter()
+        .map(|row| Listed {
+            app,
+            context: None,
+            row,
+        })
+        .collect();
+    let empty = match app.manifests.as_deref() {
+        None => "loading the manifests…".to_owned(),
+        // Nothing read is not "all in sync": say so, and why.
+        Some(index) => match index.nothing_read() {
+            Some(why) => format!("no manifest was read under {}: {why}", index.root.display()),
+            None => "every object of the manifests is in sync".to_owned(),
+        },
+    };
+    draw_drift_list(theme, frame, area, app.scope.label(), &rows, view, &empty);
+}
+
+/// The list of `rows` (a CONTEXT column when they name their context); `empty` says why there
+/// is none.
+pub fn draw_drift_list(
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    scope: &str,
+    rows: &[Listed],
+    view: &DriftListView,
+    empty: &str,
+) {
     let title = Line::from(vec![Span::styled(
-        format!(" drift({})[{}] ", app.scope.label(), rows.len()),
+        format!(" drift({scope})[{}] ", rows.len()),
         theme.title,
     )]);
     let block = super::view_block(theme, area, title);
@@ -34,11 +72,21 @@ pub fn render_drift_list(
     // what is left.
     let longest =
         |f: &dyn Fn(&crate::app::drift_list::DriftRow) -> usize, floor: usize, cap: usize| {
-            rows.iter().map(f).max().unwrap_or(0).clamp(floor, cap)
+            rows.iter()
+                .map(|l| f(&l.row))
+                .max()
+                .unwrap_or(0)
+                .clamp(floor, cap)
         };
     let kind_width = longest(&|r| r.key.kind.chars().count(), 4, 24);
     let ns_width = longest(&|r| r.key.namespace.chars().count(), 9, 20);
-    let fixed = kind_width + ns_width + 9 + 8 + 5;
+    let context_width = rows
+        .iter()
+        .filter_map(|l| l.context)
+        .map(|c| c.chars().count())
+        .max()
+        .map(|w| w.clamp(7, 16));
+    let fixed = context_width.map_or(0, |w| w + 1) + kind_width + ns_width + 9 + 8 + 5;
     let left = inner.saturating_sub(fixed);
     let name_width = (left * 3 / 5).max(8);
     let manager_width = left.saturating_sub(name_width).max(7);
@@ -48,7 +96,8 @@ pub fn render_drift_list(
     let narrow_name = inner.saturating_sub(10);
     let start = view.scroll.min(rows.len());
     let end = (start + height).min(rows.len());
-    let body = rows[start..end].iter().enumerate().map(|(i, row)| {
+    let body = rows[start..end].iter().enumerate().map(|(i, listed)| {
+        let (app, row) = (listed.app, &listed.row);
         let selected = start + i == view.cursor;
         let (manager, when) = match &row.newest {
             Some(a) => (
@@ -86,24 +135,32 @@ pub fn render_drift_list(
             ];
             return Row::new(cells).style(style);
         }
-        let cells = vec![
+        let mut cells = Vec::with_capacity(7);
+        if let (Some(width), Some(context)) = (context_width, listed.context) {
+            cells.push(Cell::from(fit(context, width)));
+        }
+        cells.extend([
             Cell::from(fit(&row.key.kind, kind_width)),
             Cell::from(fit(&namespace, ns_width)),
             Cell::from(fit(&row.key.name, name_width)),
             Cell::from(drift_cell(theme, &row.summary)),
             Cell::from(fit(&manager, manager_width)),
             Cell::from(when),
-        ];
+        ]);
         Row::new(cells).style(style)
     });
-    let wide_widths = vec![
+    let mut wide_widths: Vec<Constraint> = context_width
+        .map(|w| Constraint::Length(w as u16))
+        .into_iter()
+        .collect();
+    wide_widths.extend([
         Constraint::Length(kind_width as u16),
         Constraint::Length(ns_width as u16),
         Constraint::Length(name_width as u16),
         Constraint::Length(9),
         Constraint::Length(manager_width as u16),
         Constraint::Length(5),
-    ];
+    ]);
     let (header, widths) = if narrow {
         (
             Row::new(["NAME", "DRIFT"]),
@@ -113,10 +170,11 @@ pub fn render_drift_list(
             ],
         )
     } else {
-        (
-            Row::new(["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"]),
-            wide_widths,
-        )
+        let mut header = vec!["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"];
+        if context_width.is_some() {
+            header.insert(0, "CONTEXT");
+        }
+        (Row::new(header), wide_widths)
     };
     let header = header.style(theme.header);
     frame.render_widget(
@@ -127,14 +185,7 @@ pub fn render_drift_list(
         area,
     );
     if rows.is_empty() {
-        let text = match app.manifests.as_deref() {
-            None => "loading the manifests…".to_owned(),
-            // Nothing read is not "all in sync": say so, and why.
-            Some(index) => match index.nothing_read() {
-                Some(why) => format!("no manifest was read under {}: {why}", index.root.display()),
-                None => "every object of the manifests is in sync".to_owned(),
-            },
-        };
-        super::table::empty_table_note(frame, inner_area, &text, theme);
+        let text = empty;
+        super::table::empty_table_note(frame, inner_area, text, theme);
     }
 }

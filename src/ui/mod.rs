@@ -1,6 +1,7 @@
 //! Pure rendering of the app state: `render(&App, &Theme, &mut Frame)`. Nothing here does IO.
 //!
 //! - [`table`]: the Deployment table (visible rows only).
+//! - [`fleet`]: the table and status bar of several contexts.
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
 //! - [`logs`]: the `l` log view of a pod.
@@ -14,6 +15,7 @@ pub mod changes;
 pub mod detail;
 pub mod diff_view;
 pub mod drift_list;
+pub mod fleet;
 pub mod format;
 pub mod logs;
 pub mod picker;
@@ -36,6 +38,12 @@ pub const MIN_WIDTH: u16 = 20;
 pub const MIN_HEIGHT: u16 = 5;
 
 pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
+    render_with(app, theme, frame, None);
+}
+
+/// [`render`] of `app`, the fleet's table and status bar in place of its own when `fleet` is
+/// given (several contexts watched).
+fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet::Parts<'_>>) {
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let text = format!(
@@ -69,7 +77,13 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         None => body,
     };
     match &app.screen {
-        Screen::Table => table::render_table(app, theme, frame, body),
+        Screen::Table => match &fleet {
+            Some(parts) if parts.fleet.drift_list.is_some() => {
+                fleet::render_fleet_drift_list(parts, theme, frame, body)
+            }
+            Some(parts) => fleet::render_fleet_table(parts, theme, frame, body),
+            None => table::render_table(app, theme, frame, body),
+        },
         Screen::Detail { key, scroll } => {
             detail::render_detail(app, theme, frame, body, key, *scroll)
         }
@@ -82,7 +96,10 @@ pub fn render(app: &App, theme: &Theme, frame: &mut Frame) {
         Screen::Changes(view) => changes::render_changes(app, theme, frame, body, view),
         Screen::Log(view) => logs::render_log(theme, frame, body, view),
     }
-    render_status(app, theme, frame, status);
+    match &fleet {
+        Some(parts) => fleet::render_fleet_status(parts, app, theme, frame, status),
+        None => render_status(app, theme, frame, status),
+    }
     render_hints(app, theme, frame, hints);
     if app.help {
         render_help(app, theme, frame, body);

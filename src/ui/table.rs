@@ -22,6 +22,8 @@ const NAMESPACE_WIDTH: usize = 16;
 const GITOPS_WIDTH: usize = 22;
 /// PHASE's width at least (`paused at partition 2 (1 of 3 u…`).
 const PHASE_WIDTH: usize = 32;
+/// CONTEXT at most (longer names are cut with an ellipsis).
+const CONTEXT_WIDTH: usize = 16;
 /// `deploy`, `sts`, `ds`.
 const KIND_WIDTH: usize = 6;
 /// Below this inner width the table drops the rollout gauge (the phase says the percentage).
@@ -80,36 +82,106 @@ fn stale_note<'a>(app: &'a App, kind: WorkloadKind, namespace: &str) -> Option<&
     }
 }
 
-pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
-    // One kind's view (`:deploy`) counts and names that kind; `:workloads` every kind, with a
-    // KIND column.
-    let kind = app.table.kind;
-    let total = match kind {
-        None => app.cache.workloads.len() + app.table.missing.len(),
-        Some(kind) => {
-            app.cache.workloads.set(kind).len()
-                + app.table.missing.iter().filter(|k| k.kind == kind).count()
-        }
-    };
+/// One row on screen: the app of its context (whose cache, drift and health it shows), its key,
+/// and its context's name when the table has a CONTEXT column.
+#[derive(Clone, Copy)]
+pub struct RowRef<'a> {
+    pub app: &'a App,
+    pub key: &'a ObjectKey,
+    pub context: Option<&'a str>,
+}
+
+/// What a table shows: the rows on screen (from `start`), how many pass the filter and how
+/// many there are, and which is selected.
+pub struct Window<'a> {
+    pub rows: Vec<RowRef<'a>>,
+    pub start: usize,
+    pub shown: usize,
+    pub total: usize,
+    pub selected: usize,
+    /// Some row's namespace is not implied by the title (`-A`, or contexts of several scopes).
+    pub namespaces: bool,
+    /// Some object names a GitOps owner.
+    pub gitops: bool,
+    /// The table is empty because no list has ended yet.
+    pub loading: bool,
+}
+
+/// The title's first part: `workloads(all)[12]`, `deployments(shop)[3/12]`.
+pub fn title_count(kind: Option<WorkloadKind>, scope: &str, shown: usize, total: usize) -> String {
     let what = kind.map_or("workloads", WorkloadKind::resource);
-    let shown = app.table.len();
     let count = if shown == total {
         format!("{total}")
     } else {
         format!("{shown}/{total}")
     };
-    let filter = if app.table.filter.is_empty() {
+    format!(" {what}({scope})[{count}]")
+}
+
+/// How many rows of `kind` (every kind: `None`) `app` has, missing ones included.
+pub fn total_of(app: &App, kind: Option<WorkloadKind>) -> usize {
+    match kind {
+        None => app.cache.workloads.len() + app.table.missing.len(),
+        Some(kind) => {
+            app.cache.workloads.set(kind).len()
+                + app.table.missing.iter().filter(|k| k.kind == kind).count()
+        }
+    }
+}
+
+pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let kind = app.table.kind;
+    let total = total_of(app, kind);
+    let shown = app.table.len();
+    let title = title_count(kind, app.scope.label(), shown, total);
+    // Only the rows that fit are read (the frame's inside less the header).
+    let height = usize::from(area.height.saturating_sub(3)).max(1) + 1;
+    let start = app.table.offset.min(shown);
+    let rows = app
+        .table
+        .window(start, height)
+        .map(|key| RowRef {
+            app,
+            key,
+            context: None,
+        })
+        .collect();
+    let window = Window {
+        rows,
+        start,
+        shown,
+        total,
+        selected: app.table.selected,
+        namespaces: app.scope.as_namespace().is_none(),
+        gitops: app.has_gitops_owners(),
+        loading: !app.cache.workloads.is_synced(),
+    };
+    draw_table(&app.table, theme, frame, area, title, &window);
+}
+
+/// The table of `window`'s rows, with the filter, sort and kind of `table`.
+pub fn draw_table(
+    table: &crate::app::table::TableView,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    count: String,
+    window: &Window,
+) {
+    // One kind's view (`:deploy`) counts and names that kind; `:workloads` every kind, with a
+    // KIND column.
+    let kind = table.kind;
+    let what = kind.map_or("workloads", WorkloadKind::resource);
+    let (shown, total) = (window.shown, window.total);
+    let filter = if table.filter.is_empty() {
         String::new()
     } else {
-        format!(" </{}>", app.table.filter)
+        format!(" </{}>", table.filter)
     };
     let title = Line::from(vec![
-        Span::styled(
-            format!(" {what}({})[{count}]", app.scope.label()),
-            theme.title,
-        ),
+        Span::styled(count, theme.title),
         Span::styled(filter, theme.warning),
-        Span::styled(format!(" sort:{} ", app.table.sort.label()), theme.muted),
+        Span::styled(format!(" sort:{} ", table.sort.label()), theme.muted),
     ]);
     let block = super::view_block(theme, area, title);
 
@@ -119,13 +191,28 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let compact = inner_area.width < COMPACT_BELOW;
     let narrow = inner_area.width < NARROW_BELOW;
     let show_drift = inner_area.width >= NAME_AND_PHASE_BELOW;
-    let show_ns = app.scope.as_namespace().is_none() && !narrow;
+    let show_ns = window.namespaces && !narrow;
+    // CONTEXT, when several contexts are watched (narrow, it gives way to NAME).
+    let context_width = (!narrow)
+        .then(|| {
+            window
+                .rows
+                .iter()
+                .filter_map(|r| r.context)
+                .map(|c| c.chars().count())
+                .max()
+        })
+        .flatten()
+        .map(|longest| longest.clamp(7, CONTEXT_WIDTH));
     // The KIND column, in `:workloads`; narrow, a StatefulSet's or DaemonSet's name says its
     // kind instead, as kubectl's TYPE/NAME (`sts/ledger-db`), and a Deployment's is plain.
     let kind_column = kind.is_none() && !compact;
     // (Narrow, the name says the kind as when compact.)
     let kind_prefix = kind.is_none() && compact;
-    let mut header = Vec::with_capacity(8);
+    let mut header = Vec::with_capacity(9);
+    if context_width.is_some() {
+        header.push("CONTEXT");
+    }
     if show_ns {
         header.push("NAMESPACE");
     }
@@ -148,8 +235,8 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
 
     let height = usize::from(inner_area.height.saturating_sub(1));
-    let start = app.table.offset.min(shown);
-    let end = (start + height).min(shown);
+    let start = window.start;
+    let on_screen = &window.rows[..window.rows.len().min(height)];
 
     // Column widths, known here so that a name or namespace too long for its column is cut with
     // `…` (two long names that differ at the end must not look the same).
@@ -157,10 +244,9 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let ns_width = show_ns.then(|| {
         // As wide as the longest namespace on screen, from the header's 9 up to a fifth of the
         // table (16 on a narrow one).
-        let longest = app
-            .table
-            .window(start, end - start)
-            .map(|key| key.namespace.chars().count())
+        let longest = on_screen
+            .iter()
+            .map(|r| r.key.namespace.chars().count())
             .max()
             .unwrap_or(0);
         longest.clamp(9, NAMESPACE_WIDTH.max(inner / 5))
@@ -177,19 +263,22 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let columns =
         fixed.len() + 1 + usize::from(compact) + usize::from(show_ns) + usize::from(kind_column);
     let left = inner
-        .saturating_sub(ns_width.unwrap_or(0) + kind_width + fixed.iter().sum::<usize>())
-        .saturating_sub(columns.saturating_sub(1));
+        .saturating_sub(
+            context_width.unwrap_or(0)
+                + ns_width.unwrap_or(0)
+                + kind_width
+                + fixed.iter().sum::<usize>(),
+        )
+        .saturating_sub(columns.saturating_sub(1) + usize::from(context_width.is_some()));
     // Who reconciles a row (`argo:shop self-heal`), once any object names a GitOps owner, when
     // the names on screen keep their width beside it (the detail and diff say it anyway).
-    let longest_name = app
-        .table
-        .window(start, end - start)
-        .map(|key| key.name.chars().count())
+    let longest_name = on_screen
+        .iter()
+        .map(|r| r.key.name.chars().count())
         .max()
         .unwrap_or(0)
         .clamp(16, 40);
-    let gitops =
-        !compact && !narrow && app.has_gitops_owners() && left > longest_name + GITOPS_WIDTH;
+    let gitops = !compact && !narrow && window.gitops && left > longest_name + GITOPS_WIDTH;
     // Before DRIFT, which stays the last column.
     if gitops {
         header.insert(header.len() - 1, "GITOPS");
@@ -205,16 +294,16 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     let (name_width, phase_width) = if compact {
         (left / 2, left - left / 2)
     } else {
-        let longest = app
-            .table
-            .window(start, end - start)
-            .map(|key| key.name.chars().count())
+        let longest = on_screen
+            .iter()
+            .map(|r| r.key.name.chars().count())
             .max()
             .unwrap_or(0);
         let name = longest.clamp(16, left.max(16));
         (name, PHASE_WIDTH + left.saturating_sub(name))
     };
     let cols = Columns {
+        context: context_width,
         namespace: ns_width,
         kind: kind_column,
         kind_prefix,
@@ -224,19 +313,19 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         narrow,
         drift: show_drift,
     };
-    let rows = app
-        .table
-        .window(start, end - start)
-        .enumerate()
-        .map(|(i, key)| {
-            let selected = start + i == app.table.selected;
-            match app.cache.workloads.get(key) {
-                Some(entry) => build_row(app, theme, entry, &cols, compact, selected),
-                None => missing_row(app, theme, key, &cols, compact, selected),
-            }
-        });
+    let rows = on_screen.iter().enumerate().map(|(i, r)| {
+        let selected = start + i == window.selected;
+        let context = cols.context.zip(r.context).map(|(w, c)| fit(c, w));
+        match r.app.cache.workloads.get(r.key) {
+            Some(entry) => build_row(r.app, theme, entry, &cols, compact, selected, context),
+            None => missing_row(r.app, theme, r.key, &cols, compact, selected, context),
+        }
+    });
 
-    let mut widths = Vec::with_capacity(8);
+    let mut widths = Vec::with_capacity(9);
+    if let Some(width) = context_width {
+        widths.push(Constraint::Length(width as u16));
+    }
     if let Some(ns) = ns_width {
         widths.push(Constraint::Length(ns as u16));
     }
@@ -278,7 +367,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(table, area);
     if shown == 0 {
         let text = if total == 0 {
-            if app.cache.workloads.is_synced() {
+            if !window.loading {
                 format!("no {what}")
             } else {
                 "loading…".to_owned()
@@ -296,6 +385,8 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
 /// The widths the text of a row is cut to: the namespace column (when shown) and NAME; and
 /// whether the KIND column is shown.
 struct Columns {
+    /// The CONTEXT column's width, when shown.
+    context: Option<usize>,
     namespace: Option<usize>,
     kind: bool,
     /// No KIND column but several kinds: the name says it (`sts/…`).
@@ -331,6 +422,7 @@ fn missing_row<'a>(
     cols: &Columns,
     compact: bool,
     selected: bool,
+    context: Option<String>,
 ) -> Row<'a> {
     let style = if selected { theme.selected } else { theme.text };
     if cols.narrow {
@@ -342,7 +434,10 @@ fn missing_row<'a>(
         );
         return Row::new(cells).style(style);
     }
-    let mut cells = Vec::with_capacity(9);
+    let mut cells = Vec::with_capacity(10);
+    if let Some(context) = context {
+        cells.push(Cell::from(context));
+    }
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&key.namespace, width)));
     }
@@ -375,6 +470,7 @@ fn build_row<'a>(
     cols: &Columns,
     compact: bool,
     selected: bool,
+    context: Option<String>,
 ) -> Row<'a> {
     let r = &e.row;
     let phase = &e.rollout.phase;
@@ -408,7 +504,10 @@ fn build_row<'a>(
         );
         return Row::new(cells).style(style);
     }
-    let mut cells = Vec::with_capacity(9);
+    let mut cells = Vec::with_capacity(10);
+    if let Some(context) = context {
+        cells.push(Cell::from(context));
+    }
     if let Some(width) = cols.namespace {
         cells.push(Cell::from(fit(&r.key.namespace, width)));
     }

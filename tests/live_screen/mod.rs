@@ -42,6 +42,57 @@ impl Frontend<TestBackend> for Screen {
         }
         *self.0.lock().unwrap() = text;
     }
+
+    fn after_fleet_frame(
+        &mut self,
+        fleet: &kdrift::app::fleet::Fleet,
+        members: &[kdrift::app::fleet::Member<'_>],
+    ) {
+        let Some(first) = members.first() else {
+            return;
+        };
+        let (width, height) = (first.app.width, first.app.height);
+        let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+        term.draw(|f| kdrift::ui::fleet::render_fleet(fleet, members, &Theme::default_theme(), f))
+            .unwrap();
+        *self.0.lock().unwrap() = buffer_text(term.backend().buffer());
+    }
+}
+
+/// The text of a drawn buffer, a line per row.
+fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut text = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            text.push_str(buf[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Runs the live view over `contexts` (of the kubeconfig's `all`) on a `width`×`height`
+/// TestBackend while `script` types and watches the screen; `script` must quit it.
+pub async fn run_fleet<F, Fut>(
+    common: &kdrift::cli::CommonArgs,
+    contexts: &[String],
+    width: u16,
+    height: u16,
+    script: F,
+) where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let all = kdrift::cluster::client::kubeconfig_contexts(&common.connection()).unwrap();
+    let mut session = kdrift::runtime::fleet::FleetSession::start(common, contexts, all);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut frontend = Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let theme = Theme::default_theme();
+    let driver = session.drive(&mut term, &theme, &mut frontend);
+    let (result, ()) = tokio::join!(driver, script(tx, text));
+    result.unwrap();
 }
 
 /// Waits until the last frame satisfies `cond`; fails with the screen after [`PATIENCE`].

@@ -1,0 +1,465 @@
+//! Several kubeconfig contexts in one live view: one [`App`] per context (its own cache,
+//! manifests, drift and views, as when it is watched alone) and the fleet's table over all of
+//! them, its rows keyed by (context, object).
+//!
+//! The fleet holds no rows of its own: the table merges the contexts' sorted tables on the fly
+//! (by place, then key, then the order the contexts were given), so that the same Deployment of
+//! several clusters sits on adjacent rows. A key on the table goes to the context of the selected
+//! row, which is then the *lead*: `enter`, `d`, `a`, `r` open that context's own view (shown
+//! until it goes back to its table), and the filter, sort and kind it takes are copied to the
+//! others. Which contexts are watched is the runtime's (`:ctx NAME`, `:ctx +NAME`, `:ctx -NAME`
+//! arrive as commands of the lead).
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::drift_list::{DriftListView, DriftRow};
+use super::{App, Command, Message, Screen, update};
+use crate::cluster::rows::ObjectKey;
+
+/// How a context's connection stands, beside its watchers' health (which its [`App`] keeps).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    Connecting,
+    Connected,
+    /// The connection could not be made: the error, as `kdrift check` words it.
+    Unreachable(String),
+}
+
+/// One context as the fleet's table and status bar see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    pub context: &'a str,
+    pub link: &'a Link,
+    pub app: &'a App,
+}
+
+/// The state of the fleet's table: selection, scroll, and which context's view shows.
+#[derive(Debug, Clone, Default)]
+pub struct Fleet {
+    /// The context whose own view shows (detail, diff, accept, revert, logs, `:drift`…), by
+    /// index; `None` while the fleet's table shows.
+    pub focus: Option<usize>,
+    /// The context the last key went to: its prompt, help and message show over the table.
+    pub lead: usize,
+    pub selected: usize,
+    pub offset: usize,
+    /// The selected row (context index, key), kept while rows move under it.
+    selected_row: Option<(usize, ObjectKey)>,
+    /// `:drift` over every context, while it shows (its place is kept while a view opened from
+    /// it shows).
+    pub drift_list: Option<DriftListView>,
+}
+
+/// The `:drift` rows of every context: (context index, row), by kind, namespace and name, then
+/// in the order the contexts were given.
+pub fn drift_rows(apps: &[&App]) -> Vec<(usize, DriftRow)> {
+    let mut rows: Vec<(usize, DriftRow)> = apps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, app)| app.drift_rows().into_iter().map(move |row| (i, row)))
+        .collect();
+    rows.sort_by(|(i, a), (j, b)| {
+        (&a.key.kind, &a.key.namespace, &a.key.name, i).cmp(&(
+            &b.key.kind,
+            &b.key.namespace,
+            &b.key.name,
+            j,
+        ))
+    });
+    rows
+}
+
+/// After a key or a message: a context's view that went back to its table gives the screen back
+/// to the fleet's table, and one that went back to its `:drift` list to the fleet's list of
+/// every context (several watched).
+pub fn settle(fleet: &mut Fleet, apps: &mut [&mut App]) {
+    let several = apps.len() > 1;
+    for (i, app) in apps.iter_mut().enumerate() {
+        if several && matches!(app.screen, Screen::DriftList(_)) {
+            app.screen = Screen::Table;
+            app.drift_list = None;
+            app.from_list = false;
+            app.dirty = true;
+            fleet.drift_list.get_or_insert_with(DriftListView::default);
+            if fleet.focus == Some(i) {
+                fleet.focus = None;
+            }
+        }
+    }
+    if let Some(i) = fleet.focus
+        && apps
+            .get(i)
+            .is_none_or(|app| matches!(app.screen, Screen::Table) && app.prompt.is_none())
+    {
+        fleet.focus = None;
+    }
+}
+
+/// A key on the fleet's `:drift` list: move, `esc` back to the table, `d`/`enter`, `a`, `r` on
+/// the selected object in its own context (whose view then shows). `None` when the key is not
+/// the list's (a prompt, help, quit).
+fn drift_list_key(
+    fleet: &mut Fleet,
+    apps: &mut [&mut App],
+    key: KeyEvent,
+) -> Option<Vec<(usize, Command)>> {
+    let view = fleet.drift_list.as_mut()?;
+    let rows = {
+        let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
+        drift_rows(&shown)
+    };
+    let last = rows.len().saturating_sub(1);
+    view.cursor = view.cursor.min(last);
+    let page = apps.first().map_or(1, |a| a.table_height());
+    match key.code {
+        KeyCode::Esc => fleet.drift_list = None,
+        KeyCode::Char('d' | 'a' | 'r') | KeyCode::Enter => {
+            let (i, row) = rows.get(view.cursor)?.clone();
+            let app = &mut *apps[i];
+            // The context's own list, on the same object, takes the key.
+            let cursor = app
+                .drift_rows()
+                .iter()
+                .position(|r| r.key == row.key)
+                .unwrap_or(0);
+            app.screen = Screen::DriftList(Box::new(DriftListView { cursor, scroll: 0 }));
+            let commands = update(app, Message::Key(key));
+            fleet.lead = i;
+            if !matches!(app.screen, Screen::DriftList(_)) {
+                fleet.focus = Some(i);
+            }
+            settle(fleet, apps);
+            return Some(commands.into_iter().map(|c| (i, c)).collect());
+        }
+        code if super::keys::scroll_key(code, &mut view.cursor, last, page) => {
+            if view.cursor < view.scroll {
+                view.scroll = view.cursor;
+            } else if view.cursor >= view.scroll + page {
+                view.scroll = view.cursor + 1 - page;
+            }
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// The rows of every context's table, merged in display order: (context index, key).
+pub fn rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a ObjectKey)> + use<'a> {
+    let mut tables: Vec<_> = apps.iter().map(|app| app.table.ranked()).collect();
+    let mut heads: Vec<_> = tables.iter_mut().map(Iterator::next).collect();
+    std::iter::from_fn(move || {
+        // The first of the smallest: ties go to the context given first.
+        let (i, item) = heads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, head)| head.map(|h| (i, h)))
+            .min_by(|a, b| a.1.cmp(b.1))?;
+        heads[i] = tables[i].next();
+        Some((i, &item.1))
+    })
+}
+
+/// How many rows the fleet's table shows.
+pub fn len(apps: &[&App]) -> usize {
+    apps.iter().map(|app| app.table.len()).sum()
+}
+
+impl Fleet {
+    /// The selected row, found again among `apps`' rows (rows move as their contexts' watch
+    /// events arrive), and the scroll that keeps it on screen; call before drawing.
+    pub fn refresh(&mut self, apps: &[&App]) {
+        let total = len(apps);
+        if let Some(row) = &self.selected_row
+            && let Some(at) = rows(apps).position(|(i, key)| i == row.0 && *key == row.1)
+        {
+            self.selected = at;
+        }
+        self.selected = self.selected.min(total.saturating_sub(1));
+        self.selected_row = rows(apps)
+            .nth(self.selected)
+            .map(|(i, key)| (i, key.clone()));
+        let height = apps.first().map_or(1, |app| app.table_height()).max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        self.offset = self.offset.min(total.saturating_sub(height));
+    }
+
+    /// The selected row: its context's index and its key.
+    pub fn selected_row(&self) -> Option<&(usize, ObjectKey)> {
+        self.selected_row.as_ref()
+    }
+
+    fn move_by(&mut self, apps: &[&App], delta: isize) {
+        let total = len(apps);
+        if total == 0 {
+            return;
+        }
+        self.selected = self.selected.saturating_add_signed(delta).min(total - 1);
+        self.selected_row = rows(apps)
+            .nth(self.selected)
+            .map(|(i, key)| (i, key.clone()));
+        self.refresh(apps);
+    }
+
+    /// The context at `index` stopped being watched: indices after it move down one.
+    pub fn removed(&mut self, index: usize) {
+        let shift = |i: usize| if i > index { i - 1 } else { i };
+        self.focus = match self.focus {
+            Some(i) if i == index => None,
+            other => other.map(shift),
+        };
+        self.lead = if self.lead == index {
+            0
+        } else {
+            shift(self.lead)
+        };
+        self.selected_row = match self.selected_row.take() {
+            Some((i, _)) if i == index => None,
+            Some((i, key)) => Some((shift(i), key)),
+            None => None,
+        };
+    }
+}
+
+/// A key on the fleet: moves the fleet's selection, or goes to one context's app (the focused
+/// one, else the lead while its prompt or help is open, else the selected row's). Returns the
+/// commands of each context by index.
+pub fn handle_key(
+    fleet: &mut Fleet,
+    apps: &mut [&mut App],
+    key: KeyEvent,
+) -> Vec<(usize, Command)> {
+    if apps.is_empty() {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let quits = key.code == KeyCode::Char('q') || (ctrl && key.code == KeyCode::Char('c'));
+        return if quits {
+            vec![(0, Command::Quit)]
+        } else {
+            Vec::new()
+        };
+    }
+    fleet.lead = fleet.lead.min(apps.len() - 1);
+    let target = match fleet.focus {
+        Some(i) if i < apps.len() => i,
+        _ => {
+            let lead = &apps[fleet.lead];
+            let busy = lead.prompt.is_some() || lead.help || !matches!(lead.screen, Screen::Table);
+            if !busy
+                && fleet.drift_list.is_some()
+                && let Some(commands) = drift_list_key(fleet, apps, key)
+            {
+                return commands;
+            }
+            if !busy && fleet.drift_list.is_none() {
+                let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
+                if let Some(delta) = navigation(key, shown[0].table_height() as isize) {
+                    fleet.move_by(&shown, delta);
+                    return Vec::new();
+                }
+                fleet.refresh(&shown);
+                if let Some((i, row)) = fleet.selected_row.clone() {
+                    // The row's own table selects it, so that the key acts on it.
+                    apps[i].table.select(row);
+                    fleet.lead = i;
+                }
+            }
+            fleet.lead
+        }
+    };
+    let commands = update(&mut *apps[target], Message::Key(key));
+    // One filter, sort and kind for the whole table.
+    let (filter, sort, kind) = {
+        let t = &apps[target].table;
+        (t.filter.clone(), t.sort, t.kind)
+    };
+    for (i, app) in apps.iter_mut().enumerate() {
+        if i != target
+            && (app.table.filter != filter || app.table.sort != sort || app.table.kind != kind)
+        {
+            app.table.filter = filter.clone();
+            app.table.sort = sort;
+            app.table.kind = kind;
+            app.table.mark_stale();
+            app.dirty = true;
+        }
+    }
+    let own_view = !matches!(apps[target].screen, Screen::Table);
+    fleet.focus = own_view.then_some(target);
+    fleet.lead = target;
+    settle(fleet, apps);
+    commands.into_iter().map(|c| (target, c)).collect()
+}
+
+/// How far a key moves the fleet's selection, if it is a moving key (`page` rows a page).
+fn navigation(key: KeyEvent, page: isize) -> Option<isize> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match key.code {
+        KeyCode::Char('j') | KeyCode::Down => 1,
+        KeyCode::Char('k') | KeyCode::Up => -1,
+        KeyCode::Char('g') | KeyCode::Home => isize::MIN,
+        KeyCode::Char('G') | KeyCode::End => isize::MAX,
+        KeyCode::PageDown => page,
+        KeyCode::Char('f') if ctrl => page,
+        KeyCode::PageUp => -page,
+        KeyCode::Char('b') if ctrl => -page,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::app::ContextChange;
+    use crate::app::test_keys::press;
+    use crate::cluster::client::NamespaceScope;
+    use crate::cluster::rows::WorkloadRow;
+    use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+    use jiff::Timestamp;
+
+    fn app(context: &str, names: &[&str]) -> App {
+        let mut app = App::new(
+            context,
+            vec!["a".into(), "b".into(), "c".into()],
+            NamespaceScope::All,
+            Timestamp::UNIX_EPOCH,
+        );
+        let rows = names
+            .iter()
+            .map(|name| {
+                WatchUpdate::Apply(WorkloadRow {
+                    key: ObjectKey::new("shop", *name),
+                    generation: 1,
+                    observed_generation: 1,
+                    desired: 1,
+                    replicas: 1,
+                    updated: 1,
+                    ready: 1,
+                    available: 1,
+                    paused: false,
+                    owners: Vec::new(),
+                    facts: Default::default(),
+                    conditions: Vec::new(),
+                    revision: Some(1),
+                    images: Vec::new(),
+                    created: None,
+                    last_change: None,
+                })
+            })
+            .collect();
+        update(
+            &mut app,
+            Message::Cluster(ClusterMessage {
+                epoch: 0,
+                event: ClusterEvent::Workloads(
+                    crate::cluster::rows::WorkloadKind::Deployment,
+                    rows,
+                ),
+            }),
+        );
+        app.prepare_frame();
+        app
+    }
+
+    fn shown(apps: &[&App]) -> Vec<String> {
+        rows(apps)
+            .map(|(i, key)| format!("{}:{}", apps[i].context, key.name))
+            .collect()
+    }
+
+    fn keys(fleet: &mut Fleet, apps: &mut [App], typed: &str) -> Vec<(usize, Command)> {
+        let mut out = Vec::new();
+        for c in typed.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                c => KeyCode::Char(c),
+            };
+            let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+            out.extend(handle_key(fleet, &mut refs, KeyEvent::from(code)));
+            for app in apps.iter_mut() {
+                app.prepare_frame();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_rows_of_one_object_sit_together_in_the_order_the_contexts_were_given() {
+        let (a, b) = (app("a", &["web", "api"]), app("b", &["web", "cart"]));
+        assert_eq!(shown(&[&a, &b]), ["a:api", "b:cart", "a:web", "b:web"]);
+        // Given the other way round, b's web comes first.
+        assert_eq!(shown(&[&b, &a]), ["a:api", "b:cart", "b:web", "a:web"]);
+        assert_eq!(len(&[&a, &b]), 4);
+    }
+
+    #[test]
+    fn a_key_acts_on_the_selected_rows_context_and_the_filter_is_everyones() {
+        let mut apps = vec![app("a", &["web", "api"]), app("b", &["web"])];
+        let mut fleet = Fleet::default();
+        // a:api, a:web, b:web: the third row is b's web.
+        keys(&mut fleet, &mut apps, "jj");
+        assert_eq!(
+            fleet.selected_row().map(|(i, k)| (*i, k.name.as_ref())),
+            Some((1, "web"))
+        );
+        let commands = keys(&mut fleet, &mut apps, "\n");
+        assert!(
+            commands.iter().all(|(i, _)| *i == 1),
+            "the detail's watchers are b's: {commands:?}"
+        );
+        assert!(matches!(apps[1].screen, Screen::Detail { .. }));
+        assert!(matches!(apps[0].screen, Screen::Table));
+        assert_eq!(fleet.focus, Some(1));
+        // esc: back on the fleet's table, the same row selected.
+        keys(&mut fleet, &mut apps, "\x1b");
+        assert_eq!(fleet.focus, None);
+        assert_eq!(fleet.selected, 2);
+        // The filter typed goes to every context's table.
+        keys(&mut fleet, &mut apps, "/web\n");
+        assert_eq!(
+            (apps[0].table.filter.as_str(), apps[1].table.filter.as_str()),
+            ("web", "web")
+        );
+        let refs: Vec<&App> = apps.iter().collect();
+        assert_eq!(shown(&refs), ["a:web", "b:web"]);
+    }
+
+    #[test]
+    fn ctx_plus_and_minus_name_a_context_of_the_kubeconfig() {
+        let mut a = app("a", &["web"]);
+        assert_eq!(
+            press(&mut a, ":ctx +b\n"),
+            [Command::Contexts(ContextChange::Add("b".into()))]
+        );
+        assert_eq!(
+            press(&mut a, ":ctx -c\n"),
+            [Command::Contexts(ContextChange::Remove("c".into()))]
+        );
+        assert!(press(&mut a, ":ctx +nope\n").is_empty());
+        assert!(
+            a.flash
+                .is_some_and(|f| f.error && f.text.contains("no context \"nope\""))
+        );
+    }
+
+    #[test]
+    fn a_context_removed_takes_its_focus_and_selection_and_the_others_move_down() {
+        let mut fleet = Fleet {
+            focus: Some(2),
+            lead: 2,
+            selected_row: Some((2, ObjectKey::new("shop", "web"))),
+            ..Fleet::default()
+        };
+        fleet.removed(1);
+        assert_eq!((fleet.focus, fleet.lead), (Some(1), 1));
+        assert_eq!(fleet.selected_row().map(|(i, _)| *i), Some(1));
+        fleet.removed(1);
+        assert_eq!(
+            (fleet.focus, fleet.lead, fleet.selected_row()),
+            (None, 0, None)
+        );
+    }
+}
