@@ -12,7 +12,7 @@ mod measure;
 use measure::heap_mb;
 
 use jiff::Timestamp;
-use kdrift::app::changes::{Changes, Line};
+use kdrift::app::changes::Changes;
 use kdrift::app::{App, Message, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::live::{LiveDeployment, LiveRow};
@@ -214,36 +214,43 @@ fn main() {
         (took[1].as_secs_f64() - took[0].as_secs_f64()) * 1e3
     );
 
-    // 3. 100,000 lines held (keep: 100,000), each as a scale line says it.
+    // 3. 100,000 lines held (keep: 100,000), each as a scale line says it, of 10,000 objects
+    //    whose keys the app holds already (with their previous versions).
+    let keys: Vec<Arc<ObjectKey>> = (0..10_000)
+        .map(|i| {
+            Arc::new(ObjectKey::new(
+                "apps",
+                "Deployment",
+                "shop",
+                &format!("app-{i}"),
+            ))
+        })
+        .collect();
     let heap = heap_mb();
     let mut changes = Changes::default();
     changes.set_keep(Some(100_000));
+    let field = kdrift::managed_fields::FieldPath::fields(&["spec", "replicas"]);
     for i in 0..100_000u64 {
-        let name = format!("app-{}", i % 10_000);
-        changes.push(Line {
-            key: ObjectKey::new("apps", "Deployment", "shop", &name),
-            change: Change {
-                time: Some(format!("2026-11-22T02:{:02}:{:02}Z", (i / 60) % 60, i % 60)),
-                object: format!("deployment/shop/{name}"),
-                who: "kubectl (scale) Update".to_owned(),
-                what: format!(".spec.replicas: {} → {}", i % 9, i % 9 + 1),
-                git: Agrees::Drifted,
-            },
-            manager: "kubectl".to_owned(),
-            field: Some(kdrift::managed_fields::FieldPath::fields(&[
-                "spec", "replicas",
-            ])),
-        });
+        let key = &keys[(i % 10_000) as usize];
+        let change = Change {
+            time: Some(format!("2026-11-22T02:{:02}:{:02}Z", (i / 60) % 60, i % 60)),
+            object: key.to_string(),
+            who: "kubectl (scale) Update".to_owned(),
+            what: format!(".spec.replicas: {} → {}", i % 9, i % 9 + 1),
+            git: Agrees::Drifted,
+        };
+        changes.push(key.clone(), change, "kubectl", Some(&field));
     }
     println!(
         "100,000 lines held: heap +{:.1} MB (target ≤ 30 MB)",
         heap_mb() - heap
     );
-    let version = Version::of(&cart).unwrap();
+    let text = cart.to_string();
+    let version = Version::of_text(&text).unwrap();
     println!(
         "the previous version of the demo's cart: {} bytes (its JSON text: {} bytes)",
-        Prior::of(&version).heap_bytes(),
-        cart.to_string().len()
+        Prior::from(version).heap_bytes(),
+        text.len()
     );
     drop(changes);
 }

@@ -5,13 +5,17 @@
 //! ([`crate::drift::live_changes`]): the fields old → new and the manager whose entry moved. A
 //! ring: past `changes.keep` lines (`.kdrift.yaml`, default 10,000) the oldest go, and the view
 //! says how many went. `changes.keep: 0` turns it off (no object is read for it).
-use std::collections::{BTreeMap, HashMap};
+//!
+//! A line is small (about 170 bytes with the ring's own): its object is the key shared with the
+//! object's previous version, its writer, manager and field are one shared copy per distinct
+//! value, its time a timestamp; the object's name is written when the view shows it.
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::{App, Command, ManifestKey, Screen};
 use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
-use crate::drift::changes::{Change, Desired, entry_changes};
-use crate::drift::live::parse_without_status;
+use crate::drift::changes::{Agrees, Change, Desired, entry_changes};
 use crate::drift::live_changes::{self, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
@@ -19,20 +23,93 @@ use crate::schema::{Schema, Schemas};
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 
-/// One line of the timeline, with the object it is about.
+/// One line of the timeline, with the object it is about: what a [`Change`] says, held small.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
-    pub key: ManifestKey,
-    pub change: Change,
+    /// Shared with the object's previous version and its other lines.
+    pub key: Arc<ManifestKey>,
+    /// `None` for a write the server gave no time (a v1.36 `/scale` write read at start).
+    time: Option<Timestamp>,
+    /// Arrival order, between lines of one time.
+    seq: u64,
+    /// `kubectl (scale) Update`.
+    pub who: Arc<str>,
     /// The manager alone (`kubectl`), for the filter.
-    pub manager: String,
+    pub manager: Arc<str>,
+    pub what: Box<str>,
+    pub git: Agrees,
     /// The first field the line names (where `enter` opens the diff).
-    pub field: Option<FieldPath>,
+    pub field: Option<Arc<FieldPath>>,
 }
 
 impl Line {
     pub fn time(&self) -> Option<Timestamp> {
-        self.change.time.as_deref().and_then(|t| t.parse().ok())
+        self.time
+    }
+
+    /// The object as a line names it: `deployment/shop/web`.
+    pub fn object(&self) -> String {
+        self.key.to_string()
+    }
+}
+
+/// The ring orders lines by (time, arrival): a line without a time sorts first, so it is the
+/// first to go.
+#[derive(Debug, Clone, PartialEq)]
+struct Slot(Line);
+
+impl Eq for Slot {}
+
+impl Ord for Slot {
+    fn cmp(&self, other: &Slot) -> std::cmp::Ordering {
+        (self.0.time, self.0.seq).cmp(&(other.0.time, other.0.seq))
+    }
+}
+
+impl PartialOrd for Slot {
+    fn partial_cmp(&self, other: &Slot) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// One shared copy of each distinct value the lines repeat (writers, managers, field paths).
+/// Values no line holds any more are let go when the set has doubled since it was last swept.
+#[derive(Debug)]
+struct Interned<T: ?Sized + Ord> {
+    set: BTreeSet<Arc<T>>,
+    swept_at: usize,
+}
+
+impl<T: ?Sized + Ord> Clone for Interned<T> {
+    fn clone(&self) -> Self {
+        Interned {
+            set: self.set.clone(),
+            swept_at: self.swept_at,
+        }
+    }
+}
+
+impl<T: ?Sized + Ord> Default for Interned<T> {
+    fn default() -> Self {
+        Interned {
+            set: BTreeSet::new(),
+            swept_at: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Ord> Interned<T> {
+    fn get(&mut self, value: &T, make: impl FnOnce(&T) -> Arc<T>) -> Arc<T> {
+        if let Some(shared) = self.set.get(value) {
+            return Arc::clone(shared);
+        }
+        if self.set.len() >= 2 * self.swept_at.max(256) {
+            self.set.retain(|v| Arc::strong_count(v) > 1);
+            self.swept_at = self.set.len();
+        }
+        let shared = make(value);
+        self.set.insert(Arc::clone(&shared));
+        shared
     }
 }
 
@@ -41,13 +118,13 @@ impl Line {
 #[derive(Debug, Clone)]
 pub struct Changes {
     keep: usize,
-    /// By (time, arrival): RFC 3339 times of one server sort as text; a line without a time (a
-    /// v1.36 `/scale` write read at start) sorts first, so it is the first to go.
-    lines: BTreeMap<(Box<str>, u64), Line>,
+    lines: BTreeSet<Slot>,
     seq: u64,
     /// Lines dropped to keep `keep`.
     pub dropped: u64,
-    priors: HashMap<ManifestKey, Prior>,
+    priors: HashMap<Arc<ManifestKey>, Prior>,
+    words: Interned<str>,
+    fields: Interned<FieldPath>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
     pub frozen: Option<Timestamp>,
     /// The `:changes` view's place while a diff or accept opened from it shows.
@@ -60,10 +137,12 @@ impl Default for Changes {
     fn default() -> Changes {
         Changes {
             keep: CHANGES_KEEP_DEFAULT,
-            lines: BTreeMap::new(),
+            lines: BTreeSet::new(),
             seq: 0,
             dropped: 0,
             priors: HashMap::new(),
+            words: Interned::default(),
+            fields: Interned::default(),
             frozen: None,
             parked: None,
             compared: false,
@@ -109,7 +188,7 @@ impl Changes {
 
     /// Newest first.
     pub fn newest_first(&self) -> impl Iterator<Item = &Line> {
-        self.lines.values().rev()
+        self.lines.iter().rev().map(|slot| &slot.0)
     }
 
     /// The time an event without a time of its own was seen, cut to the second as a server
@@ -126,16 +205,35 @@ impl Changes {
         .to_string()
     }
 
-    pub fn push(&mut self, mut line: Line) {
+    /// Adds the line `change` says of `key` (whose name is the line's object), by `manager`,
+    /// opened at `field`.
+    pub fn push(
+        &mut self,
+        key: Arc<ManifestKey>,
+        change: Change,
+        manager: &str,
+        field: Option<&FieldPath>,
+    ) {
         if self.keep == 0 {
             return;
         }
-        if !self.compared {
-            line.change.git = crate::drift::changes::Agrees::NotCompared;
-        }
-        let time: Box<str> = line.change.time.as_deref().unwrap_or("").into();
         self.seq += 1;
-        self.lines.insert((time, self.seq), line);
+        let line = Line {
+            key,
+            // Server times are RFC 3339 and read; one that is not is kept as no time.
+            time: change.time.as_deref().and_then(|t| t.parse().ok()),
+            seq: self.seq,
+            who: self.words.get(&change.who, |w| w.into()),
+            manager: self.words.get(manager, |w| w.into()),
+            what: change.what.into_boxed_str(),
+            git: if self.compared {
+                change.git
+            } else {
+                Agrees::NotCompared
+            },
+            field: field.map(|f| self.fields.get(f, |f| Arc::new(f.clone()))),
+        };
+        self.lines.insert(Slot(line));
         self.trim();
     }
 
@@ -146,13 +244,8 @@ impl Changes {
         }
     }
 
-    fn push_live(&mut self, key: &ManifestKey, line: LiveChange) {
-        self.push(Line {
-            key: key.clone(),
-            change: line.change,
-            manager: line.manager,
-            field: line.field,
-        });
+    fn push_live(&mut self, key: Arc<ManifestKey>, line: LiveChange) {
+        self.push(key, line.change, &line.manager, line.field.as_ref());
     }
 
     /// A watch event of `key` (its [`Version`]): compared with the version before it, else
@@ -162,48 +255,57 @@ impl Changes {
         &mut self,
         key: &ManifestKey,
         schema: Schema,
-        version: Version,
+        version: Version<'_>,
         desired: Option<&Desired<'_>>,
         listed: bool,
     ) {
         if !self.enabled() {
             return;
         }
-        let prior = Prior::of(&version);
-        let name = key.to_string();
-        match self.priors.get(key) {
+        let (key, before) = match self.priors.get_key_value(key) {
+            Some((shared, before)) => (Arc::clone(shared), Some(before)),
+            None => (Arc::new(key.clone()), None),
+        };
+        match before {
+            // Only status or server metadata changed (most events): no line, nothing parsed.
+            Some(before) if before.unchanged(&version) => {}
             Some(before) => {
                 let seen = self.seen();
                 if let Some(line) = live_changes::live_change(
-                    &name, schema, before, &version, &prior, desired, &seen,
+                    &key.to_string(),
+                    schema,
+                    before,
+                    &version,
+                    desired,
+                    &seen,
                 ) {
-                    self.push_live(key, line);
+                    self.push_live(Arc::clone(&key), line);
                 }
             }
             None if listed => {
-                for (change, entry) in entry_changes(&name, &version.entries, desired)
+                let entries = version.entries().unwrap_or_default();
+                for (change, entry) in entry_changes(&key.to_string(), &entries, desired)
                     .into_iter()
-                    .zip(&version.entries)
+                    .zip(&entries)
                 {
-                    self.push(Line {
-                        key: key.clone(),
-                        change,
-                        manager: entry.manager.clone(),
-                        field: entry.fields.leaves().into_iter().next(),
-                    });
+                    let field = entry.fields.leaves().into_iter().next();
+                    self.push(Arc::clone(&key), change, &entry.manager, field.as_ref());
                 }
             }
             None => {
-                let line = live_changes::created(&name, &version, desired, &self.seen());
-                self.push_live(key, line);
+                let line = live_changes::created(&key.to_string(), &version, desired, &self.seen());
+                self.push_live(Arc::clone(&key), line);
             }
         }
-        self.priors.insert(key.clone(), prior);
+        self.priors.insert(key, Prior::from(version));
     }
 
     /// `key` was deleted (`in_git`: a manifest still describes it).
     pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
-        if self.priors.remove(key).is_none() || !self.enabled() {
+        let Some((key, _)) = self.priors.remove_entry(key) else {
+            return;
+        };
+        if !self.enabled() {
             return;
         }
         let line = live_changes::deleted(&key.to_string(), in_git, &self.seen());
@@ -216,27 +318,24 @@ impl Changes {
     }
 }
 
-/// Reads a watched object's JSON once for both the drift extract and (when the timeline is
-/// on) the timeline's [`Version`].
-pub(crate) fn read_live(
-    json: &LiveJson,
+/// Reads a watched object's drift extract and (when the timeline is on) the timeline's
+/// [`Version`], which borrows the JSON: a scan of the text, not a second parse.
+pub(crate) fn read_live<'a>(
+    json: &'a LiveJson,
     api_version: &str,
     kind: &str,
     schemas: &Schemas,
     timeline: bool,
-) -> (Result<LiveObject, String>, Option<Version>) {
-    if !timeline {
-        let live = json.extract_as(api_version, kind, schemas);
-        return (live.map_err(|e| e.to_string()), None);
-    }
-    match parse_without_status(json.text()) {
-        Err(e) => (Err(e.to_string()), None),
-        Ok(value) => {
-            let version = Version::of(&value).ok();
-            let live = LiveObject::from_item(value, api_version, kind, schemas);
-            (live.map_err(|e| e.to_string()), version)
-        }
-    }
+) -> (Result<LiveObject, String>, Option<Version<'a>>) {
+    let live = json
+        .extract_as(api_version, kind, schemas)
+        .map_err(|e| e.to_string());
+    let version = if timeline {
+        Version::of_text(json.text()).ok()
+    } else {
+        None
+    };
+    (live, version)
 }
 
 /// The `:changes` view: where it is and what it is narrowed to.
@@ -260,10 +359,10 @@ impl ChangesView {
                 .kind
                 .as_deref()
                 .is_none_or(|k| line.key.kind.eq_ignore_ascii_case(k))
-            && self.manager.as_deref().is_none_or(|m| line.manager == m)
+            && self.manager.as_deref().is_none_or(|m| *line.manager == *m)
             && (self.text.is_empty() || {
                 let needle = self.text.to_lowercase();
-                [&line.change.object, &line.change.who, &line.change.what]
+                [&*line.object(), &*line.who, &*line.what]
                     .iter()
                     .any(|t| t.to_lowercase().contains(&needle))
             })
@@ -361,7 +460,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         let rows = app.change_rows(view);
         let selected = rows
             .get(view.cursor.min(rows.len().saturating_sub(1)))
-            .map(|l| (l.key.clone(), l.field.clone()));
+            .map(|l| (ManifestKey::clone(&l.key), l.field.as_deref().cloned()));
         let namespace = app.scope.as_namespace();
         let all = ChangesView::default();
         let mut kinds: Vec<String> = app
@@ -376,7 +475,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             .changes
             .newest_first()
             .filter(|l| all.shows(l, namespace) && !l.manager.is_empty())
-            .map(|l| l.manager.clone())
+            .map(|l| l.manager.to_string())
             .collect();
         managers.sort();
         managers.dedup();
@@ -448,22 +547,18 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::drift::changes::Agrees;
 
-    fn line(time: &str, name: &str) -> Line {
+    fn push(changes: &mut Changes, time: &str, name: &str) {
         // (pushed with `compared` false, their git reads "not compared")
-        Line {
-            key: ManifestKey::new("apps", "Deployment", "shop", name),
-            change: Change {
-                time: Some(time.to_owned()),
-                object: format!("deployment/shop/{name}"),
-                who: "kubectl-edit Update".to_owned(),
-                what: ".spec.replicas: 1 → 2".to_owned(),
-                git: Agrees::Drifted,
-            },
-            manager: "kubectl-edit".to_owned(),
-            field: None,
-        }
+        let change = Change {
+            time: Some(time.to_owned()),
+            object: format!("deployment/shop/{name}"),
+            who: "kubectl-edit Update".to_owned(),
+            what: ".spec.replicas: 1 → 2".to_owned(),
+            git: Agrees::Drifted,
+        };
+        let key = Arc::new(ManifestKey::new("apps", "Deployment", "shop", name));
+        changes.push(key, change, "kubectl-edit", None);
     }
 
     #[test]
@@ -471,10 +566,11 @@ mod tests {
         let mut changes = Changes::default();
         changes.set_keep(Some(3));
         for (i, minute) in [10, 12, 11, 13, 14].iter().enumerate() {
-            changes.push(line(
+            push(
+                &mut changes,
                 &format!("2026-01-01T10:{minute}:00Z"),
                 &format!("w{i}"),
-            ));
+            );
         }
         assert_eq!(changes.len(), 3);
         assert_eq!(changes.dropped, 2);
@@ -489,7 +585,7 @@ mod tests {
         assert_eq!((changes.len(), changes.dropped), (1, 4));
         changes.set_keep(Some(0));
         assert!(!changes.enabled());
-        changes.push(line("2026-01-01T11:00:00Z", "late"));
+        push(&mut changes, "2026-01-01T11:00:00Z", "late");
         assert_eq!((changes.len(), changes.dropped), (0, 5));
         assert_eq!(
             ring_note(&changes).as_deref(),
@@ -514,10 +610,11 @@ mod tests {
         assert_eq!(ring_note(&changes), None);
         changes.set_keep(Some(2_000));
         for i in 0..3_001 {
-            changes.push(line(
+            push(
+                &mut changes,
                 &format!("2026-01-01T10:00:{:02}Z", i % 60),
                 &format!("w{i}"),
-            ));
+            );
         }
         assert_eq!(
             ring_note(&changes).as_deref(),
