@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::{App, Command, ManifestKey, Screen};
 use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
-use crate::drift::changes::{Agrees, Change, Desired, entry_changes};
+use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
 use crate::drift::live_changes::{self, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
@@ -284,11 +284,10 @@ impl Changes {
             }
             None if listed => {
                 let entries = version.entries().unwrap_or_default();
-                for (change, entry) in entry_changes(&key.to_string(), &entries, desired)
+                for ((change, field), entry) in entry_lines(&key.to_string(), &entries, desired)
                     .into_iter()
                     .zip(&entries)
                 {
-                    let field = entry.fields.leaves().into_iter().next();
                     self.push(Arc::clone(&key), change, &entry.manager, field.as_ref());
                 }
             }

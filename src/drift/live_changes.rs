@@ -10,8 +10,8 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::managed_fields::{Comparison, FieldPath, ManagedFieldsEntry, Operation, owners_in};
 use crate::schema::Schema;
@@ -313,6 +313,34 @@ fn value_text(value: Option<&Value>) -> String {
     cut
 }
 
+/// Copies of the two trees less the members equal in both (through objects; a list that
+/// differs is kept whole): every field that changed, with both its values, is still there.
+fn differing(old: &Value, new: &Value) -> (Value, Value) {
+    let (Value::Object(a), Value::Object(b)) = (old, new) else {
+        return (old.clone(), new.clone());
+    };
+    let (mut left, mut right) = (Map::new(), Map::new());
+    for (name, x) in a {
+        match b.get(name) {
+            Some(y) if x == y => {}
+            Some(y) => {
+                let (l, r) = differing(x, y);
+                left.insert(name.clone(), l);
+                right.insert(name.clone(), r);
+            }
+            None => {
+                left.insert(name.clone(), x.clone());
+            }
+        }
+    }
+    for (name, y) in b {
+        if !a.contains_key(name) {
+            right.insert(name.clone(), y.clone());
+        }
+    }
+    (Value::Object(left), Value::Object(right))
+}
+
 fn newest<'a>(
     entries: impl Iterator<Item = &'a ManagedFieldsEntry>,
 ) -> Option<&'a ManagedFieldsEntry> {
@@ -338,7 +366,10 @@ pub fn live_change(
     }
     let old: Value = serde_json::from_str(&before.body).ok()?;
     let new = after.tree()?;
-    let comparison = Comparison::of(schema, Some(&old), &new);
+    // The comparison walks only what differs; values are looked up in the whole trees (an
+    // atomic map's line shows all of it).
+    let (old_cut, new_cut) = differing(&old, &new);
+    let comparison = Comparison::of(schema, Some(&old_cut), &new_cut);
     let mut paths = comparison.modified.leaves();
     paths.extend(comparison.added.leaves());
     paths.extend(comparison.removed.leaves());
@@ -561,6 +592,28 @@ mod tests {
         // Both own it; the entry listed last (the newest write) is the writer.
         assert_eq!(line.change.who, "kubectl (scale) Update");
         assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
+    }
+
+    #[test]
+    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
+        let mut object = deployment("a:1", 3, json!([apply_entry()]));
+        object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
+        let before = version(&object).unwrap();
+        object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
+        let after = version(&object).unwrap();
+        let line = live_change(
+            "d",
+            schema(),
+            &Prior::from(before),
+            &after,
+            None,
+            "2026-01-01T12:00:00Z",
+        )
+        .unwrap();
+        assert_eq!(
+            line.change.what,
+            r#".spec.selector: {"matchLabels":{"app":"web","tier":"front"}} → {"matchLabels":{"app":"web","tier":"back"}}"#
+        );
     }
 
     #[test]
