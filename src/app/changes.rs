@@ -16,7 +16,7 @@ use super::{App, Command, ManifestKey, Screen};
 use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
 use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
-use crate::drift::live_changes::{self, LiveChange, Prior, Version};
+use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
 use crate::schema::{Schema, Schemas};
@@ -36,7 +36,7 @@ pub struct Line {
     pub who: Arc<str>,
     /// The manager alone (`kubectl`), for the filter.
     pub manager: Arc<str>,
-    pub what: Box<str>,
+    what: What,
     pub git: Agrees,
     /// The first field the line names (where `enter` opens the diff).
     pub field: Option<Arc<FieldPath>>,
@@ -51,6 +51,23 @@ impl Line {
     pub fn object(&self) -> String {
         self.key.to_string()
     }
+
+    /// The fields it names (a start line's are read when `:changes` is first opened).
+    pub fn what(&self) -> &str {
+        match &self.what {
+            What::Said(text) => text,
+            What::Unread(_) => "",
+        }
+    }
+}
+
+/// What a line says, or, for a line at start of an object without a manifest until the view
+/// is first opened, its entry's `fieldsV1` text: reading every entry's fields at start was
+/// most of the timeline's cost there, and most timelines are never opened.
+#[derive(Debug, Clone, PartialEq)]
+enum What {
+    Said(Box<str>),
+    Unread(Box<str>),
 }
 
 /// The ring orders lines by (time, arrival): a line without a time sorts first, so it is the
@@ -131,6 +148,8 @@ pub struct Changes {
     pub parked: Option<ChangesView>,
     /// The manifests are read: a line without a manifest is "not in git", not "not compared".
     pub compared: bool,
+    /// `:changes` was opened: every line is said in full as it comes.
+    opened: bool,
 }
 
 impl Default for Changes {
@@ -146,6 +165,7 @@ impl Default for Changes {
             frozen: None,
             parked: None,
             compared: false,
+            opened: false,
         }
     }
 }
@@ -171,11 +191,12 @@ impl Changes {
 
     /// Everything goes (another cluster).
     pub fn clear(&mut self) {
-        let (keep, frozen, compared) = (self.keep, self.frozen, self.compared);
+        let (keep, frozen, compared, opened) = (self.keep, self.frozen, self.compared, self.opened);
         *self = Changes::default();
         self.keep = keep;
         self.frozen = frozen;
         self.compared = compared;
+        self.opened = opened;
     }
 
     pub fn len(&self) -> usize {
@@ -225,7 +246,7 @@ impl Changes {
             seq: self.seq,
             who: self.words.get(&change.who, |w| w.into()),
             manager: self.words.get(manager, |w| w.into()),
-            what: change.what.into_boxed_str(),
+            what: What::Said(change.what.into_boxed_str()),
             git: if self.compared {
                 change.git
             } else {
@@ -235,6 +256,68 @@ impl Changes {
         };
         self.lines.insert(Slot(line));
         self.trim();
+    }
+
+    /// A start line of `key` whose fields are read when the view is first opened.
+    fn push_unread(&mut self, key: Arc<ManifestKey>, entry: &EntryStamp<'_>) {
+        if self.keep == 0 {
+            return;
+        }
+        if self.opened {
+            let line = match read_entry(&key, entry) {
+                Ok((change, field)) => (change, field),
+                Err(e) => (unread_change(&key, entry, &e), None),
+            };
+            self.push(key, line.0, entry.manager, line.1.as_ref());
+            return;
+        }
+        self.seq += 1;
+        let line = Line {
+            key,
+            time: entry.time.and_then(|t| t.parse().ok()),
+            seq: self.seq,
+            who: self.words.get(&entry.who, |w| w.into()),
+            manager: self.words.get(entry.manager, |w| w.into()),
+            what: What::Unread(entry.fields.into()),
+            git: if self.compared {
+                Agrees::NotInGit
+            } else {
+                Agrees::NotCompared
+            },
+            field: None,
+        };
+        self.lines.insert(Slot(line));
+        self.trim();
+    }
+
+    /// `:changes` opens: the start lines' fields are read (once; later lines come in full).
+    pub fn read_all(&mut self) {
+        self.opened = true;
+        let unread: Vec<Slot> = self
+            .lines
+            .iter()
+            .filter(|slot| matches!(slot.0.what, What::Unread(_)))
+            .cloned()
+            .collect();
+        for Slot(mut line) in unread {
+            self.lines.remove(&Slot(line.clone()));
+            let What::Unread(fields) = &line.what else {
+                continue;
+            };
+            let entry = EntryStamp {
+                who: line.who.to_string(),
+                manager: &line.manager,
+                time: None,
+                fields,
+            };
+            let (what, field) = match read_entry(&line.key, &entry) {
+                Ok((change, field)) => (change.what, field),
+                Err(e) => (unread_change(&line.key, &entry, &e).what, None),
+            };
+            line.what = What::Said(what.into_boxed_str());
+            line.field = field.map(|f| self.fields.get(&f, |f| Arc::new(f.clone())));
+            self.lines.insert(Slot(line));
+        }
     }
 
     fn trim(&mut self) {
@@ -282,6 +365,12 @@ impl Changes {
                     self.push_live(Arc::clone(&key), line);
                 }
             }
+            // No manifest: nothing to compare, so the fields can wait for the view.
+            None if listed && desired.is_none() => {
+                for entry in version.entry_stamps() {
+                    self.push_unread(Arc::clone(&key), &entry);
+                }
+            }
             None if listed => {
                 let entries = version.entries().unwrap_or_default();
                 for ((change, field), entry) in entry_lines(&key.to_string(), &entries, desired)
@@ -314,6 +403,42 @@ impl Changes {
     /// Bytes held by the previous versions (for the benches).
     pub fn prior_bytes(&self) -> usize {
         self.priors.values().map(Prior::heap_bytes).sum()
+    }
+}
+
+/// The line of a start entry without a manifest, its fields read from their text.
+fn read_entry(
+    key: &ManifestKey,
+    entry: &EntryStamp<'_>,
+) -> Result<(Change, Option<FieldPath>), String> {
+    let fields: serde_json::Value =
+        serde_json::from_str(entry.fields).map_err(|e| e.to_string())?;
+    let fields =
+        crate::managed_fields::FieldSet::from_fields_v1(&fields).map_err(|e| e.to_string())?;
+    let one = crate::managed_fields::ManagedFieldsEntry {
+        manager: entry.manager.to_owned(),
+        operation: crate::managed_fields::Operation::Update,
+        api_version: String::new(),
+        time: entry.time.map(str::to_owned),
+        subresource: None,
+        fields,
+    };
+    let (mut change, field) = entry_lines(&key.to_string(), std::slice::from_ref(&one), None)
+        .into_iter()
+        .next()
+        .ok_or("no line")?;
+    change.who = entry.who.clone();
+    Ok((change, field))
+}
+
+/// A start line whose entry's fields could not be read says so.
+fn unread_change(key: &ManifestKey, entry: &EntryStamp<'_>, error: &str) -> Change {
+    Change {
+        time: entry.time.map(str::to_owned),
+        object: key.to_string(),
+        who: entry.who.clone(),
+        what: format!("(its fields cannot be read: {error})"),
+        git: Agrees::NotInGit,
     }
 }
 
@@ -361,7 +486,7 @@ impl ChangesView {
             && self.manager.as_deref().is_none_or(|m| *line.manager == *m)
             && (self.text.is_empty() || {
                 let needle = self.text.to_lowercase();
-                [&*line.object(), &*line.who, &*line.what]
+                [&*line.object(), &*line.who, line.what()]
                     .iter()
                     .any(|t| t.to_lowercase().contains(&needle))
             })
@@ -432,6 +557,7 @@ impl App {
     /// `:changes`: open the timeline (where it was left, if a view opened from it showed).
     pub fn open_changes(&mut self) -> Vec<Command> {
         let commands = self.close_detail();
+        self.changes.read_all();
         let view = self.changes.parked.take().unwrap_or_default();
         self.screen = Screen::Changes(Box::new(view));
         self.from_list = false;
@@ -590,6 +716,91 @@ mod tests {
             ring_note(&changes).as_deref(),
             Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)")
         );
+    }
+
+    fn listed(changes: &mut Changes, name: &str) {
+        let text = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "shop", "managedFields": [
+                {"manager": "kubectl", "operation": "Update", "subresource": "scale",
+                 "time": "2026-01-01T10:00:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+                {"manager": "helm", "operation": "Update", "time": "2026-01-01T09:00:00Z",
+                 "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {},
+                 "f:b": {}}}, "f:spec": {"f:paused": {}}}}]},
+            "spec": {"replicas": 2, "paused": false}})
+        .to_string();
+        let version = Version::of_text(&text).unwrap();
+        let key = ManifestKey::new("apps", "Deployment", "shop", name);
+        let schema = Schemas::builtin().root("apps/v1", "Deployment");
+        changes.observe(&key, schema, version, None, true);
+    }
+
+    fn said(changes: &Changes) -> Vec<(String, String, String, Option<String>)> {
+        changes
+            .newest_first()
+            .map(|l| {
+                (
+                    l.object(),
+                    l.who.to_string(),
+                    l.what().to_owned(),
+                    l.field.as_ref().map(|f| f.to_string()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn start_lines_without_a_manifest_read_their_fields_when_the_view_opens() {
+        let mut changes = Changes {
+            compared: true,
+            ..Changes::default()
+        };
+        listed(&mut changes, "web");
+        // Time, object and writer at once; the fields wait for the view.
+        let before: Vec<_> = said(&changes)
+            .into_iter()
+            .map(|l| (l.0, l.1, l.2))
+            .collect();
+        assert_eq!(
+            before,
+            [
+                (
+                    "deployment/shop/web".into(),
+                    "kubectl (scale) Update".into(),
+                    String::new()
+                ),
+                (
+                    "deployment/shop/web".into(),
+                    "helm Update".into(),
+                    String::new()
+                ),
+            ]
+        );
+        changes.read_all();
+        let expected = [
+            (
+                "deployment/shop/web".to_owned(),
+                "kubectl (scale) Update".to_owned(),
+                ".spec.replicas".to_owned(),
+                Some(".spec.replicas".to_owned()),
+            ),
+            (
+                "deployment/shop/web".to_owned(),
+                "helm Update".to_owned(),
+                ".metadata.labels.a, .metadata.labels.b, .spec.paused".to_owned(),
+                Some(".metadata.labels.a".to_owned()),
+            ),
+        ];
+        assert_eq!(said(&changes), expected);
+        assert!(changes.newest_first().all(|l| l.git == Agrees::NotInGit));
+        // Once opened, a listed object's lines are said as they come.
+        let mut later = Changes {
+            compared: true,
+            ..Changes::default()
+        };
+        later.read_all();
+        listed(&mut later, "web");
+        assert_eq!(said(&later), expected);
     }
 
     #[test]

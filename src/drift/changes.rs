@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::managed_fields::{FieldPath, ManagedFieldsEntry};
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation};
 
 use crate::manifest::tree::Node;
 use crate::schema::Schema;
@@ -205,11 +205,20 @@ pub fn entry_lines(
 
 /// Who wrote an entry, as a line says it: `kubectl (scale) Update`.
 pub fn who_of(entry: &ManagedFieldsEntry) -> String {
-    let mut who = entry.manager.clone();
-    if let Some(sub) = &entry.subresource {
+    who(
+        &entry.manager,
+        entry.subresource.as_deref(),
+        entry.operation,
+    )
+}
+
+/// Who wrote with `manager` through `subresource`, as a line says it.
+pub fn who(manager: &str, subresource: Option<&str>, operation: Operation) -> String {
+    let mut who = manager.to_owned();
+    if let Some(sub) = subresource {
         who.push_str(&format!(" ({sub})"));
     }
-    who.push_str(&format!(" {}", entry.operation));
+    who.push_str(&format!(" {operation}"));
     who
 }
 

@@ -32,8 +32,20 @@ pub struct Version<'a> {
     /// every field kept, so two versions compare as text.
     pub body: String,
     stamps: Vec<Stamp>,
+    /// Each entry's `fieldsV1` text, unread.
+    fields: Vec<Option<&'a RawValue>>,
     /// `metadata.managedFields` as the event has it, read in full only for a line.
     managed_fields: Option<&'a RawValue>,
+}
+
+/// What a line at start says of one `managedFields` entry before its fields are read.
+pub struct EntryStamp<'a> {
+    /// `kubectl (scale) Update`.
+    pub who: String,
+    pub manager: &'a str,
+    pub time: Option<&'a str>,
+    /// The entry's `fieldsV1` as JSON text (`{}` when it has none).
+    pub fields: &'a str,
 }
 
 /// A JSON object's members in their order, each value's text unread. A name with escapes is
@@ -92,6 +104,8 @@ struct StampText<'a> {
     subresource: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     time: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "fieldsV1")]
+    fields: Option<&'a RawValue>,
 }
 
 fn push_name(out: &mut String, name: &str) {
@@ -122,11 +136,14 @@ fn member(out: &mut String, first: &mut bool, name: &str) {
     out.push(':');
 }
 
-fn read_stamps(list: &RawValue) -> Result<Vec<Stamp>, String> {
+type Stamps<'a> = (Vec<Stamp>, Vec<Option<&'a RawValue>>);
+
+fn read_stamps(list: &RawValue) -> Result<Stamps<'_>, String> {
     let texts: Option<Vec<StampText<'_>>> = serde_json::from_str(list.get())
         .map_err(|e| format!("its managedFields cannot be read: {e}"))?;
-    texts
-        .unwrap_or_default()
+    let texts = texts.unwrap_or_default();
+    let fields = texts.iter().map(|s| s.fields).collect();
+    let stamps = texts
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
@@ -151,7 +168,8 @@ fn read_stamps(list: &RawValue) -> Result<Vec<Stamp>, String> {
                 time: s.time.as_deref().map(Box::from),
             })
         })
-        .collect()
+        .collect::<Result<Vec<Stamp>, String>>()?;
+    Ok((stamps, fields))
 }
 
 impl<'a> Version<'a> {
@@ -206,15 +224,29 @@ impl<'a> Version<'a> {
             body.push('}');
         }
         body.push('}');
-        let stamps = match managed_fields {
-            None => Vec::new(),
+        let (stamps, fields) = match managed_fields {
+            None => (Vec::new(), Vec::new()),
             Some(list) => read_stamps(list)?,
         };
         Ok(Version {
             body,
             stamps,
+            fields,
             managed_fields,
         })
+    }
+
+    /// The entries as a line at start names them, their fields unread.
+    pub fn entry_stamps(&self) -> impl Iterator<Item = EntryStamp<'_>> {
+        self.stamps
+            .iter()
+            .zip(&self.fields)
+            .map(|(s, f)| EntryStamp {
+                who: super::changes::who(&s.manager, s.subresource.as_deref(), s.operation),
+                manager: &s.manager,
+                time: s.time.as_deref(),
+                fields: f.map_or("{}", |f| f.get()),
+            })
     }
 
     /// The `managedFields` entries in full (their fields read): only for a line.

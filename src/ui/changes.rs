@@ -91,7 +91,7 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         if tiny {
             return Row::new(vec![Cell::from(when), Cell::from(object)]).style(style);
         }
-        let what = fit(&crate::text::one_line(&line.what), what_width);
+        let what = fit(&crate::text::one_line(line.what()), what_width);
         if narrow {
             return Row::new(vec![Cell::from(when), Cell::from(object), Cell::from(what)])
                 .style(style);
