@@ -6,7 +6,7 @@
 //! ring: past `changes.keep` lines (`.kdrift.yaml`, default 10,000) the oldest go, and the view
 //! says how many went. `changes.keep: 0` turns it off (no object is read for it).
 //!
-//! A line is small (about 170 bytes with the ring's own): its object is the key shared with the
+//! A line is small (about 220 bytes with the ring's own): its object is the key shared with the
 //! object's previous version, its writer, manager and field are one shared copy per distinct
 //! value, its time a timestamp; the object's name is written when the view shows it.
 use std::collections::{BTreeSet, HashMap};
