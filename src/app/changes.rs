@@ -5,34 +5,128 @@
 //! ([`crate::drift::live_changes`]): the fields old → new and the manager whose entry moved. A
 //! ring: past `changes.keep` lines (`.kdrift.yaml`, default 10,000) the oldest go, and the view
 //! says how many went. `changes.keep: 0` turns it off (no object is read for it).
-use std::collections::{BTreeMap, HashMap};
+//!
+//! A line is small (about 220 bytes with the ring's own): its object is the key shared with the
+//! object's previous version, its writer, manager and field are one shared copy per distinct
+//! value, its time a timestamp; the object's name is written when the view shows it.
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::{App, Command, ManifestKey, Screen};
 use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
-use crate::drift::changes::{Change, Desired, entry_changes};
-use crate::drift::live::parse_without_status;
-use crate::drift::live_changes::{self, LiveChange, Prior, Version};
+use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
+use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
 use crate::schema::{Schema, Schemas};
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
 
-/// One line of the timeline, with the object it is about.
+/// One line of the timeline, with the object it is about: what a [`Change`] says, held small.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
-    pub key: ManifestKey,
-    pub change: Change,
+    /// Shared with the object's previous version and its other lines.
+    pub key: Arc<ManifestKey>,
+    /// `None` for a write the server gave no time (a v1.36 `/scale` write read at start).
+    time: Option<Timestamp>,
+    /// Arrival order, between lines of one time.
+    seq: u64,
+    /// `kubectl (scale) Update`.
+    pub who: Arc<str>,
     /// The manager alone (`kubectl`), for the filter.
-    pub manager: String,
+    pub manager: Arc<str>,
+    what: What,
+    pub git: Agrees,
     /// The first field the line names (where `enter` opens the diff).
-    pub field: Option<FieldPath>,
+    pub field: Option<Arc<FieldPath>>,
 }
 
 impl Line {
     pub fn time(&self) -> Option<Timestamp> {
-        self.change.time.as_deref().and_then(|t| t.parse().ok())
+        self.time
+    }
+
+    /// The object as a line names it: `deployment/shop/web`.
+    pub fn object(&self) -> String {
+        self.key.to_string()
+    }
+
+    /// The fields it names (a start line's are read when `:changes` is first opened).
+    pub fn what(&self) -> &str {
+        match &self.what {
+            What::Said(text) => text,
+            What::Unread(_) => "",
+        }
+    }
+}
+
+/// What a line says, or, for a line at start of an object without a manifest until the view
+/// is first opened, its entry's `fieldsV1` text: reading every entry's fields at start was
+/// most of the timeline's cost there, and most timelines are never opened.
+#[derive(Debug, Clone, PartialEq)]
+enum What {
+    Said(Box<str>),
+    Unread(Box<str>),
+}
+
+/// The ring orders lines by (time, arrival): a line without a time sorts first, so it is the
+/// first to go.
+#[derive(Debug, Clone, PartialEq)]
+struct Slot(Line);
+
+impl Eq for Slot {}
+
+impl Ord for Slot {
+    fn cmp(&self, other: &Slot) -> std::cmp::Ordering {
+        (self.0.time, self.0.seq).cmp(&(other.0.time, other.0.seq))
+    }
+}
+
+impl PartialOrd for Slot {
+    fn partial_cmp(&self, other: &Slot) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// One shared copy of each distinct value the lines repeat (writers, managers, field paths).
+/// Values no line holds any more are let go when the set has doubled since it was last swept.
+#[derive(Debug)]
+struct Interned<T: ?Sized + Ord> {
+    set: BTreeSet<Arc<T>>,
+    swept_at: usize,
+}
+
+impl<T: ?Sized + Ord> Clone for Interned<T> {
+    fn clone(&self) -> Self {
+        Interned {
+            set: self.set.clone(),
+            swept_at: self.swept_at,
+        }
+    }
+}
+
+impl<T: ?Sized + Ord> Default for Interned<T> {
+    fn default() -> Self {
+        Interned {
+            set: BTreeSet::new(),
+            swept_at: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Ord> Interned<T> {
+    fn get(&mut self, value: &T, make: impl FnOnce(&T) -> Arc<T>) -> Arc<T> {
+        if let Some(shared) = self.set.get(value) {
+            return Arc::clone(shared);
+        }
+        if self.set.len() >= 2 * self.swept_at.max(256) {
+            self.set.retain(|v| Arc::strong_count(v) > 1);
+            self.swept_at = self.set.len();
+        }
+        let shared = make(value);
+        self.set.insert(Arc::clone(&shared));
+        shared
     }
 }
 
@@ -41,32 +135,37 @@ impl Line {
 #[derive(Debug, Clone)]
 pub struct Changes {
     keep: usize,
-    /// By (time, arrival): RFC 3339 times of one server sort as text; a line without a time (a
-    /// v1.36 `/scale` write read at start) sorts first, so it is the first to go.
-    lines: BTreeMap<(Box<str>, u64), Line>,
+    lines: BTreeSet<Slot>,
     seq: u64,
     /// Lines dropped to keep `keep`.
     pub dropped: u64,
-    priors: HashMap<ManifestKey, Prior>,
+    priors: HashMap<Arc<ManifestKey>, Prior>,
+    words: Interned<str>,
+    fields: Interned<FieldPath>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
     pub frozen: Option<Timestamp>,
     /// The `:changes` view's place while a diff or accept opened from it shows.
     pub parked: Option<ChangesView>,
     /// The manifests are read: a line without a manifest is "not in git", not "not compared".
     pub compared: bool,
+    /// `:changes` was opened: every line is said in full as it comes.
+    opened: bool,
 }
 
 impl Default for Changes {
     fn default() -> Changes {
         Changes {
             keep: CHANGES_KEEP_DEFAULT,
-            lines: BTreeMap::new(),
+            lines: BTreeSet::new(),
             seq: 0,
             dropped: 0,
             priors: HashMap::new(),
+            words: Interned::default(),
+            fields: Interned::default(),
             frozen: None,
             parked: None,
             compared: false,
+            opened: false,
         }
     }
 }
@@ -92,11 +191,12 @@ impl Changes {
 
     /// Everything goes (another cluster).
     pub fn clear(&mut self) {
-        let (keep, frozen, compared) = (self.keep, self.frozen, self.compared);
+        let (keep, frozen, compared, opened) = (self.keep, self.frozen, self.compared, self.opened);
         *self = Changes::default();
         self.keep = keep;
         self.frozen = frozen;
         self.compared = compared;
+        self.opened = opened;
     }
 
     pub fn len(&self) -> usize {
@@ -109,7 +209,7 @@ impl Changes {
 
     /// Newest first.
     pub fn newest_first(&self) -> impl Iterator<Item = &Line> {
-        self.lines.values().rev()
+        self.lines.iter().rev().map(|slot| &slot.0)
     }
 
     /// The time an event without a time of its own was seen, cut to the second as a server
@@ -126,17 +226,98 @@ impl Changes {
         .to_string()
     }
 
-    pub fn push(&mut self, mut line: Line) {
+    /// Adds the line `change` says of `key` (whose name is the line's object), by `manager`,
+    /// opened at `field`.
+    pub fn push(
+        &mut self,
+        key: Arc<ManifestKey>,
+        change: Change,
+        manager: &str,
+        field: Option<&FieldPath>,
+    ) {
         if self.keep == 0 {
             return;
         }
-        if !self.compared {
-            line.change.git = crate::drift::changes::Agrees::NotCompared;
-        }
-        let time: Box<str> = line.change.time.as_deref().unwrap_or("").into();
         self.seq += 1;
-        self.lines.insert((time, self.seq), line);
+        let line = Line {
+            key,
+            // Server times are RFC 3339 and read; one that is not is kept as no time.
+            time: change.time.as_deref().and_then(|t| t.parse().ok()),
+            seq: self.seq,
+            who: self.words.get(&change.who, |w| w.into()),
+            manager: self.words.get(manager, |w| w.into()),
+            what: What::Said(change.what.into_boxed_str()),
+            git: if self.compared {
+                change.git
+            } else {
+                Agrees::NotCompared
+            },
+            field: field.map(|f| self.fields.get(f, |f| Arc::new(f.clone()))),
+        };
+        self.lines.insert(Slot(line));
         self.trim();
+    }
+
+    /// A start line of `key` whose fields are read when the view is first opened.
+    fn push_unread(&mut self, key: Arc<ManifestKey>, entry: &EntryStamp<'_>) {
+        if self.keep == 0 {
+            return;
+        }
+        if self.opened {
+            let line = match read_entry(&key, entry) {
+                Ok((change, field)) => (change, field),
+                Err(e) => (unread_change(&key, entry, &e), None),
+            };
+            self.push(key, line.0, entry.manager, line.1.as_ref());
+            return;
+        }
+        self.seq += 1;
+        let line = Line {
+            key,
+            time: entry.time.and_then(|t| t.parse().ok()),
+            seq: self.seq,
+            who: self.words.get(&entry.who, |w| w.into()),
+            manager: self.words.get(entry.manager, |w| w.into()),
+            what: What::Unread(entry.fields.into()),
+            git: if self.compared {
+                Agrees::NotInGit
+            } else {
+                Agrees::NotCompared
+            },
+            field: None,
+        };
+        self.lines.insert(Slot(line));
+        self.trim();
+    }
+
+    /// `:changes` opens: the start lines' fields are read (once; later lines come in full).
+    pub fn read_all(&mut self) {
+        self.opened = true;
+        let unread: Vec<Slot> = self
+            .lines
+            .iter()
+            .filter(|slot| matches!(slot.0.what, What::Unread(_)))
+            .cloned()
+            .collect();
+        for Slot(mut line) in unread {
+            self.lines.remove(&Slot(line.clone()));
+            let What::Unread(fields) = &line.what else {
+                continue;
+            };
+            let entry = EntryStamp {
+                who: line.who.to_string(),
+                manager: &line.manager,
+                time: None,
+                fields,
+            };
+            let (what, field) = match read_entry(&line.key, &entry) {
+                Ok((change, field)) => (change.what, field),
+                Err(e) => (unread_change(&line.key, &entry, &e).what, None),
+            };
+            line.what = What::Said(what.into_boxed_str());
+            line.field = field.map(|f| self.fields.get(&f, |f| Arc::new(f.clone())));
+            self.lines.insert(Slot(line));
+        }
     }
 
     fn trim(&mut self) {
@@ -146,13 +327,8 @@ impl Changes {
         }
     }
 
-    fn push_live(&mut self, key: &ManifestKey, line: LiveChange) {
-        self.push(Line {
-            key: key.clone(),
-            change: line.change,
-            manager: line.manager,
-            field: line.field,
-        });
+    fn push_live(&mut self, key: Arc<ManifestKey>, line: LiveChange) {
+        self.push(key, line.change, &line.manager, line.field.as_ref());
     }
 
     /// A watch event of `key` (its [`Version`]): compared with the version before it, else
@@ -162,48 +338,62 @@ impl Changes {
         &mut self,
         key: &ManifestKey,
         schema: Schema,
-        version: Version,
+        version: Version<'_>,
         desired: Option<&Desired<'_>>,
         listed: bool,
     ) {
         if !self.enabled() {
             return;
         }
-        let prior = Prior::of(&version);
-        let name = key.to_string();
-        match self.priors.get(key) {
+        let (key, before) = match self.priors.get_key_value(key) {
+            Some((shared, before)) => (Arc::clone(shared), Some(before)),
+            None => (Arc::new(key.clone()), None),
+        };
+        match before {
+            // Only status or server metadata changed (most events): no line, nothing parsed.
+            Some(before) if before.unchanged(&version) => {}
             Some(before) => {
                 let seen = self.seen();
                 if let Some(line) = live_changes::live_change(
-                    &name, schema, before, &version, &prior, desired, &seen,
+                    &key.to_string(),
+                    schema,
+                    before,
+                    &version,
+                    desired,
+                    &seen,
                 ) {
-                    self.push_live(key, line);
+                    self.push_live(Arc::clone(&key), line);
+                }
+            }
+            // No manifest: nothing to compare, so the fields can wait for the view.
+            None if listed && desired.is_none() => {
+                for entry in version.entry_stamps() {
+                    self.push_unread(Arc::clone(&key), &entry);
                 }
             }
             None if listed => {
-                for (change, entry) in entry_changes(&name, &version.entries, desired)
+                let entries = version.entries().unwrap_or_default();
+                for ((change, field), entry) in entry_lines(&key.to_string(), &entries, desired)
                     .into_iter()
-                    .zip(&version.entries)
+                    .zip(&entries)
                 {
-                    self.push(Line {
-                        key: key.clone(),
-                        change,
-                        manager: entry.manager.clone(),
-                        field: entry.fields.leaves().into_iter().next(),
-                    });
+                    self.push(Arc::clone(&key), change, &entry.manager, field.as_ref());
                 }
             }
             None => {
-                let line = live_changes::created(&name, &version, desired, &self.seen());
-                self.push_live(key, line);
+                let line = live_changes::created(&key.to_string(), &version, desired, &self.seen());
+                self.push_live(Arc::clone(&key), line);
             }
         }
-        self.priors.insert(key.clone(), prior);
+        self.priors.insert(key, Prior::from(version));
     }
 
     /// `key` was deleted (`in_git`: a manifest still describes it).
     pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
-        if self.priors.remove(key).is_none() || !self.enabled() {
+        let Some((key, _)) = self.priors.remove_entry(key) else {
+            return;
+        };
+        if !self.enabled() {
             return;
         }
         let line = live_changes::deleted(&key.to_string(), in_git, &self.seen());
@@ -216,27 +406,60 @@ impl Changes {
     }
 }
 
-/// Reads a watched object's JSON once for both the drift extract and (when the timeline is
-/// on) the timeline's [`Version`].
-pub(crate) fn read_live(
-    json: &LiveJson,
+/// The line of a start entry without a manifest, its fields read from their text.
+fn read_entry(
+    key: &ManifestKey,
+    entry: &EntryStamp<'_>,
+) -> Result<(Change, Option<FieldPath>), String> {
+    let fields: serde_json::Value =
+        serde_json::from_str(entry.fields).map_err(|e| e.to_string())?;
+    let fields =
+        crate::managed_fields::FieldSet::from_fields_v1(&fields).map_err(|e| e.to_string())?;
+    let one = crate::managed_fields::ManagedFieldsEntry {
+        manager: entry.manager.to_owned(),
+        operation: crate::managed_fields::Operation::Update,
+        api_version: String::new(),
+        time: entry.time.map(str::to_owned),
+        subresource: None,
+        fields,
+    };
+    let (mut change, field) = entry_lines(&key.to_string(), std::slice::from_ref(&one), None)
+        .into_iter()
+        .next()
+        .ok_or("no line")?;
+    change.who = entry.who.clone();
+    Ok((change, field))
+}
+
+/// A start line whose entry's fields could not be read says so.
+fn unread_change(key: &ManifestKey, entry: &EntryStamp<'_>, error: &str) -> Change {
+    Change {
+        time: entry.time.map(str::to_owned),
+        object: key.to_string(),
+        who: entry.who.clone(),
+        what: format!("(its fields cannot be read: {error})"),
+        git: Agrees::NotInGit,
+    }
+}
+
+/// Reads a watched object's drift extract and (when the timeline is on) the timeline's
+/// [`Version`], which borrows the JSON: a scan of the text, not a second parse.
+pub(crate) fn read_live<'a>(
+    json: &'a LiveJson,
     api_version: &str,
     kind: &str,
     schemas: &Schemas,
     timeline: bool,
-) -> (Result<LiveObject, String>, Option<Version>) {
-    if !timeline {
-        let live = json.extract_as(api_version, kind, schemas);
-        return (live.map_err(|e| e.to_string()), None);
-    }
-    match parse_without_status(json.text()) {
-        Err(e) => (Err(e.to_string()), None),
-        Ok(value) => {
-            let version = Version::of(&value).ok();
-            let live = LiveObject::from_item(value, api_version, kind, schemas);
-            (live.map_err(|e| e.to_string()), version)
-        }
-    }
+) -> (Result<LiveObject, String>, Option<Version<'a>>) {
+    let live = json
+        .extract_as(api_version, kind, schemas)
+        .map_err(|e| e.to_string());
+    let version = if timeline {
+        Version::of_text(json.text()).ok()
+    } else {
+        None
+    };
+    (live, version)
 }
 
 /// The `:changes` view: where it is and what it is narrowed to.
@@ -260,10 +483,10 @@ impl ChangesView {
                 .kind
                 .as_deref()
                 .is_none_or(|k| line.key.kind.eq_ignore_ascii_case(k))
-            && self.manager.as_deref().is_none_or(|m| line.manager == m)
+            && self.manager.as_deref().is_none_or(|m| *line.manager == *m)
             && (self.text.is_empty() || {
                 let needle = self.text.to_lowercase();
-                [&line.change.object, &line.change.who, &line.change.what]
+                [&*line.object(), &*line.who, line.what()]
                     .iter()
                     .any(|t| t.to_lowercase().contains(&needle))
             })
@@ -334,6 +557,7 @@ impl App {
     /// `:changes`: open the timeline (where it was left, if a view opened from it showed).
     pub fn open_changes(&mut self) -> Vec<Command> {
         let commands = self.close_detail();
+        self.changes.read_all();
         let view = self.changes.parked.take().unwrap_or_default();
         self.screen = Screen::Changes(Box::new(view));
         self.from_list = false;
@@ -361,7 +585,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         let rows = app.change_rows(view);
         let selected = rows
             .get(view.cursor.min(rows.len().saturating_sub(1)))
-            .map(|l| (l.key.clone(), l.field.clone()));
+            .map(|l| (ManifestKey::clone(&l.key), l.field.as_deref().cloned()));
         let namespace = app.scope.as_namespace();
         let all = ChangesView::default();
         let mut kinds: Vec<String> = app
@@ -376,7 +600,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             .changes
             .newest_first()
             .filter(|l| all.shows(l, namespace) && !l.manager.is_empty())
-            .map(|l| l.manager.clone())
+            .map(|l| l.manager.to_string())
             .collect();
         managers.sort();
         managers.dedup();
@@ -448,22 +672,18 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::drift::changes::Agrees;
 
-    fn line(time: &str, name: &str) -> Line {
+    fn push(changes: &mut Changes, time: &str, name: &str) {
         // (pushed with `compared` false, their git reads "not compared")
-        Line {
-            key: ManifestKey::new("apps", "Deployment", "shop", name),
-            change: Change {
-                time: Some(time.to_owned()),
-                object: format!("deployment/shop/{name}"),
-                who: "kubectl-edit Update".to_owned(),
-                what: ".spec.replicas: 1 → 2".to_owned(),
-                git: Agrees::Drifted,
-            },
-            manager: "kubectl-edit".to_owned(),
-            field: None,
-        }
+        let change = Change {
+            time: Some(time.to_owned()),
+            object: format!("deployment/shop/{name}"),
+            who: "kubectl-edit Update".to_owned(),
+            what: ".spec.replicas: 1 → 2".to_owned(),
+            git: Agrees::Drifted,
+        };
+        let key = Arc::new(ManifestKey::new("apps", "Deployment", "shop", name));
+        changes.push(key, change, "kubectl-edit", None);
     }
 
     #[test]
@@ -471,10 +691,11 @@ mod tests {
         let mut changes = Changes::default();
         changes.set_keep(Some(3));
         for (i, minute) in [10, 12, 11, 13, 14].iter().enumerate() {
-            changes.push(line(
+            push(
+                &mut changes,
                 &format!("2026-01-01T10:{minute}:00Z"),
                 &format!("w{i}"),
-            ));
+            );
         }
         assert_eq!(changes.len(), 3);
         assert_eq!(changes.dropped, 2);
@@ -489,12 +710,97 @@ mod tests {
         assert_eq!((changes.len(), changes.dropped), (1, 4));
         changes.set_keep(Some(0));
         assert!(!changes.enabled());
-        changes.push(line("2026-01-01T11:00:00Z", "late"));
+        push(&mut changes, "2026-01-01T11:00:00Z", "late");
         assert_eq!((changes.len(), changes.dropped), (0, 5));
         assert_eq!(
             ring_note(&changes).as_deref(),
             Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)")
         );
+    }
+
+    fn listed(changes: &mut Changes, name: &str) {
+        let text = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "shop", "managedFields": [
+                {"manager": "kubectl", "operation": "Update", "subresource": "scale",
+                 "time": "2026-01-01T10:00:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+                {"manager": "helm", "operation": "Update", "time": "2026-01-01T09:00:00Z",
+                 "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {},
+                 "f:b": {}}}, "f:spec": {"f:paused": {}}}}]},
+            "spec": {"replicas": 2, "paused": false}})
+        .to_string();
+        let version = Version::of_text(&text).unwrap();
+        let key = ManifestKey::new("apps", "Deployment", "shop", name);
+        let schema = Schemas::builtin().root("apps/v1", "Deployment");
+        changes.observe(&key, schema, version, None, true);
+    }
+
+    fn said(changes: &Changes) -> Vec<(String, String, String, Option<String>)> {
+        changes
+            .newest_first()
+            .map(|l| {
+                (
+                    l.object(),
+                    l.who.to_string(),
+                    l.what().to_owned(),
+                    l.field.as_ref().map(|f| f.to_string()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn start_lines_without_a_manifest_read_their_fields_when_the_view_opens() {
+        let mut changes = Changes {
+            compared: true,
+            ..Changes::default()
+        };
+        listed(&mut changes, "web");
+        // Time, object and writer at once; the fields wait for the view.
+        let before: Vec<_> = said(&changes)
+            .into_iter()
+            .map(|l| (l.0, l.1, l.2))
+            .collect();
+        assert_eq!(
+            before,
+            [
+                (
+                    "deployment/shop/web".into(),
+                    "kubectl (scale) Update".into(),
+                    String::new()
+                ),
+                (
+                    "deployment/shop/web".into(),
+                    "helm Update".into(),
+                    String::new()
+                ),
+            ]
+        );
+        changes.read_all();
+        let expected = [
+            (
+                "deployment/shop/web".to_owned(),
+                "kubectl (scale) Update".to_owned(),
+                ".spec.replicas".to_owned(),
+                Some(".spec.replicas".to_owned()),
+            ),
+            (
+                "deployment/shop/web".to_owned(),
+                "helm Update".to_owned(),
+                ".metadata.labels.a, .metadata.labels.b, .spec.paused".to_owned(),
+                Some(".metadata.labels.a".to_owned()),
+            ),
+        ];
+        assert_eq!(said(&changes), expected);
+        assert!(changes.newest_first().all(|l| l.git == Agrees::NotInGit));
+        // Once opened, a listed object's lines are said as they come.
+        let mut later = Changes {
+            compared: true,
+            ..Changes::default()
+        };
+        later.read_all();
+        listed(&mut later, "web");
+        assert_eq!(said(&later), expected);
     }
 
     #[test]
@@ -514,10 +820,11 @@ mod tests {
         assert_eq!(ring_note(&changes), None);
         changes.set_keep(Some(2_000));
         for i in 0..3_001 {
-            changes.push(line(
+            push(
+                &mut changes,
                 &format!("2026-01-01T10:00:{:02}Z", i % 60),
                 &format!("w{i}"),
-            ));
+            );
         }
         assert_eq!(
             ring_note(&changes).as_deref(),

@@ -165,8 +165,7 @@ impl App {
         if let Some(summary) = without {
             // No drift to read: the timeline's version alone.
             if timeline
-                && let Ok(value) = crate::drift::live::parse_without_status(json.text())
-                && let Ok(version) = crate::drift::live_changes::Version::of(&value)
+                && let Ok(version) = crate::drift::live_changes::Version::of_text(json.text())
             {
                 changes.observe(&object, schema, version, None, listed);
             }

@@ -188,7 +188,7 @@ impl App {
         kind: &ObjectKind,
         key: &ManifestKey,
         live: Result<LiveObject, String>,
-        line: Option<(crate::drift::live_changes::Version, bool)>,
+        line: Option<(crate::drift::live_changes::Version<'_>, bool)>,
     ) -> Option<ObjectEntry> {
         let index = self.manifests.clone()?;
         let manifest = index.get(key)?;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::managed_fields::{FieldPath, ManagedFieldsEntry};
+use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation};
 
 use crate::manifest::tree::Node;
 use crate::schema::Schema;
@@ -117,6 +117,18 @@ pub fn entry_changes(
     entries: &[ManagedFieldsEntry],
     desired: Option<&Desired<'_>>,
 ) -> Vec<Change> {
+    entry_lines(object, entries, desired)
+        .into_iter()
+        .map(|(change, _)| change)
+        .collect()
+}
+
+/// [`entry_changes`], each with the first field its entry owns (where the live view opens it).
+pub fn entry_lines(
+    object: &str,
+    entries: &[ManagedFieldsEntry],
+    desired: Option<&Desired<'_>>,
+) -> Vec<(Change, Option<FieldPath>)> {
     let drifted: Vec<(FieldPath, &super::DriftItem)> = desired
         .map(|d| {
             d.drift
@@ -131,62 +143,82 @@ pub fn entry_changes(
         .iter()
         .map(|entry| {
             let leaves = entry.fields.leaves();
-            let mut any_drift = false;
             let in_git = desired.is_some_and(|d| {
                 leaves
                     .iter()
                     .any(|leaf| lookup(d.schema, leaf, d.manifest).is_some())
             });
-            let mut shown = Vec::new();
+            // A leaf under no drifted field is its own text (leaves differ, so do their
+            // texts): only the shown ones are written, the rest counted.
+            let mut shown: Vec<String> = Vec::new();
+            let mut drift_texts: Vec<String> = Vec::new();
+            let mut plain = 0usize;
             for leaf in &leaves {
                 let hit = drifted
                     .iter()
                     .find(|(p, _)| starts_with(leaf, p) || starts_with(p, leaf));
-                let text = match hit {
+                match hit {
                     Some((path, item)) => {
-                        any_drift = true;
                         let side = |v: &Option<Value>| {
                             v.as_ref()
                                 .map_or_else(|| "(none)".to_owned(), Value::to_string)
                         };
-                        format!("{path}: {} → {}", side(&item.manifest), side(&item.live))
+                        let text =
+                            format!("{path}: {} → {}", side(&item.manifest), side(&item.live));
+                        if !drift_texts.contains(&text) {
+                            if shown.len() < SHOWN_FIELDS {
+                                shown.push(text.clone());
+                            }
+                            drift_texts.push(text);
+                        }
                     }
-                    None => leaf.to_string(),
-                };
-                if !shown.contains(&text) {
-                    shown.push(text);
+                    None => {
+                        plain += 1;
+                        if shown.len() < SHOWN_FIELDS {
+                            shown.push(leaf.to_string());
+                        }
+                    }
                 }
             }
-            let more = shown.len().saturating_sub(SHOWN_FIELDS);
-            shown.truncate(SHOWN_FIELDS);
+            let more = (drift_texts.len() + plain).saturating_sub(SHOWN_FIELDS);
             let mut what = shown.join(", ");
             if more > 0 {
                 what.push_str(&format!(" (+{more} more)"));
             }
-            Change {
+            let change = Change {
                 time: entry.time.clone(),
                 object: object.to_owned(),
                 who: who_of(entry),
                 what,
-                git: if any_drift {
+                git: if !drift_texts.is_empty() {
                     Agrees::Drifted
                 } else if in_git {
                     Agrees::InSync
                 } else {
                     Agrees::NotInGit
                 },
-            }
+            };
+            (change, leaves.into_iter().next())
         })
         .collect()
 }
 
 /// Who wrote an entry, as a line says it: `kubectl (scale) Update`.
 pub fn who_of(entry: &ManagedFieldsEntry) -> String {
-    let mut who = entry.manager.clone();
-    if let Some(sub) = &entry.subresource {
+    who(
+        &entry.manager,
+        entry.subresource.as_deref(),
+        entry.operation,
+    )
+}
+
+/// Who wrote with `manager` through `subresource`, as a line says it.
+pub fn who(manager: &str, subresource: Option<&str>, operation: Operation) -> String {
+    let mut who = manager.to_owned();
+    if let Some(sub) = subresource {
         who.push_str(&format!(" ({sub})"));
     }
-    who.push_str(&format!(" {}", entry.operation));
+    who.push_str(&format!(" {operation}"));
     who
 }
 
@@ -327,5 +359,22 @@ mod tests {
         assert_eq!(lines[0].what, ".spec.replicas");
         assert_eq!(lines[0].time, None);
         assert_eq!(lines[0].git, Agrees::NotInGit);
+    }
+
+    #[test]
+    fn an_entry_of_many_fields_shows_six_and_counts_the_rest() {
+        let fields: serde_json::Map<String, Value> =
+            (0..8).map(|i| (format!("f:k{i}"), json!({}))).collect();
+        let entries = ManagedFieldsEntry::parse_list(&json!([{
+            "manager": "helm", "operation": "Update", "apiVersion": "v1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:data": fields}
+        }]))
+        .unwrap();
+        let lines = entry_lines("configmap/shop/c", &entries, None);
+        assert_eq!(
+            lines[0].0.what,
+            ".data.k0, .data.k1, .data.k2, .data.k3, .data.k4, .data.k5 (+2 more)"
+        );
+        assert_eq!(lines[0].1.as_ref().unwrap().to_string(), ".data.k0");
     }
 }

@@ -1,63 +1,274 @@
 //! The live part of the change timeline: each watch event of an object compared with the version
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
-//! object's text less its `status`, `managedFields` and what is never drift, and each entry's
-//! manager and time. A write that changes only `status` (a rollout's progress) makes no line.
+//! object's text less its `status`, `managedFields` and what is never drift, cut from the
+//! event's own text (no parse of the object), and each entry's manager and time. A write that
+//! changes only `status` (a rollout's progress) makes no line and costs a scan of the text: the
+//! texts are parsed only when they differ.
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::managed_fields::{Comparison, FieldPath, ManagedFieldsEntry, Operation, owners_in};
 use crate::schema::Schema;
 
 use super::changes::{Agrees, Change, Desired, agrees, who_of};
+use super::normalize::{Place, never_drift};
 
 /// Fields a line names at most (the rest counted), as `kdrift changes` does.
 const SHOWN_FIELDS: usize = 6;
 /// A value longer than this is cut (with `…`) in a line.
 const VALUE_CHARS: usize = 48;
 
-/// One version of a watched object as the timeline reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Version {
+/// One version of a watched object as the timeline reads it, from the event's JSON text.
+#[derive(Debug, Clone)]
+pub struct Version<'a> {
     /// The object without `status`, `managedFields` and what is never drift (server metadata,
-    /// the revision and last-applied annotations).
-    pub body: Value,
-    pub entries: Vec<ManagedFieldsEntry>,
+    /// the revision and last-applied annotations), as JSON text: the event's own bytes for
+    /// every field kept, so two versions compare as text.
+    pub body: String,
+    stamps: Vec<Stamp>,
+    /// Each entry's `fieldsV1` text, unread.
+    fields: Vec<Option<&'a RawValue>>,
+    /// `metadata.managedFields` as the event has it, read in full only for a line.
+    managed_fields: Option<&'a RawValue>,
 }
 
-impl Version {
-    /// Reads a version from the object as parsed (with or without its `status`).
-    pub fn of(object: &Value) -> Result<Version, String> {
-        let entries = ManagedFieldsEntry::read(object)
-            .map_err(|e| format!("its managedFields cannot be read: {e}"))?;
-        let mut body = Map::new();
-        for (name, value) in object.as_object().into_iter().flatten() {
-            match name.as_str() {
-                "status" => {}
-                "metadata" => {
-                    let meta: Map<String, Value> = value
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .filter(|(n, _)| n.as_str() != "managedFields")
-                        .map(|(n, v)| (n.clone(), v.clone()))
-                        .collect();
-                    body.insert(name.clone(), Value::Object(meta));
-                }
-                _ => {
-                    body.insert(name.clone(), value.clone());
-                }
+/// What a line at start says of one `managedFields` entry before its fields are read.
+pub struct EntryStamp<'a> {
+    /// `kubectl (scale) Update`.
+    pub who: String,
+    pub manager: &'a str,
+    pub time: Option<&'a str>,
+    /// The entry's `fieldsV1` as JSON text (`{}` when it has none).
+    pub fields: &'a str,
+}
+
+/// A JSON object's members in their order, each value's text unread. A name with escapes is
+/// unescaped (owned); the others borrow the text.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.to_owned())))
             }
         }
-        let mut body = Value::Object(body);
-        super::live::strip_server_fields(&mut body);
-        Ok(Version { body, entries })
+        d.deserialize_str(Text)
     }
 }
 
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(Name(name)) = map.next_key()? {
+                    members.push((name, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
+
+/// An entry's identity and time as the event has it (its fields left unread).
+#[derive(Deserialize)]
+struct StampText<'a> {
+    #[serde(borrow, default)]
+    manager: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    operation: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    subresource: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    time: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "fieldsV1")]
+    fields: Option<&'a RawValue>,
+}
+
+fn push_name(out: &mut String, name: &str) {
+    if name
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+    {
+        out.push_str(&Value::from(name).to_string());
+    } else {
+        out.push('"');
+        out.push_str(name);
+        out.push('"');
+    }
+}
+
+fn members(text: &str) -> Result<Vec<(Cow<'_, str>, &RawValue)>, String> {
+    serde_json::from_str::<Members>(text)
+        .map(|Members(m)| m)
+        .map_err(|e| format!("its text cannot be read: {e}"))
+}
+
+/// Starts a member of an object being written: a comma before all but the first.
+fn member(out: &mut String, first: &mut bool, name: &str) {
+    if !std::mem::take(first) {
+        out.push(',');
+    }
+    push_name(out, name);
+    out.push(':');
+}
+
+type Stamps<'a> = (Vec<Stamp>, Vec<Option<&'a RawValue>>);
+
+fn read_stamps(list: &RawValue) -> Result<Stamps<'_>, String> {
+    let texts: Option<Vec<StampText<'_>>> = serde_json::from_str(list.get())
+        .map_err(|e| format!("its managedFields cannot be read: {e}"))?;
+    let texts = texts.unwrap_or_default();
+    let fields = texts.iter().map(|s| s.fields).collect();
+    let stamps = texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let operation = match s.operation.as_deref() {
+                Some("Apply") => Operation::Apply,
+                Some("Update") => Operation::Update,
+                Some(other) => {
+                    return Err(format!(
+                        "its managedFields cannot be read: entry {i}: operation \"{other}\" is neither \"Apply\" nor \"Update\""
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "its managedFields cannot be read: entry {i}: no \"operation\""
+                    ));
+                }
+            };
+            Ok(Stamp {
+                manager: s.manager.as_deref().unwrap_or("").into(),
+                operation,
+                subresource: s.subresource.as_deref().filter(|s| !s.is_empty()).map(Box::from),
+                time: s.time.as_deref().map(Box::from),
+            })
+        })
+        .collect::<Result<Vec<Stamp>, String>>()?;
+    Ok((stamps, fields))
+}
+
+impl<'a> Version<'a> {
+    /// Reads a version from the object's JSON text (with or without its `status`): the text
+    /// is scanned, not parsed into a tree.
+    pub fn of_text(text: &'a str) -> Result<Version<'a>, String> {
+        let top = Place::default();
+        let meta_place = top.child("metadata");
+        let annotations_place = meta_place.child("annotations");
+        let mut managed_fields = None;
+        let mut body = String::with_capacity(text.len() / 2);
+        body.push('{');
+        let mut first = true;
+        for (name, value) in members(text)? {
+            let name = &*name;
+            if name == "status"
+                || (never_drift(top, name) && !matches!(name, "apiVersion" | "kind"))
+            {
+                continue;
+            }
+            member(&mut body, &mut first, name);
+            if name != "metadata" || !value.get().starts_with('{') {
+                body.push_str(value.get());
+                continue;
+            }
+            body.push('{');
+            let mut first = true;
+            for (name, value) in members(value.get())? {
+                let name = &*name;
+                if name == "managedFields" {
+                    managed_fields = Some(value);
+                    continue;
+                }
+                if never_drift(meta_place, name) {
+                    continue;
+                }
+                member(&mut body, &mut first, name);
+                if name != "annotations" || !value.get().starts_with('{') {
+                    body.push_str(value.get());
+                    continue;
+                }
+                body.push('{');
+                let mut first = true;
+                for (name, value) in members(value.get())? {
+                    if !never_drift(annotations_place, &name) {
+                        member(&mut body, &mut first, &name);
+                        body.push_str(value.get());
+                    }
+                }
+                body.push('}');
+            }
+            body.push('}');
+        }
+        body.push('}');
+        let (stamps, fields) = match managed_fields {
+            None => (Vec::new(), Vec::new()),
+            Some(list) => read_stamps(list)?,
+        };
+        Ok(Version {
+            body,
+            stamps,
+            fields,
+            managed_fields,
+        })
+    }
+
+    /// The entries as a line at start names them, their fields unread.
+    pub fn entry_stamps(&self) -> impl Iterator<Item = EntryStamp<'_>> {
+        self.stamps
+            .iter()
+            .zip(&self.fields)
+            .map(|(s, f)| EntryStamp {
+                who: super::changes::who(&s.manager, s.subresource.as_deref(), s.operation),
+                manager: &s.manager,
+                time: s.time.as_deref(),
+                fields: f.map_or("{}", |f| f.get()),
+            })
+    }
+
+    /// The `managedFields` entries in full (their fields read): only for a line.
+    pub fn entries(&self) -> Result<Vec<ManagedFieldsEntry>, String> {
+        let Some(list) = self.managed_fields else {
+            return Ok(Vec::new());
+        };
+        let value: Value = serde_json::from_str(list.get())
+            .map_err(|e| format!("its managedFields cannot be read: {e}"))?;
+        ManagedFieldsEntry::parse_list(&value)
+            .map_err(|e| format!("its managedFields cannot be read: {e}"))
+    }
+
+    /// The body as a tree (for the comparison of a line).
+    fn tree(&self) -> Option<Value> {
+        serde_json::from_str(&self.body).ok()
+    }
+}
 /// What the timeline keeps of an object's last version to compare the next one with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prior {
-    /// [`Version::body`] as compact JSON (a parsed tree takes several times the room).
+    /// [`Version::body`].
     body: Box<str>,
     stamps: Box<[Stamp]>,
 }
@@ -80,21 +291,19 @@ impl Stamp {
     }
 }
 
-impl Prior {
-    pub fn of(version: &Version) -> Prior {
+impl From<Version<'_>> for Prior {
+    fn from(version: Version<'_>) -> Prior {
         Prior {
-            body: version.body.to_string().into_boxed_str(),
-            stamps: version
-                .entries
-                .iter()
-                .map(|e| Stamp {
-                    manager: e.manager.as_str().into(),
-                    operation: e.operation,
-                    subresource: e.subresource.as_deref().map(Box::from),
-                    time: e.time.as_deref().map(Box::from),
-                })
-                .collect(),
+            body: version.body.into_boxed_str(),
+            stamps: version.stamps.into_boxed_slice(),
         }
+    }
+}
+
+impl Prior {
+    /// Whether `version` changed nothing a line names (only `status` or server metadata).
+    pub fn unchanged(&self, version: &Version<'_>) -> bool {
+        *self.body == version.body
     }
 
     /// The bytes it holds on the heap (for the benches).
@@ -136,6 +345,34 @@ fn value_text(value: Option<&Value>) -> String {
     cut
 }
 
+/// Copies of the two trees less the members equal in both (through objects; a list that
+/// differs is kept whole): every field that changed, with both its values, is still there.
+fn differing(old: &Value, new: &Value) -> (Value, Value) {
+    let (Value::Object(a), Value::Object(b)) = (old, new) else {
+        return (old.clone(), new.clone());
+    };
+    let (mut left, mut right) = (Map::new(), Map::new());
+    for (name, x) in a {
+        match b.get(name) {
+            Some(y) if x == y => {}
+            Some(y) => {
+                let (l, r) = differing(x, y);
+                left.insert(name.clone(), l);
+                right.insert(name.clone(), r);
+            }
+            None => {
+                left.insert(name.clone(), x.clone());
+            }
+        }
+    }
+    for (name, y) in b {
+        if !a.contains_key(name) {
+            right.insert(name.clone(), y.clone());
+        }
+    }
+    (Value::Object(left), Value::Object(right))
+}
+
 fn newest<'a>(
     entries: impl Iterator<Item = &'a ManagedFieldsEntry>,
 ) -> Option<&'a ManagedFieldsEntry> {
@@ -143,8 +380,7 @@ fn newest<'a>(
     entries.max_by(|a, b| a.time.cmp(&b.time))
 }
 
-/// The line of one watch event: `after` (with `after_prior`, its [`Prior`]) compared with the
-/// version before it. `None` when nothing but `status` or server metadata changed. The writer is
+/// The line of one watch event: `after` compared with the version before it. `None` when nothing but `status` or server metadata changed. The writer is
 /// the manager whose entry moved (new, or a new time) and owns a changed field, else any whose
 /// entry moved, else the owner of the first changed field (a v1.36 server records no time for a
 /// `/scale` write, so a second `kubectl scale` moves nothing). The line's time is the moved
@@ -153,16 +389,19 @@ pub fn live_change(
     object: &str,
     schema: Schema,
     before: &Prior,
-    after: &Version,
-    after_prior: &Prior,
+    after: &Version<'_>,
     desired: Option<&Desired<'_>>,
     seen: &str,
 ) -> Option<LiveChange> {
-    if before.body == after_prior.body {
+    if *before.body == after.body {
         return None;
     }
     let old: Value = serde_json::from_str(&before.body).ok()?;
-    let comparison = Comparison::of(schema, Some(&old), &after.body);
+    let new = after.tree()?;
+    // The comparison walks only what differs; values are looked up in the whole trees (an
+    // atomic map's line shows all of it).
+    let (old_cut, new_cut) = differing(&old, &new);
+    let comparison = Comparison::of(schema, Some(&old_cut), &new_cut);
     let mut paths = comparison.modified.leaves();
     paths.extend(comparison.added.leaves());
     paths.extend(comparison.removed.leaves());
@@ -171,9 +410,10 @@ pub fn live_change(
     if paths.is_empty() {
         return None;
     }
+    // Unreadable fields of an entry leave the line without its manager, not without the line.
+    let entries = after.entries().unwrap_or_default();
     let moved = || {
-        after
-            .entries
+        entries
             .iter()
             .filter(|e| !before.stamps.iter().any(|s| s.is(e)))
     };
@@ -182,7 +422,7 @@ pub fn live_change(
     let writer = moved_writer.or_else(|| {
         paths
             .iter()
-            .find_map(|p| owners_in(schema, &after.entries, p).into_iter().last())
+            .find_map(|p| owners_in(schema, &entries, p).into_iter().last())
     });
     let time = moved_writer
         .and_then(|w| w.time.clone())
@@ -194,7 +434,7 @@ pub fn live_change(
             format!(
                 "{p}: {} → {}",
                 value_text(p.lookup(schema, &old)),
-                value_text(p.lookup(schema, &after.body))
+                value_text(p.lookup(schema, &new))
             )
         })
         .collect();
@@ -217,11 +457,12 @@ pub fn live_change(
 /// The line of an object that appeared after the timeline began: created by its newest writer.
 pub fn created(
     object: &str,
-    after: &Version,
+    after: &Version<'_>,
     desired: Option<&Desired<'_>>,
     seen: &str,
 ) -> LiveChange {
-    let writer = newest(after.entries.iter());
+    let entries = after.entries().unwrap_or_default();
+    let writer = newest(entries.iter());
     let git = match desired {
         None => Agrees::NotInGit,
         Some(d) if d.drift.items.iter().any(|i| i.class.is_drift()) => Agrees::Drifted,
@@ -282,6 +523,44 @@ mod tests {
         })
     }
 
+    /// The version of `object`'s text (leaked: a test's versions borrow it until the end).
+    fn version(object: &Value) -> Result<Version<'static>, String> {
+        Version::of_text(Box::leak(object.to_string().into_boxed_str()))
+    }
+
+    #[test]
+    fn a_version_is_the_events_text_less_status_managed_fields_and_server_metadata() {
+        let text = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web",
+            "resourceVersion":"7","uid":"u-1","generation":3,"labels":{"app":"web"},
+            "annotations":{"deployment.kubernetes.io/revision":"4","t\u0065am":"shop \"a\"",
+            "kubectl.kubernetes.io/last-applied-configuration":"{}"},
+            "managedFields":[{"manager":"kubectl","operation":"Update","time":"2026-01-01T10:00:00Z",
+            "fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}}}]},
+            "spec":{"replicas":2,"we\u0069rd":1},"status":{"readyReplicas":2}}"#;
+        let version = Version::of_text(text).unwrap();
+        assert_eq!(
+            version.body,
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web"},"annotations":{"team":"shop \"a\""}},"spec":{"replicas":2,"we\u0069rd":1}}"#
+        );
+        let body: Value = serde_json::from_str(&version.body).unwrap();
+        assert_eq!(body["spec"]["weird"], json!(1));
+        let entries = version.entries().unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].manager, "kubectl");
+        assert_eq!(Prior::from(version).stamps.len(), 1);
+        let err = Version::of_text(r#"{"metadata":{"managedFields":[{"operation":"Patch"}]}}"#)
+            .unwrap_err();
+        assert!(
+            err.contains("entry 0: operation \"Patch\" is neither"),
+            "{err}"
+        );
+        assert!(
+            Version::of_text("{\"spec\":")
+                .unwrap_err()
+                .contains("cannot be read")
+        );
+    }
+
     fn schema() -> Schema {
         crate::schema::Schemas::builtin().root("apps/v1", "Deployment")
     }
@@ -296,19 +575,17 @@ mod tests {
 
     #[test]
     fn a_keyed_list_item_is_named_by_its_key_with_old_and_new_and_the_manager_that_moved() {
-        let before = Version::of(&deployment("shop/web:1.0", 2, json!([apply_entry()]))).unwrap();
+        let before = version(&deployment("shop/web:1.0", 2, json!([apply_entry()]))).unwrap();
         let set = json!({"manager": "kubectl-set", "operation": "Update", "apiVersion": "apps/v1",
             "time": "2026-01-01T11:00:00Z", "fieldsType": "FieldsV1",
             "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
                 "k:{\"name\":\"web\"}": {"f:image": {}}}}}}}});
-        let after =
-            Version::of(&deployment("shop/web:1.1", 2, json!([apply_entry(), set]))).unwrap();
+        let after = version(&deployment("shop/web:1.1", 2, json!([apply_entry(), set]))).unwrap();
         let line = live_change(
             "deployment/shop/web",
             schema(),
-            &Prior::of(&before),
+            &Prior::from(before),
             &after,
-            &Prior::of(&after),
             None,
             "2026-01-01T11:00:01Z",
         )
@@ -332,15 +609,13 @@ mod tests {
         let scale = json!({"manager": "kubectl", "operation": "Update", "apiVersion": "apps/v1",
             "subresource": "scale", "fieldsType": "FieldsV1",
             "fieldsV1": {"f:spec": {"f:replicas": {}}}});
-        let before =
-            Version::of(&deployment("a:1", 3, json!([apply_entry(), scale.clone()]))).unwrap();
-        let after = Version::of(&deployment("a:1", 5, json!([apply_entry(), scale]))).unwrap();
+        let before = version(&deployment("a:1", 3, json!([apply_entry(), scale.clone()]))).unwrap();
+        let after = version(&deployment("a:1", 5, json!([apply_entry(), scale]))).unwrap();
         let line = live_change(
             "deployment/shop/web",
             schema(),
-            &Prior::of(&before),
+            &Prior::from(before),
             &after,
-            &Prior::of(&after),
             None,
             "2026-01-01T12:00:00Z",
         )
@@ -352,23 +627,34 @@ mod tests {
     }
 
     #[test]
+    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
+        let mut object = deployment("a:1", 3, json!([apply_entry()]));
+        object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
+        let before = version(&object).unwrap();
+        object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
+        let after = version(&object).unwrap();
+        let line = live_change(
+            "d",
+            schema(),
+            &Prior::from(before),
+            &after,
+            None,
+            "2026-01-01T12:00:00Z",
+        )
+        .unwrap();
+        assert_eq!(
+            line.change.what,
+            r#".spec.selector: {"matchLabels":{"app":"web","tier":"front"}} → {"matchLabels":{"app":"web","tier":"back"}}"#
+        );
+    }
+
+    #[test]
     fn a_status_only_event_makes_no_line() {
         let mut object = deployment("a:1", 3, json!([apply_entry()]));
-        let before = Version::of(&object).unwrap();
+        let before = version(&object).unwrap();
         object["status"]["readyReplicas"] = json!(3);
         object["metadata"]["resourceVersion"] = json!("8");
-        let after = Version::of(&object).unwrap();
-        assert!(
-            live_change(
-                "d",
-                schema(),
-                &Prior::of(&before),
-                &after,
-                &Prior::of(&after),
-                None,
-                "t"
-            )
-            .is_none()
-        );
+        let after = version(&object).unwrap();
+        assert!(live_change("d", schema(), &Prior::from(before), &after, None, "t").is_none());
     }
 }

@@ -50,7 +50,7 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         } else if narrow {
             format!("{}/{} ({kind})", line.key.namespace, line.key.name)
         } else {
-            line.change.object.clone()
+            line.object()
         }
     };
     let longest = rows
@@ -67,7 +67,7 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         0
     } else {
         rows.iter()
-            .map(|l| l.change.who.chars().count())
+            .map(|l| l.who.chars().count())
             .max()
             .unwrap_or(0)
             .clamp(5, 28)
@@ -91,12 +91,12 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         if tiny {
             return Row::new(vec![Cell::from(when), Cell::from(object)]).style(style);
         }
-        let what = fit(&crate::text::one_line(&line.change.what), what_width);
+        let what = fit(&crate::text::one_line(line.what()), what_width);
         if narrow {
             return Row::new(vec![Cell::from(when), Cell::from(object), Cell::from(what)])
                 .style(style);
         }
-        let git = match line.change.git {
+        let git = match line.git {
             Agrees::Drifted => Span::styled("drifted", theme.drifted),
             Agrees::InSync => Span::styled("in sync", theme.in_sync),
             Agrees::NotInGit => Span::styled("not in git", theme.muted),
@@ -105,7 +105,7 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         Row::new(vec![
             Cell::from(when),
             Cell::from(object),
-            Cell::from(fit(&line.change.who, who_width)),
+            Cell::from(fit(&line.who, who_width)),
             Cell::from(what),
             Cell::from(git),
         ])
