@@ -285,6 +285,47 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     assert!(matches!(app.drift_of(&key("cart")), DriftSummary::Error(_)));
 }
 
+/// A fetch asked after a manifest change, answered after a watch event of the same object:
+/// the answer is older than the row and must not put back the drift the event resolved (an
+/// on-call engineer saw "1 field", pressed `a`, and was told "in sync").
+#[test]
+fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let web = applied("web", 3);
+    listed(&mut app, std::slice::from_ref(&web));
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
+
+    // git: replicas 3 → 5; web is fetched.
+    let file = dir.path().join("web.yaml");
+    std::fs::write(&file, manifest_text("web", 5)).unwrap();
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
+    let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
+    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    // Meanwhile someone scales it to 5: the watch says so first.
+    let mut scaled = applied("web", 5);
+    scaled["metadata"]["resourceVersion"] = json!("99");
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&scaled))]);
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
+    // The fetch's answer, read before the scale, comes last.
+    update(
+        &mut app,
+        Message::LiveFetched(vec![(key("web"), Ok(extract(&web)))]),
+    );
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
+
+    // With no event in between, the answer counts.
+    std::fs::write(&file, manifest_text("web", 7)).unwrap();
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
+    update(&mut app, Message::ManifestsChanged(vec![change]));
+    update(
+        &mut app,
+        Message::LiveFetched(vec![(key("web"), Ok(extract(&scaled)))]),
+    );
+    assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
+}
+
 /// The app with web drifted by `kubectl set env` and the diff view of web open.
 fn diff_open() -> (App, tempfile::TempDir) {
     let dir = manifests();

@@ -203,16 +203,19 @@ impl App {
         for update in updates {
             rows.push(match update {
                 WatchUpdate::Apply(LiveRow { row, json }) => {
+                    self.superseded(&row.key);
                     let summary = self.drift_of_json(&row.key, &json, false);
                     self.set_drift(row.key.clone(), summary);
                     WatchUpdate::Apply(row)
                 }
                 WatchUpdate::InitApply(LiveRow { row, json }) => {
+                    self.superseded(&row.key);
                     let summary = self.drift_of_json(&row.key, &json, true);
                     self.set_drift(row.key.clone(), summary);
                     WatchUpdate::InitApply(row)
                 }
                 WatchUpdate::Delete(key) => {
+                    self.superseded(&key);
                     let in_git = self.has_manifest(&key);
                     self.changes.deleted(&manifest_key(&key), in_git);
                     if in_git {
@@ -247,7 +250,7 @@ impl App {
     }
 
     /// Every row with a manifest is fetched again and compared (the schemas changed).
-    pub(crate) fn refetch_rows(&self) -> Vec<Command> {
+    pub(crate) fn refetch_rows(&mut self) -> Vec<Command> {
         let fetch: Vec<ObjectKey> = self
             .cache
             .workloads
@@ -258,7 +261,22 @@ impl App {
         if fetch.is_empty() {
             Vec::new()
         } else {
-            vec![Command::FetchLive(fetch)]
+            vec![self.fetch_live(fetch)]
+        }
+    }
+
+    /// Ask for these rows' live objects (their manifests changed), noting that they are asked.
+    fn fetch_live(&mut self, keys: Vec<ObjectKey>) -> Command {
+        for key in &keys {
+            self.fetching.insert(key.clone(), false);
+        }
+        Command::FetchLive(keys)
+    }
+
+    /// A watch event of `key` came: an answer to a fetch asked before it is older than the row.
+    fn superseded(&mut self, key: &ObjectKey) {
+        if let Some(superseded) = self.fetching.get_mut(key) {
+            *superseded = true;
         }
     }
 
@@ -350,7 +368,7 @@ impl App {
         self.sync_missing_rows();
         let mut commands = self.map_kinds_if_new();
         if !fetch.is_empty() {
-            commands.push(Command::FetchLive(fetch));
+            commands.push(self.fetch_live(fetch));
         }
         commands
     }
@@ -412,7 +430,7 @@ impl App {
             ));
         }
         if !fetch.is_empty() {
-            commands.push(Command::FetchLive(fetch));
+            commands.push(self.fetch_live(fetch));
         }
         self.sync_missing_rows();
         commands
@@ -421,8 +439,10 @@ impl App {
     /// Objects fetched after a manifest change: compared, then dropped.
     pub fn live_fetched(&mut self, fetched: Vec<Fetched>) {
         for (key, result) in fetched {
-            // An answer for a namespace no longer watched (after `:ns`).
-            if !self.in_scope(&key) {
+            // An answer for a namespace no longer watched (after `:ns`), or one older than a
+            // watch event that came while it was on its way (that event's drift is the newer:
+            // it was compared with the same manifests).
+            if self.fetching.remove(&key) == Some(true) || !self.in_scope(&key) {
                 continue;
             }
             let summary = match result {

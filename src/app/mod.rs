@@ -114,6 +114,9 @@ pub struct App {
     pub drift: HashMap<ObjectKey, DriftSummary>,
     /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
     pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
+    /// Rows whose live object was asked for after their manifest changed, and whether a watch
+    /// event of theirs came since: the answer is then older than the row and is dropped.
+    fetching: HashMap<ObjectKey, bool>,
     /// The manifests, once loaded (`None` before, or when there are none to watch).
     pub manifests: Option<Arc<ManifestIndex>>,
     /// The Helm releases of the namespace scope, as last read (set into `manifests` when they
@@ -173,6 +176,7 @@ impl App {
             owners_pending: Vec::new(),
             drift: HashMap::new(),
             newest: HashMap::new(),
+            fetching: HashMap::new(),
             manifests: None,
             releases: None,
             kinds: None,
@@ -299,6 +303,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.reconcilers_asked_at = None;
             app.drift.clear();
             app.newest.clear();
+            app.fetching.clear();
             app.objects = objects::Objects::default();
             app.table.missing.clear();
             let mut commands = app.close_detail();
