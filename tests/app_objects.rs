@@ -219,3 +219,54 @@ fn only_writes_that_change_what_is_shown_ask_for_a_frame() {
     assert!(app.dirty, "a drifting write drew no frame");
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
 }
+
+/// An object fetched after its manifest changed, answered after a watch event of the same
+/// object: the older answer does not put back the drift the event resolved.
+#[test]
+fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
+    use kdrift::drift::LiveObject;
+    use kdrift::manifest::reload::read_change;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = mapped_app(&dir);
+    listed(&mut app, &[("web", "on"), ("cart", "on")]);
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
+
+    // git: FLAG on → off; web is fetched.
+    let file = dir.path().join("web.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: shop\ndata:\n  FLAG: \"off\"\n",
+    )
+    .unwrap();
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
+    let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
+    assert!(
+        commands
+            .iter()
+            .any(|c| matches!(c, Command::FetchObjects(keys) if keys.len() == 1)),
+        "{commands:?}"
+    );
+    // Meanwhile the live object is set to off too: the watch says so first.
+    objects(
+        &mut app,
+        vec![WatchUpdate::Apply(row(&configmap("web", "off")))],
+    );
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
+    // The fetch's answer, read before that write, comes last.
+    let old =
+        LiveObject::from_value(configmap("web", "on"), kdrift::schema::Schemas::builtin()).unwrap();
+    update(
+        &mut app,
+        Message::ObjectsFetched(vec![(key("web"), Ok(Some(Box::new(old.clone()))))]),
+    );
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
+
+    // Asked again with no event in between, the answer counts.
+    let change = read_change(dir.path(), "default", &Default::default(), &file);
+    update(&mut app, Message::ManifestsChanged(vec![change]));
+    update(
+        &mut app,
+        Message::ObjectsFetched(vec![(key("web"), Ok(Some(Box::new(old))))]),
+    );
+    assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
+}

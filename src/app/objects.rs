@@ -36,6 +36,9 @@ pub struct Objects {
     relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
     /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
     pub lists_done: u64,
+    /// Objects fetched after their manifest changed, and whether a watch event of theirs came
+    /// since: the answer is then older than the entry and is dropped.
+    fetching: HashMap<ManifestKey, bool>,
 }
 
 /// The kinds discovery and the OpenAPI gave for the manifests' kinds.
@@ -268,6 +271,9 @@ impl App {
                     if let Some(seen) = self.objects.relisting.get_mut(&kind) {
                         seen.insert(key.clone());
                     }
+                    if let Some(superseded) = self.objects.fetching.get_mut(&key) {
+                        *superseded = true;
+                    }
                     let (live, version) = super::changes::read_live(
                         &row.json,
                         &kind.api_version,
@@ -295,6 +301,9 @@ impl App {
                 WatchUpdate::Delete(row) => {
                     changed = true;
                     let key = Self::key_of(&kind, &row);
+                    if let Some(superseded) = self.objects.fetching.get_mut(&key) {
+                        *superseded = true;
+                    }
                     self.object_gone(key);
                 }
                 WatchUpdate::InitDone => {
@@ -405,6 +414,9 @@ impl App {
         if fetch.is_empty() {
             Vec::new()
         } else {
+            for (key, _) in &fetch {
+                self.objects.fetching.insert(key.clone(), false);
+            }
             vec![Command::FetchObjects(fetch)]
         }
     }
@@ -412,6 +424,10 @@ impl App {
     /// Objects fetched after a manifest change: compared, then dropped.
     pub fn objects_fetched(&mut self, fetched: Vec<FetchedObject>) {
         for (key, result) in fetched {
+            // Older than a watch event that came while it was on its way.
+            if self.objects.fetching.remove(&key) == Some(true) {
+                continue;
+            }
             let Some(kind) = self
                 .objects
                 .kinds
