@@ -286,9 +286,16 @@ async fn run(
         BOOKMARK_INTERVAL,
     );
     loop {
+        // Biased: a fault raised before a write must win over that write's event, which is
+        // ready in the same poll (unbiased, select! picked either and a "stalled" watch could
+        // still send the event that followed the stall).
         tokio::select! {
-            _ = &mut deadline => break,
+            biased;
             _ = super::closed(&mut closing) => break,
+            _ = stall.changed() => {
+                stalled(&state, &tx, &mut closing).await;
+                break;
+            }
             _ = epoch.changed() => {
                 if state.faults.watch_gone() {
                     let err = ApiError::Gone(format!("too old resource version: {last_rv} ({})", state.store.resource_version()));
@@ -297,10 +304,7 @@ async fn run(
                 break;
             }
             _ = tx.closed() => break,
-            _ = stall.changed() => {
-                stalled(&state, &tx, &mut closing).await;
-                break;
-            }
+            _ = &mut deadline => break,
             _ = ticks.tick(), if bookmarks => {
                 if waiting_for.is_some_and(|rv| state.store.resource_version() < rv) {
                     continue;
