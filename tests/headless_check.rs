@@ -856,3 +856,78 @@ fn the_shipped_schema_refuses_a_report_of_another_shape() {
         assert!(!validator.is_valid(&copy), "{what} passed the schema");
     }
 }
+
+#[test]
+fn a_few_manifests_in_a_big_cluster_are_read_by_name_and_many_are_listed() {
+    let c = Cluster::start();
+    c.ok(&["create", "namespace", "bulk"]);
+    let configmap = |name: &str, value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: bulk\ndata:\n  a: \"{value}\"\n"
+        )
+    };
+    let all: Vec<String> = (0..40)
+        .map(|i| configmap(&format!("cm-{i}"), &i.to_string()))
+        .collect();
+    c.apply("bulk", &all.join("---\n"));
+    c.ok(&["label", "configmap/cm-2", "-n", "bulk", "tier=hotfix"]);
+    // Three of the cluster's forty (one changed live since), and one it does not have.
+    let repo = Repo::with_files(&[
+        ("cm-0.yaml", &configmap("cm-0", "0")),
+        ("cm-1.yaml", &configmap("cm-1", "1")),
+        ("cm-2.yaml", &configmap("cm-2", "2")),
+        ("gone.yaml", &configmap("cm-gone", "x")),
+    ]);
+    let before = c.server.faults().pages_listed("configmaps");
+    let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    assert_eq!(
+        keys_with_status(&report, "missing"),
+        ["configmap/bulk/cm-gone"]
+    );
+    assert_eq!(
+        keys_with_status(&report, "drifted"),
+        ["configmap/bulk/cm-2"]
+    );
+    // (The demo cluster's Helm release is in sync too, from its release record.)
+    let in_sync = keys_with_status(&report, "in-sync");
+    let bulk: Vec<&&str> = in_sync.iter().filter(|k| k.contains("/bulk/")).collect();
+    assert_eq!(bulk, [&"configmap/bulk/cm-0", &"configmap/bulk/cm-1"]);
+    assert_eq!(
+        c.server.faults().pages_listed("configmaps"),
+        before,
+        "four manifests against forty ConfigMaps: read by name, not listed"
+    );
+
+    // Asked for the objects no manifest describes: the kind is listed, whatever its size.
+    let unmanaged = kdrift(&c, &repo, &["check", "-A", "--unmanaged", "-o", "json"]);
+    assert_eq!(unmanaged.code, 1, "{unmanaged:?}");
+    assert!(c.server.faults().pages_listed("configmaps") > before);
+    assert!(
+        keys_with_status(&unmanaged.json(), "unmanaged").contains(&"configmap/bulk/cm-39"),
+        "{unmanaged:?}"
+    );
+
+    // Manifests for most of the kind's objects: one list is cheaper than a read each.
+    let most: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            (
+                format!("cm-{i}.yaml"),
+                configmap(&format!("cm-{i}"), &i.to_string()),
+            )
+        })
+        .collect();
+    let most: Vec<(&str, &str)> = most.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let listed = Repo::with_files(&most);
+    let before = c.server.faults().pages_listed("configmaps");
+    let run = kdrift(&c, &listed, &["check", "-A", "-o", "json"]);
+    assert_eq!(
+        keys_with_status(&run.json(), "drifted"),
+        ["configmap/bulk/cm-2"]
+    );
+    assert!(
+        c.server.faults().pages_listed("configmaps") > before,
+        "{run:?}"
+    );
+}

@@ -193,16 +193,18 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
     let mut listing = Listing::default();
     let kinds = kinds_to_list(ctx, show_unmanaged);
     for kind in &kinds {
-        context::list_kind(ctx, kind, &mut listing).await;
+        context::list_kind(ctx, kind, !show_unmanaged, &mut listing).await;
     }
     other_versions(ctx, &kinds, &mut listing).await;
     let Listing {
         objects,
         errors,
         covered,
+        named,
     } = listing;
     let coverage = Listing {
         covered,
+        named,
         ..Listing::default()
     };
     let covers = |key: &crate::manifest::ObjectKey| coverage.covers(key);

@@ -278,6 +278,8 @@ pub struct Listing {
     pub errors: Vec<String>,
     /// (group, kind, namespace) listed; namespace `None` means every namespace.
     pub covered: BTreeSet<(String, String, Option<String>)>,
+    /// Objects read by name (found or not): covered one by one.
+    pub named: BTreeSet<ObjectKey>,
 }
 
 impl Listing {
@@ -289,7 +291,7 @@ impl Listing {
             key.kind.to_string(),
             Some(key.namespace.to_string()),
         );
-        self.covered.contains(&all) || self.covered.contains(&one)
+        self.covered.contains(&all) || self.covered.contains(&one) || self.named.contains(key)
     }
 
     fn add(
@@ -307,14 +309,109 @@ impl Listing {
             namespace.map(str::to_owned),
         ));
         for value in items {
-            match LiveObject::from_value(value, schemas) {
-                Ok(object) => self.objects.push(object),
-                Err(e) => self
+            self.read(kind, value, schemas);
+        }
+    }
+
+    fn read(&mut self, kind: &ServedKind, value: Value, schemas: &Schemas) {
+        match LiveObject::from_value(value, schemas) {
+            Ok(object) => self.objects.push(object),
+            Err(e) => self
+                .errors
+                .push(format!("a live {} was not readable: {e}", kind.kind)),
+        }
+    }
+}
+
+/// A kind with more manifests than this is listed: past it, one list is fewer requests.
+const BY_NAME_MAX: usize = 2_000;
+/// Manifests are read by name when the scope holds more than this many objects of their kind
+/// per manifest.
+const BY_NAME_RATIO: usize = 4;
+/// Reads by name in flight at once.
+const GETS_IN_FLIGHT: usize = 16;
+
+/// How many objects of `kind` the scope holds, from a one-item list's `remainingItemCount`
+/// (`None` when the server does not say).
+async fn count_in_scope(
+    client: &Client,
+    kind: &ServedKind,
+    namespace: Option<&str>,
+) -> Option<usize> {
+    let page = api(client, kind, namespace)
+        .list_metadata(&ListParams::default().limit(1))
+        .await
+        .ok()?;
+    let more = page
+        .metadata
+        .continue_
+        .as_deref()
+        .is_some_and(|c| !c.is_empty());
+    match page.metadata.remaining_item_count {
+        Some(rest) => Some(page.items.len() + usize::try_from(rest).ok()?),
+        None if more => None,
+        None => Some(page.items.len()),
+    }
+}
+
+/// When the manifests name few of the objects of `kind` the scope holds (a repository of 1,000
+/// objects against a cluster of 30,000), each is read by name, as `kubectl diff` does, so the
+/// cost follows the manifests rather than the cluster. Returns false, having added nothing, when
+/// one list is as cheap, the server does not say how many there are, or a read failed otherwise
+/// than "not found" (the list then says what went wrong, as it always has).
+async fn read_by_name(ctx: &Context, kind: &ServedKind, listing: &mut Listing) -> bool {
+    use futures::StreamExt;
+    let client = &ctx.conn.client;
+    let scope = ctx.conn.scope.as_namespace().filter(|_| kind.namespaced);
+    let keys: BTreeSet<&ObjectKey> = ctx
+        .index
+        .objects()
+        .filter(|m| m.key.group == kind.group && m.key.kind == kind.kind)
+        .filter(|m| ctx.index.is_served(m))
+        .filter(|m| scope.is_none_or(|ns| *m.key.namespace == *ns))
+        .map(|m| &m.key)
+        .collect();
+    if keys.is_empty() || keys.len() > BY_NAME_MAX {
+        return false;
+    }
+    match count_in_scope(client, kind, scope).await {
+        Some(total) if total > keys.len() * BY_NAME_RATIO => {}
+        _ => return false,
+    }
+    // Owned futures (an Api and a key each): the check of several contexts runs this on spawned
+    // tasks.
+    let reads: Vec<_> = keys
+        .into_iter()
+        .map(|key| {
+            let namespace = Some(&*key.namespace).filter(|_| kind.namespaced);
+            let api = api(client, kind, namespace);
+            let key = key.clone();
+            async move {
+                let result = api.get_opt(&key.name).await;
+                (key, result)
+            }
+        })
+        .collect();
+    let read: Vec<(ObjectKey, Result<Option<DynamicObject>, kube::Error>)> =
+        futures::stream::iter(reads)
+            .buffer_unordered(GETS_IN_FLIGHT)
+            .collect()
+            .await;
+    if read.iter().any(|(_, result)| result.is_err()) {
+        return false;
+    }
+    for (key, result) in read {
+        listing.named.insert(key);
+        if let Ok(Some(object)) = result {
+            match to_value(object, kind) {
+                Ok(value) => listing.read(kind, value, &ctx.schemas),
+                Err(e) => listing
                     .errors
                     .push(format!("a live {} was not readable: {e}", kind.kind)),
             }
         }
     }
+    true
 }
 
 /// The raw objects of `kind` in the connection's scope (managedFields kept), or why not.
@@ -331,8 +428,18 @@ pub async fn list_raw(ctx: &Context, kind: &ServedKind) -> Result<Vec<Value>, St
 
 /// Lists `kind` once for the connection's scope. When a cluster-wide list is forbidden (RBAC
 /// that grants only some namespaces), it lists each namespace the manifests name instead, so
-/// that what can be read is still compared; each failure is one error line.
-pub async fn list_kind(ctx: &Context, kind: &ServedKind, listing: &mut Listing) {
+/// that what can be read is still compared; each failure is one error line. With
+/// `only_manifests` (nothing but the manifests' objects is wanted), a few manifests in a big
+/// scope are read by name instead ([`read_by_name`]).
+pub async fn list_kind(
+    ctx: &Context,
+    kind: &ServedKind,
+    only_manifests: bool,
+    listing: &mut Listing,
+) {
+    if only_manifests && read_by_name(ctx, kind, listing).await {
+        return;
+    }
     let client = &ctx.conn.client;
     let schemas = &ctx.schemas;
     let what = |ns: Option<&str>| match ns.filter(|_| kind.namespaced) {

@@ -30,6 +30,8 @@ struct Inner {
     forbidden_resources: Mutex<HashSet<String>>,
     openapi: Mutex<OpenApiFault>,
     latency_micros: AtomicU64,
+    /// Unselected list pages of more than one item served, per plural.
+    pages: Mutex<std::collections::HashMap<String, usize>>,
 }
 
 /// How `/openapi/v3` answers.
@@ -58,12 +60,27 @@ impl Default for Faults {
                 forbidden_resources: Mutex::new(HashSet::new()),
                 openapi: Mutex::new(OpenApiFault::Served),
                 latency_micros: AtomicU64::new(0),
+                pages: Mutex::new(std::collections::HashMap::new()),
             }),
         }
     }
 }
 
 impl Faults {
+    /// Counts a list page served for `plural` that may hold more than one item, unselected.
+    pub(crate) fn note_page(&self, plural: &str) {
+        let mut pages = self.inner.pages.lock().unwrap_or_else(|e| e.into_inner());
+        *pages.entry(plural.to_owned()).or_default() += 1;
+    }
+
+    /// List pages of `plural` served without a label or field selector and with room for more
+    /// than one item (a one-item page, as a count of a kind, is left out): tests see whether a
+    /// client listed a whole kind or read objects by name.
+    pub fn pages_listed(&self, plural: &str) -> usize {
+        let pages = self.inner.pages.lock().unwrap_or_else(|e| e.into_inner());
+        pages.get(plural).copied().unwrap_or(0)
+    }
+
     /// End every open watch stream now (as a server restart or a load balancer would);
     /// clients reconnect from their last resourceVersion.
     pub fn drop_watches(&self) {

@@ -348,6 +348,9 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
             )));
         }
     };
+    if limit != Some(1) && labels.is_empty() && fields.is_empty() {
+        state.faults.note_page(path.resource.plural());
+    }
     let cont = match query
         .get("continue")
         .filter(|c| !c.is_empty())
