@@ -7,7 +7,10 @@ fn main() {
     println!("cargo:rustc-env=KDRIFT_COMMIT={commit}");
     // A new commit or checkout changes HEAD (or the branch it points at). Git names the files:
     // in a linked worktree `.git` is a file, HEAD is the worktree's and the refs are shared.
-    for name in ["HEAD", "refs/heads", "packed-refs"] {
+    // Only this checkout's branch is watched, not all of `refs/heads`: a commit on another
+    // worktree's branch would rebuild this one for nothing.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
         let path =
             git(&["rev-parse", "--git-path", name]).unwrap_or_else(|| format!(".git/{name}"));
         if std::path::Path::new(&path).exists() {
