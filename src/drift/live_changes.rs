@@ -15,7 +15,9 @@ use serde_json::{Map, Value};
 
 use std::hash::{Hash, Hasher};
 
-use crate::managed_fields::{Comparison, FieldPath, FieldSet, ManagedFieldsEntry, Operation};
+use crate::managed_fields::{
+    Comparison, FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement, owning_elements,
+};
 use crate::schema::Schema;
 
 use super::changes::{Agrees, Change, Desired, agrees};
@@ -56,6 +58,25 @@ struct EntryText<'a> {
 impl EntryText<'_> {
     fn who(&self) -> String {
         super::changes::who(&self.manager, self.subresource.as_deref(), self.operation)
+    }
+
+    /// Whether its fields' text may name one of `elements` (false only when it names none:
+    /// a search of the text, not a read; an element whose key the text might escape counts as
+    /// named).
+    fn may_name(&self, elements: &[&PathElement]) -> bool {
+        let Some(text) = self.fields else {
+            return false;
+        };
+        elements.iter().any(|element| match element {
+            PathElement::Field(name)
+                if name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)) =>
+            {
+                text.get().contains(&format!("\"f:{name}\""))
+            }
+            _ => true,
+        })
     }
 
     /// Its fields read (`None` when their text cannot be read: the line goes without them).
@@ -439,7 +460,11 @@ pub fn live_change(
         .iter()
         .copied()
         .filter(|&i| {
-            read_set(&mut sets, entries, i).is_some_and(|set| paths.iter().any(|p| set.touches(p)))
+            paths.iter().any(|p| {
+                let last = p.elements().last().into_iter().collect::<Vec<_>>();
+                entries[i].may_name(&last)
+                    && read_set(&mut sets, entries, i).is_some_and(|set| set.touches(p))
+            })
         })
         .collect();
     let moved_writer =
@@ -447,9 +472,11 @@ pub fn live_change(
     // Else the owner listed last (the newest write) of the first changed field that has one.
     let writer = moved_writer.or_else(|| {
         paths.iter().find_map(|p| {
-            (0..entries.len())
-                .rev()
-                .find(|&i| read_set(&mut sets, entries, i).is_some_and(|set| set.owns(schema, p)))
+            let owning = owning_elements(schema, p);
+            (0..entries.len()).rev().find(|&i| {
+                entries[i].may_name(&owning)
+                    && read_set(&mut sets, entries, i).is_some_and(|set| set.owns(schema, p))
+            })
         })
     });
     let writer = writer.map(|i| &entries[i]);
@@ -676,6 +703,45 @@ mod tests {
             line.change.what,
             r#".spec.selector: {"matchLabels":{"app":"web","tier":"front"}} → {"matchLabels":{"app":"web","tier":"back"}}"#
         );
+    }
+
+    #[test]
+    fn without_a_moved_entry_the_writer_is_the_last_owner_of_the_changed_field() {
+        // No entry moves (same times and fields): the writer is the last owner of the changed
+        // field, `spec.selector` (atomic: the label inside it is not a field of its own); the
+        // later entry's text does not name it and is passed over unread.
+        let mut entry = apply_entry();
+        entry["fieldsV1"]["f:spec"]["f:selector"] = json!({});
+        let label = json!({"manager": "kubectl-label", "operation": "Update",
+            "apiVersion": "apps/v1", "time": "2026-01-01T10:30:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
+        let mut object = deployment("a:1", 3, json!([entry, label]));
+        object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
+        let before = version(&object).unwrap();
+        object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
+        let after = version(&object).unwrap();
+        let line = live_change(
+            "d",
+            schema(),
+            &Prior::from(before),
+            &after,
+            None,
+            "2026-01-01T12:00:00Z",
+        )
+        .unwrap();
+        assert_eq!(line.change.who, "kubectl-client-side-apply Update");
+        assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
+        // An entry that moved but names none of the fields is the writer only when no moved
+        // entry names them.
+        let label_moved = json!({"manager": "kubectl-label", "operation": "Update",
+            "apiVersion": "apps/v1", "time": "2026-01-01T11:30:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
+        object["metadata"]["managedFields"][1] = label_moved;
+        object["spec"]["selector"]["matchLabels"]["tier"] = json!("middle");
+        let moved = version(&object).unwrap();
+        let line = live_change("d", schema(), &Prior::from(after), &moved, None, "t").unwrap();
+        assert_eq!(line.change.who, "kubectl-label Update");
+        assert_eq!(line.change.time.as_deref(), Some("2026-01-01T11:30:00Z"));
     }
 
     #[test]
