@@ -2,7 +2,7 @@
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
 //! object's text less its `status`, `managedFields` and what is never drift, cut from the
-//! event's own text (no parse of the object), and each entry's manager and time. A write that
+//! event's own text (no parse of the object), and a hash of each entry. A write that
 //! changes only `status` (a rollout's progress) makes no line and costs a scan of the text: the
 //! texts are parsed only when they differ.
 use std::borrow::Cow;
@@ -683,22 +683,33 @@ mod tests {
         assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
     }
 
-    #[test]
-    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
-        let mut object = deployment("a:1", 3, json!([apply_entry()]));
+    /// A Deployment with `entries` and a selector, before and after its `tier` label changed.
+    fn selector_changed(entries: Value) -> (Value, Version<'static>, Version<'static>) {
+        let mut object = deployment("a:1", 3, entries);
         object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
         let before = version(&object).unwrap();
         object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
         let after = version(&object).unwrap();
-        let line = live_change(
+        (object, before, after)
+    }
+
+    /// The line of `after` over `before`, seen at 12:00.
+    fn line_of(before: Version<'_>, after: &Version<'_>) -> LiveChange {
+        live_change(
             "d",
             schema(),
             &Prior::from(before),
-            &after,
+            after,
             None,
             "2026-01-01T12:00:00Z",
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
+        let (_, before, after) = selector_changed(json!([apply_entry()]));
+        let line = line_of(before, &after);
         assert_eq!(
             line.change.what,
             r#".spec.selector: {"matchLabels":{"app":"web","tier":"front"}} → {"matchLabels":{"app":"web","tier":"back"}}"#
@@ -715,20 +726,8 @@ mod tests {
         let label = json!({"manager": "kubectl-label", "operation": "Update",
             "apiVersion": "apps/v1", "time": "2026-01-01T10:30:00Z", "fieldsType": "FieldsV1",
             "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
-        let mut object = deployment("a:1", 3, json!([entry, label]));
-        object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
-        let before = version(&object).unwrap();
-        object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
-        let after = version(&object).unwrap();
-        let line = live_change(
-            "d",
-            schema(),
-            &Prior::from(before),
-            &after,
-            None,
-            "2026-01-01T12:00:00Z",
-        )
-        .unwrap();
+        let (mut object, before, after) = selector_changed(json!([entry, label]));
+        let line = line_of(before, &after);
         assert_eq!(line.change.who, "kubectl-client-side-apply Update");
         assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
         // An entry that moved but names none of the fields is the writer only when no moved
@@ -739,7 +738,7 @@ mod tests {
         object["metadata"]["managedFields"][1] = label_moved;
         object["spec"]["selector"]["matchLabels"]["tier"] = json!("middle");
         let moved = version(&object).unwrap();
-        let line = live_change("d", schema(), &Prior::from(after), &moved, None, "t").unwrap();
+        let line = line_of(after, &moved);
         assert_eq!(line.change.who, "kubectl-label Update");
         assert_eq!(line.change.time.as_deref(), Some("2026-01-01T11:30:00Z"));
     }
