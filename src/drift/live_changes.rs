@@ -2,7 +2,7 @@
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
 //! object's text less its `status`, `managedFields` and what is never drift, cut from the
-//! event's own text (no parse of the object), and each entry's manager and time. A write that
+//! event's own text (no parse of the object), and a hash of each entry. A write that
 //! changes only `status` (a rollout's progress) makes no line and costs a scan of the text: the
 //! texts are parsed only when they differ.
 use std::borrow::Cow;
@@ -13,10 +13,14 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::managed_fields::{Comparison, FieldPath, ManagedFieldsEntry, Operation, owners_in};
+use std::hash::{Hash, Hasher};
+
+use crate::managed_fields::{
+    Comparison, FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement, owning_elements,
+};
 use crate::schema::Schema;
 
-use super::changes::{Agrees, Change, Desired, agrees, who_of};
+use super::changes::{Agrees, Change, Desired, agrees};
 use super::normalize::{Place, never_drift};
 
 /// Fields a line names at most (the rest counted), as `kdrift changes` does.
@@ -31,11 +35,58 @@ pub struct Version<'a> {
     /// the revision and last-applied annotations), as JSON text: the event's own bytes for
     /// every field kept, so two versions compare as text.
     pub body: String,
-    stamps: Vec<Stamp>,
-    /// Each entry's `fieldsV1` text, unread.
-    fields: Vec<Option<&'a RawValue>>,
-    /// `metadata.managedFields` as the event has it, read in full only for a line.
+    /// Each `managedFields` entry's identity and time, its fields' text unread.
+    stamps: Vec<EntryText<'a>>,
+    /// `metadata.managedFields` as the event has it, read in full only for the lines of an
+    /// object first listed with a manifest.
     managed_fields: Option<&'a RawValue>,
+}
+
+/// One `managedFields` entry as an event has it: its identity and time read, its fields left
+/// as text (read only for the entry a line names), and a hash of all of it (what a
+/// [`Prior`] keeps to tell an entry that moved).
+#[derive(Debug, Clone)]
+struct EntryText<'a> {
+    manager: Cow<'a, str>,
+    operation: Operation,
+    subresource: Option<Cow<'a, str>>,
+    time: Option<Cow<'a, str>>,
+    fields: Option<&'a RawValue>,
+    stamp: u64,
+}
+
+impl EntryText<'_> {
+    fn who(&self) -> String {
+        super::changes::who(&self.manager, self.subresource.as_deref(), self.operation)
+    }
+
+    /// Whether its fields' text may name one of `elements` (false only when it names none:
+    /// a search of the text, not a read; an element whose key the text might escape counts as
+    /// named).
+    fn may_name(&self, elements: &[&PathElement]) -> bool {
+        let Some(text) = self.fields else {
+            return false;
+        };
+        elements.iter().any(|element| match element {
+            PathElement::Field(name)
+                if name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b)) =>
+            {
+                text.get().contains(&format!("\"f:{name}\""))
+            }
+            _ => true,
+        })
+    }
+
+    /// Its fields read (`None` when their text cannot be read: the line goes without them).
+    fn field_set(&self) -> Option<FieldSet> {
+        let Some(text) = self.fields else {
+            return Some(FieldSet::new());
+        };
+        let value: Value = serde_json::from_str(text.get()).ok()?;
+        FieldSet::from_fields_v1(&value).ok()
+    }
 }
 
 /// What a line at start says of one `managedFields` entry before its fields are read.
@@ -136,14 +187,11 @@ fn member(out: &mut String, first: &mut bool, name: &str) {
     out.push(':');
 }
 
-type Stamps<'a> = (Vec<Stamp>, Vec<Option<&'a RawValue>>);
-
-fn read_stamps(list: &RawValue) -> Result<Stamps<'_>, String> {
+fn read_stamps(list: &RawValue) -> Result<Vec<EntryText<'_>>, String> {
     let texts: Option<Vec<StampText<'_>>> = serde_json::from_str(list.get())
         .map_err(|e| format!("its managedFields cannot be read: {e}"))?;
-    let texts = texts.unwrap_or_default();
-    let fields = texts.iter().map(|s| s.fields).collect();
-    let stamps = texts
+    texts
+        .unwrap_or_default()
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
@@ -161,15 +209,25 @@ fn read_stamps(list: &RawValue) -> Result<Stamps<'_>, String> {
                     ));
                 }
             };
-            Ok(Stamp {
-                manager: s.manager.as_deref().unwrap_or("").into(),
+            let mut hash = std::hash::DefaultHasher::new();
+            (
+                &s.manager,
+                operation.as_str(),
+                &s.subresource,
+                &s.time,
+                s.fields.map(RawValue::get),
+            )
+                .hash(&mut hash);
+            Ok(EntryText {
+                manager: s.manager.unwrap_or_default(),
                 operation,
-                subresource: s.subresource.as_deref().filter(|s| !s.is_empty()).map(Box::from),
-                time: s.time.as_deref().map(Box::from),
+                subresource: s.subresource.filter(|s| !s.is_empty()),
+                time: s.time,
+                fields: s.fields,
+                stamp: hash.finish(),
             })
         })
-        .collect::<Result<Vec<Stamp>, String>>()?;
-    Ok((stamps, fields))
+        .collect()
 }
 
 impl<'a> Version<'a> {
@@ -224,29 +282,25 @@ impl<'a> Version<'a> {
             body.push('}');
         }
         body.push('}');
-        let (stamps, fields) = match managed_fields {
-            None => (Vec::new(), Vec::new()),
+        let stamps = match managed_fields {
+            None => Vec::new(),
             Some(list) => read_stamps(list)?,
         };
         Ok(Version {
             body,
             stamps,
-            fields,
             managed_fields,
         })
     }
 
     /// The entries as a line at start names them, their fields unread.
     pub fn entry_stamps(&self) -> impl Iterator<Item = EntryStamp<'_>> {
-        self.stamps
-            .iter()
-            .zip(&self.fields)
-            .map(|(s, f)| EntryStamp {
-                who: super::changes::who(&s.manager, s.subresource.as_deref(), s.operation),
-                manager: &s.manager,
-                time: s.time.as_deref(),
-                fields: f.map_or("{}", |f| f.get()),
-            })
+        self.stamps.iter().map(|s| EntryStamp {
+            who: s.who(),
+            manager: &s.manager,
+            time: s.time.as_deref(),
+            fields: s.fields.map_or("{}", |f| f.get()),
+        })
     }
 
     /// The `managedFields` entries in full (their fields read): only for a line.
@@ -270,32 +324,16 @@ impl<'a> Version<'a> {
 pub struct Prior {
     /// [`Version::body`].
     body: Box<str>,
-    stamps: Box<[Stamp]>,
-}
-
-/// An entry's identity and time: it moved when its time changed or it is new.
-#[derive(Debug, Clone, PartialEq)]
-struct Stamp {
-    manager: Box<str>,
-    operation: Operation,
-    subresource: Option<Box<str>>,
-    time: Option<Box<str>>,
-}
-
-impl Stamp {
-    fn is(&self, entry: &ManagedFieldsEntry) -> bool {
-        *self.manager == *entry.manager
-            && self.operation == entry.operation
-            && self.subresource.as_deref() == entry.subresource.as_deref()
-            && self.time.as_deref() == entry.time.as_deref()
-    }
+    /// A hash of each `managedFields` entry (identity, time and fields): an entry of the next
+    /// version whose hash is not here moved.
+    stamps: Box<[u64]>,
 }
 
 impl From<Version<'_>> for Prior {
     fn from(version: Version<'_>) -> Prior {
         Prior {
             body: version.body.into_boxed_str(),
-            stamps: version.stamps.into_boxed_slice(),
+            stamps: version.stamps.iter().map(|s| s.stamp).collect(),
         }
     }
 }
@@ -308,17 +346,7 @@ impl Prior {
 
     /// The bytes it holds on the heap (for the benches).
     pub fn heap_bytes(&self) -> usize {
-        self.body.len()
-            + self.stamps.len() * std::mem::size_of::<Stamp>()
-            + self
-                .stamps
-                .iter()
-                .map(|s| {
-                    s.manager.len()
-                        + s.subresource.as_deref().map_or(0, str::len)
-                        + s.time.as_deref().map_or(0, str::len)
-                })
-                .sum::<usize>()
+        self.body.len() + std::mem::size_of_val(&*self.stamps)
     }
 }
 
@@ -373,11 +401,21 @@ fn differing(old: &Value, new: &Value) -> (Value, Value) {
     (Value::Object(left), Value::Object(right))
 }
 
-fn newest<'a>(
-    entries: impl Iterator<Item = &'a ManagedFieldsEntry>,
-) -> Option<&'a ManagedFieldsEntry> {
+/// The fields of entry `i`, read once.
+fn read_set<'s>(
+    sets: &'s mut [Option<Option<FieldSet>>],
+    entries: &[EntryText<'_>],
+    i: usize,
+) -> Option<&'s FieldSet> {
+    sets[i]
+        .get_or_insert_with(|| entries[i].field_set())
+        .as_ref()
+}
+
+/// Of the entries at `among`, the one with the newest time (the last of equals).
+fn newest(entries: &[EntryText<'_>], among: impl Iterator<Item = usize>) -> Option<usize> {
     // RFC 3339 times of one server sort as text; an entry without one is oldest.
-    entries.max_by(|a, b| a.time.cmp(&b.time))
+    among.max_by(|&a, &b| entries[a].time.cmp(&entries[b].time))
 }
 
 /// The line of one watch event: `after` compared with the version before it. `None` when nothing but `status` or server metadata changed. The writer is
@@ -410,23 +448,42 @@ pub fn live_change(
     if paths.is_empty() {
         return None;
     }
-    // Unreadable fields of an entry leave the line without its manager, not without the line.
-    let entries = after.entries().unwrap_or_default();
-    let moved = || {
-        entries
-            .iter()
-            .filter(|e| !before.stamps.iter().any(|s| s.is(e)))
-    };
-    let moved_writer = newest(moved().filter(|e| paths.iter().any(|p| e.fields.touches(p))))
-        .or_else(|| newest(moved()));
+    // Only the entries that moved (new, or a new time or fields: usually one) have their
+    // fields read; the others only when no moved entry names the writer. An entry whose fields
+    // cannot be read is passed over.
+    let entries = &after.stamps;
+    let mut sets: Vec<Option<Option<FieldSet>>> = vec![None; entries.len()];
+    let moved: Vec<usize> = (0..entries.len())
+        .filter(|&i| !before.stamps.contains(&entries[i].stamp))
+        .collect();
+    let touching: Vec<usize> = moved
+        .iter()
+        .copied()
+        .filter(|&i| {
+            paths.iter().any(|p| {
+                let last = p.elements().last().into_iter().collect::<Vec<_>>();
+                entries[i].may_name(&last)
+                    && read_set(&mut sets, entries, i).is_some_and(|set| set.touches(p))
+            })
+        })
+        .collect();
+    let moved_writer =
+        newest(entries, touching.into_iter()).or_else(|| newest(entries, moved.iter().copied()));
+    // Else the owner listed last (the newest write) of the first changed field that has one.
     let writer = moved_writer.or_else(|| {
-        paths
-            .iter()
-            .find_map(|p| owners_in(schema, &entries, p).into_iter().last())
+        paths.iter().find_map(|p| {
+            let owning = owning_elements(schema, p);
+            (0..entries.len()).rev().find(|&i| {
+                entries[i].may_name(&owning)
+                    && read_set(&mut sets, entries, i).is_some_and(|set| set.owns(schema, p))
+            })
+        })
     });
+    let writer = writer.map(|i| &entries[i]);
     let time = moved_writer
-        .and_then(|w| w.time.clone())
-        .unwrap_or_else(|| seen.to_owned());
+        .and_then(|i| entries[i].time.as_deref())
+        .unwrap_or(seen)
+        .to_owned();
     let mut shown: Vec<String> = paths
         .iter()
         .take(SHOWN_FIELDS)
@@ -445,11 +502,11 @@ pub fn live_change(
         change: Change {
             time: Some(time),
             object: object.to_owned(),
-            who: writer.map_or_else(|| "(manager unknown)".to_owned(), who_of),
+            who: writer.map_or_else(|| "(manager unknown)".to_owned(), EntryText::who),
             what: shown.join(", "),
             git: agrees(&paths, desired),
         },
-        manager: writer.map_or_else(String::new, |w| w.manager.clone()),
+        manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
         field: paths.first().cloned(),
     })
 }
@@ -461,8 +518,7 @@ pub fn created(
     desired: Option<&Desired<'_>>,
     seen: &str,
 ) -> LiveChange {
-    let entries = after.entries().unwrap_or_default();
-    let writer = newest(entries.iter());
+    let writer = newest(&after.stamps, 0..after.stamps.len()).map(|i| &after.stamps[i]);
     let git = match desired {
         None => Agrees::NotInGit,
         Some(d) if d.drift.items.iter().any(|i| i.class.is_drift()) => Agrees::Drifted,
@@ -472,15 +528,16 @@ pub fn created(
         change: Change {
             time: Some(
                 writer
-                    .and_then(|w| w.time.clone())
-                    .unwrap_or_else(|| seen.to_owned()),
+                    .and_then(|w| w.time.as_deref())
+                    .unwrap_or(seen)
+                    .to_owned(),
             ),
             object: object.to_owned(),
-            who: writer.map_or_else(|| "(manager unknown)".to_owned(), who_of),
+            who: writer.map_or_else(|| "(manager unknown)".to_owned(), EntryText::who),
             what: "created".to_owned(),
             git,
         },
-        manager: writer.map_or_else(String::new, |w| w.manager.clone()),
+        manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
         field: None,
     }
 }
@@ -626,26 +683,64 @@ mod tests {
         assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
     }
 
-    #[test]
-    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
-        let mut object = deployment("a:1", 3, json!([apply_entry()]));
+    /// A Deployment with `entries` and a selector, before and after its `tier` label changed.
+    fn selector_changed(entries: Value) -> (Value, Version<'static>, Version<'static>) {
+        let mut object = deployment("a:1", 3, entries);
         object["spec"]["selector"] = json!({"matchLabels": {"app": "web", "tier": "front"}});
         let before = version(&object).unwrap();
         object["spec"]["selector"]["matchLabels"]["tier"] = json!("back");
         let after = version(&object).unwrap();
-        let line = live_change(
+        (object, before, after)
+    }
+
+    /// The line of `after` over `before`, seen at 12:00.
+    fn line_of(before: Version<'_>, after: &Version<'_>) -> LiveChange {
+        live_change(
             "d",
             schema(),
             &Prior::from(before),
-            &after,
+            after,
             None,
             "2026-01-01T12:00:00Z",
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn an_atomic_field_shows_its_whole_values_though_only_part_changed() {
+        let (_, before, after) = selector_changed(json!([apply_entry()]));
+        let line = line_of(before, &after);
         assert_eq!(
             line.change.what,
             r#".spec.selector: {"matchLabels":{"app":"web","tier":"front"}} → {"matchLabels":{"app":"web","tier":"back"}}"#
         );
+    }
+
+    #[test]
+    fn without_a_moved_entry_the_writer_is_the_last_owner_of_the_changed_field() {
+        // No entry moves (same times and fields): the writer is the last owner of the changed
+        // field, `spec.selector` (atomic: the label inside it is not a field of its own); the
+        // later entry's text does not name it and is passed over unread.
+        let mut entry = apply_entry();
+        entry["fieldsV1"]["f:spec"]["f:selector"] = json!({});
+        let label = json!({"manager": "kubectl-label", "operation": "Update",
+            "apiVersion": "apps/v1", "time": "2026-01-01T10:30:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
+        let (mut object, before, after) = selector_changed(json!([entry, label]));
+        let line = line_of(before, &after);
+        assert_eq!(line.change.who, "kubectl-client-side-apply Update");
+        assert_eq!(line.change.time.as_deref(), Some("2026-01-01T12:00:00Z"));
+        // An entry that moved but names none of the fields is the writer only when no moved
+        // entry names them.
+        let label_moved = json!({"manager": "kubectl-label", "operation": "Update",
+            "apiVersion": "apps/v1", "time": "2026-01-01T11:30:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}}});
+        object["metadata"]["managedFields"][1] = label_moved;
+        object["spec"]["selector"]["matchLabels"]["tier"] = json!("middle");
+        let moved = version(&object).unwrap();
+        let line = line_of(after, &moved);
+        assert_eq!(line.change.who, "kubectl-label Update");
+        assert_eq!(line.change.time.as_deref(), Some("2026-01-01T11:30:00Z"));
     }
 
     #[test]

@@ -42,6 +42,27 @@ fn owned_whole(schema: Schema, next: &PathElement) -> bool {
     }
 }
 
+/// The elements of `path` one of which a set that [owns](FieldSet::owns) it in an object of
+/// schema `root` holds as a member: the last, or one above it that is owned whole. A
+/// `fieldsV1` text that names none of them cannot own `path` (a test without reading it).
+pub fn owning_elements(root: Schema, path: &FieldPath) -> Vec<&PathElement> {
+    let elements = path.elements();
+    let mut schema = root;
+    let mut out = Vec::new();
+    for (i, element) in elements.iter().enumerate() {
+        schema = match element {
+            PathElement::Field(name) => schema.field(name),
+            _ => schema.item(),
+        };
+        match elements.get(i + 1) {
+            Some(next) if owned_whole(schema, next) => out.push(element),
+            Some(_) => {}
+            None => out.push(element),
+        }
+    }
+    out
+}
+
 /// A set of field paths, as `fieldsV1` records them. A path is a *member* when the manager owns
 /// that field, list item or set member itself; *children* hold the paths below it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
