@@ -155,11 +155,16 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
                     .all(|c| drift_of(s, c, "gateway").as_deref() == Some("in sync"))
         })
         .await;
+        // A context's rows can be in sync a moment before its last watcher has listed (its
+        // state still `syncing`): wait for the states too.
+        wait_for(&text, "every context connected", |s| {
+            contexts()
+                .iter()
+                .all(|c| s.contains(&format!(" {c} connected")))
+        })
+        .await;
         {
             let s = text.lock().unwrap().clone();
-            for c in contexts() {
-                assert!(s.contains(&format!(" {c} connected")), "{c}: {s}");
-            }
             assert!(s.contains("workloads(all)[3/51] contexts[3]"), "{s}");
             // Each context's own folder: the gateway's replicas differ by cluster.
             let desired = |c: &str| row_of(&s, c, "gateway").unwrap()[3].clone();
@@ -295,5 +300,65 @@ async fn an_unreachable_context_and_a_stalled_one_hold_up_no_other_rows() {
     };
     run_fleet(&f.common, &watched, 160, 40, script).await;
     drop(hole);
+    f.shutdown().await;
+}
+
+/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
+/// fleet's table, the filter typed before kept, the other context's rows joining it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
+    use kdrift::runtime::event_loop::Session;
+    use kdrift::runtime::fleet::FleetSession;
+    use kdrift::ui::theme::Theme;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use std::sync::{Arc, Mutex};
+
+    let f = fleet(&[]).await;
+    let common = f.common.for_context("staging");
+    // The connection's 5 s timeout can pass on a loaded machine (the whole suite at once).
+    let mut tries = 0;
+    let conn = loop {
+        match connect(&common.connection()).await {
+            Ok(conn) => break conn,
+            Err(e) if tries < 3 => {
+                tries += 1;
+                eprintln!("connecting again after: {e}");
+            }
+            Err(e) => panic!("cannot connect to staging: {e}"),
+        }
+    };
+    let mut session = Session::start(&common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut screen = live_screen::Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    let theme = Theme::default_theme();
+    let script = async {
+        wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
+        keys(&tx, "/gate\n:ctx +prod-eu\n");
+    };
+    let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
+    result.unwrap();
+    assert_eq!(session.grow(), Some("prod-eu"));
+
+    let mut fleet = FleetSession::grown(&common, session);
+    let tx = fleet.sender();
+    let script = async {
+        wait_for(&text, "gateway in staging and prod-eu", |s| {
+            row_of(s, "staging", "gateway").is_some() && row_of(s, "prod-eu", "gateway").is_some()
+        })
+        .await;
+        // The filter typed before is the fleet's, the added context's rows included.
+        wait_for(&text, "prod-eu's rows filtered too", |s| {
+            s.contains("contexts[2]")
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
+    result.unwrap();
     f.shutdown().await;
 }

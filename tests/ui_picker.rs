@@ -116,3 +116,36 @@ fn after_a_resize_the_selection_still_shows() {
     let selected = Theme::default_theme().selected;
     assert_eq!(terminal.backend().buffer()[(3, y)].style().bg, selected.bg);
 }
+
+#[test]
+fn over_several_contexts_the_context_picker_says_which_are_watched_and_how_each_stands() {
+    use kdrift::app::fleet::{Link, show_states};
+    let mut app = sample_app();
+    app.contexts = vec!["kind-dev".into(), "prod".into(), "spare".into()];
+    let mut prod = kdrift::app::App::new(
+        "prod",
+        app.contexts.clone(),
+        kdrift::cluster::client::NamespaceScope::All,
+        jiff::Timestamp::UNIX_EPOCH,
+    );
+    keys(&mut app, ":ctx");
+    key(&mut app, KeyCode::Enter);
+    let unreachable = Link::Unreachable("connection refused".into());
+    show_states(
+        &mut [&mut app, &mut prod],
+        &[&Link::Connected, &unreachable],
+    );
+    let terminal = draw(&mut app, &Theme::default_theme());
+    let row = |needle: &str| line(&terminal, find_line(&terminal, needle).unwrap());
+    assert!(
+        row("● kind-dev").contains("(in use)  watched · connected"),
+        "{}",
+        row("● kind-dev")
+    );
+    assert!(
+        row(" prod ").contains("watched · unreachable"),
+        "{}",
+        row(" prod ")
+    );
+    assert!(!row(" spare").contains("watched"), "{}", row(" spare"));
+}

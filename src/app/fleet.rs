@@ -11,9 +11,13 @@
 //! arrive as commands of the lead).
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use std::ops::Bound;
+
 use super::drift_list::{DriftListView, DriftRow};
+use super::table::Rank;
 use super::{App, Command, Message, Screen, update};
 use crate::cluster::rows::ObjectKey;
+use crate::cluster::watch::WatchHealth;
 
 /// How a context's connection stands, beside its watchers' health (which its [`App`] keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +51,8 @@ pub struct Fleet {
     /// `:drift` over every context, while it shows (its place is kept while a view opened from
     /// it shows).
     pub drift_list: Option<DriftListView>,
+    /// The rows on screen (context index, key) from `offset`, found by [`Fleet::refresh`].
+    window: Vec<(usize, ObjectKey)>,
 }
 
 /// The `:drift` rows of every context: (context index, row), by kind, namespace and name, then
@@ -91,6 +97,83 @@ pub fn settle(fleet: &mut Fleet, apps: &mut [&mut App]) {
             .is_none_or(|app| matches!(app.screen, Screen::Table) && app.prompt.is_none())
     {
         fleet.focus = None;
+    }
+}
+
+/// Before a frame: while several contexts are watched, each table's filter matches its
+/// context's name too (`/prod-eu`), as the CONTEXT column shows it; with one, it does not.
+pub fn name_contexts(apps: &mut [&mut App]) {
+    let several = apps.len() > 1;
+    for app in apps.iter_mut() {
+        let context = several.then(|| app.context.clone());
+        app.table.set_context(context.as_deref());
+    }
+}
+
+/// After a frame's messages: what a context other than the one shown said (an error, an accept's
+/// result, a watch that failed) moves to the status line shown, named by its context, so that
+/// it is not lost in a context whose status line is not on screen. The newest one wins, as
+/// within one context.
+pub fn gather_messages(fleet: &Fleet, apps: &mut [&mut App]) {
+    let Some(last) = apps.len().checked_sub(1) else {
+        return;
+    };
+    let shown = fleet.focus.unwrap_or(fleet.lead).min(last);
+    for i in 0..apps.len() {
+        if i == shown {
+            continue;
+        }
+        if let Some(flash) = apps[i].flash.take() {
+            let text = format!("{}: {}", apps[i].context, flash.text);
+            let to = &mut *apps[shown];
+            to.flash = Some(super::Flash {
+                text,
+                error: flash.error,
+            });
+            to.dirty = true;
+        }
+    }
+}
+
+/// A context's state in a word, and whether it is bad: its connection, then its watchers'.
+pub fn state_of(link: &Link, app: &App) -> (&'static str, bool) {
+    match link {
+        Link::Connecting => ("connecting", false),
+        Link::Unreachable(_) => ("unreachable", true),
+        Link::Connected => match app.overall_health() {
+            WatchHealth::Connected => ("connected", false),
+            WatchHealth::Syncing => ("syncing", false),
+            WatchHealth::Reconnecting { .. } => ("reconnecting", true),
+            WatchHealth::Forbidden { .. } => ("forbidden", true),
+        },
+    }
+}
+
+/// Before a frame: a `:ctx` picker open in any context lists which contexts are watched and the
+/// state of each (`links[i]` is the connection of `apps[i]`).
+pub fn show_states(apps: &mut [&mut App], links: &[&Link]) {
+    let open = apps.iter().any(
+        |app| matches!(&app.screen, Screen::Pick(p) if p.kind == super::picker::PickKind::Context),
+    );
+    if !open {
+        return;
+    }
+    let states: Vec<(String, &'static str, bool)> = apps
+        .iter()
+        .zip(links)
+        .map(|(app, link)| {
+            let (state, bad) = state_of(link, app);
+            (app.context.clone(), state, bad)
+        })
+        .collect();
+    for app in apps.iter_mut() {
+        if let Screen::Pick(picker) = &mut app.screen
+            && picker.kind == super::picker::PickKind::Context
+            && picker.watched != states
+        {
+            picker.watched = states.clone();
+            app.dirty = true;
+        }
     }
 }
 
@@ -142,20 +225,98 @@ fn drift_list_key(
     Some(Vec::new())
 }
 
-/// The rows of every context's table, merged in display order: (context index, key).
-pub fn rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a ObjectKey)> + use<'a> {
-    let mut tables: Vec<_> = apps.iter().map(|app| app.table.ranked()).collect();
-    let mut heads: Vec<_> = tables.iter_mut().map(Iterator::next).collect();
+/// A row's place in its context's table: its rank, then its key.
+type Item = (Rank, ObjectKey);
+
+/// Merges runs sorted by place, one per context, into one order: ties (the same place in several
+/// contexts) go to the context given first. `backward`: runs sorted the other way, merged into
+/// the reverse of that order.
+fn merge<'a, I: Iterator<Item = &'a Item>>(
+    mut runs: Vec<I>,
+    backward: bool,
+) -> impl Iterator<Item = (usize, &'a Item)> {
+    let mut heads: Vec<Option<&'a Item>> = runs.iter_mut().map(Iterator::next).collect();
     std::iter::from_fn(move || {
-        // The first of the smallest: ties go to the context given first.
-        let (i, item) = heads
+        let candidates = heads
             .iter()
             .enumerate()
-            .filter_map(|(i, head)| head.map(|h| (i, h)))
-            .min_by(|a, b| a.1.cmp(b.1))?;
-        heads[i] = tables[i].next();
-        Some((i, &item.1))
+            .filter_map(|(i, head)| head.map(|h| (i, h)));
+        // `min_by` keeps the first of equals, `max_by` the last: the reverse of the same order.
+        let (i, item) = if backward {
+            candidates.max_by(|a, b| a.1.cmp(b.1))?
+        } else {
+            candidates.min_by(|a, b| a.1.cmp(b.1))?
+        };
+        heads[i] = runs[i].next();
+        Some((i, item))
     })
+}
+
+/// Every row of every context's table, merged in display order: (context index, place).
+fn ranked_rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a Item)> + use<'a> {
+    let runs = apps
+        .iter()
+        .map(|app| app.table.ranked_in((Bound::Unbounded, Bound::Unbounded)))
+        .collect();
+    merge(runs, false)
+}
+
+/// The rows of every context's table, merged in display order: (context index, key).
+pub fn rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a ObjectKey)> + use<'a> {
+    ranked_rows(apps).map(|(i, item)| (i, &item.1))
+}
+
+/// Each context's rows before `item` of context `at` in the merged order (`before`), or from it
+/// on: the same place in a context given earlier comes before the row, in a later one after it.
+fn runs<'a>(
+    apps: &[&'a App],
+    at: usize,
+    item: &'a Item,
+    before: bool,
+) -> Vec<impl DoubleEndedIterator<Item = &'a Item> + use<'a>> {
+    apps.iter()
+        .enumerate()
+        .map(|(j, app)| {
+            let range = match (before, j < at) {
+                (true, true) => (Bound::Unbounded, Bound::Included(item)),
+                (true, false) => (Bound::Unbounded, Bound::Excluded(item)),
+                (false, true) => (Bound::Excluded(item), Bound::Unbounded),
+                (false, false) => (Bound::Included(item), Bound::Unbounded),
+            };
+            app.table.ranked_in(range)
+        })
+        .collect()
+}
+
+/// The merged rows from `item` of context `at` on (it first), in display order.
+fn rows_from<'a>(
+    apps: &[&'a App],
+    at: usize,
+    item: &'a Item,
+) -> impl Iterator<Item = (usize, &'a Item)> + use<'a> {
+    merge(runs(apps, at, item, false), false)
+}
+
+/// The merged rows before `item` of context `at`, nearest first.
+fn rows_before<'a>(
+    apps: &[&'a App],
+    at: usize,
+    item: &'a Item,
+) -> impl Iterator<Item = (usize, &'a Item)> + use<'a> {
+    let runs = runs(apps, at, item, true)
+        .into_iter()
+        .map(Iterator::rev)
+        .collect();
+    merge(runs, true)
+}
+
+/// The index of `item` of context `at` in the merged table: the rows before it in each context
+/// counted (no merge).
+fn position(apps: &[&App], at: usize, item: &Item) -> usize {
+    runs(apps, at, item, true)
+        .into_iter()
+        .map(Iterator::count)
+        .sum()
 }
 
 /// How many rows the fleet's table shows.
@@ -165,25 +326,60 @@ pub fn len(apps: &[&App]) -> usize {
 
 impl Fleet {
     /// The selected row, found again among `apps`' rows (rows move as their contexts' watch
-    /// events arrive), and the scroll that keeps it on screen; call before drawing.
+    /// events arrive), the scroll that keeps it on screen and the rows on screen; call before
+    /// drawing. A frame costs a count of the rows before the selected one in each context and a
+    /// merge of the rows on screen, not a merge of every row down to the selection.
     pub fn refresh(&mut self, apps: &[&App]) {
         let total = len(apps);
-        if let Some(row) = &self.selected_row
-            && let Some(at) = rows(apps).position(|(i, key)| i == row.0 && *key == row.1)
-        {
-            self.selected = at;
-        }
-        self.selected = self.selected.min(total.saturating_sub(1));
-        self.selected_row = rows(apps)
-            .nth(self.selected)
-            .map(|(i, key)| (i, key.clone()));
         let height = apps.first().map_or(1, |app| app.table_height()).max(1);
+        let found = self.selected_row.as_ref().and_then(|(i, key)| {
+            let app = apps.get(*i)?;
+            Some((*i, app.table.place_of(&app.cache, key)?))
+        });
+        let (at, item) = match found {
+            Some((at, item)) => {
+                self.selected = position(apps, at, item);
+                (at, item)
+            }
+            // No row selected yet, or it went: the row now at the selected index.
+            None => {
+                self.selected = self.selected.min(total.saturating_sub(1));
+                match ranked_rows(apps).nth(self.selected) {
+                    Some(row) => row,
+                    None => {
+                        self.selected_row = None;
+                        self.offset = 0;
+                        self.window.clear();
+                        return;
+                    }
+                }
+            }
+        };
+        self.selected_row = Some((at, item.1.clone()));
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.selected >= self.offset + height {
             self.offset = self.selected + 1 - height;
         }
         self.offset = self.offset.min(total.saturating_sub(height));
+        let above = self.selected.saturating_sub(self.offset);
+        let mut window: Vec<(usize, ObjectKey)> = rows_before(apps, at, item)
+            .take(above)
+            .map(|(i, item)| (i, item.1.clone()))
+            .collect();
+        window.reverse();
+        // A row or two more than the table's height: the drawing takes what fits.
+        window.extend(
+            rows_from(apps, at, item)
+                .take(height + 2 - above)
+                .map(|(i, item)| (i, item.1.clone())),
+        );
+        self.window = window;
+    }
+
+    /// The rows on screen from [`Self::offset`], as the last [`Self::refresh`] found them.
+    pub fn window(&self) -> &[(usize, ObjectKey)] {
+        &self.window
     }
 
     /// The selected row: its context's index and its key.
@@ -256,6 +452,10 @@ pub fn handle_key(
                 let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
                 if let Some(delta) = navigation(key, shown[0].table_height() as isize) {
                     fleet.move_by(&shown, delta);
+                    // A key clears the message shown, as in one context.
+                    for app in apps.iter_mut() {
+                        app.flash = None;
+                    }
                     return Vec::new();
                 }
                 fleet.refresh(&shown);
@@ -269,6 +469,13 @@ pub fn handle_key(
         }
     };
     let commands = update(&mut *apps[target], Message::Key(key));
+    // The message shown (another context's, moved to this status line) goes with the key, as
+    // in one context; one the key raised is the target's own.
+    for (i, app) in apps.iter_mut().enumerate() {
+        if i != target {
+            app.flash = None;
+        }
+    }
     // One filter, sort and kind for the whole table.
     let (filter, sort, kind) = {
         let t = &apps[target].table;
@@ -425,6 +632,109 @@ mod tests {
         );
         let refs: Vec<&App> = apps.iter().collect();
         assert_eq!(shown(&refs), ["a:web", "b:web"]);
+    }
+
+    #[test]
+    fn the_rows_on_screen_and_the_selection_are_those_of_the_full_merge() {
+        // Ties (web in all three), rows in one context only, and more rows than fit.
+        let names: Vec<String> = (0..30).map(|n| format!("app-{n:02}")).collect();
+        let some =
+            |step: usize| -> Vec<&str> { names.iter().step_by(step).map(String::as_str).collect() };
+        let mut apps = vec![app("a", &some(2)), app("b", &some(3)), app("c", &some(1))];
+        for app in &mut apps {
+            update(
+                app,
+                Message::Resize {
+                    width: 100,
+                    height: 12,
+                },
+            );
+            app.prepare_frame();
+        }
+        let refs: Vec<&App> = apps.iter().collect();
+        let merged: Vec<(usize, ObjectKey)> = rows(&refs).map(|(i, k)| (i, k.clone())).collect();
+        let mut fleet = Fleet::default();
+        for step in std::iter::repeat_n(1, merged.len()).chain(std::iter::repeat_n(-3, 20)) {
+            fleet.move_by(&refs, step);
+            // A frame after the move: found again by counting, not by walking the merge.
+            fleet.refresh(&refs);
+            let at = fleet.selected;
+            assert_eq!(
+                fleet.selected_row(),
+                merged.get(at).map(|(i, k)| (*i, k.clone())).as_ref()
+            );
+            let height = refs[0].table_height();
+            assert!(
+                fleet.offset <= at && at < fleet.offset + height,
+                "{at} {}",
+                fleet.offset
+            );
+            let want: Vec<_> = merged
+                .iter()
+                .skip(fleet.offset)
+                .take(height)
+                .cloned()
+                .collect();
+            assert_eq!(&fleet.window()[..want.len()], want.as_slice(), "at {at}");
+        }
+    }
+
+    #[test]
+    fn the_filter_matches_a_context_name_when_several_are_watched() {
+        let mut apps = vec![app("staging", &["web", "api"]), app("prod-eu", &["web"])];
+        let mut fleet = Fleet::default();
+        let name = |apps: &mut [App]| {
+            let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+            name_contexts(&mut refs);
+            for app in refs {
+                app.prepare_frame();
+            }
+        };
+        name(&mut apps);
+        keys(&mut fleet, &mut apps, "/prod\n");
+        name(&mut apps);
+        let refs: Vec<&App> = apps.iter().collect();
+        assert_eq!(shown(&refs), ["prod-eu:web"]);
+        // A row's own name still matches in every context.
+        keys(&mut fleet, &mut apps, "/api\n");
+        name(&mut apps);
+        let refs: Vec<&App> = apps.iter().collect();
+        assert_eq!(shown(&refs), ["staging:api"]);
+        // One context watched: its name is on no row, the filter does not match it.
+        let mut one = vec![app("prod-eu", &["web"])];
+        let mut fleet = Fleet::default();
+        keys(&mut fleet, &mut one, "/prod\n");
+        name(&mut one);
+        let refs: Vec<&App> = one.iter().collect();
+        assert!(shown(&refs).is_empty());
+    }
+
+    #[test]
+    fn a_message_of_a_context_not_shown_moves_to_the_status_line_named_by_it() {
+        let mut apps = vec![app("staging", &["web"]), app("prod-eu", &["web"])];
+        let fleet = Fleet::default();
+        apps[1].flash = Some(super::super::Flash {
+            text: "accept failed: conflict".into(),
+            error: true,
+        });
+        let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+        gather_messages(&fleet, &mut refs);
+        assert!(apps[1].flash.is_none());
+        let shown = apps[0].flash.clone().unwrap();
+        assert_eq!(
+            (shown.text.as_str(), shown.error),
+            ("prod-eu: accept failed: conflict", true)
+        );
+        // The shown context's own message is left as it is, and a key clears what shows.
+        let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+        gather_messages(&fleet, &mut refs);
+        assert_eq!(
+            apps[0].flash.as_ref().map(|f| f.text.as_str()),
+            Some("prod-eu: accept failed: conflict")
+        );
+        let mut fleet = fleet;
+        keys(&mut fleet, &mut apps, "j");
+        assert!(apps.iter().all(|a| a.flash.is_none()));
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct Picker {
     /// The view the picker was opened over (a Deployment's detail, a diff, `:problems`), shown
     /// again when it closes without a switch; none: the table.
     pub back: Option<Box<Screen>>,
+    /// In a view over several contexts: the contexts watched, each with its state in a word
+    /// (`connected`, `unreachable`, …) and whether that state is bad; kept up to date by the
+    /// fleet while the picker shows ([`super::fleet::show_states`]).
+    pub watched: Vec<(String, &'static str, bool)>,
 }
 
 impl Picker {
@@ -88,6 +92,7 @@ impl Picker {
             current,
             filter: String::new(),
             back: None,
+            watched: Vec::new(),
             typing: false,
             selected: 0,
             offset: 0,

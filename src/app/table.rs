@@ -7,6 +7,7 @@
 //! is rebuilt only when the sort or filter changes or a relist ends.
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
+use std::ops::Bound;
 
 use jiff::Timestamp;
 
@@ -51,6 +52,9 @@ const MISSING: Rank = Rank {
     newest_first: Reverse(None),
 };
 
+/// A range of places in a table (rank, then key): where it starts and where it ends.
+pub type PlaceRange<'a> = (Bound<&'a (Rank, ObjectKey)>, Bound<&'a (Rank, ObjectKey)>);
+
 /// What the table needs to know of one row to place it: computed before and after an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -79,12 +83,31 @@ pub struct TableView {
     pub stuck: usize,
     /// Objects in git and not in the cluster (missing): listed after the live rows, sorted.
     pub missing: Vec<ObjectKey>,
+    /// In a view over several contexts, this table's context: the filter matches its name too
+    /// (`/prod-eu` keeps that cluster's rows), as it matches the CONTEXT column shown.
+    context: Option<String>,
 }
 
 impl TableView {
     /// Rebuild the order before the next frame.
     pub fn mark_stale(&mut self) {
         self.stale = true;
+    }
+
+    /// The context the filter also matches (`None` when one context is watched: its name is not
+    /// on the rows); the rows are placed again when it changes.
+    pub fn set_context(&mut self, context: Option<&str>) {
+        if self.context.as_deref() != context {
+            self.context = context.map(str::to_owned);
+            self.stale = true;
+        }
+    }
+
+    /// The filter matches this table's context's name: every row passes it.
+    fn context_matches(&self, needle: &str) -> bool {
+        self.context
+            .as_deref()
+            .is_some_and(|c| contains_ignore_case(c, needle))
     }
 
     /// How a row is placed under the current sort and filter.
@@ -100,9 +123,9 @@ impl TableView {
                 ..Rank::default()
             },
         };
-        let needle = self.filter.trim();
+        let needle = self.filter.trim().to_ascii_lowercase();
         let shown = self.kind.is_none_or(|k| k == e.row.key.kind)
-            && (needle.is_empty() || matches_filter(e, &needle.to_ascii_lowercase()));
+            && (needle.is_empty() || matches_filter(e, &needle) || self.context_matches(&needle));
         Placement {
             rank,
             shown,
@@ -164,6 +187,23 @@ impl TableView {
     /// contexts by these ([`super::fleet`]).
     pub fn ranked(&self) -> impl Iterator<Item = &(Rank, ObjectKey)> {
         self.order.iter()
+    }
+
+    /// The place of row `key` in the order shown, if it is shown.
+    pub fn place_of(&self, cache: &ClusterCache, key: &ObjectKey) -> Option<&(Rank, ObjectKey)> {
+        let rank = match cache.workloads.get(key) {
+            Some(entry) => self.placement(entry).rank,
+            None => MISSING,
+        };
+        self.order.get(&(rank, key.clone()))
+    }
+
+    /// The rows shown from place `from` to place `to`, in order.
+    pub fn ranked_in<'a>(
+        &'a self,
+        (from, to): PlaceRange<'a>,
+    ) -> impl DoubleEndedIterator<Item = &'a (Rank, ObjectKey)> {
+        self.order.range::<(Rank, ObjectKey), _>((from, to))
     }
 
     /// Select the row of `key` (its index is found at the next [`Self::refresh`]).
@@ -244,6 +284,7 @@ impl TableView {
         for k in &self.missing {
             let shown = self.kind.is_none_or(|kind| kind == k.kind)
                 && (needle.is_empty()
+                    || self.context_matches(&needle)
                     || contains_ignore_case(&k.name, &needle)
                     || contains_ignore_case(&k.namespace, &needle)
                     || "missing".contains(needle.as_str()));

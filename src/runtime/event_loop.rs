@@ -10,7 +10,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::{Instant, sleep_until};
 
-use crate::app::{App, Command, Flash, Message, update};
+use crate::app::{App, Command, ContextChange, Flash, Message, update};
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
 use crate::cluster::live::{LiveKinds, fetch, fetch_objects};
@@ -84,6 +84,9 @@ pub(super) struct Loop {
     kinds: LiveKinds,
     /// The watchers of the manifests' other kinds.
     object_watchers: Option<Watchers>,
+    /// `:ctx +NAME` in a view of one context: the context to watch beside this one. The loop
+    /// ends and the runtime carries this loop into a view over both ([`super::fleet`]).
+    pub(super) grow: Option<String>,
 }
 
 /// A watcher's way back into the loop.
@@ -135,6 +138,7 @@ impl Loop {
             outcomes: Vec::new(),
             kinds: LiveKinds::before_discovery(),
             object_watchers: None,
+            grow: None,
         }
     }
 
@@ -233,8 +237,18 @@ impl Loop {
                 Command::Quit => return Flow::Quit,
                 Command::Suspend => flow = Flow::Suspend,
                 Command::Switch { context, scope } => self.start_switch(context, scope),
-                Command::Contexts(_) => {
-                    let text = "several contexts are watched in one table when kdrift starts with them: kdrift --context A --context B (or --all-contexts)".to_owned();
+                Command::Contexts(ContextChange::Add(name)) => {
+                    if name == self.conn.context {
+                        let text = format!("context \"{name}\" is watched already");
+                        update(&mut self.app, Message::Notice(Flash { text, error: false }));
+                    } else {
+                        self.grow = Some(name);
+                    }
+                }
+                Command::Contexts(ContextChange::Remove(name)) => {
+                    let text = format!(
+                        "\"{name}\" is the only context watched: :ctx NAME watches another instead"
+                    );
                     update(&mut self.app, Message::Notice(Flash { text, error: true }));
                 }
                 Command::WatchDetail { namespace, epoch } => {
@@ -516,8 +530,10 @@ pub trait Frontend<B: Backend> {
 
 /// An app on a connection, its watchers and its message channel.
 pub struct Session {
-    state: Loop,
-    rx: UnboundedReceiver<Event>,
+    pub(super) state: Loop,
+    pub(super) rx: UnboundedReceiver<Event>,
+    /// Events taken from the channel and not handled when the loop ended for `:ctx +NAME`.
+    pub(super) leftover: Vec<Event>,
     /// The loop ended on SIGTERM (the exit code says so).
     pub sigterm: bool,
 }
@@ -529,6 +545,7 @@ impl Session {
         Session {
             state: Loop::start(common, conn, tx),
             rx,
+            leftover: Vec::new(),
             sigterm: false,
         }
     }
@@ -565,6 +582,12 @@ impl Session {
 
     pub fn app(&self) -> &App {
         &self.state.app
+    }
+
+    /// The context `:ctx +NAME` asked to watch beside this one: the loop ended for the
+    /// runtime to carry it into a view over both ([`super::fleet::FleetSession::grown`]).
+    pub fn grow(&self) -> Option<&str> {
+        self.state.grow.as_deref()
     }
 
     /// A sender into the loop (for terminal input).
@@ -626,7 +649,8 @@ impl Session {
                 while let Ok(ev) = rx.try_recv() {
                     pending.push(ev);
                 }
-                for ev in pending.drain(..) {
+                let mut events = pending.drain(..);
+                while let Some(ev) = events.next() {
                     match state.handle(ev) {
                         Flow::Continue => {}
                         Flow::Quit => break 'outer,
@@ -635,7 +659,14 @@ impl Session {
                             state.app.dirty = true;
                         }
                     }
+                    if state.grow.is_some() {
+                        // The fleet's view takes this loop over: it handles the events not
+                        // handled yet first, then the channel's.
+                        self.leftover.extend(events);
+                        break 'outer;
+                    }
                 }
+                drop(events);
                 if !state.app.dirty {
                     break;
                 }

@@ -16,7 +16,9 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::{Instant, sleep_until};
 
-use super::event_loop::{Event, FRAME_INTERVAL, Flow, Frontend, Loop, release_freed_memory};
+use super::event_loop::{
+    Event, FRAME_INTERVAL, Flow, Frontend, Loop, Session, release_freed_memory,
+};
 use crate::app::fleet::{self, Fleet, Link, Member};
 use crate::app::{App, Command, ContextChange, Flash, Message, update};
 use crate::cli::CommonArgs;
@@ -120,6 +122,49 @@ impl FleetSession {
         session
     }
 
+    /// A view of one context after `:ctx +NAME` ([`Session::grow`]): the same loop (its
+    /// connection, watchers, manifests, writes under way and the table as it was left) as the
+    /// first context of a fleet, NAME connecting beside it. The terminal input must be sent to
+    /// the fleet's [`Self::sender`] from now on.
+    pub fn grown(common: &CommonArgs, session: Session) -> FleetSession {
+        let Session {
+            state,
+            rx: mut member_rx,
+            leftover,
+            ..
+        } = session;
+        let all = state.app.contexts.clone();
+        let mut fleet = FleetSession::start(&common.for_context(&state.app.context), &[], all);
+        fleet.size = (state.app.width, state.app.height);
+        let id = fleet.next_id;
+        fleet.next_id += 1;
+        // What the one-context loop took from its channel and did not handle comes first.
+        for event in leftover {
+            let _ = fleet.tx.send(FleetEvent::Member { id, event });
+        }
+        let forward = fleet.tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = member_rx.recv().await {
+                if forward.send(FleetEvent::Member { id, event }).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut state = state;
+        let added = state.grow.take();
+        state.app.dirty = true;
+        fleet.watched.push(Watched {
+            id,
+            context: state.app.context.clone(),
+            link: Link::Connected,
+            slot: Slot::Live(Box::new(state)),
+        });
+        if let Some(name) = added {
+            fleet.add(&name);
+        }
+        fleet
+    }
+
     /// A sender into the loop (for terminal input).
     pub fn sender(&self) -> UnboundedSender<Event> {
         self.input.clone()
@@ -220,6 +265,18 @@ impl FleetSession {
         let mut app = App::new(name, self.all.clone(), scope, Timestamp::now());
         app.readonly = common.readonly;
         (app.width, app.height) = self.size;
+        // The table's filter, sort and kind are the fleet's: a context added takes them (they
+        // are carried to its loop once it connects).
+        if let Some(lead) = self
+            .watched
+            .get(self.fleet.lead.min(self.watched.len().saturating_sub(1)))
+        {
+            let table = &lead.app().table;
+            app.table.filter = table.filter.clone();
+            app.table.sort = table.sort;
+            app.table.kind = table.kind;
+            app.table.mark_stale();
+        }
         let tx = self.tx.clone();
         tokio::spawn(async move {
             let result = connect(&common.connection()).await;
@@ -519,6 +576,14 @@ impl FleetSession {
                         continue;
                     }
                 }
+                {
+                    let links: Vec<Link> = self.watched.iter().map(|w| w.link.clone()).collect();
+                    let links: Vec<&Link> = links.iter().collect();
+                    let mut apps: Vec<&mut App> =
+                        self.watched.iter_mut().map(Watched::app_mut).collect();
+                    fleet::name_contexts(&mut apps);
+                    fleet::show_states(&mut apps, &links);
+                }
                 let now = Timestamp::now();
                 for i in 0..self.watched.len() {
                     let app = self.watched[i].app_mut();
@@ -539,6 +604,8 @@ impl FleetSession {
                     // A view that ended by itself (an accept committed) goes back to the
                     // fleet's table or list.
                     fleet::settle(&mut self.fleet, &mut apps);
+                    // Another context's message shows, named by it.
+                    fleet::gather_messages(&self.fleet, &mut apps);
                     let apps: Vec<&App> = apps.into_iter().map(|a| &*a).collect();
                     self.fleet.refresh(&apps);
                 }

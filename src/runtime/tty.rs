@@ -111,6 +111,15 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     let input = tokio::spawn(read_input(session.sender()));
     let result = session.drive(&mut term, &theme, &mut Tty).await;
     input.abort();
+    if result.is_ok() && session.grow().is_some() {
+        // `:ctx +NAME`: the same loop goes on as the first context of a view over several.
+        let mut fleet = FleetSession::grown(common, session);
+        let input = tokio::spawn(read_input(fleet.sender()));
+        let result = fleet.drive(&mut term, &theme, &mut Tty).await;
+        input.abort();
+        terminal::leave();
+        return settle(&mut fleet, result).await;
+    }
     terminal::leave();
     settle(&mut session, result).await
 }

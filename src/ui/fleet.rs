@@ -10,7 +10,7 @@ use super::drift_list::{Listed, draw_drift_list};
 use super::table::{RowRef, Window, draw_table, title_count, total_of};
 use super::theme::Theme;
 use crate::app::App;
-use crate::app::fleet::{Fleet, Link, Member, rows};
+use crate::app::fleet::{Fleet, Link, Member};
 use crate::cluster::watch::WatchHealth;
 
 /// The fleet's parts of a frame.
@@ -40,16 +40,7 @@ pub fn render_fleet(fleet: &Fleet, members: &[Member<'_>], theme: &Theme, frame:
 
 /// A context's state in a word, and whether it is bad: its connection, then its watchers'.
 pub fn state_of(member: &Member<'_>) -> (&'static str, bool) {
-    match member.link {
-        Link::Connecting => ("connecting", false),
-        Link::Unreachable(_) => ("unreachable", true),
-        Link::Connected => match member.app.overall_health() {
-            WatchHealth::Connected => ("connected", false),
-            WatchHealth::Syncing => ("syncing", false),
-            WatchHealth::Reconnecting { .. } => ("reconnecting", true),
-            WatchHealth::Forbidden { .. } => ("forbidden", true),
-        },
-    }
+    crate::app::fleet::state_of(member.link, member.app)
 }
 
 /// Why a context shows no rows, or only some: its error, said under the table's title.
@@ -96,13 +87,17 @@ pub fn render_fleet_table(parts: &Parts<'_>, theme: &Theme, frame: &mut Frame, a
     let height = usize::from(area.height.saturating_sub(3)).max(1) + 1;
     let start = fleet.offset.min(shown);
     let window = Window {
-        rows: rows(&apps)
-            .skip(start)
+        // The rows on screen, as the fleet's refresh before this frame found them.
+        rows: fleet
+            .window()
+            .iter()
             .take(height)
-            .map(|(i, key)| RowRef {
-                app: apps[i],
-                key,
-                context: several.then_some(members[i].context),
+            .filter_map(|(i, key)| {
+                Some(RowRef {
+                    app: apps.get(*i)?,
+                    key,
+                    context: several.then_some(members[*i].context),
+                })
             })
             .collect(),
         start,

@@ -99,6 +99,15 @@ fn render_choices(
             if current {
                 name.push(Span::styled("  (in use)", theme.muted));
             }
+            // Over several contexts: which are watched, and how each stands.
+            if let Some((_, state, bad)) =
+                picker.watched.iter().find(|(c, _, _)| c == choice.label())
+            {
+                name.push(Span::styled(
+                    format!("  watched · {state}"),
+                    if *bad { theme.error } else { theme.muted },
+                ));
+            }
             let mut cells = vec![Cell::from(Line::from(name))];
             if counts {
                 let n = deployments_in(app, choice).map_or(String::new(), |n| n.to_string());
@@ -113,7 +122,9 @@ fn render_choices(
         });
     // Names are short: the count stays next to its name rather than across a wide screen.
     let longest = visible.iter().map(|c| c.label().chars().count()).max();
-    let name_width = (longest.unwrap_or(0) + 12).clamp(24, 64) as u16;
+    // Room for "  (in use)", and for "  watched · reconnecting" over several contexts.
+    let notes = if picker.watched.is_empty() { 12 } else { 36 };
+    let name_width = (longest.unwrap_or(0) + notes).clamp(24, 64 + notes) as u16;
     let mut widths = vec![Constraint::Length(name_width)];
     if counts {
         widths.push(Constraint::Length(11));
