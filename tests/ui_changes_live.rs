@@ -71,3 +71,37 @@ async fn scale_and_label_appear_on_the_timeline_with_their_managers_as_they_happ
     run(&demo.common, 160, 30, script).await;
     demo.server.shutdown().await;
 }
+
+/// The demo's Argo CD and Flux report their syncs in their objects' status: the timeline says
+/// each sync once, by its controller, as `kdrift changes` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn argo_cd_and_flux_syncs_are_on_the_timeline_by_their_controllers() {
+    let demo = demo().await;
+    let script = |tx, text| async move {
+        wait_for(&text, "cart in sync", |s| {
+            s.lines()
+                .any(|l| l.contains(" cart ") && l.contains("in sync"))
+        })
+        .await;
+        keys(&tx, ":changes\n");
+        keys(&tx, "/revision\n");
+        wait_for(
+            &text,
+            "the Application's and the Kustomization's syncs",
+            |s| {
+                line_of(s, "application/argocd/shop", "sync to revision")
+                    .is_some_and(|l| l.contains("argocd-application-controll")) // (cut to its column)
+                    && line_of(s, "kustomization/flux-system/platform", "applied revision")
+                        .is_some_and(|l| l.contains("kustomize-controller"))
+            },
+        )
+        .await;
+        // Once each, however many status writes reported them.
+        let screen = text.lock().unwrap().clone();
+        let count = |object: &str| screen.lines().filter(|l| l.contains(object)).count();
+        assert_eq!(count("application/argocd/shop"), 1, "{screen}");
+        keys(&tx, "q");
+    };
+    run(&demo.common, 160, 30, script).await;
+    demo.server.shutdown().await;
+}

@@ -140,6 +140,9 @@ pub struct Changes {
     /// Lines dropped to keep `keep`.
     pub dropped: u64,
     priors: HashMap<Arc<ManifestKey>, Prior>,
+    /// The last sync each Argo CD Application or Flux Kustomization reported (its time and
+    /// words), so that a line is said once per sync, not per status write.
+    syncs: HashMap<ManifestKey, Box<str>>,
     words: Interned<str>,
     fields: Interned<FieldPath>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
@@ -160,6 +163,7 @@ impl Default for Changes {
             seq: 0,
             dropped: 0,
             priors: HashMap::new(),
+            syncs: HashMap::new(),
             words: Interned::default(),
             fields: Interned::default(),
             frozen: None,
@@ -388,8 +392,36 @@ impl Changes {
         self.priors.insert(key, Prior::from(version));
     }
 
+    /// A watch event of an Argo CD Application or Flux Kustomization (its whole JSON text,
+    /// `status` included): a line for its last sync ([`history::sync_line`]) when it is not
+    /// the one already said. At start this is the sync the object last reported, as `kdrift
+    /// changes` lists it.
+    ///
+    /// [`history::sync_line`]: crate::drift::history::sync_line
+    pub fn observe_sync(&mut self, key: &ManifestKey, text: &str) {
+        if !self.enabled() {
+            return;
+        }
+        let Some(change) = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .as_ref()
+            .and_then(crate::drift::history::sync_line)
+        else {
+            return;
+        };
+        let said: Box<str> =
+            format!("{} {}", change.time.as_deref().unwrap_or(""), change.what).into();
+        if self.syncs.get(key) == Some(&said) {
+            return;
+        }
+        self.syncs.insert(key.clone(), said);
+        let who = change.who.clone();
+        self.push(Arc::new(key.clone()), change, &who, None);
+    }
+
     /// `key` was deleted (`in_git`: a manifest still describes it).
     pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
+        self.syncs.remove(key);
         let Some((key, _)) = self.priors.remove_entry(key) else {
             return;
         };
@@ -715,6 +747,51 @@ mod tests {
         assert_eq!(
             ring_note(&changes).as_deref(),
             Some("the timeline is off (changes.keep: 0 in .kdrift.yaml)")
+        );
+    }
+
+    #[test]
+    fn a_sync_is_one_line_however_many_status_writes_report_it() {
+        let mut changes = Changes::default();
+        let key = ManifestKey::new("argoproj.io", "Application", "argocd", "shop");
+        let app = |finished: &str, revision: &str, health: &str| {
+            serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                "metadata": {"name": "shop", "namespace": "argocd"},
+                "status": {"health": {"status": health}, "operationState": {
+                    "phase": "Succeeded", "finishedAt": finished,
+                    "operation": {"initiatedBy": {"automated": true}},
+                    "syncResult": {"revision": revision}}}})
+            .to_string()
+        };
+        changes.observe_sync(&key, &app("2026-01-01T10:00:00Z", "abc123", "Progressing"));
+        // Another status write (health) of the same sync: no second line.
+        changes.observe_sync(&key, &app("2026-01-01T10:00:00Z", "abc123", "Healthy"));
+        assert_eq!(changes.len(), 1);
+        // Never synced: no line.
+        let fresh = ManifestKey::new("argoproj.io", "Application", "argocd", "new");
+        changes.observe_sync(
+            &fresh,
+            r#"{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"new"},"status":{}}"#,
+        );
+        assert_eq!(changes.len(), 1);
+        // The next sync: a line, newest first, by Argo CD's controller.
+        changes.observe_sync(&key, &app("2026-01-01T10:05:00Z", "def456", "Healthy"));
+        let lines: Vec<(&str, &str)> = changes
+            .newest_first()
+            .map(|l| (l.what(), &*l.manager))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    "automated sync to revision def456: Succeeded",
+                    "argocd-application-controller"
+                ),
+                (
+                    "automated sync to revision abc123: Succeeded",
+                    "argocd-application-controller"
+                )
+            ]
         );
     }
 

@@ -283,6 +283,9 @@ impl App {
                     );
                     let listed = self.objects.relisting.contains_key(&kind);
                     let line = version.map(|v| (v, listed));
+                    if crate::drift::history::is_sync_kind(&kind.group, &kind.kind) {
+                        self.changes.observe_sync(&key, row.json.text());
+                    }
                     match self.object_drift(&kind, &key, live, line) {
                         Some(entry) => {
                             super::note_owners(
