@@ -14,20 +14,29 @@ fn line_of<'a>(screen: &'a str, object: &str, what: &str) -> Option<&'a str> {
         .find(|l| l.contains(object) && l.contains(what))
 }
 
+/// Once the manifests are read (cart compared, so that lines say whether git agrees), opens
+/// `:changes` filtered to `filter`.
+async fn open_changes(
+    tx: &tokio::sync::mpsc::UnboundedSender<kdrift::runtime::event_loop::Event>,
+    text: &std::sync::Arc<std::sync::Mutex<String>>,
+    filter: &str,
+) {
+    wait_for(text, "cart in sync", |s| {
+        s.lines()
+            .any(|l| l.contains(" cart ") && l.contains("in sync"))
+    })
+    .await;
+    keys(tx, ":changes\n");
+    keys(tx, &format!("/{filter}\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scale_and_label_appear_on_the_timeline_with_their_managers_as_they_happen() {
     let demo = demo().await;
     let d = &demo;
     let script = |tx, text| async move {
-        // The manifests read (cart compared), so that lines say whether git agrees.
-        wait_for(&text, "cart in sync", |s| {
-            s.lines()
-                .any(|l| l.contains(" cart ") && l.contains("in sync"))
-        })
-        .await;
-        keys(&tx, ":changes\n");
         // The objects of the shop namespace: many lines, cart's among them.
-        keys(&tx, "/deployment/shop/cart\n");
+        open_changes(&tx, &text, "deployment/shop/cart").await;
         // At start: the lines of the objects' managedFields, as `kdrift changes` prints them.
         wait_for(&text, "the start lines of cart", |s| {
             s.contains(" changes(all)[")
@@ -78,13 +87,7 @@ async fn scale_and_label_appear_on_the_timeline_with_their_managers_as_they_happ
 async fn argo_cd_and_flux_syncs_are_on_the_timeline_by_their_controllers() {
     let demo = demo().await;
     let script = |tx, text| async move {
-        wait_for(&text, "cart in sync", |s| {
-            s.lines()
-                .any(|l| l.contains(" cart ") && l.contains("in sync"))
-        })
-        .await;
-        keys(&tx, ":changes\n");
-        keys(&tx, "/revision\n");
+        open_changes(&tx, &text, "revision").await;
         wait_for(
             &text,
             "the Application's and the Kustomization's syncs",
