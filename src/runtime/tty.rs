@@ -70,13 +70,9 @@ pub async fn run_fleet(
     if let Some(n) = notice {
         session.notice(n);
     }
-    let mut term = match terminal::enter() {
+    let mut term = match enter() {
         Ok(t) => t,
-        Err(e) => {
-            terminal::leave();
-            eprintln!("kdrift: cannot use the terminal: {e}");
-            return ExitCode::from(super::EXIT_ERROR);
-        }
+        Err(code) => return code,
     };
     let input = tokio::spawn(read_input(session.sender()));
     let result = session.drive(&mut term, &theme, &mut Tty).await;
@@ -100,13 +96,9 @@ pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -
     if let Some(n) = notice {
         session.notice(n);
     }
-    let mut term = match terminal::enter() {
+    let mut term = match enter() {
         Ok(t) => t,
-        Err(e) => {
-            terminal::leave();
-            eprintln!("kdrift: cannot use the terminal: {e}");
-            return ExitCode::from(super::EXIT_ERROR);
-        }
+        Err(code) => return code,
     };
     let input = tokio::spawn(read_input(session.sender()));
     let result = session.drive(&mut term, &theme, &mut Tty).await;
@@ -206,4 +198,14 @@ async fn settle(session: &mut impl Quitting, result: std::io::Result<()>) -> Exi
             ExitCode::from(super::EXIT_ERROR)
         }
     }
+}
+
+/// The terminal in the live view's mode, or (having put it back) the exit code after saying why
+/// it cannot be used.
+fn enter() -> Result<ratatui::DefaultTerminal, ExitCode> {
+    terminal::enter().map_err(|e| {
+        terminal::leave();
+        eprintln!("kdrift: cannot use the terminal: {e}");
+        ExitCode::from(super::EXIT_ERROR)
+    })
 }
