@@ -112,6 +112,240 @@ pub fn differences(key: &ObjectKey, sides: &[Side<'_>], config: &Config) -> Vec<
         .collect()
 }
 
+/// One cluster's object as read for a comparison: as the API server returned it, as the drift
+/// engine reads it, and its `managedFields`.
+pub struct ReadObject {
+    pub raw: Value,
+    pub live: LiveObject,
+    pub entries: Vec<ManagedFieldsEntry>,
+}
+
+impl ReadObject {
+    /// `raw` with its drift engine's view `live`; fails when its `managedFields` cannot be read.
+    pub fn new(raw: Value, live: LiveObject) -> Result<ReadObject, String> {
+        let entries = ManagedFieldsEntry::read(&raw)
+            .map_err(|e| format!("{}: its managedFields cannot be read: {e}", live.key))?;
+        Ok(ReadObject { raw, live, entries })
+    }
+}
+
+/// What one context gave for a comparison: its cluster, the object (if it has it), and the
+/// manifest that describes it there.
+pub struct Reading {
+    /// The cluster's URL.
+    pub cluster: String,
+    /// Where this context's manifests come from (its folder, overlay or `.kdrift.yaml` entry).
+    pub source: String,
+    pub key: ObjectKey,
+    /// `None`: the cluster has no such object.
+    pub object: Option<ReadObject>,
+    pub manifest: Option<ManifestObject>,
+    pub config: Config,
+}
+
+/// The comparison of several contexts' readings.
+pub struct Compared {
+    /// The readings that have the object, by index; the sides of each difference follow them.
+    pub present: Vec<usize>,
+    pub found: Vec<FieldDifference>,
+}
+
+/// Compares the readings of `contexts` (one each, in order): `None` while one is not read or
+/// could not be (`None` in `readings`), or when fewer than two clusters have the object.
+pub fn compare_readings(contexts: &[&str], readings: &[Option<&Reading>]) -> Option<Compared> {
+    let mut present = Vec::new();
+    let mut sides = Vec::new();
+    for (index, (context, reading)) in contexts.iter().zip(readings).enumerate() {
+        let reading = (*reading)?;
+        if let Some(object) = &reading.object {
+            present.push(index);
+            sides.push(Side {
+                context,
+                raw: &object.raw,
+                live: &object.live,
+                entries: &object.entries,
+                manifest: reading.manifest.as_ref(),
+            });
+        }
+    }
+    if sides.len() < 2 {
+        return None;
+    }
+    let first = readings[present[0]]?;
+    Some(Compared {
+        found: differences(&first.key, &sides, &first.config),
+        present,
+    })
+}
+
+/// `kubectl-set (Update) 12m ago`, `kubectl (Update via /scale)`, `no manager`: who owns a
+/// side's value.
+pub fn owner_text(owner: Option<&Attribution>, now: jiff::Timestamp) -> String {
+    let Some(owner) = owner else {
+        return "no manager".to_owned();
+    };
+    let manager = owner.manager.as_deref().unwrap_or("manager unknown");
+    let how = match (&owner.operation, &owner.subresource) {
+        (Some(op), Some(sub)) => format!(" ({op} via /{sub})"),
+        (Some(op), None) => format!(" ({op})"),
+        _ => String::new(),
+    };
+    let when = super::report::age(owner.time.as_deref(), now)
+        .map(|a| format!(" {a}"))
+        .unwrap_or_default();
+    format!("{manager}{how}{when}")
+}
+
+/// What a side's manifest says of its value, in words.
+pub fn git_text(git: Option<GitState>) -> &'static str {
+    match git {
+        None => "no manifest",
+        Some(state) => state.name(),
+    }
+}
+
+/// Where one context's reading stands.
+#[derive(Clone, Copy)]
+pub enum ColumnState<'a> {
+    /// Still reading (the live view's compare, until the answer arrives).
+    Reading,
+    Read(&'a Reading),
+    Failed(&'a str),
+}
+
+/// What a line of a comparison says (the live view styles each kind its own way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// A context: its cluster and manifest, or that it lacks the object.
+    Context,
+    /// A context that could not be read, or a summary of trouble.
+    Error,
+    /// The path of a field that differs.
+    Path,
+    /// One cluster's value of that field, its manager and git.
+    Value,
+    /// Which clusters' manifests agree.
+    Agrees,
+    /// The last line: how many fields differ, or that none does.
+    Summary,
+    Blank,
+}
+
+/// A comparison in lines, as `kdrift compare` prints it and the live view's compare shows it:
+/// a line per context, then each field that differs with every cluster's value, manager and
+/// git, then a summary.
+pub fn comparison_lines(
+    columns: &[(&str, ColumnState<'_>)],
+    compared: Option<&Compared>,
+    now: jiff::Timestamp,
+) -> Vec<(LineKind, String)> {
+    use super::report::short_value;
+    let mut out = Vec::new();
+    let width = columns
+        .iter()
+        .map(|(c, _)| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    let key = columns
+        .iter()
+        .find_map(|(_, state)| match state {
+            ColumnState::Read(r) => Some(r.key.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    for (name, state) in columns {
+        match state {
+            ColumnState::Reading => {
+                out.push((LineKind::Context, format!("{name:width$}  reading…")));
+            }
+            ColumnState::Failed(e) => {
+                out.push((LineKind::Error, format!("{name:width$}  error: {e}")));
+            }
+            ColumnState::Read(read) => {
+                let manifest = match &read.manifest {
+                    Some(m) => format!("{}:{}", crate::manifest::shown_path(&m.file), m.line),
+                    None => "none found".to_owned(),
+                };
+                let here = if read.object.is_some() {
+                    String::new()
+                } else {
+                    format!("  {} is not in this cluster", read.key)
+                };
+                out.push((
+                    LineKind::Context,
+                    format!(
+                        "{name:width$}  {}  manifest: {manifest}{here}",
+                        read.cluster
+                    ),
+                ));
+            }
+        }
+    }
+    let Some(Compared { present, found }) = compared else {
+        let none = columns
+            .iter()
+            .all(|(_, s)| matches!(s, ColumnState::Read(r) if r.object.is_none()));
+        if none {
+            out.push((
+                LineKind::Summary,
+                format!("{key} is in none of these clusters"),
+            ));
+        }
+        return out;
+    };
+    out.push((LineKind::Blank, String::new()));
+    if found.is_empty() {
+        out.push((
+            LineKind::Summary,
+            format!("{key}: the same in every cluster that has it"),
+        ));
+        return out;
+    }
+    for difference in found {
+        out.push((LineKind::Path, difference.path.to_string()));
+        let values: Vec<String> = difference
+            .sides
+            .iter()
+            .map(|side| short_value(side.value.as_ref()))
+            .collect();
+        let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+        for ((side, index), value) in difference.sides.iter().zip(present).zip(&values) {
+            let name = columns.get(*index).map_or("", |(c, _)| c);
+            out.push((
+                LineKind::Value,
+                format!(
+                    "  {name:width$}  {value:value_width$}  {}  git: {}",
+                    owner_text(side.owner.as_ref(), now),
+                    git_text(side.git)
+                ),
+            ));
+        }
+        let agrees: Vec<&str> = difference
+            .git_agrees()
+            .into_iter()
+            .filter_map(|s| {
+                present
+                    .get(s)
+                    .and_then(|i| columns.get(*i))
+                    .map(|(c, _)| *c)
+            })
+            .collect();
+        out.push((
+            LineKind::Agrees,
+            if agrees.is_empty() {
+                "  git agrees with none of them".to_owned()
+            } else {
+                format!("  git agrees with {}", agrees.join(", "))
+            },
+        ));
+    }
+    out.push((
+        LineKind::Summary,
+        format!("{key}: {} field(s) differ", found.len()),
+    ));
+    out
+}
+
 fn side_value(
     side: &Side<'_>,
     path: &DriftPath,
