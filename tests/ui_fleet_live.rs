@@ -187,6 +187,45 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
             text.lock().unwrap().contains(" drifted 1 "),
             "the status bar counts prod-eu's"
         );
+        // `c` compares the row's object across the three clusters, as `kdrift compare` does:
+        // the replicas differ (prod-eu's drifted, git agreeing with the others) and so does
+        // each cluster's own REGION (each as its folder says).
+        keys(&tx, "c");
+        wait_for(&text, "the gateway compared", |s| {
+            s.contains("compare deployment/payments/gateway · 3 contexts · 2 fields differ")
+        })
+        .await;
+        {
+            let s = text.lock().unwrap().clone();
+            let line = |start: &str| {
+                s.lines()
+                    .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+                    .skip_while(|l| *l != "spec.replicas")
+                    .find(|l| l.starts_with(start))
+                    .unwrap_or_else(|| panic!("no line {start:?} under spec.replicas:\n{s}"))
+                    .to_owned()
+            };
+            assert!(line("staging").starts_with("staging  1 "), "{s}");
+            assert!(line("prod-eu").starts_with("prod-eu  5 "), "{s}");
+            assert!(line("prod-eu").ends_with("git: drifted"), "{s}");
+            assert!(line("prod-us").ends_with("git: in sync"), "{s}");
+            assert_eq!(
+                line("git agrees"),
+                "git agrees with staging, prod-us",
+                "{s}"
+            );
+            assert!(
+                s.contains("spec.template.spec.containers[name=gateway].env[name=REGION].value"),
+                "{s}"
+            );
+            assert!(s.contains("<ctrl-r> read again"), "{s}");
+        }
+        key(&tx, KeyCode::Esc);
+        wait_for(&text, "back on the table from compare", |s| {
+            drift_of(s, "prod-eu", "gateway").as_deref() == Some("1 field")
+                && s.contains("<c> compare")
+        })
+        .await;
         // `:drift` lists the drift of every context, each row naming its context.
         keys(&tx, ":drift\n");
         let listed = |s: &str, context: &str| {

@@ -13,9 +13,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use std::ops::Bound;
 
+use super::compare::{CompareKey, CompareView};
 use super::drift_list::{DriftListView, DriftRow};
 use super::table::Rank;
-use super::{App, Command, Message, Screen, update};
+use super::{App, Command, ManifestKey, Message, Screen, update};
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::WatchHealth;
 
@@ -53,6 +54,9 @@ pub struct Fleet {
     pub drift_list: Option<DriftListView>,
     /// The rows on screen (context index, key) from `offset`, found by [`Fleet::refresh`].
     window: Vec<(usize, ObjectKey)>,
+    /// `c`: one object compared across the contexts, while it shows (over the table or
+    /// `:drift`, which `esc` goes back to).
+    pub compare: Option<CompareView>,
 }
 
 /// The `:drift` rows of every context: (context index, row), by kind, namespace and name, then
@@ -195,6 +199,10 @@ fn drift_list_key(
     let page = apps.first().map_or(1, |a| a.table_height());
     match key.code {
         KeyCode::Esc => fleet.drift_list = None,
+        KeyCode::Char('c') => {
+            let (_, row) = rows.get(view.cursor)?.clone();
+            return Some(open_compare(fleet, apps, row.key));
+        }
         KeyCode::Char('d' | 'a' | 'r') | KeyCode::Enter => {
             let (i, row) = rows.get(view.cursor)?.clone();
             let app = &mut *apps[i];
@@ -443,6 +451,24 @@ pub fn handle_key(
             let lead = &apps[fleet.lead];
             let busy = lead.prompt.is_some() || lead.help || !matches!(lead.screen, Screen::Table);
             if !busy
+                && fleet.compare.is_some()
+                && let Some(commands) = compare_key(fleet, apps, key)
+            {
+                return commands;
+            }
+            if !busy
+                && fleet.drift_list.is_none()
+                && key.code == KeyCode::Char('c')
+                && key.modifiers.is_empty()
+            {
+                let shown: Vec<&App> = apps.iter().map(|a| &**a).collect();
+                fleet.refresh(&shown);
+                let Some((_, row)) = fleet.selected_row.clone() else {
+                    return Vec::new();
+                };
+                return open_compare(fleet, apps, super::drift::manifest_key(&row));
+            }
+            if !busy
                 && fleet.drift_list.is_some()
                 && let Some(commands) = drift_list_key(fleet, apps, key)
             {
@@ -497,6 +523,91 @@ pub fn handle_key(
     fleet.lead = target;
     settle(fleet, apps);
     commands.into_iter().map(|c| (target, c)).collect()
+}
+
+/// `c`: compare `key` across every context watched; each reads it on its own connection (the
+/// runtime sends [`Command::Compare`] to all of them). With one context, says what it needs.
+fn open_compare(
+    fleet: &mut Fleet,
+    apps: &mut [&mut App],
+    key: ManifestKey,
+) -> Vec<(usize, Command)> {
+    let lead = fleet.lead.min(apps.len().saturating_sub(1));
+    if apps.len() < 2 {
+        if let Some(app) = apps.get_mut(lead) {
+            app.flash = Some(super::Flash {
+                text:
+                    "compare needs two contexts or more: :ctx +NAME watches another beside this one"
+                        .to_owned(),
+                error: false,
+            });
+            app.dirty = true;
+        }
+        return Vec::new();
+    }
+    // The apiVersion of its manifest in any context, else the group's usual one.
+    let api_version = apps
+        .iter()
+        .find_map(|app| Some(app.manifests.as_ref()?.get(&key)?.api_version.to_string()))
+        .or_else(|| match key.group.as_str() {
+            "" => Some("v1".to_owned()),
+            "apps" => Some("apps/v1".to_owned()),
+            _ => None,
+        });
+    let Some(api_version) = api_version else {
+        if let Some(app) = apps.get_mut(lead) {
+            app.flash = Some(super::Flash {
+                text: format!(
+                    "cannot compare {key}: no context has a manifest that gives its apiVersion"
+                ),
+                error: true,
+            });
+            app.dirty = true;
+        }
+        return Vec::new();
+    };
+    for app in apps.iter_mut() {
+        app.flash = None;
+    }
+    let contexts = apps.iter().map(|app| app.context.clone()).collect();
+    fleet.compare = Some(CompareView::new(key.clone(), api_version.clone(), contexts));
+    vec![(lead, Command::Compare { key, api_version })]
+}
+
+/// A key while the compare view shows: scroll, `esc` back, `ctrl-r` read again. `None` for the
+/// fleet's usual keys (`q`, `?`, `:`, ctrl-c, ctrl-z); other keys do nothing there.
+fn compare_key(
+    fleet: &mut Fleet,
+    apps: &mut [&mut App],
+    key: KeyEvent,
+) -> Option<Vec<(usize, Command)>> {
+    let page = apps.first().map_or(1, |a| a.table_height());
+    let view = fleet.compare.as_mut()?;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let answer = view.key(key, page);
+    if answer != CompareKey::Pass {
+        // A key clears the message shown, as on the table.
+        for app in apps.iter_mut() {
+            app.flash = None;
+        }
+    }
+    match answer {
+        CompareKey::Done => Some(Vec::new()),
+        CompareKey::Close => {
+            fleet.compare = None;
+            Some(Vec::new())
+        }
+        CompareKey::Reread => {
+            view.reread();
+            let command = Command::Compare {
+                key: view.key.clone(),
+                api_version: view.api_version.clone(),
+            };
+            Some(vec![(fleet.lead, command)])
+        }
+        CompareKey::Pass if ctrl || matches!(key.code, KeyCode::Char('q' | '?' | ':')) => None,
+        CompareKey::Pass => Some(Vec::new()),
+    }
 }
 
 /// How far a key moves the fleet's selection, if it is a moving key (`page` rows a page).
@@ -591,6 +702,59 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn c_compares_the_selected_rows_object_across_every_context_until_esc() {
+        let mut apps = vec![app("eu", &["web", "api"]), app("us", &["web"])];
+        let mut fleet = Fleet::default();
+        // Rows: eu:api, eu:web, us:web; the second is selected.
+        let commands = keys(&mut fleet, &mut apps, "jc");
+        let key = crate::manifest::ObjectKey::new("apps", "Deployment", "shop", "web");
+        assert_eq!(
+            commands,
+            vec![(
+                0,
+                Command::Compare {
+                    key: key.clone(),
+                    api_version: "apps/v1".into()
+                }
+            )]
+        );
+        let view = fleet.compare.as_mut().expect("the compare view opens");
+        let names: Vec<&str> = view.columns.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(names, ["eu", "us"]);
+        assert!(!view.complete());
+        // An answer for another object is not this view's; each context's fills its line.
+        let other = crate::manifest::ObjectKey::new("apps", "Deployment", "shop", "api");
+        view.read("eu", &other, Err("late".into()));
+        assert!(matches!(
+            view.columns[0].1,
+            super::super::compare::Column::Reading
+        ));
+        view.read("eu", &key, Err("forbidden".into()));
+        view.read("us", &key, Err("unreachable".into()));
+        assert!(view.complete());
+        let lines = view.lines(Timestamp::UNIX_EPOCH);
+        assert_eq!(lines[0].1, "eu  error: forbidden");
+        assert_eq!(lines[1].1, "us  error: unreachable");
+        // Keys of the table do nothing while it shows; ctrl-r reads again, esc goes back.
+        assert!(keys(&mut fleet, &mut apps, "d").is_empty());
+        assert!(fleet.compare.is_some() && fleet.focus.is_none());
+        let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+        let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+        let again = handle_key(&mut fleet, &mut refs, ctrl_r);
+        assert!(matches!(&again[..], [(_, Command::Compare { .. })]));
+        assert!(!fleet.compare.as_ref().unwrap().complete());
+        keys(&mut fleet, &mut apps, "\x1b");
+        assert!(fleet.compare.is_none());
+        // With one context, `c` says what it needs.
+        let mut alone = vec![app("eu", &["web"])];
+        let mut fleet = Fleet::default();
+        assert!(keys(&mut fleet, &mut alone, "c").is_empty());
+        assert!(fleet.compare.is_none());
+        let said = alone[0].flash.as_ref().expect("a message").text.clone();
+        assert!(said.contains("compare needs two contexts"), "{said}");
     }
 
     #[test]

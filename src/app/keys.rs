@@ -38,6 +38,7 @@ pub const HELP: &[(&str, &str)] = &[
         "pick a kubeconfig context or watch NAME alone",
     ),
     (":ctx +/-NAME", "watch context NAME too / stop watching it"),
+    ("c", "compare the row across the contexts"),
     (":workloads", "every workload kind in one table"),
     (":deploy/sts/ds", "the workloads of one kind"),
     (":drift", "drifted or missing objects of every kind"),

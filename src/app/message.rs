@@ -84,6 +84,12 @@ pub enum Message {
         id: u64,
         result: Result<revert::RevertDone, String>,
     },
+    /// This context's reading of an object for the fleet's compare view (`Command::Compare`):
+    /// the object and its manifest here, or why it could not be read.
+    CompareRead {
+        key: ManifestKey,
+        result: Result<Box<crate::drift::fleet::Reading>, String>,
+    },
     /// What the log stream of `Command::OpenLog` tagged `epoch` read or met.
     Log {
         epoch: u64,
@@ -175,4 +181,10 @@ pub enum Command {
     },
     /// The log view closed: stop its stream.
     StopLog,
+    /// Read one object (in `api_version`) as this cluster has it, with its manifest here, for
+    /// the fleet's compare view; answer with `Message::CompareRead`.
+    Compare {
+        key: ManifestKey,
+        api_version: String,
+    },
 }

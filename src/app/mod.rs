@@ -24,6 +24,7 @@
 pub mod accept;
 pub mod cache;
 pub mod changes;
+pub mod compare;
 pub mod detail;
 pub mod drift;
 pub mod drift_list;
@@ -367,6 +368,9 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             }
             Vec::new()
         }
+        // The fleet's compare view takes these before they reach a context's app
+        // (`runtime::fleet`); one context alone never asks for them.
+        Message::CompareRead { .. } => Vec::new(),
         Message::Log { epoch, event } => {
             app.log_event(epoch, event);
             Vec::new()

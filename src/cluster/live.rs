@@ -395,41 +395,53 @@ pub async fn fetch_objects(
 ) -> Vec<FetchedObject> {
     let mut out = Vec::with_capacity(wanted.len());
     for (key, api_version) in wanted {
-        let Some(kind) = kinds.served.get(&api_version, &key.kind) else {
-            let why = kinds
-                .served
-                .unserved(&api_version, &key.kind)
-                .unwrap_or_else(|| {
-                    format!("no kind {} in {api_version} on this cluster", key.kind)
-                });
-            out.push((key, Err(why)));
-            continue;
-        };
-        let resource = kind.api_resource();
-        let api: Api<DynamicObject> = if kind.namespaced {
-            Api::namespaced_with(client.clone(), &key.namespace, &resource)
-        } else {
-            Api::all_with(client.clone(), &resource)
-        };
-        let result = match api.get_opt(&key.name).await {
-            Ok(Some(object)) => serde_json::to_value(&object)
-                .map_err(|e| e.to_string())
-                .and_then(|value| {
+        let result = get_object(client, kinds, &key, &api_version)
+            .await
+            .and_then(|found| match found {
+                None => Ok(None),
+                Some(value) => {
                     LiveObject::from_item(value, &api_version, &key.kind, &kinds.schemas)
                         .map(|o| Some(Box::new(o)))
                         .map_err(|e| e.to_string())
-                }),
-            Ok(None) => Ok(None),
-            Err(e) => Err(format!(
-                "cannot get {} \"{}\": {}",
-                kind.resource(),
-                key.name,
-                crate::cluster::describe(&e)
-            )),
-        };
+                }
+            });
         out.push((key, result));
     }
     out
+}
+
+/// One object of any kind as the API server returns it (`managedFields` and `status` kept), in
+/// `api_version`: `None` when the cluster has no such object; the error as a sentence.
+pub async fn get_object(
+    client: &Client,
+    kinds: &LiveKinds,
+    key: &crate::manifest::ObjectKey,
+    api_version: &str,
+) -> Result<Option<serde_json::Value>, String> {
+    let Some(kind) = kinds.served.get(api_version, &key.kind) else {
+        return Err(kinds
+            .served
+            .unserved(api_version, &key.kind)
+            .unwrap_or_else(|| format!("no kind {} in {api_version} on this cluster", key.kind)));
+    };
+    let resource = kind.api_resource();
+    let api: Api<DynamicObject> = if kind.namespaced {
+        Api::namespaced_with(client.clone(), &key.namespace, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    match api.get_opt(&key.name).await {
+        Ok(Some(object)) => serde_json::to_value(&object)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!(
+            "cannot get {} \"{}\": {}",
+            kind.resource(),
+            key.name,
+            crate::cluster::describe(&e)
+        )),
+    }
 }
 
 /// The pods of each workload asked about (`None` when they could not be listed): one pod list

@@ -114,6 +114,7 @@ pub fn differences(key: &ObjectKey, sides: &[Side<'_>], config: &Config) -> Vec<
 
 /// One cluster's object as read for a comparison: as the API server returned it, as the drift
 /// engine reads it, and its `managedFields`.
+#[derive(Debug, Clone)]
 pub struct ReadObject {
     pub raw: Value,
     pub live: LiveObject,
@@ -131,6 +132,7 @@ impl ReadObject {
 
 /// What one context gave for a comparison: its cluster, the object (if it has it), and the
 /// manifest that describes it there.
+#[derive(Debug, Clone)]
 pub struct Reading {
     /// The cluster's URL.
     pub cluster: String,
@@ -144,6 +146,7 @@ pub struct Reading {
 }
 
 /// The comparison of several contexts' readings.
+#[derive(Debug, Clone)]
 pub struct Compared {
     /// The readings that have the object, by index; the sides of each difference follow them.
     pub present: Vec<usize>,
@@ -184,7 +187,11 @@ pub fn owner_text(owner: Option<&Attribution>, now: jiff::Timestamp) -> String {
     let Some(owner) = owner else {
         return "no manager".to_owned();
     };
-    let manager = owner.manager.as_deref().unwrap_or("manager unknown");
+    let manager = owner
+        .manager
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or("manager unknown");
     let how = match (&owner.operation, &owner.subresource) {
         (Some(op), Some(sub)) => format!(" ({op} via /{sub})"),
         (Some(op), None) => format!(" ({op})"),

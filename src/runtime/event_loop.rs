@@ -334,6 +334,20 @@ impl Loop {
                         }
                     });
                 }
+                Command::Compare { key, api_version } => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let (kinds, index) = (self.kinds.clone(), self.app.manifests.clone());
+                    let asked = super::compare::Asked {
+                        context: self.conn.context.clone(),
+                        cluster: self.conn.cluster_url.clone(),
+                        key: key.clone(),
+                        api_version,
+                    };
+                    tokio::spawn(async move {
+                        let result = super::compare::read(&client, &kinds, index, asked).await;
+                        let _ = tx.send(Event::App(Message::CompareRead { key, result }));
+                    });
+                }
                 Command::FetchObjects(wanted) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     let kinds = self.kinds.clone();

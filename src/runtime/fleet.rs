@@ -368,6 +368,17 @@ impl FleetSession {
                 let Slot::Live(state) = &mut w.slot else {
                     return Flow::Continue;
                 };
+                // A reading for the compare view is the fleet's, not the context's app's.
+                let event = match event {
+                    Event::App(Message::CompareRead { key, result }) => {
+                        if let Some(view) = &mut self.fleet.compare {
+                            view.read(&w.context, &key, result);
+                            self.dirty = true;
+                        }
+                        return Flow::Continue;
+                    }
+                    event => event,
+                };
                 let ended = matches!(
                     event,
                     Event::App(Message::Accepted { .. } | Message::Reverted { .. })
@@ -478,6 +489,7 @@ impl FleetSession {
                         }]);
                     }
                 }
+                Command::Compare { key, api_version } => self.compare(key, api_version),
                 Command::Contexts(ContextChange::Add(name)) => changes.push(Change::Add(name)),
                 Command::Contexts(ContextChange::Remove(name)) => {
                     changes.push(Change::Remove(name))
@@ -501,6 +513,30 @@ impl FleetSession {
             }
         }
         flow
+    }
+
+    /// The compare view asks every context for `key`: each connected one reads it on its own
+    /// connection; one not connected answers at once with why.
+    fn compare(&mut self, key: crate::app::ManifestKey, api_version: String) {
+        for w in &mut self.watched {
+            match &mut w.slot {
+                Slot::Live(state) => {
+                    let _ = state.run(vec![Command::Compare {
+                        key: key.clone(),
+                        api_version: api_version.clone(),
+                    }]);
+                }
+                Slot::Waiting(_) => {
+                    let why = match &w.link {
+                        Link::Unreachable(e) => format!("unreachable: {e}"),
+                        _ => "not connected yet (ctrl-r reads again)".to_owned(),
+                    };
+                    if let Some(view) = &mut self.fleet.compare {
+                        view.read(&w.context, &key, Err(why));
+                    }
+                }
+            }
+        }
     }
 
     fn anything_dirty(&self) -> bool {

@@ -10,6 +10,7 @@
 //! - [`demo`]: `kdrift demo` — the simulated cluster and a git repository of its manifests.
 //! - [`serve`]: `kdrift demo --serve` — the simulated cluster alone, until interrupted.
 pub mod accept;
+pub mod compare;
 pub mod demo;
 pub mod event_loop;
 pub mod fleet;

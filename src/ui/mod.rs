@@ -12,6 +12,7 @@
 //! - [`accept`]: the `a` view: fields to accept and the file diff to be written.
 pub mod accept;
 pub mod changes;
+pub mod compare;
 pub mod detail;
 pub mod diff_view;
 pub mod drift_list;
@@ -78,6 +79,9 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
     };
     match &app.screen {
         Screen::Table => match &fleet {
+            Some(parts) if let Some(view) = &parts.fleet.compare => {
+                compare::render_compare(view, theme, frame, body)
+            }
             Some(parts) if parts.fleet.drift_list.is_some() => {
                 fleet::render_fleet_drift_list(parts, theme, frame, body)
             }
@@ -100,7 +104,7 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
         Some(parts) => fleet::render_fleet_status(parts, app, theme, frame, status),
         None => render_status(app, theme, frame, status),
     }
-    render_hints(app, theme, frame, hints);
+    render_hints(app, fleet.as_ref(), theme, frame, hints);
     if app.help {
         render_help(app, theme, frame, body);
     }
@@ -322,7 +326,13 @@ fn fitting_hints<'h>(
     kept
 }
 
-fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
+fn render_hints(
+    app: &App,
+    fleet: Option<&fleet::Parts<'_>>,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let line = match &app.prompt {
         Some(Prompt::Filter(text)) => Line::from(vec![
             Span::styled("/", theme.status_key),
@@ -358,6 +368,35 @@ fn render_hints(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
             }
             None => {
                 let hints: &[(&str, &str)] = match &app.screen {
+                    Screen::Table if fleet.is_some_and(|p| p.fleet.compare.is_some()) => &[
+                        ("esc", "back"),
+                        ("j/k", "scroll"),
+                        ("ctrl-r", "read again"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                    Screen::Table if fleet.is_some_and(|p| p.fleet.drift_list.is_some()) => &[
+                        ("d", "diff"),
+                        ("a", "accept"),
+                        ("r", "revert"),
+                        ("c", "compare"),
+                        ("j/k", "move"),
+                        ("esc", "back"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
+                    Screen::Table if fleet.is_some_and(|p| p.members.len() > 1) => &[
+                        ("enter", "detail"),
+                        ("d", "diff"),
+                        ("a", "accept"),
+                        ("r", "revert"),
+                        ("c", "compare"),
+                        ("/", "filter"),
+                        (":ns", "namespace"),
+                        (":ctx", "contexts"),
+                        ("?", "help"),
+                        ("q", "quit"),
+                    ],
                     Screen::Table => &[
                         ("enter", "detail"),
                         ("d", "diff"),
