@@ -536,9 +536,7 @@ fn open_compare(
     if apps.len() < 2 {
         if let Some(app) = apps.get_mut(lead) {
             app.flash = Some(super::Flash {
-                text:
-                    "compare needs two contexts or more: :ctx +NAME watches another beside this one"
-                        .to_owned(),
+                text: super::keys::COMPARE_NEEDS.to_owned(),
                 error: false,
             });
             app.dirty = true;

@@ -57,6 +57,10 @@ pub const HELP_WIDTH: u16 = 64;
 
 pub const WRITE_KEYS: &[&str] = &["a", "r"];
 
+/// What `c` says with one context watched.
+pub const COMPARE_NEEDS: &str =
+    "compare needs two contexts or more: :ctx +NAME watches another beside this one";
+
 /// The help lines to show: without the write keys when read-only.
 pub fn help(readonly: bool) -> impl Iterator<Item = &'static (&'static str, &'static str)> {
     HELP.iter()
@@ -308,6 +312,13 @@ fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 return app.open_diff(key);
             }
         }
+        // The fleet's table takes `c` when several contexts are watched (`app::fleet`).
+        KeyCode::Char('c') => {
+            app.flash = Some(Flash {
+                text: COMPARE_NEEDS.to_owned(),
+                error: false,
+            });
+        }
         _ => {}
     }
     Vec::new()
@@ -482,6 +493,13 @@ mod tests {
         let mut a = app();
         press(&mut a, "/we");
         assert_eq!(update(&mut a, Message::Key(ctrl_c)), [Command::Quit]);
+    }
+
+    #[test]
+    fn c_with_one_context_says_compare_needs_another() {
+        let mut a = app();
+        assert!(press(&mut a, "c").is_empty());
+        assert_eq!(a.flash.map(|f| f.text).as_deref(), Some(COMPARE_NEEDS));
     }
 
     #[test]
