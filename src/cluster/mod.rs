@@ -44,7 +44,8 @@ pub fn describe(error: &kube::Error) -> String {
                 status.message, status.reason, status.code
             )
         }
-        other => other.to_string(),
+        // With its causes: "client error (Connect)" alone does not say "connection refused".
+        other => client::error_chain(other),
     }
 }
 
@@ -55,4 +56,39 @@ pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .thread_name("kdrift")
         .enable_all()
         .build()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// hyper's error: a short text whose cause says what happened.
+    #[derive(Debug)]
+    struct Client(std::io::Error);
+
+    impl std::fmt::Display for Client {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+
+    impl std::error::Error for Client {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_transport_error_says_its_cause() {
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        );
+        let error = kube::Error::Service(Box::new(Client(refused)));
+        assert_eq!(
+            describe(&error),
+            "ServiceError: client error (Connect): Connection refused (os error 111)"
+        );
+    }
 }
