@@ -362,3 +362,81 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     result.unwrap();
     f.shutdown().await;
 }
+
+/// `:ctx +NAME` and more keys in one burst (typed, or pasted, before the view of several took
+/// the terminal's input): the keys after it are the fleet's, so the filter they type is every
+/// context's, the added one's included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
+    use kdrift::runtime::event_loop::Session;
+    use kdrift::runtime::fleet::FleetSession;
+    use kdrift::ui::theme::Theme;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use std::sync::{Arc, Mutex};
+
+    let f = fleet(&[]).await;
+    let common = f.common.for_context("staging");
+    let conn = connect(&common.connection()).await.unwrap();
+    let mut session = Session::start(&common, conn);
+    let tx = session.sender();
+    let text = Arc::new(Mutex::new(String::new()));
+    let mut screen = live_screen::Screen(text.clone());
+    let mut term = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    let theme = Theme::default_theme();
+    let script = async {
+        wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
+        keys(&tx, ":ctx +prod-eu\n/gate\n");
+    };
+    let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
+    result.unwrap();
+    assert_eq!(session.grow(), Some("prod-eu"));
+
+    let mut fleet = FleetSession::grown(&common, session);
+    let tx = fleet.sender();
+    let script = async {
+        wait_for(&text, "the gateway of both, every other row filtered out", |s| {
+            row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+                && s.contains(" prod-eu connected")
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
+    result.unwrap();
+    f.shutdown().await;
+}
+
+/// A context added after `:ns` watches the namespace the view shows, not every namespace as the
+/// command line (`-A`) said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_added_after_ns_watches_the_namespace_shown() {
+    let f = fleet(&[]).await;
+    let watched = vec!["staging".to_owned(), "prod-eu".to_owned()];
+    let script = |tx, text| async move {
+        wait_for(&text, "both contexts' gateway", |s| {
+            row_of(s, "staging", "gateway").is_some() && row_of(s, "prod-eu", "gateway").is_some()
+        })
+        .await;
+        keys(&tx, ":ns payments\n");
+        wait_for(&text, "payments alone", |s| {
+            row_of(s, "staging", "checkout").is_none()
+                && row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+        })
+        .await;
+        keys(&tx, ":ctx +prod-us\n");
+        wait_for(&text, "prod-us's gateway", |s| {
+            row_of(s, "prod-us", "gateway").is_some() && s.contains(" prod-us connected")
+        })
+        .await;
+        let s = text.lock().unwrap().clone();
+        assert!(row_of(&s, "prod-us", "checkout").is_none(), "{s}");
+        keys(&tx, "q");
+    };
+    run_fleet(&f.common, &watched, 160, 40, script).await;
+    f.shutdown().await;
+}
