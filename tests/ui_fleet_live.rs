@@ -395,13 +395,17 @@ async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
     let mut fleet = FleetSession::grown(&common, session);
     let tx = fleet.sender();
     let script = async {
-        wait_for(&text, "the gateway of both, every other row filtered out", |s| {
-            row_of(s, "staging", "gateway").is_some()
-                && row_of(s, "prod-eu", "gateway").is_some()
-                && row_of(s, "prod-eu", "checkout").is_none()
-                && row_of(s, "staging", "checkout").is_none()
-                && s.contains(" prod-eu connected")
-        })
+        wait_for(
+            &text,
+            "the gateway of both, every other row filtered out",
+            |s| {
+                row_of(s, "staging", "gateway").is_some()
+                    && row_of(s, "prod-eu", "gateway").is_some()
+                    && row_of(s, "prod-eu", "checkout").is_none()
+                    && row_of(s, "staging", "checkout").is_none()
+                    && s.contains(" prod-eu connected")
+            },
+        )
         .await;
         keys(&tx, "q");
     };

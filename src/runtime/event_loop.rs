@@ -726,11 +726,40 @@ pub(super) trait Driven<B: Backend> {
     ) -> std::io::Result<Flow>;
 }
 
+/// Whether the loop goes on after an event.
+enum Step {
+    Go,
+    End,
+}
+
+/// Handle one event: the loop ends on a quit, or when the view is handed over.
+fn step<B: Backend, D: Driven<B>>(
+    view: &mut D,
+    ev: D::Ev,
+    term: &mut Terminal<B>,
+    frontend: &mut dyn Frontend<B>,
+) -> std::io::Result<Step> {
+    match view.handle(ev) {
+        Flow::Continue => {}
+        Flow::Quit => return Ok(Step::End),
+        Flow::Suspend => {
+            frontend.suspend(term)?;
+            view.redraw();
+        }
+    }
+    Ok(if view.handed_over() {
+        Step::End
+    } else {
+        Step::Go
+    })
+}
+
 /// The one loop (docs/ARCHITECTURE.md, "The loop"), over one context or several: await an
 /// event (or SIGTERM, or an age due to change), handle what is pending for at most a frame
-/// interval, and draw at most once per [`FRAME_INTERVAL`], only when something changed. A burst
-/// longer than an interval (ten clusters' first lists, each compared with its manifests) is
-/// drawn as it is handled, not once at its end.
+/// interval, and draw at most once per [`FRAME_INTERVAL`], only when something changed (what
+/// arrives while a frame is not due yet is handled meanwhile). A burst longer than an interval
+/// (ten clusters' first lists, each compared with its manifests) is drawn as it is handled, not
+/// once at its end.
 pub(super) async fn drive<B: Backend, D: Driven<B>>(
     view: &mut D,
     term: &mut Terminal<B>,
@@ -761,49 +790,47 @@ pub(super) async fn drive<B: Backend, D: Driven<B>>(
         };
         WAKEUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut next = first;
-        loop {
-            // What is pending, for at most a frame interval of work.
-            let began = Instant::now();
-            while let Some(ev) = next.take().or_else(|| view.events().try_recv().ok()) {
-                match view.handle(ev) {
-                    Flow::Continue => {}
-                    Flow::Quit => break 'outer,
-                    Flow::Suspend => {
-                        frontend.suspend(term)?;
-                        view.redraw();
-                    }
-                }
-                if view.handed_over() {
-                    break 'outer;
-                }
-                if began.elapsed() >= FRAME_INTERVAL {
-                    break;
-                }
-            }
-            if !view.dirty() {
-                break;
-            }
-            // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
-            if let Some(due) = last_frame.map(|t| t + FRAME_INTERVAL)
-                && due > Instant::now()
-            {
-                sleep_until(due).await;
-                if !view.events().is_empty() {
-                    continue;
-                }
-            }
-            let lists = view.lists_done();
-            if lists != lists_seen {
-                lists_seen = lists;
-                release_freed_memory();
-            }
-            if let Flow::Quit = view.frame(term, theme, frontend)? {
+        // What is pending, for at most a frame interval of work.
+        let began = Instant::now();
+        while let Some(ev) = next.take().or_else(|| view.events().try_recv().ok()) {
+            if let Step::End = step(view, ev, term, frontend)? {
                 break 'outer;
             }
-            FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            last_frame = Some(Instant::now());
-            break;
+            if began.elapsed() >= FRAME_INTERVAL {
+                break;
+            }
         }
+        if !view.dirty() {
+            continue;
+        }
+        // Pace frames: until the frame is due, handle what arrives, so that the frame
+        // shows it then without a backlog to handle first.
+        if let Some(due) = last_frame.map(|t| t + FRAME_INTERVAL) {
+            while due > Instant::now() {
+                let ev = tokio::select! {
+                    _ = sleep_until(due) => break,
+                    ev = view.events().recv() => ev,
+                };
+                match ev {
+                    Some(ev) => {
+                        if let Step::End = step(view, ev, term, frontend)? {
+                            break 'outer;
+                        }
+                    }
+                    None => sleep_until(due).await,
+                }
+            }
+        }
+        let lists = view.lists_done();
+        if lists != lists_seen {
+            lists_seen = lists;
+            release_freed_memory();
+        }
+        if let Flow::Quit = view.frame(term, theme, frontend)? {
+            break 'outer;
+        }
+        FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        last_frame = Some(Instant::now());
     }
     Ok(())
 }
