@@ -303,10 +303,9 @@ async fn an_unreachable_context_and_a_stalled_one_hold_up_no_other_rows() {
     f.shutdown().await;
 }
 
-/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
-/// fleet's table, the filter typed before kept, the other context's rows joining it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
+/// A view of staging alone, `typed` once its gateway shows (ending with `:ctx +NAME`'s hand-over
+/// to a view of several), then that view until its screen satisfies `cond`.
+async fn grown_from_staging(f: &Fleet, typed: &str, what: &str, cond: impl Fn(&str) -> bool) {
     use kdrift::runtime::event_loop::Session;
     use kdrift::runtime::fleet::FleetSession;
     use kdrift::ui::theme::Theme;
@@ -314,7 +313,6 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     use ratatui::backend::TestBackend;
     use std::sync::{Arc, Mutex};
 
-    let f = fleet(&[]).await;
     let common = f.common.for_context("staging");
     // The connection's 5 s timeout can pass on a loaded machine (the whole suite at once).
     let mut tries = 0;
@@ -336,30 +334,40 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     let theme = Theme::default_theme();
     let script = async {
         wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
-        keys(&tx, "/gate\n:ctx +prod-eu\n");
+        keys(&tx, typed);
     };
     let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
     result.unwrap();
-    assert_eq!(session.grow(), Some("prod-eu"));
+    assert!(session.grow().is_some(), "{typed:?} grows the view");
 
     let mut fleet = FleetSession::grown(&common, session);
     let tx = fleet.sender();
     let script = async {
-        wait_for(&text, "gateway in staging and prod-eu", |s| {
-            row_of(s, "staging", "gateway").is_some() && row_of(s, "prod-eu", "gateway").is_some()
-        })
-        .await;
-        // The filter typed before is the fleet's, the added context's rows included.
-        wait_for(&text, "prod-eu's rows filtered too", |s| {
-            s.contains("contexts[2]")
-                && row_of(s, "prod-eu", "checkout").is_none()
-                && row_of(s, "staging", "checkout").is_none()
-        })
-        .await;
+        wait_for(&text, what, cond).await;
         keys(&tx, "q");
     };
     let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
     result.unwrap();
+}
+
+/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
+/// fleet's table, the filter typed before kept, the other context's rows joining it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
+    let f = fleet(&[]).await;
+    grown_from_staging(
+        &f,
+        "/gate\n:ctx +prod-eu\n",
+        "gateway in staging and prod-eu, prod-eu's rows filtered too",
+        |s| {
+            row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+                && s.contains("contexts[2]")
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+        },
+    )
+    .await;
     f.shutdown().await;
 }
 
@@ -368,49 +376,20 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
 /// context's, the added one's included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
-    use kdrift::runtime::event_loop::Session;
-    use kdrift::runtime::fleet::FleetSession;
-    use kdrift::ui::theme::Theme;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-    use std::sync::{Arc, Mutex};
-
     let f = fleet(&[]).await;
-    let common = f.common.for_context("staging");
-    let conn = connect(&common.connection()).await.unwrap();
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut screen = live_screen::Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(160, 40)).unwrap();
-    let theme = Theme::default_theme();
-    let script = async {
-        wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
-        keys(&tx, ":ctx +prod-eu\n/gate\n");
-    };
-    let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
-    result.unwrap();
-    assert_eq!(session.grow(), Some("prod-eu"));
-
-    let mut fleet = FleetSession::grown(&common, session);
-    let tx = fleet.sender();
-    let script = async {
-        wait_for(
-            &text,
-            "the gateway of both, every other row filtered out",
-            |s| {
-                row_of(s, "staging", "gateway").is_some()
-                    && row_of(s, "prod-eu", "gateway").is_some()
-                    && row_of(s, "prod-eu", "checkout").is_none()
-                    && row_of(s, "staging", "checkout").is_none()
-                    && s.contains(" prod-eu connected")
-            },
-        )
-        .await;
-        keys(&tx, "q");
-    };
-    let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
-    result.unwrap();
+    grown_from_staging(
+        &f,
+        ":ctx +prod-eu\n/gate\n",
+        "the gateway of both, every other row filtered out",
+        |s| {
+            row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+                && s.contains(" prod-eu connected")
+        },
+    )
+    .await;
     f.shutdown().await;
 }
 

@@ -629,10 +629,6 @@ impl Session {
         theme: &Theme,
         frontend: &mut dyn Frontend<B>,
     ) -> std::io::Result<()> {
-        if let Ok(size) = term.size() {
-            self.state.app.width = size.width;
-            self.state.app.height = size.height;
-        }
         drive(self, term, theme, frontend).await
     }
 }
@@ -642,6 +638,10 @@ impl<B: Backend> Driven<B> for Session {
 
     fn events(&mut self) -> &mut UnboundedReceiver<Event> {
         &mut self.rx
+    }
+
+    fn sized(&mut self, width: u16, height: u16) {
+        (self.state.app.width, self.state.app.height) = (width, height);
     }
 
     fn next_age_change(&self) -> Option<i64> {
@@ -702,6 +702,8 @@ pub(super) trait Driven<B: Backend> {
     type Ev;
     /// The channel every event of the view arrives on.
     fn events(&mut self) -> &mut UnboundedReceiver<Self::Ev>;
+    /// The terminal's size at start.
+    fn sized(&mut self, width: u16, height: u16);
     /// Seconds until an age on screen changes (the loop then wakes to draw it).
     fn next_age_change(&self) -> Option<i64>;
     /// Something must be drawn again (an age changed, the terminal came back).
@@ -766,6 +768,9 @@ pub(super) async fn drive<B: Backend, D: Driven<B>>(
     theme: &Theme,
     frontend: &mut dyn Frontend<B>,
 ) -> std::io::Result<()> {
+    if let Ok(size) = term.size() {
+        view.sized(size.width, size.height);
+    }
     let mut sigterm =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut last_frame: Option<Instant> = None;

@@ -521,12 +521,6 @@ impl FleetSession {
         theme: &Theme,
         frontend: &mut dyn Frontend<B>,
     ) -> std::io::Result<()> {
-        if let Ok(size) = term.size() {
-            self.size = (size.width, size.height);
-            for w in &mut self.watched {
-                (w.app_mut().width, w.app_mut().height) = self.size;
-            }
-        }
         drive(self, term, theme, frontend).await
     }
 }
@@ -536,6 +530,13 @@ impl<B: Backend> Driven<B> for FleetSession {
 
     fn events(&mut self) -> &mut UnboundedReceiver<FleetEvent> {
         &mut self.rx
+    }
+
+    fn sized(&mut self, width: u16, height: u16) {
+        self.size = (width, height);
+        for w in &mut self.watched {
+            (w.app_mut().width, w.app_mut().height) = self.size;
+        }
     }
 
     fn next_age_change(&self) -> Option<i64> {
