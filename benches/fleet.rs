@@ -15,7 +15,8 @@
 //! never all compare) says which context is short, instead of holding back every line.
 //!
 //! Run: `cargo bench --bench fleet` (`-- --quick`: 3 clusters of 300, shorter phases;
-//! `-- --clusters N --workloads W`).
+//! `-- --clusters N --workloads W`; `-- --timeline`: when each context reached each step of
+//! its start, and kdrift's log on stderr).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -166,6 +167,11 @@ struct Stats {
     first_desired: Vec<i32>,
     /// Each context's rows and the rows whose drift is known, at the last frame.
     progress: Vec<(usize, usize)>,
+    /// `--timeline`: when each context first showed rows, held its manifests, knew its kinds,
+    /// had every row compared (from the start), printed once every row is compared.
+    timeline: Option<Vec<[Option<Duration>; 4]>>,
+    /// Frames drawn until every row was compared.
+    frames: usize,
 }
 
 struct Probe {
@@ -200,6 +206,31 @@ impl Frontend<TestBackend> for Probe {
                 .collect();
             if s.progress.iter().all(|p| *p == (want, want)) {
                 s.all_compared = Some(since);
+            }
+        }
+        if s.all_compared.is_none() {
+            s.frames += 1;
+        }
+        if let Some(timeline) = s.timeline.as_mut() {
+            timeline.resize(members.len(), [None; 4]);
+            for (m, marks) in members.iter().zip(timeline.iter_mut()) {
+                let now = [
+                    !m.app.cache.workloads.is_empty(),
+                    m.app.manifests.is_some(),
+                    m.app.kinds.is_some(),
+                    m.app.cache.workloads.len() == want
+                        && m.app
+                            .drift
+                            .values()
+                            .filter(|d| !matches!(d, DriftSummary::NotComputed))
+                            .count()
+                            == want,
+                ];
+                for (mark, reached) in marks.iter_mut().zip(now) {
+                    if reached && mark.is_none() {
+                        *mark = Some(since);
+                    }
+                }
             }
         }
         let first = ObjectKey::new(namespace(0), name(0));
@@ -298,6 +329,9 @@ fn main() {
     let (n, w) = if quick { (3, 300) } else { (10, 1000) };
     let (n, w) = (arg("--clusters", n), arg("--workloads", w));
     let (idle_secs, churn_secs) = if quick { (5, 6) } else { (10, 15) };
+    // `--timeline`: when each context reached each step of its start, and kdrift's log
+    // (`RUST_LOG`, default info) on stderr with times since the start.
+    let timeline = std::env::args().any(|a| a == "--timeline");
     println!("fleet: {n} clusters × {w} Deployments, each with its manifest, in one kdrift");
     // As the kdrift binary does at start-up.
     kdrift::runtime::tune_allocator();
@@ -366,8 +400,20 @@ fn main() {
     rt.block_on(async {
         let stats = Arc::new(Mutex::new(Stats {
             workloads: w,
+            timeline: timeline.then(Vec::new),
             ..Stats::default()
         }));
+        // Its times count from here, as the figures do.
+        if timeline {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("kdrift=info")),
+                )
+                .with_timer(tracing_subscriber::fmt::time::uptime())
+                .with_writer(std::io::stderr)
+                .init();
+        }
         let start = Instant::now();
         let mut session = kdrift::runtime::fleet::FleetSession::start(&common, &names, names.clone());
         let tx = session.sender();
@@ -393,6 +439,15 @@ fn main() {
                 }
                 if let Some(all) = all {
                     println!("every row listed and compared          {}", secs(all));
+                    let s = stats.lock().unwrap();
+                    if let Some(timeline) = &s.timeline {
+                        println!("   timeline ({} frames): context: rows shown / manifests held / kinds mapped / every row compared", s.frames);
+                        let at = |d: &Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.3}", d.as_secs_f64()));
+                        for (c, marks) in timeline.iter().enumerate() {
+                            let marks: Vec<String> = marks.iter().map(at).collect();
+                            println!("   c{c}: {}", marks.join(" / "));
+                        }
+                    }
                     break;
                 }
                 if Instant::now() > deadline {

@@ -225,14 +225,20 @@ fn manifests_loaded_after_the_list_fetch_the_rows_they_manage() {
     listed(&mut app, std::slice::from_ref(&web));
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::NotComputed);
     let commands = update(&mut app, Message::Manifests(index(dir.path())));
+    // Discovery first: its answer fetches the rows (once, not also now).
     assert_eq!(
         commands,
-        vec![
-            Command::MapKinds([("apps/v1".to_owned(), "Deployment".to_owned())].into()),
-            Command::FetchLive(vec![key("web")])
-        ]
+        vec![Command::MapKinds(
+            [("apps/v1".to_owned(), "Deployment".to_owned())].into()
+        )]
     );
     assert_eq!(app.drift_of(&key("cart")), &DriftSummary::Missing);
+    // Discovery failed: the rows are fetched all the same, compared with the built-in schemas.
+    let commands = update(
+        &mut app,
+        Message::KindsMapped(Err("the server is unreachable".to_owned())),
+    );
+    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
     update(
         &mut app,
         Message::LiveFetched(vec![(key("web"), Ok(extract(&set_env(&web))))]),

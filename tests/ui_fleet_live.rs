@@ -342,10 +342,9 @@ async fn an_unreachable_context_and_a_stalled_one_hold_up_no_other_rows() {
     f.shutdown().await;
 }
 
-/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
-/// fleet's table, the filter typed before kept, the other context's rows joining it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
+/// A view of staging alone, `typed` once its gateway shows (ending with `:ctx +NAME`'s hand-over
+/// to a view of several), then that view until its screen satisfies `cond`.
+async fn grown_from_staging(f: &Fleet, typed: &str, what: &str, cond: impl Fn(&str) -> bool) {
     use kdrift::runtime::event_loop::Session;
     use kdrift::runtime::fleet::FleetSession;
     use kdrift::ui::theme::Theme;
@@ -353,7 +352,6 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     use ratatui::backend::TestBackend;
     use std::sync::{Arc, Mutex};
 
-    let f = fleet(&[]).await;
     let common = f.common.for_context("staging");
     // The connection's 5 s timeout can pass on a loaded machine (the whole suite at once).
     let mut tries = 0;
@@ -375,29 +373,92 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     let theme = Theme::default_theme();
     let script = async {
         wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
-        keys(&tx, "/gate\n:ctx +prod-eu\n");
+        keys(&tx, typed);
     };
     let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
     result.unwrap();
-    assert_eq!(session.grow(), Some("prod-eu"));
+    assert!(session.grow().is_some(), "{typed:?} grows the view");
 
     let mut fleet = FleetSession::grown(&common, session);
     let tx = fleet.sender();
     let script = async {
-        wait_for(&text, "gateway in staging and prod-eu", |s| {
-            row_of(s, "staging", "gateway").is_some() && row_of(s, "prod-eu", "gateway").is_some()
-        })
-        .await;
-        // The filter typed before is the fleet's, the added context's rows included.
-        wait_for(&text, "prod-eu's rows filtered too", |s| {
-            s.contains("contexts[2]")
-                && row_of(s, "prod-eu", "checkout").is_none()
-                && row_of(s, "staging", "checkout").is_none()
-        })
-        .await;
+        wait_for(&text, what, cond).await;
         keys(&tx, "q");
     };
     let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
     result.unwrap();
+}
+
+/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
+/// fleet's table, the filter typed before kept, the other context's rows joining it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
+    let f = fleet(&[]).await;
+    grown_from_staging(
+        &f,
+        "/gate\n:ctx +prod-eu\n",
+        "gateway in staging and prod-eu, prod-eu's rows filtered too",
+        |s| {
+            row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+                && s.contains("contexts[2]")
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+        },
+    )
+    .await;
+    f.shutdown().await;
+}
+
+/// `:ctx +NAME` and more keys in one burst (typed, or pasted, before the view of several took
+/// the terminal's input): the keys after it are the fleet's, so the filter they type is every
+/// context's, the added one's included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
+    let f = fleet(&[]).await;
+    grown_from_staging(
+        &f,
+        ":ctx +prod-eu\n/gate\n",
+        "the gateway of both, every other row filtered out",
+        |s| {
+            row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+                && row_of(s, "prod-eu", "checkout").is_none()
+                && row_of(s, "staging", "checkout").is_none()
+                && s.contains(" prod-eu connected")
+        },
+    )
+    .await;
+    f.shutdown().await;
+}
+
+/// A context added after `:ns` watches the namespace the view shows, not every namespace as the
+/// command line (`-A`) said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_added_after_ns_watches_the_namespace_shown() {
+    let f = fleet(&[]).await;
+    let watched = vec!["staging".to_owned(), "prod-eu".to_owned()];
+    let script = |tx, text| async move {
+        wait_for(&text, "both contexts' gateway", |s| {
+            row_of(s, "staging", "gateway").is_some() && row_of(s, "prod-eu", "gateway").is_some()
+        })
+        .await;
+        keys(&tx, ":ns payments\n");
+        wait_for(&text, "payments alone", |s| {
+            row_of(s, "staging", "checkout").is_none()
+                && row_of(s, "staging", "gateway").is_some()
+                && row_of(s, "prod-eu", "gateway").is_some()
+        })
+        .await;
+        keys(&tx, ":ctx +prod-us\n");
+        wait_for(&text, "prod-us's gateway", |s| {
+            row_of(s, "prod-us", "gateway").is_some() && s.contains(" prod-us connected")
+        })
+        .await;
+        let s = text.lock().unwrap().clone();
+        assert!(row_of(&s, "prod-us", "checkout").is_none(), "{s}");
+        keys(&tx, "q");
+    };
+    run_fleet(&f.common, &watched, 160, 40, script).await;
     f.shutdown().await;
 }

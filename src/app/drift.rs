@@ -367,7 +367,11 @@ impl App {
         self.reconcile_missing();
         self.sync_missing_rows();
         let mut commands = self.map_kinds_if_new();
-        if !fetch.is_empty() {
+        if self.mapping {
+            // Discovery's answer fetches every row with a manifest again (the schemas change):
+            // fetching them now too would list and compare each twice at start.
+            self.fetch_after_mapping |= !fetch.is_empty();
+        } else if !fetch.is_empty() {
             commands.push(self.fetch_live(fetch));
         }
         commands

@@ -129,6 +129,9 @@ pub struct App {
     pub objects: objects::Objects,
     /// A `Command::MapKinds` is under way.
     pub mapping: bool,
+    /// The manifests loaded while discovery was under way: their rows are fetched once it
+    /// answers, whether it maps the kinds or fails.
+    fetch_after_mapping: bool,
     /// The `:drift` view's place while a view opened from it shows.
     pub drift_list: Option<drift_list::DriftListView>,
     /// The diff, accept or revert view showing was opened from `:drift` (`esc` goes back there).
@@ -183,6 +186,7 @@ impl App {
             kinds: None,
             objects: objects::Objects::default(),
             mapping: false,
+            fetch_after_mapping: false,
             drift_list: None,
             from_list: false,
             changes: changes::Changes::default(),

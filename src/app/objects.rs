@@ -104,6 +104,7 @@ impl App {
     pub fn kinds_mapped(&mut self, mapped: Result<MappedKinds, String>) -> Vec<Command> {
         self.dirty = true;
         self.mapping = false;
+        let fetch_rows = std::mem::take(&mut self.fetch_after_mapping);
         let mapped = match mapped {
             Ok(mapped) => mapped,
             Err(e) => {
@@ -111,7 +112,12 @@ impl App {
                     text: format!("only the workloads are compared: {e}"),
                     error: true,
                 });
-                return Vec::new();
+                // The rows the manifests loaded for are compared with the built-in schemas.
+                return if fetch_rows {
+                    self.refetch_rows()
+                } else {
+                    Vec::new()
+                };
             }
         };
         if let Some(notice) = mapped.notices.first() {

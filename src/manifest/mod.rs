@@ -11,6 +11,7 @@
 //! - [`kustomize`]: kustomize roots, rendered with the user's kustomize; the files they read are
 //!   not manifests of their own.
 //! - [`sparse`]: manifests a sparse checkout leaves out (in git, not on disk).
+//! - `shared`: one parse of a file for every load under way that reads it (a fleet's contexts).
 //! - [`helm`]: Helm releases in the cluster, their manifests indexed as desired state.
 //! - [`charts`]: Helm charts of the checkout, rendered with the user's helm as their source says.
 pub mod charts;
@@ -25,6 +26,7 @@ pub mod lines;
 pub mod parse;
 mod problem;
 pub mod reload;
+mod shared;
 pub mod sparse;
 pub mod tree;
 pub mod walk;
@@ -55,7 +57,7 @@ pub struct ManifestObject {
     pub first_line: usize,
     pub digest: u64,
     /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
-    pub body: tree::Node,
+    pub body: Arc<tree::Node>,
     /// For an item of a `kind: List` document, its position in `items` (kubectl applies each).
     pub list_item: Option<usize>,
     /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
@@ -269,11 +271,12 @@ fn parse_files(
     default_namespace: &str,
     selection: &kustomize::Selection,
 ) -> Vec<(PathBuf, parse::ParsedFile)> {
+    let _shared = shared::LoadUnderWay::begin();
     on_all_cores(&files, 64, |names: &mut tree::Names, path: &PathBuf| {
         let parsed = match walk::read_manifest(path) {
-            Ok(text) => parse::parse_file_sharing(
-                &Arc::from(path.as_path()),
-                &Arc::from(text),
+            Ok(text) => shared::parse(
+                path,
+                text,
                 selection.namespace_or(path, default_namespace),
                 names,
             ),

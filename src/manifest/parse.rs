@@ -375,7 +375,7 @@ impl<'d> Place<'_, 'd> {
             span: self.doc.offset..self.doc.offset + self.doc.text.len(),
             first_line: self.doc.line,
             digest: self.digest,
-            body: Node::from_value(value, names),
+            body: Arc::new(Node::from_value(value, names)),
             list_item,
             rendered: None,
             helm: None,

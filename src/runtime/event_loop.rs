@@ -142,6 +142,11 @@ impl Loop {
         }
     }
 
+    /// Lists of the table's and the manifests' kinds that ended so far.
+    pub(super) fn lists_done(&self) -> u64 {
+        self.app.cache.workloads.lists_done() + self.app.objects.lists_done
+    }
+
     /// `q`, ctrl-c, SIGTERM or the input closing: quit now, or once the writes under way end
     /// (asked twice: now).
     pub(super) fn quit(&mut self) -> Flow {
@@ -275,7 +280,13 @@ impl Loop {
                 Command::FetchLive(keys) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
+                        let (asked, start) = (keys.len(), Instant::now());
                         let fetched = fetch(&client, keys).await;
+                        tracing::debug!(
+                            asked,
+                            took_ms = start.elapsed().as_millis() as u64,
+                            "live objects fetched for drift"
+                        );
                         let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
                     });
                 }
@@ -426,18 +437,7 @@ impl Loop {
                 });
             }
             Some(ctx) => {
-                let mut args = self.common.clone();
-                args.context = vec![ctx];
-                match &scope {
-                    NamespaceScope::All => {
-                        args.namespace = None;
-                        args.all_namespaces = true;
-                    }
-                    NamespaceScope::One(ns) => {
-                        args.namespace = Some(ns.clone());
-                        args.all_namespaces = false;
-                    }
-                }
+                let args = scoped(&self.common.for_context(&ctx), &scope);
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
                     let result = connect(&args.connection()).await;
@@ -467,6 +467,22 @@ impl Loop {
         self.conn = conn;
         update(&mut self.app, msg)
     }
+}
+
+/// `common` connecting to the namespaces `scope` names (the view's, after a `:ns`).
+pub(super) fn scoped(common: &CommonArgs, scope: &NamespaceScope) -> CommonArgs {
+    let mut args = common.clone();
+    match scope {
+        NamespaceScope::All => {
+            args.namespace = None;
+            args.all_namespaces = true;
+        }
+        NamespaceScope::One(ns) => {
+            args.namespace = Some(ns.clone());
+            args.all_namespaces = false;
+        }
+    }
+    args
 }
 
 /// Loads and watches the manifests for `conn` (none without a manifests folder). Objects
@@ -546,8 +562,6 @@ pub trait Frontend<B: Backend> {
 pub struct Session {
     pub(super) state: Loop,
     pub(super) rx: UnboundedReceiver<Event>,
-    /// Events taken from the channel and not handled when the loop ended for `:ctx +NAME`.
-    pub(super) leftover: Vec<Event>,
     /// The loop ended on SIGTERM (the exit code says so).
     pub sigterm: bool,
 }
@@ -559,7 +573,6 @@ impl Session {
         Session {
             state: Loop::start(common, conn, tx),
             rx,
-            leftover: Vec::new(),
             sigterm: false,
         }
     }
@@ -622,96 +635,221 @@ impl Session {
         );
     }
 
-    /// Run until the user quits, SIGTERM, or the input closes.
+    /// Run until the user quits, SIGTERM, or the input closes (or `:ctx +NAME` hands this
+    /// loop over to a view of several contexts: [`Session::grow`]).
     pub async fn drive<B: Backend>(
         &mut self,
         term: &mut Terminal<B>,
         theme: &Theme,
         frontend: &mut dyn Frontend<B>,
     ) -> std::io::Result<()> {
-        if let Ok(size) = term.size() {
-            self.state.app.width = size.width;
-            self.state.app.height = size.height;
-        }
-        let mut sigterm =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        drive(self, term, theme, frontend).await
+    }
+}
+
+impl<B: Backend> Driven<B> for Session {
+    type Ev = Event;
+
+    fn events(&mut self) -> &mut UnboundedReceiver<Event> {
+        &mut self.rx
+    }
+
+    fn sized(&mut self, width: u16, height: u16) {
+        (self.state.app.width, self.state.app.height) = (width, height);
+    }
+
+    fn next_age_change(&self) -> Option<i64> {
+        ui::next_age_change(&self.state.app)
+    }
+
+    fn redraw(&mut self) {
+        self.state.app.dirty = true;
+    }
+
+    fn dirty(&self) -> bool {
+        self.state.app.dirty
+    }
+
+    fn handle(&mut self, ev: Event) -> Flow {
+        self.state.handle(ev)
+    }
+
+    fn sigterm(&mut self) -> Flow {
+        self.sigterm = true;
+        self.state.quit()
+    }
+
+    fn handed_over(&self) -> bool {
+        // The fleet's view takes this loop over: the events not handled yet stay in the
+        // channel, which it reads next.
+        self.state.grow.is_some()
+    }
+
+    fn lists_done(&self) -> u64 {
+        self.state.lists_done()
+    }
+
+    fn frame(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<Flow> {
         let state = &mut self.state;
-        let rx = &mut self.rx;
-        let mut last_frame: Option<Instant> = None;
-        let mut lists_seen = 0;
-        'outer: loop {
-            let wake = ui::next_age_change(&state.app)
-                .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
-            let first = tokio::select! {
-                _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
-                    tracing::info!("SIGTERM: quitting");
-                    self.sigterm = true;
-                    match state.quit() {
-                        Flow::Quit => break 'outer,
-                        _ => None,
-                    }
+        state.app.now = Timestamp::now();
+        let commands = state.app.prepare_frame();
+        if matches!(state.run(commands), Flow::Quit) {
+            return Ok(Flow::Quit);
+        }
+        term.draw(|f| ui::render(&state.app, theme, f))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        state.app.dirty = false;
+        frontend.after_frame(&state.app);
+        Ok(Flow::Continue)
+    }
+}
+
+/// What the one loop runs: the view of one context ([`Session`]) or of several
+/// ([`super::fleet::FleetSession`]). Each says how it handles an event and draws a frame;
+/// [`drive`] decides when.
+pub(super) trait Driven<B: Backend> {
+    type Ev;
+    /// The channel every event of the view arrives on.
+    fn events(&mut self) -> &mut UnboundedReceiver<Self::Ev>;
+    /// The terminal's size at start.
+    fn sized(&mut self, width: u16, height: u16);
+    /// Seconds until an age on screen changes (the loop then wakes to draw it).
+    fn next_age_change(&self) -> Option<i64>;
+    /// Something must be drawn again (an age changed, the terminal came back).
+    fn redraw(&mut self);
+    /// Something changed on screen since the last frame.
+    fn dirty(&self) -> bool;
+    fn handle(&mut self, ev: Self::Ev) -> Flow;
+    /// SIGTERM arrived.
+    fn sigterm(&mut self) -> Flow;
+    /// The loop ends without quitting: another loop takes the view over.
+    fn handed_over(&self) -> bool {
+        false
+    }
+    /// Lists that ended so far: after each, the pages it freed are given back.
+    fn lists_done(&self) -> u64;
+    /// Prepare and draw a frame.
+    fn frame(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<Flow>;
+}
+
+/// Whether the loop goes on after an event.
+enum Step {
+    Go,
+    End,
+}
+
+/// Handle one event: the loop ends on a quit, or when the view is handed over.
+fn step<B: Backend, D: Driven<B>>(
+    view: &mut D,
+    ev: D::Ev,
+    term: &mut Terminal<B>,
+    frontend: &mut dyn Frontend<B>,
+) -> std::io::Result<Step> {
+    match view.handle(ev) {
+        Flow::Continue => {}
+        Flow::Quit => return Ok(Step::End),
+        Flow::Suspend => {
+            frontend.suspend(term)?;
+            view.redraw();
+        }
+    }
+    Ok(if view.handed_over() {
+        Step::End
+    } else {
+        Step::Go
+    })
+}
+
+/// The one loop (docs/ARCHITECTURE.md, "The loop"), over one context or several: await an
+/// event (or SIGTERM, or an age due to change), handle what is pending for at most a frame
+/// interval, and draw at most once per [`FRAME_INTERVAL`], only when something changed (what
+/// arrives while a frame is not due yet is handled meanwhile). A burst longer than an interval
+/// (ten clusters' first lists, each compared with its manifests) is drawn as it is handled, not
+/// once at its end.
+pub(super) async fn drive<B: Backend, D: Driven<B>>(
+    view: &mut D,
+    term: &mut Terminal<B>,
+    theme: &Theme,
+    frontend: &mut dyn Frontend<B>,
+) -> std::io::Result<()> {
+    if let Ok(size) = term.size() {
+        view.sized(size.width, size.height);
+    }
+    let mut sigterm =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut last_frame: Option<Instant> = None;
+    let mut lists_seen = 0;
+    'outer: loop {
+        let wake = view
+            .next_age_change()
+            .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
+        let first = tokio::select! {
+            _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
+                tracing::info!("SIGTERM: quitting");
+                match view.sigterm() {
+                    Flow::Quit => break 'outer,
+                    _ => None,
                 }
-                ev = rx.recv() => ev,
-                _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
-                    state.app.dirty = true;
-                    None
-                }
-            };
-            WAKEUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let mut pending = first.into_iter().collect::<Vec<_>>();
-            loop {
-                while let Ok(ev) = rx.try_recv() {
-                    pending.push(ev);
-                }
-                let mut events = pending.drain(..);
-                while let Some(ev) = events.next() {
-                    match state.handle(ev) {
-                        Flow::Continue => {}
-                        Flow::Quit => break 'outer,
-                        Flow::Suspend => {
-                            frontend.suspend(term)?;
-                            state.app.dirty = true;
-                        }
-                    }
-                    if state.grow.is_some() {
-                        // The fleet's view takes this loop over: it handles the events not
-                        // handled yet first, then the channel's.
-                        self.leftover.extend(events);
-                        break 'outer;
-                    }
-                }
-                drop(events);
-                if !state.app.dirty {
-                    break;
-                }
-                // Pace frames: wait out the rest of the interval, then take what arrived meanwhile.
-                if let Some(next) = last_frame.map(|t| t + FRAME_INTERVAL)
-                    && next > Instant::now()
-                {
-                    sleep_until(next).await;
-                    if !rx.is_empty() {
-                        continue;
-                    }
-                }
-                let lists = state.app.cache.workloads.lists_done() + state.app.objects.lists_done;
-                if lists != lists_seen {
-                    lists_seen = lists;
-                    release_freed_memory();
-                }
-                state.app.now = Timestamp::now();
-                let commands = state.app.prepare_frame();
-                if matches!(state.run(commands), Flow::Quit) {
-                    break 'outer;
-                }
-                term.draw(|f| ui::render(&state.app, theme, f))
-                    .map_err(|e| std::io::Error::other(e.to_string()))?;
-                state.app.dirty = false;
-                FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                last_frame = Some(Instant::now());
-                frontend.after_frame(&state.app);
+            }
+            ev = view.events().recv() => ev,
+            _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
+                view.redraw();
+                None
+            }
+        };
+        WAKEUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut next = first;
+        // What is pending, for at most a frame interval of work.
+        let began = Instant::now();
+        while let Some(ev) = next.take().or_else(|| view.events().try_recv().ok()) {
+            if let Step::End = step(view, ev, term, frontend)? {
+                break 'outer;
+            }
+            if began.elapsed() >= FRAME_INTERVAL {
                 break;
             }
         }
-        Ok(())
+        if !view.dirty() {
+            continue;
+        }
+        // Pace frames: until the frame is due, handle what arrives, so that the frame
+        // shows it then without a backlog to handle first.
+        if let Some(due) = last_frame.map(|t| t + FRAME_INTERVAL) {
+            while due > Instant::now() {
+                let ev = tokio::select! {
+                    _ = sleep_until(due) => break,
+                    ev = view.events().recv() => ev,
+                };
+                match ev {
+                    Some(ev) => {
+                        if let Step::End = step(view, ev, term, frontend)? {
+                            break 'outer;
+                        }
+                    }
+                    None => sleep_until(due).await,
+                }
+            }
+        }
+        let lists = view.lists_done();
+        if lists != lists_seen {
+            lists_seen = lists;
+            release_freed_memory();
+        }
+        if let Flow::Quit = view.frame(term, theme, frontend)? {
+            break 'outer;
+        }
+        FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        last_frame = Some(Instant::now());
     }
+    Ok(())
 }

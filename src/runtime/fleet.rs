@@ -14,11 +14,9 @@ use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio::time::{Instant, sleep_until};
+use tokio::time::Instant;
 
-use super::event_loop::{
-    Event, FRAME_INTERVAL, Flow, Frontend, Loop, Session, release_freed_memory,
-};
+use super::event_loop::{Driven, Event, Flow, Frontend, Loop, Session, drive, scoped};
 use crate::app::fleet::{self, Fleet, Link, Member};
 use crate::app::{App, Command, ContextChange, Flash, Message, update};
 use crate::cli::CommonArgs;
@@ -26,7 +24,7 @@ use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
 use crate::ui::{self, theme::Theme};
 
 /// What reaches the fleet's loop.
-enum FleetEvent {
+pub(super) enum FleetEvent {
     /// A message of the context `id` (its watchers, its tasks).
     Member { id: u64, event: Event },
     /// Terminal input (keys, resizes, the input closing).
@@ -80,6 +78,9 @@ pub struct FleetSession {
     next_id: u64,
     /// Every context of the kubeconfig (what `:ctx +NAME` may add).
     all: Vec<String>,
+    /// The namespaces the table shows since a `:ns` (a context added watches them); `None`:
+    /// those of the command line.
+    scope: Option<NamespaceScope>,
     size: (u16, u16),
     /// Something of the fleet's own (a context added, connected, removed) changed on screen.
     dirty: bool,
@@ -111,6 +112,7 @@ impl FleetSession {
             input,
             next_id: 0,
             all,
+            scope: None,
             size: (80, 24),
             dirty: true,
             quitting: false,
@@ -130,7 +132,6 @@ impl FleetSession {
         let Session {
             state,
             rx: mut member_rx,
-            leftover,
             ..
         } = session;
         let all = state.app.contexts.clone();
@@ -138,19 +139,25 @@ impl FleetSession {
         fleet.size = (state.app.width, state.app.height);
         let id = fleet.next_id;
         fleet.next_id += 1;
-        // What the one-context loop took from its channel and did not handle comes first.
-        for event in leftover {
-            let _ = fleet.tx.send(FleetEvent::Member { id, event });
-        }
+        // What the one-context loop did not handle is still in its channel: it comes first.
         let forward = fleet.tx.clone();
         tokio::spawn(async move {
             while let Some(event) = member_rx.recv().await {
-                if forward.send(FleetEvent::Member { id, event }).is_err() {
+                // Keys typed in the burst of `:ctx +NAME`, after it, are the fleet's view's.
+                let event = match event {
+                    Event::App(Message::Key(_) | Message::Resize { .. }) | Event::InputClosed => {
+                        FleetEvent::Input(event)
+                    }
+                    event => FleetEvent::Member { id, event },
+                };
+                if forward.send(event).is_err() {
                     return;
                 }
             }
         });
         let mut state = state;
+        // A context added watches what the view shows now (after `:ns`), not what `-n` said.
+        fleet.scope = Some(state.app.scope.clone());
         let added = state.grow.take();
         state.app.dirty = true;
         fleet.watched.push(Watched {
@@ -257,7 +264,10 @@ impl FleetSession {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let common = self.common.for_context(name);
+        let mut common = self.common.for_context(name);
+        if let Some(scope) = &self.scope {
+            common = scoped(&common, scope);
+        }
         let scope = match (&common.namespace, common.all_namespaces) {
             (Some(ns), false) => NamespaceScope::One(ns.clone()),
             _ => NamespaceScope::All,
@@ -481,7 +491,8 @@ impl FleetSession {
                     context: None,
                     scope,
                 } => {
-                    // `:ns` is the table's, so every context's.
+                    // `:ns` is the table's, so every context's, and a context's added later.
+                    self.scope = Some(scope.clone());
                     for state in self.loops_mut() {
                         let _ = state.run(vec![Command::Switch {
                             context: None,
@@ -539,10 +550,6 @@ impl FleetSession {
         }
     }
 
-    fn anything_dirty(&self) -> bool {
-        self.dirty || self.watched.iter().any(|w| w.app().dirty)
-    }
-
     /// Run until the user quits, SIGTERM, or the input closes.
     pub async fn drive<B: Backend>(
         &mut self,
@@ -550,115 +557,99 @@ impl FleetSession {
         theme: &Theme,
         frontend: &mut dyn Frontend<B>,
     ) -> std::io::Result<()> {
-        if let Ok(size) = term.size() {
-            self.size = (size.width, size.height);
-            for w in &mut self.watched {
-                (w.app_mut().width, w.app_mut().height) = self.size;
+        drive(self, term, theme, frontend).await
+    }
+}
+
+impl<B: Backend> Driven<B> for FleetSession {
+    type Ev = FleetEvent;
+
+    fn events(&mut self) -> &mut UnboundedReceiver<FleetEvent> {
+        &mut self.rx
+    }
+
+    fn sized(&mut self, width: u16, height: u16) {
+        self.size = (width, height);
+        for w in &mut self.watched {
+            (w.app_mut().width, w.app_mut().height) = self.size;
+        }
+    }
+
+    fn next_age_change(&self) -> Option<i64> {
+        self.watched
+            .iter()
+            .filter_map(|w| ui::next_age_change(w.app()))
+            .min()
+    }
+
+    fn redraw(&mut self) {
+        self.dirty = true;
+    }
+
+    fn dirty(&self) -> bool {
+        self.dirty || self.watched.iter().any(|w| w.app().dirty)
+    }
+
+    fn handle(&mut self, ev: FleetEvent) -> Flow {
+        FleetSession::handle(self, ev)
+    }
+
+    fn sigterm(&mut self) -> Flow {
+        self.sigterm = true;
+        self.quit()
+    }
+
+    fn lists_done(&self) -> u64 {
+        self.loops().map(Loop::lists_done).sum()
+    }
+
+    fn frame(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<Flow> {
+        {
+            let links: Vec<Link> = self.watched.iter().map(|w| w.link.clone()).collect();
+            let links: Vec<&Link> = links.iter().collect();
+            let mut apps: Vec<&mut App> = self.watched.iter_mut().map(Watched::app_mut).collect();
+            fleet::name_contexts(&mut apps);
+            fleet::show_states(&mut apps, &links);
+        }
+        let now = Timestamp::now();
+        for i in 0..self.watched.len() {
+            let app = self.watched[i].app_mut();
+            app.now = now;
+            let commands = app.prepare_frame();
+            if !commands.is_empty()
+                && matches!(
+                    self.run(commands.into_iter().map(|c| (i, c)).collect()),
+                    Flow::Quit
+                )
+            {
+                return Ok(Flow::Quit);
             }
         }
-        let mut sigterm =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let mut last_frame: Option<Instant> = None;
-        'outer: loop {
-            let wake = self
-                .watched
-                .iter()
-                .filter_map(|w| ui::next_age_change(w.app()))
-                .min()
-                .map(|s| Instant::now() + Duration::from_secs(s.max(1) as u64));
-            let first = tokio::select! {
-                _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending::<()>().await } } => {
-                    tracing::info!("SIGTERM: quitting");
-                    self.sigterm = true;
-                    match self.quit() {
-                        Flow::Quit => break 'outer,
-                        _ => None,
-                    }
-                }
-                ev = self.rx.recv() => ev,
-                _ = async { match wake { Some(w) => sleep_until(w).await, None => std::future::pending::<()>().await } } => {
-                    self.dirty = true;
-                    None
-                }
-            };
-            let mut pending = first.into_iter().collect::<Vec<_>>();
-            loop {
-                while let Ok(ev) = self.rx.try_recv() {
-                    pending.push(ev);
-                }
-                let mut freed = false;
-                for ev in pending.drain(..) {
-                    freed |= matches!(&ev, FleetEvent::Member { event: Event::App(Message::LiveFetched(f)), .. } if f.len() > 256);
-                    match self.handle(ev) {
-                        Flow::Continue => {}
-                        Flow::Quit => break 'outer,
-                        Flow::Suspend => {
-                            frontend.suspend(term)?;
-                            self.dirty = true;
-                        }
-                    }
-                }
-                if freed {
-                    release_freed_memory();
-                }
-                if !self.anything_dirty() {
-                    break;
-                }
-                if let Some(next) = last_frame.map(|t| t + FRAME_INTERVAL)
-                    && next > Instant::now()
-                {
-                    sleep_until(next).await;
-                    if !self.rx.is_empty() {
-                        continue;
-                    }
-                }
-                {
-                    let links: Vec<Link> = self.watched.iter().map(|w| w.link.clone()).collect();
-                    let links: Vec<&Link> = links.iter().collect();
-                    let mut apps: Vec<&mut App> =
-                        self.watched.iter_mut().map(Watched::app_mut).collect();
-                    fleet::name_contexts(&mut apps);
-                    fleet::show_states(&mut apps, &links);
-                }
-                let now = Timestamp::now();
-                for i in 0..self.watched.len() {
-                    let app = self.watched[i].app_mut();
-                    app.now = now;
-                    let commands = app.prepare_frame();
-                    if !commands.is_empty()
-                        && matches!(
-                            self.run(commands.into_iter().map(|c| (i, c)).collect()),
-                            Flow::Quit
-                        )
-                    {
-                        break 'outer;
-                    }
-                }
-                {
-                    let mut apps: Vec<&mut App> =
-                        self.watched.iter_mut().map(Watched::app_mut).collect();
-                    // A view that ended by itself (an accept committed) goes back to the
-                    // fleet's table or list.
-                    fleet::settle(&mut self.fleet, &mut apps);
-                    // Another context's message shows, named by it.
-                    fleet::gather_messages(&self.fleet, &mut apps);
-                    let apps: Vec<&App> = apps.into_iter().map(|a| &*a).collect();
-                    self.fleet.refresh(&apps);
-                }
-                let members = self.members();
-                term.draw(|f| ui::fleet::render_fleet(&self.fleet, &members, theme, f))
-                    .map_err(|e| std::io::Error::other(e.to_string()))?;
-                frontend.after_fleet_frame(&self.fleet, &members);
-                drop(members);
-                self.dirty = false;
-                for w in &mut self.watched {
-                    w.app_mut().dirty = false;
-                }
-                last_frame = Some(Instant::now());
-                break;
-            }
+        {
+            let mut apps: Vec<&mut App> = self.watched.iter_mut().map(Watched::app_mut).collect();
+            // A view that ended by itself (an accept committed) goes back to the fleet's
+            // table or list.
+            fleet::settle(&mut self.fleet, &mut apps);
+            // Another context's message shows, named by it.
+            fleet::gather_messages(&self.fleet, &mut apps);
+            let apps: Vec<&App> = apps.into_iter().map(|a| &*a).collect();
+            self.fleet.refresh(&apps);
         }
-        Ok(())
+        let members = self.members();
+        term.draw(|f| ui::fleet::render_fleet(&self.fleet, &members, theme, f))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        frontend.after_fleet_frame(&self.fleet, &members);
+        drop(members);
+        self.dirty = false;
+        for w in &mut self.watched {
+            w.app_mut().dirty = false;
+        }
+        Ok(Flow::Continue)
     }
 }
 

@@ -577,7 +577,7 @@ pub fn objects_of(
     let mut sources: HashMap<PathBuf, ParsedFile> = HashMap::new();
     for object in &mut parsed.objects {
         let origin = match &rendered.origins {
-            Some(_) => object.body.remove_annotation(render::ORIGIN_ANNOTATION),
+            Some(_) => Arc::make_mut(&mut object.body).remove_annotation(render::ORIGIN_ANNOTATION),
             None => None,
         };
         let base = rendered.origins.as_deref().unwrap_or(root);
