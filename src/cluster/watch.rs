@@ -286,12 +286,9 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
     T: Keyed,
 {
-    // The list is paged (500 objects a page) and asks for the most recent state: a real API
-    // server answers a list at `resourceVersion=0` from its watch cache and ignores `limit` there
-    // (v1.36.2: 10,000 Deployments as one 26 MB answer, the first row only after all of it was
-    // read and decoded at once), while a consistent list is served a page at a time (from the
-    // watch cache too since v1.31): the first rows are on screen after the first page.
-    let config = watcher::Config::default().timeout(watch_timeout_jittered());
+    let config = watcher::Config::default()
+        .any_semantic()
+        .timeout(watch_timeout_jittered());
     let probe_api = api.clone();
     let start = || {
         watcher(api.clone(), config.clone())
