@@ -21,8 +21,8 @@ use crate::managed_fields::{
 use crate::schema::Schema;
 
 use super::changes::{Agrees, Change, Desired, agrees};
-use super::packed::{Names, Packed};
 use super::normalize::{Place, never_drift};
+use super::packed::{Names, Packed};
 
 /// Fields a line names at most (the rest counted), as `kdrift changes` does.
 const SHOWN_FIELDS: usize = 6;
@@ -359,7 +359,11 @@ impl Prior {
     /// body is not packed again.
     pub fn restamp(&mut self, version: &Version<'_>) {
         if self.stamps.len() != version.stamps.len()
-            || self.stamps.iter().zip(&version.stamps).any(|(a, b)| *a != b.stamp)
+            || self
+                .stamps
+                .iter()
+                .zip(&version.stamps)
+                .any(|(a, b)| *a != b.stamp)
         {
             self.stamps = version.stamps.iter().map(|s| s.stamp).collect();
         }
@@ -728,14 +732,7 @@ mod tests {
 
     /// The line of `after` over `before`, seen at 12:00.
     fn line_of(before: Version<'_>, after: &Version<'_>) -> LiveChange {
-        line_over(
-            "d",
-            &before,
-            after,
-            None,
-            "2026-01-01T12:00:00Z",
-        )
-        .unwrap()
+        line_over("d", &before, after, None, "2026-01-01T12:00:00Z").unwrap()
     }
 
     #[test]

@@ -275,8 +275,10 @@ impl Loop {
                 Command::FetchLive(keys) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
-                        let fetched = fetch(&client, keys).await;
-                        let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                        let mut deliver = |fetched| {
+                            let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                        };
+                        fetch(&client, keys, &mut deliver).await;
                     });
                 }
                 Command::PrepareAccept {
