@@ -2,9 +2,10 @@
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
 //! object's text less its `status`, `managedFields` and what is never drift, cut from the
-//! event's own text (no parse of the object), and a hash of each entry. A write that
-//! changes only `status` (a rollout's progress) makes no line and costs a scan of the text: the
-//! texts are parsed only when they differ.
+//! event's own text (no parse of the object), held packed ([`super::packed`]) with a hash of
+//! that text, and a hash of each entry. A write that changes only `status` (a rollout's
+//! progress) makes no line and costs a scan of the text and its hash: the previous version is
+//! unpacked and the new one parsed only when they differ.
 use std::borrow::Cow;
 use std::fmt;
 
