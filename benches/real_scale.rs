@@ -23,6 +23,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/breakdown.rs"]
+mod breakdown;
 #[path = "common/manifest.rs"]
 mod manifest;
 #[path = "common/measure.rs"]
@@ -46,7 +48,7 @@ use kdrift::cluster::client::connect;
 use kdrift::cluster::rows::ObjectKey;
 use kube::api::{Patch, PatchParams};
 
-use measure::{cpu_time, heap_mb, rss_mb};
+use measure::{cpu_time, heap_mb, malloc_report, rss_mb};
 use real_apps::{Apps, load_average};
 
 #[derive(Default)]
@@ -59,6 +61,10 @@ struct Stats {
     /// Writes answered by the server and not yet on screen.
     pending: HashMap<ObjectKey, Instant>,
     latencies: Vec<Duration>,
+    /// Heap bytes of the change timeline's previous versions when the drift was complete.
+    prior_bytes: usize,
+    /// The heap of each part of the app then.
+    breakdown: String,
 }
 
 fn on_frame(s: &mut Stats, app: &App, since: Duration) {
@@ -73,6 +79,8 @@ fn on_frame(s: &mut Stats, app: &App, since: Duration) {
         && app.objects.kinds.values().all(|listed| *listed)
     {
         s.synced = Some(since);
+        s.prior_bytes = app.changes.prior_bytes();
+        s.breakdown = breakdown::heap_by_part(app);
         s.in_sync = app
             .drift
             .iter()
@@ -175,8 +183,11 @@ fn main() {
             let conn = connect(&common.connection()).await.unwrap();
             apps.populate(&conn.client, &root).await;
         }
+        // kdrift starts in a process of its own: the set-up's freed pages go back first.
+        measure::release_freed_pages();
         let start = Instant::now();
         let conn = connect(&common.connection()).await.unwrap();
+        let connected = start.elapsed();
         let client = conn.client.clone();
         let stats = Arc::new(Mutex::new(Stats {
             apps: apps.apps,
@@ -194,18 +205,22 @@ fn main() {
             {
                 let s = stats.lock().unwrap();
                 println!(
-                    "first row {:.3} s, every object's drift known {:.2} s after connecting",
+                    "first row {:.3} s (connected at {:.3} s), every object's drift known {:.2} s after connecting",
                     s.first_row.unwrap().as_secs_f64(),
+                    connected.as_secs_f64(),
                     s.synced.unwrap().as_secs_f64()
                 );
             }
             // Let the first lists' aftermath settle (memory released, ages drawn).
             tokio::time::sleep(Duration::from_secs(5)).await;
             println!(
-                "synced: resident {:.1} MB, live heap {:.1} MB",
+                "synced: resident {:.1} MB, live heap {:.1} MB (the timeline's previous versions {:.1} MB); {}",
                 rss_mb(),
-                heap_mb()
+                heap_mb(),
+                stats.lock().unwrap().prior_bytes as f64 / 1e6,
+                malloc_report()
             );
+            println!("heap by part: {}", stats.lock().unwrap().breakdown);
 
             let cpu0 = cpu_time();
             let t = Instant::now();

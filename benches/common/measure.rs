@@ -52,3 +52,32 @@ pub fn cpu_time() -> Duration {
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
+
+/// What glibc's allocator holds (`mallinfo2`): bytes in use, bytes free but kept in its arenas
+/// (fragmentation: the gap between heap and resident), bytes in mmapped chunks, in MB.
+pub fn malloc_report() -> String {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let m = unsafe { libc::mallinfo2() };
+        format!(
+            "malloc: arenas {:.1} MB (in use {:.1}, free kept {:.1}, top {:.1}), mmapped {:.1} MB",
+            m.arena as f64 / 1e6,
+            m.uordblks as f64 / 1e6,
+            m.fordblks as f64 / 1e6,
+            m.keepcost as f64 / 1e6,
+            m.hblkhd as f64 / 1e6
+        )
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    String::new()
+}
+
+/// Hands the allocator's free pages back to the system (what kdrift's loop does after a list).
+pub fn release_freed_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free heap pages; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -17,6 +17,7 @@ use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
 use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
 use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
+use crate::drift::packed::Names;
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
 use crate::schema::{Schema, Schemas};
@@ -140,6 +141,8 @@ pub struct Changes {
     /// Lines dropped to keep `keep`.
     pub dropped: u64,
     priors: HashMap<Arc<ManifestKey>, Prior>,
+    /// The field names of the packed previous versions.
+    names: Names,
     /// The last sync each Argo CD Application or Flux Kustomization reported (its time and
     /// words), so that a line is said once per sync, not per status write.
     syncs: HashMap<ManifestKey, Box<str>>,
@@ -163,6 +166,7 @@ impl Default for Changes {
             seq: 0,
             dropped: 0,
             priors: HashMap::new(),
+            names: Names::default(),
             syncs: HashMap::new(),
             words: Interned::default(),
             fields: Interned::default(),
@@ -189,6 +193,7 @@ impl Changes {
         self.keep = keep.unwrap_or(CHANGES_KEEP_DEFAULT);
         if self.keep == 0 {
             self.priors = HashMap::new();
+            self.names = Names::default();
         }
         self.trim();
     }
@@ -349,19 +354,26 @@ impl Changes {
         if !self.enabled() {
             return;
         }
+        // Only status or server metadata changed (most events): no line, nothing parsed or
+        // packed.
+        if let Some(before) = self.priors.get_mut(key)
+            && before.unchanged(&version)
+        {
+            before.restamp(&version);
+            return;
+        }
         let (key, before) = match self.priors.get_key_value(key) {
             Some((shared, before)) => (Arc::clone(shared), Some(before)),
             None => (Arc::new(key.clone()), None),
         };
         match before {
-            // Only status or server metadata changed (most events): no line, nothing parsed.
-            Some(before) if before.unchanged(&version) => {}
             Some(before) => {
                 let seen = self.seen();
                 if let Some(line) = live_changes::live_change(
                     &key.to_string(),
                     schema,
                     before,
+                    &self.names,
                     &version,
                     desired,
                     &seen,
@@ -389,7 +401,8 @@ impl Changes {
                 self.push_live(Arc::clone(&key), line);
             }
         }
-        self.priors.insert(key, Prior::from(version));
+        let prior = Prior::of(&version, &mut self.names);
+        self.priors.insert(key, prior);
     }
 
     /// A watch event of an Argo CD Application or Flux Kustomization (its whole JSON text,

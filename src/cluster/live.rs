@@ -191,24 +191,35 @@ fn extract(kind: WorkloadKind, object: &DynamicObject) -> Result<Box<LiveObject>
 }
 
 /// Fetches the workloads of `keys`: a GET each, or a paged list of a namespace when many of its
-/// objects of one kind are wanted. Every key gets an answer.
-pub async fn fetch(client: &Client, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+/// objects of one kind are wanted. Every key gets an answer, handed to `deliver` a batch at a
+/// time: a list's found objects page by page, then the keys no page had. After the manifests
+/// load, every Deployment already listed is asked for (10,000 at scale): their extracts (a
+/// tree of each whole object) held until the last page were the start's largest short-lived
+/// heap, and the long-lived heap made meanwhile stayed scattered over its pages.
+pub async fn fetch(
+    client: &Client,
+    keys: Vec<ObjectKey>,
+    deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
+) {
     let mut by_kind: BTreeMap<WorkloadKind, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
         by_kind.entry(key.kind).or_default().push(key);
     }
-    let mut out = Vec::new();
     for (kind, keys) in by_kind {
-        out.extend(fetch_kind(client, kind, keys).await);
+        fetch_kind(client, kind, keys, deliver).await;
     }
-    out
 }
 
-async fn fetch_kind(client: &Client, kind: WorkloadKind, keys: Vec<ObjectKey>) -> Vec<Fetched> {
+async fn fetch_kind(
+    client: &Client,
+    kind: WorkloadKind,
+    keys: Vec<ObjectKey>,
+    deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
+) {
     let resource = workload_resource(kind);
     if keys.len() > LIST_ALL_THRESHOLD {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        return list_matching(&api, kind, "every namespace", keys).await;
+        return list_matching(&api, kind, "every namespace", keys, deliver).await;
     }
     let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
@@ -221,7 +232,7 @@ async fn fetch_kind(client: &Client, kind: WorkloadKind, keys: Vec<ObjectKey>) -
     for (namespace, keys) in by_namespace {
         let api = Api::namespaced_with(client.clone(), &namespace, &resource);
         if keys.len() > LIST_THRESHOLD {
-            out.extend(list_matching(&api, kind, &format!("\"{namespace}\""), keys).await);
+            list_matching(&api, kind, &format!("\"{namespace}\""), keys, deliver).await;
             continue;
         }
         for key in keys {
@@ -237,23 +248,26 @@ async fn fetch_kind(client: &Client, kind: WorkloadKind, keys: Vec<ObjectKey>) -
             out.push((key, result));
         }
     }
-    out
+    if !out.is_empty() {
+        deliver(out);
+    }
 }
 
-/// Lists `api` page by page and answers each key; `place` names where, for the error.
+/// Lists `api` page by page and answers each key (the found ones after each page); `place`
+/// names where, for the error.
 async fn list_matching(
     api: &Api<DynamicObject>,
     kind: WorkloadKind,
     place: &str,
     keys: Vec<ObjectKey>,
-) -> Vec<Fetched> {
-    let wanted: std::collections::HashSet<&ObjectKey> = keys.iter().collect();
-    let mut found: std::collections::HashMap<ObjectKey, Result<Box<LiveObject>, String>> =
-        std::collections::HashMap::new();
+    deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
+) {
+    let mut wanted: std::collections::HashSet<ObjectKey> = keys.into_iter().collect();
     let mut params = ListParams::default().limit(500);
     loop {
         match api.list(&params).await {
             Ok(list) => {
+                let mut found = Vec::new();
                 for object in &list.items {
                     let key = ObjectKey::workload(
                         kind,
@@ -261,9 +275,13 @@ async fn list_matching(
                         object.metadata.name.as_deref().unwrap_or_default(),
                     );
                     // Only the wanted ones are read into drift extracts.
-                    if wanted.contains(&key) {
-                        found.insert(key, extract(kind, object));
+                    if wanted.remove(&key) {
+                        let result = extract(kind, object).map(Some);
+                        found.push((key, result));
                     }
+                }
+                if !found.is_empty() {
+                    deliver(found);
                 }
                 match list.metadata.continue_ {
                     Some(token) if !token.is_empty() => params = params.continue_token(&token),
@@ -272,16 +290,19 @@ async fn list_matching(
             }
             Err(e) => {
                 let reason = format!("cannot list {} in {place}: {e}", kind.resource());
-                return keys.into_iter().map(|k| (k, Err(reason.clone()))).collect();
+                deliver(
+                    wanted
+                        .into_iter()
+                        .map(|k| (k, Err(reason.clone())))
+                        .collect(),
+                );
+                return;
             }
         }
     }
-    keys.into_iter()
-        .map(|key| {
-            let result = found.remove(&key).transpose();
-            (key, result)
-        })
-        .collect()
+    if !wanted.is_empty() {
+        deliver(wanted.into_iter().map(|k| (k, Ok(None))).collect());
+    }
 }
 
 /// What the live view needs to read objects of any kind: the kinds the cluster serves (from

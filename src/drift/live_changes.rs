@@ -2,9 +2,10 @@
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
 //! object's text less its `status`, `managedFields` and what is never drift, cut from the
-//! event's own text (no parse of the object), and a hash of each entry. A write that
-//! changes only `status` (a rollout's progress) makes no line and costs a scan of the text: the
-//! texts are parsed only when they differ.
+//! event's own text (no parse of the object), held packed ([`super::packed`]) with a hash of
+//! that text, and a hash of each entry. A write that changes only `status` (a rollout's
+//! progress) makes no line and costs a scan of the text and its hash: the previous version is
+//! unpacked and the new one parsed only when they differ.
 use std::borrow::Cow;
 use std::fmt;
 
@@ -22,6 +23,7 @@ use crate::schema::Schema;
 
 use super::changes::{Agrees, Change, Desired, agrees};
 use super::normalize::{Place, never_drift};
+use super::packed::{Names, Packed};
 
 /// Fields a line names at most (the rest counted), as `kdrift changes` does.
 const SHOWN_FIELDS: usize = 6;
@@ -319,34 +321,58 @@ impl<'a> Version<'a> {
         serde_json::from_str(&self.body).ok()
     }
 }
-/// What the timeline keeps of an object's last version to compare the next one with.
+/// What the timeline keeps of an object's last version to compare the next one with: its
+/// body packed ([`Packed`]: about 40 % of the text) and a hash of the text, so that the next
+/// version is compared without unpacking, and unpacked only when it differs (a write's line).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prior {
-    /// [`Version::body`].
-    body: Box<str>,
+    /// A hash of [`Version::body`]'s text.
+    hash: u64,
+    /// [`Version::body`], packed (`None` if it could not be: the next version makes no line).
+    body: Option<Packed>,
     /// A hash of each `managedFields` entry (identity, time and fields): an entry of the next
     /// version whose hash is not here moved.
     stamps: Box<[u64]>,
 }
 
-impl From<Version<'_>> for Prior {
-    fn from(version: Version<'_>) -> Prior {
-        Prior {
-            body: version.body.into_boxed_str(),
-            stamps: version.stamps.iter().map(|s| s.stamp).collect(),
-        }
-    }
+fn body_hash(body: &str) -> u64 {
+    let mut hash = std::hash::DefaultHasher::new();
+    body.hash(&mut hash);
+    hash.finish()
 }
 
 impl Prior {
+    /// What is kept of `version`, its field names numbered in `names`.
+    pub fn of(version: &Version<'_>, names: &mut Names) -> Prior {
+        Prior {
+            hash: body_hash(&version.body),
+            body: Packed::of_text(&version.body, names),
+            stamps: version.stamps.iter().map(|s| s.stamp).collect(),
+        }
+    }
+
     /// Whether `version` changed nothing a line names (only `status` or server metadata).
     pub fn unchanged(&self, version: &Version<'_>) -> bool {
-        *self.body == version.body
+        self.hash == body_hash(&version.body)
+    }
+
+    /// Takes the entries of `version`, whose body is this one's ([`Prior::unchanged`]): the
+    /// body is not packed again.
+    pub fn restamp(&mut self, version: &Version<'_>) {
+        if self.stamps.len() != version.stamps.len()
+            || self
+                .stamps
+                .iter()
+                .zip(&version.stamps)
+                .any(|(a, b)| *a != b.stamp)
+        {
+            self.stamps = version.stamps.iter().map(|s| s.stamp).collect();
+        }
     }
 
     /// The bytes it holds on the heap (for the benches).
     pub fn heap_bytes(&self) -> usize {
-        self.body.len() + std::mem::size_of_val(&*self.stamps)
+        self.body.as_ref().map_or(0, Packed::len) + std::mem::size_of_val(&*self.stamps)
     }
 }
 
@@ -427,14 +453,15 @@ pub fn live_change(
     object: &str,
     schema: Schema,
     before: &Prior,
+    names: &Names,
     after: &Version<'_>,
     desired: Option<&Desired<'_>>,
     seen: &str,
 ) -> Option<LiveChange> {
-    if *before.body == after.body {
+    if before.unchanged(after) {
         return None;
     }
-    let old: Value = serde_json::from_str(&before.body).ok()?;
+    let old: Value = before.body.as_ref()?.unpack(names)?;
     let new = after.tree()?;
     // The comparison walks only what differs; values are looked up in the whole trees (an
     // atomic map's line shows all of it).
@@ -604,7 +631,7 @@ mod tests {
         let entries = version.entries().unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].manager, "kubectl");
-        assert_eq!(Prior::from(version).stamps.len(), 1);
+        assert_eq!(Prior::of(&version, &mut Names::default()).stamps.len(), 1);
         let err = Version::of_text(r#"{"metadata":{"managedFields":[{"operation":"Patch"}]}}"#)
             .unwrap_err();
         assert!(
@@ -638,10 +665,9 @@ mod tests {
             "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
                 "k:{\"name\":\"web\"}": {"f:image": {}}}}}}}});
         let after = version(&deployment("shop/web:1.1", 2, json!([apply_entry(), set]))).unwrap();
-        let line = live_change(
+        let line = line_over(
             "deployment/shop/web",
-            schema(),
-            &Prior::from(before),
+            &before,
             &after,
             None,
             "2026-01-01T11:00:01Z",
@@ -668,10 +694,9 @@ mod tests {
             "fieldsV1": {"f:spec": {"f:replicas": {}}}});
         let before = version(&deployment("a:1", 3, json!([apply_entry(), scale.clone()]))).unwrap();
         let after = version(&deployment("a:1", 5, json!([apply_entry(), scale]))).unwrap();
-        let line = live_change(
+        let line = line_over(
             "deployment/shop/web",
-            schema(),
-            &Prior::from(before),
+            &before,
             &after,
             None,
             "2026-01-01T12:00:00Z",
@@ -693,17 +718,22 @@ mod tests {
         (object, before, after)
     }
 
+    /// The line of `after` over `before` as the timeline makes it: `before` packed.
+    fn line_over(
+        object: &str,
+        before: &Version<'_>,
+        after: &Version<'_>,
+        desired: Option<&Desired<'_>>,
+        seen: &str,
+    ) -> Option<LiveChange> {
+        let mut names = Names::default();
+        let prior = Prior::of(before, &mut names);
+        live_change(object, schema(), &prior, &names, after, desired, seen)
+    }
+
     /// The line of `after` over `before`, seen at 12:00.
     fn line_of(before: Version<'_>, after: &Version<'_>) -> LiveChange {
-        live_change(
-            "d",
-            schema(),
-            &Prior::from(before),
-            after,
-            None,
-            "2026-01-01T12:00:00Z",
-        )
-        .unwrap()
+        line_over("d", &before, after, None, "2026-01-01T12:00:00Z").unwrap()
     }
 
     #[test]
@@ -750,6 +780,6 @@ mod tests {
         object["status"]["readyReplicas"] = json!(3);
         object["metadata"]["resourceVersion"] = json!("8");
         let after = version(&object).unwrap();
-        assert!(live_change("d", schema(), &Prior::from(before), &after, None, "t").is_none());
+        assert!(line_over("d", &before, &after, None, "t").is_none());
     }
 }

@@ -281,13 +281,15 @@ impl Loop {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {
                         let (asked, start) = (keys.len(), Instant::now());
-                        let fetched = fetch(&client, keys).await;
+                        let mut deliver = |fetched| {
+                            let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                        };
+                        fetch(&client, keys, &mut deliver).await;
                         tracing::debug!(
                             asked,
                             took_ms = start.elapsed().as_millis() as u64,
                             "live objects fetched for drift"
                         );
-                        let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
                     });
                 }
                 Command::PrepareAccept {

@@ -685,3 +685,70 @@ fn an_oversized_body_is_refused_before_it_is_stored() {
             .is_none()
     );
 }
+
+/// After the manifests load, the live view asks for every Deployment it listed: the answers come
+/// a list page at a time (never more than a page's objects held at once), and every key gets
+/// one answer, a key that no page had included (deleted meanwhile: `None`).
+#[test]
+fn fetched_deployments_are_handed_over_a_page_at_a_time() {
+    use kdrift::cluster::live::{Fetched, fetch};
+    use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
+    let c = Cluster::start_with(false);
+    let client = client(&c);
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let count = 1_100;
+    let batches: Vec<Vec<Fetched>> = c.runtime.block_on(async {
+        futures::stream::iter(0..count)
+            .map(|i| {
+                let api = api.clone();
+                async move {
+                    let d: Deployment = serde_json::from_value(json!({
+                        "apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": format!("d{i:04}"), "namespace": "default"},
+                        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "d"}},
+                            "template": {"metadata": {"labels": {"app": "d"}},
+                                "spec": {"containers": [{"name": "c", "image": "d:1"}]}}}
+                    }))
+                    .unwrap();
+                    api.create(&Default::default(), &d).await.unwrap();
+                }
+            })
+            .buffer_unordered(16)
+            .collect::<Vec<()>>()
+            .await;
+        let mut keys: Vec<ObjectKey> = (0..count)
+            .map(|i| {
+                ObjectKey::workload(
+                    WorkloadKind::Deployment,
+                    "default",
+                    format!("d{i:04}").as_str(),
+                )
+            })
+            .collect();
+        keys.push(ObjectKey::workload(
+            WorkloadKind::Deployment,
+            "default",
+            "gone",
+        ));
+        let mut batches = Vec::new();
+        fetch(&client, keys, &mut |batch| batches.push(batch)).await;
+        batches
+    });
+    let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert!(sizes.iter().all(|&n| n <= 500), "{sizes:?}");
+    let answers: Vec<&Fetched> = batches.iter().flatten().collect();
+    assert_eq!(answers.len(), count + 1);
+    let mut names: Vec<&str> = answers.iter().map(|(k, _)| &*k.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), count + 1, "each key answered once");
+    for (key, result) in answers {
+        match (&*key.name, result) {
+            ("gone", Ok(None)) => {}
+            ("gone", other) => panic!("gone: {:?}", other.as_ref().map(Option::is_some)),
+            (_, Ok(Some(_))) => {}
+            (name, other) => panic!("{name}: {:?}", other.as_ref().map(Option::is_some)),
+        }
+    }
+}
