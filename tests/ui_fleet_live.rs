@@ -246,6 +246,10 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
                 && s.contains("clusters/prod-eu/gateway.yaml")
         })
         .await;
+        assert!(
+            !text.lock().unwrap().contains("this file also describes"),
+            "prod-eu's own file describes no other cluster's gateway"
+        );
         key(&tx, KeyCode::Enter);
         wait_for(&text, "the commit", |s| s.contains("committed ")).await;
         assert_eq!(
@@ -288,6 +292,51 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
         keys(&tx, "q");
     };
     run_fleet(&f.common, &contexts(), 160, 40, script).await;
+    f.shutdown().await;
+}
+
+/// An accept whose file the other clusters read too (the repository's shared `shop/` folder)
+/// says that their desired state changes with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accept_into_a_file_other_clusters_read_says_so() {
+    let f = fleet(&[]).await;
+    let fr = &f;
+    let script = move |tx, text| async move {
+        keys(&tx, "/shop/checkout\n");
+        wait_for(&text, "every context's checkout", |s| {
+            contexts()
+                .iter()
+                .all(|c| drift_of(s, c, "checkout").as_deref() == Some("in sync"))
+        })
+        .await;
+        fr.scale("prod-eu", "shop", "checkout", 7).await;
+        wait_for(&text, "prod-eu's checkout drifted", |s| {
+            drift_of(s, "prod-eu", "checkout").as_deref() == Some("1 field")
+        })
+        .await;
+        // From `:drift`, whose one row is prod-eu's checkout.
+        keys(&tx, ":drift\n");
+        wait_for(&text, "prod-eu's checkout in :drift", |s| {
+            s.contains("drift(all contexts)[1]")
+        })
+        .await;
+        keys(&tx, "a");
+        wait_for(
+            &text,
+            "the accept view, saying who else reads the file",
+            |s| {
+                s.contains("accept deployment shop/checkout")
+                    && s.contains("3 → 7")
+                    && s.contains(
+                        "this file also describes deployment shop/checkout in staging, prod-us",
+                    )
+            },
+        )
+        .await;
+        key(&tx, KeyCode::Esc);
+        keys(&tx, "q");
+    };
+    run_fleet(&f.common, &contexts(), 180, 40, script).await;
     f.shutdown().await;
 }
 

@@ -167,6 +167,15 @@ pub struct AcceptView {
 impl Eq for AcceptView {}
 
 impl AcceptForm {
+    /// The files `enter` would write, as planned for the fields checked.
+    pub fn written_files(&self) -> Vec<&Path> {
+        match &self.preview {
+            Preview::Edit(edit) => vec![edit.file.as_path()],
+            Preview::Files(edits) => edits.iter().map(|e| e.file.as_path()).collect(),
+            Preview::Nothing | Preview::Refused(_) => Vec::new(),
+        }
+    }
+
     fn chosen(&self) -> Vec<&DriftItem> {
         self.fields
             .iter()

@@ -573,6 +573,22 @@ impl ManifestIndex {
         }
     }
 
+    /// Whether `key`'s manifest here is read from `path`: its own file, or for a kustomize
+    /// root's object any file its root reads.
+    pub fn describes_from(&self, key: &ObjectKey, path: &Path) -> bool {
+        let Some(manifest) = self.get(key) else {
+            return false;
+        };
+        if *manifest.file == *path {
+            return true;
+        }
+        manifest
+            .rendered
+            .as_deref()
+            .and_then(Path::parent)
+            .is_some_and(|dir| self.kustomize.files_of(dir).contains(path))
+    }
+
     pub fn get(&self, key: &ObjectKey) -> Option<&ManifestObject> {
         let (path, at) = self.objects.get(key)?;
         self.files.get(path.as_ref())?.objects.get(*at)

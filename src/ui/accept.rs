@@ -15,7 +15,16 @@ use crate::drift::report::short_value;
 /// From this many rows the form has blank lines between its parts.
 const SPACED_FROM: usize = 8;
 
-pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &AcceptView) {
+/// `shared`: the other contexts watched whose manifest of the object is read from a file the
+/// accept writes (said under the header).
+pub fn render_accept(
+    app: &App,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    view: &AcceptView,
+    shared: &[&str],
+) {
     let key = &view.key;
     let mut title = vec![Span::styled(
         format!(" accept {} ", super::format::object_title(key)),
@@ -39,7 +48,23 @@ pub fn render_accept(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, vi
             "fetching the live object and reading the manifest…",
             theme.muted,
         )],
-        AcceptContent::Ready(form) => form_lines(app, theme, form, height),
+        AcceptContent::Ready(form) => {
+            let mut lines = form_lines(app, theme, form, height);
+            if !shared.is_empty() {
+                let names = shared.join(", ");
+                lines.insert(
+                    1,
+                    Line::styled(
+                        format!(
+                            "this file also describes {} in {names}: their desired state changes too (c on the table compares the clusters)",
+                            super::format::object_title(key)
+                        ),
+                        theme.warning,
+                    ),
+                );
+            }
+            lines
+        }
     };
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }

@@ -38,6 +38,33 @@ pub fn render_fleet(fleet: &Fleet, members: &[Member<'_>], theme: &Theme, frame:
     );
 }
 
+/// The other contexts whose manifest of the accepted object is read from a file the accept
+/// would write: one repository folder shared by several clusters, so that the accept changes
+/// their desired state too.
+pub fn sharing_the_accept<'a>(
+    parts: &Parts<'a>,
+    app: &App,
+    view: &crate::app::accept::AcceptView,
+) -> Vec<&'a str> {
+    let crate::app::accept::AcceptContent::Ready(form) = &view.content else {
+        return Vec::new();
+    };
+    let files = form.written_files();
+    parts
+        .members
+        .iter()
+        .filter(|m| !std::ptr::eq(m.app, app))
+        .filter(|m| {
+            m.app.manifests.as_deref().is_some_and(|index| {
+                files
+                    .iter()
+                    .any(|file| index.describes_from(&view.key, file))
+            })
+        })
+        .map(|m| m.context)
+        .collect()
+}
+
 /// A context's state in a word, and whether it is bad: its connection, then its watchers'.
 pub fn state_of(member: &Member<'_>) -> (&'static str, bool) {
     crate::app::fleet::state_of(member.link, member.app)

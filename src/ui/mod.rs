@@ -93,7 +93,13 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
         }
         Screen::Diff(view) => diff_view::render_diff(app, theme, frame, body, view),
         Screen::Problems { scroll } => diff_view::render_problems(app, theme, frame, body, *scroll),
-        Screen::Accept(view) => accept::render_accept(app, theme, frame, body, view),
+        Screen::Accept(view) => {
+            let shared = fleet
+                .as_ref()
+                .map(|parts| fleet::sharing_the_accept(parts, app, view))
+                .unwrap_or_default();
+            accept::render_accept(app, theme, frame, body, view, &shared)
+        }
         Screen::Revert(view) => revert::render_revert(theme, frame, body, view),
         Screen::Pick(picker) => picker::render_picker(app, theme, frame, body, picker),
         Screen::DriftList(view) => drift_list::render_drift_list(app, theme, frame, body, view),
