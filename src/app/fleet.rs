@@ -703,6 +703,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_in_one_burst_act_on_the_row_the_first_moved_to() {
+        let mut apps = vec![app("a", &["web", "api"]), app("b", &["web"])];
+        let mut fleet = Fleet::default();
+        keys(&mut fleet, &mut apps, "/web\n");
+        // `j` then `enter` before any frame: the detail is b's web.
+        let mut out = Vec::new();
+        for code in [KeyCode::Char('j'), KeyCode::Enter] {
+            let mut refs: Vec<&mut App> = apps.iter_mut().collect();
+            out.extend(handle_key(&mut fleet, &mut refs, KeyEvent::from(code)));
+        }
+        assert!(out.iter().all(|(i, _)| *i == 1), "{out:?}");
+        assert!(matches!(apps[1].screen, Screen::Detail { .. }));
+        assert!(matches!(apps[0].screen, Screen::Table));
+    }
+
+    #[test]
     fn c_compares_the_selected_rows_object_across_every_context_until_esc() {
         let mut apps = vec![app("eu", &["web", "api"]), app("us", &["web"])];
         let mut fleet = Fleet::default();
