@@ -72,6 +72,10 @@ pub struct CommonArgs {
     /// (`kdrift demo`'s own repository, set by the demo; a user's `--manifests` is taken as is).
     #[arg(skip)]
     pub manifests_is_checkout: bool,
+    /// The contexts checked or watched together, whose Argo CD Applications may deploy to one
+    /// another's clusters (set by the fleet's view and `check` over several contexts).
+    #[arg(skip)]
+    pub peers: Option<crate::cluster::hub::Peers>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -382,6 +386,15 @@ impl CommonArgs {
         Err(format!(
             "{what} acts on one context, and {asked} names several: pass --context once (run it once per context), or use `kdrift check` or `kdrift compare TYPE/NAME` across contexts"
         ))
+    }
+
+    /// These flags for `contexts` checked or watched together: each one's Argo CD Applications
+    /// may say what the others' clusters run ([`crate::cluster::hub`]).
+    pub fn with_peers(&self, contexts: &[String]) -> CommonArgs {
+        CommonArgs {
+            peers: Some(crate::cluster::hub::Peers::new(self.connection(), contexts)),
+            ..self.clone()
+        }
     }
 
     /// These flags for one of several contexts: `--context NAME` alone.

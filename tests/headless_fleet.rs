@@ -478,3 +478,124 @@ fn the_demo_fleet_serves_three_clusters_from_one_repository_and_the_incident_dri
     let run = fleet.kdrift(&["check", "-n", "payments", "--all-contexts"]);
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+/// Argo CD on one cluster (a hub) deploying to another: the hub's Application whose
+/// `destination.server` is the other context's API server says which folder describes that
+/// cluster, and in which namespace (its manifests name none) — in `check` over both contexts,
+/// as Argo CD applies it there. The hub's own section reads that folder as a plain one.
+#[test]
+fn a_hubs_application_for_another_context_maps_that_contexts_folder() {
+    let repo = Repo::demo();
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        kdrift::sim::scenario::DEMO_REPO_URL,
+    ]);
+    for entry in std::fs::read_dir(repo.path("payments")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("  namespace: payments\n", "")).unwrap();
+    }
+    let hub = Cluster::start_gitops(repo.root(), Duration::from_secs(600));
+    let spoke = Cluster::start();
+    // The spoke runs no Argo CD of its own. Its ledger was synced by the hub's (its tracking
+    // id), then scaled out of band.
+    spoke.ok(&["delete", "application", "shop", "-n", "argocd"]);
+    spoke.ok(&[
+        "annotate",
+        "deploy/ledger",
+        "-n",
+        "payments",
+        "argocd.argoproj.io/tracking-id=payments-eu:apps/Deployment:payments/ledger",
+    ]);
+    spoke.ok(&["scale", "deploy/ledger", "-n", "payments", "--replicas=7"]);
+    hub.apply(
+        "argocd",
+        &format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: payments-eu\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {}\n    path: payments\n  destination:\n    server: {}\n    namespace: payments\n  syncPolicy:\n    automated:\n      selfHeal: true\n",
+            kdrift::sim::scenario::DEMO_REPO_URL,
+            spoke.server.url()
+        ),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let config = kubeconfig(
+        home.path(),
+        &[("hub", hub.server.url()), ("spoke", spoke.server.url())],
+    );
+    let args = [
+        "check",
+        "-A",
+        "--context",
+        "hub",
+        "--context",
+        "spoke",
+        "-o",
+        "json",
+    ];
+    let run = kdrift_at(&config, home.path(), repo.root(), &args);
+    let fleet: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let status = |section: &Value, key: &str| {
+        section["report"]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"] == key)
+            .map(|o| o["status"].as_str().unwrap().to_owned())
+    };
+    let spoke_section = section(&fleet, "spoke");
+    assert_eq!(
+        status(spoke_section, "deployment/payments/ledger").as_deref(),
+        Some("drifted"),
+        "{spoke_section:#}\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        status(spoke_section, "deployment/payments/payments-api").as_deref(),
+        Some("in-sync"),
+    );
+    // Who will undo it: the hub's Application, read there.
+    let ledger = spoke_section["report"]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == "deployment/payments/ledger")
+        .unwrap();
+    let reconciler = &ledger["reconciler"];
+    assert_eq!(reconciler["name"], "payments-eu", "{ledger:#}");
+    assert_eq!(reconciler["namespace"], "argocd");
+    assert_eq!(reconciler["selfHeal"], true, "{ledger:#}");
+    assert_eq!(status(spoke_section, "deployment/default/ledger"), None);
+    let source = spoke_section["source"].as_str().unwrap();
+    assert!(
+        source.contains("argocd/payments-eu (context hub) → payments"),
+        "{source}"
+    );
+    let notes = spoke_section["report"]["notes"].to_string();
+    assert!(
+        notes.contains(
+            "manifests from Argo CD apps: argocd/payments-eu (context hub) → payments (directory)"
+        ),
+        "{notes}"
+    );
+    // On the hub, Argo CD deploys payments/ nowhere: a plain folder, in `default`.
+    let hub_section = section(&fleet, "hub");
+    assert_eq!(
+        status(hub_section, "deployment/default/ledger").as_deref(),
+        Some("missing"),
+        "{hub_section:#}"
+    );
+    assert!(
+        !hub_section["source"]
+            .as_str()
+            .unwrap()
+            .contains("payments-eu"),
+        "{hub_section:#}"
+    );
+    // The demo's Argo CD left the other cluster's Application alone.
+    assert!(
+        hub.get_json("application/payments-eu", "argocd")["status"]["sync"].is_null(),
+        "{}",
+        hub.get_json("application/payments-eu", "argocd")
+    );
+}

@@ -138,8 +138,22 @@ async fn read_application(
 
 /// Reads each owner once. The apps instance labels name are looked up in one metadata-only
 /// list of the Applications (many Helm releases set the label too: a GET each would be wasted,
-/// and whole Applications can be large), then each one found is read.
+/// and whole Applications can be large), then each one found is read. With `hubs` (the contexts
+/// watched with this one, and this cluster as Applications name it), an Application that is not
+/// on this cluster is looked for among theirs that deploy here ([`super::hub`]).
 pub async fn read_all(
+    client: &Client,
+    owners: impl IntoIterator<Item = Owner>,
+    hubs: Option<(&super::hub::Peers, crate::gitops::source::Here<'_>)>,
+) -> BTreeMap<Owner, Reconciler> {
+    let mut out = read_here(client, owners).await;
+    if let Some((peers, here)) = hubs {
+        super::hub::find_missing_apps(peers, &here, &mut out).await;
+    }
+    out
+}
+
+async fn read_here(
     client: &Client,
     owners: impl IntoIterator<Item = Owner>,
 ) -> BTreeMap<Owner, Reconciler> {
@@ -334,12 +348,15 @@ pub struct FromApps {
 }
 
 /// The manifests the Argo CD Applications and Flux Kustomizations of the cluster at
-/// `cluster_url` deploy from the git checkout holding `dir` (see [`crate::gitops::source`]).
-/// Nothing when `dir` is not in a checkout with a remote, or nothing deploys here from it; a
-/// note when either kind could not be listed. A folder both map is read as the Application's.
+/// `cluster_url` (context `context`) deploy from the git checkout holding `dir` (see
+/// [`crate::gitops::source`]); with `peers`, also the Applications of the other contexts
+/// watched with it whose Argo CD deploys to this cluster (a hub). Nothing when `dir` is not in
+/// a checkout with a remote, or nothing deploys here from it; a note when either kind could
+/// not be listed. A folder both map is read as the Application's.
 pub async fn manifests_from_apps(
     client: &Client,
-    cluster_url: &str,
+    here: &crate::gitops::source::Here<'_>,
+    peers: Option<&super::hub::Peers>,
     dir: &std::path::Path,
 ) -> FromApps {
     let start = dir.to_path_buf();
@@ -356,22 +373,54 @@ pub async fn manifests_from_apps(
         return FromApps::default();
     };
     let mut notes = Vec::new();
-    let mut mapping = match list_applications(client).await {
-        Ok(apps) => crate::gitops::source::map_checkout(
-            &top,
-            &remotes,
-            branch.as_deref(),
-            &apps,
-            cluster_url,
+    let (own, others) = match peers {
+        Some(peers) => (
+            peers.own(here.context, client).await,
+            peers.others(here.context).await,
         ),
+        None => (super::hub::listing(client.clone()).await, Vec::new()),
+    };
+    let mut listings = Vec::new();
+    match &own.apps {
+        Ok(apps) => listings.push(crate::gitops::source::Listed {
+            hub: None,
+            apps,
+            clusters: &own.clusters,
+        }),
         Err(reason) => {
             tracing::info!(%reason, "Argo CD Applications not listed");
             notes.push(format!(
                 "Argo CD Applications could not be listed ({reason}): their folders are not mapped"
             ));
-            crate::gitops::source::Mapping::default()
         }
-    };
+    }
+    for (context, listing) in &others {
+        match &listing.apps {
+            Ok(apps) => listings.push(crate::gitops::source::Listed {
+                hub: Some(context),
+                apps,
+                clusters: &listing.clusters,
+            }),
+            Err(reason) => notes.push(format!(
+                "the Argo CD Applications of context {context} could not be read ({reason}): those there that deploy to {} are not mapped",
+                here.context
+            )),
+        }
+    }
+    let every = std::iter::once((here.context, &own)).chain(
+        others
+            .iter()
+            .map(|(context, listing)| (context.as_str(), listing)),
+    );
+    for (context, listing) in every {
+        if let Some(reason) = &listing.clusters_unread {
+            notes.push(format!(
+                "Argo CD's clusters on context {context} could not be read ({reason}): a destination given by name is taken as the kubeconfig context of that name"
+            ));
+        }
+    }
+    let mut mapping =
+        crate::gitops::source::map_listings(&top, &remotes, branch.as_deref(), &listings, here);
     match list_flux(client).await {
         Ok(flux) => {
             let charts = crate::gitops::source::map_flux_helm(

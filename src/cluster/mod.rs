@@ -25,6 +25,7 @@ pub mod facts;
 pub mod fallback;
 pub mod gitops;
 pub mod helm;
+pub mod hub;
 pub mod kinds;
 pub mod live;
 pub mod logs;

@@ -240,7 +240,12 @@ async fn read_reconcilers(ctx: &Context, report: &mut crate::drift::report::Drif
     if owners.is_empty() {
         return;
     }
-    let read = crate::cluster::gitops::read_all(&ctx.conn.client, owners).await;
+    let here = crate::gitops::source::Here {
+        cluster_url: &ctx.conn.cluster_url,
+        context: &ctx.conn.context,
+    };
+    let hubs = ctx.peers.as_ref().map(|peers| (peers, here));
+    let read = crate::cluster::gitops::read_all(&ctx.conn.client, owners, hubs).await;
     for object in report.objects.iter_mut().filter(|o| drifted(o)) {
         object.reconcilers = object
             .owners

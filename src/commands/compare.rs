@@ -44,6 +44,7 @@ pub fn run(common: &CommonArgs, args: &CompareArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    let common = common.with_peers(&names);
     block_on(async {
         let tasks: Vec<_> = names
             .into_iter()

@@ -54,6 +54,8 @@ pub struct Context {
     pub schemas: Schemas,
     /// Where the schemas did not come from the cluster, one line each (said once on stderr).
     pub schema_notices: Vec<String>,
+    /// The contexts checked with this one (their Argo CD may deploy here).
+    pub peers: Option<crate::cluster::hub::Peers>,
 }
 
 impl Context {
@@ -152,7 +154,13 @@ pub async fn choose_manifests(
     if common.overlay.is_some() || (common.manifests.is_some() && !common.manifests_is_checkout) {
         return (root, selection);
     }
-    let from = crate::cluster::gitops::manifests_from_apps(client, cluster_url, &root).await;
+    let here = crate::gitops::source::Here {
+        cluster_url,
+        context,
+    };
+    let from =
+        crate::cluster::gitops::manifests_from_apps(client, &here, common.peers.as_ref(), &root)
+            .await;
     selection.notes = from.notes;
     selection.charts = from.charts;
     match from.mapped {
@@ -206,6 +214,7 @@ pub async fn open_for(
         kinds,
         schemas: loaded.schemas,
         schema_notices: loaded.notices,
+        peers: common.peers.clone(),
     })
 }
 

@@ -85,6 +85,7 @@ pub fn check(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
                 return EXIT_ERROR;
             }
         };
+        let common = common.with_peers(&names);
         let tasks: Vec<(String, tokio::task::JoinHandle<_>)> = names
             .into_iter()
             .map(|name| {

@@ -54,19 +54,73 @@ pub fn repo_key(url: &str) -> Option<String> {
     Some(format!("{host}/{path}").to_ascii_lowercase())
 }
 
-/// Whether an Application's destination is the cluster kdrift watches: the in-cluster address
-/// or name Argo CD uses for its own cluster, or the same server URL.
-fn deploys_here(destination: &Value, cluster_url: &str) -> bool {
+/// The cluster kdrift watches, as an Application names its destination.
+#[derive(Debug, Clone, Copy)]
+pub struct Here<'a> {
+    /// The API server's URL in the kubeconfig.
+    pub cluster_url: &'a str,
+    /// The kubeconfig context: `argocd cluster add CONTEXT` names the cluster after it.
+    pub context: &'a str,
+}
+
+/// Applications as listed on one context.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed<'a> {
+    /// The context they were listed on when it is another than [`Here`]'s: an Argo CD there
+    /// (a hub) deploying to the cluster kdrift watches.
+    pub hub: Option<&'a str>,
+    pub apps: &'a [Value],
+    /// The clusters that Argo CD knows, name → server URL (its cluster secrets), for a
+    /// destination given by `name`.
+    pub clusters: &'a std::collections::BTreeMap<String, String>,
+}
+
+/// Argo CD's name and address for the cluster it runs in.
+const IN_CLUSTER_URL: &str = "https://kubernetes.default.svc";
+const IN_CLUSTER_NAME: &str = "in-cluster";
+
+fn same_url(a: &str, b: &str) -> bool {
+    let trim = |s: &str| s.trim_end_matches('/').to_ascii_lowercase();
+    !b.is_empty() && trim(a) == trim(b)
+}
+
+/// Whether an Application's destination (listed as `listed` says) is the cluster kdrift
+/// watches: on that cluster's own Argo CD, the in-cluster address or name, or the same server
+/// URL; on a hub's, the same server URL, or a name that Argo CD's clusters give that URL (a
+/// name Argo CD does not list is taken as `argocd cluster add`'s default, the context's name).
+fn deploys_here(destination: &Value, here: &Here, listed: &Listed) -> bool {
     let server = destination.get("server").and_then(Value::as_str);
     let name = destination.get("name").and_then(Value::as_str);
-    let trim = |s: &str| s.trim_end_matches('/').to_ascii_lowercase();
-    match (server, name) {
-        (Some(server), _) => {
-            trim(server) == "https://kubernetes.default.svc" || trim(server) == trim(cluster_url)
+    match (server, name, listed.hub) {
+        (Some(server), _, None) => {
+            same_url(server, IN_CLUSTER_URL) || same_url(server, here.cluster_url)
         }
-        (None, Some(name)) => name == "in-cluster",
-        (None, None) => false,
+        (Some(server), _, Some(_)) => {
+            !same_url(server, IN_CLUSTER_URL) && same_url(server, here.cluster_url)
+        }
+        (None, Some(name), hub) => match listed.clusters.get(name) {
+            Some(server) => deploys_here(&serde_json::json!({ "server": server }), here, listed),
+            None if hub.is_none() => name == IN_CLUSTER_NAME,
+            None => name != IN_CLUSTER_NAME && name == here.context,
+        },
+        (None, None, _) => false,
     }
+}
+
+/// Whether Application `app` (listed as `listed` says) deploys to the cluster kdrift watches.
+pub fn deploys_to(app: &Value, here: &Here, listed: &Listed) -> bool {
+    let destination = app.pointer("/spec/destination").unwrap_or(&Value::Null);
+    deploys_here(destination, here, listed)
+}
+
+/// Whether some of `apps` name their destination by a name other than Argo CD's own cluster's
+/// (then Argo CD's cluster list says which server that is).
+pub fn names_clusters(apps: &[Value]) -> bool {
+    apps.iter().any(|app| {
+        app.pointer("/spec/destination/name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| !name.is_empty() && name != IN_CLUSTER_NAME)
+    })
 }
 
 /// A relative `path` inside the checkout, or `None` when it would leave it.
@@ -128,30 +182,69 @@ pub fn map_checkout(
     apps: &[Value],
     cluster_url: &str,
 ) -> Mapping {
+    let clusters = std::collections::BTreeMap::new();
+    let own = Listed {
+        hub: None,
+        apps,
+        clusters: &clusters,
+    };
+    let here = Here {
+        cluster_url,
+        context: "",
+    };
+    map_listings(top, remotes, branch, &[own], &here)
+}
+
+/// [`map_checkout`] over the Applications of several contexts: the watched cluster's own and
+/// those of other contexts (hubs) whose Argo CD deploys to it. A hub's Application is named
+/// with its context in the notes (`argocd/shop-eu (context hub)`).
+pub fn map_listings(
+    top: &Path,
+    remotes: &[(String, String)],
+    branch: Option<&str>,
+    listings: &[Listed],
+    here: &Here,
+) -> Mapping {
     let keys = remote_keys(remotes);
     let mut mapping = Mapping::default();
-    for app in by_name(apps) {
-        let spec = app.get("spec").unwrap_or(&Value::Null);
-        if !deploys_here(spec.get("destination").unwrap_or(&Value::Null), cluster_url) {
-            continue;
-        }
-        let name = name_of(app);
-        let sources: Vec<&Value> = match spec.get("sources").and_then(Value::as_array) {
-            Some(list) => list.iter().collect(),
-            None => spec.get("source").into_iter().collect(),
-        };
-        let namespace = spec
-            .pointer("/destination/namespace")
-            .and_then(Value::as_str)
-            .filter(|ns| !ns.is_empty())
-            .map(str::to_owned);
-        for source in sources {
-            let text = |key: &str| source.get(key).and_then(Value::as_str);
-            let Some(url) = text("repoURL") else { continue };
-            if !repo_key(url).is_some_and(|k| keys.contains(&k)) {
+    for listed in listings {
+        for app in by_name(listed.apps) {
+            let spec = app.get("spec").unwrap_or(&Value::Null);
+            if !deploys_here(
+                spec.get("destination").unwrap_or(&Value::Null),
+                here,
+                listed,
+            ) {
                 continue;
             }
-            map_source(top, branch, &name, source, namespace.clone(), &mut mapping);
+            let name = match listed.hub {
+                Some(hub) => format!("{} (context {hub})", name_of(app)),
+                None => name_of(app),
+            };
+            let sources: Vec<&Value> = match spec.get("sources").and_then(Value::as_array) {
+                Some(list) => list.iter().collect(),
+                None => spec.get("source").into_iter().collect(),
+            };
+            let namespace = spec
+                .pointer("/destination/namespace")
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .map(str::to_owned);
+            for source in sources {
+                let text = |key: &str| source.get(key).and_then(Value::as_str);
+                let Some(url) = text("repoURL") else { continue };
+                if !repo_key(url).is_some_and(|k| keys.contains(&k)) {
+                    continue;
+                }
+                let app = AppName {
+                    shown: &name,
+                    release: app
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                };
+                map_source(top, branch, app, source, namespace.clone(), &mut mapping);
+            }
         }
     }
     say_folders(top, "Argo CD apps", "Argo CD", &mut mapping);
@@ -465,15 +558,24 @@ fn add_folder(mapping: &mut Mapping, folder: AppFolder, owners: &str, path: &str
     mapping.folders.push(folder);
 }
 
-/// One source of Application `name` whose repository is the checkout's.
+/// An Application as the notes name it (`argocd/shop`, with the hub's context when listed on
+/// another) and the release name a chart of it takes unless it sets one (its `metadata.name`).
+#[derive(Clone, Copy)]
+struct AppName<'a> {
+    shown: &'a str,
+    release: &'a str,
+}
+
+/// One source of Application `app` whose repository is the checkout's.
 fn map_source(
     top: &Path,
     branch: Option<&str>,
-    name: &str,
+    app: AppName,
     source: &Value,
     namespace: Option<String>,
     mapping: &mut Mapping,
 ) {
+    let name = app.shown;
     let text = |key: &str| source.get(key).and_then(Value::as_str);
     if let Some(chart) = text("chart") {
         mapping.notes.push(format!(
@@ -505,7 +607,7 @@ fn map_source(
         return;
     }
     if source.get("helm").is_some() || dir.join("Chart.yaml").is_file() {
-        match argo_chart(name, &dir, source, namespace) {
+        match argo_chart(app, &dir, source, namespace) {
             Ok(chart) => {
                 mapping.notes.push(format!(
                     "Argo CD app {name}: \"{path}\" is a Helm chart, rendered with helm template as Argo CD renders it (release {}, {} values file(s){})",
@@ -555,11 +657,11 @@ fn map_source(
     add_folder(mapping, folder, "Argo CD apps", path);
 }
 
-/// The chart at `dir` as Application `name`'s `helm` source renders it: `releaseName` (else the
+/// The chart at `dir` as Application `app`'s `helm` source renders it: `releaseName` (else the
 /// app's name), the destination namespace, `valueFiles` (relative to the chart's folder, as
 /// Argo CD reads them), `valuesObject` or `values` (inline), and `parameters` (as `--set`).
 fn argo_chart(
-    name: &str,
+    app: AppName,
     dir: &Path,
     source: &Value,
     namespace: Option<String>,
@@ -617,16 +719,14 @@ fn argo_chart(
         dir: dir.to_path_buf(),
         name: chart,
         version,
-        release: text("releaseName")
-            .unwrap_or(name.rsplit('/').next().unwrap_or(name))
-            .to_owned(),
+        release: text("releaseName").unwrap_or(app.release).to_owned(),
         namespace: namespace.unwrap_or_else(|| "default".to_owned()),
         values_files,
         inline_values,
         set,
         kube_version: None,
         source: crate::helm::chart::ValuesSource::ArgoApp {
-            app: name.to_owned(),
+            app: app.shown.to_owned(),
         },
     })
 }

@@ -1,4 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use std::collections::BTreeMap;
+
 use serde_json::json;
 
 use super::*;
@@ -446,4 +448,128 @@ fn flux_helm_releases_of_the_checkout_map_their_charts_and_say_so() {
     for quiet in ["foreign", "repo", "remote"] {
         assert!(!notes.contains(&format!("/{quiet}")), "{notes}");
     }
+}
+
+/// Argo CD on one cluster (a hub) deploying to the others: the hub's Applications whose
+/// destination is the watched cluster (its URL, or a name Argo CD's clusters give that URL, or
+/// the context's name when Argo CD lists no such cluster) map their folders, named with the
+/// hub's context; the hub's own (in-cluster) ones and those of a third cluster do not.
+#[test]
+fn a_hubs_applications_that_deploy_here_map_their_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = tmp.path();
+    for dir in [
+        "clusters/eu",
+        "clusters/us",
+        "clusters/hub",
+        "clusters/named",
+        "chart",
+    ] {
+        std::fs::create_dir_all(top.join(dir)).unwrap();
+    }
+    std::fs::write(top.join("chart/Chart.yaml"), "name: c\n").unwrap();
+    let remotes = vec![("origin".to_owned(), "https://git.example/fleet".to_owned())];
+    let url = "https://git.example/fleet.git";
+    let source = |path: &str| json!({"repoURL": url, "path": path});
+    let hub_apps = vec![
+        app(
+            "shop-eu",
+            source("clusters/eu"),
+            json!({"server": "https://eu.example:6443/", "namespace": "shop"}),
+        ),
+        app(
+            "shop-us",
+            source("clusters/us"),
+            json!({"server": "https://us.example:6443"}),
+        ),
+        app("argo-itself", source("clusters/hub"), here("argocd")),
+        app(
+            "by-name",
+            source("clusters/named"),
+            json!({"name": "europe", "namespace": "named"}),
+        ),
+        app(
+            "chart-eu",
+            source("chart"),
+            json!({"name": "prod-eu", "namespace": "c"}),
+        ),
+    ];
+    let clusters: BTreeMap<String, String> =
+        [("europe".to_owned(), "https://EU.example:6443".to_owned())].into();
+    let own_apps = vec![app("local", source("clusters/us"), here("local"))];
+    let none = BTreeMap::new();
+    let listings = [
+        Listed {
+            hub: None,
+            apps: &own_apps[..0],
+            clusters: &none,
+        },
+        Listed {
+            hub: Some("hub"),
+            apps: &hub_apps,
+            clusters: &clusters,
+        },
+    ];
+    let here = Here {
+        cluster_url: "https://eu.example:6443",
+        context: "prod-eu",
+    };
+    let mapping = map_listings(top, &remotes, None, &listings, &here);
+    let folders: Vec<(&str, String, Option<&str>)> = mapping
+        .folders
+        .iter()
+        .map(|f| (f.app.as_str(), shown(top, &f.dir), f.namespace.as_deref()))
+        .collect();
+    assert_eq!(
+        folders,
+        [
+            (
+                "argocd/by-name (context hub)",
+                "clusters/named".to_owned(),
+                Some("named")
+            ),
+            (
+                "argocd/shop-eu (context hub)",
+                "clusters/eu".to_owned(),
+                Some("shop")
+            ),
+        ]
+    );
+    // Named after the context (`argocd cluster add prod-eu`), a chart keeps the app's own name
+    // as its release.
+    assert_eq!(mapping.charts.len(), 1);
+    assert_eq!(mapping.charts[0].release, "chart-eu");
+    let notes = mapping.notes.join("\n");
+    assert!(
+        notes.starts_with("manifests from Argo CD apps: argocd/by-name (context hub) → clusters/named (directory), argocd/shop-eu (context hub) → clusters/eu (directory)"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("shop-us") && !notes.contains("argo-itself"),
+        "{notes}"
+    );
+
+    // The hub's own view: its in-cluster Application only.
+    let hub_own = [Listed {
+        hub: None,
+        apps: &hub_apps,
+        clusters: &clusters,
+    }];
+    let hub_here = Here {
+        cluster_url: "https://hub.example:6443",
+        context: "hub",
+    };
+    let mapping = map_listings(top, &remotes, None, &hub_own, &hub_here);
+    let apps: Vec<&str> = mapping.folders.iter().map(|f| f.app.as_str()).collect();
+    assert_eq!(apps, ["argocd/argo-itself"]);
+    // Another cluster's own in-cluster Application says nothing of this one.
+    let other_own = [Listed {
+        hub: Some("us"),
+        apps: &own_apps,
+        clusters: &none,
+    }];
+    assert_eq!(
+        map_listings(top, &remotes, None, &other_own, &here),
+        Mapping::default()
+    );
 }

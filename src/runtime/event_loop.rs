@@ -373,8 +373,15 @@ impl Loop {
                 Command::ReadReconcilers(owners) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     let epoch = self.app.epoch;
+                    let peers = self.common.peers.clone();
+                    let (url, context) = (self.conn.cluster_url.clone(), self.conn.context.clone());
                     tokio::spawn(async move {
-                        let read = crate::cluster::gitops::read_all(&client, owners).await;
+                        let here = crate::gitops::source::Here {
+                            cluster_url: &url,
+                            context: &context,
+                        };
+                        let hubs = peers.as_ref().map(|peers| (peers, here));
+                        let read = crate::cluster::gitops::read_all(&client, owners, hubs).await;
                         let _ = tx.send(Event::App(Message::Reconcilers { epoch, read }));
                     });
                 }

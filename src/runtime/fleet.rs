@@ -104,7 +104,7 @@ impl FleetSession {
             }
         });
         let mut session = FleetSession {
-            common: common.clone(),
+            common: common.with_peers(contexts),
             watched: Vec::new(),
             fleet: Fleet::default(),
             tx,
@@ -155,6 +155,9 @@ impl FleetSession {
                 }
             }
         });
+        if let Some(peers) = &fleet.common.peers {
+            peers.add(&state.app.context);
+        }
         let mut state = state;
         // A context added watches what the view shows now (after `:ns`), not what `-n` said.
         fleet.scope = Some(state.app.scope.clone());
@@ -264,6 +267,9 @@ impl FleetSession {
         }
         let id = self.next_id;
         self.next_id += 1;
+        if let Some(peers) = &self.common.peers {
+            peers.add(name);
+        }
         let mut common = self.common.for_context(name);
         if let Some(scope) = &self.scope {
             common = scoped(&common, scope);

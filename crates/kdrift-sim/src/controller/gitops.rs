@@ -104,8 +104,21 @@ pub struct AppSpec {
 }
 
 impl AppSpec {
+    /// What the controller acts on, `None` when the Application is unreadable or deploys to
+    /// another cluster: the demo's Argo CD reaches only the cluster it runs in (an Application of
+    /// a hub for another cluster is that cluster's, and left alone here, status and all).
     pub fn of(app: &Value) -> Option<AppSpec> {
         let spec = app.get("spec")?;
+        let server = str_at(spec, &["destination", "server"]);
+        let cluster = str_at(spec, &["destination", "name"]);
+        let here = match (server, cluster) {
+            (Some(server), _) => server.trim_end_matches('/') == "https://kubernetes.default.svc",
+            (None, Some(name)) => name == "in-cluster",
+            (None, None) => true,
+        };
+        if !here {
+            return None;
+        }
         let automated = at(spec, &["syncPolicy", "automated"]).filter(|a| a.is_object());
         let flag = |key: &str| {
             automated

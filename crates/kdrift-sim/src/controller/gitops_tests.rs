@@ -70,6 +70,21 @@ fn app_spec_reads_the_sync_policy() {
 }
 
 #[test]
+fn an_app_for_another_cluster_is_left_alone() {
+    let mut named = shop_app();
+    named["spec"]["destination"] = json!({"name": "in-cluster", "namespace": "shop"});
+    assert!(AppSpec::of(&named).is_some());
+    for destination in [
+        json!({"server": "https://prod-eu.example:6443", "namespace": "shop"}),
+        json!({"name": "prod-eu", "namespace": "shop"}),
+    ] {
+        let mut app = shop_app();
+        app["spec"]["destination"] = destination.clone();
+        assert_eq!(AppSpec::of(&app), None, "{destination}");
+    }
+}
+
+#[test]
 fn folders_hold_their_files_argo_directly_flux_recursively() {
     assert_eq!(folder("./platform"), "platform");
     assert_eq!(folder("shop/"), "shop");
