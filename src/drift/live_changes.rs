@@ -42,6 +42,9 @@ pub struct Version<'a> {
     /// `metadata.managedFields` as the event has it, read in full only for the lines of an
     /// object first listed with a manifest.
     managed_fields: Option<&'a RawValue>,
+    /// The last client-side apply's annotation, which the body leaves out but a drift compare
+    /// reads ([`Version::drift_inputs`]).
+    last_applied: Option<&'a RawValue>,
 }
 
 /// One `managedFields` entry as an event has it: its identity and time read, its fields left
@@ -60,6 +63,14 @@ struct EntryText<'a> {
 impl EntryText<'_> {
     fn who(&self) -> String {
         super::changes::who(&self.manager, self.subresource.as_deref(), self.operation)
+    }
+
+    /// Whether it owns nothing but `status` (or nothing): a drift compare leaves such an entry
+    /// out (`drift::live::entry_of`). Its fields' top level is scanned, not read.
+    fn status_only(&self) -> bool {
+        self.fields.is_some_and(|fields| {
+            members(fields.get()).is_ok_and(|m| m.iter().all(|(name, _)| name == "f:status"))
+        })
     }
 
     /// Whether its fields' text may name one of `elements` (false only when it names none:
@@ -240,6 +251,7 @@ impl<'a> Version<'a> {
         let meta_place = top.child("metadata");
         let annotations_place = meta_place.child("annotations");
         let mut managed_fields = None;
+        let mut last_applied = None;
         let mut body = String::with_capacity(text.len() / 2);
         body.push('{');
         let mut first = true;
@@ -277,6 +289,8 @@ impl<'a> Version<'a> {
                     if !never_drift(annotations_place, &name) {
                         member(&mut body, &mut first, &name);
                         body.push_str(value.get());
+                    } else if name == super::live::LAST_APPLIED {
+                        last_applied = Some(value);
                     }
                 }
                 body.push('}');
@@ -292,7 +306,25 @@ impl<'a> Version<'a> {
             body,
             stamps,
             managed_fields,
+            last_applied,
         })
+    }
+
+    /// A hash of all a drift compare of this version reads: the body, the last client-side
+    /// apply's annotation, and each `managedFields` entry that owns more than `status`, with
+    /// its place in the list. Two versions of an object with the same hash have the same drift
+    /// against an unchanged manifest: a write to `status` alone, or one whose only trace beside
+    /// the body is a status entry's time, needs no compare.
+    pub fn drift_inputs(&self) -> u64 {
+        let mut hash = std::hash::DefaultHasher::new();
+        self.body.hash(&mut hash);
+        self.last_applied.map(RawValue::get).hash(&mut hash);
+        for (place, entry) in self.stamps.iter().enumerate() {
+            if !entry.status_only() {
+                (place, entry.stamp).hash(&mut hash);
+            }
+        }
+        hash.finish()
     }
 
     /// The entries as a line at start names them, their fields unread.
