@@ -174,6 +174,7 @@ impl App {
             && let Some(kept) = self.kept_drift(key, inputs)
             && (!timeline || self.changes.restamp(&object, version))
         {
+            self.drift_inputs.kept += 1;
             return kept;
         }
         // The cluster's schemas once mapped, the built-in ones until then.
@@ -223,6 +224,12 @@ impl App {
             }
             (None, Ok(_)) => alone(DriftSummary::NotComputed),
         }
+    }
+
+    /// Watch events of workloads whose drift answer was kept without reading the object
+    /// (nothing a compare reads changed), since the app began.
+    pub fn drift_kept(&self) -> u64 {
+        self.drift_inputs.kept
     }
 
     /// The drift answer `key` has, when its last compare read `inputs` too and its row is

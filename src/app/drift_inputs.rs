@@ -12,6 +12,8 @@ use crate::cluster::rows::ObjectKey;
 pub struct KeptInputs {
     /// Each compared workload's inputs hash, against the manifests and schemas of now.
     seen: HashMap<ObjectKey, u64>,
+    /// Watch events whose drift was kept without a compare (for the tests and benches).
+    pub kept: u64,
 }
 
 impl KeptInputs {

@@ -311,18 +311,18 @@ impl<'a> Version<'a> {
     }
 
     /// A hash of all a drift compare of this version reads: the body, the last client-side
-    /// apply's annotation, and each `managedFields` entry that owns more than `status`, with
-    /// its place in the list. Two versions of an object with the same hash have the same drift
+    /// apply's annotation, and each `managedFields` entry that owns more than `status`, in
+    /// their order. Two versions of an object with the same hash have the same drift
     /// against an unchanged manifest: a write to `status` alone, or one whose only trace beside
     /// the body is a status entry's time, needs no compare.
     pub fn drift_inputs(&self) -> u64 {
         let mut hash = std::hash::DefaultHasher::new();
         self.body.hash(&mut hash);
         self.last_applied.map(RawValue::get).hash(&mut hash);
-        for (place, entry) in self.stamps.iter().enumerate() {
-            if !entry.status_only() {
-                (place, entry.stamp).hash(&mut hash);
-            }
+        // In their order (which entry a compare finds first may depend on it); a status
+        // entry moved among them changes nothing.
+        for entry in self.stamps.iter().filter(|e| !e.status_only()) {
+            entry.stamp.hash(&mut hash);
         }
         hash.finish()
     }
@@ -642,6 +642,64 @@ mod tests {
     /// The version of `object`'s text (leaked: a test's versions borrow it until the end).
     fn version(object: &Value) -> Result<Version<'static>, String> {
         Version::of_text(Box::leak(object.to_string().into_boxed_str()))
+    }
+
+    #[test]
+    fn drift_inputs_move_with_all_a_compare_reads_and_not_with_status() {
+        let entry = |manager: &str, sub: Option<&str>, time: &str, fields: Value| {
+            json!({"manager": manager, "operation": "Update", "subresource": sub,
+                "time": time, "fieldsV1": fields})
+        };
+        let status = |time| {
+            entry(
+                "kube-controller-manager",
+                Some("status"),
+                time,
+                json!({"f:status": {"f:readyReplicas": {}}}),
+            )
+        };
+        let set = entry(
+            "kubectl-set",
+            None,
+            "2026-11-22T02:00:00Z",
+            json!({"f:spec": {"f:replicas": {}}}),
+        );
+        let before = deployment("web:1", 3, json!([set, status("2026-11-22T02:01:00Z")]));
+        let inputs = |object: &Value| version(object).unwrap().drift_inputs();
+        let base = inputs(&before);
+
+        // Status, a status entry's time, the resourceVersion: nothing a compare reads.
+        let mut later = deployment("web:1", 3, json!([set, status("2026-11-22T02:09:00Z")]));
+        later["status"] = json!({"readyReplicas": 3});
+        later["metadata"]["resourceVersion"] = json!("8");
+        assert_eq!(inputs(&later), base);
+
+        // A field of the body; an entry that owns more than status moving; the last
+        // client-side apply's annotation (left out of the body, read by the compare).
+        let field = deployment("web:2", 3, json!([set, status("2026-11-22T02:01:00Z")]));
+        assert_ne!(inputs(&field), base);
+        let moved = entry(
+            "kubectl-set",
+            None,
+            "2026-11-22T02:05:00Z",
+            json!({"f:spec": {"f:replicas": {}}}),
+        );
+        assert_ne!(
+            inputs(&deployment(
+                "web:1",
+                3,
+                json!([moved, status("2026-11-22T02:01:00Z")])
+            )),
+            base
+        );
+        let mut annotated = before.clone();
+        annotated["metadata"]["annotations"] = json!({
+            "kubectl.kubernetes.io/last-applied-configuration": "{\"spec\":{}}"});
+        assert_eq!(
+            version(&annotated).unwrap().body,
+            version(&before).unwrap().body
+        );
+        assert_ne!(inputs(&annotated), base);
     }
 
     #[test]
