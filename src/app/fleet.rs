@@ -658,8 +658,8 @@ fn navigation(key: KeyEvent, page: isize) -> Option<isize> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::app::ContextChange;
     use crate::app::test_keys::press;
+    use crate::app::{ContextChange, DriftSummary};
     use crate::cluster::client::NamespaceScope;
     use crate::cluster::rows::WorkloadRow;
     use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
@@ -707,6 +707,36 @@ mod tests {
         );
         app.prepare_frame();
         app
+    }
+
+    #[test]
+    fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
+        let (mut a, mut b) = (app("a", &["web", "cart"]), app("b", &["web"]));
+        a.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(2));
+        b.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Missing);
+        let mut fleet = Fleet::default();
+        fleet.refresh(&[&a, &b]);
+        assert_eq!(fleet.drifted(), 2);
+        // A change in one context (its app marked changed, as `update` does) is counted.
+        a.dirty = false;
+        b.dirty = true;
+        b.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::InSync);
+        fleet.refresh(&[&a, &b]);
+        assert_eq!(fleet.drifted(), 1);
+        // Another context at b's place, and one fewer: counted afresh.
+        let mut c = app("c", &["web"]);
+        c.dirty = false;
+        c.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(1));
+        c.drift
+            .insert(ObjectKey::new("shop", "cart"), DriftSummary::Fields(1));
+        fleet.refresh(&[&a, &c]);
+        assert_eq!(fleet.drifted(), 3);
+        fleet.refresh(&[&a]);
+        assert_eq!(fleet.drifted(), 1);
     }
 
     fn shown(apps: &[&App]) -> Vec<String> {
