@@ -25,6 +25,9 @@ use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use ui_fixture::drifted::hotfix;
+
+mod ui_fixture;
 
 const DEPLOYMENT: ResourceType = ResourceType::DEPLOYMENT;
 const NOW: &str = "2026-11-22T02:12:00Z";
@@ -518,22 +521,6 @@ fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
     assert!(!text.contains(":problems 1"), "{text}");
 }
 
-/// `object` after a write of `manager` at `time` (through `subresource`, if any) that merges
-/// `patch` into it.
-fn written(
-    old: &Value,
-    patch: Value,
-    manager: &str,
-    subresource: Option<&str>,
-    time: &str,
-) -> Value {
-    let mut new = strategic_merge_patch(DEPLOYMENT, old, &patch).unwrap();
-    let version = old["metadata"]["resourceVersion"].as_str().unwrap();
-    new["metadata"]["resourceVersion"] = json!(format!("{version}1"));
-    record_update(DEPLOYMENT, Some(old), &mut new, manager, subresource, time);
-    new
-}
-
 fn drift_and_writer(app: &App, name: &str) -> (Option<DriftSummary>, Option<String>) {
     (
         app.drift.get(&key(name)).cloned(),
@@ -557,7 +544,7 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
 
     // The deployment controller writes status: nothing a compare reads moved.
     let status = json!({"status": {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3}});
-    let web = written(
+    let web = hotfix(
         &web,
         status,
         "kube-controller-manager",
@@ -570,7 +557,7 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
 
     // A label the manifest does not set, written out of band, is drift (added live): compared.
     let label = json!({"metadata": {"labels": {"team": "pay"}}});
-    let web = written(&web, label, "kubectl-label", None, "2026-11-22T02:06:00Z");
+    let web = hotfix(&web, label, "kubectl-label", None, "2026-11-22T02:06:00Z");
     watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
     let two = (
         Some(DriftSummary::Fields(2)),
@@ -581,7 +568,7 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
 
     // A field the manifest sets: compared.
     let scale = json!({"spec": {"replicas": 5}});
-    let web = written(&web, scale, "kubectl-edit", None, "2026-11-22T02:07:00Z");
+    let web = hotfix(&web, scale, "kubectl-edit", None, "2026-11-22T02:07:00Z");
     watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
     let three = (
         Some(DriftSummary::Fields(3)),
@@ -593,7 +580,7 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
     // Status again (the sim, as a server, moves the status entry to the end of the list):
     // kept, and the drift is still the one just compared.
     let status = json!({"status": {"observedGeneration": 2, "replicas": 5}});
-    let web = written(
+    let web = hotfix(
         &web,
         status,
         "kube-controller-manager",
@@ -607,7 +594,7 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
     // The manifests change (here: load again): the next status write is compared with them.
     update(&mut app, Message::Manifests(index(dir.path())));
     let status = json!({"status": {"observedGeneration": 2, "replicas": 5, "readyReplicas": 5}});
-    let web = written(
+    let web = hotfix(
         &web,
         status,
         "kube-controller-manager",
