@@ -16,7 +16,8 @@
 //!
 //! Run: `cargo bench --bench fleet` (`-- --quick`: 3 clusters of 300, shorter phases;
 //! `-- --clusters N --workloads W`; `-- --timeline`: when each context reached each step of
-//! its start, and kdrift's log on stderr).
+//! its start, and kdrift's log on stderr; `-- --frame-interval MS`: the loop's shortest time
+//! between two frames under churn, 16 ms unless given).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -416,6 +417,9 @@ fn main() {
         }
         let start = Instant::now();
         let mut session = kdrift::runtime::fleet::FleetSession::start(&common, &names, names.clone());
+        let interval = arg("--frame-interval", 16);
+        session.set_frame_interval(Duration::from_millis(interval as u64));
+        println!("   frame interval under churn {interval} ms");
         let tx = session.sender();
         let mut probe = Probe {
             start,

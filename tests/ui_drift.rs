@@ -25,6 +25,9 @@ use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
+use ui_fixture::drifted::hotfix;
+
+mod ui_fixture;
 
 const DEPLOYMENT: ResourceType = ResourceType::DEPLOYMENT;
 const NOW: &str = "2026-11-22T02:12:00Z";
@@ -516,4 +519,93 @@ fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
     );
     // The status bar does not call the chart a problem.
     assert!(!text.contains(":problems 1"), "{text}");
+}
+
+fn drift_and_writer(app: &App, name: &str) -> (Option<DriftSummary>, Option<String>) {
+    (
+        app.drift.get(&key(name)).cloned(),
+        app.newest.get(&key(name)).and_then(|a| a.manager.clone()),
+    )
+}
+
+#[test]
+fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared() {
+    let dir = manifests();
+    let mut app = app();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let web = set_env(&applied("web", 3));
+    listed(&mut app, std::slice::from_ref(&web));
+    let drifted = (
+        Some(DriftSummary::Fields(1)),
+        Some("kubectl-set".to_owned()),
+    );
+    assert_eq!(drift_and_writer(&app, "web"), drifted);
+    assert_eq!(app.drift_kept(), 0, "a list is always compared");
+
+    // The deployment controller writes status: nothing a compare reads moved.
+    let status = json!({"status": {"observedGeneration": 1, "replicas": 3, "readyReplicas": 3}});
+    let web = hotfix(
+        &web,
+        status,
+        "kube-controller-manager",
+        Some("status"),
+        "2026-11-22T02:05:00Z",
+    );
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
+    assert_eq!(drift_and_writer(&app, "web"), drifted);
+    assert_eq!(app.drift_kept(), 1, "the status write was not compared");
+
+    // A label the manifest does not set, written out of band, is drift (added live): compared.
+    let label = json!({"metadata": {"labels": {"team": "pay"}}});
+    let web = hotfix(&web, label, "kubectl-label", None, "2026-11-22T02:06:00Z");
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
+    let two = (
+        Some(DriftSummary::Fields(2)),
+        Some("kubectl-label".to_owned()),
+    );
+    assert_eq!(drift_and_writer(&app, "web"), two);
+    assert_eq!(app.drift_kept(), 1);
+
+    // A field the manifest sets: compared.
+    let scale = json!({"spec": {"replicas": 5}});
+    let web = hotfix(&web, scale, "kubectl-edit", None, "2026-11-22T02:07:00Z");
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
+    let three = (
+        Some(DriftSummary::Fields(3)),
+        Some("kubectl-edit".to_owned()),
+    );
+    assert_eq!(drift_and_writer(&app, "web"), three);
+    assert_eq!(app.drift_kept(), 1);
+
+    // Status again (the sim, as a server, moves the status entry to the end of the list):
+    // kept, and the drift is still the one just compared.
+    let status = json!({"status": {"observedGeneration": 2, "replicas": 5}});
+    let web = hotfix(
+        &web,
+        status,
+        "kube-controller-manager",
+        Some("status"),
+        "2026-11-22T02:08:00Z",
+    );
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
+    assert_eq!(drift_and_writer(&app, "web"), three);
+    assert_eq!(app.drift_kept(), 2);
+
+    // The manifests change (here: load again): the next status write is compared with them.
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let status = json!({"status": {"observedGeneration": 2, "replicas": 5, "readyReplicas": 5}});
+    let web = hotfix(
+        &web,
+        status,
+        "kube-controller-manager",
+        Some("status"),
+        "2026-11-22T02:09:00Z",
+    );
+    watch(&mut app, vec![WatchUpdate::Apply(live_row(&web))]);
+    assert_eq!(drift_and_writer(&app, "web"), three);
+    assert_eq!(
+        app.drift_kept(),
+        2,
+        "compared against the manifests loaded again"
+    );
 }

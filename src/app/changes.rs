@@ -405,6 +405,21 @@ impl Changes {
         self.priors.insert(key, prior);
     }
 
+    /// `version` of `key` changed nothing a line names ([`Prior::unchanged`]): its entries
+    /// are taken, as [`Changes::observe`] takes them, and true is said. False when it did, or
+    /// when there is no previous version to tell (then it must be observed).
+    ///
+    /// [`Prior::unchanged`]: crate::drift::live_changes::Prior::unchanged
+    pub fn restamp(&mut self, key: &ManifestKey, version: &Version<'_>) -> bool {
+        match self.priors.get_mut(key) {
+            Some(before) if before.unchanged(version) => {
+                before.restamp(version);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A watch event of an Argo CD Application or Flux Kustomization (its whole JSON text,
     /// `status` included): a line for its last sync ([`history::sync_line`]) when it is not
     /// the one already said. At start this is the sync the object last reported, as `kdrift

@@ -144,8 +144,10 @@ impl App {
     }
 
     /// The drift of a watched workload: its extract is read from the JSON only when it has a
-    /// manifest (about 30 µs); the others cost nothing here but the change timeline's line
-    /// (when it is on), which reads every one (`listed`: a list brought it).
+    /// manifest (about 30 µs), and not even then when the event changed nothing a compare reads
+    /// (a status write: [`KeptInputs`](super::drift_inputs::KeptInputs)); the others cost
+    /// nothing here but the change timeline's line (when it is on), which reads every one
+    /// (`listed`: a list brought it).
     fn drift_of_json(&mut self, key: &ObjectKey, json: &LiveJson, listed: bool) -> RowDrift {
         let timeline = self.changes.enabled();
         let index = self.manifests.clone();
@@ -156,23 +158,47 @@ impl App {
             (Some(_), None) => Some(DriftSummary::Unmanaged),
             (Some(_), Some(_)) => None,
         };
+        // A scan of the text, not a parse: the timeline's version and what a compare reads.
+        let version = (timeline || without.is_none())
+            .then(|| crate::drift::live_changes::Version::of_text(json.text()).ok())
+            .flatten();
+        if without.is_some() {
+            self.drift_inputs.forget(key);
+        }
+        let inputs = version
+            .as_ref()
+            .filter(|_| without.is_none())
+            .map(crate::drift::live_changes::Version::drift_inputs);
+        if !listed
+            && let (Some(inputs), Some(version)) = (inputs, &version)
+            && let Some(kept) = self.kept_drift(key, inputs)
+            && (!timeline || self.changes.restamp(&object, version))
+        {
+            self.drift_inputs.kept += 1;
+            return kept;
+        }
         // The cluster's schemas once mapped, the built-in ones until then.
-        let Self { kinds, changes, .. } = self;
+        let Self {
+            kinds,
+            changes,
+            drift_inputs,
+            ..
+        } = self;
         let schemas = kinds
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
         let schema = schemas.root("apps/v1", key.kind.kind());
+        let version = version.filter(|_| timeline);
         if let Some(summary) = without {
             // No drift to read: the timeline's version alone.
-            if timeline
-                && let Ok(version) = crate::drift::live_changes::Version::of_text(json.text())
-            {
+            if let Some(version) = version {
                 changes.observe(&object, schema, version, None, listed);
             }
             return alone(summary);
         }
-        let (live, version) =
-            super::changes::read_live(json, "apps/v1", key.kind.kind(), schemas, timeline);
+        let live = json
+            .extract_as("apps/v1", key.kind.kind(), schemas)
+            .map_err(|e| e.to_string());
         match (index.as_ref().zip(manifest), live) {
             (Some((index, manifest)), Ok(live)) => {
                 let drift = compare(manifest, &live, &index.config);
@@ -184,13 +210,36 @@ impl App {
                     };
                     changes.observe(&object, schema, version, Some(&desired), listed);
                 }
+                match inputs {
+                    Some(inputs) => drift_inputs.compared(key, inputs),
+                    None => drift_inputs.forget(key),
+                }
                 summary_of(&drift)
             }
-            (_, Err(e)) => alone(DriftSummary::Error(format!(
-                "the live object could not be read: {e}"
-            ))),
+            (_, Err(e)) => {
+                drift_inputs.forget(key);
+                alone(DriftSummary::Error(format!(
+                    "the live object could not be read: {e}"
+                )))
+            }
             (None, Ok(_)) => alone(DriftSummary::NotComputed),
         }
+    }
+
+    /// Watch events of workloads whose drift answer was kept without reading the object
+    /// (nothing a compare reads changed), since the app began.
+    pub fn drift_kept(&self) -> u64 {
+        self.drift_inputs.kept
+    }
+
+    /// The drift answer `key` has, when its last compare read `inputs` too and its row is
+    /// still there (a row dropped by a relist is compared when it comes back).
+    fn kept_drift(&self, key: &ObjectKey, inputs: u64) -> Option<RowDrift> {
+        if !self.drift_inputs.same(key, inputs) || self.cache.workloads.get(key).is_none() {
+            return None;
+        }
+        let summary = self.drift.get(key)?.clone();
+        Some((summary, self.newest.get(key).cloned()))
     }
 
     /// Computes the drift of each watched Deployment as it arrives and returns the row updates
@@ -216,6 +265,7 @@ impl App {
                 }
                 WatchUpdate::Delete(key) => {
                     self.superseded(&key);
+                    self.drift_inputs.forget(&key);
                     let in_git = self.has_manifest(&key);
                     self.changes.deleted(&manifest_key(&key), in_git);
                     if in_git {
@@ -349,6 +399,7 @@ impl App {
         self.changes.set_keep(index.config.changes_keep);
         self.changes.compared = true;
         self.manifests = Some(index);
+        self.drift_inputs.clear();
         self.dirty = true;
         let mut fetch = Vec::new();
         let keys: Vec<ObjectKey> = self
@@ -406,6 +457,7 @@ impl App {
     /// The desired state of `all` changed (files re-read, releases set): their objects are
     /// fetched again to be compared with it.
     fn desired_changed(&mut self, all: Vec<ManifestKey>) -> Vec<Command> {
+        self.drift_inputs.clear();
         let mut commands = self.objects_touched(&all);
         // A kind that is new to the manifests: map it (and watch it).
         commands.extend(self.map_kinds_if_new());
@@ -449,6 +501,7 @@ impl App {
             if self.fetching.remove(&key) == Some(true) || !self.in_scope(&key) {
                 continue;
             }
+            self.drift_inputs.forget(&key);
             let summary = match result {
                 Ok(Some(live)) => self.drift_of_live(&key, Some(&live)),
                 Ok(None) if self.has_manifest(&key) => alone(DriftSummary::Missing),

@@ -57,6 +57,35 @@ pub struct Fleet {
     /// `c`: one object compared across the contexts, while it shows (over the table or
     /// `:drift`, which `esc` goes back to).
     pub compare: Option<CompareView>,
+    /// Each context's drifted objects (by context name, in the order of the apps), counted
+    /// again only for an app that changed since the last frame: the status bar's total.
+    drifted: Vec<(String, usize)>,
+}
+
+impl Fleet {
+    /// Keeps [`Fleet::drifted`] in step: an app that changed since the last frame (or that
+    /// is new at its place) is counted again, the others keep their count.
+    fn count_drifted(&mut self, apps: &[&App]) {
+        self.drifted.truncate(apps.len());
+        for (i, app) in apps.iter().enumerate() {
+            match self.drifted.get_mut(i) {
+                Some((context, count)) if *context == app.context => {
+                    if app.dirty {
+                        *count = app.drifted_count();
+                    }
+                }
+                Some(slot) => *slot = (app.context.clone(), app.drifted_count()),
+                None => self
+                    .drifted
+                    .push((app.context.clone(), app.drifted_count())),
+            }
+        }
+    }
+
+    /// The drifted objects of every context, as of the last [`Fleet::refresh`].
+    pub fn drifted(&self) -> usize {
+        self.drifted.iter().map(|(_, n)| n).sum()
+    }
 }
 
 /// The `:drift` rows of every context: (context index, row), by kind, namespace and name, then
@@ -338,6 +367,7 @@ impl Fleet {
     /// drawing. A frame costs a count of the rows before the selected one in each context and a
     /// merge of the rows on screen, not a merge of every row down to the selection.
     pub fn refresh(&mut self, apps: &[&App]) {
+        self.count_drifted(apps);
         let total = len(apps);
         let height = apps.first().map_or(1, |app| app.table_height()).max(1);
         let found = self.selected_row.as_ref().and_then(|(i, key)| {
@@ -628,8 +658,8 @@ fn navigation(key: KeyEvent, page: isize) -> Option<isize> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::app::ContextChange;
     use crate::app::test_keys::press;
+    use crate::app::{ContextChange, DriftSummary};
     use crate::cluster::client::NamespaceScope;
     use crate::cluster::rows::WorkloadRow;
     use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
@@ -677,6 +707,36 @@ mod tests {
         );
         app.prepare_frame();
         app
+    }
+
+    #[test]
+    fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
+        let (mut a, mut b) = (app("a", &["web", "cart"]), app("b", &["web"]));
+        a.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(2));
+        b.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Missing);
+        let mut fleet = Fleet::default();
+        fleet.refresh(&[&a, &b]);
+        assert_eq!(fleet.drifted(), 2);
+        // A change in one context (its app marked changed, as `update` does) is counted.
+        a.dirty = false;
+        b.dirty = true;
+        b.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::InSync);
+        fleet.refresh(&[&a, &b]);
+        assert_eq!(fleet.drifted(), 1);
+        // Another context at b's place, and one fewer: counted afresh.
+        let mut c = app("c", &["web"]);
+        c.dirty = false;
+        c.drift
+            .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(1));
+        c.drift
+            .insert(ObjectKey::new("shop", "cart"), DriftSummary::Fields(1));
+        fleet.refresh(&[&a, &c]);
+        assert_eq!(fleet.drifted(), 3);
+        fleet.refresh(&[&a]);
+        assert_eq!(fleet.drifted(), 1);
     }
 
     fn shown(apps: &[&App]) -> Vec<String> {

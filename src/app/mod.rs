@@ -27,6 +27,7 @@ pub mod changes;
 pub mod compare;
 pub mod detail;
 pub mod drift;
+mod drift_inputs;
 pub mod drift_list;
 pub mod fleet;
 pub mod keys;
@@ -118,6 +119,9 @@ pub struct App {
     /// Rows whose live object was asked for after their manifest changed, and whether a watch
     /// event of theirs came since: the answer is then older than the row and is dropped.
     fetching: HashMap<ObjectKey, bool>,
+    /// What each workload's last drift compare read (a write that changes none of it keeps
+    /// the answer).
+    drift_inputs: drift_inputs::KeptInputs,
     /// The manifests, once loaded (`None` before, or when there are none to watch).
     pub manifests: Option<Arc<ManifestIndex>>,
     /// The Helm releases of the namespace scope, as last read (set into `manifests` when they
@@ -181,6 +185,7 @@ impl App {
             drift: HashMap::new(),
             newest: HashMap::new(),
             fetching: HashMap::new(),
+            drift_inputs: drift_inputs::KeptInputs::default(),
             manifests: None,
             releases: None,
             kinds: None,
@@ -309,6 +314,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.drift.clear();
             app.newest.clear();
             app.fetching.clear();
+            app.drift_inputs.clear();
             app.objects = objects::Objects::default();
             app.table.missing.clear();
             let mut commands = app.close_detail();

@@ -131,6 +131,7 @@ impl App {
             crate::cluster::kinds::map_kinds(Arc::make_mut(index), &served);
         }
         self.kinds = Some(mapped.kinds);
+        self.drift_inputs.clear();
         let watched = self.kinds_to_watch();
         let tags: BTreeSet<Arc<ObjectKind>> = watched
             .iter()

@@ -64,7 +64,7 @@ impl LastApplied {
 pub const CLIENT_SIDE_APPLY: &str = "kubectl-client-side-apply";
 
 /// The annotation `kubectl apply` (client-side) keeps the applied configuration in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// Why a live object could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -42,6 +42,9 @@ pub struct Version<'a> {
     /// `metadata.managedFields` as the event has it, read in full only for the lines of an
     /// object first listed with a manifest.
     managed_fields: Option<&'a RawValue>,
+    /// The last client-side apply's annotation, which the body leaves out but a drift compare
+    /// reads ([`Version::drift_inputs`]).
+    last_applied: Option<&'a RawValue>,
 }
 
 /// One `managedFields` entry as an event has it: its identity and time read, its fields left
@@ -60,6 +63,14 @@ struct EntryText<'a> {
 impl EntryText<'_> {
     fn who(&self) -> String {
         super::changes::who(&self.manager, self.subresource.as_deref(), self.operation)
+    }
+
+    /// Whether it owns nothing but `status` (or nothing): a drift compare leaves such an entry
+    /// out (`drift::live::entry_of`). Its fields' top level is scanned, not read.
+    fn status_only(&self) -> bool {
+        self.fields.is_some_and(|fields| {
+            members(fields.get()).is_ok_and(|m| m.iter().all(|(name, _)| name == "f:status"))
+        })
     }
 
     /// Whether its fields' text may name one of `elements` (false only when it names none:
@@ -240,6 +251,7 @@ impl<'a> Version<'a> {
         let meta_place = top.child("metadata");
         let annotations_place = meta_place.child("annotations");
         let mut managed_fields = None;
+        let mut last_applied = None;
         let mut body = String::with_capacity(text.len() / 2);
         body.push('{');
         let mut first = true;
@@ -277,6 +289,8 @@ impl<'a> Version<'a> {
                     if !never_drift(annotations_place, &name) {
                         member(&mut body, &mut first, &name);
                         body.push_str(value.get());
+                    } else if name == super::live::LAST_APPLIED {
+                        last_applied = Some(value);
                     }
                 }
                 body.push('}');
@@ -292,7 +306,25 @@ impl<'a> Version<'a> {
             body,
             stamps,
             managed_fields,
+            last_applied,
         })
+    }
+
+    /// A hash of all a drift compare of this version reads: the body, the last client-side
+    /// apply's annotation, and each `managedFields` entry that owns more than `status`, in
+    /// their order. Two versions of an object with the same hash have the same drift
+    /// against an unchanged manifest: a write to `status` alone, or one whose only trace beside
+    /// the body is a status entry's time, needs no compare.
+    pub fn drift_inputs(&self) -> u64 {
+        let mut hash = std::hash::DefaultHasher::new();
+        self.body.hash(&mut hash);
+        self.last_applied.map(RawValue::get).hash(&mut hash);
+        // In their order (which entry a compare finds first may depend on it); a status
+        // entry moved among them changes nothing.
+        for entry in self.stamps.iter().filter(|e| !e.status_only()) {
+            entry.stamp.hash(&mut hash);
+        }
+        hash.finish()
     }
 
     /// The entries as a line at start names them, their fields unread.
@@ -610,6 +642,64 @@ mod tests {
     /// The version of `object`'s text (leaked: a test's versions borrow it until the end).
     fn version(object: &Value) -> Result<Version<'static>, String> {
         Version::of_text(Box::leak(object.to_string().into_boxed_str()))
+    }
+
+    #[test]
+    fn drift_inputs_move_with_all_a_compare_reads_and_not_with_status() {
+        let entry = |manager: &str, sub: Option<&str>, time: &str, fields: Value| {
+            json!({"manager": manager, "operation": "Update", "subresource": sub,
+                "time": time, "fieldsV1": fields})
+        };
+        let status = |time| {
+            entry(
+                "kube-controller-manager",
+                Some("status"),
+                time,
+                json!({"f:status": {"f:readyReplicas": {}}}),
+            )
+        };
+        let set = entry(
+            "kubectl-set",
+            None,
+            "2026-11-22T02:00:00Z",
+            json!({"f:spec": {"f:replicas": {}}}),
+        );
+        let before = deployment("web:1", 3, json!([set, status("2026-11-22T02:01:00Z")]));
+        let inputs = |object: &Value| version(object).unwrap().drift_inputs();
+        let base = inputs(&before);
+
+        // Status, a status entry's time, the resourceVersion: nothing a compare reads.
+        let mut later = deployment("web:1", 3, json!([set, status("2026-11-22T02:09:00Z")]));
+        later["status"] = json!({"readyReplicas": 3});
+        later["metadata"]["resourceVersion"] = json!("8");
+        assert_eq!(inputs(&later), base);
+
+        // A field of the body; an entry that owns more than status moving; the last
+        // client-side apply's annotation (left out of the body, read by the compare).
+        let field = deployment("web:2", 3, json!([set, status("2026-11-22T02:01:00Z")]));
+        assert_ne!(inputs(&field), base);
+        let moved = entry(
+            "kubectl-set",
+            None,
+            "2026-11-22T02:05:00Z",
+            json!({"f:spec": {"f:replicas": {}}}),
+        );
+        assert_ne!(
+            inputs(&deployment(
+                "web:1",
+                3,
+                json!([moved, status("2026-11-22T02:01:00Z")])
+            )),
+            base
+        );
+        let (mut noted, mut applied) = (before.clone(), before.clone());
+        noted["metadata"]["annotations"] = json!({"team": "pay"});
+        applied["metadata"]["annotations"] = json!({"team": "pay",
+            "kubectl.kubernetes.io/last-applied-configuration": "{\"spec\":{}}"});
+        let (noted_version, applied_version) =
+            (version(&noted).unwrap(), version(&applied).unwrap());
+        assert_eq!(noted_version.body, applied_version.body);
+        assert_ne!(noted_version.drift_inputs(), applied_version.drift_inputs());
     }
 
     #[test]

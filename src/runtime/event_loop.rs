@@ -742,6 +742,11 @@ pub(super) trait Driven<B: Backend> {
     }
     /// Lists that ended so far: after each, the pages it freed are given back.
     fn lists_done(&self) -> u64;
+    /// The shortest time between two frames while events keep coming (a frame after a quiet
+    /// spell longer than it is drawn at once).
+    fn frame_interval(&self) -> Duration {
+        FRAME_INTERVAL
+    }
     /// Prepare and draw a frame.
     fn frame(
         &mut self,
@@ -833,7 +838,7 @@ pub(super) async fn drive<B: Backend, D: Driven<B>>(
         }
         // Pace frames: until the frame is due, handle what arrives, so that the frame
         // shows it then without a backlog to handle first.
-        if let Some(due) = last_frame.map(|t| t + FRAME_INTERVAL) {
+        if let Some(due) = last_frame.map(|t| t + view.frame_interval()) {
             while due > Instant::now() {
                 let ev = tokio::select! {
                     _ = sleep_until(due) => break,

@@ -88,9 +88,18 @@ pub struct FleetSession {
     quitting: bool,
     /// The loop ended on SIGTERM (the exit code says so).
     pub sigterm: bool,
+    /// The shortest time between two frames under churn ([`Driven::frame_interval`]).
+    frame_interval: Duration,
 }
 
 impl FleetSession {
+    /// Sets the shortest time between two frames under churn (16 ms,
+    /// [`FRAME_INTERVAL`](super::event_loop::FRAME_INTERVAL), unless set): the fleet bench's
+    /// `--frame-interval` measures other choices against it.
+    pub fn set_frame_interval(&mut self, interval: Duration) {
+        self.frame_interval = interval;
+    }
+
     /// Connect to each of `contexts` (of the kubeconfig's `all`), each on its own task.
     pub fn start(common: &CommonArgs, contexts: &[String], all: Vec<String>) -> FleetSession {
         let (tx, rx) = unbounded_channel();
@@ -117,6 +126,7 @@ impl FleetSession {
             dirty: true,
             quitting: false,
             sigterm: false,
+            frame_interval: super::event_loop::FRAME_INTERVAL,
         };
         for name in contexts {
             session.add(name);
@@ -607,6 +617,10 @@ impl<B: Backend> Driven<B> for FleetSession {
 
     fn lists_done(&self) -> u64 {
         self.loops().map(Loop::lists_done).sum()
+    }
+
+    fn frame_interval(&self) -> Duration {
+        self.frame_interval
     }
 
     fn frame(

@@ -202,7 +202,7 @@ pub fn render_fleet_status(
     }
     let rows: usize = members.iter().map(|m| m.app.cache.workloads.len()).sum();
     let stuck: usize = members.iter().map(|m| m.app.table.stuck).sum();
-    let drifted: usize = members.iter().map(|m| m.app.drifted_count()).sum();
+    let drifted = fleet.drifted();
     spans.extend([
         Span::styled(" ns ", theme.status_key),
         Span::styled(format!(" {} ", app.scope.label()), theme.status_bar),
