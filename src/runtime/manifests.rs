@@ -91,49 +91,6 @@ fn notice(tx: &UnboundedSender<Event>, text: String, error: bool) -> bool {
         .is_ok()
 }
 
-/// How much lower than kdrift's other threads the first load of the manifests runs (the `nice`
-/// increment: 10 is a tenth of their CPU when both want it).
-pub const LOAD_NICENESS: i32 = 10;
-
-/// Runs `work` on a thread of its own at a lower priority ([`LOAD_NICENESS`]); the threads it
-/// starts (the parse on every core) inherit it. At start the watchers' first lists, the API
-/// server answering them and the first frame want the same cores as a parse of thousands of
-/// manifests (30,000 files: seconds of CPU on both cores): the table comes first, and the
-/// drift follows as soon as the cores are free. `None` if the thread could not be started or
-/// `work` panicked.
-pub async fn behind_the_first_rows<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Option<T> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let started = std::thread::Builder::new()
-        .name("kdrift-manifests".into())
-        .spawn(move || {
-            lower_this_threads_priority();
-            let _ = tx.send(work());
-        });
-    if let Err(e) = started {
-        tracing::warn!(error = %e, "cannot start the manifests' thread");
-        return None;
-    }
-    rx.await.ok()
-}
-
-/// This thread's `nice` raised by [`LOAD_NICENESS`] (on Linux a thread's own; the threads it
-/// starts inherit it). A failure only leaves the priority as it was.
-fn lower_this_threads_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: gettid and setpriority only read and change this thread's scheduling value.
-    unsafe {
-        let tid = libc::gettid();
-        let now = libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t);
-        libc::setpriority(
-            libc::PRIO_PROCESS,
-            tid as libc::id_t,
-            (now + LOAD_NICENESS).min(19),
-        );
-    }
-}
-
 /// Loads the whole index off the UI thread and sends it; returns its kustomize side (the
 /// watcher re-renders from it), `None` when the app is gone.
 async fn load(
@@ -144,10 +101,11 @@ async fn load(
 ) -> Option<Kustomize> {
     let (load_root, namespace, selection) =
         (root.to_path_buf(), namespace.to_owned(), selection.clone());
-    let loaded =
-        behind_the_first_rows(move || ManifestIndex::load_with(&load_root, &namespace, selection))
-            .await;
-    let index = loaded?;
+    let loaded = tokio::task::spawn_blocking(move || {
+        ManifestIndex::load_with(&load_root, &namespace, selection)
+    })
+    .await;
+    let index = loaded.ok()?;
     tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), roots = index.kustomize.roots.len(), "manifests loaded");
     let kustomize = index.kustomize.clone();
     tx.send(Event::App(Message::Manifests(Arc::new(index))))
@@ -311,36 +269,5 @@ mod tests {
             Path::new("/m/base/kustomization.yaml")
         ));
         assert!(!relevant(root, Path::new("/elsewhere/web.yaml")));
-    }
-
-    /// This thread's `nice` value.
-    #[cfg(target_os = "linux")]
-    fn niceness() -> i32 {
-        // SAFETY: reads this thread's scheduling value.
-        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
-    }
-
-    /// The first load runs below the watchers and the frames, and so does the parse it starts
-    /// on every core (`on_all_cores`' threads): the table's first rows are not kept waiting.
-    #[cfg(target_os = "linux")]
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_first_load_and_its_parse_threads_run_at_a_lower_priority() {
-        let ours = niceness();
-        let (load, parse) = behind_the_first_rows(|| {
-            let parse = std::thread::spawn(niceness).join().unwrap();
-            (niceness(), parse)
-        })
-        .await
-        .unwrap();
-        let want = (ours + LOAD_NICENESS).min(19);
-        assert_eq!((load, parse), (want, want));
-        // The loop's own threads keep theirs.
-        assert_eq!(niceness(), ours);
-        // What the load returns comes back; a panic in it is None, not a panic here.
-        assert_eq!(behind_the_first_rows(|| 7).await, Some(7));
-        assert_eq!(
-            behind_the_first_rows(|| -> u8 { panic!("boom") }).await,
-            None
-        );
     }
 }
