@@ -19,7 +19,8 @@
 //! namespaces `scale-00`…`scale-99` and left in place on a named server (a second run finds
 //! them; the Deployments it wrote are put back in sync at the end).
 //!
-//! Run: `cargo bench --bench real_scale` (`-- --apps 1000` for a smaller look).
+//! Run: `cargo bench --bench real_scale` (`-- --apps 1000` for a smaller look; `-- --reuse` on
+//! a kept server whose objects a run before created: they are not applied again).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -160,6 +161,8 @@ fn main() {
     let diff_objects = value(&args, "--diff-objects", 1_000) as usize;
     let check_runs = value(&args, "--check-runs", 3).max(1);
     let kubectl_runs = value(&args, "--kubectl-runs", 1);
+    // The objects a run before left on a kept server, not applied again (minutes at 30,000).
+    let reuse = args.iter().any(|a| a == "--reuse");
     let server = match realk8s::find() {
         Ok(server) => server,
         Err(why) => {
@@ -181,7 +184,7 @@ fn main() {
     let written: Vec<ObjectKey> = rt.block_on(async {
         {
             let conn = connect(&common.connection()).await.unwrap();
-            apps.populate(&conn.client, &root).await;
+            apps.populate_or_reuse(&conn.client, &root, reuse).await;
         }
         // kdrift starts in a process of its own: the set-up's freed pages go back first.
         measure::release_freed_pages();
@@ -214,8 +217,9 @@ fn main() {
             // Let the first lists' aftermath settle (memory released, ages drawn).
             tokio::time::sleep(Duration::from_secs(5)).await;
             println!(
-                "synced: resident {:.1} MB, live heap {:.1} MB (the timeline's previous versions {:.1} MB); {}",
+                "synced: resident {:.1} MB ({}), live heap {:.1} MB (the timeline's previous versions {:.1} MB); {}",
                 rss_mb(),
+                measure::resident_parts(),
                 heap_mb(),
                 stats.lock().unwrap().prior_bytes as f64 / 1e6,
                 malloc_report()
