@@ -419,7 +419,7 @@ fn main() {
         let mut session = kdrift::runtime::fleet::FleetSession::start(&common, &names, names.clone());
         let interval = arg(
             "--frame-interval",
-            kdrift::runtime::fleet::FLEET_FRAME_INTERVAL.as_millis() as usize,
+            kdrift::runtime::event_loop::FRAME_INTERVAL.as_millis() as usize,
         );
         session.set_frame_interval(Duration::from_millis(interval as u64));
         println!("   frame interval under churn {interval} ms");

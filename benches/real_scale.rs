@@ -20,7 +20,8 @@
 //! them; the Deployments it wrote are put back in sync at the end).
 //!
 //! Run: `cargo bench --bench real_scale` (`-- --apps 1000` for a smaller look; `-- --reuse` on
-//! a kept server whose objects a run before created: they are not applied again).
+//! a kept server whose objects a run before created: they are not applied again;
+//! `-- --frame-interval MS` to pace frames otherwise than the app does).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -161,6 +162,11 @@ fn main() {
     let diff_objects = value(&args, "--diff-objects", 1_000) as usize;
     let check_runs = value(&args, "--check-runs", 3).max(1);
     let kubectl_runs = value(&args, "--kubectl-runs", 1);
+    let frame_interval = Duration::from_millis(value(
+        &args,
+        "--frame-interval",
+        kdrift::runtime::event_loop::FRAME_INTERVAL.as_millis() as u64,
+    ));
     // The objects a run before left on a kept server, not applied again (minutes at 30,000).
     let reuse = args.iter().any(|a| a == "--reuse");
     let server = match realk8s::find() {
@@ -293,7 +299,17 @@ fn main() {
                 load_average()
             );
         };
-        session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
+        println!("frames at most every {} ms under churn", frame_interval.as_millis());
+        session::drive_paced(
+            &common,
+            conn,
+            start,
+            stats.clone(),
+            on_frame,
+            frame_interval,
+            script,
+        )
+        .await;
         written.lock().unwrap().clone()
     });
 

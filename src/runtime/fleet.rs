@@ -92,19 +92,10 @@ pub struct FleetSession {
     frame_interval: Duration,
 }
 
-/// The fleet view's shortest time between two frames while events keep coming (after a quiet
-/// spell a frame is drawn as soon as its event is handled). Shorter than one context's
-/// [`FRAME_INTERVAL`](super::event_loop::FRAME_INTERVAL): ten clusters' writes arrive at ten
-/// times the rate, and at 16 ms an event just after a frame waited most of an interval. The
-/// fleet bench, interleaved on a quiet machine, three runs each: event → frame p99 14.7–15.5 ms
-/// spread over ten clusters and 15.3–17.5 ms at 100 writes/s in every cluster at 8 ms, against
-/// 21.5–23.8 and 22.1–23.3 ms at 16 ms, for 6–10 points of a core more under that churn and
-/// nothing more when idle (docs/benchmarks.md).
-pub const FLEET_FRAME_INTERVAL: Duration = Duration::from_millis(8);
-
 impl FleetSession {
-    /// Sets the shortest time between two frames under churn ([`FLEET_FRAME_INTERVAL`] unless
-    /// set): the fleet bench's `--frame-interval` measures other choices against it.
+    /// Sets the shortest time between two frames under churn
+    /// ([`FRAME_INTERVAL`](super::event_loop::FRAME_INTERVAL) unless set): the fleet bench's
+    /// `--frame-interval` measures other choices against it.
     pub fn set_frame_interval(&mut self, interval: Duration) {
         self.frame_interval = interval;
     }
@@ -135,7 +126,7 @@ impl FleetSession {
             dirty: true,
             quitting: false,
             sigterm: false,
-            frame_interval: FLEET_FRAME_INTERVAL,
+            frame_interval: super::event_loop::FRAME_INTERVAL,
         };
         for name in contexts {
             session.add(name);
