@@ -416,3 +416,75 @@ async fn a_row_short_of_ready_pods_says_why_in_the_table() {
     };
     run_on(conn, &common, 200, 30, script).await;
 }
+
+/// The table's watcher sends a screenful of Deployments ahead of its first list's pages of 500,
+/// and the list that follows shows every Deployment and ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screen_of_rows_comes_ahead_of_the_first_list() {
+    use kdrift::cluster::events::{ClusterEvent, WatchUpdate};
+    use kdrift::cluster::rows::WorkloadKind;
+
+    let demo = demo().await;
+    let conn = connect(&demo.watching_only().connection()).await.unwrap();
+    let api: kube::Api<Deployment> = kube::Api::namespaced(conn.client.clone(), "bulk");
+    demo.kubectl(&["create", "namespace", "bulk"]).await;
+    for i in 0..120 {
+        let d: Deployment = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": format!("bulk-{i:03}"), "namespace": "bulk"},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "bulk"}},
+                "template": {
+                    "metadata": {"labels": {"app": "bulk"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+                }
+            }
+        }))
+        .unwrap();
+        api.create(&Default::default(), &d).await.unwrap();
+    }
+    let total = kube::Api::<Deployment>::all(conn.client.clone())
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    assert!(total > 120, "{total} Deployments");
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let _watchers =
+        kdrift::cluster::watch::spawn_table_watcher(&conn, 0, move |m| tx.send(m).is_ok());
+    let mut batches: Vec<Vec<WatchUpdate<_>>> = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !batches
+        .iter()
+        .flatten()
+        .any(|u| matches!(u, WatchUpdate::InitDone))
+    {
+        assert!(std::time::Instant::now() < deadline, "no end of the list");
+        let message = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let ClusterEvent::WorkloadsLive(WorkloadKind::Deployment, updates) = message.event {
+            batches.push(updates);
+        }
+    }
+    let first = &batches[0];
+    assert!(matches!(first[0], WatchUpdate::Init), "{:?}", first[0]);
+    assert_eq!(first.len(), 51, "a screenful (50) first");
+    assert!(
+        first[1..]
+            .iter()
+            .all(|u| matches!(u, WatchUpdate::InitApply(_)))
+    );
+    // Then the watcher's own list: it starts again and has every Deployment.
+    let rest: Vec<_> = batches[1..].iter().flatten().collect();
+    assert!(matches!(rest[0], WatchUpdate::Init), "{:?}", rest[0]);
+    let listed = rest
+        .iter()
+        .filter(|u| matches!(u, WatchUpdate::InitApply(_)))
+        .count();
+    assert_eq!(listed, total);
+}

@@ -86,16 +86,13 @@ impl<T: Keyed> RowSet<T> {
             WatchUpdate::Init => {
                 // A relist of everything supersedes those of single namespaces.
                 self.ns_seen.clear();
-                if self.synced {
+                // Rows already shown (a relist, a first list cut short, or the screenful listed
+                // ahead of the watcher's first list) stay until the list's end drops those it
+                // did not have: the table does not empty and fill again.
+                if !self.live.is_empty() {
                     self.seen = Some(HashSet::with_capacity(self.live.len()));
-                    Change::Nothing
-                } else if self.live.is_empty() {
-                    Change::Nothing
-                } else {
-                    // A first list cut short: its partial rows may be stale now.
-                    self.live.clear();
-                    Change::Membership
                 }
+                Change::Nothing
             }
             WatchUpdate::InitDone => {
                 self.synced = true;
@@ -466,10 +463,17 @@ mod tests {
         let mut set = RowSet::default();
         set.apply(WatchUpdate::Init);
         set.apply(WatchUpdate::InitApply(pod("a", "stale", 0)));
+        set.apply(WatchUpdate::InitApply(pod("a", "kept", 0)));
         set.apply(WatchUpdate::Init);
         set.apply(WatchUpdate::InitApply(pod("a", "fresh", 0)));
-        set.apply(WatchUpdate::InitDone);
-        assert_eq!(names(&set), ["fresh"]);
+        set.apply(WatchUpdate::InitApply(pod("a", "kept", 1)));
+        // The rows listed first stay on screen until the new list's end...
+        assert_eq!(names(&set), ["fresh", "kept", "stale"]);
+        assert!(!set.is_synced());
+        // ...which drops those it did not list.
+        assert_eq!(set.apply(WatchUpdate::InitDone), Change::Membership);
+        assert_eq!(names(&set), ["fresh", "kept"]);
+        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 1);
     }
 
     #[test]

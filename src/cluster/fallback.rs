@@ -18,7 +18,7 @@ use super::client::NamespaceScope;
 use super::live::{LiveRow, TableResource};
 use super::rows::WorkloadKind;
 use super::watch::{
-    ClusterEvent, ClusterMessage, PumpEnd, WatchHealth, WatchedKind, Watchers, pump,
+    ClusterEvent, ClusterMessage, PumpEnd, WatchHealth, WatchedKind, Watchers, first_page, pump,
 };
 
 /// First wait before the cluster-wide list is tried again after a 403; doubles up to the max.
@@ -35,15 +35,21 @@ where
     let watched = WatchedKind::of(K::KIND);
     // Namespaces seen in the rows: where to watch if even the namespace list is refused.
     let mut seen: BTreeSet<Arc<str>> = BTreeSet::new();
+    let wrap = |u| ClusterEvent::WorkloadsLive(K::KIND, u);
+    let map = |d: K| Some(d.into_row());
+    // A 403 here sends nothing: the watcher's list meets it too and falls back.
+    if !first_page(&Api::all(client.clone()), &emit, wrap, map).await {
+        return;
+    }
     loop {
         let end = pump::<K, LiveRow>(
             Api::all(client.clone()),
             &NamespaceScope::All,
             watched,
             &emit,
-            |u| ClusterEvent::WorkloadsLive(K::KIND, u),
+            wrap,
             |h| ClusterEvent::Health(watched, h),
-            |d: K| Some(d.into_row()),
+            map,
             true,
             |d: &K| {
                 if let Some(ns) = kube::Resource::meta(d).namespace.as_deref()

@@ -54,6 +54,46 @@ impl Drop for Watchers {
 /// Up to this many watch events that are ready at once travel as one message.
 const BATCH: usize = 1024;
 
+/// The table's rows asked for ahead of its watcher's first list: about a screen of them. The
+/// watcher lists in pages of 500, which at 10,000 Deployments (with their `managedFields`,
+/// 2.8 MB a page) the server takes 40–75 ms to answer on a loaded machine, against 7–20 ms for
+/// a page of 50.
+const FIRST_PAGE: u32 = 50;
+
+/// Lists a screen of `api`'s objects ([`FIRST_PAGE`]) and sends them as the start of a first
+/// list (`Init`, `InitApply`…, with no `InitDone`): the table has rows before the watcher's
+/// first page of 500 arrives. The watcher's own list then starts again (its `Init`) and its end
+/// drops any of these rows it no longer has. Returns false once the receiver is gone. A failure
+/// sends nothing: the watcher's list meets the same error and reports it.
+pub(super) async fn first_page<K, T>(
+    api: &Api<K>,
+    emit: &(impl Fn(ClusterEvent) -> bool + Sync),
+    wrap: impl Fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
+    map: fn(K) -> Option<T>,
+) -> bool
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let params = kube::api::ListParams::default().limit(FIRST_PAGE);
+    match api.list(&params).await {
+        Ok(list) => {
+            let mut updates = Vec::with_capacity(list.items.len() + 1);
+            updates.push(WatchUpdate::Init);
+            updates.extend(
+                list.items
+                    .into_iter()
+                    .filter_map(map)
+                    .map(WatchUpdate::InitApply),
+            );
+            emit(wrap(updates))
+        }
+        Err(err) => {
+            tracing::debug!(error = %err, "first page not listed; the watcher's list follows");
+            true
+        }
+    }
+}
+
 /// Start the table's watchers of a connection: one per workload kind. Across all namespaces,
 /// one watch per kind, which falls back to one per namespace while it is refused (see
 /// [`super::fallback`]). `send` returns false once the receiver is gone.
@@ -89,14 +129,19 @@ where
     tokio::spawn(async move {
         let emit = |event| send(ClusterMessage { epoch, event });
         let watched = WatchedKind::of(K::KIND);
+        let wrap = |u| ClusterEvent::WorkloadsLive(K::KIND, u);
+        let map = |d: K| Some(d.into_row());
+        if !first_page(&api, &emit, wrap, map).await {
+            return;
+        }
         pump(
             api,
             &scope,
             watched,
             &emit,
-            |u| ClusterEvent::WorkloadsLive(K::KIND, u),
+            wrap,
             move |h| ClusterEvent::Health(watched, h),
-            |d: K| Some(d.into_row()),
+            map,
             false,
             |_: &K| {},
         )
