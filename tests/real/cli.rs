@@ -401,3 +401,58 @@ fn rollout_restart_is_a_restart_not_drift() {
         "{accept:?}"
     );
 }
+
+/// A few manifests in a namespace of many objects are read by name, from the API server's watch
+/// cache at the version the check began with: a write that ended just before the check is
+/// always seen, and so is the write that puts it back.
+#[test]
+fn reads_by_name_see_the_write_just_before_the_check() {
+    let configmap = |ns: &str, name: &str, value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata:\n  a: \"{value}\"\n"
+        )
+    };
+    let Some(c) = Case::new("byname", |ns| {
+        vec![
+            ("cm-0.yaml".to_string(), configmap(ns, "cm-0", "0")),
+            ("cm-1.yaml".to_string(), configmap(ns, "cm-1", "1")),
+        ]
+    }) else {
+        return;
+    };
+    // Twenty ConfigMaps of which the manifests describe two: more than four per manifest, so
+    // they are read by name.
+    let all: Vec<String> = (0..20)
+        .map(|i| configmap(c.ns(), &format!("cm-{i}"), &i.to_string()))
+        .collect();
+    let file = c.file("all.yaml", &all.join("---\n"));
+    c.ok(&["apply", "-f", file.to_str().unwrap()]);
+    assert_in_sync(&c, "kubectl apply of the manifests");
+    for round in 0..5 {
+        let value = format!("hotfix-{round}");
+        c.ok(&[
+            "patch",
+            "configmap/cm-1",
+            "--type=merge",
+            "-p",
+            &format!(r#"{{"data":{{"a":"{value}"}}}}"#),
+        ]);
+        let check = c.kdrift_ns(&["check", "-o", "json"]);
+        assert_eq!(check.code, 1, "round {round}: {check:?}");
+        let fields = drifted_fields(&check.json());
+        assert!(
+            fields
+                .iter()
+                .any(|f| f[0] == format!("configmap/{}/cm-1", c.ns()) && f[2] == "data.a"),
+            "round {round}: {fields:?}"
+        );
+        c.ok(&[
+            "patch",
+            "configmap/cm-1",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"a":"1"}}"#,
+        ]);
+        assert_in_sync(&c, &format!("round {round}'s write put back"));
+    }
+}
