@@ -3,7 +3,7 @@
 //! (one per watched object). Field names are numbers into one table of the process ([`Names`]):
 //! every object of a kind repeats `"terminationMessagePolicy":`, `"imagePullPolicy":`. Values
 //! are their bytes with a tag, with no quotes, colons or commas, and a map or list starts with
-//! its count and its length in bytes, so a reader steps over it whole (`get("spec")` does not
+//! its length in bytes, so a reader steps over it whole (`get("spec")` does not
 //! read `metadata`). A body made of dozens of small allocations (a slice per map, a string per
 //! long value) is one here: they were long-lived chunks on pages the start's short-lived garbage
 //! shares, which the allocator could then not give back.
@@ -216,12 +216,7 @@ impl<'a> NodeRef<'a> {
                 read_varint(bytes, &mut at)?;
             }
             FLOAT => at += 8,
-            TEXT => {
-                let len = read_len(bytes, &mut at)?;
-                at = at.checked_add(len)?;
-            }
-            MAP | LIST => {
-                read_varint(bytes, &mut at)?;
+            TEXT | MAP | LIST => {
                 let len = read_len(bytes, &mut at)?;
                 at = at.checked_add(len)?;
             }
@@ -230,15 +225,8 @@ impl<'a> NodeRef<'a> {
         (at <= bytes.len()).then(|| (NodeRef(&bytes[..at]), &bytes[at..]))
     }
 
-    /// A map's or list's count and content.
-    fn container(self) -> Option<(usize, &'a [u8])> {
-        let mut at = 1;
-        let count = usize::try_from(read_varint(self.0, &mut at)?).ok()?;
-        let len = read_len(self.0, &mut at)?;
-        Some((count, self.0.get(at..at.checked_add(len)?)?))
-    }
-
-    fn text(self) -> Option<&'a [u8]> {
+    /// A text's bytes, a map's or list's content.
+    fn content(self) -> Option<&'a [u8]> {
         let mut at = 1;
         let len = read_len(self.0, &mut at)?;
         self.0.get(at..at.checked_add(len)?)
@@ -260,15 +248,9 @@ impl<'a> NodeRef<'a> {
                 let raw: [u8; 8] = self.0.get(1..9)?.try_into().ok()?;
                 Kind::Number(Number::from_f64(f64::from_le_bytes(raw))?)
             }
-            TEXT => Kind::String(std::str::from_utf8(self.text()?).ok()?),
-            LIST => {
-                let (left, rest) = self.container()?;
-                Kind::List(Items { rest, left })
-            }
-            MAP => {
-                let (left, rest) = self.container()?;
-                Kind::Map(Fields { rest, left })
-            }
+            TEXT => Kind::String(std::str::from_utf8(self.content()?).ok()?),
+            LIST => Kind::List(Items(self.content()?)),
+            MAP => Kind::Map(Fields(self.content()?)),
             _ => return None,
         })
     }
@@ -276,7 +258,7 @@ impl<'a> NodeRef<'a> {
     /// A map's fields in order (`None` for anything else).
     pub fn fields(self) -> Option<Fields<'a>> {
         match self.0.first() {
-            Some(&MAP) => self.container().map(|(left, rest)| Fields { rest, left }),
+            Some(&MAP) => self.content().map(Fields),
             _ => None,
         }
     }
@@ -284,7 +266,7 @@ impl<'a> NodeRef<'a> {
     /// A list's items in order (`None` for anything else).
     pub fn items(self) -> Option<Items<'a>> {
         match self.0.first() {
-            Some(&LIST) => self.container().map(|(left, rest)| Items { rest, left }),
+            Some(&LIST) => self.content().map(Items),
             _ => None,
         }
     }
@@ -296,7 +278,7 @@ impl<'a> NodeRef<'a> {
 
     pub fn as_str(self) -> Option<&'a str> {
         match self.0.first() {
-            Some(&TEXT) => std::str::from_utf8(self.text()?).ok(),
+            Some(&TEXT) => std::str::from_utf8(self.content()?).ok(),
             _ => None,
         }
     }
@@ -313,8 +295,7 @@ impl<'a> NodeRef<'a> {
     pub fn is_empty(self) -> bool {
         match self.0.first() {
             Some(&NULL) => true,
-            Some(&MAP | &LIST) => self.container().is_none_or(|(count, _)| count == 0),
-            Some(&TEXT) => self.text().is_none_or(<[u8]>::is_empty),
+            Some(&MAP | &LIST | &TEXT) => self.content().is_none_or(<[u8]>::is_empty),
             _ => false,
         }
     }
@@ -325,17 +306,28 @@ impl<'a> NodeRef<'a> {
             // Bytes against bytes: no UTF-8 check of a long value.
             return value
                 .as_str()
-                .is_some_and(|b| self.text() == Some(b.as_bytes()));
+                .is_some_and(|b| self.content() == Some(b.as_bytes()));
         }
         match (self.kind(), value) {
             (Kind::Null, Value::Null) => true,
             (Kind::Bool(a), Value::Bool(b)) => a == *b,
             (Kind::Number(a), Value::Number(b)) => a == *b,
-            (Kind::List(a), Value::Array(b)) => {
-                a.len() == b.len() && a.zip(b).all(|(x, y)| x.eq_value(y))
+            (Kind::List(mut a), Value::Array(b)) => {
+                let mut b = b.iter();
+                loop {
+                    match (a.next(), b.next()) {
+                        (Some(x), Some(y)) if x.eq_value(y) => {}
+                        (None, None) => return true,
+                        _ => return false,
+                    }
+                }
             }
             (Kind::Map(mut a), Value::Object(b)) => {
-                a.len() == b.len() && a.all(|(k, x)| b.get(k).is_some_and(|y| x.eq_value(y)))
+                let mut count = 0;
+                a.all(|(k, x)| {
+                    count += 1;
+                    b.get(k).is_some_and(|y| x.eq_value(y))
+                }) && count == b.len()
             }
             _ => false,
         }
@@ -350,7 +342,7 @@ impl<'a> NodeRef<'a> {
             Kind::String(text) => Value::String(text.to_owned()),
             Kind::List(items) => Value::Array(items.map(NodeRef::to_value).collect()),
             Kind::Map(fields) => {
-                let mut map = Map::with_capacity(fields.len());
+                let mut map = Map::new();
                 for (name, value) in fields {
                     map.insert(name.to_owned(), value.to_value());
                 }
@@ -374,39 +366,27 @@ impl fmt::Debug for NodeRef<'_> {
     }
 }
 
-/// A list's items, in order.
+/// A list's items, in order (the bytes not read yet).
 #[derive(Debug, Clone)]
-pub struct Items<'a> {
-    rest: &'a [u8],
-    left: usize,
-}
+pub struct Items<'a>(&'a [u8]);
 
 impl<'a> Iterator for Items<'a> {
     type Item = NodeRef<'a>;
     fn next(&mut self) -> Option<NodeRef<'a>> {
-        let (node, rest) = NodeRef::split(self.rest)?;
-        self.rest = rest;
-        self.left = self.left.saturating_sub(1);
+        let (node, rest) = NodeRef::split(self.0)?;
+        self.0 = rest;
         Some(node)
     }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
 }
 
-impl ExactSizeIterator for Items<'_> {}
-
-/// A map's fields, in order.
+/// A map's fields, in order (the bytes not read yet).
 #[derive(Debug, Clone)]
-pub struct Fields<'a> {
-    rest: &'a [u8],
-    left: usize,
-}
+pub struct Fields<'a>(&'a [u8]);
 
 impl<'a> Iterator for Fields<'a> {
     type Item = (&'a str, NodeRef<'a>);
     fn next(&mut self) -> Option<(&'a str, NodeRef<'a>)> {
-        let bytes = self.rest;
+        let bytes = self.0;
         let mut at = 1;
         let name = match *bytes.first()? {
             NAME_ID => TABLE.name(read_varint(bytes, &mut at)?)?,
@@ -419,16 +399,10 @@ impl<'a> Iterator for Fields<'a> {
             _ => return None,
         };
         let (value, rest) = NodeRef::split(bytes.get(at..)?)?;
-        self.rest = rest;
-        self.left = self.left.saturating_sub(1);
+        self.0 = rest;
         Some((name, value))
     }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
 }
-
-impl ExactSizeIterator for Fields<'_> {}
 
 /// `n` as 7-bit groups, low first, the high bit set on all but the last.
 fn varint(mut n: u64) -> ([u8; 10], usize) {
@@ -471,13 +445,11 @@ fn push_text(out: &mut Vec<u8>, tag: u8, text: &str) {
     out.extend_from_slice(text.as_bytes());
 }
 
-/// Writes the count and length of the map or list whose tag is at `at - 1` and whose content
-/// runs from `at` to the end.
-fn close(out: &mut Vec<u8>, at: usize, count: u64) {
-    let (count, count_len) = varint(count);
+/// Writes the length of the map or list whose tag is at `at - 1` and whose content runs from
+/// `at` to the end (as long as the end marker it replaces while under 128 bytes).
+fn close(out: &mut Vec<u8>, at: usize) {
     let (len, len_len) = varint((out.len() - at) as u64);
-    let head = count[..count_len].iter().chain(&len[..len_len]).copied();
-    out.splice(at..at, head);
+    out.splice(at..at, len[..len_len].iter().copied());
 }
 
 /// Packs one value as serde reads it — from JSON text or from a `Value` (no tree is built).
@@ -572,25 +544,20 @@ impl<'de> Visitor<'de> for Pack<'_> {
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         self.out.push(LIST);
         let at = self.out.len();
-        let mut count = 0;
-        while seq.next_element_seed(self.again())?.is_some() {
-            count += 1;
-        }
-        close(self.out, at, count);
+        while seq.next_element_seed(self.again())?.is_some() {}
+        close(self.out, at);
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         self.out.push(MAP);
         let at = self.out.len();
-        let mut count = 0;
         while map
             .next_key_seed(FieldName(&mut *self.out, &mut *self.names))?
             .is_some()
         {
             map.next_value_seed(self.again())?;
-            count += 1;
         }
-        close(self.out, at, count);
+        close(self.out, at);
         Ok(())
     }
 }
@@ -694,14 +661,14 @@ mod tests {
         assert!(!root.eq_value(&json!({"z": 1})));
         let fields: Vec<_> = root.fields().unwrap().map(|(k, _)| k).collect();
         assert_eq!(fields, ["z", "a", "m", "n"]);
-        assert_eq!(root.fields().unwrap().len(), 4);
+        assert_eq!(root.fields().unwrap().count(), 4);
         let m = root.get("m").unwrap();
         assert!(m.get("b").unwrap().is_empty() && m.get("b").unwrap().is_map());
         assert!(m.get("a").unwrap().is_empty() && m.get("s").unwrap().is_empty());
         assert!(!root.get("z").unwrap().is_empty());
         assert!(root.get("missing").is_none() && root.get("z").unwrap().get("z").is_none());
         let items = root.get("a").unwrap().items().unwrap();
-        assert_eq!(items.len(), 4);
+        assert_eq!(items.clone().count(), 4);
         assert!(items.clone().nth(1).unwrap().is_null());
         assert_eq!(items.clone().nth(3).unwrap().as_str(), Some("x"));
         assert!(root.get("a").unwrap().fields().is_none());
@@ -757,6 +724,24 @@ mod tests {
                     prop_assert!(packed.root().get(name).unwrap().eq_value(field));
                 }
             }
+            // One member or item fewer, or one more, is another value.
+            let mut other = value.clone();
+            match &mut other {
+                Value::Object(map) if !map.is_empty() => {
+                    let last = map.keys().next_back().cloned().unwrap_or_default();
+                    map.shift_remove(&last);
+                }
+                Value::Array(items) if !items.is_empty() => {
+                    items.pop();
+                }
+                Value::Object(map) => {
+                    map.insert("extra".into(), Value::Null);
+                }
+                Value::Array(items) => items.push(Value::Null),
+                _ => other = json!([]),
+            }
+            prop_assert!(!packed.root().eq_value(&other));
+            prop_assert!(!Packed::from(other.clone()).root().eq_value(&value));
             // The text packs to the same bytes as the value.
             prop_assert_eq!(Packed::of_text(&value.to_string(), &mut Names::default()), Some(packed));
         }

@@ -44,7 +44,7 @@ fn node_step<'n>(
         PathElement::Field(_) => return None,
         PathElement::Key(fields) => items.position(|item| has_key(schema, item, fields)),
         PathElement::Value(member) => items.position(|item| item.eq_value(member)),
-        PathElement::Index(i) => Some(*i).filter(|i| *i < items.len()),
+        PathElement::Index(i) => Some(*i),
     }?;
     node.items()?.nth(at).map(|found| (found, Some(at)))
 }
