@@ -144,7 +144,6 @@ impl Packed {
         .deserialize(value);
         if packed.is_err() {
             // A `Value` always reads as itself; should it not, it is packed from its text.
-            out.clear();
             let text = value.to_string();
             return Packed::of_text(&text, names).unwrap_or_else(|| Packed(Arc::from([NULL])));
         }
