@@ -265,7 +265,7 @@ fn main() {
     let version = Version::of_text(&text).unwrap();
     println!(
         "the previous version of the demo's cart: {} bytes (its JSON text: {} bytes)",
-        Prior::of(&version, &mut kdrift::drift::packed::Names::default()).heap_bytes(),
+        Prior::of(&version, &mut kdrift::packed::Names::default()).heap_bytes(),
         text.len()
     );
     drop(changes);

@@ -18,6 +18,8 @@
 //! - [`runtime`]: the one loop that owns the terminal, the channel and the IO tasks.
 //! - [`sim`]: the demo cluster, a simulated Kubernetes API server on loopback (the `kdrift-sim`
 //!   crate, which never imports the app).
+//! - [`packed`]: JSON values packed in one allocation each (manifest bodies, the timeline's
+//!   previous versions), read in place.
 //! - [`text`]: control characters from the cluster escaped in every output.
 //! - [`user_config`]: the user's config file (read-only, default theme), folded into the flags.
 //! - [`state`]: kdrift's state directory: the log's place and the Secret digest key.
@@ -36,6 +38,7 @@ pub mod gitops;
 pub mod helm;
 pub mod logging;
 pub mod manifest;
+pub mod packed;
 pub mod process;
 pub mod revert;
 pub mod rollout;

@@ -17,9 +17,9 @@ use crate::cluster::live::LiveJson;
 use crate::drift::LiveObject;
 use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
 use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
-use crate::drift::packed::Names;
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
+use crate::packed::Names;
 use crate::schema::{Schema, Schemas};
 use crossterm::event::{KeyCode, KeyEvent};
 use jiff::Timestamp;
@@ -373,7 +373,6 @@ impl Changes {
                     &key.to_string(),
                     schema,
                     before,
-                    &self.names,
                     &version,
                     desired,
                     &seen,

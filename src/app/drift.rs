@@ -205,7 +205,7 @@ impl App {
                 if let Some(version) = version {
                     let desired = crate::drift::changes::Desired {
                         schema,
-                        manifest: &manifest.body,
+                        manifest: manifest.body.root(),
                         drift: &drift,
                     };
                     changes.observe(&object, schema, version, Some(&desired), listed);

@@ -208,7 +208,7 @@ impl App {
                 if let Some((version, listed)) = line {
                     let desired = crate::drift::changes::Desired {
                         schema: live.schema,
-                        manifest: &manifest.body,
+                        manifest: manifest.body.root(),
                         drift: &drift,
                     };
                     self.changes

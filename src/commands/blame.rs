@@ -61,7 +61,7 @@ async fn run_blame(ctx: &mut Context, target: &Target, output: BlameFormat) -> u
     }
     let desired = match (manifest, &drift) {
         (Some(m), Some(d)) if !matches!(d.status, ObjectStatus::Error(_)) => Some(Desired {
-            manifest: &m.body,
+            manifest: m.body.root(),
             drift: d,
         }),
         _ => None,

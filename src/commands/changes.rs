@@ -85,7 +85,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
                 .zip(drift.as_ref())
                 .map(|((l, m), d)| Desired {
                     schema: l.schema,
-                    manifest: &m.body,
+                    manifest: m.body.root(),
                     drift: d,
                 });
             lines.extend(

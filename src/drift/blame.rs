@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_in};
-use crate::manifest::tree::Node;
+use crate::manifest::tree::NodeRef;
 use crate::schema::Schema;
 
 use super::owners::{field_path, lookup};
@@ -40,7 +40,7 @@ impl GitState {
 
 /// The manifest of the object and its comparison with the live object, when one was found.
 pub struct Desired<'a> {
-    pub manifest: &'a Node,
+    pub manifest: NodeRef<'a>,
     pub drift: &'a ObjectDrift,
 }
 

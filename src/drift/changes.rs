@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation};
 
-use crate::manifest::tree::Node;
+use crate::manifest::tree::NodeRef;
 use crate::schema::Schema;
 
 use super::ObjectDrift;
@@ -15,7 +15,7 @@ use super::owners::{field_path, lookup};
 /// An object's manifest and its comparison with the live object.
 pub struct Desired<'a> {
     pub schema: Schema,
-    pub manifest: &'a Node,
+    pub manifest: NodeRef<'a>,
     pub drift: &'a ObjectDrift,
 }
 

@@ -2,7 +2,7 @@
 //! (changed, removed live), then a walk of what out-of-band managers own (added live).
 use serde_json::Value;
 
-use crate::manifest::tree::Node;
+use crate::manifest::tree::{Kind, NodeRef, Packed};
 use crate::manifest::{Config, ManifestObject, ObjectKey};
 use crate::schema::{ListType, Schema};
 
@@ -21,7 +21,7 @@ use crate::managed_fields::{FieldPath, ManagedFieldsEntry, Operation, PathElemen
 
 /// The drift of an object in git and in the cluster.
 pub fn compare(manifest: &ManifestObject, live: &LiveObject, config: &Config) -> ObjectDrift {
-    compare_node(&manifest.key, &manifest.body, live, config)
+    compare_node(&manifest.key, manifest.body.root(), live, config)
 }
 
 /// [`compare`] on a bare manifest value (tests, benches, callers without a file).
@@ -31,20 +31,20 @@ pub fn compare_values(
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
-    compare_node(key, &Node::from(manifest.clone()), live, config)
+    compare_node(key, Packed::from(manifest.clone()).root(), live, config)
 }
 
 /// [`compare`] on a manifest body.
 pub fn compare_node(
     key: &ObjectKey,
-    manifest: &Node,
+    manifest: NodeRef<'_>,
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
     if super::secret::is_secret(key) {
         // `stringData` is compared as the `data` the server stores; no value is reported.
-        let folded = Node::from(super::secret::fold_string_data(&manifest.to_value()));
-        let mut drift = compare_walk(key, &folded, live, config);
+        let folded = Packed::from(super::secret::fold_string_data(&manifest.to_value()));
+        let mut drift = compare_walk(key, folded.root(), live, config);
         super::secret::mask_items(&mut drift.items);
         return drift;
     }
@@ -53,7 +53,7 @@ pub fn compare_node(
 
 fn compare_walk(
     key: &ObjectKey,
-    manifest: &Node,
+    manifest: NodeRef<'_>,
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
@@ -169,17 +169,17 @@ enum Step<'a> {
     Field(&'a str),
     /// An item of a keyed list, its key read from `item` when needed.
     Item {
-        item: &'a Node,
+        item: NodeRef<'a>,
         schema: Schema,
         index: Option<usize>,
     },
-    Value(&'a Node),
+    Value(NodeRef<'a>),
 }
 
 struct Walk<'a> {
     live: &'a LiveObject,
     /// The whole manifest.
-    manifest: &'a Node,
+    manifest: NodeRef<'a>,
     /// Live list items taken as a manifest's item with a key changed live: not added live.
     rekeyed_live: Vec<FieldPath>,
     /// The live object's entries, with the last client-side apply's set when it matters.
@@ -213,7 +213,13 @@ impl<'a> Walk<'a> {
 
     /// True when `live` at `path` is what the server fills in when the manifest leaves it out:
     /// the object then behaves as the manifest says, whoever wrote the field.
-    fn is_default(&self, root: Schema, path: &FieldPath, manifest: &Node, live: &Value) -> bool {
+    fn is_default(
+        &self,
+        root: Schema,
+        path: &FieldPath,
+        manifest: NodeRef<'_>,
+        live: &Value,
+    ) -> bool {
         let defaulted = self.defaulted.get_or_init(|| {
             let mut value = manifest.to_value();
             let key = &self.live.key;
@@ -275,14 +281,14 @@ impl<'a> Walk<'a> {
         &mut self,
         class: Class,
         path: DriftPath,
-        manifest: Option<&Node>,
+        manifest: Option<NodeRef<'_>>,
         live: Option<&Value>,
         attribution: Attribution,
     ) {
         self.items.push(DriftItem {
             class,
             path,
-            manifest: manifest.map(Node::to_value),
+            manifest: manifest.map(NodeRef::to_value),
             live: live.cloned(),
             attribution,
             preceding: Default::default(),
@@ -292,14 +298,20 @@ impl<'a> Walk<'a> {
     /// A field the manifest sets differs live: who wrote it? An out-of-band manager if one owns
     /// it; the autoscaler for `spec.replicas`; else unknown (the applier still owns it: old
     /// servers do not record scale writes) — shown, never hidden.
-    fn changed(&mut self, manifest: &Node, live: &Value) {
+    fn changed(&mut self, manifest: NodeRef<'_>, live: &Value) {
         let path = self.path();
         self.changed_owned(manifest, live, path.clone(), &path);
     }
 
     /// [`Walk::changed`] of the field at `path`, whose live value is at `owned` (the live item of
     /// a key changed live).
-    fn changed_owned(&mut self, manifest: &Node, live: &Value, path: DriftPath, owned: &DriftPath) {
+    fn changed_owned(
+        &mut self,
+        manifest: NodeRef<'_>,
+        live: &Value,
+        path: DriftPath,
+        owned: &DriftPath,
+    ) {
         let owners = owners(self.live.schema, self.managers, owned);
         // An out-of-band update; else a server-side apply of a config that is not the manifest;
         // else the last client-side apply, when the value it applied is the live one.
@@ -335,7 +347,7 @@ impl<'a> Walk<'a> {
     /// item, whose live value is written as the manifest writes it (a field it leaves out is left
     /// out where live holds the server's default), attributed to who owns the live item. The
     /// live item is then no field added live.
-    fn rekeyed(&mut self, manifest: &'a Node, live: &'a Value, list: Schema) {
+    fn rekeyed(&mut self, manifest: NodeRef<'a>, live: &'a Value, list: Schema) {
         let path = self.path();
         let Some(key) = list.item_key(live) else {
             return self.manifest_fields(manifest, Some(live), list.item());
@@ -378,9 +390,9 @@ impl<'a> Walk<'a> {
     }
 
     /// Changed and removed-live fields: every field the manifest sets, compared by meaning.
-    fn manifest_fields(&mut self, manifest: &'a Node, live: Option<&'a Value>, schema: Schema) {
-        match (manifest, live) {
-            (Node::Null, _) => {}
+    fn manifest_fields(&mut self, manifest: NodeRef<'a>, live: Option<&'a Value>, schema: Schema) {
+        match (manifest.kind(), live) {
+            (Kind::Null, _) => {}
             (_, None | Some(Value::Null)) => {
                 if !manifest.is_empty() {
                     let path = self.path();
@@ -393,9 +405,8 @@ impl<'a> Walk<'a> {
                     );
                 }
             }
-            (Node::Map(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
-                for (name, value) in fields.iter() {
-                    let name: &'a str = name;
+            (Kind::Map(fields), Some(Value::Object(live_fields))) if !schema.is_atomic() => {
+                for (name, value) in fields {
                     if never_drift(self.place, name) {
                         continue;
                     }
@@ -404,12 +415,13 @@ impl<'a> Walk<'a> {
                     self.leave(outer);
                 }
             }
-            (Node::List(items), Some(Value::Array(live_items)))
+            (Kind::List(items), Some(Value::Array(live_items)))
                 if schema.list_type() == ListType::Map =>
             {
                 let item_schema = schema.item();
-                let matches = live_matches(schema, items, live_items);
-                for ((index, item), found) in items.iter().enumerate().zip(matches) {
+                let items: Vec<NodeRef<'a>> = items.collect();
+                let matches = live_matches(schema, &items, live_items);
+                for ((index, item), found) in items.iter().copied().enumerate().zip(matches) {
                     let outer = self.enter(Step::Item {
                         item,
                         schema,
@@ -425,16 +437,13 @@ impl<'a> Walk<'a> {
                     self.leave(outer);
                 }
                 if self.place.field == Some("env") {
-                    self.env_order(items, live_items);
+                    self.env_order(&items, live_items);
                 }
             }
-            (Node::List(values), Some(Value::Array(live_values)))
+            (Kind::List(values), Some(Value::Array(live_values)))
                 if schema.list_type() == ListType::Set =>
             {
-                for value in values
-                    .iter()
-                    .filter(|v| !live_values.iter().any(|l| v.eq_value(l)))
-                {
+                for value in values.filter(|v| !live_values.iter().any(|l| v.eq_value(l))) {
                     let outer = self.enter(Step::Value(value));
                     let path = self.path();
                     self.push(
@@ -459,10 +468,10 @@ impl<'a> Walk<'a> {
     }
 
     /// A reordered `env`: the variables both sides have, in another relative order.
-    fn env_order(&mut self, manifest: &[Node], live: &[Value]) {
+    fn env_order(&mut self, manifest: &[NodeRef<'_>], live: &[Value]) {
         // The common case without allocating: the manifest's variables found live in order.
-        let position = |item: &Node| {
-            let name = item.get("name").and_then(Node::as_str)?;
+        let position = |item: &NodeRef<'_>| {
+            let name = item.get("name").and_then(NodeRef::as_str)?;
             live.iter()
                 .position(|l| l.get("name").and_then(Value::as_str) == Some(name))
         };
@@ -479,7 +488,11 @@ impl<'a> Walk<'a> {
         let live_names: Vec<String> = live.iter().filter_map(name_of).collect();
         let common: Vec<String> = manifest
             .iter()
-            .filter_map(|item| item.get("name").and_then(Node::as_str).map(str::to_owned))
+            .filter_map(|item| {
+                item.get("name")
+                    .and_then(NodeRef::as_str)
+                    .map(str::to_owned)
+            })
             .filter(|name| live_names.contains(name))
             .collect();
         let live_order: Vec<String> = live_names
@@ -511,7 +524,7 @@ impl<'a> Walk<'a> {
     /// not set. Reported where the manager set it: into granular maps and lists it owns entries
     /// of (`resources.limits.memory`, each env entry), as `kubectl set` was typed; a list item
     /// or an atomic value whole.
-    fn added_fields(&mut self, root: Schema, entry: &ManagedFieldsEntry, manifest: &Node) {
+    fn added_fields(&mut self, root: Schema, entry: &ManagedFieldsEntry, manifest: NodeRef<'_>) {
         // `paths()` is depth first: what lies under a reported path comes right after it.
         let mut reported: Option<FieldPath> = None;
         let mut lists = ListIndex::default();

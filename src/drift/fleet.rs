@@ -384,7 +384,7 @@ fn side_value(
                 .any(|i| overlaps(&i.path));
         if drifted {
             GitState::Drifted
-        } else if lookup(side.live.schema, &at, &manifest.body).is_some() {
+        } else if lookup(side.live.schema, &at, manifest.body.root()).is_some() {
             GitState::InSync
         } else {
             GitState::NotInGit

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::managed_fields::{FieldPath, PathElement};
-use crate::manifest::tree::Node;
+use crate::manifest::tree::NodeRef;
 use crate::schema::{ListType, Schema};
 
 use super::path::PathStep;
@@ -24,7 +24,7 @@ pub(super) fn key_field<'v>(
 /// The value of key field `name` of a manifest's list item, with the server's default when
 /// absent.
 pub(super) fn node_key_field<'v>(
-    item: &'v Node,
+    item: NodeRef<'v>,
     name: &str,
     default: Option<&'static str>,
 ) -> Option<KeyValue<'v>> {
@@ -37,7 +37,7 @@ pub(super) fn node_key_field<'v>(
 #[derive(PartialEq)]
 pub(super) enum KeyValue<'v> {
     Value(&'v Value),
-    Node(&'v Node),
+    Node(NodeRef<'v>),
     Default(&'static str),
 }
 
@@ -68,19 +68,19 @@ pub(super) enum Match {
     None,
 }
 
-/// A manifest's list item, parsed (`Node`) or as a value: its key fields and its name.
+/// A manifest's list item, packed (`NodeRef`) or as a value: its key fields and its name.
 pub(super) trait ManifestItem {
     fn key_value(&self, name: &str, default: Option<&'static str>) -> Option<KeyValue<'_>>;
     fn name(&self) -> Option<&str>;
 }
 
-impl ManifestItem for Node {
+impl ManifestItem for NodeRef<'_> {
     fn key_value(&self, name: &str, default: Option<&'static str>) -> Option<KeyValue<'_>> {
-        node_key_field(self, name, default)
+        node_key_field(*self, name, default)
     }
 
     fn name(&self) -> Option<&str> {
-        self.get("name").and_then(Node::as_str)
+        self.get("name").and_then(NodeRef::as_str)
     }
 }
 
@@ -294,11 +294,9 @@ mod tests {
             .field("ports")
     }
 
-    fn nodes(value: serde_json::Value) -> Vec<Node> {
-        match Node::from(value) {
-            Node::List(items) => items.to_vec(),
-            _ => Vec::new(),
-        }
+    fn nodes(value: serde_json::Value) -> Vec<NodeRef<'static>> {
+        let packed = Box::leak(Box::new(crate::manifest::tree::Packed::from(value)));
+        packed.root().items().into_iter().flatten().collect()
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::managed_fields::{FieldPath, FieldSet, ManagedFieldsEntry, Operation, PathElement};
 use crate::manifest::Config;
-use crate::manifest::tree::Node;
+use crate::manifest::tree::{NodeRef, Packed};
 use crate::schema::{self, ListType, Schema, Schemas};
 
 use crate::manifest::ObjectKey;
@@ -377,7 +377,7 @@ impl LiveObject {
         // cut below to where it leaves the manifest.
         if let Some(applied) = self.last_applied.take()
             && !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY)
-            && !applied_is_manifest(&applied.config, &Node::from(manifest.clone()))
+            && !applied_is_manifest(&applied.config, Packed::from(manifest.clone()).root())
         {
             if let Some(entry) = applied.entry(root) {
                 self.managers.push(entry);
@@ -433,24 +433,24 @@ impl LiveObject {
 /// True when the last client-side apply applied what the manifest says (the common case: the
 /// manifest in git was applied), so that its set needs no walk: compared as written, less what
 /// kubectl adds (the name and namespace, an empty annotations map).
-pub(super) fn applied_is_manifest(config: &Value, manifest: &Node) -> bool {
-    let (Value::Object(config), Node::Map(fields)) = (config, manifest) else {
+pub(super) fn applied_is_manifest(config: &Value, manifest: NodeRef<'_>) -> bool {
+    let (Value::Object(config), Some(fields)) = (config, manifest.fields()) else {
         return false;
     };
-    let kept_meta = |name: &str, node: &Node| {
-        !matches!(name, "name" | "namespace" | "creationTimestamp")
-            && !matches!(node, Node::Map(m) if m.is_empty())
+    let kept_meta = |name: &str, node: NodeRef<'_>| {
+        let empty_map = node.is_map() && node.is_empty();
+        !matches!(name, "name" | "namespace" | "creationTimestamp") && !empty_map
     };
     let mut compared = 0;
-    for (name, node) in fields.iter() {
-        match &**name {
+    for (name, node) in fields {
+        match name {
             "apiVersion" | "kind" | "status" => {}
             "metadata" => {
-                let Node::Map(meta) = node else {
+                let Some(meta) = node.fields() else {
                     return false;
                 };
-                let mine: Vec<&(std::sync::Arc<str>, Node)> =
-                    meta.iter().filter(|(k, v)| kept_meta(k, v)).collect();
+                let mine: Vec<(&str, NodeRef<'_>)> =
+                    meta.filter(|(k, v)| kept_meta(k, *v)).collect();
                 let theirs = config.get("metadata").and_then(Value::as_object);
                 let same = match theirs {
                     None => mine.is_empty(),
@@ -458,7 +458,7 @@ pub(super) fn applied_is_manifest(config: &Value, manifest: &Node) -> bool {
                         theirs.len() == mine.len()
                             && mine
                                 .iter()
-                                .all(|(k, v)| theirs.get(&**k).is_some_and(|t| v.eq_value(t)))
+                                .all(|(k, v)| theirs.get(*k).is_some_and(|t| v.eq_value(t)))
                     }
                 };
                 if !same {
@@ -511,7 +511,9 @@ fn beyond_manifest(
                         super::normalize::Place::of(&super::owners::drift_path(
                             root,
                             &path,
-                            manifest_node.get_or_init(|| Node::from(manifest.clone())),
+                            manifest_node
+                                .get_or_init(|| Packed::from(manifest.clone()))
+                                .root(),
                         )),
                         path.schema(root),
                         wanted,

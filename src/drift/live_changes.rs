@@ -2,7 +2,7 @@
 //! before it, as one line (the fields that changed, old → new, and the manager whose
 //! `managedFields` entry moved). What is kept of the version before ([`Prior`]) is small: the
 //! object's text less its `status`, `managedFields` and what is never drift, cut from the
-//! event's own text (no parse of the object), held packed ([`super::packed`]) with a hash of
+//! event's own text (no parse of the object), held packed ([`crate::packed`]) with a hash of
 //! that text, and a hash of each entry. A write that changes only `status` (a rollout's
 //! progress) makes no line and costs a scan of the text and its hash: the previous version is
 //! unpacked and the new one parsed only when they differ.
@@ -23,7 +23,7 @@ use crate::schema::Schema;
 
 use super::changes::{Agrees, Change, Desired, agrees};
 use super::normalize::{Place, never_drift};
-use super::packed::{Names, Packed};
+use crate::packed::{Names, Packed};
 
 /// Fields a line names at most (the rest counted), as `kdrift changes` does.
 const SHOWN_FIELDS: usize = 6;
@@ -485,7 +485,6 @@ pub fn live_change(
     object: &str,
     schema: Schema,
     before: &Prior,
-    names: &Names,
     after: &Version<'_>,
     desired: Option<&Desired<'_>>,
     seen: &str,
@@ -493,7 +492,7 @@ pub fn live_change(
     if before.unchanged(after) {
         return None;
     }
-    let old: Value = before.body.as_ref()?.unpack(names)?;
+    let old: Value = before.body.as_ref()?.unpack()?;
     let new = after.tree()?;
     // The comparison walks only what differs; values are looked up in the whole trees (an
     // atomic map's line shows all of it).
@@ -818,7 +817,7 @@ mod tests {
     ) -> Option<LiveChange> {
         let mut names = Names::default();
         let prior = Prior::of(before, &mut names);
-        live_change(object, schema(), &prior, &names, after, desired, seen)
+        live_change(object, schema(), &prior, after, desired, seen)
     }
 
     /// The line of `after` over `before`, seen at 12:00.

@@ -13,8 +13,8 @@
 //! - [`check`]: `kdrift check` without the IO (pairing, missing, unmanaged).
 //! - [`changes`], [`live_changes`]: the change timeline's lines (`kdrift changes`, `kdrift
 //!   blame`), and each watch event compared with the version before it (the live view's
-//!   `:changes`); [`history`]: its rollout, Warning event and GitOps sync lines; [`packed`]:
-//!   the previous versions it keeps, packed.
+//!   `:changes`); [`history`]: its rollout, Warning event and GitOps sync lines. The previous
+//!   versions it keeps are [`crate::packed`].
 //!
 //! Feeding it from the live view: on a watch event of an object that has a manifest,
 //! [`LiveObject::from_deployment_json`] (the watcher keeps each object's JSON text), then
@@ -34,7 +34,6 @@ pub mod live;
 pub mod live_changes;
 pub mod normalize;
 pub mod owners;
-pub mod packed;
 pub mod path;
 pub mod quantity;
 pub mod report;

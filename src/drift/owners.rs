@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_in};
-use crate::manifest::tree::Node;
+use crate::manifest::tree::NodeRef;
 use crate::schema::Schema;
 
 use super::list_keys::{KeyValue, node_key_field};
@@ -32,9 +32,9 @@ pub fn field_path(path: &DriftPath) -> FieldPath {
 fn node_step<'n>(
     element: &PathElement,
     schema: Schema,
-    node: &'n Node,
-) -> Option<(&'n Node, Option<usize>)> {
-    let Node::List(items) = node else {
+    node: NodeRef<'n>,
+) -> Option<(NodeRef<'n>, Option<usize>)> {
+    let Some(mut items) = node.items() else {
         return match element {
             PathElement::Field(name) => node.get(name).map(|found| (found, None)),
             _ => None,
@@ -42,20 +42,20 @@ fn node_step<'n>(
     };
     let at = match element {
         PathElement::Field(_) => return None,
-        PathElement::Key(fields) => items.iter().position(|item| has_key(schema, item, fields)),
-        PathElement::Value(member) => items.iter().position(|item| item.eq_value(member)),
-        PathElement::Index(i) => Some(*i).filter(|i| *i < items.len()),
+        PathElement::Key(fields) => items.position(|item| has_key(schema, item, fields)),
+        PathElement::Value(member) => items.position(|item| item.eq_value(member)),
+        PathElement::Index(i) => Some(*i),
     }?;
-    items.get(at).map(|found| (found, Some(at)))
+    node.items()?.nth(at).map(|found| (found, Some(at)))
 }
 
 /// Is `item` the list item of key `fields` (the server-side apply key, defaults filled in; as
 /// written when the list has no keys in the schema)?
-fn has_key(schema: Schema, item: &Node, fields: &[(String, Value)]) -> bool {
+fn has_key(schema: Schema, item: NodeRef<'_>, fields: &[(String, Value)]) -> bool {
     let keys = schema.list_keys();
     let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-    let own: Option<Vec<(&str, KeyValue<'_>)>> = match item {
-        Node::Map(_) if !keys.is_empty() => keys
+    let own: Option<Vec<(&str, KeyValue<'_>)>> = match item.is_map() {
+        true if !keys.is_empty() => keys
             .iter()
             .map(|k| node_key_field(item, k.name, k.default).map(|v| (k.name, v)))
             .collect(),
@@ -75,7 +75,7 @@ fn has_key(schema: Schema, item: &Node, fields: &[(String, Value)]) -> bool {
 }
 
 /// The node at `path` in a manifest whose kind's schema is `root`.
-pub fn lookup<'n>(root: Schema, path: &FieldPath, manifest: &'n Node) -> Option<&'n Node> {
+pub fn lookup<'n>(root: Schema, path: &FieldPath, manifest: NodeRef<'n>) -> Option<NodeRef<'n>> {
     let mut schema = root;
     let mut at = manifest;
     for element in &path.0 {
@@ -90,7 +90,7 @@ pub fn lookup<'n>(root: Schema, path: &FieldPath, manifest: &'n Node) -> Option<
 
 /// The drift path of a field path, each list item with its position in `manifest` when the
 /// manifest has it (for the manifest line of the field).
-pub fn drift_path(root: Schema, path: &FieldPath, manifest: &Node) -> DriftPath {
+pub fn drift_path(root: Schema, path: &FieldPath, manifest: NodeRef<'_>) -> DriftPath {
     let mut schema = root;
     let mut at = Some(manifest);
     let mut steps = Vec::with_capacity(path.0.len());
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn drift_paths_and_field_paths_convert_both_ways() {
-        let manifest = Node::from(
+        let manifest = crate::manifest::tree::Packed::from(
             json!({"spec": {"template": {"spec": {"containers": [{"name": "side"}, {"name": "web", "ports": [{"containerPort": 80}]}]}}}}),
         );
         let key = |v: Value| v.as_object().cloned().unwrap_or_default();
@@ -159,7 +159,7 @@ mod tests {
             drift_path(
                 crate::schema::builtin_kind("Deployment"),
                 &field_path(&port),
-                &manifest
+                manifest.root()
             ),
             port
         );
@@ -172,7 +172,7 @@ mod tests {
             drift_path(
                 crate::schema::builtin_kind("Deployment"),
                 &field_path(&absent),
-                &manifest
+                manifest.root()
             ),
             absent
         );
@@ -180,22 +180,26 @@ mod tests {
         let found = lookup(
             crate::schema::builtin_kind("Deployment"),
             &field_path(&port),
-            &manifest,
+            manifest.root(),
         );
-        assert_eq!(found, Some(&Node::from(json!({"containerPort": 80}))));
+        assert_eq!(
+            found.map(NodeRef::to_value),
+            Some(json!({"containerPort": 80}))
+        );
         assert_eq!(
             lookup(
                 crate::schema::builtin_kind("Deployment"),
                 &field_path(&web.child("name")),
-                &manifest
-            ),
-            Some(&Node::from(json!("web")))
+                manifest.root()
+            )
+            .map(NodeRef::to_value),
+            Some(json!("web"))
         );
         assert_eq!(
             lookup(
                 crate::schema::builtin_kind("Deployment"),
                 &field_path(&absent),
-                &manifest
+                manifest.root()
             ),
             None
         );

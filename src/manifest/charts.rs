@@ -362,7 +362,7 @@ pub fn objects_of(spec: &Arc<ChartSpec>, key: &Path, text: &str, names: &mut Nam
         if !matches!(spec.source, ValuesSource::ArgoApp { .. }) {
             let mut body = object.body.to_value();
             crate::helm::Release::add_metadata(&spec.release, &spec.namespace, &mut body);
-            object.body = Arc::new(super::tree::Node::from_value(body, names));
+            object.body = names.pack(&body);
         }
     }
     parsed

@@ -23,7 +23,7 @@ pub fn release_objects(release: &Arc<Release>, names: &mut Names) -> ParsedFile 
     for object in &mut parsed.objects {
         let mut body = object.body.to_value();
         release.as_applied(&mut body);
-        object.body = Arc::new(super::tree::Node::from_value(body, names));
+        object.body = names.pack(&body);
         object.helm = Some(Arc::clone(release));
         // No text of it is on disk: the span reads nothing, and no digest matches it.
         object.span = 0..0;

@@ -4,7 +4,7 @@
 //! - [`walk`]: which files are read (and which are skipped, with a reason).
 //! - [`parse`]: one file's documents into [`ManifestObject`]s.
 //! - [`lines`]: the line of a field inside a document.
-//! - [`tree`]: [`tree::Node`], the compact form a manifest's body is held in.
+//! - [`tree`]: a manifest's body packed in one allocation ([`tree::Packed`]), read in place.
 //! - [`edit`]: format-preserving edits of one document (accept).
 //! - [`config`]: `.kdrift.yaml` (ignore rules, extra appliers, kustomize roots).
 //! - [`fleet`]: `.kdrift.yaml`'s `contexts:`, the folders that describe one cluster.
@@ -56,8 +56,9 @@ pub struct ManifestObject {
     pub span: Range<usize>,
     pub first_line: usize,
     pub digest: u64,
-    /// The document's content, compact (see [`tree`]); `body.to_value()` for a `Value`.
-    pub body: Arc<tree::Node>,
+    /// The document's content, packed (see [`tree`]): `body.root()` reads it in place,
+    /// `body.to_value()` gives a `Value`.
+    pub body: tree::Packed,
     /// For an item of a `kind: List` document, its position in `items` (kubectl applies each).
     pub list_item: Option<usize>,
     /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
@@ -174,7 +175,7 @@ fn written_namespace(object: &ManifestObject) -> bool {
         .body
         .get("metadata")
         .and_then(|m| m.get("namespace"))
-        .and_then(tree::Node::as_str)
+        .and_then(tree::NodeRef::as_str)
         .is_some_and(|ns| !ns.is_empty())
 }
 
@@ -467,7 +468,7 @@ impl ManifestIndex {
                             .body
                             .get("metadata")
                             .and_then(|m| m.get("namespace"))
-                            .and_then(tree::Node::as_str)
+                            .and_then(tree::NodeRef::as_str)
                             .filter(|ns| !ns.is_empty())
                             .map(SharedStr::from);
                         object.key.namespace =

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::tree::{Names, Node};
+use super::tree::Names;
 use super::{ManifestObject, ObjectKey, Problem};
 
 /// What one file holds: its objects and the problems met while reading it.
@@ -375,7 +375,7 @@ impl<'d> Place<'_, 'd> {
             span: self.doc.offset..self.doc.offset + self.doc.text.len(),
             first_line: self.doc.line,
             digest: self.digest,
-            body: Arc::new(Node::from_value(value, names)),
+            body: names.pack(&value),
             list_item,
             rendered: None,
             helm: None,

@@ -178,7 +178,7 @@ fn with_emptied_parents(
             let parent = DriftPath(target.0[..target.0.len() - 1].to_vec());
             // A map or list field; a list item keeps its key fields, so it is never emptied.
             let is_field = matches!(parent.0.last(), Some(PathStep::Field(_)));
-            if !is_field || lookup(root, &field_path(&parent), &manifest.body).is_some() {
+            if !is_field || lookup(root, &field_path(&parent), manifest.body.root()).is_some() {
                 break;
             }
             let Some(value) = live_pointer(&after, &parent).and_then(|p| after.pointer_mut(&p))

@@ -577,7 +577,11 @@ pub fn objects_of(
     let mut sources: HashMap<PathBuf, ParsedFile> = HashMap::new();
     for object in &mut parsed.objects {
         let origin = match &rendered.origins {
-            Some(_) => Arc::make_mut(&mut object.body).remove_annotation(render::ORIGIN_ANNOTATION),
+            Some(_) => super::tree::remove_annotation(
+                &mut object.body,
+                render::ORIGIN_ANNOTATION,
+                &mut names,
+            ),
             None => None,
         };
         let base = rendered.origins.as_deref().unwrap_or(root);
