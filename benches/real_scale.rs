@@ -4,7 +4,8 @@
 //! loop (a 200x50 TestBackend, all namespaces) prints:
 //! - first row and every object's drift known, from connecting;
 //! - this process's resident memory and live heap once synced (the bench's own set-up is done
-//!   and dropped by then; resident memory also holds pages the allocator kept);
+//!   and dropped by then; resident memory also holds pages the allocator kept), and the most
+//!   heap in use on the way there;
 //! - CPU over `--idle-seconds` (60) with nothing changing;
 //! - event → frame under `--rate` (100) writes/s for `--write-seconds` (30): each write a
 //!   merge patch by manager `hotfix` (`spec.minReadySeconds`) of a Deployment in sync, timed
@@ -67,6 +68,8 @@ struct Stats {
     prior_bytes: usize,
     /// The heap of each part of the app then.
     breakdown: String,
+    /// The most heap in use from connecting until then (MB).
+    start_peak: f64,
 }
 
 fn on_frame(s: &mut Stats, app: &App, since: Duration) {
@@ -81,6 +84,8 @@ fn on_frame(s: &mut Stats, app: &App, since: Duration) {
         && app.objects.kinds.values().all(|listed| *listed)
     {
         s.synced = Some(since);
+        // Before the breakdown's clones add to it.
+        s.start_peak = measure::peak_mb();
         s.prior_bytes = app.changes.prior_bytes();
         s.breakdown = breakdown::heap_by_part(app);
         s.in_sync = app
@@ -194,6 +199,7 @@ fn main() {
         }
         // kdrift starts in a process of its own: the set-up's freed pages go back first.
         measure::release_freed_pages();
+        measure::reset_peak();
         let start = Instant::now();
         let conn = connect(&common.connection()).await.unwrap();
         let connected = start.elapsed();
@@ -222,12 +228,16 @@ fn main() {
             }
             // Let the first lists' aftermath settle (memory released, ages drawn).
             tokio::time::sleep(Duration::from_secs(5)).await;
+            let (peak, prior_bytes) = {
+                let s = stats.lock().unwrap();
+                (s.start_peak, s.prior_bytes)
+            };
             println!(
-                "synced: resident {:.1} MB ({}), live heap {:.1} MB (the timeline's previous versions {:.1} MB); {}",
+                "synced: resident {:.1} MB ({}), live heap {:.1} MB (at most {peak:.1} MB on the way), the timeline's previous versions {:.1} MB; {}",
                 rss_mb(),
                 measure::resident_parts(),
                 heap_mb(),
-                stats.lock().unwrap().prior_bytes as f64 / 1e6,
+                prior_bytes as f64 / 1e6,
                 malloc_report()
             );
             println!("heap by part: {}", stats.lock().unwrap().breakdown);

@@ -12,11 +12,14 @@ use std::time::Duration;
 pub struct Counting;
 
 static HEAP: AtomicUsize = AtomicUsize::new(0);
+/// The most `HEAP` has been since the last [`reset_peak`].
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: forwards to the system allocator, only counting sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        HEAP.fetch_add(layout.size(), Ordering::Relaxed);
+        let now = HEAP.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(now, Ordering::Relaxed);
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -31,6 +34,16 @@ static GLOBAL: Counting = Counting;
 /// Heap in use, in MB.
 pub fn heap_mb() -> f64 {
     HEAP.load(Ordering::Relaxed) as f64 / 1e6
+}
+
+/// The most heap in use since the last [`reset_peak`] (or the start), in MB.
+pub fn peak_mb() -> f64 {
+    PEAK.load(Ordering::Relaxed) as f64 / 1e6
+}
+
+/// Starts the peak over from the heap in use now.
+pub fn reset_peak() {
+    PEAK.store(HEAP.load(Ordering::Relaxed), Ordering::Relaxed);
 }
 
 /// Resident memory of this process, in MB (from /proc/self/statm).
