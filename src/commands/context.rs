@@ -289,11 +289,12 @@ impl Raw {
     /// without one) is asked again without the version.
     async fn get(&self, name: &str, version: Option<&str>) -> Result<Option<Value>, kube::Error> {
         if let Some(version) = version {
+            // (Not found is an answer: `get_with` gives it as `None`.)
             match self
                 .get_with(name, &kube::api::GetParams::at(version))
                 .await
             {
-                Err(e) if !matches!(&e, kube::Error::Api(s) if s.code == 404) => {
+                Err(e) => {
                     tracing::debug!(%name, error = %e, "read from the watch cache failed; reading etcd");
                 }
                 answer => return answer,
