@@ -185,7 +185,13 @@ impl fmt::Debug for Packed {
 
 impl From<Value> for Packed {
     fn from(value: Value) -> Packed {
-        Packed::of_value(&value, &mut Names::default())
+        Packed::from(&value)
+    }
+}
+
+impl From<&Value> for Packed {
+    fn from(value: &Value) -> Packed {
+        Packed::of_value(value, &mut Names::default())
     }
 }
 

@@ -31,7 +31,7 @@ pub fn compare_values(
     live: &LiveObject,
     config: &Config,
 ) -> ObjectDrift {
-    compare_node(key, Packed::from(manifest.clone()).root(), live, config)
+    compare_node(key, Packed::from(manifest).root(), live, config)
 }
 
 /// [`compare`] on a manifest body.

@@ -377,7 +377,7 @@ impl LiveObject {
         // cut below to where it leaves the manifest.
         if let Some(applied) = self.last_applied.take()
             && !self.managers.iter().any(|e| e.manager == CLIENT_SIDE_APPLY)
-            && !applied_is_manifest(&applied.config, Packed::from(manifest.clone()).root())
+            && !applied_is_manifest(&applied.config, Packed::from(manifest).root())
         {
             if let Some(entry) = applied.entry(root) {
                 self.managers.push(entry);
@@ -511,9 +511,7 @@ fn beyond_manifest(
                         super::normalize::Place::of(&super::owners::drift_path(
                             root,
                             &path,
-                            manifest_node
-                                .get_or_init(|| Packed::from(manifest.clone()))
-                                .root(),
+                            manifest_node.get_or_init(|| Packed::from(manifest)).root(),
                         )),
                         path.schema(root),
                         wanted,
