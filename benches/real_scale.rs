@@ -316,8 +316,8 @@ fn main() {
             start,
             stats.clone(),
             on_frame,
-            frame_interval,
-            script,
+            Some(frame_interval),
+            |_| script,
         )
         .await;
         written.lock().unwrap().clone()

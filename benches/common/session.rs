@@ -50,23 +50,6 @@ pub async fn drive<S, F: Future<Output = ()>>(
     drive_with(common, conn, start, stats, on_frame, |_| script).await;
 }
 
-/// [`drive`] with frames at most every `interval` under churn instead of the app's own
-/// [`kdrift::runtime::event_loop::FRAME_INTERVAL`].
-pub async fn drive_paced<S, F: Future<Output = ()>>(
-    common: &CommonArgs,
-    conn: Connection,
-    start: Instant,
-    stats: Arc<Mutex<S>>,
-    on_frame: OnFrame<S>,
-    interval: Duration,
-    script: F,
-) {
-    drive_session(common, conn, start, stats, on_frame, Some(interval), |_| {
-        script
-    })
-    .await;
-}
-
 /// [`drive`] with a script that is handed the loop's sender, to type keys.
 pub async fn drive_with<S, F: Future<Output = ()>>(
     common: &CommonArgs,
@@ -76,10 +59,12 @@ pub async fn drive_with<S, F: Future<Output = ()>>(
     on_frame: OnFrame<S>,
     script: impl FnOnce(UnboundedSender<Event>) -> F,
 ) {
-    drive_session(common, conn, start, stats, on_frame, None, script).await;
+    drive_paced(common, conn, start, stats, on_frame, None, script).await;
 }
 
-async fn drive_session<S, F: Future<Output = ()>>(
+/// [`drive_with`], with frames at most every `interval` under churn when given instead of the
+/// app's own [`kdrift::runtime::event_loop::FRAME_INTERVAL`].
+pub async fn drive_paced<S, F: Future<Output = ()>>(
     common: &CommonArgs,
     conn: Connection,
     start: Instant,
