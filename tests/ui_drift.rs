@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use kdrift::app::drift::DiffContent;
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::client::NamespaceScope;
-use kdrift::cluster::live::{LiveDeployment, LiveRow};
+use kdrift::cluster::live::{LiveDeployment, LiveJson, LiveRow};
 use kdrift::cluster::rows::ObjectKey;
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
@@ -166,6 +166,15 @@ fn extract(object: &Value) -> Option<Box<LiveObject>> {
     ))
 }
 
+/// A fetched object as `fetch` hands it over: its JSON text.
+fn fetched(object: &Value) -> Option<LiveJson> {
+    Some(
+        serde_json::from_value::<LiveDeployment>(object.clone())
+            .unwrap()
+            .json,
+    )
+}
+
 fn press(app: &mut App, code: KeyCode) -> Vec<Command> {
     update(app, Message::Key(KeyEvent::from(code)))
 }
@@ -244,7 +253,7 @@ fn manifests_loaded_after_the_list_fetch_the_rows_they_manage() {
     assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(extract(&set_env(&web))))]),
+        Message::LiveFetched(vec![(key("web"), Ok(fetched(&set_env(&web))))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 }
@@ -266,7 +275,7 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(extract(&web)))]),
+        Message::LiveFetched(vec![(key("web"), Ok(fetched(&web)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 
@@ -320,7 +329,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     // The fetch's answer, read before the scale, comes last.
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(extract(&web)))]),
+        Message::LiveFetched(vec![(key("web"), Ok(fetched(&web)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
 
@@ -330,7 +339,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     update(&mut app, Message::ManifestsChanged(vec![change]));
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(extract(&scaled)))]),
+        Message::LiveFetched(vec![(key("web"), Ok(fetched(&scaled)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 }

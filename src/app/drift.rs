@@ -11,7 +11,7 @@ use crate::cluster::live::{Fetched, FetchedObject, LiveJson, LiveRow};
 use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
 use crate::drift::diff::{DiffLine, diff_lines};
-use crate::drift::{Attribution, Class, LiveObject, ObjectDrift, compare};
+use crate::drift::{Attribution, Class, ObjectDrift, compare};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
 
@@ -121,19 +121,24 @@ impl App {
             .is_none_or(|ns| ns == key.namespace.as_ref())
     }
 
-    /// The drift of one fetched live object against its manifest (pure).
-    fn drift_of_live(&self, key: &ObjectKey, live: Option<&LiveObject>) -> RowDrift {
+    /// The drift of one fetched live object (its JSON text) against its manifest (pure): the
+    /// extract is read here and dropped after the compare.
+    fn drift_of_fetched(&self, key: &ObjectKey, json: &LiveJson) -> RowDrift {
         let Some(index) = &self.manifests else {
             return alone(DriftSummary::NotComputed);
         };
         let Some(manifest) = index.get(&manifest_key(key)) else {
             return alone(DriftSummary::Unmanaged);
         };
-        match live {
-            Some(live) => summary_of(&compare(manifest, live, &index.config)),
-            None => alone(DriftSummary::Error(
-                "the live object could not be read".to_owned(),
-            )),
+        let schemas = self
+            .kinds
+            .as_ref()
+            .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
+        match json.extract_as("apps/v1", key.kind.kind(), schemas) {
+            Ok(live) => summary_of(&compare(manifest, &live, &index.config)),
+            Err(e) => alone(DriftSummary::Error(format!(
+                "the live object could not be read: {e}"
+            ))),
         }
     }
 
@@ -503,7 +508,7 @@ impl App {
             }
             self.drift_inputs.forget(&key);
             let summary = match result {
-                Ok(Some(live)) => self.drift_of_live(&key, Some(&live)),
+                Ok(Some(json)) => self.drift_of_fetched(&key, &json),
                 Ok(None) if self.has_manifest(&key) => alone(DriftSummary::Missing),
                 Ok(None) => alone(DriftSummary::NotComputed),
                 Err(e) => alone(DriftSummary::Error(e)),

@@ -158,9 +158,9 @@ impl super::rows::Keyed for LiveRow {
     }
 }
 
-/// The result of fetching one object: `Ok(None)` when it does not exist (missing), `Err` with
-/// the reason when it could not be fetched or read.
-pub type Fetched = (ObjectKey, Result<Option<Box<LiveObject>>, String>);
+/// The result of fetching one object: its JSON text, `Ok(None)` when it does not exist
+/// (missing), `Err` with the reason when it could not be fetched.
+pub type Fetched = (ObjectKey, Result<Option<LiveJson>, String>);
 
 /// More wanted objects than this in one namespace: one list instead of a GET each.
 const LIST_THRESHOLD: usize = 8;
@@ -178,24 +178,14 @@ pub fn workload_resource(kind: WorkloadKind) -> ApiResource {
     }
 }
 
-fn extract(kind: WorkloadKind, object: &DynamicObject) -> Result<Box<LiveObject>, String> {
-    let value = serde_json::to_value(object).map_err(|e| e.to_string())?;
-    LiveObject::from_item(
-        value,
-        "apps/v1",
-        kind.kind(),
-        crate::schema::Schemas::builtin(),
-    )
-    .map(Box::new)
-    .map_err(|e| e.to_string())
-}
-
 /// Fetches the workloads of `keys`: a GET each, or a paged list of a namespace when many of its
 /// objects of one kind are wanted. Every key gets an answer, handed to `deliver` a batch at a
 /// time: a list's found objects page by page, then the keys no page had. After the manifests
-/// load, every Deployment already listed is asked for (10,000 at scale): their extracts (a
-/// tree of each whole object) held until the last page were the start's largest short-lived
-/// heap, and the long-lived heap made meanwhile stayed scattered over its pages.
+/// load, every Deployment already listed is asked for (10,000 at scale), so the answers are the
+/// objects' JSON text, as a watch event brings them: the app reads each into a drift extract,
+/// compares and drops it. Extracts made here (a tree of each whole object, ~30 KB) queued for
+/// the app by the thousand and were the start's largest heap by far (330 MB at 10,000), whose
+/// pages the allocator kept as resident memory.
 pub async fn fetch(
     client: &Client,
     keys: Vec<ObjectKey>,
@@ -218,7 +208,7 @@ async fn fetch_kind(
 ) {
     let resource = workload_resource(kind);
     if keys.len() > LIST_ALL_THRESHOLD {
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let api: Api<LiveAny> = Api::all_with(client.clone(), &resource);
         return list_matching(&api, kind, "every namespace", keys, deliver).await;
     }
     let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
@@ -230,15 +220,14 @@ async fn fetch_kind(
     }
     let mut out = Vec::new();
     for (namespace, keys) in by_namespace {
-        let api = Api::namespaced_with(client.clone(), &namespace, &resource);
+        let api: Api<LiveAny> = Api::namespaced_with(client.clone(), &namespace, &resource);
         if keys.len() > LIST_THRESHOLD {
             list_matching(&api, kind, &format!("\"{namespace}\""), keys, deliver).await;
             continue;
         }
         for key in keys {
             let result = match api.get_opt(&key.name).await {
-                Ok(Some(object)) => extract(kind, &object).map(Some),
-                Ok(None) => Ok(None),
+                Ok(found) => Ok(found.map(|object| object.json)),
                 Err(e) => Err(format!(
                     "cannot get {} \"{}\" in \"{namespace}\": {e}",
                     kind.kind(),
@@ -256,7 +245,7 @@ async fn fetch_kind(
 /// Lists `api` page by page and answers each key (the found ones after each page); `place`
 /// names where, for the error.
 async fn list_matching(
-    api: &Api<DynamicObject>,
+    api: &Api<LiveAny>,
     kind: WorkloadKind,
     place: &str,
     keys: Vec<ObjectKey>,
@@ -268,16 +257,15 @@ async fn list_matching(
         match api.list(&params).await {
             Ok(list) => {
                 let mut found = Vec::new();
-                for object in &list.items {
+                for object in list.items {
                     let key = ObjectKey::workload(
                         kind,
                         object.metadata.namespace.as_deref().unwrap_or_default(),
                         object.metadata.name.as_deref().unwrap_or_default(),
                     );
-                    // Only the wanted ones are read into drift extracts.
+                    // Only the wanted ones are handed over; the rest of the page is dropped here.
                     if wanted.remove(&key) {
-                        let result = extract(kind, object).map(Some);
-                        found.push((key, result));
+                        found.push((key, Ok(Some(object.json))));
                     }
                 }
                 if !found.is_empty() {
