@@ -47,6 +47,9 @@ pub fn after_help() -> String {
     format!("Logs: {path} (level: --log-level or {LOG_ENV}; never written to the screen)")
 }
 
+/// Lines the log's writer thread queues (see [`init`]).
+const LOG_QUEUE_LINES: usize = 16_384;
+
 /// Keeps the log writer alive; drop it last so the log is flushed.
 pub struct LogGuard {
     _guard: WorkerGuard,
@@ -58,7 +61,13 @@ pub fn init(level: Option<&str>) -> Result<LogGuard, LogError> {
     let path = log_path().ok_or(LogError::NoStateDir)?;
     let filter = filter(level)?;
     let file = open_private(&path)?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The writer thread's queue is allocated and touched whole at start: its default of 128,000
+    // lines is 4 MB of resident memory for a log that writes a few lines a minute at `info`.
+    // 16,384 lines hold any burst a watch's relist logs at `debug`; past them lines are dropped
+    // rather than the UI waiting on the disk.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(file);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer)
