@@ -63,8 +63,8 @@ pub fn init(level: Option<&str>) -> Result<LogGuard, LogError> {
     let file = open_private(&path)?;
     // The writer thread's queue is allocated and touched whole at start: its default of 128,000
     // lines is 4 MB of resident memory for a log that writes a few lines a minute at `info`.
-    // 16,384 lines hold any burst a watch's relist logs at `debug`; past them lines are dropped
-    // rather than the UI waiting on the disk.
+    // When the writer falls behind by more than 16,384 lines, lines are dropped rather than the
+    // UI waiting on the disk.
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .buffered_lines_limit(LOG_QUEUE_LINES)
         .finish(file);
