@@ -552,7 +552,7 @@ fn row(i: usize) -> WorkloadRow {
         facts: Default::default(),
         conditions: Vec::new(),
         revision: Some(1),
-        images: vec![format!("registry.example/{}:1.4.2", name(i))],
+        images: vec![format!("registry.example/{}:1.4.2", name(i)).into()],
         created: None,
         last_change: None,
     }

@@ -89,7 +89,7 @@ fn deployment(i: usize, replicas: i32) -> WorkloadRow {
             },
         ],
         revision: Some(1),
-        images: vec![format!("registry.example/app-{i:05}:1.0")],
+        images: vec![format!("registry.example/app-{i:05}:1.0").into()],
         created: Some(now),
         last_change: Some(now),
     }

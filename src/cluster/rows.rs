@@ -172,7 +172,8 @@ pub struct WorkloadRow {
     pub paused: bool,
     pub conditions: Vec<ConditionRow>,
     pub revision: Option<i64>,
-    pub images: Vec<String>,
+    /// Interned: a cluster's workloads run a few hundred images between them.
+    pub images: Vec<SharedStr>,
     pub created: Option<Timestamp>,
     /// The latest of the creation time and the conditions' update times: "age of the last change".
     pub last_change: Option<Timestamp>,
@@ -311,13 +312,13 @@ fn condition_row(
     }
 }
 
-fn images_of(template: Option<&SlimTemplate>) -> Vec<String> {
+fn images_of(template: Option<&SlimTemplate>) -> Vec<SharedStr> {
     template
         .and_then(|t| t.spec.as_ref())
         .map(|p| {
             p.containers
                 .iter()
-                .filter_map(|c| c.image.clone())
+                .filter_map(|c| c.image.as_deref().map(SharedStr::interned))
                 .collect()
         })
         .unwrap_or_default()

@@ -72,7 +72,7 @@ pub fn deploy(
             3600,
         )],
         revision: Some(rev),
-        images: vec![format!("registry.example/{name}:{rev}.0")],
+        images: vec![format!("registry.example/{name}:{rev}.0").into()],
         created: ago(86_400 * 3),
         last_change: ago(3600),
     }
