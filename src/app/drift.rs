@@ -19,8 +19,16 @@ use crate::manifest::reload::FileChange;
 const DIFF_CONTEXT: usize = 3;
 
 /// The manifest key of a table row.
+/// Shares the row key's namespace and name and the interned group and kind: the timeline keeps
+/// one such key per workload, and copies would be four small allocations each.
 pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
-    crate::manifest::ObjectKey::new("apps", key.kind.kind(), &key.namespace, &key.name)
+    use crate::manifest::SharedStr;
+    crate::manifest::ObjectKey {
+        group: SharedStr::interned("apps"),
+        kind: SharedStr::interned(key.kind.kind()),
+        namespace: SharedStr::from(Arc::clone(&key.namespace)),
+        name: SharedStr::from(Arc::clone(&key.name)),
+    }
 }
 
 /// The row key of a manifest, when it is of a kind the table shows (a workload).
@@ -514,6 +522,10 @@ impl App {
                 Err(e) => alone(DriftSummary::Error(e)),
             };
             self.set_drift(key, summary);
+        }
+        // The start's fetch of every row filled this map: its table is not kept once empty.
+        if self.fetching.is_empty() {
+            self.fetching.shrink_to_fit();
         }
         self.sync_missing_rows();
         self.dirty = true;

@@ -49,7 +49,7 @@ impl App {
                     .iter()
                     .filter(|(_, entry)| needs_attention(&entry.summary))
                     .map(|(key, entry)| DriftRow {
-                        key: key.clone(),
+                        key: ManifestKey::clone(key),
                         summary: entry.summary.clone(),
                         newest: entry.newest.as_deref().cloned(),
                     }),

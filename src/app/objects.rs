@@ -31,7 +31,8 @@ pub struct Objects {
     pub health: BTreeMap<Arc<ObjectKind>, WatchHealth>,
     /// Drift by object, for objects with a manifest: the live ones (whatever their drift) and
     /// the missing ones. Nothing is kept of an object without a manifest.
-    pub entries: HashMap<ManifestKey, ObjectEntry>,
+    /// Keyed by the timeline's own key of each object ([`super::changes::Changes::shared_key`]).
+    pub entries: HashMap<Arc<ManifestKey>, ObjectEntry>,
     /// The keys with a manifest seen by a relist under way, per kind (the others are gone).
     relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
     /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
@@ -301,7 +302,7 @@ impl App {
                                 &entry.owners,
                             );
                             changed |= self.objects.entries.get(&key) != Some(&entry);
-                            self.objects.entries.insert(key, entry);
+                            self.set_entry(&key, entry);
                         }
                         None => {
                             changed |= self.objects.entries.remove(&key).is_some();
@@ -326,9 +327,9 @@ impl App {
                         .filter(|(key, entry)| {
                             kind.is_kind_of(key)
                                 && entry.summary != DriftSummary::Missing
-                                && !seen.contains(*key)
+                                && !seen.contains(&***key)
                         })
-                        .map(|(key, _)| key.clone())
+                        .map(|(key, _)| ManifestKey::clone(key))
                         .collect();
                     for key in gone {
                         self.object_gone(key);
@@ -350,8 +351,8 @@ impl App {
             .is_some_and(|i| i.get(&key).is_some());
         self.changes.deleted(&key, has_manifest);
         if has_manifest && self.object_in_scope(&key) {
-            self.objects.entries.insert(
-                key,
+            self.set_entry(
+                &key,
                 ObjectEntry {
                     summary: DriftSummary::Missing,
                     newest: None,
@@ -378,8 +379,8 @@ impl App {
                 && self.object_in_scope(key)
                 && !self.objects.entries.contains_key(key)
             {
-                self.objects.entries.insert(
-                    key.clone(),
+                self.set_entry(
+                    key,
                     ObjectEntry {
                         summary: DriftSummary::Missing,
                         newest: None,
@@ -450,13 +451,13 @@ impl App {
             match result {
                 Ok(Some(live)) => {
                     if let Some(entry) = self.object_drift(&kind, &key, Ok(*live), None) {
-                        self.objects.entries.insert(key, entry);
+                        self.set_entry(&key, entry);
                     }
                 }
                 Ok(None) => self.object_gone(key),
                 Err(e) => {
-                    self.objects.entries.insert(
-                        key,
+                    self.set_entry(
+                        &key,
                         ObjectEntry {
                             summary: DriftSummary::Error(e),
                             newest: None,
@@ -537,13 +538,24 @@ impl App {
             .get(key)
             .map(|e| e.owners.clone())
             .unwrap_or_default();
-        self.objects.entries.insert(
-            key.clone(),
+        self.set_entry(
+            key,
             ObjectEntry {
                 summary,
                 newest: newest.map(Box::new),
                 owners,
             },
         );
+    }
+
+    /// Sets the drift entry of `key`, keyed by the timeline's key of it when it is a new one.
+    fn set_entry(&mut self, key: &ManifestKey, entry: ObjectEntry) {
+        match self.objects.entries.get_mut(key) {
+            Some(slot) => *slot = entry,
+            None => {
+                let key = self.changes.shared_key(key);
+                self.objects.entries.insert(key, entry);
+            }
+        }
     }
 }
