@@ -75,7 +75,7 @@ fn loads_yaml_recursively_and_skips_what_is_not_a_manifest() {
     assert_eq!(
         (
             api.file.ends_with("apps/deep/er/api.yml"),
-            api.document,
+            api.document(),
             api.line
         ),
         (true, 0, 1)
@@ -83,7 +83,7 @@ fn loads_yaml_recursively_and_skips_what_is_not_a_manifest() {
     let worker = index
         .get(&ObjectKey::new("apps", "Deployment", "jobs", "worker"))
         .expect("worker");
-    assert_eq!((worker.document, worker.line), (1, 8));
+    assert_eq!((worker.document(), worker.line), (1, 8));
 
     let problems: Vec<String> = index.problems().iter().map(|p| p.to_string()).collect();
     let has = |needle: &str| problems.iter().any(|p| p.contains(needle));

@@ -519,7 +519,7 @@ fn containers(root: &Path) {
     let accept = median_of(20, || {
         let chosen = kdrift::accept::select(&drift, std::slice::from_ref(&field)).unwrap();
         let prepared =
-            kdrift::accept::prepare(&file, &before, hash, manifest_object.document, &chosen)
+            kdrift::accept::prepare(&file, &before, hash, manifest_object.document(), &chosen)
                 .unwrap();
         std::hint::black_box(prepared);
     });

@@ -59,14 +59,17 @@ pub fn manifest_loader(data: &[u8]) {
     for object in &parsed.objects {
         let what = format!("object {}", object.key.type_name());
         assert_line_in(&text, object.line, &what);
-        let document = text
-            .get(object.span.clone())
-            .unwrap_or_else(|| panic!("{what}: span {:?} is not a piece of the file", object.span));
+        let document = text.get(object.span()).unwrap_or_else(|| {
+            panic!(
+                "{what}: span {:?} is not a piece of the file",
+                object.span()
+            )
+        });
         assert_eq!(kdrift::manifest::digest(document), object.digest, "{what}");
         assert!(
-            text[..object.span.start].matches('\n').count() <= object.first_line + 1,
+            text[..object.span().start].matches('\n').count() <= object.first_line() + 1,
             "{what}: first line {} is before its span",
-            object.first_line
+            object.first_line()
         );
         let value = object.body.to_value();
         let again = Names::default().pack(&value).to_value();

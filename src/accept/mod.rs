@@ -418,7 +418,7 @@ pub fn editable(manifest: &ManifestObject) -> Result<(), AcceptError> {
             defined_at: format!("{}:{}", manifest.file.display(), manifest.line),
         });
     }
-    if let Some(item) = manifest.list_item {
+    if let Some(item) = manifest.list_item() {
         return Err(AcceptError::InList {
             key: manifest.key.to_string(),
             item,

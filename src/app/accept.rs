@@ -483,7 +483,7 @@ impl App {
             commits: !matches!(fetched.git, GitState::NotARepository),
             shown,
             line: manifest.line,
-            document: manifest.document,
+            document: manifest.document(),
             file,
             warning,
             preview: Preview::Nothing,

@@ -324,10 +324,10 @@ impl App {
                         .objects
                         .entries
                         .iter()
-                        .filter(|(key, entry)| {
+                        .filter(|&(key, entry)| {
                             kind.is_kind_of(key)
                                 && entry.summary != DriftSummary::Missing
-                                && !seen.contains(&***key)
+                                && !seen.contains(Arc::as_ref(key))
                         })
                         .map(|(key, _)| ManifestKey::clone(key))
                         .collect();

@@ -360,7 +360,7 @@ async fn accept(
         .iter()
         .map(|item| crate::accept::field_edit(item))
         .collect();
-    let prepared = match PreparedEdit::new(file, manifest.document, &edits) {
+    let prepared = match PreparedEdit::new(file, manifest.document(), &edits) {
         Ok(p) => p,
         Err(e) => {
             tell!("kdrift: {}", AcceptError::from(e));

@@ -351,10 +351,10 @@ pub fn objects_of(spec: &Arc<ChartSpec>, key: &Path, text: &str, names: &mut Nam
             object.file = Arc::from(crate::helm::render::source_file(&spec.dir, &source));
         }
         object.line = 1;
-        object.span = 0..0;
-        object.first_line = 0;
+        object.doc_span = 0..0;
+        object.doc_first_line = 0;
         object.digest = 0;
-        object.list_item = None;
+        object.item = None;
         object.rendered = Some(Arc::clone(&key));
         object.chart = Some(Arc::clone(spec));
         // helm installs a chart with its label and release annotations on every object; Argo CD

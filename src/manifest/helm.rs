@@ -26,7 +26,7 @@ pub fn release_objects(release: &Arc<Release>, names: &mut Names) -> ParsedFile 
         object.body = names.pack(&body);
         object.helm = Some(Arc::clone(release));
         // No text of it is on disk: the span reads nothing, and no digest matches it.
-        object.span = 0..0;
+        object.doc_span = 0..0;
         object.digest = 0;
     }
     parsed

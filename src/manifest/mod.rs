@@ -46,21 +46,24 @@ pub struct ManifestObject {
     pub key: ObjectKey,
     pub api_version: SharedStr,
     pub file: Arc<Path>,
-    /// Position of the document in its file, from 0.
-    pub document: usize,
+    /// Position of the document in its file, from 0 ([`ManifestObject::document`]). The
+    /// position, span, first line and list item are held as `u32` (read as `usize`): tens of
+    /// thousands of objects are held, and a manifest file is far below 4 GB (past it, the
+    /// saturated span reads no text: the document's line is what is said).
+    pub doc_index: u32,
     /// 1-based line of the document's first content line.
     pub line: usize,
     /// This document's bytes in the file, and the 0-based line they start at. The text itself
     /// is not kept (thousands of manifests are held): it is read again when a field's line is
     /// asked for, and `digest` tells whether it is still the text that was parsed.
-    pub span: Range<usize>,
-    pub first_line: usize,
+    pub doc_span: Range<u32>,
+    pub doc_first_line: u32,
     pub digest: u64,
     /// The document's content, packed (see [`tree`]): `body.root()` reads it in place,
     /// `body.to_value()` gives a `Value`.
     pub body: tree::Packed,
     /// For an item of a `kind: List` document, its position in `items` (kubectl applies each).
-    pub list_item: Option<usize>,
+    pub item: Option<u32>,
     /// For an object of a kustomize root's output, the root's kustomization file: `body` is the
     /// rendered object, and `file`/`line` the document it comes from (see [`kustomize`]).
     pub rendered: Option<Arc<Path>>,
@@ -88,12 +91,37 @@ pub fn digest(text: &str) -> u64 {
     std::hash::Hasher::finish(&hasher)
 }
 
+/// `n` as held in a [`ManifestObject`] (saturated: see [`ManifestObject::doc_index`]).
+pub fn held(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl ManifestObject {
+    /// Position of the document in its file, from 0.
+    pub fn document(&self) -> usize {
+        self.doc_index as usize
+    }
+
+    /// This document's bytes in the file.
+    pub fn span(&self) -> Range<usize> {
+        self.doc_span.start as usize..self.doc_span.end as usize
+    }
+
+    /// The 0-based line the document's bytes start at.
+    pub fn first_line(&self) -> usize {
+        self.doc_first_line as usize
+    }
+
+    /// For an item of a `kind: List` document, its position in `items`.
+    pub fn list_item(&self) -> Option<usize> {
+        self.item.map(|i| i as usize)
+    }
+
     /// The document's own text, read from its file; `None` if the file can no longer be read
     /// or has changed since it was parsed.
     pub fn read_text(&self) -> Option<String> {
         let text = std::fs::read_to_string(&self.file).ok()?;
-        let document = text.get(self.span.clone())?;
+        let document = text.get(self.span())?;
         (digest(document) == self.digest).then(|| document.to_owned())
     }
 
@@ -113,13 +141,13 @@ impl ManifestObject {
         let Some(text) = self.read_text() else {
             return self.line;
         };
-        match self.list_item {
+        match self.list_item() {
             Some(item) => {
                 let mut steps = vec![lines::Step::Field("items"), lines::Step::Item(item)];
                 steps.extend_from_slice(path);
-                self.first_line + lines::line_of(&text, &steps) + 1
+                self.first_line() + lines::line_of(&text, &steps) + 1
             }
-            None => self.first_line + lines::line_of(&text, path) + 1,
+            None => self.first_line() + lines::line_of(&text, path) + 1,
         }
     }
 }

@@ -370,13 +370,14 @@ impl<'d> Place<'_, 'd> {
             key,
             api_version,
             file: Arc::clone(self.file),
-            document: self.doc_index,
+            doc_index: super::held(self.doc_index),
             line,
-            span: self.doc.offset..self.doc.offset + self.doc.text.len(),
-            first_line: self.doc.line,
+            doc_span: super::held(self.doc.offset)
+                ..super::held(self.doc.offset + self.doc.text.len()),
+            doc_first_line: super::held(self.doc.line),
             digest: self.digest,
             body: names.pack(&value),
-            list_item,
+            item: list_item.map(super::held),
             rendered: None,
             helm: None,
             chart: None,
@@ -409,7 +410,7 @@ mod tests {
             super::super::lines::Step::Field("replicas"),
         ];
         assert_eq!(web.line_of(&replicas), 8);
-        assert_eq!(web.read_text().unwrap(), &text[web.span.clone()]);
+        assert_eq!(web.read_text().unwrap(), &text[web.span()]);
         // Edited since it was read: the document's line is all that is known for sure.
         std::fs::write(&path, text.replace("replicas: 2", "replicas: 3")).unwrap();
         assert_eq!(web.read_text(), None);
@@ -441,7 +442,7 @@ mod tests {
         let found: Vec<_> = parsed
             .objects
             .iter()
-            .map(|o| (o.key.to_string(), o.document, o.line))
+            .map(|o| (o.key.to_string(), o.document(), o.line))
             .collect();
         assert_eq!(
             found,
@@ -450,8 +451,8 @@ mod tests {
                 ("service/x/b".to_owned(), 2, 9)
             ]
         );
-        assert!(MULTI[parsed.objects[1].span.clone()].starts_with("\n# b\napiVersion: v1"));
-        assert_eq!(parsed.objects[1].first_line, 6);
+        assert!(MULTI[parsed.objects[1].span()].starts_with("\n# b\napiVersion: v1"));
+        assert_eq!(parsed.objects[1].first_line(), 6);
     }
 
     #[test]
@@ -485,7 +486,7 @@ mod tests {
         // Item i starts at line 4 + 6 i (1-based).
         for (i, object) in parsed.objects.iter().enumerate() {
             assert_eq!(object.line, 4 + 6 * i, "{}", object.key);
-            assert_eq!(object.list_item, Some(i));
+            assert_eq!(object.list_item(), Some(i));
         }
         // Once each: a reading per item would be 300 times the document.
         let lines = text.lines().count();
@@ -506,7 +507,10 @@ mod tests {
         let objects = parsed.objects.iter().map(|o| {
             format!(
                 "{} line {} item {:?} {:?}",
-                o.key, o.line, o.list_item, o.body
+                o.key,
+                o.line,
+                o.list_item(),
+                o.body
             )
         });
         let problems = parsed.problems.iter().map(|p| format!("{p:?}"));

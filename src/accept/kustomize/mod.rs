@@ -218,7 +218,7 @@ fn keep_live_order(edits: Vec<FieldEdit>, rendered: &Value, patch: &Value) -> Ve
 fn source_name(manifest: &ManifestObject, read: &dyn Fn(&Path) -> Option<String>) -> String {
     read(&manifest.file)
         .and_then(|text| {
-            let document = text.get(manifest.span.clone())?;
+            let document = text.get(manifest.span())?;
             let value: Value = serde_yaml::from_str(document).ok()?;
             Some(value.pointer("/metadata/name")?.as_str()?.to_owned())
         })
@@ -303,7 +303,7 @@ pub fn plan(
                     .entry(manifest.file.to_path_buf())
                     .or_default()
                     .documents
-                    .entry(manifest.document)
+                    .entry(manifest.document())
                     .or_default()
                     .push(field_edit(item));
             } else if manifest.digest == 0 {

@@ -637,22 +637,22 @@ fn trace_to_source(
     match defining {
         Some(found) => {
             object.file = Arc::clone(&found.file);
-            object.document = found.document;
+            object.doc_index = found.doc_index;
             object.line = found.line;
-            object.span = found.span.clone();
-            object.first_line = found.first_line;
+            object.doc_span = found.doc_span.clone();
+            object.doc_first_line = found.doc_first_line;
             object.digest = found.digest;
-            object.list_item = found.list_item;
+            object.item = found.item;
         }
         None => {
             object.file = Arc::from(file.as_path());
-            object.document = 0;
+            object.doc_index = 0;
             object.line = 1;
-            object.span = 0..0;
-            object.first_line = 0;
+            object.doc_span = 0..0;
+            object.doc_first_line = 0;
             // No document of the file is this object's: its text is never read back.
             object.digest = 0;
-            object.list_item = None;
+            object.item = None;
         }
     }
 }
