@@ -931,3 +931,88 @@ fn a_few_manifests_in_a_big_cluster_are_read_by_name_and_many_are_listed() {
         "{run:?}"
     );
 }
+
+#[test]
+fn many_labelled_manifests_in_a_big_cluster_are_found_by_a_label_selector() {
+    let c = Cluster::start();
+    c.ok(&["create", "namespace", "labelled"]);
+    let configmap = |name: &str, value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: labelled\n  labels:\n    app: {name}\n    team: shop\ndata:\n  a: \"{value}\"\n"
+        )
+    };
+    let all: Vec<String> = (0..120)
+        .map(|i| configmap(&format!("cm-{i:03}"), &i.to_string()))
+        .collect();
+    c.apply("labelled", &all.join("---\n"));
+    // Changed live: a value (found by the label), and the label itself (then read by name).
+    c.ok(&[
+        "label",
+        "configmap/cm-001",
+        "-n",
+        "labelled",
+        "--overwrite",
+        "app=moved",
+    ]);
+    c.ok(&[
+        "patch",
+        "configmap/cm-002",
+        "-n",
+        "labelled",
+        "-p",
+        r#"{"data":{"a":"hotfix"}}"#,
+    ]);
+    // Twenty of the cluster's 120 and one it does not have.
+    let mut files: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            let name = format!("cm-{i:03}");
+            (format!("{name}.yaml"), configmap(&name, &i.to_string()))
+        })
+        .collect();
+    files.push(("gone.yaml".into(), configmap("cm-gone", "x")));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = Repo::with_files(&files);
+    let faults = c.server.faults();
+    let (listed, selected, by_name) = (
+        faults.pages_listed("configmaps"),
+        faults.selectors_served("configmaps").len(),
+        faults.read_by_name("configmaps"),
+    );
+    let run = kdrift(&c, &repo, &["check", "-A", "-o", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    assert_eq!(
+        keys_with_status(&report, "missing"),
+        ["configmap/labelled/cm-gone"]
+    );
+    assert_eq!(
+        keys_with_status(&report, "drifted"),
+        ["configmap/labelled/cm-001", "configmap/labelled/cm-002"]
+    );
+    let in_sync = keys_with_status(&report, "in-sync");
+    assert_eq!(
+        in_sync.iter().filter(|k| k.contains("/labelled/")).count(),
+        18,
+        "{run:?}"
+    );
+    assert_eq!(
+        faults.pages_listed("configmaps"),
+        listed,
+        "not listed whole"
+    );
+    let served = faults.selectors_served("configmaps");
+    let by_app: Vec<&String> = served[selected..]
+        .iter()
+        .filter(|s| s.starts_with("app in ("))
+        .collect();
+    assert_eq!(by_app.len(), 1, "one list by the label `app`: {served:?}");
+    assert!(by_app[0].contains("cm-000,cm-001,cm-002,"), "{by_app:?}");
+    assert_eq!(
+        faults.read_by_name("configmaps") - by_name,
+        2,
+        "read by name: the one whose label changed and the one that is gone"
+    );
+}

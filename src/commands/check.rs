@@ -185,15 +185,37 @@ fn skipped_note(skipped: &BTreeMap<String, usize>) -> Option<String> {
     ))
 }
 
+/// Kinds read at once by `check`.
+const KINDS_AT_ONCE: usize = 4;
+
 /// Lists each kind once for the scope and builds the drift report (with the live objects no
 /// manifest describes when `show_unmanaged`); also returns, per namespace,
 /// how many manifests of the listed kinds the scope left out (a forbidden namespace's are
 /// reported as errors instead).
 pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeMap<String, usize>) {
-    let mut listing = Listing::default();
+    use futures::StreamExt;
     let kinds = kinds_to_list(ctx, show_unmanaged);
+    // The kinds are read together (a few at once): one kind's reads wait on the server while
+    // another's answers are read. Their reads by name share one limit.
+    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(context::GETS_IN_FLIGHT));
+    // (Boxed, each with its type said: the check of several contexts runs on spawned tasks,
+    // where a closure's future would not be seen as `Send` for every lifetime.)
+    let mut reading: Vec<futures::future::BoxFuture<'_, Listing>> = Vec::new();
     for kind in &kinds {
-        context::list_kind(ctx, kind, !show_unmanaged, &mut listing).await;
+        let reads = &reads;
+        reading.push(Box::pin(async move {
+            let mut listing = Listing::default();
+            context::list_kind(ctx, kind, !show_unmanaged, reads, &mut listing).await;
+            listing
+        }));
+    }
+    let listings: Vec<Listing> = futures::stream::iter(reading)
+        .buffered(KINDS_AT_ONCE)
+        .collect()
+        .await;
+    let mut listing = Listing::default();
+    for one in listings {
+        listing.extend(one);
     }
     other_versions(ctx, &kinds, &mut listing).await;
     let Listing {

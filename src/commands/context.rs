@@ -2,21 +2,24 @@
 //! their kinds through discovery (scope, or why the cluster does not serve one), read the schemas
 //! of those kinds from the cluster's OpenAPI, and read live objects — one list call per kind and
 //! namespace scope, or one get for one object — as `serde_json::Value`s for the drift engine.
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use crate::cli::CommonArgs;
 use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
 use crate::cluster::describe;
 use crate::cluster::kinds::{DiscoveryError, ServedKind, ServedKinds, map_kinds};
 use crate::drift::LiveObject;
-use crate::manifest::{ManifestIndex, ObjectKey};
+use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
 use crate::schema::Schemas;
 
+use super::selector;
 use super::target::{Target, TargetError};
 
 /// Page size of list calls: big lists come in pages, as kubectl does.
@@ -191,13 +194,17 @@ pub async fn open_for(
     // Off the async workers: kustomize renders run here, and a check over several contexts
     // loads while the other contexts' requests are in flight.
     let namespace = default_namespace.clone();
-    let mut index =
-        tokio::task::spawn_blocking(move || ManifestIndex::load_with(&root, &namespace, selection))
-            .await
-            .map_err(|e| ContextError::Load(e.to_string()))?;
-    // Helm's releases are desired state too, for the objects their manifests name; the charts
-    // of the checkout are rendered as their source says (a release's values among them).
-    index.set_releases(&crate::cluster::helm::read_releases(&conn.client, &conn.scope).await);
+    let load =
+        tokio::task::spawn_blocking(move || ManifestIndex::load_with(&root, &namespace, selection));
+    // Helm's releases are desired state too, for the objects their manifests name: read while
+    // the manifests load. The charts of the checkout are rendered as their source says (a
+    // release's values among them).
+    let (index, releases) = tokio::join!(
+        load,
+        crate::cluster::helm::read_releases(&conn.client, &conn.scope)
+    );
+    let mut index = index.map_err(|e| ContextError::Load(e.to_string()))?;
+    index.set_releases(&releases);
     render_charts(&mut index, &conn.server_version).await;
     let (kinds, loaded) = crate::cluster::openapi::discover_with_schemas(
         &conn.client,
@@ -324,26 +331,42 @@ impl Raw {
         let mut out = Vec::new();
         let mut params = ListParams::default().limit(PAGE);
         loop {
-            let request = self
-                .request
-                .list(&params)
-                .map_err(kube::Error::BuildRequest)?;
-            let mut page = self.client.request::<Value>(request).await?;
-            let next = page
-                .pointer("/metadata/continue")
-                .and_then(Value::as_str)
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned);
-            if let Some(Value::Array(items)) = page.get_mut("items").map(Value::take) {
-                out.extend(items.into_iter().map(|item| self.typed(item)));
-            }
+            let (items, _, next) = self.page(&params).await?;
+            out.extend(items);
             match next {
                 Some(token) => params = params.continue_token(&token),
                 None => return Ok(out),
             }
         }
     }
+
+    /// One page of a list: its objects, its resourceVersion, and the token of the next page.
+    async fn page(&self, params: &ListParams) -> Result<Page, kube::Error> {
+        let request = self
+            .request
+            .list(params)
+            .map_err(kube::Error::BuildRequest)?;
+        let mut page = self.client.request::<Value>(request).await?;
+        let text = |field: &str| {
+            page.pointer(field)
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+        };
+        let (version, next) = (
+            text("/metadata/resourceVersion"),
+            text("/metadata/continue"),
+        );
+        let items = match page.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) => items.into_iter().map(|item| self.typed(item)).collect(),
+            _ => Vec::new(),
+        };
+        Ok((items, version, next))
+    }
 }
+
+/// A list page: its objects, its resourceVersion, and the token of the next page.
+type Page = (Vec<Value>, Option<String>, Option<String>);
 
 /// Every object of `kind` in `namespace` (all when `None`), page by page.
 async fn list_scope(
@@ -367,6 +390,14 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// `other`'s reads added to these (after them).
+    pub fn extend(&mut self, other: Listing) {
+        self.objects.extend(other.objects);
+        self.errors.extend(other.errors);
+        self.covered.extend(other.covered);
+        self.named.extend(other.named);
+    }
+
     /// Was `key`'s kind listed in its namespace?
     pub fn covers(&self, key: &ObjectKey) -> bool {
         let all = (key.group.to_string(), key.kind.to_string(), None);
@@ -412,8 +443,9 @@ const BY_NAME_MAX: usize = 2_000;
 /// Manifests are read by name when the scope holds more than this many objects of their kind
 /// per manifest.
 const BY_NAME_RATIO: usize = 4;
-/// Reads by name in flight at once.
-const GETS_IN_FLIGHT: usize = 16;
+/// Reads by name in flight at once, over every kind read together (each is a connection: kube
+/// speaks HTTP/1.1).
+pub const GETS_IN_FLIGHT: usize = 16;
 
 /// How many objects of `kind` the scope holds, from a one-item list's `remainingItemCount`
 /// (`None` when the server does not say), and the list's resourceVersion: the cluster's state as
@@ -444,39 +476,69 @@ async fn count_in_scope(
 }
 
 /// When the manifests name few of the objects of `kind` the scope holds (a repository of 1,000
-/// objects against a cluster of 30,000), each is read by name, as `kubectl diff` does, so the
-/// cost follows the manifests rather than the cluster. Returns false, having added nothing, when
-/// one list is as cheap, the server does not say how many there are, or a read failed otherwise
-/// than "not found" (the list then says what went wrong, as it always has).
-async fn read_by_name(ctx: &Context, kind: &ServedKind, listing: &mut Listing) -> bool {
+/// objects against a cluster of 30,000), only theirs are read, so the cost follows the manifests
+/// rather than the cluster: first with a list or two by a label most of them carry
+/// ([`selector::plan`]), then each of the others by name, as `kubectl diff` reads. Returns false,
+/// having added nothing, when one list of the kind is as cheap, the server does not say how many
+/// there are, or a read by name failed otherwise than "not found" (the list then says what went
+/// wrong, as it always has).
+async fn read_by_name(
+    ctx: &Context,
+    kind: &ServedKind,
+    reads: &Arc<Semaphore>,
+    listing: &mut Listing,
+) -> bool {
     use futures::StreamExt;
     let client = &ctx.conn.client;
     let scope = ctx.conn.scope.as_namespace().filter(|_| kind.namespaced);
-    let keys: BTreeSet<&ObjectKey> = ctx
+    let manifests: BTreeMap<&ObjectKey, &ManifestObject> = ctx
         .index
         .objects()
         .filter(|m| m.key.group == kind.group && m.key.kind == kind.kind)
         .filter(|m| ctx.index.is_served(m))
         .filter(|m| scope.is_none_or(|ns| *m.key.namespace == *ns))
-        .map(|m| &m.key)
+        .map(|m| (&m.key, m))
         .collect();
-    if keys.is_empty() || keys.len() > BY_NAME_MAX {
+    if manifests.is_empty() || manifests.len() > BY_NAME_MAX {
         return false;
     }
-    let version = match count_in_scope(client, kind, scope).await {
-        Some((total, version)) if total > keys.len() * BY_NAME_RATIO => version,
-        _ => return false,
-    };
+    // A label most of the manifests carry finds their objects with a list or two, whatever the
+    // scope holds; its resourceVersion is the cluster's state as of then.
+    let mut found = BTreeMap::new();
+    let mut version = None;
+    if let Some(plan) = selector::plan(manifests.values().copied()) {
+        // One namespace's list when every object is in it, else the scope's.
+        let mut namespaces = plan.keys.iter().map(|k| &*k.namespace);
+        let first = namespaces.next();
+        let namespace = scope.or(first.filter(|ns| namespaces.all(|n| n == *ns)));
+        let raw = Raw::new(client, kind, namespace);
+        (found, version) = list_selected(&raw, &plan).await;
+    }
+    // The others are read by name when they are few, or when the scope holds many more objects
+    // than them; else the kind is listed whole.
+    let unread = manifests.len() - found.len();
+    if version.is_none() || unread > selector::LIST_MIN {
+        match count_in_scope(client, kind, scope).await {
+            Some((total, counted)) if total > unread * BY_NAME_RATIO => {
+                version = version.or(counted);
+            }
+            _ => return false,
+        }
+    }
     // Owned futures (a reader and a key each): the check of several contexts runs this on
     // spawned tasks.
-    let reads: Vec<_> = keys
-        .into_iter()
+    let reads: Vec<_> = manifests
+        .into_keys()
+        .filter(|key| !found.contains_key(*key))
         .map(|key| {
             let namespace = Some(&*key.namespace).filter(|_| kind.namespaced);
             let raw = Raw::new(client, kind, namespace);
             let key = key.clone();
             let version = version.clone();
+            let reads = Arc::clone(reads);
             async move {
+                // (Closed never: the semaphore lives as long as the check.)
+                let _turn = reads.acquire_owned().await.ok();
                 let result = raw.get(&key.name, version.as_deref()).await;
                 (key, result)
             }
@@ -489,13 +551,72 @@ async fn read_by_name(ctx: &Context, kind: &ServedKind, listing: &mut Listing) -
     if read.iter().any(|(_, result)| result.is_err()) {
         return false;
     }
-    for (key, result) in read {
+    let found = found.into_iter().map(|(key, value)| (key, Some(value)));
+    let read = read
+        .into_iter()
+        .filter_map(|(key, result)| Some((key, result.ok()?)));
+    for (key, value) in found.chain(read) {
         listing.named.insert(key);
-        if let Ok(Some(value)) = result {
+        if let Some(value) = value {
             listing.read(kind, value, &ctx.schemas);
         }
     }
     true
+}
+
+/// The objects of `plan.keys` that its selectors find, and the resourceVersion of the first
+/// list (`None` when none answered). A list that fails, or that brings back more objects the
+/// manifests do not describe than ones they do (a label many other objects carry), ends the
+/// listing: what was not found is read by name.
+async fn list_selected(
+    raw: &Raw,
+    plan: &selector::LabelPlan,
+) -> (BTreeMap<ObjectKey, Value>, Option<String>) {
+    let wanted: HashMap<(&str, &str), &ObjectKey> = plan
+        .keys
+        .iter()
+        .map(|k| ((&*k.namespace, &*k.name), k))
+        .collect();
+    let mut found = BTreeMap::new();
+    let mut version = None;
+    let mut others = 0;
+    for selector in &plan.selectors {
+        let mut params = ListParams::default().labels(selector).limit(PAGE);
+        loop {
+            let (items, meta, next) = match raw.page(&params).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::debug!(%selector, error = %e, "listing by label failed; reading by name");
+                    return (found, version);
+                }
+            };
+            if version.is_none() {
+                version = meta;
+            }
+            for item in items {
+                let meta = |field: &str| {
+                    item.pointer(&format!("/metadata/{field}"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                };
+                match wanted.get(&(meta("namespace"), meta("name"))) {
+                    Some(key) => {
+                        found.insert((*key).clone(), item);
+                    }
+                    None => others += 1,
+                }
+            }
+            if others > wanted.len() {
+                tracing::debug!(label = %plan.key, others, "the label selects many other objects; reading by name");
+                return (found, version);
+            }
+            match next {
+                Some(token) => params = params.continue_token(&token),
+                None => break,
+            }
+        }
+    }
+    (found, version)
 }
 
 /// The raw objects of `kind` in the connection's scope (managedFields kept), or why not.
@@ -519,9 +640,10 @@ pub async fn list_kind(
     ctx: &Context,
     kind: &ServedKind,
     only_manifests: bool,
+    reads: &Arc<Semaphore>,
     listing: &mut Listing,
 ) {
-    if only_manifests && read_by_name(ctx, kind, listing).await {
+    if only_manifests && read_by_name(ctx, kind, reads, listing).await {
         return;
     }
     let client = &ctx.conn.client;

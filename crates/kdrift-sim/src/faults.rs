@@ -30,8 +30,19 @@ struct Inner {
     forbidden_resources: Mutex<HashSet<String>>,
     openapi: Mutex<OpenApiFault>,
     latency_micros: AtomicU64,
-    /// Unselected list pages of more than one item served, per plural.
-    pages: Mutex<std::collections::HashMap<String, usize>>,
+    /// Reads served, per plural and what they were (see [`Read`]).
+    pages: Mutex<std::collections::HashMap<(String, Read), usize>>,
+    /// The label selector of each list page served: (plural, selector).
+    selectors: Mutex<Vec<(String, String)>>,
+}
+
+/// What a read of a resource type was, as the demo counts them for tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Read {
+    /// A list page without a selector, with room for more than one item.
+    Listed,
+    /// One object by name.
+    ByName,
 }
 
 /// How `/openapi/v3` answers.
@@ -61,24 +72,58 @@ impl Default for Faults {
                 openapi: Mutex::new(OpenApiFault::Served),
                 latency_micros: AtomicU64::new(0),
                 pages: Mutex::new(std::collections::HashMap::new()),
+                selectors: Mutex::new(Vec::new()),
             }),
         }
     }
 }
 
 impl Faults {
-    /// Counts a list page served for `plural` that may hold more than one item, unselected.
-    pub(crate) fn note_page(&self, plural: &str) {
+    /// Counts a read of `plural` served.
+    pub(crate) fn note_read(&self, plural: &str, read: Read) {
         let mut pages = self.inner.pages.lock().unwrap_or_else(|e| e.into_inner());
-        *pages.entry(plural.to_owned()).or_default() += 1;
+        *pages.entry((plural.to_owned(), read)).or_default() += 1;
+    }
+
+    fn reads(&self, plural: &str, read: Read) -> usize {
+        let pages = self.inner.pages.lock().unwrap_or_else(|e| e.into_inner());
+        pages.get(&(plural.to_owned(), read)).copied().unwrap_or(0)
     }
 
     /// List pages of `plural` served without a label or field selector and with room for more
     /// than one item (a one-item page, as a count of a kind, is left out): tests see whether a
     /// client listed a whole kind or read objects by name.
     pub fn pages_listed(&self, plural: &str) -> usize {
-        let pages = self.inner.pages.lock().unwrap_or_else(|e| e.into_inner());
-        pages.get(plural).copied().unwrap_or(0)
+        self.reads(plural, Read::Listed)
+    }
+
+    /// The label selectors of the list pages of `plural` served, in order.
+    pub fn selectors_served(&self, plural: &str) -> Vec<String> {
+        let served = self
+            .inner
+            .selectors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        served
+            .iter()
+            .filter(|(p, _)| p == plural)
+            .map(|(_, selector)| selector.clone())
+            .collect()
+    }
+
+    /// Notes a list page of `plural` served for `selector`.
+    pub(crate) fn note_selected(&self, plural: &str, selector: &str) {
+        let mut served = self
+            .inner
+            .selectors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        served.push((plural.to_owned(), selector.to_owned()));
+    }
+
+    /// Objects of `plural` read by name (found or not).
+    pub fn read_by_name(&self, plural: &str) -> usize {
+        self.reads(plural, Read::ByName)
     }
 
     /// End every open watch stream now (as a server restart or a load balancer would);

@@ -20,7 +20,7 @@ use super::watch_stream;
 use super::writes;
 use crate::discovery;
 use crate::error::{ApiError, not_found};
-use crate::faults::OpenApiFault;
+use crate::faults::{OpenApiFault, Read};
 use crate::resources::ResourceType;
 use crate::store::Entry;
 
@@ -348,8 +348,10 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
             )));
         }
     };
-    if limit != Some(1) && labels.is_empty() && fields.is_empty() {
-        state.faults.note_page(path.resource.plural());
+    if let Some(selector) = query.get("labelSelector").filter(|s| !s.is_empty()) {
+        state.faults.note_selected(path.resource.plural(), selector);
+    } else if limit != Some(1) && fields.is_empty() {
+        state.faults.note_read(path.resource.plural(), Read::Listed);
     }
     let cont = match query
         .get("continue")
@@ -443,6 +445,9 @@ fn list(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted)
 fn get(state: &ServerState, path: &ResourcePath, query: &Query, wanted: Wanted) -> Reply {
     let name = path.name.as_deref().unwrap_or("");
     let ns = path.namespace.as_deref().unwrap_or("");
+    if path.subresource.is_none() {
+        state.faults.note_read(path.resource.plural(), Read::ByName);
+    }
     let Some(entry) = state.store.get_entry(path.resource, ns, name) else {
         return error_reply(&not_found(path.resource, name));
     };
