@@ -443,9 +443,10 @@ const BY_NAME_MAX: usize = 2_000;
 /// Manifests are read by name when the scope holds more than this many objects of their kind
 /// per manifest.
 const BY_NAME_RATIO: usize = 4;
-/// Reads by name in flight at once, over every kind read together (each is a connection: kube
-/// speaks HTTP/1.1).
-pub const GETS_IN_FLIGHT: usize = 16;
+/// Reads by name in flight at once, over every kind read together. Each is a connection (kube
+/// speaks HTTP/1.1), a TLS handshake on both sides: against the 30,000-object realk8s on 2
+/// cores, 8 read 1,002 objects in a median 260 ms against 274 ms with 16 (21 runs each).
+pub const GETS_IN_FLIGHT: usize = 8;
 
 /// How many objects of `kind` the scope holds, from a one-item list's `remainingItemCount`
 /// (`None` when the server does not say), and the list's resourceVersion: the cluster's state as
