@@ -584,7 +584,7 @@ async fn list_selected(
     for selector in &plan.selectors {
         let mut params = ListParams::default().labels(selector).limit(PAGE);
         loop {
-            let (items, meta, next) = match raw.page(&params).await {
+            let (items, listed_at, next) = match raw.page(&params).await {
                 Ok(page) => page,
                 Err(e) => {
                     tracing::debug!(%selector, error = %e, "listing by label failed; reading by name");
@@ -592,7 +592,7 @@ async fn list_selected(
                 }
             };
             if version.is_none() {
-                version = meta;
+                version = listed_at;
             }
             for item in items {
                 let meta = |field: &str| {
