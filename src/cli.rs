@@ -360,6 +360,7 @@ impl CommonArgs {
             context: self.context.first().cloned(),
             namespace: self.namespace.clone(),
             all_namespaces: self.all_namespaces,
+            http2: false,
         }
     }
 

@@ -99,6 +99,7 @@ impl Fleet {
             context: Some(context.to_owned()),
             namespace: None,
             all_namespaces: true,
+            http2: false,
         })
         .await
         .unwrap();

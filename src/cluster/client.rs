@@ -21,6 +21,10 @@ pub struct ConnectionSettings {
     pub namespace: Option<String>,
     /// `-A`.
     pub all_namespaces: bool,
+    /// Offer HTTP/2, where every request shares one connection ([`super::transport`]): for the
+    /// commands that read and write, not for the live view, whose watches could fill the 100
+    /// streams an API server allows a connection and hold every other request back.
+    pub http2: bool,
 }
 
 /// How long the reachability check waits before the API is called unreachable.
@@ -66,6 +70,8 @@ pub struct Connection {
     pub context_namespace: Option<String>,
     /// The API server's version (`v1.33.0`), from the reachability check.
     pub server_version: String,
+    /// The reachability check's answer came over HTTP/2 (one connection carries every request).
+    pub http2: bool,
 }
 
 impl Connection {
@@ -218,13 +224,11 @@ pub async fn connect_with_timeout(
     };
     let scope = choose_scope(common, context_namespace.clone());
     let cluster_url = config.cluster_url.to_string();
-    let client = kube::client::ClientBuilder::try_from(config)
-        .map_err(|source| ConnectError::Client {
+    let (client, protocol) =
+        super::transport::client(config, common.http2).map_err(|source| ConnectError::Client {
             url: cluster_url.clone(),
             source,
-        })?
-        .with_layer(&super::traffic::CountLayer)
-        .build();
+        })?;
     let server_version = match tokio::time::timeout(timeout, client.apiserver_version()).await {
         Err(_) => {
             return Err(ConnectError::Timeout {
@@ -250,6 +254,7 @@ pub async fn connect_with_timeout(
         scope,
         context_namespace,
         server_version,
+        http2: protocol.http2(),
     })
 }
 

@@ -34,6 +34,7 @@ pub mod revert;
 pub mod rows;
 pub mod slim;
 pub mod traffic;
+pub mod transport;
 pub mod watch;
 
 /// `kube::Error` in a line a person can act on (the server's own message for API errors).

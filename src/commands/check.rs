@@ -197,7 +197,9 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
     let kinds = kinds_to_list(ctx, show_unmanaged);
     // The kinds are read together (a few at once): one kind's reads wait on the server while
     // another's answers are read. Their reads by name share one limit.
-    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(context::GETS_IN_FLIGHT));
+    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(context::gets_in_flight(
+        &ctx.conn,
+    )));
     // (Boxed, each with its type said: the check of several contexts runs on spawned tasks,
     // where a closure's future would not be seen as `Send` for every lifetime.)
     let mut reading: Vec<futures::future::BoxFuture<'_, Listing>> = Vec::new();

@@ -15,6 +15,7 @@
 //! - `readonly`: a ServiceAccount bound to `view`, through a `kubectl create token` kubeconfig;
 //! - `third_party`: answers found wrong on third-party repositories (a port whose manifest
 //!   omits `protocol`, defaults that follow another field, one-step reverts of nested fields);
+//! - `transport`: HTTP/2 to the server, many reads and a watch on one connection;
 //! - `conformance`: one kubectl script run against the demo cluster and the real server,
 //!   compared command by command (testdata/conformance/).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -44,6 +45,7 @@ mod readonly;
 mod secrets;
 mod server;
 mod third_party;
+mod transport;
 
 /// Says, in every run, whether the tier runs and against what (on stderr, past the capture).
 #[test]
