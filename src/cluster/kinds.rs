@@ -140,6 +140,12 @@ impl ServedKinds {
         Ok(served)
     }
 
+    /// These kinds and `other`'s (discovered for other groups).
+    pub fn extend(&mut self, other: ServedKinds) {
+        self.kinds.extend(other.kinds);
+        self.groups.extend(other.groups);
+    }
+
     fn add(&mut self, group: &str, version: &str, preferred: bool, list: &APIResourceList) {
         for r in list.resources.iter().filter(|r| !r.name.contains('/')) {
             self.kinds.push(ServedKind {

@@ -78,32 +78,92 @@ async fn get_text(client: &Client, url: &str) -> Result<String, String> {
         .map_err(|e| crate::cluster::describe(&e))
 }
 
+/// The groups every discovery reads (the core group, and `apps`, whose Deployments the screen
+/// always shows), and the group-versions of theirs nearly every repository uses.
+const COMMON_GROUPS: [&str; 2] = ["", "apps"];
+const COMMON_VERSIONS: [&str; 2] = ["v1", "apps/v1"];
+
+/// What discovery can read before the manifests are loaded: the [`COMMON_GROUPS`] and the
+/// schemas of the [`COMMON_VERSIONS`] (for a repository of 1,002 objects on a 2-core machine,
+/// ~15 ms that then run beside the manifests' parsing).
+pub struct Prefetched {
+    served: Result<ServedKinds, DiscoveryError>,
+    loaded: LoadedSchemas,
+}
+
+/// Reads the [`Prefetched`] part of discovery.
+pub async fn prefetch(client: &Client, server_version: &str) -> Prefetched {
+    let groups = COMMON_GROUPS.iter().map(|g| (*g).to_owned()).collect();
+    let served = ServedKinds::discover(client, &groups).await;
+    let versions = COMMON_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
+    let cache = cache_dir();
+    let loaded = load(client, server_version, &versions, cache.as_deref()).await;
+    Prefetched { served, loaded }
+}
+
 /// Discovery of the groups of `kinds` (plus the core group, `apps` and `extra_group`), and the
 /// schemas of those of `kinds` the cluster serves (plus `apps/v1`, whose Deployments the screen
-/// always shows) from the cluster's OpenAPI, through the disk cache.
+/// always shows) from the cluster's OpenAPI, through the disk cache. What `prefetched` read is
+/// not read again, unless it said something (a notice, an error) that may not concern `kinds`:
+/// then all is read as if nothing had been.
 pub async fn discover_with_schemas(
     client: &Client,
     server_version: &str,
     kinds: &BTreeSet<(String, String)>,
     extra_group: Option<String>,
+    prefetched: Option<Prefetched>,
 ) -> Result<(ServedKinds, LoadedSchemas), DiscoveryError> {
     let mut groups: BTreeSet<String> = kinds
         .iter()
         .map(|(api_version, _)| split_api_version(api_version).0.to_owned())
         .collect();
-    groups.insert(String::new());
-    groups.insert("apps".to_owned());
+    groups.extend(COMMON_GROUPS.iter().map(|g| (*g).to_owned()));
     groups.extend(extra_group);
-    let served = ServedKinds::discover(client, &groups).await?;
+    let prefetched = prefetched.and_then(|p| match p.served {
+        Ok(served) if p.loaded.notices.is_empty() => Some((served, p.loaded)),
+        _ => None,
+    });
+    let (served, mut loaded, read) = match prefetched {
+        Some((mut served, loaded)) => {
+            groups.retain(|g| !COMMON_GROUPS.contains(&g.as_str()));
+            if !groups.is_empty() {
+                served.extend(ServedKinds::discover(client, &groups).await?);
+            }
+            let read: BTreeSet<String> = COMMON_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
+            (served, loaded, read)
+        }
+        None => {
+            let served = ServedKinds::discover(client, &groups).await?;
+            (served, LoadedSchemas::builtin(), BTreeSet::new())
+        }
+    };
     let mut api_versions: BTreeSet<String> = kinds
         .iter()
         .filter(|(api_version, kind)| served.get(api_version, kind).is_some())
         .map(|(api_version, _)| api_version.clone())
         .collect();
     api_versions.insert("apps/v1".to_owned());
+    api_versions.retain(|v| !read.contains(v));
     let cache = cache_dir();
-    let loaded = load(client, server_version, &api_versions, cache.as_deref()).await;
+    load_into(
+        &mut loaded,
+        client,
+        server_version,
+        &api_versions,
+        cache.as_deref(),
+    )
+    .await;
     Ok((served, loaded))
+}
+
+impl LoadedSchemas {
+    /// The schemas built into kdrift, before any of the cluster's.
+    fn builtin() -> LoadedSchemas {
+        LoadedSchemas {
+            schemas: Schemas::builtin().clone(),
+            notices: Vec::new(),
+        }
+    }
 }
 
 /// The schemas of the kinds of `api_versions` (`apps/v1`, `v1`, `example.com/v1`): the server's
@@ -115,12 +175,21 @@ pub async fn load(
     api_versions: &BTreeSet<String>,
     cache: Option<&Path>,
 ) -> LoadedSchemas {
-    let mut out = LoadedSchemas {
-        schemas: Schemas::builtin().clone(),
-        notices: Vec::new(),
-    };
+    let mut out = LoadedSchemas::builtin();
+    load_into(&mut out, client, server_version, api_versions, cache).await;
+    out
+}
+
+/// [`load`] into schemas already loaded.
+async fn load_into(
+    out: &mut LoadedSchemas,
+    client: &Client,
+    server_version: &str,
+    api_versions: &BTreeSet<String>,
+    cache: Option<&Path>,
+) {
     if api_versions.is_empty() {
-        return out;
+        return;
     }
     let index = match get_text(client, "/openapi/v3").await.and_then(|text| {
         serde_json::from_str::<Value>(&text).map_err(|e| format!("not an OpenAPI index: {e}"))
@@ -130,7 +199,7 @@ pub async fn load(
             out.notices.push(format!(
                 "cannot read the cluster's OpenAPI (/openapi/v3: {reason}): the schemas of Kubernetes 1.36 built into kdrift stand in"
             ));
-            return out;
+            return;
         }
     };
     let mut unreadable: Vec<(String, String)> = Vec::new();
@@ -209,7 +278,6 @@ pub async fn load(
             fallback(&versions)
         ));
     }
-    out
 }
 
 #[cfg(test)]

@@ -76,6 +76,7 @@ impl Context {
             &self.conn.server_version,
             &self.index.kinds(),
             target.group_hint(),
+            None,
         )
         .await?;
         self.kinds = kinds;
@@ -202,11 +203,12 @@ pub async fn open_for(
     let load =
         tokio::task::spawn_blocking(move || ManifestIndex::load_with(&root, &namespace, selection));
     // Helm's releases are desired state too, for the objects their manifests name: read while
-    // the manifests load. The charts of the checkout are rendered as their source says (a
-    // release's values among them).
-    let (index, releases) = tokio::join!(
+    // the manifests load, as is the discovery every repository needs. The charts of the checkout
+    // are rendered as their source says (a release's values among them).
+    let (index, releases, prefetched) = tokio::join!(
         load,
-        crate::cluster::helm::read_releases(&conn.client, &conn.scope)
+        crate::cluster::helm::read_releases(&conn.client, &conn.scope),
+        crate::cluster::openapi::prefetch(&conn.client, &conn.server_version)
     );
     let mut index = index.map_err(|e| ContextError::Load(e.to_string()))?;
     index.set_releases(&releases);
@@ -216,6 +218,7 @@ pub async fn open_for(
         &conn.server_version,
         &index.kinds(),
         target.and_then(Target::group_hint),
+        Some(prefetched),
     )
     .await?;
     map_kinds(&mut index, &kinds);

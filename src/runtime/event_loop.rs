@@ -533,6 +533,7 @@ async fn map_kinds(
         &conn.server_version,
         kinds,
         None,
+        None,
     )
     .await
     .map_err(|e| e.to_string())?;
