@@ -3,19 +3,19 @@
 //! server offers it (ALPN over TLS, as kubectl and client-go do) and HTTP/1.1 elsewhere.
 //!
 //! kube 5 builds an HTTP/1.1-only client: each request in flight holds its own connection and
-//! each new connection costs a TLS handshake on both sides. Over HTTP/2 every request, watches
-//! included, shares one connection: `check` reading hundreds of objects by name pays for one
-//! handshake, not one per read in flight. A silent HTTP/2 connection is noticed by pings, as
-//! client-go does it: a ping after [`PING_AFTER`] without a frame, the connection dropped when no
-//! answer comes within [`PING_TIMEOUT`]; its watches then end with an error and resume on a new
-//! connection.
+//! each new connection costs a TLS handshake on both sides. Over HTTP/2 the requests of a command
+//! share one connection: `check` reading hundreds of objects by name pays for one handshake, not
+//! one per read in flight. A silent HTTP/2 connection is noticed by pings, as client-go does it:
+//! a ping after [`PING_AFTER`] without a frame, the connection dropped when no answer comes
+//! within [`PING_TIMEOUT`], and its requests fail instead of waiting.
 //!
 //! The live view asks for HTTP/1.1: an API server allows a connection 100 streams (since its
-//! fixes for HTTP/2 "rapid reset", CVE-2023-44487), and a watch holds one for as long as it runs; hyper queues a
-//! request past the limit rather than open a second connection, so the watches of many kinds
-//! or namespaces could hold every other request back. The commands that read and write (check,
-//! diff, accept, revert) keep at most [`crate::commands::context::GETS_IN_FLIGHT_HTTP2`] reads
-//! in flight and no watch, so they ask for HTTP/2.
+//! fixes for HTTP/2 "rapid reset", CVE-2023-44487) and a watch holds one while it runs; hyper
+//! queues a request past the limit rather than open a second connection, so the watches of many
+//! kinds or namespaces could hold every other request back. The commands that read and write
+//! (check, diff, accept, revert) keep at most
+//! [`crate::commands::context::GETS_IN_FLIGHT_HTTP2`] reads in flight and no watch, so they ask
+//! for HTTP/2.
 //!
 //! With a proxy in the kubeconfig (`proxy-url`), kube's own builder is used as it is (HTTP/1.1).
 use std::sync::Arc;
