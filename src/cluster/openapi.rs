@@ -80,8 +80,8 @@ async fn get_text(client: &Client, url: &str) -> Result<String, String> {
 
 /// The groups every discovery reads (the core group, and `apps`, whose Deployments the screen
 /// always shows), and the group-versions of theirs nearly every repository uses.
-const COMMON_GROUPS: [&str; 2] = ["", "apps"];
-const COMMON_VERSIONS: [&str; 2] = ["v1", "apps/v1"];
+pub const COMMON_GROUPS: [&str; 2] = ["", "apps"];
+pub const COMMON_VERSIONS: [&str; 2] = ["v1", "apps/v1"];
 
 /// What discovery can read before the manifests are loaded: the [`COMMON_GROUPS`] and the
 /// schemas of the [`COMMON_VERSIONS`] (for a repository of 1,002 objects on a 2-core machine,
