@@ -91,11 +91,14 @@ pub struct Prefetched {
     loaded: LoadedSchemas,
 }
 
+fn owned(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
 /// Reads the [`Prefetched`] part of discovery.
 pub async fn prefetch(client: &Client, server_version: &str) -> Prefetched {
-    let groups = COMMON_GROUPS.iter().map(|g| (*g).to_owned()).collect();
-    let served = ServedKinds::discover(client, &groups).await;
-    let versions = COMMON_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
+    let served = ServedKinds::discover(client, &owned(&COMMON_GROUPS)).await;
+    let versions = owned(&COMMON_VERSIONS);
     let cache = cache_dir();
     let loaded = load(client, server_version, &versions, cache.as_deref()).await;
     Prefetched { served, loaded }
@@ -117,24 +120,24 @@ pub async fn discover_with_schemas(
         .iter()
         .map(|(api_version, _)| split_api_version(api_version).0.to_owned())
         .collect();
-    groups.extend(COMMON_GROUPS.iter().map(|g| (*g).to_owned()));
+    groups.extend(owned(&COMMON_GROUPS));
     groups.extend(extra_group);
     let prefetched = prefetched.and_then(|p| match p.served {
         Ok(served) if p.loaded.notices.is_empty() => Some((served, p.loaded)),
         _ => None,
     });
-    let (served, mut loaded, read) = match prefetched {
+    // The group-versions whose schemas are loaded already.
+    let (served, mut loaded, read): (_, _, &[&str]) = match prefetched {
         Some((mut served, loaded)) => {
             groups.retain(|g| !COMMON_GROUPS.contains(&g.as_str()));
             if !groups.is_empty() {
                 served.extend(ServedKinds::discover(client, &groups).await?);
             }
-            let read: BTreeSet<String> = COMMON_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
-            (served, loaded, read)
+            (served, loaded, &COMMON_VERSIONS)
         }
         None => {
             let served = ServedKinds::discover(client, &groups).await?;
-            (served, LoadedSchemas::builtin(), BTreeSet::new())
+            (served, LoadedSchemas::builtin(), &[])
         }
     };
     let mut api_versions: BTreeSet<String> = kinds
@@ -143,7 +146,7 @@ pub async fn discover_with_schemas(
         .map(|(api_version, _)| api_version.clone())
         .collect();
     api_versions.insert("apps/v1".to_owned());
-    api_versions.retain(|v| !read.contains(v));
+    api_versions.retain(|v| !read.contains(&v.as_str()));
     let cache = cache_dir();
     load_into(
         &mut loaded,
