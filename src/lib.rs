@@ -49,5 +49,5 @@ pub mod ui;
 pub mod user_config;
 
 // The shared crates, under the names the modules use.
-pub use kdrift_schema::{managed_fields, schema};
+pub use kdrift_schema::{gotypes, managed_fields, schema};
 pub use kdrift_sim as sim;

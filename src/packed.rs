@@ -305,6 +305,17 @@ impl<'a> NodeRef<'a> {
         }
     }
 
+    /// Go's zero of a scalar: `false`, `0`, `""` (or `null`).
+    pub fn is_scalar_zero(self) -> bool {
+        match self.kind() {
+            Kind::Null => true,
+            Kind::Bool(b) => !b,
+            Kind::Number(n) => n.as_f64() == Some(0.0),
+            Kind::String(s) => s.is_empty(),
+            Kind::List(_) | Kind::Map(_) => false,
+        }
+    }
+
     /// The same value as `Value`'s `==` would say (numbers as written: `1` is not `1.0`).
     pub fn eq_value(self, value: &Value) -> bool {
         if self.0.first() == Some(&TEXT) {

@@ -73,6 +73,10 @@ fn compare_walk(
         }
         None => std::borrow::Cow::Borrowed(&live.managers),
     };
+    // Zeros a server drops (`hostNetwork: false`) read as fields the manifest leaves out; the
+    // last apply's annotation was compared with the manifest as written, above.
+    let decoded = super::normalize::without_dropped_zeros(manifest, live.schema).map(Packed::from);
+    let manifest = decoded.as_ref().map_or(manifest, Packed::root);
     let mut walk = Walk {
         live,
         manifest,
@@ -332,9 +336,12 @@ impl<'a> Walk<'a> {
             (None, Some(entry)) if path.is_fields(&["spec", "replicas"]) => {
                 (Class::Autoscaled, Attribution::of(entry))
             }
+            // Else who wrote it all the same: a control-plane manager, or an applier's own
+            // write (helm 3 upgrades and rolls back as `helm`, operation Update), as blame says.
             (None, _) => match owners
                 .iter()
                 .find(|o| SYSTEM_MANAGERS.contains(&o.manager.as_str()))
+                .or_else(|| owners.iter().find(|o| self.is_applier(&o.manager)))
             {
                 Some(entry) => (Class::Changed, Attribution::of(entry)),
                 None => (Class::Changed, Attribution::default()),

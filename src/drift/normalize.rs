@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::path::DriftPath;
 use super::quantity::same_quantity;
+use crate::packed::{Kind, NodeRef};
 use crate::schema::{Format, Schema};
 
 /// Fields of type int-or-string where the kind has no schema: `8080` and `"8080"` are the same
@@ -238,6 +239,69 @@ pub fn compact(value: &mut Value) {
         }
         Value::String(text) => text.shrink_to_fit(),
         _ => {}
+    }
+}
+
+/// The manifest as a server decodes it, when it sets a field a server drops at Go's zero
+/// (`hostNetwork: false`, a probe's `timeoutSeconds: 0`, a port's `protocol: ""`: a built-in
+/// kind's non-pointer `omitempty` scalar, [`Schema::omits_zero`]); `None` when it sets none.
+/// Such a field then reads as one the manifest leaves out, as `kubectl diff` reads it: absent
+/// live, or the server's default for it (`timeoutSeconds: 1`), is no drift; a value someone set
+/// live is drift as for any field the manifest leaves out.
+pub fn without_dropped_zeros(manifest: NodeRef<'_>, schema: Schema) -> Option<Value> {
+    if !has_dropped_zeros(manifest, schema) {
+        return None;
+    }
+    let mut value = manifest.to_value();
+    strip_dropped_zeros(&mut value, schema);
+    Some(value)
+}
+
+fn has_dropped_zeros(node: NodeRef<'_>, schema: Schema) -> bool {
+    match node.kind() {
+        Kind::Map(fields) => {
+            for (name, value) in fields {
+                if value.is_scalar_zero() && schema.omits_zero(name) {
+                    return true;
+                }
+                if has_dropped_zeros(value, schema.field(name)) {
+                    return true;
+                }
+            }
+            false
+        }
+        Kind::List(items) => {
+            let item = schema.item();
+            items.into_iter().any(|i| has_dropped_zeros(i, item))
+        }
+        _ => false,
+    }
+}
+
+fn strip_dropped_zeros(value: &mut Value, schema: Schema) {
+    match value {
+        Value::Object(fields) => {
+            fields.retain(|name, value| !(is_scalar_zero(value) && schema.omits_zero(name)));
+            for (name, value) in fields.iter_mut() {
+                strip_dropped_zeros(value, schema.field(name));
+            }
+        }
+        Value::Array(items) => {
+            let item = schema.item();
+            items.iter_mut().for_each(|i| strip_dropped_zeros(i, item));
+        }
+        _ => {}
+    }
+}
+
+/// Go's zero of a scalar: `false`, `0`, `""`, `null`.
+fn is_scalar_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(_) | Value::Object(_) => false,
     }
 }
 

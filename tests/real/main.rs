@@ -16,6 +16,7 @@
 //! - `third_party`: answers found wrong on third-party repositories (a port whose manifest
 //!   omits `protocol`, defaults that follow another field, one-step reverts of nested fields);
 //! - `transport`: HTTP/2 to the server, many reads and a watch on one connection;
+//! - `zero_values`: zero values a server drops (`hostNetwork: false`) are dropped and not drift;
 //! - `conformance`: one kubectl script run against the demo cluster and the real server,
 //!   compared command by command (testdata/conformance/).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -33,6 +34,8 @@ mod live_screen;
 
 #[path = "../realk8s_unpack/mod.rs"]
 mod realk8s_unpack;
+#[path = "../zero_values_util/mod.rs"]
+mod zero_values_util;
 
 mod case;
 mod changes;
@@ -46,6 +49,7 @@ mod secrets;
 mod server;
 mod third_party;
 mod transport;
+mod zero_values;
 
 /// Says, in every run, whether the tier runs and against what (on stderr, past the capture).
 #[test]

@@ -14,7 +14,10 @@ gotypes.txt, one block per Go struct that is a protobuf message:
                                              in JSON), flags
   ...                                        in the Go struct's order (the JSON's order)
 flags: p = a pointer (nil when absent from the wire; written when set, even if zero),
-       o = omitempty, z = omitzero, . = none of them.
+       o = omitempty, z = omitzero, s = a scalar on the wire (a Go bool, number, string or
+       []byte: its zero is `false`, `0` or `""`), . = none of them.
+An inlined field names the message it embeds after its flags:
+  1 - . k8s.io.api.core.v1.ProbeHandler
 A Go type that is a slice (`type ExtraValue []string`) but a message on the wire (`items`):
   k8s.io.api.authentication.v1.ExtraValue []
 """
@@ -44,6 +47,8 @@ FILES = [("api", g, "k8s.io/api/" + g) for g in API_GROUPS] + [
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# gotypes.txt is the schema crate's: the drift engine reads which fields the server drops at zero.
+GOTYPES = os.path.join(HERE, "..", "..", "kdrift-schema", "data", "gotypes.txt")
 
 
 def git(repo, *args):
@@ -110,6 +115,34 @@ def messages(proto_text):
     return re.findall(r"^message (\w+) \{", proto_text, re.M)
 
 
+SCALARS = {"bool", "bytes", "double", "float", "int32", "int64", "string", "uint32", "uint64"}
+
+
+def proto_fields(proto_text, package):
+    """message -> {field number: (type's full name or scalar, whether repeated or a map)}."""
+    fields, current = {}, None
+    for line in proto_text.splitlines():
+        m = re.match(r"^message (\w+) \{", line)
+        if m:
+            current = fields.setdefault(m.group(1), {})
+            continue
+        if line.startswith("}"):
+            current = None
+            continue
+        m = re.match(r"^  (optional|repeated|map<[^>]*>) ?(\S*) \w+ = (\d+);", line)
+        if current is None or not m:
+            continue
+        label, ty, number = m.groups()
+        if label.startswith("map<"):
+            ty = None
+        elif ty.startswith("."):
+            ty = ty[1:]
+        elif ty not in SCALARS:
+            ty = f"{package}.{ty}"
+        current[int(number)] = (ty, label != "optional")
+    return fields
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -127,6 +160,7 @@ def main():
             f.write(proto)
         package = re.search(r"^package ([\w.]+);", proto, re.M).group(1)
         structs, slices, aliases = go_structs(repo, tag, directory)
+        wire = proto_fields(proto, package)
         # `type List metav1.List`: the same fields as the type it names.
         structs.update({a: meta[t] for a, t in aliases.items() if t in meta})
         for message in messages(proto):
@@ -134,8 +168,12 @@ def main():
                 out.append(f"{package}.{message} []")
             elif message in structs:
                 out.append(f"{package}.{message}")
-                out.extend(f"{n} {j} {f}" for n, j, f in structs[message])
-    with open(os.path.join(HERE, "gotypes.txt"), "w") as f:
+                for n, j, f in structs[message]:
+                    ty, many = wire[message].get(n, (None, False))
+                    if ty in SCALARS and not many:
+                        f = f.rstrip(".") + "s"
+                    out.append(f"{n} {j} {f}" + (f" {ty}" if j == "-" else ""))
+    with open(GOTYPES, "w") as f:
         f.write("\n".join(out) + "\n")
     with open(os.path.join(HERE, "LICENSE"), "w") as f:
         f.write(git(repos["api"], "show", f"{TAGS['api']}:LICENSE"))

@@ -153,6 +153,9 @@ pub struct FieldDef {
     pub name: &'static str,
     pub node: &'static Node,
     pub zero: Zero,
+    /// A built-in kind's non-pointer `omitempty` scalar ([`crate::gotypes::omits_zero`]): a
+    /// server drops it at `false`, `0` or `""`, so a manifest's zero is what "absent" says.
+    pub omits_zero: bool,
 }
 
 /// A position in the schema tree; cheap to copy.
@@ -217,6 +220,17 @@ impl Schema {
             Shape::Map => self.item(),
             _ => Schema::UNKNOWN,
         }
+    }
+
+    /// Whether a server drops field `name` of this struct when it holds Go's zero (`false`,
+    /// `0`, `""`): a built-in kind's non-pointer `omitempty` scalar ([`FieldDef::omits_zero`]).
+    pub fn omits_zero(self, name: &str) -> bool {
+        self.node.shape == Shape::Struct
+            && self
+                .node
+                .fields
+                .iter()
+                .any(|f| f.name == name && f.omits_zero)
     }
 
     /// Whether `name` is a declared field of this struct (not a key of a map).

@@ -271,16 +271,27 @@ impl<'d> Builder<'d> {
             node.shape = Shape::Struct;
             node.atomic = raw.map_type.as_deref() == Some("atomic");
             let mut fields = Vec::with_capacity(properties.len());
+            let message = def
+                .filter(|_| go)
+                .and_then(crate::gotypes::message_of_definition);
+            let go_types = crate::gotypes::builtin().ok();
             for (name, property) in properties {
                 let child = self.node(property, None, go);
                 let zero = match def {
                     Some(def) if go => zero_of(def, name, property, &raw.required, child),
                     _ => Zero::Absent,
                 };
+                let omits_zero = match (go_types, message.as_deref()) {
+                    (Some(types), Some(message)) => {
+                        crate::gotypes::omits_zero(types, message, name).unwrap_or(false)
+                    }
+                    _ => false,
+                };
                 fields.push(FieldDef {
                     name: leak_str(name),
                     node: child,
                     zero,
+                    omits_zero,
                 });
             }
             node.fields = Box::leak(fields.into_boxed_slice());

@@ -1,7 +1,7 @@
 //! A decoded message walked into the JSON the Go API server would write for it: the Go struct
 //! the protobuf decodes into, marshalled by `encoding/json`. gogo-protobuf writes a non-pointer
 //! field always and a pointer only when set, so the wire says what is set; the struct tags
-//! ([`super::gotypes`]) say what JSON keeps: a set pointer even when zero, a non-pointer zero
+//! ([`kdrift_schema::gotypes`]) say what JSON keeps: a set pointer even when zero, a non-pointer zero
 //! only without `omitempty`, a nil list or map as `null` without it, structs always (or not at
 //! all with `omitzero` when zero). Map keys come sorted, as Go writes them. The types with their
 //! own JSON form (times, durations, quantities, int-or-string, raw JSON) are written as theirs.
@@ -9,7 +9,7 @@ use base64::Engine;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value as Pb};
 use serde_json::{Map, Value, json};
 
-use super::gotypes::{GoField, GoType, GoTypes, JsonName};
+use kdrift_schema::gotypes::{GoField, GoType, GoTypes, JsonName};
 
 const META: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.";
 const EXTENSIONS: &str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.";
@@ -86,7 +86,7 @@ impl Walker<'_> {
                 JsonName::Named(name) => name,
                 JsonName::Skipped => continue,
                 // An embedded struct: its fields at this level.
-                JsonName::Inline => {
+                JsonName::Inline(_) => {
                     let value = message.get_field(&field);
                     if let Value::Object(inner) = self.field_value(&field, &value)? {
                         out.extend(inner);

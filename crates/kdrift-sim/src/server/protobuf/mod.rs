@@ -4,28 +4,28 @@
 //! server would hold: the `k8s\0` envelope (`runtime.Unknown`), then the object by the upstream
 //! `.proto` definitions of v1.36 (`proto/`; their descriptor set `proto/kubernetes.fds`, which a
 //! test holds to the `.proto` text) with `prost-reflect`, written as Go writes the struct it
-//! decodes into ([`json`], by the struct tags of [`gotypes`]). Fields the definitions do not know are skipped, as a server skips them.
+//! decodes into ([`json`], by the struct tags of [`kdrift_schema::gotypes`]). Fields the definitions do not know are skipped, as a server skips them.
 use std::sync::LazyLock;
 
+use kdrift_schema::gotypes::{self, GoTypes};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value as Pb};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 
-mod gotypes;
 mod json;
 mod trim;
 
 /// The compiled descriptors and the Go types, read once.
 struct Schema {
     pool: DescriptorPool,
-    types: gotypes::GoTypes,
+    types: &'static GoTypes,
 }
 
 static SCHEMA: LazyLock<Result<Schema, String>> = LazyLock::new(|| {
     let pool = DescriptorPool::decode(include_bytes!("../../../proto/kubernetes.fds").as_slice())
         .map_err(|e| format!("the compiled Kubernetes descriptors do not load: {e}"))?;
-    let types = gotypes::parse(include_str!("../../../proto/gotypes.txt"))?;
+    let types = gotypes::builtin()?;
     Ok(Schema { pool, types })
 });
 
@@ -109,7 +109,7 @@ pub fn decode(expected: (&str, &str), body: &[u8]) -> Result<Value, ApiError> {
     let desc = descriptor(schema, want_version, want_kind).ok_or_else(unsupported)?;
     let message = DynamicMessage::decode(desc, raw).map_err(bad)?;
     let walked = json::Walker {
-        types: &schema.types,
+        types: schema.types,
     }
     .message(&message)
     .map_err(bad)?;
@@ -137,7 +137,7 @@ pub fn as_go_holds(expected: (&str, &str), object: &mut Value) {
     if let (Some(desc), Value::Object(object)) =
         (descriptor(schema, expected.0, expected.1), object)
     {
-        trim::trim(&schema.types, &desc, object);
+        trim::trim(schema.types, &desc, object);
     }
 }
 

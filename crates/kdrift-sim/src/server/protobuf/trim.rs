@@ -6,8 +6,8 @@
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
-use super::gotypes::{GoType, GoTypes, JsonName};
 use super::json::is_special;
+use kdrift_schema::gotypes::{GoType, GoTypes, JsonName};
 
 /// Trims `object`, a JSON object of the message `desc`, as described above.
 pub fn trim(types: &GoTypes, desc: &MessageDescriptor, object: &mut Map<String, Value>) {
@@ -22,7 +22,7 @@ pub fn trim(types: &GoTypes, desc: &MessageDescriptor, object: &mut Map<String, 
             JsonName::Named(name) => name,
             JsonName::Skipped => continue,
             // An embedded struct: its fields are at this level.
-            JsonName::Inline => {
+            JsonName::Inline(_) => {
                 if let Kind::Message(inner) = field.kind() {
                     trim(types, &inner, object);
                 }
