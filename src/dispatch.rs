@@ -39,6 +39,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
                 | Command::Compare(_)
                 | Command::Diff(_)
                 | Command::Blame(_)
+                | Command::Changes(_)
                 | Command::Accept(_)
                 | Command::Revert(_)
         )

@@ -6,9 +6,16 @@
 use std::borrow::Cow;
 
 /// True for a character a terminal would act on instead of showing: C0 controls but line feed
-/// and tab, DEL, and C1 controls.
+/// and tab, DEL, C1 controls, and the Unicode bidi controls, which reorder what follows them on
+/// the line (a value could make `3 → 5` read as `5 → 3`: "Trojan Source").
 pub fn is_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// The bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the marks
+/// U+200E, U+200F and U+061C.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 /// `text` with each control character written visibly: `^[` for ESC (caret notation, as
@@ -39,7 +46,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 /// The one escaping of every value kdrift prints: the text and GitHub reports, the accept and
 /// revert views, commit messages.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(|c| c.is_control() || is_bidi_control(c)) {
         return Cow::Borrowed(text);
     }
     // JSON leaves DEL and the C1 controls raw: those are written visibly too.
@@ -105,6 +112,13 @@ mod tests {
         assert_eq!(one_line("over\rwrite\tx"), r#""over\rwrite\tx""#);
         assert_eq!(one_line("a\u{7f}b\u{9b}c"), r#""a^?b\u{9b}c""#);
         assert!(!one_line("x\u{1b}]0;t\u{7}\ny").contains(['\n', '\u{1b}', '\u{7}']));
+        // Bidi controls reorder the rest of the line: written visibly, every one of them.
+        assert_eq!(one_line("v\u{202e}5 → 3"), r#""v\u{202e}5 → 3""#);
+        for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
+            let shown = one_line(&format!("a{c}b")).into_owned();
+            assert!(!shown.contains(c), "{:x}: {shown}", c as u32);
+            assert!(!printable(&format!("a{c}b")).contains(c));
+        }
     }
 
     #[test]

@@ -68,8 +68,12 @@ pub struct Blame {
     pub fields: Vec<BlamedField>,
 }
 
-/// The object as blame shows it: `live` less [`LEFT_OUT`].
+/// The object as blame shows it: `live` less [`LEFT_OUT`], a Secret's values as the digests
+/// every other output shows ([`super::secret::mask_object`]).
 pub fn shown(mut live: Value) -> Value {
+    if super::secret::is_secret_object(&live) {
+        super::secret::mask_object(&mut live);
+    }
     if let Some(map) = live.as_object_mut() {
         map.remove("status");
         if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -20,6 +20,12 @@ pub fn is_secret(key: &ObjectKey) -> bool {
     key.is_secret()
 }
 
+/// Whether a whole object (a live one, as read) is a core Secret.
+pub fn is_secret_object(object: &Value) -> bool {
+    object.get("apiVersion").and_then(Value::as_str) == Some("v1")
+        && object.get("kind").and_then(Value::as_str) == Some("Secret")
+}
+
 /// Whether `path` of a Secret holds secret material: `data`, `stringData`, and what is below.
 pub fn is_secret_path(path: &DriftPath) -> bool {
     matches!(path.0.first(), Some(PathStep::Field(f)) if f == "data" || f == "stringData")
