@@ -139,6 +139,11 @@ fn run_as(dir: &Path, args: &[&str], clean_up: bool) -> Result<Output, GitError>
         Err(crate::process::RunError::Interrupted) => Err(GitError::Interrupted {
             action: args.first().copied().unwrap_or("git").to_owned(),
         }),
+        // git's output is not capped (run_bounded); said as what it is all the same.
+        Err(e @ crate::process::RunError::TooMuchOutput(_)) => Err(GitError::Refused {
+            action: "git",
+            message: e.to_string(),
+        }),
     }
 }
 

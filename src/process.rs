@@ -22,6 +22,9 @@ pub enum RunError {
     Spawn(#[from] std::io::Error),
     #[error("did not finish within {} s", .0.as_secs())]
     TimedOut(Duration),
+    /// Its output passed the cap: it was stopped, and nothing it printed is used.
+    #[error("printed more than {} MiB, the most kdrift reads of it: it was stopped", .0 / (1024 * 1024))]
+    TooMuchOutput(u64),
     /// kdrift was interrupted: no new program is started.
     #[error("not started: kdrift was interrupted")]
     Interrupted,
@@ -104,16 +107,32 @@ pub fn interrupt(grace: Duration) -> Stopped {
 /// (SIGTTIN: a background process group may not read it) until the time limit — or, in the
 /// live view, drawing over the screen.
 pub fn run_bounded(command: Command, limit: Duration) -> Result<Finished, RunError> {
-    run(command, limit, false)
+    run(command, limit, false, u64::MAX)
+}
+
+/// [`run_bounded`], stopped as soon as it prints more than `max_stdout` bytes (a chart that
+/// renders a 100 MB ConfigMap): what kdrift holds of a program's output is capped as the
+/// manifest files it reads are.
+pub fn run_capped(
+    command: Command,
+    limit: Duration,
+    max_stdout: u64,
+) -> Result<Finished, RunError> {
+    run(command, limit, false, max_stdout)
 }
 
 /// [`run_bounded`], even once kdrift is interrupted: for what puts things back as they were (a
 /// temporary worktree removed, a file taken out of the index again).
 pub fn run_to_clean_up(command: Command, limit: Duration) -> Result<Finished, RunError> {
-    run(command, limit, true)
+    run(command, limit, true, u64::MAX)
 }
 
-fn run(mut command: Command, limit: Duration, clean_up: bool) -> Result<Finished, RunError> {
+fn run(
+    mut command: Command,
+    limit: Duration,
+    clean_up: bool,
+    max_stdout: u64,
+) -> Result<Finished, RunError> {
     use std::os::unix::process::CommandExt;
     command
         .stdin(Stdio::null())
@@ -141,17 +160,25 @@ fn run(mut command: Command, limit: Duration, clean_up: bool) -> Result<Finished
     }
     drop(running_now);
     // Read the pipes on threads: a chatty child must not block on a full pipe while we wait.
-    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+    // Set by the stdout reader when the output passes `max_stdout`: the program is stopped.
+    let overflow = std::sync::Arc::new(AtomicBool::new(false));
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>, cap: u64| {
+        let overflow = overflow.clone();
         std::thread::spawn(move || {
+            use std::io::Read;
             let mut text = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut text);
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(cap.saturating_add(1)).read_to_end(&mut text);
+            }
+            if text.len() as u64 > cap {
+                overflow.store(true, Ordering::SeqCst);
+                text.clear();
             }
             String::from_utf8_lossy(&text).into_owned()
         })
     };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _), max_stdout);
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _), u64::MAX);
     let started = Instant::now();
     let forget = |pid: Option<i32>| {
         if let Some(pid) = pid {
@@ -168,6 +195,15 @@ fn run(mut command: Command, limit: Duration, clean_up: bool) -> Result<Finished
                 return Err(error.into());
             }
         }
+        if overflow.load(Ordering::SeqCst) {
+            if let Some(pid) = pid {
+                // SAFETY: kill(2) on the process group the child leads; no memory is involved.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+            let _ = child.wait();
+            forget(pid);
+            return Err(RunError::TooMuchOutput(max_stdout));
+        }
         if started.elapsed() >= limit {
             if let Some(pid) = pid {
                 // SAFETY: kill(2) on the process group the child leads; no memory is involved.
@@ -181,9 +217,40 @@ fn run(mut command: Command, limit: Duration, clean_up: bool) -> Result<Finished
         pause = (pause * 2).min(Duration::from_millis(20));
     };
     forget(pid);
+    let stdout = stdout.join().unwrap_or_default();
+    // It may have ended before the loop saw the reader's flag.
+    if overflow.load(Ordering::SeqCst) {
+        return Err(RunError::TooMuchOutput(max_stdout));
+    }
     Ok(Finished {
         ok: status.success(),
-        stdout: stdout.join().unwrap_or_default(),
+        stdout,
         stderr: stderr.join().unwrap_or_default(),
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        command
+    }
+
+    #[test]
+    fn output_past_the_cap_stops_the_program_and_is_not_used() {
+        // `yes` never ends by itself: the cap, not the time limit, stops it.
+        let started = Instant::now();
+        let run = run_capped(sh("yes"), Duration::from_secs(30), 1024 * 1024);
+        assert!(matches!(run, Err(RunError::TooMuchOutput(_))), "{run:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        // A program that ends having printed past the cap is refused too.
+        let run = run_capped(sh("head -c 2000 /dev/zero"), Duration::from_secs(30), 1000);
+        assert!(matches!(run, Err(RunError::TooMuchOutput(1000))), "{run:?}");
+        let run = run_capped(sh("printf hello"), Duration::from_secs(30), 5).unwrap();
+        assert_eq!(run.stdout, "hello");
+    }
 }

@@ -276,17 +276,18 @@ fn a_chart_that_fails_to_render_is_named_and_without_helm_the_release_is_still_c
         "the rest is compared: {run:?}"
     );
 
-    // No helm at all: a note per chart, and the release alone is still the desired state.
+    // No helm at all (issue 46): git's charts are unread, so the check is not green: a problem
+    // per chart naming what to fix, and the release is still compared.
     let run = s.kdrift_with(
         &["check", "-n", NAMESPACE, "-o", "json"],
         Path::new("/nonexistent/helm"),
     );
-    assert_eq!(run.code, 1, "drift, and notes only: {run:?}");
+    assert_eq!(run.code, 2, "charts unread: {run:?}");
     let report = run.json();
     assert!(
-        messages(&report)
-            .iter()
-            .any(|m| m.contains("not rendered: no helm to render it")),
+        messages(&report).iter().any(|m| m.contains(
+            "not rendered: KDRIFT_HELM names \"/nonexistent/helm\", which is not a file"
+        )),
         "{run:?}"
     );
     assert_eq!(
@@ -352,7 +353,7 @@ fn the_demo_s_hotfix_to_its_helm_release_is_accepted_into_the_values_file() {
         return;
     };
     let c = Cluster::start();
-    let repo = Repo::demo();
+    let repo = Repo::demo_with_chart();
     let s = Setup { c, repo, helm };
     let step = kdrift::sim::scenario::incident::steps().pop().unwrap();
     s.c.runtime
@@ -417,7 +418,7 @@ fn a_flux_helm_release_names_the_chart_and_values_file_an_accept_writes() {
         return;
     };
     let c = Cluster::start();
-    let repo = Repo::demo();
+    let repo = Repo::demo_with_chart();
     repo.write(".kdrift.yaml", "# the search chart is named by Flux\n");
     repo.git(&["commit", "--quiet", "-am", "no chart in .kdrift.yaml"]);
     repo.git(&[

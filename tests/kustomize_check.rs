@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod demo_helm;
 #[path = "headless_util/mod.rs"]
 mod headless_util;
 #[path = "kustomize_fixture/mod.rs"]
@@ -156,9 +157,14 @@ fn the_demo_overlays_are_seeded_as_kubectl_apply_k_creates_them() {
     let demo_check = std::process::Command::new(env!("CARGO_BIN_EXE_kdrift"))
         .args(["check", "-A", "--manifests", demo.to_str().unwrap()])
         .env("KUBECONFIG", &c.kubeconfig)
+        .env("KDRIFT_HELM", demo_helm::kdrift_helm())
         .output()
         .unwrap();
-    assert_eq!(demo_check.status.code(), Some(0), "{demo_check:?}");
+    assert_eq!(
+        demo_check.status.code(),
+        Some(demo_helm::expected(0)),
+        "{demo_check:?}"
+    );
 }
 
 /// Renders `dir` with the kubectl on PATH.

@@ -134,8 +134,8 @@ async fn list_storage(
         }
     };
     let refused = |releases: &mut Releases, place: String, why: &str| {
-        releases.notes.push(format!(
-            "Helm releases stored as {what} {place} were not read ({why}): their objects are compared only with manifests in git"
+        releases.unread.push(format!(
+            "Helm releases stored as {what} {place} were not read ({why}): a release there may have drifted unseen; let this user list {what} there (helm itself needs it), or check as one who may"
         ))
     };
     match list(scope.clone()).await {
@@ -185,8 +185,8 @@ async fn list_storage(
 }
 
 /// Every release of the namespace scope at its current revision, decoded; the records that
-/// could not be read or listed are said (a listing refused by RBAC as a note: helm's records
-/// are Secrets, which many users may not read).
+/// could not be read or listed are said (a listing refused by RBAC too: helm's records are
+/// Secrets, which many users may not read, and what was not read may have drifted).
 pub async fn read_releases(client: &Client, scope: &NamespaceScope) -> Releases {
     let mut releases = Releases::default();
     let mut listed = list_storage(client, scope, Storage::Secret, &mut releases).await;

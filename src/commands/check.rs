@@ -177,11 +177,27 @@ fn skipped_note(skipped: &BTreeMap<String, usize>) -> Option<String> {
     let count: usize = skipped.values().sum();
     let names: Vec<&str> = skipped
         .keys()
-        .map(|n| if n.is_empty() { "(cluster-scoped)" } else { n })
+        .filter(|n| !n.is_empty())
+        .map(String::as_str)
         .collect();
+    // `-n` never checks a cluster-scoped object: only `-A` does.
+    let cluster_scoped = skipped.get("").copied().unwrap_or(0);
+    let (place, how) = match (names.is_empty(), cluster_scoped) {
+        (true, _) => ("of cluster-scoped kinds".to_owned(), "pass -A".to_owned()),
+        (false, 0) => (
+            format!("in namespace(s) {}", names.join(", ")),
+            format!("pass -A, or -n {} for one of them", names[0]),
+        ),
+        (false, n) => (
+            format!(
+                "in namespace(s) {} and {n} of cluster-scoped kinds",
+                names.join(", ")
+            ),
+            format!("pass -A (-n {} checks that namespace alone)", names[0]),
+        ),
+    };
     Some(format!(
-        "note: {count} manifest(s) in namespace(s) {} were not checked (outside the namespace in use): pass -A or -n NS",
-        names.join(", ")
+        "note: {count} manifest(s) {place} were not checked (outside the namespace in use): {how}"
     ))
 }
 
@@ -244,6 +260,12 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
     }
     let mut report =
         crate::drift::check::check(&ctx.index, objects, &covers, show_unmanaged, errors);
+    if let Some(scope) = ctx.conn.scope.as_namespace() {
+        report.problems = std::mem::take(&mut report.problems)
+            .into_iter()
+            .map(|p| p.in_scope(scope))
+            .collect();
+    }
     read_reconcilers(ctx, &mut report).await;
     (report, skipped)
 }

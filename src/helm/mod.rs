@@ -30,9 +30,9 @@ pub struct Releases {
     pub releases: Vec<Arc<Release>>,
     /// One line per record that did not decode (`secret/NS/NAME: why`) or listing that failed.
     pub problems: Vec<String>,
-    /// What was not read and why, hiding nothing that is known to be there (a listing RBAC
-    /// refuses).
-    pub notes: Vec<String>,
+    /// Release records that were not read, and why (a listing RBAC refuses): a release there
+    /// may have drifted unseen, so a check that has these is not green.
+    pub unread: Vec<String>,
 }
 
 impl Release {

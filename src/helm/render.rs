@@ -12,6 +12,10 @@ use super::chart::ChartSpec;
 /// How long one chart may take to render.
 const RENDER_LIMIT: Duration = Duration::from_secs(60);
 
+/// The most of a chart's render kdrift reads: as much as of one manifest file (the manifests'
+/// `MAX_FILE_BYTES`, 10 MiB); a render past it is stopped and named as a problem.
+pub const MAX_RENDER_BYTES: u64 = 10 * 1024 * 1024;
+
 /// The `helm` kdrift runs, and its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Helm {
@@ -33,9 +37,7 @@ impl Helm {
 /// Why a chart did not render.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    #[error(
-        "no helm to render it: install helm (or set KDRIFT_HELM to its path); its releases in the cluster are still compared"
-    )]
+    #[error("{}", no_helm())]
     NoHelm,
     #[error("helm template failed: {0}")]
     Failed(String),
@@ -43,6 +45,20 @@ pub enum RenderError {
     Run { program: String, reason: String },
     #[error("cannot write its values for helm: {0}")]
     Values(String),
+}
+
+/// Why there is no helm, and what to do: `KDRIFT_HELM` named a program that is not there, or
+/// no `helm` is on PATH.
+fn no_helm() -> String {
+    match std::env::var_os("KDRIFT_HELM").filter(|v| !v.is_empty()) {
+        Some(named) => format!(
+            "KDRIFT_HELM names {:?}, which is not a file: point it at helm, or unset it to use the helm on PATH",
+            named.to_string_lossy()
+        ),
+        None => {
+            "no helm on PATH to render it: install helm (or set KDRIFT_HELM to its path)".into()
+        }
+    }
 }
 
 /// `name` on PATH.
@@ -126,7 +142,7 @@ pub fn render_with(helm: &Helm, spec: &ChartSpec) -> Result<String, RenderError>
         .env("HELM_CACHE_HOME", scratch.path().join("cache"))
         .env("HELM_CONFIG_HOME", scratch.path().join("config"))
         .env("HELM_DATA_HOME", scratch.path().join("data"));
-    match crate::process::run_bounded(command, RENDER_LIMIT) {
+    match crate::process::run_capped(command, RENDER_LIMIT, MAX_RENDER_BYTES) {
         Ok(finished) if finished.ok => Ok(finished.stdout),
         Ok(finished) => Err(RenderError::Failed(helm_words(&finished.stderr))),
         Err(e) => Err(RenderError::Run {

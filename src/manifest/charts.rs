@@ -26,7 +26,7 @@ use super::lines::{Step, line_of};
 use super::parse::{ParsedFile, parse_file_sharing};
 use super::tree::Names;
 use super::{ManifestIndex, ObjectKey, Problem};
-use crate::helm::chart::{ChartSpec, ValuesSource, chart_meta};
+use crate::helm::chart::{ChartSpec, ValuesSource};
 use crate::helm::render::RenderError;
 
 /// One entry of `.kdrift.yaml`'s `helm.charts`.
@@ -201,15 +201,15 @@ pub fn specs(index: &ManifestIndex, kube_version: Option<&str>) -> (Vec<ChartSpe
         }
     }
     for dir in &index.charts_found {
-        let meta = std::fs::read_to_string(dir.join("Chart.yaml"))
-            .ok()
-            .and_then(|text| chart_meta(&text));
-        let Some((name, version)) = meta else {
-            problems.push(Problem::Skipped {
-                file: dir.join("Chart.yaml"),
-                reason: "not a chart: its Chart.yaml has no name".to_owned(),
-            });
-            continue;
+        let (name, version) = match crate::helm::chart::read_chart_meta(dir) {
+            Ok(meta) => meta,
+            Err(why) => {
+                problems.push(Problem::Skipped {
+                    file: dir.join("Chart.yaml"),
+                    reason: format!("not read as a chart: {why}"),
+                });
+                continue;
+            }
         };
         let configured: Vec<&ChartEntry> = index
             .config
@@ -438,7 +438,7 @@ fn differences(
 impl ManifestIndex {
     /// Sets the charts' renders (replacing those set before) and returns the keys whose desired
     /// state may have changed. A chart that did not render is a problem naming it and helm's
-    /// words (a note when there is no helm); the rest is compared.
+    /// words (helm missing or failing alike: git is unread there); the rest is compared.
     pub fn set_charts(
         &mut self,
         renders: Vec<ChartRender>,
@@ -477,13 +477,12 @@ impl ManifestIndex {
                     self.chart_files.insert(key.clone());
                     self.files.insert(key, parsed);
                 }
-                Err(RenderError::NoHelm) => self.chart_problems.push(Problem::Note {
-                    file: spec.dir.clone(),
-                    message: format!("{shown} not rendered: {}", RenderError::NoHelm),
-                }),
-                Err(error) => self.chart_problems.push(Problem::Skipped {
+                // A chart not rendered is git's desired state unread: never a green check,
+                // whether helm is missing or failed.
+                Err(error) => self.chart_problems.push(Problem::Unrendered {
                     file: spec.dir.clone(),
                     reason: format!("{shown} not rendered: {error}"),
+                    namespace: spec.namespace.clone(),
                 }),
             }
         }

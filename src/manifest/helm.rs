@@ -62,9 +62,9 @@ impl ManifestIndex {
                     reason: line.clone(),
                 },
             })
-            .chain(releases.notes.iter().map(|note| Problem::Note {
+            .chain(releases.unread.iter().map(|why| Problem::Skipped {
                 file: PathBuf::from("helm"),
-                message: note.clone(),
+                reason: why.clone(),
             }))
             .collect();
         self.releases = releases.releases.clone();
@@ -121,7 +121,7 @@ mod tests {
         let touched = index.set_releases(&Releases {
             releases: vec![release(2, MANIFEST)],
             problems: Vec::new(),
-            notes: Vec::new(),
+            unread: Vec::new(),
         });
         let keys: Vec<String> = touched.iter().map(|k| k.to_string()).collect();
         assert_eq!(keys.len(), 2, "{keys:?}");
@@ -148,14 +148,14 @@ mod tests {
         index.set_releases(&Releases {
             releases: vec![release(1, MANIFEST)],
             problems: Vec::new(),
-            notes: Vec::new(),
+            unread: Vec::new(),
         });
         let only_web =
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n";
         let touched = index.set_releases(&Releases {
             releases: vec![release(2, only_web)],
             problems: Vec::new(),
-            notes: Vec::new(),
+            unread: Vec::new(),
         });
         assert_eq!(
             touched.len(),
@@ -177,7 +177,7 @@ mod tests {
             problems: vec![
                 "secret/shop/sh.helm.release.v1.web.v3: its gzip stream is broken".into(),
             ],
-            notes: Vec::new(),
+            unread: Vec::new(),
         });
         let problems: Vec<String> = index.problems().iter().map(|p| p.to_string()).collect();
         assert_eq!(

@@ -23,6 +23,13 @@ pub enum Problem {
     },
     /// A file or folder that was not read, with the reason.
     Skipped { file: PathBuf, reason: String },
+    /// A chart of the checkout that did not render (no helm, or helm failed): git's desired
+    /// state for the release in `namespace` is unread.
+    Unrendered {
+        file: PathBuf,
+        reason: String,
+        namespace: String,
+    },
     /// A bad entry of `.kdrift.yaml`.
     BadConfig {
         file: PathBuf,
@@ -60,6 +67,24 @@ impl Problem {
         matches!(self, Problem::Template { .. } | Problem::Note { .. })
     }
 
+    /// The problem as a check of namespace `scope` alone sees it: a chart whose release is in
+    /// another namespace hides nothing of this one, so its render failing is a note there.
+    pub fn in_scope(self, scope: &str) -> Problem {
+        match self {
+            Problem::Unrendered {
+                file,
+                reason,
+                namespace,
+            } if namespace != scope => Problem::Note {
+                file,
+                message: format!(
+                    "{reason} (its release is in namespace \"{namespace}\", outside the one in use)"
+                ),
+            },
+            other => other,
+        }
+    }
+
     /// `note` or `problem`: the word a line showing it starts with.
     pub fn label(&self) -> &'static str {
         if self.is_note() { "note" } else { "problem" }
@@ -74,6 +99,7 @@ impl Problem {
             | Problem::Invalid { file, line, .. } => (file, Some(*line)),
             Problem::Duplicate { second, .. } => (&second.0, Some(second.1)),
             Problem::Skipped { file, .. }
+            | Problem::Unrendered { file, .. }
             | Problem::Template { file }
             | Problem::Note { file, .. } => (file, None),
         }
@@ -110,7 +136,9 @@ impl fmt::Display for Problem {
                 }
                 Ok(())
             }
-            Problem::Skipped { file, reason } => write!(f, "{}: skipped: {reason}", file.display()),
+            Problem::Skipped { file, reason } | Problem::Unrendered { file, reason, .. } => {
+                write!(f, "{}: skipped: {reason}", file.display())
+            }
             Problem::Note { file, message } => write!(f, "{}: {message}", file.display()),
             Problem::BadConfig {
                 file,

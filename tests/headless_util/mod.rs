@@ -16,7 +16,28 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// The demo manifests less its Helm chart (`demo/search` and `.kdrift.yaml`'s `helm:`): a
+    /// chart git holds must be rendered for a check to be green, and these tests run kdrift
+    /// without helm (see [`command`]). The search release is still compared, with its record in
+    /// the demo cluster as its desired state. Tests of the chart take [`Repo::demo_with_chart`]
+    /// and the real helm.
     pub fn demo() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("demo"),
+            dir.path(),
+        );
+        std::fs::remove_dir_all(dir.path().join("search")).unwrap();
+        std::fs::write(
+            dir.path().join(".kdrift.yaml"),
+            "# The demo's settings less its chart (demo/search), left out of this copy.\n",
+        )
+        .unwrap();
+        Repo::committed(dir)
+    }
+
+    /// The demo manifests whole, its chart included (for tests that run kdrift with helm).
+    pub fn demo_with_chart() -> Repo {
         let dir = tempfile::tempdir().unwrap();
         copy_tree(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("demo"),
