@@ -203,3 +203,77 @@ fn changes_lists_statefulset_and_daemonset_revisions_and_the_flux_sync() {
         std::thread::sleep(std::time::Duration::from_secs(2));
     }
 }
+
+/// Issue 46: after `kubectl rollout undo`, the rollback is the newest rollout line, dated when it
+/// happened, named a rollback, and the rollout it undid keeps its own predecessor (not "first
+/// revision 2"); each says whether git agrees with the template it put live.
+#[test]
+fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let status = [
+        "rollout",
+        "status",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "--timeout=60s",
+    ];
+    c.ok(&status);
+    // A second apart, so that the three rollouts have three times (the API's are in seconds).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/frontend",
+        "-n",
+        "shop",
+        "frontend=registry.example/shop/frontend:bad-build",
+    ]);
+    c.ok(&status);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    c.ok(&["rollout", "undo", "deployment/frontend", "-n", "shop"]);
+    c.ok(&status);
+
+    let run = kdrift(&c, &repo, &["changes", "--since", "1m", "-A", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json();
+    let rollouts: Vec<&serde_json::Value> = lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| {
+            l["object"] == "deployment/shop/frontend" && l["who"] == "deployment-controller"
+        })
+        .collect();
+    let whats: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["what"].as_str().unwrap())
+        .collect();
+    // Newest first: the rollback, then the bad rollout, then the first revision.
+    assert_eq!(rollouts.len(), 3, "{whats:#?}");
+    assert!(
+        whats[0].starts_with("rollback to revision 3 (replicaset/shop/frontend-")
+            && whats[0].contains("the template of revision 1")
+            && whats[0].contains("frontend:bad-build → "),
+        "{whats:#?}"
+    );
+    assert!(
+        whats[1].starts_with("rollout to revision 2 (")
+            && whats[1].contains("→ registry.example/shop/frontend:bad-build"),
+        "{whats:#?}"
+    );
+    assert!(whats[2].starts_with("first revision 1 ("), "{whats:#?}");
+    let times: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["time"].as_str().unwrap())
+        .collect();
+    assert!(times[0] > times[1] && times[1] > times[2], "{times:?}");
+    // Git holds the good image: it agrees with the rollback and the first revision, not the
+    // bad rollout.
+    let git: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["git"].as_str().unwrap())
+        .collect();
+    assert_eq!(git, ["in sync", "drifted", "in sync"], "{whats:#?}");
+}

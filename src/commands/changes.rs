@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use crate::cli::{ChangesArgs, ChangesFormat, CommonArgs};
-use crate::drift::changes::{Change, Desired, entry_changes};
+use crate::drift::changes::{Agrees, Change, Desired, entry_changes};
 use crate::drift::history::{Revisions, is_sync_kind, object_name, rollouts, sync_line, warnings};
 use crate::drift::{LiveObject, ObjectStatus, compare};
 use crate::managed_fields::ManagedFieldsEntry;
+use crate::manifest::ObjectKey;
 
 use super::context::{self, Context};
 use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on};
@@ -109,8 +110,10 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
         match context::list_raw(ctx, &kind).await {
             Ok(items) => {
                 read_any = true;
+                let agrees =
+                    |key: &ObjectKey, template: &Value| template_agrees(ctx, key, template);
                 lines.extend(
-                    rollouts(&items, revisions)
+                    rollouts(&items, revisions, &agrees)
                         .into_iter()
                         .filter(|c| recent(&c.time)),
                 );
@@ -160,6 +163,37 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     lines.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.object.cmp(&b.object)));
     print(&lines, args.output);
     EXIT_IN_SYNC
+}
+
+/// Whether git agrees with the pod template a rollout put live: the workload's manifest compared,
+/// by the drift engine, with itself carrying that template (what the manifest leaves out is the
+/// server's, not a difference).
+fn template_agrees(ctx: &Context, key: &ObjectKey, template: &Value) -> Agrees {
+    let Some(manifest) = ctx.index.get(key) else {
+        return Agrees::NotInGit;
+    };
+    let mut raw = manifest.body.root().to_value();
+    let Some(spec) = raw.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Agrees::NotInGit;
+    };
+    spec.insert("template".into(), template.clone());
+    let Ok(live) = LiveObject::from_value(raw, &ctx.schemas) else {
+        return Agrees::NotInGit;
+    };
+    let drift = compare(manifest, &live, &ctx.index.config);
+    let under_template = |item: &crate::drift::DriftItem| {
+        item.class.is_drift()
+            && matches!(&item.path.0[..], [
+                crate::drift::path::PathStep::Field(spec),
+                crate::drift::path::PathStep::Field(template),
+                ..
+            ] if spec == "spec" && template == "template")
+    };
+    if drift.items.iter().any(under_template) {
+        Agrees::Drifted
+    } else {
+        Agrees::InSync
+    }
 }
 
 fn print(lines: &[Change], output: ChangesFormat) {

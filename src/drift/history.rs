@@ -75,10 +75,66 @@ fn controller_of(owner: &str) -> String {
     }
 }
 
-/// A rollout line per revision: its owner (the workload), its creation time, and what its pod
-/// template changed from the revision before it.
-pub fn rollouts(items: &[Value], revisions: Revisions) -> Vec<Change> {
-    let mut by_owner: BTreeMap<(String, String), Vec<(u64, &Value)>> = BTreeMap::new();
+/// The time `item`'s revision became the newest: its creation, unless its controller reused it
+/// (`kubectl rollout undo`, `helm rollback`: the old ReplicaSet's revision annotation, or a
+/// ControllerRevision's `revision`, written anew), then that write's `managedFields` time.
+fn newest_since(item: &Value, revisions: Revisions) -> (Option<String>, bool) {
+    let created = text_of(item, "/metadata/creationTimestamp");
+    let owned = |entry: &Value| match revisions {
+        Revisions::ReplicaSets => entry
+            .pointer("/fieldsV1/f:metadata/f:annotations/f:deployment.kubernetes.io~1revision")
+            .is_some(),
+        Revisions::ControllerRevisions => entry.pointer("/fieldsV1/f:revision").is_some(),
+    };
+    let written = item
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .and_then(|entries| entries.iter().find(|e| owned(e)))
+        .and_then(|e| text_of(e, "/time"));
+    let reused = match revisions {
+        Revisions::ReplicaSets => item
+            .pointer("/metadata/annotations/deployment.kubernetes.io~1revision-history")
+            .is_some(),
+        // A ControllerRevision's data never changes: a later write of `revision` is a reuse.
+        Revisions::ControllerRevisions => written.is_some() && written > created,
+    };
+    match (reused, written) {
+        (true, Some(time)) => (Some(time), true),
+        _ => (created, reused),
+    }
+}
+
+/// The revisions a ReplicaSet held before its current one (`revision-history: "1,3"`).
+fn history(item: &Value) -> Vec<u64> {
+    text_of(
+        item,
+        "/metadata/annotations/deployment.kubernetes.io~1revision-history",
+    )
+    .map(|h| h.split(',').filter_map(|r| r.trim().parse().ok()).collect())
+    .unwrap_or_default()
+}
+
+/// One time a revision became the newest of its workload.
+struct Stint<'a> {
+    time: Option<String>,
+    revision: u64,
+    item: &'a Value,
+    /// Its controller made an older revision the newest again.
+    rollback: bool,
+}
+
+/// A rollout line each time a revision became its workload's newest, in the order they did:
+/// its owner (the workload), when (see [`newest_since`]), what its pod template changed from the
+/// newest before it, and whether git agrees with the template it put live (`agrees`, given the
+/// owner's key and the template). A rollback is named as one, dated when it happened (not when
+/// the revision it went back to was first made), and the rollout it undid keeps its own
+/// predecessor: the reused revision as it first stood.
+pub fn rollouts(
+    items: &[Value],
+    revisions: Revisions,
+    agrees: &dyn Fn(&ObjectKey, &Value) -> Agrees,
+) -> Vec<Change> {
+    let mut by_owner: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
     for item in items {
         let controller = item
             .pointer("/metadata/ownerReferences")
@@ -89,9 +145,9 @@ pub fn rollouts(items: &[Value], revisions: Revisions) -> Vec<Change> {
             });
         let (kind, owner) = match controller {
             Some(r) => {
-                let kind = text_of(r, "/kind").unwrap_or_default().to_ascii_lowercase();
+                let kind = text_of(r, "/kind").unwrap_or_default();
                 let name = format!(
-                    "{kind}/{}/{}",
+                    "{}/{}",
                     text_of(item, "/metadata/namespace").unwrap_or_default(),
                     text_of(r, "/name").unwrap_or_default()
                 );
@@ -99,33 +155,71 @@ pub fn rollouts(items: &[Value], revisions: Revisions) -> Vec<Change> {
             }
             None => (String::new(), object_name(item)),
         };
-        by_owner
-            .entry((owner, kind))
-            .or_default()
-            .push((revisions.number(item), item));
+        by_owner.entry((owner, kind)).or_default().push(item);
     }
     let mut out = Vec::new();
-    for ((owner, kind), mut list) in by_owner {
-        list.sort_by_key(|(r, _)| *r);
-        for (i, (revision, item)) in list.iter().enumerate() {
-            let template = revisions.template(item);
-            let what = match i.checked_sub(1).and_then(|p| list.get(p)) {
-                Some((_, before)) => {
-                    let change = template_change(&revisions.template(before), &template);
-                    format!(
-                        "rollout to revision {revision} ({}): {change}",
-                        object_name(item)
-                    )
+    for ((owner, kind), list) in by_owner {
+        let mut stints: Vec<Stint<'_>> = Vec::new();
+        for item in list {
+            let revision = revisions.number(item);
+            let (time, reused) = newest_since(item, revisions);
+            // A reused ReplicaSet first stood at its first revision, when it was made.
+            if let Some(first) = history(item).first() {
+                stints.push(Stint {
+                    time: text_of(item, "/metadata/creationTimestamp"),
+                    revision: *first,
+                    item,
+                    rollback: false,
+                });
+            }
+            stints.push(Stint {
+                time,
+                revision,
+                item,
+                rollback: reused,
+            });
+        }
+        // In the order they became the newest; RFC 3339 times of one server sort as text.
+        stints.sort_by(|a, b| a.time.cmp(&b.time).then(a.revision.cmp(&b.revision)));
+        let (owner_line, owner_key) = if kind.is_empty() {
+            (owner.clone(), None)
+        } else {
+            let (ns, name) = owner.split_once('/').unwrap_or(("", &owner));
+            (
+                format!("{}/{owner}", kind.to_ascii_lowercase()),
+                Some(ObjectKey::new("apps", &kind, ns, name)),
+            )
+        };
+        for (i, stint) in stints.iter().enumerate() {
+            let template = revisions.template(stint.item);
+            let name = object_name(stint.item);
+            let revision = stint.revision;
+            let what = match i.checked_sub(1).and_then(|p| stints.get(p)) {
+                Some(before) => {
+                    let change = template_change(&revisions.template(before.item), &template);
+                    if stint.rollback {
+                        format!(
+                            "rollback to revision {revision} ({name}, the template of revision {}): {change}",
+                            history(stint.item)
+                                .last()
+                                .map_or_else(|| "an earlier one".to_owned(), u64::to_string)
+                        )
+                    } else {
+                        format!("rollout to revision {revision} ({name}): {change}")
+                    }
                 }
-                None => format!("first revision {revision} ({})", object_name(item)),
+                None if revision <= 1 => format!("first revision {revision} ({name})"),
+                None => format!("revision {revision} ({name}), the oldest kept"),
             };
+            let git = owner_key
+                .as_ref()
+                .map_or(Agrees::NotInGit, |key| agrees(key, &template));
             out.push(Change {
-                time: text_of(item, "/metadata/creationTimestamp"),
-                object: owner.clone(),
-                who: controller_of(&kind),
+                time: stint.time.clone(),
+                object: owner_line.clone(),
+                who: controller_of(&kind.to_ascii_lowercase()),
                 what,
-                // Whether git agrees is said on the workload's own lines.
-                git: Agrees::NotInGit,
+                git,
             });
         }
     }
@@ -265,7 +359,9 @@ mod tests {
             revision("ledger-db", 2, "postgres:16.3", "2026-01-01T11:00:00Z"),
             revision("ledger-db", 1, "postgres:16.2", "2026-01-01T10:00:00Z"),
         ];
-        let lines = rollouts(&items, Revisions::ControllerRevisions);
+        let lines = rollouts(&items, Revisions::ControllerRevisions, &|_, _| {
+            Agrees::NotInGit
+        });
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1].object, "statefulset/payments/ledger-db");
         assert_eq!(lines[1].who, "statefulset-controller");
