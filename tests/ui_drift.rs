@@ -523,7 +523,7 @@ fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
     assert!(!text.contains("in sync"), "{text}");
     assert!(text.contains("no manifest was read under"), "{text}");
     assert!(
-        text.contains("1 Helm chart(s) found, none rendered (see the notes"),
+        text.contains("1 Helm chart(s) found, none rendered (a chart is rendered as"),
         "{text}"
     );
     // The status bar does not call the chart a problem.

@@ -484,12 +484,12 @@ fn flux_chart(
     };
     let path = text("/chart/spec/chart").ok_or("its chart names no path")?;
     let dir = folder_in(top, path).ok_or(format!("chart \"{path}\" leaves the repository"))?;
-    let (chart, version) = std::fs::read_to_string(dir.join("Chart.yaml"))
-        .ok()
-        .and_then(|text| crate::helm::chart::chart_meta(&text))
-        .ok_or(format!(
+    if !dir.join("Chart.yaml").is_file() {
+        return Err(format!(
             "chart \"{path}\" has no Chart.yaml in this checkout"
-        ))?;
+        ));
+    }
+    let (chart, version) = crate::helm::chart::read_chart_meta(&dir)?;
     let mut values_files = Vec::new();
     for file in spec
         .pointer("/chart/spec/valuesFiles")
@@ -667,10 +667,7 @@ fn argo_chart(
     namespace: Option<String>,
 ) -> Result<crate::helm::chart::ChartSpec, String> {
     let helm = source.get("helm").unwrap_or(&Value::Null);
-    let (chart, version) = std::fs::read_to_string(dir.join("Chart.yaml"))
-        .ok()
-        .and_then(|text| crate::helm::chart::chart_meta(&text))
-        .ok_or("its Chart.yaml has no name")?;
+    let (chart, version) = crate::helm::chart::read_chart_meta(dir)?;
     let text = |key: &str| {
         helm.get(key)
             .and_then(Value::as_str)

@@ -99,16 +99,30 @@ impl ChartSpec {
     }
 }
 
+/// The name and version of the chart in `dir`, or why its `Chart.yaml` gives none: not there,
+/// not YAML (the parser's words, with the line), or no `name`.
+pub fn read_chart_meta(dir: &std::path::Path) -> Result<(String, String), String> {
+    let file = dir.join("Chart.yaml");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("{} cannot be read: {e}", file.display()))?;
+    parse_chart_meta(&text).map_err(|why| format!("{}: {why}", file.display()))
+}
+
 /// `name` and `version` of a `Chart.yaml`'s text.
-pub fn chart_meta(text: &str) -> Option<(String, String)> {
-    let value: Value = serde_yaml::from_str(text).ok()?;
-    let name = value.get("name")?.as_str()?.to_owned();
+fn parse_chart_meta(text: &str) -> Result<(String, String), String> {
+    let value: Value = serde_yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let name = value
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or("has no name")?
+        .to_owned();
     let version = match value.get("version") {
         Some(Value::String(v)) => v.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
     };
-    Some((name, version))
+    Ok((name, version))
 }
 
 /// `overlay` merged into `base` as helm merges values: maps key by key, anything else replaced;
@@ -246,6 +260,23 @@ pub fn merged_values(spec: &ChartSpec) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_chart_yaml_that_does_not_read_says_why_with_its_line() {
+        assert_eq!(
+            parse_chart_meta("apiVersion: v2\nname: web\nversion: 1.2.0\n"),
+            Ok(("web".to_owned(), "1.2.0".to_owned()))
+        );
+        let bad = parse_chart_meta("apiVersion: v2\nname: [web\nversion: 1\n").unwrap_err();
+        assert!(
+            bad.starts_with("not YAML: ") && bad.contains("line"),
+            "{bad}"
+        );
+        assert_eq!(
+            parse_chart_meta("apiVersion: v2\n"),
+            Err("has no name".to_owned())
+        );
+    }
 
     #[test]
     fn values_merge_as_helm_merges_them() {

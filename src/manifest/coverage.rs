@@ -24,7 +24,7 @@ impl ManifestIndex {
         let mut why = Vec::new();
         if !self.charts_found.is_empty() {
             why.push(format!(
-                "{} Helm chart(s) found, none rendered (see the notes: a chart is rendered as its release in the cluster, an Argo CD Application or .kdrift.yaml's helm.charts says)",
+                "{} Helm chart(s) found, none rendered (a chart is rendered as a release in the cluster, an Argo CD Application, a Flux HelmRelease or .kdrift.yaml's helm.charts names it, and none does)",
                 self.charts_found.len()
             ));
         }

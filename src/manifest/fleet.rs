@@ -155,7 +155,11 @@ impl super::ManifestIndex {
             ));
         }
         if parts.is_empty() {
-            parts.push("the whole checkout (.kdrift.yaml names nothing for this context)".into());
+            parts.push(if root.join(super::config::CONFIG_FILE).is_file() {
+                "the whole checkout (.kdrift.yaml names nothing for this context)".into()
+            } else {
+                "the whole checkout (no .kdrift.yaml maps folders to contexts)".into()
+            });
         }
         format!("{}: {}", root.display(), parts.join("; "))
     }
