@@ -135,8 +135,42 @@ fn cases() -> Vec<Case> {
             )],
         ),
         (
-            "value differs while the applier owns it: changed, manager unknown",
+            "value differs while the client-side apply owns it but its annotation does not say \
+             it: changed, manager unknown",
             |live| *pointer_mut(live, "/spec/replicas") = json!(5),
+            no_config,
+            ObjectStatus::Drifted,
+            vec![(Class::Changed, "spec.replicas", None)],
+        ),
+        (
+            "helm 3 upgraded it (manager helm, operation Update): changed, by helm",
+            |live| {
+                *pointer_mut(live, "/spec/replicas") = json!(5);
+                if let Some(list) = pointer_mut(live, "/metadata/managedFields").as_array_mut() {
+                    list.retain(|e| e["manager"] != "kubectl-client-side-apply");
+                }
+                add_manager(
+                    live,
+                    manager(
+                        "helm",
+                        "Update",
+                        None,
+                        json!({"f:spec": {"f:replicas": {}}}),
+                    ),
+                );
+            },
+            no_config,
+            ObjectStatus::Drifted,
+            vec![(Class::Changed, "spec.replicas", Some("helm"))],
+        ),
+        (
+            "no one owns the field: changed, manager unknown",
+            |live| {
+                *pointer_mut(live, "/spec/replicas") = json!(5);
+                if let Some(list) = pointer_mut(live, "/metadata/managedFields").as_array_mut() {
+                    list.retain(|e| e["manager"] != "kubectl-client-side-apply");
+                }
+            },
             no_config,
             ObjectStatus::Drifted,
             vec![(Class::Changed, "spec.replicas", None)],

@@ -277,3 +277,67 @@ fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
         .collect();
     assert_eq!(git, ["in sync", "drifted", "in sync"], "{whats:#?}");
 }
+
+/// Issue 46: a Secret's values are shown by one rule everywhere: `blame` (text and JSON) shows
+/// the keyed digests `check` shows, never the base64 or the text; and `changes` digests a value
+/// as `check` does, so the lines of one change can be matched up.
+#[test]
+fn a_secret_is_masked_alike_in_blame_changes_and_check() {
+    use base64::Engine;
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let new_password = "hotfix-password-4711";
+    let encoded = base64::engine::general_purpose::STANDARD.encode(new_password);
+    c.ok(&[
+        "patch",
+        "secret/ledger-db",
+        "-n",
+        "payments",
+        "--type",
+        "merge",
+        "-p",
+        &format!(r#"{{"data":{{"password":"{encoded}"}}}}"#),
+    ]);
+    let check = kdrift(&c, &repo, &["check", "-n", "payments", "-o", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let report = check.json();
+    let secret = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == "secret/payments/ledger-db")
+        .unwrap();
+    let digest = secret["items"][0]["live"].as_str().unwrap().to_owned();
+    assert!(digest.starts_with("hmac-sha256:"), "{secret}");
+
+    for output in ["text", "json"] {
+        let blame = kdrift(
+            &c,
+            &repo,
+            &["blame", "secret/ledger-db", "-n", "payments", "-o", output],
+        );
+        assert_eq!(blame.code, 0, "{blame:?}");
+        for value in [new_password, encoded.as_str(), "demo-only-not-a-secret"] {
+            assert!(
+                !blame.stdout.contains(value),
+                "{output} shows {value}: {blame:?}"
+            );
+        }
+        assert!(blame.stdout.contains(&digest), "{output}: {blame:?}");
+    }
+
+    let changes = kdrift(&c, &repo, &["changes", "-n", "payments", "-o", "json"]);
+    assert_eq!(changes.code, 0, "{changes:?}");
+    assert!(!changes.stdout.contains(&encoded), "{changes:?}");
+    let line = line(
+        changes.json().as_array().unwrap(),
+        "secret/payments/ledger-db",
+        "kubectl-patch Update",
+        ".data.password",
+    )
+    .clone();
+    assert!(
+        line["what"].as_str().unwrap().contains(&digest),
+        "the digest check shows ({digest}): {line}"
+    );
+}

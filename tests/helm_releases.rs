@@ -204,3 +204,61 @@ fn helm_s_records_are_never_unmanaged_and_a_broken_record_is_named() {
         "web is still compared: {run:?}"
     );
 }
+
+/// Issue 46: a release may put objects into another namespace than its own (monitoring and
+/// ingress charts do). `-n THAT_NS` finds them by their own namespace, compared with the
+/// release, and a change to one is drift naming the release.
+#[test]
+fn a_release_s_object_in_another_namespace_is_found_with_n_of_its_own_namespace() {
+    let c = Cluster::start_with(false);
+    for ns in ["monitoring", NAMESPACE] {
+        c.ok(&["create", "namespace", ns]);
+    }
+    let manifest = "---\n# Source: probes/templates/rules.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe-rules\n  namespace: shop\ndata:\n  rule: up\n";
+    let record = helm_util::record_of(
+        "monitoring",
+        "probes",
+        1,
+        ("probes", "0.3.0"),
+        serde_json::json!({}),
+        manifest,
+    );
+    create(&c, "probes-record.json", &record);
+    let mut applied = helm_util::applied_manifest("monitoring", "probes", manifest);
+    // The object keeps the namespace its template names.
+    applied["items"][0]["metadata"]["namespace"] = serde_json::json!(NAMESPACE);
+    let file = c.file("probes.json", &applied.to_string());
+    c.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=helm",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    let repo = Repo::with_files(&[("README.md", "the release is the desired state\n")]);
+    let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        keys_with_status(&run.json(), "in-sync"),
+        ["configmap/shop/probe-rules"],
+        "{run:?}"
+    );
+    c.ok(&[
+        "patch",
+        "configmap/probe-rules",
+        "-n",
+        NAMESPACE,
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"rule":"down"}}"#,
+    ]);
+    let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "configmap/shop/probe-rules  data.rule  up → down  helm:monitoring/probes rev 1"
+        ),
+        "{run:?}"
+    );
+}

@@ -187,10 +187,46 @@ async fn list_storage(
 /// Every release of the namespace scope at its current revision, decoded; the records that
 /// could not be read or listed are said (a listing refused by RBAC too: helm's records are
 /// Secrets, which many users may not read, and what was not read may have drifted).
+///
+/// With one namespace in scope, the records of every namespace are read where RBAC allows
+/// (else those of that namespace): a release elsewhere may put objects into it (monitoring and
+/// ingress charts do), and `-n THAT_NS` finds them by their own namespace. Only the releases
+/// with something in that namespace are kept.
 pub async fn read_releases(client: &Client, scope: &NamespaceScope) -> Releases {
+    if let Some(ns) = scope.as_namespace() {
+        let mut everywhere = Releases::default();
+        let secrets = list_secrets(client, &NamespaceScope::All).await;
+        let configmaps = list_configmaps(client, &NamespaceScope::All).await;
+        if let (Ok(mut listed), Ok(configmaps)) = (secrets, configmaps) {
+            listed.extend(configmaps);
+            decode_into(&mut everywhere, listed).await;
+            everywhere
+                .releases
+                .retain(|release| release.namespace == ns || puts_objects_in(release, ns));
+            everywhere
+                .problems
+                .retain(|line| line.contains(&format!("/{ns}/")) || !line.contains('/'));
+            return everywhere;
+        }
+    }
     let mut releases = Releases::default();
     let mut listed = list_storage(client, scope, Storage::Secret, &mut releases).await;
     listed.extend(list_storage(client, scope, Storage::ConfigMap, &mut releases).await);
+    decode_into(&mut releases, listed).await;
+    releases
+}
+
+/// Whether a release's manifest names namespace `ns` for an object of its own.
+fn puts_objects_in(release: &crate::helm::Release, ns: &str) -> bool {
+    release.manifest.lines().any(|line| {
+        line.trim()
+            .strip_prefix("namespace:")
+            .is_some_and(|value| value.trim().trim_matches(['"', '\'']) == ns)
+    })
+}
+
+/// Decodes the records chosen from `listed` into `releases`, off the async workers.
+async fn decode_into(releases: &mut Releases, listed: Vec<Listed>) {
     let decoded = tokio::task::spawn_blocking(move || decode_chosen(listed))
         .await
         .unwrap_or_else(|e| {
@@ -201,7 +237,6 @@ pub async fn read_releases(client: &Client, scope: &NamespaceScope) -> Releases 
         });
     releases.releases = decoded.0;
     releases.problems.extend(decoded.1);
-    releases
 }
 
 /// Decodes the record chosen for each release (the rest are never decoded).

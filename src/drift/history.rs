@@ -117,7 +117,8 @@ fn history(item: &Value) -> Vec<u64> {
 /// One time a revision became the newest of its workload.
 struct Stint<'a> {
     time: Option<String>,
-    revision: u64,
+    /// `None` where the number it had is gone (a reused ControllerRevision's first).
+    revision: Option<u64>,
     item: &'a Value,
     /// Its controller made an older revision the newest again.
     rollback: bool,
@@ -163,18 +164,19 @@ pub fn rollouts(
         for item in list {
             let revision = revisions.number(item);
             let (time, reused) = newest_since(item, revisions);
-            // A reused ReplicaSet first stood at its first revision, when it was made.
-            if let Some(first) = history(item).first() {
+            // A reused revision first stood when it was made: at the first number a
+            // ReplicaSet's history keeps, at one a ControllerRevision no longer says.
+            if reused {
                 stints.push(Stint {
                     time: text_of(item, "/metadata/creationTimestamp"),
-                    revision: *first,
+                    revision: history(item).first().copied(),
                     item,
                     rollback: false,
                 });
             }
             stints.push(Stint {
                 time,
-                revision,
+                revision: Some(revision),
                 item,
                 rollback: reused,
             });
@@ -193,23 +195,29 @@ pub fn rollouts(
         for (i, stint) in stints.iter().enumerate() {
             let template = revisions.template(stint.item);
             let name = object_name(stint.item);
-            let revision = stint.revision;
+            let revision = stint.revision.map_or_else(
+                || "an earlier revision".to_owned(),
+                |r| format!("revision {r}"),
+            );
             let what = match i.checked_sub(1).and_then(|p| stints.get(p)) {
                 Some(before) => {
                     let change = template_change(&revisions.template(before.item), &template);
                     if stint.rollback {
                         format!(
-                            "rollback to revision {revision} ({name}, the template of revision {}): {change}",
-                            history(stint.item)
-                                .last()
-                                .map_or_else(|| "an earlier one".to_owned(), u64::to_string)
+                            "rollback to {revision} ({name}, the template of {}): {change}",
+                            history(stint.item).last().map_or_else(
+                                || "an earlier revision".to_owned(),
+                                |r| format!("revision {r}")
+                            )
                         )
                     } else {
-                        format!("rollout to revision {revision} ({name}): {change}")
+                        format!("rollout to {revision} ({name}): {change}")
                     }
                 }
-                None if revision <= 1 => format!("first revision {revision} ({name})"),
-                None => format!("revision {revision} ({name}), the oldest kept"),
+                None if stint.revision.is_some_and(|r| r <= 1) => {
+                    format!("first {revision} ({name})")
+                }
+                None => format!("{revision} ({name}), the oldest kept"),
             };
             let git = owner_key
                 .as_ref()
@@ -371,6 +379,51 @@ mod tests {
         );
         assert_eq!(lines[1].time.as_deref(), Some("2026-01-01T11:00:00Z"));
         assert!(lines[0].what.starts_with("first revision 1"));
+    }
+
+    #[test]
+    fn a_statefulset_rollback_is_dated_by_its_revision_write_and_said_as_one() {
+        // ledger-db-1 was made at 10:00 (revision 1), ledger-db-2 at 11:00; at 12:00 a rollback
+        // wrote revision 3 into ledger-db-1 (a ControllerRevision's data never changes).
+        let mut first = revision("ledger-db", 3, "postgres:16.2", "2026-01-01T10:00:00Z");
+        first["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager",
+            "operation": "Update", "time": "2026-01-01T12:00:00Z",
+            "fieldsV1": {"f:revision": {}, "f:data": {}}}]);
+        let items = [
+            first,
+            revision("ledger-db", 2, "postgres:16.3", "2026-01-01T11:00:00Z"),
+        ];
+        let lines = rollouts(&items, Revisions::ControllerRevisions, &|_, _| {
+            Agrees::NotInGit
+        });
+        let whats: Vec<(&str, &str)> = lines
+            .iter()
+            .map(|l| (l.time.as_deref().unwrap(), l.what.as_str()))
+            .collect();
+        assert_eq!(whats.len(), 3, "{whats:?}");
+        assert_eq!(whats[0].0, "2026-01-01T10:00:00Z");
+        assert!(
+            whats[0]
+                .1
+                .starts_with("an earlier revision (controllerrevision/payments/ledger-db-3)"),
+            "{whats:?}"
+        );
+        assert_eq!(whats[1].0, "2026-01-01T11:00:00Z");
+        assert!(
+            whats[1].1.starts_with("rollout to revision 2 (")
+                && whats[1]
+                    .1
+                    .ends_with("db image postgres:16.2 → postgres:16.3"),
+            "{whats:?}"
+        );
+        assert_eq!(whats[2].0, "2026-01-01T12:00:00Z");
+        assert!(
+            whats[2].1.starts_with("rollback to revision 3 (")
+                && whats[2]
+                    .1
+                    .ends_with("db image postgres:16.3 → postgres:16.2"),
+            "{whats:?}"
+        );
     }
 
     #[test]

@@ -81,9 +81,10 @@ pub enum LiveError {
 /// an applier is trusted only for what the manifest says.
 fn entry_of(index: usize, raw: &mut Value) -> Option<ManagedFieldsEntry> {
     let text = |field: &str| raw.get(field).and_then(Value::as_str);
-    if text("operation") != Some("Apply")
-        && text("manager").is_some_and(|m| super::BUILTIN_APPLIERS.contains(&m))
-    {
+    // The last client-side apply is read from its annotation (see `LastApplied`). Another
+    // applier's update (helm 3 upgrades as `helm`, operation Update) is kept: it is never drift
+    // by itself, but it names who wrote a value git disagrees with.
+    if text("operation") != Some("Apply") && text("manager") == Some(CLIENT_SIDE_APPLY) {
         return None;
     }
     if let Some(fields) = raw.get_mut("fieldsV1").and_then(Value::as_object_mut) {
@@ -389,7 +390,10 @@ impl LiveObject {
         // that part: an apply's set is the whole object.
         let mut defaulted: Option<Value> = None;
         self.managers.retain_mut(|e| {
-            if !is_applied_set(e) {
+            // An applier's own update (helm 3's) only names who wrote a value: cut the same way.
+            let applier_update = e.operation != Operation::Apply
+                && super::BUILTIN_APPLIERS.contains(&e.manager.as_str());
+            if !is_applied_set(e) && !applier_update {
                 return true;
             }
             let defaulted = defaulted.get_or_insert_with(|| {

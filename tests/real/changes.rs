@@ -90,3 +90,63 @@ fn changes_and_blame_name_each_kubectl_write() {
     assert_eq!(owners(&blame, ".metadata.labels.tier").0, ["kubectl-label"]);
     assert_eq!(owners(&blame, ".spec.minReadySeconds").0, ["hotfixer"]);
 }
+
+/// Issue 46 on the real server: after `kubectl rollout undo`, the rollback is the newest rollout
+/// line, dated when it happened (the reused ReplicaSet's revision write, not its creation),
+/// named a rollback, after the rollout it undid; that one changes from revision 1's template.
+#[test]
+fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
+    let Some(c) = Case::demo("rollback", "shop", &["shop/cart.yaml"]) else {
+        return;
+    };
+    // The API's times are in seconds: a second between the three rollouts orders them.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    c.ok(&[
+        "set",
+        "image",
+        "deployment/cart",
+        "cart=registry.example/shop/cart:bad-build",
+    ]);
+    c.rolled_out();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    c.ok(&["rollout", "undo", "deployment/cart"]);
+    c.rolled_out();
+
+    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json();
+    let cart = format!("deployment/{}/cart", c.ns());
+    let rollouts: Vec<&serde_json::Value> = lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["object"] == cart.as_str() && l["who"] == "deployment-controller")
+        .collect();
+    let whats: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(rollouts.len(), 3, "{whats:#?}");
+    assert!(
+        whats[0].starts_with("rollback to revision 3 (")
+            && whats[0].contains("the template of revision 1")
+            && whats[0].contains("cart:bad-build → "),
+        "{whats:#?}"
+    );
+    assert!(
+        whats[1].starts_with("rollout to revision 2 (")
+            && whats[1].contains("→ registry.example/shop/cart:bad-build"),
+        "{whats:#?}"
+    );
+    assert!(whats[2].starts_with("first revision 1 ("), "{whats:#?}");
+    let times: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["time"].as_str().unwrap())
+        .collect();
+    assert!(times[0] > times[1] && times[1] > times[2], "{times:?}");
+    let git: Vec<&str> = rollouts
+        .iter()
+        .map(|l| l["git"].as_str().unwrap())
+        .collect();
+    assert_eq!(git, ["in sync", "drifted", "in sync"], "{whats:#?}");
+}
