@@ -456,3 +456,43 @@ fn reads_by_name_see_the_write_just_before_the_check() {
         assert_in_sync(&c, &format!("round {round}'s write put back"));
     }
 }
+
+/// Issue 46 on the real server: a chart of the checkout that no helm renders (here
+/// `KDRIFT_HELM` names no file) leaves git's desired state unread: the check is not green, and
+/// says what to fix; the rest is compared.
+#[test]
+fn a_chart_no_helm_renders_is_a_problem_not_a_green_check() {
+    let Some(c) = crate::case::Case::new("no-helm", |ns| {
+        vec![
+            (
+                "chart/Chart.yaml".to_owned(),
+                "apiVersion: v2\nname: web\nversion: 0.1.0\n".to_owned(),
+            ),
+            (
+                "chart/templates/cm.yaml".to_owned(),
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: {{ .Values.a | quote }}\n".to_owned(),
+            ),
+            ("chart/values.yaml".to_owned(), "a: one\n".to_owned()),
+            (
+                ".kdrift.yaml".to_owned(),
+                format!("helm:\n  charts:\n    - path: chart\n      release: web\n      namespace: {ns}\n"),
+            ),
+            (
+                "cm.yaml".to_owned(),
+                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: {ns}\ndata:\n  b: two\n"),
+            ),
+        ]
+    }) else {
+        return;
+    };
+    c.ok(&["apply", "-f", c.repo.path("cm.yaml").to_str().unwrap()]);
+    let check = c.kdrift_ns(&["check"]);
+    assert_eq!(check.code, 2, "{check:?}");
+    assert!(
+        check.stdout.contains(
+            "not rendered: KDRIFT_HELM names \"/nonexistent/helm\", which is not a file: point it at helm"
+        ),
+        "{check:?}"
+    );
+    assert!(check.stdout.contains("1 objects: 1 in sync"), "{check:?}");
+}
