@@ -184,9 +184,20 @@ fn a_chart_in_sync_with_its_release_then_a_hotfix_accepted_into_the_values_file(
     // helm template of the result equals live.
     assert!(s.template().contains("  replicas: 5\n"), "{}", s.template());
 
-    // The release still says three: drift until the next helm upgrade, which git now holds.
+    // The release still says three, git and live five: the hotfix is in git, a pending helm
+    // upgrade and no drift (issue 47): a cron check is green the moment the accept is in git.
     let run = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
     let report = run.json();
+    let web = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"] == "deployment/charts/web")
+        .unwrap();
+    assert_eq!(web["status"], "in-sync", "{web}");
+    assert_eq!(web["items"][0]["class"], "in-git", "{web}");
+    assert_eq!(web["items"][0]["path"], "spec.replicas", "{web}");
     let pending = &report["helm"]["pending_upgrades"];
     assert_eq!(pending.as_array().unwrap().len(), 1, "{run:?}");
     assert_eq!(pending[0]["key"], "deployment/charts/web");
@@ -198,6 +209,14 @@ fn a_chart_in_sync_with_its_release_then_a_hotfix_accepted_into_the_values_file(
     assert!(
         text.stdout
             .contains("deployment/charts/web  pending upgrade  spec.replicas  3 → 5"),
+        "{text:?}"
+    );
+    assert!(
+        text.stdout
+            .contains("spec.replicas  3 → 5  helm:charts/web rev 1")
+            && text
+                .stdout
+                .contains("in git, pending helm upgrade · kubectl"),
         "{text:?}"
     );
 }

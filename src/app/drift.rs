@@ -101,6 +101,7 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
     let mut text = match class {
         Class::Autoscaled => format!("autoscaled by {who}"),
         Class::Restarted => format!("restarted by {who}"),
+        Class::InGit => format!("in git, pending helm upgrade · {who}"),
         _ => who,
     };
     if let Some(age) = crate::drift::report::age(attribution.time.as_deref(), now) {

@@ -64,6 +64,9 @@ pub enum Class {
     Autoscaled,
     /// The pod template's `kubectl.kubernetes.io/restartedAt` annotation (`kubectl rollout restart`).
     Restarted,
+    /// A Helm release's object whose live value is what git's render of its chart says: a hotfix
+    /// accepted into git, waiting for `helm upgrade` (a pending upgrade, not drift).
+    InGit,
 }
 
 impl Class {
@@ -83,6 +86,7 @@ impl Class {
             Class::Reordered => "reordered",
             Class::Autoscaled => "autoscaled",
             Class::Restarted => "restarted",
+            Class::InGit => "in-git",
         }
     }
 }

@@ -161,6 +161,7 @@ pub fn attribution_text(item: &DriftItem, now: jiff::Timestamp) -> String {
     match item.class {
         Class::Autoscaled => format!("autoscaled by {who}{when}"),
         Class::Restarted => format!("restarted by {who}{when}"),
+        Class::InGit => format!("in git, pending helm upgrade · {who}{when}"),
         _ => format!("{who}{when}"),
     }
 }

@@ -502,6 +502,21 @@ impl ManifestIndex {
             .find(|o| o.key == *key)
     }
 
+    /// Git's render of a release's object as helm would apply it (with the label and release
+    /// annotations helm adds), when a chart of the checkout renders that release: what
+    /// `helm upgrade` would put live.
+    pub fn git_render_as_applied(&self, key: &ObjectKey) -> Option<Value> {
+        let object = self.chart_object(key)?;
+        let spec = object.chart.as_ref()?;
+        let release = self
+            .releases
+            .iter()
+            .find(|r| r.name == spec.release && r.namespace == spec.namespace)?;
+        let mut git = object.body.to_value();
+        release.as_applied(&mut git);
+        Some(git)
+    }
+
     /// Where git's render of a chart differs from the release of it in the cluster: each
     /// object the upgrade would change, add or remove.
     pub fn pending_upgrades(&self) -> Vec<PendingUpgrade> {
