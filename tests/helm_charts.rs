@@ -511,3 +511,70 @@ fn a_flux_helm_release_names_the_chart_and_values_file_an_accept_writes() {
         "{check:?}"
     );
 }
+
+/// Issue 47: the night's hotfix is several fields at once (replicas up, a memory limit raised,
+/// an env var turned to debug): one plain `kdrift accept` writes all three into the environment's values
+/// file in one commit, proved by rendering, and `check` is green right after (the hotfix is in
+/// git, a pending helm upgrade).
+#[test]
+fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
+    let Some(s) =
+        installed("a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after")
+    else {
+        return;
+    };
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=5"]);
+    s.c.ok(&[
+        "set",
+        "resources",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "--limits=memory=512Mi",
+    ]);
+    s.c.ok(&[
+        "set",
+        "env",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "LOG_LEVEL=debug",
+    ]);
+    let check = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert_eq!(drifted_fields(&check.json()).len(), 3, "{check:?}");
+
+    let before = s.repo.head();
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for note in [
+        "spec.replicas comes from value replicaCount: 3 → 5",
+        "comes from value resources.limits.memory: 128Mi → 512Mi",
+        "comes from value logLevel: info → debug",
+        "proved: helm template",
+    ] {
+        assert!(run.stdout.contains(note), "{note}: {run:?}");
+    }
+    let values = s.repo.read("envs/prod.yaml");
+    assert!(
+        values.starts_with(
+            "# prod runs three\nreplicaCount: 5 # one per zone\ngreeting: hello from prod\n"
+        ) && values.contains("memory: 512Mi")
+            && values.contains("logLevel: debug"),
+        "{values}"
+    );
+    assert_eq!(
+        s.repo
+            .git(&["rev-list", "--count", &format!("{before}..HEAD")])
+            .trim(),
+        "1",
+        "one commit"
+    );
+    let rendered = s.template();
+    assert!(
+        rendered.contains("  replicas: 5\n") && rendered.contains("memory: 512Mi"),
+        "{rendered}"
+    );
+    let check = s.kdrift(&["check", "-n", NAMESPACE]);
+    assert_eq!(check.code, 0, "green right after the accept: {check:?}");
+}

@@ -135,16 +135,40 @@ fn proves(
     Ok(())
 }
 
-/// The line of `template` (a chart's file) that writes field `field`, 1-based, and its text.
-pub fn template_line(template: &Path, field: &str) -> (usize, String) {
+/// The line of `template` (a chart's file) that writes the field at `path`, 1-based, and its
+/// text: the path followed down the template, each field by its `name:` line and each list item
+/// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
+/// deepest step found (a `toYaml` block renders the fields below its own line).
+pub fn template_line(template: &Path, path: &crate::drift::path::DriftPath) -> (usize, String) {
+    use crate::drift::path::PathStep;
     let text = std::fs::read_to_string(template).unwrap_or_default();
-    let wanted = format!("{field}:");
-    text.lines()
-        .enumerate()
-        .find(|(_, line)| line.trim_start().starts_with(&wanted))
-        .map_or((1, String::new()), |(at, line)| {
-            (at + 1, line.trim().to_owned())
-        })
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found: Option<usize> = None;
+    for step in &path.0 {
+        let from = found.unwrap_or(0);
+        let at = match step {
+            PathStep::Field(name) => {
+                let wanted = format!("{name}:");
+                let field = |line: &&str| {
+                    let line = line.trim_start().trim_start_matches("- ");
+                    line.starts_with(&wanted)
+                };
+                lines[from..].iter().position(field)
+            }
+            PathStep::Item { key, .. } => lines[from..].iter().position(|line| {
+                key.values().any(|v| {
+                    v.as_str().is_some_and(|v| line.contains(v)) || line.contains(&v.to_string())
+                })
+            }),
+            PathStep::Value(_) => None,
+        };
+        if let Some(at) = at {
+            found = Some(from + at);
+        }
+    }
+    found.map_or((1, String::new()), |at| {
+        (at + 1, lines[at].trim().to_owned())
+    })
 }
 
 /// The values file edit that makes the chart render `chosen` as live, proved by rendering:
@@ -192,6 +216,9 @@ pub fn plan_and_prove(
     let template = object.file.to_path_buf();
     let mut values = chart::merged_values(&spec);
     let mut overrides: Vec<(Vec<String>, Value)> = Vec::new();
+    // The fields whose values are found so far: each next candidate is rendered over them, so
+    // the proof of it expects them changed as well (a hotfix of several fields at once).
+    let mut mapped: Vec<&DriftItem> = Vec::new();
     let mut notes = vec![format!(
         "{}; the values file is {}",
         spec.describe(root),
@@ -199,7 +226,7 @@ pub fn plan_and_prove(
     )];
     for item in chosen {
         let field = item.path.last_field().unwrap_or_default();
-        let (line, text) = template_line(&template, field);
+        let (line, text) = template_line(&template, &item.path);
         let no_value = |why: String| {
             refuse(
                 key,
@@ -249,7 +276,12 @@ pub fn plan_and_prove(
             }
             trial.inline_values.push(layered);
             let after = objects(&spec, &render(&trial)?);
-            match proves(key, &before, &after, &[item], live, &index.config) {
+            let expected: Vec<&DriftItem> = mapped
+                .iter()
+                .copied()
+                .chain(std::iter::once(*item))
+                .collect();
+            match proves(key, &before, &after, &expected, live, &index.config) {
                 Ok(()) => {
                     found = Some(candidate);
                     break;
@@ -269,6 +301,7 @@ pub fn plan_and_prove(
         ));
         chart::merge(&mut values, &nested(&candidate, live_value));
         overrides.push((candidate, live_value.clone()));
+        mapped.push(item);
     }
     let edits: Vec<FieldEdit> = overrides
         .iter()
@@ -352,4 +385,45 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::drift::path::DriftPath;
+
+    #[test]
+    fn the_template_line_is_the_one_that_writes_the_field_of_that_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("deployment.yaml");
+        std::fs::write(
+            &file,
+            "spec:\n  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n        - name: web\n          env:\n            - name: GREETING\n              value: {{ .Values.greeting }}\n            - name: LOG_LEVEL\n              value: {{ .Values.logLevel }}\n          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n",
+        )
+        .unwrap();
+        let item = |name: &str| {
+            let mut key = serde_json::Map::new();
+            key.insert("name".into(), Value::String(name.into()));
+            key
+        };
+        let container = DriftPath::default()
+            .child("spec")
+            .child("template")
+            .child("spec")
+            .child("containers")
+            .item(item("web"), None);
+        let env = container
+            .child("env")
+            .item(item("LOG_LEVEL"), None)
+            .child("value");
+        assert_eq!(
+            template_line(&file, &env),
+            (11, "value: {{ .Values.logLevel }}".to_owned())
+        );
+        let memory = container.child("resources").child("limits").child("memory");
+        assert_eq!(template_line(&file, &memory), (12, "resources:".to_owned()));
+        let replicas = DriftPath::default().child("spec").child("replicas");
+        assert_eq!(template_line(&file, &replicas).0, 2);
+    }
 }
