@@ -198,6 +198,9 @@ pub enum Policy {
         /// The Ready condition's status and reason (`True ReconciliationSucceeded`).
         ready: Option<String>,
         path: Option<String>,
+        /// A HelmRelease's `spec.driftDetection.mode` is `enabled`: helm-controller corrects
+        /// live changes. `None` for a Kustomization, which applies its folder every time.
+        drift_detection: Option<bool>,
     },
 }
 
@@ -264,6 +267,8 @@ impl Policy {
             prune: bool_at(object, &["spec", "prune"]),
             ready,
             path: str_at(object, &["spec", "path"]).map(str::to_owned),
+            drift_detection: (str_at(object, &["kind"]) == Some("HelmRelease"))
+                .then(|| str_at(object, &["spec", "driftDetection", "mode"]) == Some("enabled")),
         }
     }
 
@@ -275,7 +280,13 @@ impl Policy {
                 self_heal,
                 ..
             } => *automated && *self_heal,
-            Policy::Flux { suspend, .. } => !suspend,
+            // A HelmRelease without drift detection upgrades only when its chart or values
+            // change: a live change stays until then.
+            Policy::Flux {
+                suspend,
+                drift_detection,
+                ..
+            } => !suspend && *drift_detection != Some(false),
         }
     }
 }
@@ -393,12 +404,19 @@ impl Reconciler {
                 format!("{owner} syncs by hand: this change stays until someone syncs the app")
             }
             Ok(Policy::Flux {
-                interval, suspend, ..
+                interval,
+                suspend,
+                drift_detection,
+                ..
             }) => {
                 let every = interval.as_deref().unwrap_or("its interval");
                 if *suspend {
                     format!(
                         "{owner} reconciles every {every}; suspended: yes — this change stays until it is resumed"
+                    )
+                } else if *drift_detection == Some(false) {
+                    format!(
+                        "{owner} reconciles every {every}; drift detection is off (spec.driftDetection.mode): this change stays until the next upgrade (a new chart version or values)"
                     )
                 } else {
                     format!(
@@ -493,8 +511,12 @@ impl Reconciler {
                         suspend,
                         prune,
                         ready,
+                        drift_detection,
                         ..
                     } => {
+                        if let Some(d) = drift_detection {
+                            out["driftDetection"] = json!(d);
+                        }
                         if let Some(i) = interval {
                             out["interval"] = json!(i);
                         }
@@ -670,5 +692,45 @@ mod tests {
             unreadable.sentence(),
             "managed by Flux Kustomization flux-system/platform (details not readable: 403 Forbidden)"
         );
+    }
+
+    #[test]
+    fn a_flux_helm_release_reverts_only_with_drift_detection_enabled() {
+        let release = |mode: &str| -> Value {
+            serde_json::from_str(&format!(
+                r#"{{"kind":"HelmRelease","spec":{{"interval":"5m","driftDetection":{{"mode":"{mode}"}}}}}}"#
+            ))
+            .unwrap()
+        };
+        let reconciler = |object: &Value| Reconciler {
+            owner: Owner::FluxHelmRelease {
+                name: "search".into(),
+                namespace: "flux-system".into(),
+            },
+            policy: Ok(Policy::of_flux(object)),
+            found_in: None,
+        };
+        for mode in ["disabled", "warn"] {
+            let r = reconciler(&release(mode));
+            assert!(!r.policy.as_ref().unwrap().reverts_changes(), "{mode}");
+            assert!(
+                r.sentence().contains("drift detection is off")
+                    && r.sentence().contains("stays until the next upgrade"),
+                "{}",
+                r.sentence()
+            );
+            assert_eq!(r.to_json()["revertsChanges"], false);
+            assert_eq!(r.to_json()["driftDetection"], false);
+        }
+        let r = reconciler(&release("enabled"));
+        assert!(r.policy.as_ref().unwrap().reverts_changes());
+        assert!(
+            r.sentence()
+                .contains("will be reverted at its next reconcile")
+        );
+        // No driftDetection at all is helm-controller's default: disabled.
+        let none: Value =
+            serde_json::from_str(r#"{"kind":"HelmRelease","spec":{"interval":"5m"}}"#).unwrap();
+        assert!(!reconciler(&none).policy.unwrap().reverts_changes());
     }
 }
