@@ -254,6 +254,7 @@ fn main() {
             who: "kubectl (scale) Update".to_owned(),
             what: format!(".spec.replicas: {} → {}", i % 9, i % 9 + 1),
             git: Agrees::Drifted,
+            writer: None,
         };
         changes.push(key.clone(), change, "kubectl", Some(&field));
     }

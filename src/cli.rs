@@ -194,6 +194,10 @@ pub struct ChangesArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = ChangesFormat::Text)]
     pub output: ChangesFormat,
+    /// Also the bookkeeping: Helm's release-record Secrets and ConfigMaps, and the control
+    /// plane's status writes (left out by default: they say nothing of who changed what).
+    #[arg(long)]
+    pub bookkeeping: bool,
 }
 
 /// `kdrift compare`'s output formats.

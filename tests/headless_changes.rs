@@ -237,45 +237,11 @@ fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
 
     let run = kdrift(&c, &repo, &["changes", "--since", "1m", "-A", "-o", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let lines = run.json();
-    let rollouts: Vec<&serde_json::Value> = lines
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| {
-            l["object"] == "deployment/shop/frontend" && l["who"] == "deployment-controller"
-        })
-        .collect();
-    let whats: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["what"].as_str().unwrap())
-        .collect();
-    // Newest first: the rollback, then the bad rollout, then the first revision.
-    assert_eq!(rollouts.len(), 3, "{whats:#?}");
-    assert!(
-        whats[0].starts_with("rollback to revision 3 (replicaset/shop/frontend-")
-            && whats[0].contains("the template of revision 1")
-            && whats[0].contains("frontend:bad-build → "),
-        "{whats:#?}"
+    changes_util::assert_rolled_back(
+        &run.json(),
+        "deployment/shop/frontend",
+        "registry.example/shop/frontend:bad-build",
     );
-    assert!(
-        whats[1].starts_with("rollout to revision 2 (")
-            && whats[1].contains("→ registry.example/shop/frontend:bad-build"),
-        "{whats:#?}"
-    );
-    assert!(whats[2].starts_with("first revision 1 ("), "{whats:#?}");
-    let times: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["time"].as_str().unwrap())
-        .collect();
-    assert!(times[0] > times[1] && times[1] > times[2], "{times:?}");
-    // Git holds the good image: it agrees with the rollback and the first revision, not the
-    // bad rollout.
-    let git: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["git"].as_str().unwrap())
-        .collect();
-    assert_eq!(git, ["in sync", "drifted", "in sync"], "{whats:#?}");
 }
 
 /// Issue 46: a Secret's values are shown by one rule everywhere: `blame` (text and JSON) shows
@@ -339,5 +305,71 @@ fn a_secret_is_masked_alike_in_blame_changes_and_check() {
     assert!(
         line["what"].as_str().unwrap().contains(&digest),
         "the digest check shows ({digest}): {line}"
+    );
+}
+
+/// Issue 46: a server-side apply that took ownership of a whole Deployment but changed one field
+/// names that field first (and `-o json` lists every field, and the writer as manager and
+/// operation); the control plane's status writes and Helm's release records are bookkeeping,
+/// left out unless `--bookkeeping` asks for them.
+#[test]
+fn an_apply_of_many_fields_names_the_changed_one_first_and_bookkeeping_is_off() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    let cart = std::fs::read_to_string(repo.path("shop/cart.yaml")).unwrap();
+    let deployment = cart.split("\n---\n").next().unwrap();
+    let file = c.file(
+        "cart.yaml",
+        &deployment.replace("replicas: 2", "replicas: 3"),
+    );
+    c.ok(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=release-bot",
+        "-f",
+        file.to_str().unwrap(),
+    ]);
+    let run = kdrift(&c, &repo, &["changes", "-A", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json();
+    let lines = lines.as_array().unwrap();
+    let apply = line(
+        lines,
+        "deployment/shop/cart",
+        "release-bot Apply",
+        ".spec.replicas",
+    );
+    assert!(
+        apply["what"]
+            .as_str()
+            .unwrap()
+            .starts_with(".spec.replicas: 2 → 3, "),
+        "{apply}"
+    );
+    let fields = apply["fields"].as_array().unwrap();
+    assert!(fields.len() > 10, "{apply}");
+    assert_eq!(fields[0], ".spec.replicas: 2 → 3", "{apply}");
+    assert_eq!(apply["manager"], "release-bot", "{apply}");
+    assert_eq!(apply["operation"], "Apply", "{apply}");
+    // The control plane's status writes and Helm's records are not on the timeline...
+    let bookkeeping = |l: &&serde_json::Value| {
+        l["who"]
+            .as_str()
+            .unwrap()
+            .starts_with("kube-controller-manager (status)")
+            || l["object"]
+                .as_str()
+                .unwrap()
+                .starts_with("secret/search/sh.helm.release.v1.")
+    };
+    assert!(!lines.iter().any(|l| bookkeeping(&l)), "{run:?}");
+    // ...unless asked for.
+    let run = kdrift(&c, &repo, &["changes", "-A", "-o", "json", "--bookkeeping"]);
+    let all = run.json();
+    let all = all.as_array().unwrap();
+    assert!(
+        all.iter().filter(|l| bookkeeping(l)).count() >= 2,
+        "{run:?}"
     );
 }

@@ -578,3 +578,59 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     let check = s.kdrift(&["check", "-n", NAMESPACE]);
     assert_eq!(check.code, 0, "green right after the accept: {check:?}");
 }
+
+/// Issue 46: an accept interrupted while helm renders (its proof writes live values into
+/// temporary folders) stops helm, leaves no temporary folder behind, and exits 130.
+#[test]
+fn an_interrupted_accept_of_a_chart_leaves_no_temporary_folder() {
+    let Some(s) = installed("an_interrupted_accept_of_a_chart_leaves_no_temporary_folder") else {
+        return;
+    };
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=5"]);
+    // A helm whose `template` takes long: the accept is interrupted while it renders.
+    let scratch = tempfile::tempdir().unwrap();
+    let slow = scratch.path().join("slow-helm");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = template ]; then sleep 60; fi\nexec {} \"$@\"\n",
+            s.helm.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut cmd = headless_util::command(
+        s.c.dir.path(),
+        s.repo.root(),
+        &["accept", "deployment/web", "-n", NAMESPACE],
+    );
+    cmd.env("KUBECONFIG", &s.c.kubeconfig)
+        .env("KDRIFT_HELM", &slow)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    // Until the render's folder is there (helm sleeping in it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(&tmp).unwrap().next().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no render started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_eq!(s.repo.git(&["status", "--porcelain"]), "", "git as it was");
+}

@@ -246,10 +246,13 @@ impl Changes {
     pub fn push(
         &mut self,
         key: Arc<ManifestKey>,
-        change: Change,
+        mut change: Change,
         manager: &str,
         field: Option<&FieldPath>,
     ) {
+        // The ring shows `what` and keeps the manager beside the line: a write's field list is
+        // `kdrift changes -o json`'s, not worth its heap in thousands of lines.
+        change.writer = None;
         if self.keep == 0 {
             return;
         }
@@ -513,6 +516,7 @@ fn unread_change(key: &ManifestKey, entry: &EntryStamp<'_>, error: &str) -> Chan
         who: entry.who.clone(),
         what: format!("(its fields cannot be read: {error})"),
         git: Agrees::NotInGit,
+        writer: None,
     }
 }
 
@@ -755,6 +759,7 @@ mod tests {
             who: "kubectl-edit Update".to_owned(),
             what: ".spec.replicas: 1 → 2".to_owned(),
             git: Agrees::Drifted,
+            writer: None,
         };
         let key = Arc::new(ManifestKey::new("apps", "Deployment", "shop", name));
         changes.push(key, change, "kubectl-edit", None);

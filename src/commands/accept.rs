@@ -16,7 +16,7 @@ use crate::manifest::edit::{FieldEdit, PreparedEdit};
 
 use super::context::{self, Context};
 use super::target;
-use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on, colour_stdout};
+use super::{EXIT_ERROR, EXIT_IN_SYNC, block_on_cleaning, colour_stdout};
 
 pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
     if let Some(from) = common.readonly_from() {
@@ -30,7 +30,7 @@ pub fn run(common: &CommonArgs, args: &AcceptArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    block_on(async {
+    block_on_cleaning(async {
         let mut ctx = match context::open_for(common, Some(&target)).await {
             Ok(ctx) => ctx,
             Err(e) => {

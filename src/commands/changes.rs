@@ -65,6 +65,9 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             );
         }
         for raw in items {
+            if !args.bookkeeping && crate::helm::is_release_record(&raw) {
+                continue;
+            }
             let name = object_name(&raw);
             let entries = match ManagedFieldsEntry::read(&raw) {
                 Ok(entries) => entries,
@@ -159,10 +162,22 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     if !read_any {
         return EXIT_ERROR;
     }
+    if !args.bookkeeping {
+        lines.retain(|line| !is_status_bookkeeping(line));
+    }
     // Newest first; RFC 3339 times of one server sort as text; undated lines last.
     lines.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.object.cmp(&b.object)));
     print(&lines, args.output);
     EXIT_IN_SYNC
+}
+
+/// A control-plane manager's write of status alone (`kube-controller-manager (status) Update`):
+/// a rollout's progress, written again and again, not a change anyone made.
+fn is_status_bookkeeping(line: &Change) -> bool {
+    line.writer.as_ref().is_some_and(|w| {
+        w.subresource.as_deref() == Some("status")
+            && crate::drift::SYSTEM_MANAGERS.contains(&w.manager.as_str())
+    })
 }
 
 /// Whether git agrees with the pod template a rollout put live: the workload's manifest compared,

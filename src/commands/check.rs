@@ -10,13 +10,13 @@ use crate::drift::DriftReport;
 use crate::cluster::kinds::ServedKind;
 
 use super::context::{self, Context, Listing};
-use super::{EXIT_ERROR, block_on};
+use super::{EXIT_ERROR, block_on_cleaning};
 
 pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
     if common.several_contexts() {
         return super::fleet::check(common, args);
     }
-    block_on(async {
+    block_on_cleaning(async {
         let checked = match check_one(common, args).await {
             Ok(checked) => checked,
             Err(e) => {

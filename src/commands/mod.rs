@@ -83,6 +83,38 @@ async fn interruptible<T: Send + 'static>(
     Ok((done, Some(code)))
 }
 
+/// [`block_on`] for a command that renders charts into temporary folders (accept's proof holds
+/// live values there): a ctrl-c or SIGTERM stops the programs it runs (helm, kustomize, git)
+/// instead of killing kdrift, so the command ends by its own paths and every temporary folder
+/// goes as it unwinds; exit 130 or 143. (Its own handling of an interrupted commit, in
+/// [`interruptible`], runs inside as before.)
+fn block_on_cleaning<F: Future<Output = u8>>(work: F) -> ExitCode {
+    block_on(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut work = std::pin::pin!(work);
+        let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return work.await;
+        };
+        let code = tokio::select! {
+            done = &mut work => return done,
+            _ = interrupt.recv() => 130,
+            _ = terminate.recv() => 143,
+        };
+        let _ =
+            tokio::task::spawn_blocking(|| crate::process::interrupt(crate::process::STOP_GRACE))
+                .await;
+        // The work fails fast now that its programs are stopped; a bound all the same.
+        let grace = crate::process::STOP_GRACE + std::time::Duration::from_secs(2);
+        match tokio::time::timeout(grace, work).await {
+            Ok(done @ (130 | 143)) => done,
+            _ => code,
+        }
+    })
+}
+
 /// Runs a subcommand's future on a small runtime; a runtime that cannot start is exit 2.
 fn block_on<F: Future<Output = u8>>(work: F) -> ExitCode {
     // One thread: a command's work is waiting on the server and reading its answers, and with

@@ -90,14 +90,36 @@ pub struct Change {
     pub who: String,
     pub what: String,
     pub git: Agrees,
+    /// A write's line: who wrote it and every field it names (boxed: the live view's ring
+    /// holds thousands of lines, most without it).
+    pub writer: Option<Box<Writer>>,
+}
+
+/// A `managedFields` entry's writer, and the fields its line names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writer {
+    pub manager: String,
+    pub operation: Operation,
+    pub subresource: Option<String>,
+    /// Every field the line names, drifted ones first (`what` shows the first few).
+    pub fields: Vec<String>,
 }
 
 impl Change {
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut out = json!({
             "time": self.time, "object": self.object, "who": self.who,
             "what": self.what, "git": self.git.name(),
-        })
+        });
+        if let Some(writer) = &self.writer {
+            out["fields"] = json!(writer.fields);
+            out["manager"] = json!(writer.manager);
+            out["operation"] = json!(writer.operation.to_string());
+            if let Some(sub) = &writer.subresource {
+                out["subresource"] = json!(sub);
+            }
+        }
+        out
     }
 }
 
@@ -149,10 +171,10 @@ pub fn entry_lines(
                     .any(|leaf| lookup(d.schema, leaf, d.manifest).is_some())
             });
             // A leaf under no drifted field is its own text (leaves differ, so do their
-            // texts): only the shown ones are written, the rest counted.
-            let mut shown: Vec<String> = Vec::new();
+            // texts). The drifted fields come first: an apply that took ownership of 45 fields
+            // and changed one names that one, not the first six it merely owns.
             let mut drift_texts: Vec<String> = Vec::new();
-            let mut plain = 0usize;
+            let mut plain: Vec<String> = Vec::new();
             for leaf in &leaves {
                 let hit = drifted
                     .iter()
@@ -166,22 +188,17 @@ pub fn entry_lines(
                         let text =
                             format!("{path}: {} → {}", side(&item.manifest), side(&item.live));
                         if !drift_texts.contains(&text) {
-                            if shown.len() < SHOWN_FIELDS {
-                                shown.push(text.clone());
-                            }
                             drift_texts.push(text);
                         }
                     }
-                    None => {
-                        plain += 1;
-                        if shown.len() < SHOWN_FIELDS {
-                            shown.push(leaf.to_string());
-                        }
-                    }
+                    None => plain.push(leaf.to_string()),
                 }
             }
-            let more = (drift_texts.len() + plain).saturating_sub(SHOWN_FIELDS);
-            let mut what = shown.join(", ");
+            let drifted_any = !drift_texts.is_empty();
+            let mut fields = drift_texts;
+            fields.extend(plain);
+            let more = fields.len().saturating_sub(SHOWN_FIELDS);
+            let mut what = fields[..fields.len().min(SHOWN_FIELDS)].join(", ");
             if more > 0 {
                 what.push_str(&format!(" (+{more} more)"));
             }
@@ -190,13 +207,19 @@ pub fn entry_lines(
                 object: object.to_owned(),
                 who: who_of(entry),
                 what,
-                git: if !drift_texts.is_empty() {
+                git: if drifted_any {
                     Agrees::Drifted
                 } else if in_git {
                     Agrees::InSync
                 } else {
                     Agrees::NotInGit
                 },
+                writer: Some(Box::new(Writer {
+                    manager: entry.manager.clone(),
+                    operation: entry.operation,
+                    subresource: entry.subresource.clone(),
+                    fields,
+                })),
             };
             (change, leaves.into_iter().next())
         })

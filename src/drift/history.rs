@@ -228,6 +228,7 @@ pub fn rollouts(
                 who: controller_of(&kind.to_ascii_lowercase()),
                 what,
                 git,
+                writer: None,
             });
         }
     }
@@ -265,6 +266,7 @@ pub fn warnings(items: &[Value]) -> Vec<Change> {
                     text_of(e, "/message").unwrap_or_default()
                 ),
                 git: Agrees::NotInGit,
+                writer: None,
             }
         })
         .collect()
@@ -318,6 +320,7 @@ pub fn sync_line(object: &Value) -> Option<Change> {
                     }
                 ),
                 git: Agrees::NotInGit,
+                writer: None,
             })
         }
         ("kustomize.toolkit.fluxcd.io", "Kustomization") => {
@@ -338,6 +341,7 @@ pub fn sync_line(object: &Value) -> Option<Change> {
                 who: "kustomize-controller".to_owned(),
                 what: format!("applied revision {revision} (Ready={status}: {message})"),
                 git: Agrees::NotInGit,
+                writer: None,
             })
         }
         _ => None,

@@ -563,6 +563,7 @@ pub fn live_change(
             who: writer.map_or_else(|| "(manager unknown)".to_owned(), EntryText::who),
             what: shown.join(", "),
             git: agrees(&paths, desired),
+            writer: None,
         },
         manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
         field: paths.first().cloned(),
@@ -594,6 +595,7 @@ pub fn created(
             who: writer.map_or_else(|| "(manager unknown)".to_owned(), EntryText::who),
             what: "created".to_owned(),
             git,
+            writer: None,
         },
         manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
         field: None,
@@ -614,6 +616,7 @@ pub fn deleted(object: &str, in_git: bool, seen: &str) -> LiveChange {
             } else {
                 Agrees::NotInGit
             },
+            writer: None,
         },
         manager: String::new(),
         field: None,

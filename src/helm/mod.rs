@@ -137,6 +137,17 @@ impl Release {
 /// a release record (a Secret of type `helm.sh/release.v1`, or a ConfigMap of the ConfigMap
 /// driver) and a hook's object (a test pod, a migration Job), which helm runs rather than keeps.
 pub fn is_bookkeeping(live: &Value) -> bool {
+    let hook = live
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(HOOK_ANNOTATION))
+        .is_some();
+    is_release_record(live) || hook
+}
+
+/// True for a release record: a Secret of type `helm.sh/release.v1`, or a ConfigMap of the
+/// ConfigMap driver (labelled `owner: helm`, named `sh.helm.release.v1.…`).
+pub fn is_release_record(live: &Value) -> bool {
     let kind = live.get("kind").and_then(Value::as_str).unwrap_or_default();
     let metadata = live.get("metadata");
     let label = |name: &str| {
@@ -149,19 +160,14 @@ pub fn is_bookkeeping(live: &Value) -> bool {
         .and_then(|m| m.get("name"))
         .and_then(Value::as_str)
         .is_some_and(|n| n.starts_with("sh.helm.release.v1."));
-    let record = match kind {
+    match kind {
         "Secret" => {
             live.get("type").and_then(Value::as_str) == Some(SECRET_TYPE)
                 || (label("owner") == Some("helm") && named_as_record)
         }
         "ConfigMap" => label("owner") == Some("helm") && named_as_record,
         _ => false,
-    };
-    let hook = metadata
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(HOOK_ANNOTATION))
-        .is_some();
-    record || hook
+    }
 }
 
 #[cfg(test)]

@@ -114,39 +114,9 @@ fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
 
     let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let lines = run.json();
-    let cart = format!("deployment/{}/cart", c.ns());
-    let rollouts: Vec<&serde_json::Value> = lines
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| l["object"] == cart.as_str() && l["who"] == "deployment-controller")
-        .collect();
-    let whats: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["what"].as_str().unwrap())
-        .collect();
-    assert_eq!(rollouts.len(), 3, "{whats:#?}");
-    assert!(
-        whats[0].starts_with("rollback to revision 3 (")
-            && whats[0].contains("the template of revision 1")
-            && whats[0].contains("cart:bad-build → "),
-        "{whats:#?}"
+    crate::changes_util::assert_rolled_back(
+        &run.json(),
+        &format!("deployment/{}/cart", c.ns()),
+        "registry.example/shop/cart:bad-build",
     );
-    assert!(
-        whats[1].starts_with("rollout to revision 2 (")
-            && whats[1].contains("→ registry.example/shop/cart:bad-build"),
-        "{whats:#?}"
-    );
-    assert!(whats[2].starts_with("first revision 1 ("), "{whats:#?}");
-    let times: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["time"].as_str().unwrap())
-        .collect();
-    assert!(times[0] > times[1] && times[1] > times[2], "{times:?}");
-    let git: Vec<&str> = rollouts
-        .iter()
-        .map(|l| l["git"].as_str().unwrap())
-        .collect();
-    assert_eq!(git, ["in sync", "drifted", "in sync"], "{whats:#?}");
 }
