@@ -1033,6 +1033,34 @@ fn zero_values_the_server_drops_are_dropped_and_not_drift() {
     let check = kdrift(&c, &repo, &["check", "-n", "zero"]);
     assert_eq!(check.code, 0, "in sync right after apply: {check:?}");
 
+    // Applied server-side as helm 4 applies a chart: the applier owns the zeros, the server
+    // stores none of them, and the check stays green.
+    let applied = c.file(
+        "applied.yaml",
+        &zero_values_util::manifests_for_apply(&objects),
+    );
+    c.ok(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=release-tool",
+        "-f",
+        applied.to_str().unwrap(),
+    ]);
+    let check = kdrift(&c, &repo, &["check", "-n", "zero"]);
+    assert_eq!(
+        check.code, 0,
+        "in sync after a server-side apply: {check:?}"
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&c.ok(&["get", "deployment/zero-web", "-n", "zero", "-o", "json"]))
+            .unwrap();
+    let pod = &stored["spec"]["template"]["spec"];
+    assert!(
+        pod.get("hostNetwork").is_none() && pod.get("hostIPC").is_none(),
+        "a server stores no zero it drops, applied or not: {pod}"
+    );
+
     // A pointer's zero is kept: `automountServiceAccountToken: false` removed live is drift.
     const PATCH: &str =
         r#"[{"op":"remove","path":"/spec/template/spec/automountServiceAccountToken"}]"#;

@@ -76,10 +76,12 @@ fn compare_walk(
     // Zeros a server drops (`hostNetwork: false`) read as fields the manifest leaves out; the
     // last apply's annotation was compared with the manifest as written, above.
     let decoded = super::normalize::without_dropped_zeros(manifest, live.schema).map(Packed::from);
+    let written = manifest;
     let manifest = decoded.as_ref().map_or(manifest, Packed::root);
     let mut walk = Walk {
         live,
         manifest,
+        written,
         rekeyed_live: Vec::new(),
         managers: &managers,
         config,
@@ -182,8 +184,11 @@ enum Step<'a> {
 
 struct Walk<'a> {
     live: &'a LiveObject,
-    /// The whole manifest.
+    /// The whole manifest, as a server decodes it (zeros it drops left out).
     manifest: NodeRef<'a>,
+    /// The manifest as written: an apply of it owns the zeros it sent, whatever the server
+    /// made of them (an allocated `clusterIP` for `""`).
+    written: NodeRef<'a>,
     /// Live list items taken as a manifest's item with a key changed live: not added live.
     rekeyed_live: Vec<FieldPath>,
     /// The live object's entries, with the last client-side apply's set when it matters.
@@ -544,6 +549,11 @@ impl<'a> Walk<'a> {
                 continue;
             }
             if lookup(root, &path, manifest).is_some_and(|v| !v.is_null()) {
+                continue;
+            }
+            // A zero the manifest sets and an apply of it sent: the apply owns the field, the
+            // server holds what it makes of the zero (nothing, a default, an allocation).
+            if is_applied_set(entry) && lookup(root, &path, self.written).is_some() {
                 continue;
             }
             let Some(live) = lists.lookup(root, &path, body).filter(|v| !v.is_null()) else {

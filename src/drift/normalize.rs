@@ -253,7 +253,7 @@ pub fn without_dropped_zeros(manifest: NodeRef<'_>, schema: Schema) -> Option<Va
         return None;
     }
     let mut value = manifest.to_value();
-    strip_dropped_zeros(&mut value, schema);
+    schema.drop_go_zeros(&mut value);
     Some(value)
 }
 
@@ -275,33 +275,6 @@ fn has_dropped_zeros(node: NodeRef<'_>, schema: Schema) -> bool {
             items.into_iter().any(|i| has_dropped_zeros(i, item))
         }
         _ => false,
-    }
-}
-
-fn strip_dropped_zeros(value: &mut Value, schema: Schema) {
-    match value {
-        Value::Object(fields) => {
-            fields.retain(|name, value| !(is_scalar_zero(value) && schema.omits_zero(name)));
-            for (name, value) in fields.iter_mut() {
-                strip_dropped_zeros(value, schema.field(name));
-            }
-        }
-        Value::Array(items) => {
-            let item = schema.item();
-            items.iter_mut().for_each(|i| strip_dropped_zeros(i, item));
-        }
-        _ => {}
-    }
-}
-
-/// Go's zero of a scalar: `false`, `0`, `""`, `null`.
-fn is_scalar_zero(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(_) | Value::Object(_) => false,
     }
 }
 

@@ -193,3 +193,25 @@ pub fn zeros_kept_by(objects: &[Zeroed], dry_run: impl Fn(&Value) -> Value) -> V
         .flat_map(|o| kept_zeros(o, &dry_run(&o.plain), &dry_run(&o.zeroed)))
         .collect()
 }
+
+/// The zeroed objects as one YAML stream for a server-side apply: less the zeros an apply may
+/// not send (`metadata.resourceVersion: 0` asks for an update of that version; a port's
+/// `protocol: ""` is another key of the list than the `TCP` live, so a second port).
+pub fn manifests_for_apply(objects: &[Zeroed]) -> String {
+    objects
+        .iter()
+        .map(|o| {
+            let mut object = o.zeroed.clone();
+            for (pointer, _) in &o.added {
+                if pointer.starts_with("/metadata/") || pointer.ends_with("/protocol") {
+                    let (parent, field) = pointer.rsplit_once('/').unwrap();
+                    if let Some(Value::Object(map)) = object.pointer_mut(parent) {
+                        map.remove(field);
+                    }
+                }
+            }
+            serde_yaml::to_string(&object).unwrap()
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}

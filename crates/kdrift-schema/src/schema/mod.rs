@@ -26,6 +26,17 @@ pub use openapi::{GroupVersionKind, OpenApiError};
 pub use registry::{BUILTIN_DOCUMENTS, BuiltinDocument, Schemas};
 
 static UNKNOWN: Node = Node::plain(Shape::Unknown);
+
+/// Go's zero of a scalar, as JSON: `false`, `0`, `""`, `null`.
+pub fn is_go_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(_) | Value::Object(_) => false,
+    }
+}
 /// How a scalar's values compare (from the OpenAPI `format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -231,6 +242,26 @@ impl Schema {
                 .fields
                 .iter()
                 .any(|f| f.name == name && f.omits_zero)
+    }
+
+    /// `value` as a server holds it once decoded into its Go struct: every field that
+    /// [`Schema::omits_zero`] at Go's zero (`false`, `0`, `""`, `null`) taken out, at any depth
+    /// (a probe's `initialDelaySeconds: 0`, a port's `protocol: ""`). What the server defaults
+    /// is defaulted after this, as a server defaults after decoding.
+    pub fn drop_go_zeros(self, value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                fields.retain(|name, value| !(is_go_zero(value) && self.omits_zero(name)));
+                for (name, value) in fields.iter_mut() {
+                    self.field(name).drop_go_zeros(value);
+                }
+            }
+            Value::Array(items) => {
+                let item = self.item();
+                items.iter_mut().for_each(|i| item.drop_go_zeros(i));
+            }
+            _ => {}
+        }
     }
 
     /// Whether `name` is a declared field of this struct (not a key of a map).

@@ -398,6 +398,9 @@ impl Store {
             let mut object = ssa::apply(resource, None, &config, &opts.manager, *force, &now)?;
             set_type_meta(resource, &mut object);
             fill_create_metadata(resource, &mut object, &now);
+            // As the server decodes the result into its Go struct: the zeros it drops go
+            // (`hostNetwork: false`), though the applier's field set keeps them.
+            resource.schema().drop_go_zeros(&mut object);
             defaults::apply_defaults(
                 resource.group(),
                 resource.kind(),
@@ -567,6 +570,8 @@ impl Store {
                     .unwrap_or(Value::Null),
             );
         }
+        // A patch or an apply may set a zero a server drops as it decodes the result.
+        resource.schema().drop_go_zeros(&mut new);
         defaults::apply_defaults(
             resource.group(),
             resource.kind(),
