@@ -97,7 +97,11 @@ fn a_release_installed_is_in_sync_and_a_scale_is_drift_naming_the_release() {
     );
     let diff = kdrift(&c, &repo, &["diff", "deployment/web", "-n", NAMESPACE]);
     assert_eq!(diff.code, 1, "{diff:?}");
-    assert!(diff.stdout.contains("helm:shop/web rev 1"), "{diff:?}");
+    assert!(
+        diff.stdout
+            .contains("--- helm:shop/web rev 1 (chart web-1.2.0):23 (release)"),
+        "the release is the desired state, not git: {diff:?}"
+    );
 }
 
 #[test]

@@ -256,10 +256,16 @@ pub fn diff_lines(
                 && emitted.paths.iter().any(|p| same_node(&item.path, p))
         })
     };
+    // A release's object is compared with the release in the cluster, not with git.
+    let side = if old_name.starts_with("helm:") {
+        "release"
+    } else {
+        "git"
+    };
     let mut lines = vec![
         DiffLine {
             kind: LineKind::Header,
-            text: format!("--- {old_name} (git)"),
+            text: format!("--- {old_name} ({side})"),
             note: None,
             item: None,
         },
