@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use crate::cli::{BlameArgs, BlameFormat, CommonArgs};
 use crate::drift::blame::{self, Desired};
-use crate::drift::{LiveObject, ObjectStatus, compare};
+use crate::drift::check::compare_in;
+use crate::drift::{LiveObject, ObjectStatus};
 use crate::managed_fields::ManagedFieldsEntry;
 
 use super::context::{self, Context};
@@ -53,7 +54,7 @@ async fn run_blame(ctx: &mut Context, target: &Target, output: BlameFormat) -> u
         }
     };
     let manifest = ctx.index.get(&key);
-    let drift = manifest.map(|m| compare(m, &live, &ctx.index.config));
+    let drift = manifest.map(|m| compare_in(&ctx.index, m, &live));
     if let Some(d) = &drift
         && let ObjectStatus::Error(message) = &d.status
     {

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use crate::cli::{CommonArgs, DiffArgs};
-use crate::drift::{LiveObject, ObjectStatus, compare};
+use crate::drift::check::compare_in;
+use crate::drift::{LiveObject, ObjectStatus};
 
 use super::context::{self, Context};
 use super::target::Target;
@@ -56,7 +57,7 @@ async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let drift = compare(manifest, &live, &ctx.index.config);
+    let drift = compare_in(&ctx.index, manifest, &live);
     if let ObjectStatus::Error(message) = &drift.status {
         tell!("kdrift: {key}: {message}");
         return EXIT_ERROR;

@@ -80,6 +80,23 @@ pub fn in_git(
     }
 }
 
+/// [`compare`] of a manifest of `index` with its live object, a release's object also against
+/// git's render of its chart ([`in_git`]): what `check`, `diff` and `blame` say of one object.
+pub fn compare_in(
+    index: &ManifestIndex,
+    manifest: &ManifestObject,
+    live: &LiveObject,
+) -> ObjectDrift {
+    let mut drift = compare(manifest, live, &index.config);
+    if manifest.helm.is_some()
+        && drift.status == ObjectStatus::Drifted
+        && let Some(git) = index.git_render_as_applied(&manifest.key)
+    {
+        in_git(&mut drift, &git, live, &index.config);
+    }
+    drift
+}
+
 /// Compares every manifest the listing covers with its live object. Live objects without a
 /// manifest are listed as unmanaged only when `show_unmanaged` (the `kubectl`-like default hides
 /// them). Manifest problems and `errors` (failed listings) go into the report as they are.
@@ -115,16 +132,7 @@ pub fn check(
         .map(|manifest| (manifest, live.remove(&manifest.key)))
         .collect();
     let compare_pair = |(manifest, object): &(&ManifestObject, Option<LiveObject>)| match object {
-        Some(object) => {
-            let mut drift = compare(manifest, object, &index.config);
-            if manifest.helm.is_some()
-                && drift.status == ObjectStatus::Drifted
-                && let Some(git) = index.git_render_as_applied(&manifest.key)
-            {
-                in_git(&mut drift, &git, object, &index.config);
-            }
-            drift
-        }
+        Some(object) => compare_in(index, manifest, object),
         None => missing(&manifest.key),
     };
     // Thousands of objects: every core takes a share (each compare is independent).

@@ -76,7 +76,7 @@ fn compare_walk(
     // Zeros a server drops (`hostNetwork: false`) read as fields the manifest leaves out; the
     // last apply's annotation was compared with the manifest as written, above.
     let decoded = super::normalize::without_dropped_zeros(manifest, live.schema).map(Packed::from);
-    let written = manifest;
+    let written = decoded.as_ref().map(|_| manifest);
     let manifest = decoded.as_ref().map_or(manifest, Packed::root);
     let mut walk = Walk {
         live,
@@ -186,9 +186,9 @@ struct Walk<'a> {
     live: &'a LiveObject,
     /// The whole manifest, as a server decodes it (zeros it drops left out).
     manifest: NodeRef<'a>,
-    /// The manifest as written: an apply of it owns the zeros it sent, whatever the server
-    /// made of them (an allocated `clusterIP` for `""`).
-    written: NodeRef<'a>,
+    /// The manifest as written, when it sets zeros the server drops: an apply of it owns the
+    /// zeros it sent, whatever the server made of them (an allocated `clusterIP` for `""`).
+    written: Option<NodeRef<'a>>,
     /// Live list items taken as a manifest's item with a key changed live: not added live.
     rekeyed_live: Vec<FieldPath>,
     /// The live object's entries, with the last client-side apply's set when it matters.
@@ -553,7 +553,11 @@ impl<'a> Walk<'a> {
             }
             // A zero the manifest sets and an apply of it sent: the apply owns the field, the
             // server holds what it makes of the zero (nothing, a default, an allocation).
-            if is_applied_set(entry) && lookup(root, &path, self.written).is_some() {
+            if is_applied_set(entry)
+                && self
+                    .written
+                    .is_some_and(|written| lookup(root, &path, written).is_some())
+            {
                 continue;
             }
             let Some(live) = lists.lookup(root, &path, body).filter(|v| !v.is_null()) else {

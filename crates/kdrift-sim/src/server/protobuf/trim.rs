@@ -3,6 +3,7 @@
 //! `false`, `null`, an empty list or map) is gone, and so is a nil pointer's `null`. kubectl 1.20
 //! sends a RoleBinding's ServiceAccount subject with `"apiGroup": ""`; a real server stores the
 //! subject without it. Fields the Go types do not know are left as they are.
+use kdrift_schema::schema::is_go_zero;
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
@@ -72,7 +73,7 @@ pub fn trim(types: &GoTypes, desc: &MessageDescriptor, object: &mut Map<String, 
         } else if go.pointer {
             value.is_null() && go.omitempty
         } else {
-            go.omitempty && is_zero(value)
+            go.omitempty && is_go_zero(value)
         };
         if remove {
             object.remove(&**name);
@@ -86,16 +87,5 @@ fn inner(types: &GoTypes, field: &FieldDescriptor, value: &mut Value) {
         && !is_special(message.full_name())
     {
         trim(types, &message, object);
-    }
-}
-
-/// Go's zero of a scalar, as JSON: `""`, `0`, `false`, `null`.
-fn is_zero(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::String(s) => s.is_empty(),
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::Array(_) | Value::Object(_) => false,
     }
 }
