@@ -1020,66 +1020,15 @@ fn zero_values_the_server_drops_are_dropped_and_not_drift() {
     let c = Cluster::start_with(false);
     c.ok(&["create", "namespace", "zero"]);
     let objects = zero_values_util::objects("zero");
-    let kept = zero_values_util::zeros_kept_by(&objects, |object| {
-        let file = c.file("object.json", &object.to_string());
-        let args = ["create", "--dry-run=server", "-o", "json", "-f"];
-        let out = c.ok(&[&args[..], &[file.to_str().unwrap()]].concat());
-        serde_json::from_str(&out).unwrap()
-    });
-    assert!(kept.is_empty(), "zeros the demo cluster stored: {kept:#?}");
-
     let repo = Repo::with_files(&[("zero.yaml", &zero_values_util::manifests(&objects))]);
-    c.ok(&["apply", "-f", repo.path("zero.yaml").to_str().unwrap()]);
-    let check = kdrift(&c, &repo, &["check", "-n", "zero"]);
-    assert_eq!(check.code, 0, "in sync right after apply: {check:?}");
-
-    // Applied server-side as helm 4 applies a chart: the applier owns the zeros, the server
-    // stores none of them, and the check stays green.
-    let applied = c.file(
-        "applied.yaml",
-        &zero_values_util::manifests_for_apply(&objects),
-    );
-    c.ok(&[
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=release-tool",
-        "-f",
-        applied.to_str().unwrap(),
-    ]);
-    let check = kdrift(&c, &repo, &["check", "-n", "zero"]);
-    assert_eq!(
-        check.code, 0,
-        "in sync after a server-side apply: {check:?}"
-    );
-    let stored: serde_json::Value =
-        serde_json::from_str(&c.ok(&["get", "deployment/zero-web", "-n", "zero", "-o", "json"]))
-            .unwrap();
-    let pod = &stored["spec"]["template"]["spec"];
-    assert!(
-        pod.get("hostNetwork").is_none() && pod.get("hostIPC").is_none(),
-        "a server stores no zero it drops, applied or not: {pod}"
-    );
-
-    // A pointer's zero is kept: `automountServiceAccountToken: false` removed live is drift.
-    const PATCH: &str =
-        r#"[{"op":"remove","path":"/spec/template/spec/automountServiceAccountToken"}]"#;
-    c.ok(&[
-        "patch",
-        "deployment/zero-web",
-        "-n",
-        "zero",
-        "--type",
-        "json",
-        "-p",
-        PATCH,
-    ]);
-    let check = kdrift(&c, &repo, &["check", "-n", "zero"]);
-    assert_eq!(check.code, 1, "{check:?}");
-    assert!(
-        check
-            .stdout
-            .contains("spec.template.spec.automountServiceAccountToken  false → (absent)"),
-        "{check:?}"
+    zero_values_util::assert_zeros_are_no_drift(
+        &objects,
+        &repo.path("zero.yaml"),
+        &|args| c.ok(&[args, &["-n", "zero"]].concat()),
+        &|name, text| c.file(name, text),
+        &|| {
+            let run = kdrift(&c, &repo, &["check", "-n", "zero"]);
+            (run.code, format!("{run:?}"))
+        },
     );
 }

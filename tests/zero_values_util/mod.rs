@@ -215,3 +215,64 @@ pub fn manifests_for_apply(objects: &[Zeroed]) -> String {
         .collect::<Vec<_>>()
         .join("---\n")
 }
+
+/// What both servers must answer, in the objects' namespace: `kubectl` runs kubectl there (its
+/// output), `file` writes a scratch file, `check` runs `kdrift check` of `manifests` (a file of
+/// [`manifests`]) there (exit code, stdout). No added zero is stored; the manifests are in sync
+/// after a client-side apply and after a server-side apply as helm 4 makes one (the applier
+/// owns the zeros, the server holds none); a pointer's zero removed live is drift.
+pub fn assert_zeros_are_no_drift(
+    objects: &[Zeroed],
+    manifests: &std::path::Path,
+    kubectl: &dyn Fn(&[&str]) -> String,
+    file: &dyn Fn(&str, &str) -> std::path::PathBuf,
+    check: &dyn Fn() -> (i32, String),
+) {
+    let kept = zeros_kept_by(objects, |object| {
+        let path = file("object.json", &object.to_string());
+        let args = ["create", "--dry-run=server", "-o", "json", "-f"];
+        serde_json::from_str(&kubectl(&[&args[..], &[path.to_str().unwrap()]].concat())).unwrap()
+    });
+    assert!(kept.is_empty(), "zeros the server stored: {kept:#?}");
+
+    kubectl(&["apply", "-f", manifests.to_str().unwrap()]);
+    let (code, out) = check();
+    assert_eq!(code, 0, "in sync right after apply: {out}");
+
+    let applied = file("applied.yaml", &manifests_for_apply(objects));
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=release-tool",
+        "-f",
+        applied.to_str().unwrap(),
+    ]);
+    let (code, out) = check();
+    assert_eq!(code, 0, "in sync after a server-side apply: {out}");
+    let stored: Value =
+        serde_json::from_str(&kubectl(&["get", "deployment/zero-web", "-o", "json"])).unwrap();
+    let pod = &stored["spec"]["template"]["spec"];
+    assert!(
+        pod.get("hostNetwork").is_none() && pod.get("hostIPC").is_none(),
+        "a server stores no zero it drops, applied or not: {pod}"
+    );
+
+    // A pointer's zero is kept: `automountServiceAccountToken: false` removed live is drift.
+    const PATCH: &str =
+        r#"[{"op":"remove","path":"/spec/template/spec/automountServiceAccountToken"}]"#;
+    kubectl(&[
+        "patch",
+        "deployment/zero-web",
+        "--type",
+        "json",
+        "-p",
+        PATCH,
+    ]);
+    let (code, out) = check();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("spec.template.spec.automountServiceAccountToken  false → (absent)"),
+        "{out}"
+    );
+}
