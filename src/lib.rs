@@ -1,7 +1,7 @@
 //! kdrift: watch Kubernetes rollouts live and settle drift between the cluster and git.
 //!
 //! The modules follow the data flow of `docs/ARCHITECTURE.md` ("Data flow"); their imports run
-//! one way, down the layers it lists ("Layers", checked by `tests/layers.rs`):
+//! one way, down the layers it lists ("Layers", checked by `tests/docs/layers.rs`):
 //! - [`dispatch`]: the program both binaries run; [`cli`]: the command line (clap) it parses;
 //!   [`complete`]: shell completion of it, `TYPE/NAME` from the manifests.
 //! - [`cluster`]: kube IO — watchers that turn API objects into slim rows and messages.

@@ -1,5 +1,5 @@
 //! The properties the fuzz targets check, one function per target. The targets
-//! (`fuzz/fuzz_targets/*.rs`) and the ordinary test suite (`tests/fuzz_regressions.rs`, which
+//! (`fuzz/fuzz_targets/*.rs`) and the ordinary test suite (`tests/drift/fuzz_regressions.rs`, which
 //! replays `fuzz/regressions/<target>/*` and `fuzz/corpus/<target>/*`) include this same file, so
 //! a crash the fuzzer found stays fixed without nightly. A broken property panics: that is what
 //! libFuzzer reports.

@@ -3,7 +3,7 @@
 # creates, and writes into OUT_DIR, per command: NAME.out (exit status, then what kubectl
 # printed, stdout and stderr) and NAME.json (`kubectl get OBJECT -o json --show-managed-fields`).
 # The captures in real-1.NN/ were made so against a real v1.36.2 server (../shared/realk8s) with
-# kubectl 1.NN, each on a fresh cluster: tests/kubectl_create.rs compares the demo with them.
+# kubectl 1.NN, each on a fresh cluster: tests/kubectl/create.rs compares the demo with them.
 #   usage: KUBECTL=... [READ_KUBECTL=a kubectl that knows --show-managed-fields] KUBECONFIG=... capture.sh OUT_DIR
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"

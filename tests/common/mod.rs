@@ -13,8 +13,8 @@ use kdrift::sim::scenario::Scenario;
 use kdrift::sim::{SimConfig, SimServer};
 use serde_json::Value;
 
-#[path = "../kubectl_bin/mod.rs"]
-pub mod kubectl_bin;
+/// Declared by each test binary beside this module (a file is loaded as one module only).
+pub use crate::kubectl_bin;
 
 /// A running demo cluster (seeded, scenario none, fast timings) and a kubeconfig for it.
 pub struct Cluster {

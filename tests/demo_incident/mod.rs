@@ -1,4 +1,4 @@
-//! The demo incident as the pictures show it (`tests/docs_pictures.rs`): the demo cluster's
+//! The demo incident as the pictures show it (`tests/docs/pictures.rs`): the demo cluster's
 //! store after its seed, the autoscaler's first decision and the incident's out-of-band changes,
 //! each object stamped with fixed times instead of the wall clock's, and the status the demo's
 //! controllers settle on (checkout stuck on its crashing image, the rest rolled out); and what

@@ -4,8 +4,8 @@
 //! cluster, the lines a commit changes).
 #![allow(dead_code)]
 
-#[path = "../kubectl_bin/mod.rs"]
-pub mod kubectl_bin;
+/// Declared by each test binary beside this module (a file is loaded as one module only).
+pub use crate::kubectl_bin;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

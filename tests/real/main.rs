@@ -27,8 +27,8 @@ mod changes_util;
 mod common;
 #[path = "../headless_util/mod.rs"]
 mod headless_util;
-// The live loop's helpers load their own copy of kubectl_bin, as common does.
-#[allow(clippy::duplicate_mod)]
+#[path = "../kubectl_bin/mod.rs"]
+pub mod kubectl_bin;
 #[path = "../live_screen/mod.rs"]
 mod live_screen;
 

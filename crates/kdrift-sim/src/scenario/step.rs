@@ -93,7 +93,7 @@ pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
         // kubectl scale patches the scale subresource with a JSON merge patch. It has no
         // --field-manager and sends no fieldManager, so the server names the manager after the
         // user agent ("kubectl/v1.32.0 ..." → "kubectl"), as it does for the real kubectl
-        // against this server (tests/kubectl.rs).
+        // against this server (tests/kubectl/writes.rs).
         Step::Scale { replicas, .. } => (
             Patch::Merge(json!({"spec": {"replicas": replicas}})),
             WriteOptions {

@@ -1,0 +1,427 @@
+//! Helm on a real Kubernetes API server, end to end with the real helm 3 and 4: the public
+//! podinfo chart (testdata/helm/charts/podinfo, 6.14.1) installed with `helm install` is in sync
+//! right after install; `kubectl scale` of it is drift attributed to kubectl with the release
+//! named; revert brings it back in one step; `helm upgrade --set` then works (the revert left
+//! helm's fields helm's) and is a new release, in sync again; a hotfix accepted into a values
+//! file makes `helm template` of the result equal live.
+//!
+//! The same story runs on the demo cluster, with every helm command a user runs beside it
+//! (`list`, `history`, `rollback`, `get manifest|values`, `uninstall`), on both.
+//!
+//! The server is the one `KDRIFT_REALK8S_KUBECONFIG` names (the real-server tier's variable;
+//! realk8s in ../shared/realk8s starts one), the helms `KDRIFT_TEST_HELM4` and
+//! `KDRIFT_TEST_HELM3` (either, or both), else `KDRIFT_TEST_HELM`. Without a server or a helm the
+//! test says on stderr why it is skipped; a named one that does not work fails it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use common::kubectl_bin;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn skip(reason: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "\nhelm_real: SKIPPED: {reason} (set KDRIFT_REALK8S_KUBECONFIG to a running realk8s's kubeconfig and KDRIFT_TEST_HELM3 / KDRIFT_TEST_HELM4 to helm binaries)\n"
+    );
+}
+
+fn named(var: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(std::env::var_os(var).filter(|v| !v.is_empty())?);
+    assert!(path.is_file(), "{var}={} is not a file", path.display());
+    Some(path)
+}
+
+struct Env {
+    kubeconfig: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    fn run(&self, program: &Path, args: &[&str], cwd: &Path) -> Output {
+        Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.home.path())
+            .env("HELM_CACHE_HOME", self.home.path().join("helm-cache"))
+            .env("HELM_CONFIG_HOME", self.home.path().join("helm-config"))
+            .env("HELM_DATA_HOME", self.home.path().join("helm-data"))
+            .env("KDRIFT_LOG", "off")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("NO_COLOR")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, program: &Path, args: &[&str], cwd: &Path) -> String {
+        let out = self.run(program, args, cwd);
+        assert!(
+            out.status.success(),
+            "{} {args:?}: {}{}",
+            program.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `kdrift ARGS` in `cwd`, with `helm` as its helm: exit code, stdout, stderr.
+    fn kdrift(&self, helm: &Path, args: &[&str], cwd: &Path) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_kdrift"))
+            .args(args)
+            .current_dir(cwd)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.home.path())
+            .env("KDRIFT_HELM", helm)
+            .env("KDRIFT_LOG", "off")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The whole story with one helm, in a namespace of its own.
+fn story(env: &Env, helm: &Path, namespace: &str) {
+    let kubectl = kubectl_bin::path();
+    let chart = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/helm/charts/podinfo");
+    let chart = chart.to_str().unwrap();
+    // A checkout with the chart and a prod values file, named in .kdrift.yaml.
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    copy_dir(Path::new(chart), &root.join("charts/podinfo"));
+    std::fs::create_dir_all(root.join("envs")).unwrap();
+    std::fs::write(
+        root.join("envs/prod.yaml"),
+        "# prod\nreplicaCount: 2 # two zones\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".kdrift.yaml"),
+        format!("helm:\n  charts:\n    - path: charts/podinfo\n      release: web\n      namespace: {namespace}\n      values: [envs/prod.yaml]\n"),
+    )
+    .unwrap();
+    git(root, &["init", "--quiet", "--initial-branch=main"]);
+    git(root, &["config", "user.name", "On Call"]);
+    git(root, &["config", "user.email", "oncall@example.com"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "--quiet", "-m", "podinfo"]);
+    let ns = ["-n", namespace];
+
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait"],
+        root,
+    );
+    env.ok(&kubectl, &["create", "namespace", namespace], root);
+    env.ok(helm, &["install", "web", chart, "-n", namespace], root);
+
+    // In sync right after install (the release is the desired state; git's values differ: a
+    // pending upgrade, not drift).
+    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace], root);
+    assert_eq!(code, 0, "in sync after install: {out}{err}");
+    assert!(out.contains("2 objects: 2 in sync"), "{out}");
+    assert!(
+        out.contains("deployment/") && out.contains("pending upgrade  spec.replicas  1 → 2"),
+        "{out}"
+    );
+
+    // kubectl scale: drift attributed to kubectl, the release named.
+    env.ok(
+        &kubectl,
+        &[
+            "scale",
+            "deployment/web-podinfo",
+            "--replicas=3",
+            ns[0],
+            ns[1],
+        ],
+        root,
+    );
+    let (code, out, _) = env.kdrift(helm, &["check", "-n", namespace], root);
+    assert_eq!(code, 1, "{out}");
+    let line = format!(
+        "deployment/{namespace}/web-podinfo  spec.replicas  1 → 3  helm:{namespace}/web rev 1 (chart podinfo-6.14.1) · kubectl (Update via /scale)"
+    );
+    assert!(out.contains(&line), "{out}");
+
+    // Revert: one step, as helm's own field manager.
+    let (code, out, err) = env.kdrift(
+        helm,
+        &["revert", "deployment/web-podinfo", "-n", namespace, "--yes"],
+        root,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("as field manager \"helm\""), "{out}");
+    let (code, out, _) = env.kdrift(helm, &["check", "-n", namespace], root);
+    assert_eq!(code, 0, "in sync after one revert: {out}");
+
+    // helm upgrade --set: works after the revert, and is a new release, in sync again.
+    env.ok(
+        helm,
+        &[
+            "upgrade",
+            "web",
+            chart,
+            "-n",
+            namespace,
+            "--set",
+            "replicaCount=2",
+        ],
+        root,
+    );
+    let (code, out, _) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
+    assert_eq!(code, 0, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let deployment = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap();
+    assert_eq!(deployment["helm"]["revision"], 2, "{out}");
+    assert!(
+        report.get("helm").is_none(),
+        "git renders what rev 2 holds: {out}"
+    );
+
+    // A hotfix accepted into the values file: helm template of the result equals live.
+    env.ok(
+        &kubectl,
+        &[
+            "scale",
+            "deployment/web-podinfo",
+            "--replicas=4",
+            ns[0],
+            ns[1],
+        ],
+        root,
+    );
+    let (code, out, err) = env.kdrift(
+        helm,
+        &["accept", "deployment/web-podinfo", "-n", namespace],
+        root,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap(),
+        "# prod\nreplicaCount: 4 # two zones\n"
+    );
+    let rendered = env.ok(
+        helm,
+        &[
+            "template",
+            "web",
+            "charts/podinfo",
+            "-n",
+            namespace,
+            "-f",
+            "envs/prod.yaml",
+        ],
+        root,
+    );
+    let live = env.ok(
+        &kubectl,
+        &[
+            "get",
+            "deployment/web-podinfo",
+            ns[0],
+            ns[1],
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+        root,
+    );
+    assert_eq!(live, "4");
+    assert!(rendered.contains("  replicas: 4\n"), "{rendered}");
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait=false"],
+        root,
+    );
+}
+
+#[test]
+fn a_public_chart_installed_by_helm_3_and_4_drifts_reverts_upgrades_and_accepts() {
+    let Some(kubeconfig) = named("KDRIFT_REALK8S_KUBECONFIG") else {
+        skip("no real server");
+        return;
+    };
+    let helms = helms();
+    if helms.is_empty() {
+        skip("no helm");
+        return;
+    }
+    let env = Env {
+        kubeconfig,
+        home: tempfile::tempdir().unwrap(),
+    };
+    for (helm, ns) in &helms {
+        story(&env, helm, &format!("kdrift-{ns}"));
+        every_command(&env, helm, &format!("commands-{ns}"));
+    }
+}
+
+/// Every other helm command a user runs, in a namespace of its own: `list`, `history`,
+/// `get values|manifest`, `rollback` (a third revision, back at the first's values) and
+/// `uninstall` (the release's objects and records gone).
+fn every_command(env: &Env, helm: &Path, namespace: &str) {
+    let kubectl = kubectl_bin::path();
+    let chart = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/helm/charts/podinfo");
+    let chart = chart.to_str().unwrap();
+    let here = env.home.path();
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait"],
+        here,
+    );
+    let ns = ["-n", namespace];
+    env.ok(
+        helm,
+        &["install", "api", chart, ns[0], ns[1], "--create-namespace"],
+        here,
+    );
+    env.ok(
+        helm,
+        &[
+            "upgrade",
+            "api",
+            chart,
+            ns[0],
+            ns[1],
+            "--set",
+            "replicaCount=2",
+        ],
+        here,
+    );
+    let list = env.ok(helm, &["list", ns[0], ns[1]], here);
+    assert!(
+        list.lines().any(|l| l.starts_with("api")
+            && l.contains("deployed")
+            && l.contains("podinfo-6.14.1")),
+        "{list}"
+    );
+    let history = env.ok(helm, &["history", "api", ns[0], ns[1]], here);
+    assert!(
+        history.contains("superseded") && history.contains("Upgrade complete"),
+        "{history}"
+    );
+    let values = env.ok(helm, &["get", "values", "api", ns[0], ns[1]], here);
+    assert!(values.contains("replicaCount: 2"), "{values}");
+    let manifest = env.ok(helm, &["get", "manifest", "api", ns[0], ns[1]], here);
+    assert!(manifest.contains("replicas: 2"), "{manifest}");
+    env.ok(helm, &["rollback", "api", "1", ns[0], ns[1]], here);
+    let replicas = env.ok(
+        &kubectl,
+        &[
+            "get",
+            "deployment/api-podinfo",
+            ns[0],
+            ns[1],
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+        here,
+    );
+    assert_eq!(replicas, "1", "rolled back to revision 1's values");
+    let history = env.ok(helm, &["history", "api", ns[0], ns[1], "-o", "json"], here);
+    let revisions: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(revisions.as_array().unwrap().len(), 3, "{history}");
+    env.ok(helm, &["uninstall", "api", ns[0], ns[1]], here);
+    let left = env.ok(
+        &kubectl,
+        &[
+            "get",
+            "deployments,services,secrets",
+            ns[0],
+            ns[1],
+            "-o",
+            "name",
+        ],
+        here,
+    );
+    assert!(
+        !left.contains("api-podinfo") && !left.contains("sh.helm.release"),
+        "{left}"
+    );
+    let _ = env.run(
+        &kubectl,
+        &["delete", "namespace", namespace, "--wait=false"],
+        here,
+    );
+}
+
+/// The helms named by `KDRIFT_TEST_HELM4`, `KDRIFT_TEST_HELM3` and `KDRIFT_TEST_HELM`, each
+/// with a name for its namespaces.
+fn helms() -> Vec<(PathBuf, &'static str)> {
+    [
+        ("KDRIFT_TEST_HELM4", "helm4"),
+        ("KDRIFT_TEST_HELM3", "helm3"),
+        ("KDRIFT_TEST_HELM", "helm"),
+    ]
+    .into_iter()
+    .filter_map(|(var, ns)| Some((named(var)?, ns)))
+    .fold(Vec::new(), |mut helms, (path, ns)| {
+        // KDRIFT_TEST_HELM is often one of the other two: each helm once.
+        if !helms.iter().any(|(p, _)| *p == path) {
+            helms.push((path, ns));
+        }
+        helms
+    })
+}
+
+#[test]
+fn on_the_demo_cluster_helm_3_and_4_install_drift_revert_upgrade_roll_back_and_uninstall() {
+    let helms = helms();
+    if helms.is_empty() {
+        skip("no helm");
+        return;
+    }
+    let cluster = common::Cluster::start_with(false);
+    let env = Env {
+        kubeconfig: cluster.kubeconfig.clone(),
+        home: tempfile::tempdir().unwrap(),
+    };
+    for (helm, ns) in &helms {
+        story(&env, helm, &format!("kdrift-{ns}"));
+        every_command(&env, helm, &format!("commands-{ns}"));
+    }
+}
