@@ -1,7 +1,31 @@
 //! The program: parse the command line ([`crate::cli`]), fold in the user config, and run what it
-//! asks — the live view, the demo, a headless subcommand, completions or the manual page. Both
-//! binaries (`kdrift`, `kubectl-drift`) are this function.
+//! asks — the live view, the demo, a headless subcommand, completions or the manual page. The
+//! `kdrift` binary is this function, also when the `kubectl-drift` launcher runs it.
 use crate::cli::{Cli, Command};
+
+/// Who the `kdrift` binary is asked to be, by the name it was run under (`argv[0]`): the
+/// `kubectl-drift` and `kubectl_complete-drift` launchers run it under theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invoked {
+    Kdrift,
+    /// `kubectl drift …`: the same program, named so in help and errors.
+    KubectlPlugin,
+    /// kubectl's completion protocol for plugins (`kubectl_complete-drift WORDS…`).
+    KubectlCompletion,
+}
+
+/// The role for the name `argv0` (a path or a bare name; any other name is kdrift itself).
+pub fn invoked_as(argv0: Option<std::ffi::OsString>) -> Invoked {
+    let name = argv0
+        .as_deref()
+        .map(std::path::Path::new)
+        .and_then(|p| p.file_stem());
+    match name.and_then(|n| n.to_str()) {
+        Some("kubectl-drift") => Invoked::KubectlPlugin,
+        Some("kubectl_complete-drift") => Invoked::KubectlCompletion,
+        _ => Invoked::Kdrift,
+    }
+}
 
 /// The program: parse the command line (named `name` in help and errors: `kdrift`, or
 /// `kubectl drift` for the plugin) and run what it asks.
@@ -103,4 +127,19 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
 /// The manual page, written to `out`.
 pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_run_under_picks_the_role() {
+        let role = |s: &str| invoked_as(Some(s.into()));
+        assert_eq!(role("/usr/local/bin/kubectl-drift"), Invoked::KubectlPlugin);
+        assert_eq!(role("kubectl_complete-drift"), Invoked::KubectlCompletion);
+        assert_eq!(role("/home/me/.cargo/bin/kdrift"), Invoked::Kdrift);
+        assert_eq!(role("kdrift-dev"), Invoked::Kdrift);
+        assert_eq!(invoked_as(None), Invoked::Kdrift);
+    }
 }

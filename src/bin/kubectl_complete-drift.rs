@@ -1,14 +1,11 @@
 //! `kubectl_complete-drift`: what kubectl (1.26+) runs, from PATH, to complete `kubectl drift
 //! …` on TAB. It gets the words after `drift` (the last one being completed) and answers in
-//! cobra's format: one candidate per line, then `:<directive>`.
+//! cobra's format: one candidate per line, then `:<directive>`. A small launcher of the `kdrift`
+//! binary, which answers so when run under this name (see `launch`).
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::ExitCode;
+mod launch;
 
-fn main() -> ExitCode {
-    let words = std::env::args_os().skip(1).collect();
-    match kdrift::complete::kubectl_plugin(words, &mut std::io::stdout()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(_) => ExitCode::FAILURE,
-    }
+fn main() -> std::process::ExitCode {
+    launch::run("kubectl_complete-drift")
 }

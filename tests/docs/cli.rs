@@ -177,6 +177,53 @@ fn kubectl_plugin_completion_answers_in_cobras_format() {
     }
 }
 
+/// `kubectl-drift` and `kubectl_complete-drift` are small launchers of `kdrift`: found through a
+/// symlink (as krew links `bin` onto PATH) they run the `kdrift` beside their real file; with
+/// none beside them and none on PATH they say so and exit 2.
+#[test]
+fn the_plugin_launchers_run_the_kdrift_beside_them_or_say_it_is_missing() {
+    let launcher = Path::new(env!("CARGO_BIN_EXE_kubectl-drift"));
+    let linked = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(launcher, linked.path().join("kubectl-drift")).unwrap();
+    let out = Command::new(linked.path().join("kubectl-drift"))
+        .arg("--help")
+        .env("PATH", "/nonexistent")
+        .env("KDRIFT_LOG", "off")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(help.contains("Usage: kubectl drift"), "{help}");
+    // The launcher is small: it does not link the library.
+    let size = std::fs::metadata(launcher).unwrap().len();
+    let kdrift_size = std::fs::metadata(env!("CARGO_BIN_EXE_kdrift"))
+        .unwrap()
+        .len();
+    assert!(
+        size * 10 < kdrift_size,
+        "{size} bytes against kdrift's {kdrift_size}"
+    );
+
+    let alone = tempfile::tempdir().unwrap();
+    for name in ["kubectl-drift", "kubectl_complete-drift"] {
+        let copy = alone.path().join(name);
+        std::fs::copy(launcher.with_file_name(name), &copy).unwrap();
+        let out = Command::new(&copy)
+            .arg("check")
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.starts_with(&format!(
+                "{name}: the kdrift binary is neither beside this one ("
+            )) && said.contains(&alone.path().display().to_string()),
+            "{said}"
+        );
+    }
+}
+
 #[test]
 fn the_man_page_is_roff_with_every_subcommand_and_man_reads_it() {
     let page = kdrift(&["man"]);
