@@ -219,7 +219,7 @@ fn accept(repo: &Path, kubeconfig: &Path) {
             );
             let started = Instant::now();
             let manifest = ctx.index.get(&key).unwrap();
-            let live = context::get_live(&ctx, &kind, &key).await.unwrap().unwrap();
+            let live = kdrift::cluster::read::get_live(&ctx.conn, &kind, &key).await.unwrap().unwrap();
             let live = kdrift::drift::LiveObject::from_value(live, &ctx.schemas).unwrap();
             let drift = kdrift::drift::compare(manifest, &live, &ctx.index.config);
             let items: Vec<&kdrift::drift::DriftItem> = drift.items.iter().collect();

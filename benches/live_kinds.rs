@@ -2,7 +2,8 @@
 //! cluster (child process, the `live` bench's, seeded with `kinds`) of 10,000 Deployments,
 //! 10,000 Services and 10,000 ConfigMaps in 500 namespaces, one manifest file per application
 //! holding its three objects (one ConfigMap in ten drifted). Prints the time until every
-//! object's drift is known, resident memory and heap at steady state, watch event → frame under
+//! object's drift is known, resident memory and heap at steady state, 1,000 files edited on disk
+//! → each edited ConfigMap's new drift (its objects read again), watch event → frame under
 //! 1,000 writes/s spread over the three kinds (a Deployment scaled: its row; a ConfigMap edited:
 //! its drift), CPU under that load, and idle CPU with the frames drawn meanwhile.
 //!
@@ -49,8 +50,12 @@ fn percentile(samples: &mut [Duration], p: f64) -> f64 {
 
 /// The manifest file of application `i`: its Deployment, Service and ConfigMap.
 fn manifest_file(i: usize) -> String {
+    manifest_file_with(i, if i % 10 == 9 { "true" } else { "false" })
+}
+
+/// The same with the ConfigMap's flag as given (`true` differs from the live value).
+fn manifest_file_with(i: usize, flag: &str) -> String {
     let (name, ns) = (name(i), namespace(i));
-    let flag = if i % 10 == 9 { "true" } else { "false" };
     format!(
         "{}---\n{}---\n{}",
         manifest::deployment_yaml(&name, &ns, 3, "1.4.2"),
@@ -83,6 +88,10 @@ struct Stats {
     marker: Option<(Want, Instant)>,
     deployment_latencies: Vec<Duration>,
     configmap_latencies: Vec<Duration>,
+    /// Manifests edited on disk: the ConfigMaps whose drift must become one field, and when
+    /// the files were written; then how long it took.
+    edited: Option<(Vec<ManifestKey>, Instant)>,
+    edit_took: Option<Duration>,
 }
 
 /// Every Deployment row and every other object has its drift.
@@ -97,6 +106,14 @@ fn all_known(app: &App) -> bool {
 /// After each frame: what the figures need from the app.
 fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
     s.frames += 1;
+    if let Some((keys, written)) = &s.edited
+        && keys.iter().all(|k| {
+            app.objects.entries.get(k).map(|e| &e.summary) == Some(&DriftSummary::Fields(1))
+        })
+    {
+        s.edit_took = Some(written.elapsed());
+        s.edited = None;
+    }
     if s.all_drift.is_none() && all_known(app) {
         s.all_drift = Some(since_start);
         let drifted = |d: &DriftSummary| matches!(d, DriftSummary::Fields(_));
@@ -207,6 +224,25 @@ fn main() {
                 "resident memory, steady   {:>6.1} MB (process; {rss_before:.1} MB before connecting; target ≤ 80 MB); heap in use {:.1} MB",
                 rss_mb(),
                 heap_mb()
+            );
+
+            // A pull that changes 1,000 applications' files: each of their ConfigMaps now
+            // differs from the live one. The live view reads those objects again (a GET each,
+            // several at once) and compares: the time until every one shows its drift.
+            let edited: Vec<usize> = (100..1_100).collect();
+            for &i in &edited {
+                let file = root.join(namespace(i)).join(format!("{}.yaml", name(i)));
+                std::fs::write(file, manifest_file_with(i, "true")).unwrap();
+            }
+            stats.lock().unwrap().edited =
+                Some((edited.iter().map(|&i| config_key(i)).collect(), Instant::now()));
+            while stats.lock().unwrap().edit_took.is_none() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                assert!(start.elapsed() < Duration::from_secs(600), "the edit was never seen");
+            }
+            println!(
+                "1,000 files edited        {:>8.1} ms until each ConfigMap's new drift (150 ms of it the debounce; 2,000 objects of other kinds read again)",
+                stats.lock().unwrap().edit_took.unwrap().as_secs_f64() * 1000.0
             );
 
             // 1,000 writes/s for 10 s over the three kinds, with markers: a Deployment scaled

@@ -110,12 +110,10 @@ fn complete_target(current: &OsStr) -> Vec<CompletionCandidate> {
     };
     // The context only picks `.kdrift.yaml`'s `kustomize.contexts`; reading it is a file read.
     let context = scope.context.clone().unwrap_or_else(|| {
-        match &scope.kubeconfig {
-            Some(path) => kube::config::Kubeconfig::read_from(path),
-            None => kube::config::Kubeconfig::read(),
-        }
-        .ok()
-        .and_then(|config| config.current_context)
+        crate::cluster::client::current_context(&crate::cluster::client::ConnectionSettings {
+            kubeconfig: scope.kubeconfig.clone(),
+            ..Default::default()
+        })
         .unwrap_or_default()
     });
     let index = ManifestIndex::load_with(&root, "default", common.kustomize_selection(&context));

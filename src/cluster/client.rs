@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kube::Client;
+/// The kube client, named here so that the layers above `cluster/` need no `kube::` of their own
+/// (the kube crate is used under `cluster/` only).
+pub use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig, KubeconfigError};
 
 /// What to connect to, as the user chose it: the kubeconfig, context and namespace flags
@@ -270,6 +272,15 @@ pub fn kubeconfig_contexts(common: &ConnectionSettings) -> Result<Vec<String>, C
             Ok(names)
         }
         Source::InCluster => Err(ConnectError::NoKubeconfig),
+    }
+}
+
+/// The kubeconfig's current context, the file found as [`connect`] finds it (no request is made):
+/// `None` in-cluster, when no kubeconfig is readable, or when it names none.
+pub fn current_context(common: &ConnectionSettings) -> Option<String> {
+    match load_source(common).ok()? {
+        Source::File(kubeconfig, _) => kubeconfig.current_context,
+        Source::InCluster => None,
     }
 }
 

@@ -8,10 +8,11 @@
 use std::collections::BTreeMap;
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, GetParams, ListParams};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::value::RawValue;
 
+use super::read::{self, Reader};
 use super::rows::{ObjectKey, PodRow, WorkloadKind, WorkloadRow};
 use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet};
 use crate::drift::LiveObject;
@@ -206,10 +207,11 @@ async fn fetch_kind(
     keys: Vec<ObjectKey>,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
+    use futures::StreamExt;
     let resource = workload_resource(kind);
     if keys.len() > LIST_ALL_THRESHOLD {
-        let api: Api<LiveAny> = Api::all_with(client.clone(), &resource);
-        return list_matching(&api, kind, "every namespace", keys, deliver).await;
+        let all = Reader::of(client, &resource, None);
+        return list_matching(&all, kind, "every namespace", keys, deliver).await;
     }
     let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
@@ -218,43 +220,53 @@ async fn fetch_kind(
             .or_default()
             .push(key);
     }
-    let mut out = Vec::new();
+    let mut gets = Vec::new();
     for (namespace, keys) in by_namespace {
-        let api: Api<LiveAny> = Api::namespaced_with(client.clone(), &namespace, &resource);
+        let reader = Reader::of(client, &resource, Some(&namespace));
         if keys.len() > LIST_THRESHOLD {
-            list_matching(&api, kind, &format!("\"{namespace}\""), keys, deliver).await;
+            list_matching(&reader, kind, &format!("\"{namespace}\""), keys, deliver).await;
             continue;
         }
-        for key in keys {
-            let result = match api.get_opt(&key.name).await {
+        gets.extend(keys.into_iter().map(|key| (reader.clone(), key)));
+    }
+    // The few objects of each namespace by name, several at once (as `check` reads them).
+    let out: Vec<Fetched> = futures::stream::iter(gets)
+        .map(|(reader, key)| async move {
+            let result = match reader
+                .get_as::<LiveAny>(&key.name, &GetParams::default())
+                .await
+            {
                 Ok(found) => Ok(found.map(|object| object.json)),
                 Err(e) => Err(format!(
-                    "cannot get {} \"{}\" in \"{namespace}\": {e}",
+                    "cannot get {} \"{}\" in \"{}\": {e}",
                     kind.kind(),
-                    key.name
+                    key.name,
+                    key.namespace
                 )),
             };
-            out.push((key, result));
-        }
-    }
+            (key, result)
+        })
+        .buffered(read::GETS_IN_FLIGHT_HTTP1)
+        .collect()
+        .await;
     if !out.is_empty() {
         deliver(out);
     }
 }
 
-/// Lists `api` page by page and answers each key (the found ones after each page); `place`
-/// names where, for the error.
+/// Lists with `reader` page by page and answers each key (the found ones after each page);
+/// `place` names where, for the error.
 async fn list_matching(
-    api: &Api<LiveAny>,
+    reader: &Reader,
     kind: WorkloadKind,
     place: &str,
     keys: Vec<ObjectKey>,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
     let mut wanted: std::collections::HashSet<ObjectKey> = keys.into_iter().collect();
-    let mut params = ListParams::default().limit(500);
+    let mut params = ListParams::default().limit(read::PAGE);
     loop {
-        match api.list(&params).await {
+        match reader.page_as::<LiveAny>(&params).await {
             Ok(list) => {
                 let mut found = Vec::new();
                 for object in list.items {
@@ -396,27 +408,30 @@ pub type FetchedObject = (
 );
 
 /// Fetches objects of any kind, each in the `apiVersion` given with it (its manifest's): a GET
-/// each. Every key gets an answer.
+/// each, several at once (as `check` reads them by name). Every key gets an answer, in order.
 pub async fn fetch_objects(
     client: &Client,
     kinds: &LiveKinds,
     wanted: Vec<(crate::manifest::ObjectKey, String)>,
 ) -> Vec<FetchedObject> {
-    let mut out = Vec::with_capacity(wanted.len());
-    for (key, api_version) in wanted {
-        let result = get_object(client, kinds, &key, &api_version)
-            .await
-            .and_then(|found| match found {
-                None => Ok(None),
-                Some(value) => {
-                    LiveObject::from_item(value, &api_version, &key.kind, &kinds.schemas)
-                        .map(|o| Some(Box::new(o)))
-                        .map_err(|e| e.to_string())
-                }
-            });
-        out.push((key, result));
-    }
-    out
+    use futures::StreamExt;
+    futures::stream::iter(wanted)
+        .map(|(key, api_version)| async move {
+            let result = get_object(client, kinds, &key, &api_version)
+                .await
+                .and_then(|found| match found {
+                    None => Ok(None),
+                    Some(value) => {
+                        LiveObject::from_item(value, &api_version, &key.kind, &kinds.schemas)
+                            .map(|o| Some(Box::new(o)))
+                            .map_err(|e| e.to_string())
+                    }
+                });
+            (key, result)
+        })
+        .buffered(read::GETS_IN_FLIGHT_HTTP1)
+        .collect()
+        .await
 }
 
 /// One object of any kind as the API server returns it (`managedFields` and `status` kept), in
@@ -433,24 +448,17 @@ pub async fn get_object(
             .unserved(api_version, &key.kind)
             .unwrap_or_else(|| format!("no kind {} in {api_version} on this cluster", key.kind)));
     };
-    let resource = kind.api_resource();
-    let api: Api<DynamicObject> = if kind.namespaced {
-        Api::namespaced_with(client.clone(), &key.namespace, &resource)
-    } else {
-        Api::all_with(client.clone(), &resource)
-    };
-    match api.get_opt(&key.name).await {
-        Ok(Some(object)) => serde_json::to_value(&object)
-            .map(Some)
-            .map_err(|e| e.to_string()),
-        Ok(None) => Ok(None),
-        Err(e) => Err(format!(
-            "cannot get {} \"{}\": {}",
-            kind.resource(),
-            key.name,
-            crate::cluster::describe(&e)
-        )),
-    }
+    Reader::new(client, kind, Some(&key.namespace))
+        .get(&key.name, None)
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot get {} \"{}\": {}",
+                kind.resource(),
+                key.name,
+                crate::cluster::describe(&e)
+            )
+        })
 }
 
 /// The pods of each workload asked about (`None` when they could not be listed): one pod list

@@ -9,7 +9,8 @@ use futures::io::{AsyncBufRead, AsyncBufReadExt};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
-use kube::api::{Api, LogParams};
+use kube::api::Api;
+pub use kube::api::LogParams;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 

@@ -8,8 +8,11 @@
 //! - [`facts`]: the counts and strategy of a StatefulSet or DaemonSet row.
 //! - [`rows`]: the slim rows the screen needs, mapped from API objects (pure).
 //! - [`slim`]: a Deployment type that decodes only what a row needs.
+//! - [`read`]: the one reader of live objects for drift (lists, reads by name, by label, how
+//!   many at once), for the headless commands and the live view's fetches alike.
 //! - [`live`]: the table watcher's Deployment type (slim row and the object's JSON text, read
-//!   into a drift extract only for objects with a manifest) and the fetches for drift.
+//!   into a drift extract only for objects with a manifest) and the live view's fetches, read
+//!   through [`read`].
 //! - [`logs`]: a container's log streamed in batches of safe, capped lines, reconnecting while
 //!   the container runs.
 //! - [`helm`]: Helm's release records, listed in the namespace scope and decoded.
@@ -30,12 +33,14 @@ pub mod kinds;
 pub mod live;
 pub mod logs;
 pub mod openapi;
+pub mod read;
 pub mod revert;
 pub mod rows;
 pub mod slim;
 pub mod traffic;
 pub mod transport;
 pub mod watch;
+pub mod workload_pods;
 
 /// `kube::Error` in a line a person can act on (the server's own message for API errors).
 pub fn describe(error: &kube::Error) -> String {

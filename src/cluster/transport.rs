@@ -14,7 +14,7 @@
 //! queues a request past the limit rather than open a second connection, so the watches of many
 //! kinds or namespaces could hold every other request back. The commands that read and write
 //! (check, diff, accept, revert) keep at most
-//! [`crate::commands::context::GETS_IN_FLIGHT_HTTP2`] reads in flight and no watch, so they ask
+//! [`crate::cluster::read::GETS_IN_FLIGHT_HTTP2`] reads in flight and no watch, so they ask
 //! for HTTP/2.
 //!
 //! With a proxy in the kubeconfig (`proxy-url`), kube's own builder is used as it is (HTTP/1.1).

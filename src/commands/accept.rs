@@ -72,7 +72,7 @@ async fn live_drift<'c>(
         .index
         .get(key)
         .ok_or_else(|| AcceptError::NoManifest(ctx.no_manifest(key)))?;
-    let live = context::get_live(ctx, kind, key)
+    let live = crate::cluster::read::get_live(&ctx.conn, kind, key)
         .await?
         .ok_or_else(|| AcceptError::NotLive {
             key: key.to_string(),

@@ -8,7 +8,7 @@ use crate::drift::check::compare_in;
 use crate::drift::{LiveObject, ObjectStatus};
 use crate::managed_fields::ManagedFieldsEntry;
 
-use super::context::{self, Context};
+use super::context::Context;
 use super::target::Target;
 use super::{EXIT_ERROR, EXIT_IN_SYNC, on_target};
 
@@ -28,7 +28,7 @@ async fn run_blame(ctx: &mut Context, target: &Target, output: BlameFormat) -> u
         }
     };
     let ctx = &*ctx;
-    let raw = match context::get_live(ctx, &kind, &key).await {
+    let raw = match crate::cluster::read::get_live(&ctx.conn, &kind, &key).await {
         Ok(Some(value)) => value,
         Ok(None) => {
             tell!("kdrift: {key} is not in the cluster");

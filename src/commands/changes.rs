@@ -48,7 +48,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     for kind in super::check::kinds_to_list(ctx, false) {
         let syncs = is_sync_kind(&kind.group, &kind.kind);
         syncs_read |= syncs;
-        let items = match context::list_raw(ctx, &kind).await {
+        let items = match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
             Ok(items) => items,
             Err(e) => {
                 errors.push(e);
@@ -110,7 +110,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
         let Some(kind) = ctx.kinds.get(api_version, kind).cloned() else {
             continue;
         };
-        match context::list_raw(ctx, &kind).await {
+        match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
             Ok(items) => {
                 read_any = true;
                 let agrees =
@@ -134,7 +134,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             let Some(kind) = ctx.kinds.get(api_version, kind).cloned() else {
                 continue;
             };
-            match context::list_raw(ctx, &kind).await {
+            match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
                 Ok(items) => {
                     lines.extend(
                         items
@@ -148,7 +148,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
         }
     }
     if let Some(kind) = ctx.kinds.get("v1", "Event").cloned() {
-        match context::list_raw(ctx, &kind).await {
+        match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
             Ok(items) => {
                 read_any = true;
                 lines.extend(warnings(&items).into_iter().filter(|c| recent(&c.time)));

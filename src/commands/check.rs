@@ -9,8 +9,9 @@ use crate::drift::DriftReport;
 
 use crate::cluster::kinds::ServedKind;
 
-use super::context::{self, Context, Listing};
+use super::context::{self, Context};
 use super::{EXIT_ERROR, block_on_cleaning};
+use crate::cluster::read::{self, Listing};
 
 pub fn run(common: &CommonArgs, args: &CheckArgs) -> ExitCode {
     if common.several_contexts() {
@@ -213,9 +214,7 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
     let kinds = kinds_to_list(ctx, show_unmanaged);
     // The kinds are read together (a few at once): one kind's reads wait on the server while
     // another's answers are read. Their reads by name share one limit.
-    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(context::gets_in_flight(
-        &ctx.conn,
-    )));
+    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(read::gets_in_flight(&ctx.conn)));
     // (Boxed, each with its type said: the check of several contexts runs on spawned tasks,
     // where a closure's future would not be seen as `Send` for every lifetime.)
     let mut reading: Vec<futures::future::BoxFuture<'_, Listing>> = Vec::new();
@@ -223,7 +222,7 @@ pub async fn report(ctx: &Context, show_unmanaged: bool) -> (DriftReport, BTreeM
         let reads = &reads;
         reading.push(Box::pin(async move {
             let mut listing = Listing::default();
-            context::list_kind(ctx, kind, !show_unmanaged, reads, &mut listing).await;
+            read::list_kind(ctx.reads(), kind, !show_unmanaged, reads, &mut listing).await;
             listing
         }));
     }
@@ -318,7 +317,7 @@ async fn other_versions(ctx: &Context, listed: &[ServedKind], listing: &mut List
         let Some(kind) = ctx.kind_of(&manifest.api_version, &manifest.key.kind) else {
             continue;
         };
-        match context::get_live(ctx, kind, &manifest.key).await {
+        match read::get_live(&ctx.conn, kind, &manifest.key).await {
             Ok(Some(value)) => match crate::drift::LiveObject::from_value(value, &ctx.schemas) {
                 Ok(object) => {
                     listing.objects.retain(|o| o.key != manifest.key);

@@ -92,7 +92,7 @@ async fn read(common: &CommonArgs, target: &Target) -> Result<Reading, String> {
         .await
         .map_err(|e| e.to_string())?;
     let (kind, key) = ctx.resolve(target).await.map_err(|e| e.to_string())?;
-    let raw = context::get_live(&ctx, &kind, &key)
+    let raw = crate::cluster::read::get_live(&ctx.conn, &kind, &key)
         .await
         .map_err(|e| e.to_string())?;
     let object = match raw {

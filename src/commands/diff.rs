@@ -6,7 +6,7 @@ use crate::cli::{CommonArgs, DiffArgs};
 use crate::drift::check::compare_in;
 use crate::drift::{LiveObject, ObjectStatus};
 
-use super::context::{self, Context};
+use super::context::Context;
 use super::target::Target;
 use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
 
@@ -35,7 +35,7 @@ async fn diff(ctx: &mut Context, target: &Target, colour: bool) -> u8 {
             tell!("{}: {problem}", problem.label());
         }
     }
-    let live = match context::get_live(ctx, &kind, &key).await {
+    let live = match crate::cluster::read::get_live(&ctx.conn, &kind, &key).await {
         Ok(Some(value)) => value,
         Ok(None) => {
             say!(

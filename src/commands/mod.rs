@@ -33,7 +33,6 @@ pub mod diff;
 pub mod fleet;
 pub mod logs;
 pub mod revert;
-pub mod selector;
 pub mod target;
 
 use std::future::Future;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kube::Client;
+use crate::cluster::client::Client;
 
 use crate::accept::{AcceptError, check_still_live, manifest_in, shown_path, write_and_commit};
 use crate::app::ManifestKey;

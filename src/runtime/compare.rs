@@ -3,7 +3,7 @@
 //! here.
 use std::sync::Arc;
 
-use kube::Client;
+use crate::cluster::client::Client;
 
 use crate::app::ManifestKey;
 use crate::cluster::live::{LiveKinds, get_object};

@@ -1,7 +1,7 @@
 //! The revert view's IO: the server-side dry run and the revert itself, on tasks that answer the
 //! loop. The runtime keeps the latest [`Preview`] with its [`Reverter`], so that `y` executes
 //! exactly what the operator saw (the app only holds what it shows).
-use kube::Client;
+use crate::cluster::client::Client;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::event_loop::Event;

@@ -243,9 +243,9 @@ fn room_of(relative: &Path) -> String {
     first.strip_suffix(".rs").unwrap_or(&first).to_owned()
 }
 
-/// `(file, room it is in, room it imports)` for every import of a room of `src` (a crate's
-/// source folder, relative to the workspace).
-fn imports(src: &str) -> Vec<(PathBuf, String, String)> {
+/// Each file of `src` (a crate's source folder, relative to the workspace) that is not test code
+/// nor a binary, relative to `src`, with its code (comments, strings and test modules left out).
+fn source_code(src: &str) -> Vec<(PathBuf, String)> {
     let src = Path::new(ROOT).join(src);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -276,19 +276,27 @@ fn imports(src: &str) -> Vec<(PathBuf, String, String)> {
         }
         parsed.push((file.clone(), code));
     }
+    parsed
+        .into_iter()
+        .filter(|(file, _)| {
+            !test_files.contains(file) && !file.strip_prefix(&src).unwrap().starts_with("bin")
+        })
+        .map(|(file, code)| (file.strip_prefix(&src).unwrap().to_path_buf(), code))
+        .collect()
+}
+
+/// `(file, room it is in, room it imports)` for every import of a room of `src` (a crate's
+/// source folder, relative to the workspace).
+fn imports(src: &str) -> Vec<(PathBuf, String, String)> {
     let mut out = Vec::new();
-    for (file, code) in parsed {
-        let relative = file.strip_prefix(&src).unwrap();
-        if test_files.contains(&file) || relative.starts_with("bin") {
-            continue;
-        }
-        let room = room_of(relative);
+    for (relative, code) in source_code(src) {
+        let room = room_of(&relative);
         if room == "lib" || room == "main" {
             continue;
         }
         for imported in imported_rooms(&code) {
             if imported != room {
-                out.push((relative.to_path_buf(), room.clone(), imported));
+                out.push((relative.clone(), room.clone(), imported));
             }
         }
     }
@@ -344,6 +352,29 @@ fn check(src: &str, block: &str, below: &[&str]) {
 fn imports_run_down_the_layers_of_the_architecture() {
     // The workspace's other crates, under the names lib.rs gives them, are below every room.
     check("src", "layers", &["schema", "managed_fields", "sim"]);
+}
+
+/// Kube IO is `cluster/`'s: the kube crate (and kube-runtime) is named nowhere else in `src/`, so
+/// that every read of the cluster goes through the one reader and policy there. (`cluster::client`
+/// names the client type for the layers above.)
+#[test]
+fn the_kube_crate_is_used_under_cluster_only() {
+    let mut outside = Vec::new();
+    for (relative, code) in source_code("src") {
+        if room_of(&relative) == "cluster" {
+            continue;
+        }
+        for word in ["kube::", "use kube", "kube_runtime"] {
+            if code.contains(word) {
+                outside.push(format!("src/{} names {word}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "kube outside src/cluster/:\n{}",
+        outside.join("\n")
+    );
 }
 
 #[test]
