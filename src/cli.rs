@@ -273,6 +273,11 @@ pub struct RevertArgs {
     /// Revert without asking (needed when stdin is not a terminal).
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Revert only this drifted field, as `kdrift check` prints it (repeatable); the others stay
+    /// as they are live. Default: every drifted field, but a Helm release object's fields that
+    /// git already holds (in-git).
+    #[arg(long = "field", value_name = "PATH")]
+    pub fields: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

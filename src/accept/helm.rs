@@ -111,14 +111,17 @@ fn proves(
         let mut restored = new.clone();
         for item in chosen {
             let steps = item.path.edit_path();
-            match crate::manifest::edit::path::lookup(old, steps.steps()) {
+            let steps = steps.steps();
+            match crate::manifest::edit::path::lookup(old, steps) {
                 Some(was) => {
-                    if let Some(at) =
-                        crate::manifest::edit::path::lookup_mut(&mut restored, steps.steps())
+                    if let Some(at) = crate::manifest::edit::path::lookup_mut(&mut restored, steps)
                     {
                         *at = was.clone();
                     }
                 }
+                // A field added live: the old render has none, and the new one without it must
+                // be the old one.
+                None if item.class == Class::AddedLive => without_added(&mut restored, old, steps),
                 None => return Err(format!("{} is not rendered by the chart", item.path)),
             }
         }
@@ -135,17 +138,58 @@ fn proves(
     Ok(())
 }
 
+/// `render` without the field at `steps` that only it has, and without the maps that field alone
+/// filled where `old` has them null or not at all (`limits: null` in the old render of a
+/// `toYaml` block, `limits: {memory: 512Mi}` in the new one).
+fn without_added(render: &mut Value, old: &Value, steps: &[crate::manifest::edit::PathStep]) {
+    use crate::manifest::edit::path::{lookup, lookup_mut};
+    let mut depth = steps.len();
+    while let Some((crate::manifest::edit::PathStep::Key(name), parent)) =
+        steps[..depth].split_last()
+    {
+        let Some(Value::Object(map)) = lookup_mut(render, parent) else {
+            return;
+        };
+        map.shift_remove(name);
+        if !map.is_empty() || parent.is_empty() {
+            return;
+        }
+        match lookup(old, parent) {
+            // The old render had the map (empty): as it was.
+            Some(Value::Object(_)) => return,
+            Some(was) => {
+                let was = was.clone();
+                if let Some(at) = lookup_mut(render, parent) {
+                    *at = was;
+                }
+                return;
+            }
+            // Absent before: removed in turn, one level up.
+            None => depth -= 1,
+        }
+    }
+}
+
 /// The line of `template` (a chart's file) that writes the field at `path`, 1-based, and its
 /// text: the path followed down the template, each field by its `name:` line and each list item
 /// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
 /// deepest step found (a `toYaml` block renders the fields below its own line).
 pub fn template_line(template: &Path, path: &crate::drift::path::DriftPath) -> (usize, String) {
-    use crate::drift::path::PathStep;
     let text = std::fs::read_to_string(template).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    let mut found: Option<usize> = None;
-    for step in &path.0 {
-        let from = found.unwrap_or(0);
+    match deepest_step(&lines, path) {
+        Some((_, at)) => (at + 1, lines[at].trim().to_owned()),
+        None => (1, String::new()),
+    }
+}
+
+/// The deepest step of `path` found down the template's `lines` ([`template_line`]): its index
+/// in the path and its line (0-based).
+fn deepest_step(lines: &[&str], path: &crate::drift::path::DriftPath) -> Option<(usize, usize)> {
+    use crate::drift::path::PathStep;
+    let mut found: Option<(usize, usize)> = None;
+    for (index, step) in path.0.iter().enumerate() {
+        let from = found.map_or(0, |(_, line)| line);
         let at = match step {
             PathStep::Field(name) => {
                 let wanted = format!("{name}:");
@@ -163,12 +207,44 @@ pub fn template_line(template: &Path, path: &crate::drift::path::DriftPath) -> (
             PathStep::Value(_) => None,
         };
         if let Some(at) = at {
-            found = Some(from + at);
+            found = Some((index, from + at));
         }
     }
-    found.map_or((1, String::new()), |at| {
-        (at + 1, lines[at].trim().to_owned())
-    })
+    found
+}
+
+/// The values that a field added live under a `toYaml .Values.X` block would be set at: the
+/// block's own values path and the rest of the field's path below the block's field
+/// (`resources:` then `{{ toYaml .Values.resources | … }}`, a live `…resources.limits.memory`:
+/// `resources.limits.memory`). `None` when no such block writes the field.
+fn to_yaml_values(template: &Path, path: &crate::drift::path::DriftPath) -> Option<Vec<String>> {
+    use crate::drift::path::PathStep;
+    let text = std::fs::read_to_string(template).ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let (index, at) = deepest_step(&lines, path)?;
+    // On the field's line (`resources: {{ toYaml … }}`) or the next that is not blank.
+    let block = std::iter::once(lines[at])
+        .chain(
+            lines[at + 1..]
+                .iter()
+                .copied()
+                .find(|l| !l.trim().is_empty()),
+        )
+        .find_map(|line| {
+            let after = &line[line.find("toYaml .Values.")? + "toYaml .Values.".len()..];
+            let end = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
+                .unwrap_or(after.len());
+            Some(after[..end].to_owned())
+        })?;
+    let mut keys: Vec<String> = block.split('.').map(str::to_owned).collect();
+    for step in &path.0[index + 1..] {
+        match step {
+            PathStep::Field(name) => keys.push(name.clone()),
+            _ => return None,
+        }
+    }
+    Some(keys)
 }
 
 /// The values file edit that makes the chart render `chosen` as live, proved by rendering:
@@ -243,24 +319,34 @@ pub fn plan_and_prove(
                 ),
             )
         };
-        let (Class::Changed, Some(live_value)) = (item.class, item.live.as_ref()) else {
-            return Err(no_value(format!(
-                "it is {}, and only a changed value maps to a value",
-                item.class.name().replace('-', " ")
-            )));
+        let block = (item.class == Class::AddedLive)
+            .then(|| to_yaml_values(&template, &item.path))
+            .flatten();
+        let live_value = match (item.class, item.live.as_ref(), &block) {
+            (Class::Changed, Some(live_value), _) | (_, Some(live_value), Some(_)) => live_value,
+            _ => {
+                return Err(no_value(format!(
+                    "it is {}, and only a changed value, or one a `toYaml .Values…` block renders, maps to a value",
+                    item.class.name().replace('-', " ")
+                )));
+            }
         };
         if live_value.is_object() || live_value.is_array() {
             return Err(no_value("only a single value maps to a value".to_owned()));
         }
         let steps = item.path.edit_path();
-        let Some(now) = crate::manifest::edit::path::lookup(rendered, steps.steps()) else {
-            return Err(no_value("the chart does not render it".to_owned()));
+        let now = crate::manifest::edit::path::lookup(rendered, steps.steps());
+        let candidates = match (&block, now) {
+            // Added live under a `toYaml` block: the one values path that block would render it
+            // from (proved below like any other).
+            (Some(keys), _) => vec![keys.clone()],
+            (None, Some(now)) => chart::candidates(&values, now, field),
+            (None, None) => return Err(no_value("the chart does not render it".to_owned())),
         };
-        let candidates = chart::candidates(&values, now, field);
         if candidates.is_empty() {
             return Err(no_value(format!(
                 "no value is {}",
-                drift::report::short_value(Some(now))
+                drift::report::short_value(now)
             )));
         }
         let mut tried = Vec::new();
@@ -296,7 +382,7 @@ pub fn plan_and_prove(
             "{} comes from value {}: {} → {}",
             item.path,
             chart::set_path(&candidate),
-            drift::report::short_value(Some(now)),
+            drift::report::short_value(now),
             drift::report::short_value(Some(live_value))
         ));
         chart::merge(&mut values, &nested(&candidate, live_value));
@@ -425,5 +511,33 @@ mod tests {
         assert_eq!(template_line(&file, &memory), (12, "resources:".to_owned()));
         let replicas = DriftPath::default().child("spec").child("replicas");
         assert_eq!(template_line(&file, &replicas).0, 2);
+        // A field added live under the `toYaml` block maps to the block's values below it.
+        assert_eq!(
+            to_yaml_values(&file, &memory),
+            Some(vec!["resources".into(), "limits".into(), "memory".into()])
+        );
+        assert_eq!(to_yaml_values(&file, &env), None);
+    }
+
+    #[test]
+    fn a_field_added_under_a_null_map_is_taken_out_with_the_map_it_filled() {
+        use crate::manifest::edit::PathStep::Key;
+        let old = serde_json::json!({"resources": {"limits": null, "requests": {"cpu": "1m"}}});
+        let mut new = serde_json::json!({"resources": {"limits": {"memory": "512Mi"}, "requests": {"cpu": "1m"}}});
+        let steps = [
+            Key("resources".into()),
+            Key("limits".into()),
+            Key("memory".into()),
+        ];
+        without_added(&mut new, &old, &steps);
+        assert_eq!(new, old);
+        let old = serde_json::json!({"spec": {}});
+        let mut new = serde_json::json!({"spec": {"a": {"b": 1}}});
+        without_added(
+            &mut new,
+            &old,
+            &[Key("spec".into()), Key("a".into()), Key("b".into())],
+        );
+        assert_eq!(new, old);
     }
 }

@@ -274,20 +274,11 @@ pub fn select<'d>(
                 }
             }
             None => {
-                let drifted: Vec<String> = drift
-                    .items
-                    .iter()
-                    .filter(|item| item.class.is_drift() || item.class == Class::Restarted)
-                    .map(|item| item.path.to_string())
-                    .collect();
                 return Err(AcceptError::UnknownField {
                     key: drift.key.to_string(),
                     field: field.clone(),
-                    drifted: if drifted.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        drifted.join(", ")
-                    },
+                    drifted: drift
+                        .paths_of(|item| item.class.is_drift() || item.class == Class::Restarted),
                 });
             }
         }

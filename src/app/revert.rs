@@ -34,6 +34,9 @@ pub struct PreviewShown {
     pub replicas_note: Option<String>,
     /// The live object already is what the revert would make it.
     pub changes_nothing: bool,
+    /// Drifted fields the revert leaves as they are live, each said (`leaves … as it is live:
+    /// git already holds this value …`).
+    pub kept: Vec<String>,
 }
 
 impl PreviewShown {
@@ -53,6 +56,7 @@ impl PreviewShown {
             autoscaled: preview.autoscaled,
             replicas_note: preview.replicas_note.clone(),
             changes_nothing: preview.changes_nothing(),
+            kept: preview.kept.iter().map(|k| k.preview_text()).collect(),
         }
     }
 }

@@ -7,7 +7,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use serde_json::Value;
 
 use crate::manifest::{Config, ManifestObject};
-use crate::revert::plan::{self, Removal};
+use crate::revert::plan::{self, Kept, Removal};
 use crate::revert::rekey;
 
 /// The field manager kdrift applies and patches as.
@@ -49,6 +49,9 @@ pub struct Preview {
     /// Why `spec.replicas` is left as it is live, when a HorizontalPodAutoscaler scales the
     /// object but a hand scale owns them (said in the preview).
     pub replicas_note: Option<String>,
+    /// Drifted fields the revert leaves as they are live (not asked for with `--field`, or
+    /// already in git), each with why.
+    pub kept: Vec<Kept>,
 }
 
 impl Preview {
@@ -123,6 +126,9 @@ pub enum RevertError {
     NotFound { object: String },
     #[error("the API server is unreachable: {reason}")]
     Unreachable { reason: String },
+    /// The fields asked for (`--field`) cannot be reverted as asked: which, and why.
+    #[error("{0}")]
+    Scope(String),
     #[error(
         "the manifest of {object} was applied, but removing the fields added live ({fields}) failed: {reason}"
     )]
@@ -150,6 +156,16 @@ pub struct Reverter {
     config: Config,
     schemas: crate::schema::Schemas,
     object: String,
+    scope: Scope,
+}
+
+/// Which drifted fields a revert puts back ([`crate::revert::scope`]): those `fields` names, or
+/// with none every one but a release object's fields that `git` (git's render of its chart, as
+/// applied) already holds.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub fields: Vec<String>,
+    pub git: Option<Value>,
 }
 
 impl Reverter {
@@ -182,7 +198,30 @@ impl Reverter {
             config: config.clone(),
             schemas: schemas.clone(),
             object,
+            scope: Scope::default(),
         })
+    }
+
+    /// The same revert of the fields `scope` chooses (the others stay as they are live).
+    pub fn scoped(mut self, scope: Scope) -> Reverter {
+        self.scope = scope;
+        self
+    }
+
+    /// The drifted fields of `live` the revert leaves as they are: none unless the scope names
+    /// fields, or git holds some of a release object's.
+    fn kept(&self, live: &Value) -> Result<Vec<Kept>, RevertError> {
+        if self.scope.fields.is_empty() && self.scope.git.is_none() {
+            return Ok(Vec::new());
+        }
+        let live = crate::drift::LiveObject::from_value(live.clone(), &self.schemas)
+            .map_err(|e| RevertError::Scope(format!("{} cannot be compared: {e}", self.object)))?;
+        let mut drift = crate::drift::compare(&self.manifest, &live, &self.config);
+        if let Some(git) = &self.scope.git {
+            crate::drift::check::in_git(&mut drift, git, &live, &self.config);
+        }
+        crate::revert::scope::kept(&drift, &self.scope.fields)
+            .map_err(|e| RevertError::Scope(e.to_string()))
     }
 
     /// `deployment/shop/web`.
@@ -193,6 +232,7 @@ impl Reverter {
     /// The server-side dry run of both steps (`dryRun=All`): live now and live after.
     pub async fn preview(&self) -> Result<Preview, RevertError> {
         let before = self.get().await?;
+        let kept = self.kept(&before)?;
         let rv = resource_version(&before);
         let scaler = match before.pointer("/spec/replicas") {
             Some(replicas) => self.autoscaler().await.map(|hpa| (hpa, replicas.clone())),
@@ -200,7 +240,7 @@ impl Reverter {
         };
         let autoscaled = scaler.is_some()
             || plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
-        let mut config = plan::apply_config(&self.manifest, None, autoscaled);
+        let mut config = plan::apply_config(&self.manifest, None, autoscaled, &kept);
         let rekeys = rekey::rekeys(&self.manifest, &before, &self.config, &self.schemas);
         let mut rekey = None;
         if !rekeys.is_empty() {
@@ -223,6 +263,7 @@ impl Reverter {
             applied = rekey::with_items_of(&applied, replaced, rekeys);
         }
         let mut removals = plan::removals(&self.manifest, &applied, &self.config, &self.schemas);
+        removals.retain(|r| !kept.iter().any(|k| k.covers(&r.path)));
         // A hand scale of an object an autoscaler scales: removing `spec.replicas` would set the
         // server's default, 1, until the autoscaler's next sync — a drop to one pod nobody
         // asked for. They are left for the autoscaler to set from where they are.
@@ -258,6 +299,7 @@ impl Reverter {
             autoscaled,
             rekey,
             replicas_note,
+            kept,
         })
     }
 
@@ -404,7 +446,8 @@ impl Reverter {
                 }
             }
             let rv = resource_version(&now);
-            let config = plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled);
+            let config =
+                plan::apply_config(&self.manifest, Some(&rv), preview.autoscaled, &preview.kept);
             at(Stage::BeforeApply(attempt));
             match self.apply(&config, &apply_params(&self.manifest)).await {
                 Err(err) if is_conflict(&err) => continue,

@@ -1,5 +1,7 @@
-//! `kdrift revert TYPE/NAME [--dry-run] [--yes]`: show what a revert changes (server-side dry run,
-//! live now → live after), ask on a terminal, then put the object back as its manifest says.
+//! `kdrift revert TYPE/NAME [--field PATH]… [--dry-run] [--yes]`: show what a revert changes
+//! (server-side dry run, live now → live after), ask on a terminal, then put the object back as
+//! its manifest says — every drifted field, or those `--field` names; a Helm release object's
+//! fields that git already holds are left as they are live unless named.
 //!
 //! Exit codes: 0 reverted (or a dry run shown, or nothing to revert), 1 not reverted by the
 //! operator's choice or fields kept because someone else changed them (drift remains), 2 an error
@@ -9,7 +11,7 @@ use std::process::ExitCode;
 
 use crate::app::revert::{nothing_to_revert, place};
 use crate::cli::{CommonArgs, RevertArgs};
-use crate::cluster::revert::{Outcome, Preview, RevertError, Reverter};
+use crate::cluster::revert::{Outcome, Preview, RevertError, Reverter, Scope};
 use crate::manifest::ManifestObject;
 use crate::user_config::ReadOnlyFrom;
 
@@ -90,9 +92,16 @@ async fn revert(
         tell!("kdrift: {}", ctx.no_manifest(&key));
         return EXIT_ERROR;
     };
+    let scope = Scope {
+        fields: args.fields.clone(),
+        git: manifest
+            .helm
+            .as_ref()
+            .and_then(|_| ctx.index.git_render_as_applied(&key)),
+    };
     let reverter =
         match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config, &ctx.schemas).await {
-            Ok(r) => r,
+            Ok(r) => r.scoped(scope),
             Err(e) => return fail(&e),
         };
     let mut preview = match reverter.preview().await {
@@ -100,6 +109,9 @@ async fn revert(
         Err(e) => return fail(&e),
     };
     if preview.changes_nothing() {
+        for kept in &preview.kept {
+            say!("{}", kept.preview_text());
+        }
         match &preview.replicas_note {
             Some(note) => say!(
                 "{}",
@@ -160,6 +172,9 @@ fn show(preview: &Preview, manifest: &ManifestObject, colour: bool) {
     print!("{}", preview.diff(colour));
     for removal in &preview.removals {
         say!("{}", removal.preview_text());
+    }
+    for kept in &preview.kept {
+        say!("{}", kept.preview_text());
     }
     if let Some(note) = &preview.replicas_note {
         say!("{note}");
@@ -246,6 +261,7 @@ mod tests {
             target: "deploy/web".into(),
             dry_run,
             yes,
+            fields: Vec::new(),
         }
     }
 

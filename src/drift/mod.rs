@@ -180,6 +180,22 @@ pub struct ObjectDrift {
 }
 
 impl ObjectDrift {
+    /// The paths of the items `which` picks, `, `-separated, or `none`: the fields an error about
+    /// a `--field` that names none of them lists.
+    pub fn paths_of(&self, which: impl Fn(&DriftItem) -> bool) -> String {
+        let paths: Vec<String> = self
+            .items
+            .iter()
+            .filter(|item| which(item))
+            .map(|item| item.path.to_string())
+            .collect();
+        if paths.is_empty() {
+            "none".to_owned()
+        } else {
+            paths.join(", ")
+        }
+    }
+
     /// The number of drifted fields (notes such as autoscaled or restarted not counted).
     pub fn drift_count(&self) -> usize {
         self.items

@@ -5,7 +5,10 @@
 //! - [`plan`]: the apply configuration, the fields added live to remove, the guarded JSON patch,
 //!   and the preview diff (live now → live after).
 //! - [`rekey`]: list items whose key was changed live, put back in place before the apply.
+//! - [`scope`]: which drifted fields a revert puts back (`--field`; a release's fields already
+//!   in git are left).
 pub mod plan;
 pub mod rekey;
+pub mod scope;
 
 pub use plan::{PreviewKind, PreviewLine, Removal, RemovalPatch};

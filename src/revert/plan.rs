@@ -77,16 +77,20 @@ fn in_order(list: &Value, order: &[Value]) -> Value {
 
 /// The server-side apply configuration: the manifest, with the namespace the key resolved to and,
 /// when given, the resourceVersion the apply is conditional on (a 409 if the object changed).
-/// Without `spec.replicas` when an autoscaler owns them: a revert must not fight it.
+/// Without `spec.replicas` when an autoscaler owns them: a revert must not fight it. Without
+/// the fields `keep` names either (left as they are live): a field changed live is owned by whoever
+/// changed it, so leaving it out of the configuration leaves it alone.
 pub fn apply_config(
     manifest: &ManifestObject,
     resource_version: Option<&str>,
     autoscaled: bool,
+    keep: &[Kept],
 ) -> Value {
     let mut config = manifest.body.to_value();
     if autoscaled && let Some(spec) = config.get_mut("spec").and_then(Value::as_object_mut) {
         spec.remove("replicas");
     }
+    without_kept(&mut config, keep);
     if let Some(root) = config.as_object_mut() {
         let meta = root
             .entry("metadata")
@@ -105,6 +109,62 @@ pub fn apply_config(
         }
     }
     config
+}
+
+/// A drifted field a revert leaves as it is live, and why (said in the preview).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kept {
+    pub path: DriftPath,
+    pub why: String,
+}
+
+impl Kept {
+    /// `leaves spec.replicas as it is live: …`, for the preview.
+    pub fn preview_text(&self) -> String {
+        format!("leaves {} as it is live: {}", self.path, self.why)
+    }
+
+    /// Would touching `path` touch this field: is `path` this field, inside it, or a parent of
+    /// it (a removal widened to the parent it empties)?
+    pub fn covers(&self, path: &DriftPath) -> bool {
+        path.0.starts_with(&self.path.0) || self.path.0.starts_with(&path.0)
+    }
+}
+
+/// `config` without the kept fields. A null on the way (`limits: null` in a chart's render) would
+/// remove a kept field with its parent: that parent is left out instead.
+pub(super) fn without_kept(config: &mut Value, keep: &[Kept]) {
+    for kept in keep {
+        let null_parent = (1..kept.path.0.len())
+            .map(|len| DriftPath(kept.path.0[..len].to_vec()))
+            .find(|parent| {
+                live_pointer(config, parent).and_then(|p| config.pointer(&p)) == Some(&Value::Null)
+            });
+        remove_path(config, null_parent.as_ref().unwrap_or(&kept.path));
+    }
+}
+
+/// `value` without what `path` names (a field, or a list item found by its key), if it has it.
+fn remove_path(value: &mut Value, path: &DriftPath) {
+    let Some(pointer) = live_pointer(value, path) else {
+        return;
+    };
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    match value.pointer_mut(parent) {
+        Some(Value::Object(map)) => {
+            map.shift_remove(&last.replace("~1", "/").replace("~0", "~"));
+        }
+        Some(Value::Array(items)) => {
+            if let Ok(at) = last.parse::<usize>()
+                && at < items.len()
+            {
+                items.remove(at);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// True when drift calls the live `spec.replicas` autoscaled (owned by the autoscaler).

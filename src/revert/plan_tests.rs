@@ -175,3 +175,46 @@ fn preview_diff_shows_live_now_and_after() {
     let coloured = preview_diff(&before, &after, "deployment/web", true);
     assert!(coloured.contains("\x1b[31m-"), "{coloured}");
 }
+
+#[test]
+fn kept_fields_are_left_out_of_the_apply_and_a_null_parent_with_them() {
+    let kept = |path: DriftPath| Kept {
+        path,
+        why: "not named with --field".into(),
+    };
+    let mut config = object();
+    config["spec"]["template"]["spec"]["containers"][1]["resources"] = json!({"limits": null});
+    let limits = DriftPath::default()
+        .child("spec")
+        .child("template")
+        .child("spec")
+        .child("containers")
+        .item(
+            {
+                let mut key = Map::new();
+                key.insert("name".into(), json!("web"));
+                key
+            },
+            None,
+        )
+        .child("resources")
+        .child("limits")
+        .child("memory");
+    without_kept(
+        &mut config,
+        &[kept(env_path("B").child("value")), kept(limits)],
+    );
+    let web = &config["spec"]["template"]["spec"]["containers"][1];
+    assert_eq!(
+        web["env"],
+        json!([{"name": "A", "value": "1"}, {"name": "B"}, {"name": "C", "value": "3"}])
+    );
+    assert_eq!(
+        web["resources"],
+        json!({}),
+        "limits: null would remove the live limit"
+    );
+    assert!(kept(env_path("B")).covers(&env_path("B").child("value")));
+    assert!(kept(env_path("B").child("value")).covers(&env_path("B")));
+    assert!(!kept(env_path("B")).covers(&env_path("C")));
+}

@@ -7,7 +7,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::event_loop::Event;
 use crate::app::revert::{PreviewShown, RevertDone};
 use crate::app::{ManifestKey, Message};
-use crate::cluster::revert::{Preview, RevertError, Reverter};
+use crate::cluster::revert::{Preview, RevertError, Reverter, Scope};
 use crate::manifest::ManifestIndex;
 use crate::schema::Schemas;
 
@@ -46,10 +46,22 @@ impl Reverts {
             }));
             return;
         };
+        // A release object's fields that git already holds are left as they are (as `kdrift
+        // revert` leaves them).
+        let scope = Scope {
+            fields: Vec::new(),
+            git: manifest
+                .helm
+                .as_ref()
+                .and_then(|_| index?.git_render_as_applied(&object)),
+        };
         let (client, tx, schemas) = (client.clone(), tx.clone(), schemas.clone());
         tokio::spawn(async move {
             let result = match Reverter::new(&client, &manifest, &config, &schemas).await {
-                Ok(reverter) => reverter.preview().await.map(|p| Box::new((reverter, p))),
+                Ok(reverter) => {
+                    let reverter = reverter.scoped(scope);
+                    reverter.preview().await.map(|p| Box::new((reverter, p)))
+                }
                 Err(e) => Err(e),
             };
             let _ = tx.send(Event::RevertPreviewed { id, result });

@@ -36,16 +36,23 @@ pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &Revert
             hint(theme, &[("esc", "cancel")]),
         ),
         RevertStage::Ready(preview) if preview.changes_nothing => (
-            vec![match &preview.replicas_note {
-                Some(note) => Line::styled(
-                    crate::app::revert::only_replicas_left(&preview.object, &view.place, note),
-                    theme.diff_note,
-                ),
-                None => Line::styled(
-                    nothing_to_revert(&preview.object, &view.place),
-                    theme.in_sync,
-                ),
-            }],
+            preview
+                .kept
+                .iter()
+                .map(|kept| {
+                    Line::styled(crate::text::printable(kept).into_owned(), theme.diff_note)
+                })
+                .chain([match &preview.replicas_note {
+                    Some(note) => Line::styled(
+                        crate::app::revert::only_replicas_left(&preview.object, &view.place, note),
+                        theme.diff_note,
+                    ),
+                    None => Line::styled(
+                        nothing_to_revert(&preview.object, &view.place),
+                        theme.in_sync,
+                    ),
+                }])
+                .collect(),
             true,
             hint(theme, &[("esc", "back")]),
         ),
@@ -99,6 +106,12 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
         lines.push(Line::styled(
             crate::text::printable(&removal.text).into_owned(),
             theme.diff_removed,
+        ));
+    }
+    for kept in &preview.kept {
+        lines.push(Line::styled(
+            crate::text::printable(kept).into_owned(),
+            theme.diff_note,
         ));
     }
     match &preview.replicas_note {

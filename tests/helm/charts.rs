@@ -577,6 +577,91 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     );
     let check = s.kdrift(&["check", "-n", NAMESPACE]);
     assert_eq!(check.code, 0, "green right after the accept: {check:?}");
+
+    // Two more changes later: a revert of one of them by `--field` leaves the other and the
+    // accepted fields live; a plain revert then puts back what git lacks and still leaves the
+    // accepted fields (in git, waiting for helm upgrade) as they are.
+    let live = |path: &str| {
+        s.c.ok(&[
+            "get",
+            "deployment/web",
+            "-n",
+            NAMESPACE,
+            "-o",
+            &format!("jsonpath={{{path}}}"),
+        ])
+    };
+    s.c.ok(&[
+        "patch",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "-p",
+        r#"{"spec":{"minReadySeconds":7}}"#,
+    ]);
+    s.c.ok(&[
+        "annotate",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "oncall=paged",
+    ]);
+    let run = s.kdrift(&[
+        "revert",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "--field",
+        "spec.minReadySeconds",
+        "--yes",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for said in [
+        "leaves metadata.annotations.oncall as it is live: not named with --field",
+        "leaves spec.replicas as it is live: not named with --field",
+    ] {
+        assert!(run.stdout.contains(said), "{said}: {run:?}");
+    }
+    assert_eq!(live(".spec.minReadySeconds"), "");
+    assert_eq!(live(".metadata.annotations.oncall"), "paged");
+    assert_eq!(live(".spec.replicas"), "5");
+    assert_eq!(
+        live(".spec.template.spec.containers[0].resources.limits.memory"),
+        "512Mi"
+    );
+    let unknown = s.kdrift(&[
+        "revert",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "--field",
+        "spec.paused",
+        "--yes",
+    ]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown
+            .stderr
+            .contains("has no drifted field \"spec.paused\" (its drifted fields: ")
+            && unknown.stderr.contains("metadata.annotations.oncall"),
+        "{unknown:?}"
+    );
+
+    let run = s.kdrift(&["revert", "deployment/web", "-n", NAMESPACE, "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("leaves spec.replicas as it is live: git already holds this value"),
+        "{run:?}"
+    );
+    assert_eq!(live(".metadata.annotations.oncall"), "");
+    assert_eq!(live(".spec.replicas"), "5");
+    assert_eq!(
+        live(".spec.template.spec.containers[0].env[?(@.name==\"LOG_LEVEL\")].value"),
+        "debug"
+    );
+    let check = s.kdrift(&["check", "-n", NAMESPACE]);
+    assert_eq!(check.code, 0, "green after the reverts: {check:?}");
 }
 
 /// Issue 46: an accept interrupted while helm renders (its proof writes live values into

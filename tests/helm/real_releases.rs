@@ -2,8 +2,10 @@
 //! podinfo chart (testdata/helm/charts/podinfo, 6.14.1) installed with `helm install` is in sync
 //! right after install; `kubectl scale` of it is drift attributed to kubectl with the release
 //! named; revert brings it back in one step; `helm upgrade --set` then works (the revert left
-//! helm's fields helm's) and is a new release, in sync again; a hotfix accepted into a values
-//! file makes `helm template` of the result equal live.
+//! helm's fields helm's) and is a new release, in sync again; a hotfix of three fields accepted
+//! in one step into a values file makes `helm template` of the result equal live and check green;
+//! `revert --field` of a later change leaves the rest live, a plain revert leaves what git holds;
+//! `helm upgrade` with the edited values leaves no pending upgrade.
 //!
 //! The same story runs on the demo cluster, with every helm command a user runs beside it
 //! (`list`, `history`, `rollback`, `get manifest|values`, `uninstall`), on both.
@@ -223,27 +225,31 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
         "git renders what rev 2 holds: {out}"
     );
 
-    // A hotfix accepted into the values file: helm template of the result equals live.
-    env.ok(
-        &kubectl,
-        &[
-            "scale",
-            "deployment/web-podinfo",
-            "--replicas=4",
-            ns[0],
-            ns[1],
-        ],
-        root,
-    );
+    // The night's hotfix, three fields at once (replicas up, a memory limit set, the UI colour
+    // flipped), accepted in one plain step into the values file: helm template of the result
+    // equals live, and check is green right after (the fields are in git).
+    // (`kubectl VERB [SUBVERB] deployment/web-podinfo -n NS ARGS`.)
+    let kubectl_on = |verb: &[&str], args: &[&str]| {
+        let mut all: Vec<&str> = verb.to_vec();
+        all.extend(["deployment/web-podinfo", ns[0], ns[1]]);
+        all.extend(args);
+        env.ok(&kubectl, &all, root)
+    };
+    kubectl_on(&["scale"], &["--replicas=4"]);
+    kubectl_on(&["set", "resources"], &["--limits=memory=512Mi"]);
+    kubectl_on(&["set", "env"], &["PODINFO_UI_COLOR=#ff0000"]);
     let (code, out, err) = env.kdrift(
         helm,
         &["accept", "deployment/web-podinfo", "-n", namespace],
         root,
     );
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(
-        std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap(),
-        "# prod\nreplicaCount: 4 # two zones\n"
+    let values = std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap();
+    assert!(
+        values.starts_with("# prod\nreplicaCount: 4 # two zones\n")
+            && values.contains("memory: 512Mi")
+            && values.contains("#ff0000"),
+        "{values}"
     );
     let rendered = env.ok(
         helm,
@@ -258,20 +264,89 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
         ],
         root,
     );
-    let live = env.ok(
-        &kubectl,
+    let live = |path: &str| {
+        env.ok(
+            &kubectl,
+            &[
+                "get",
+                "deployment/web-podinfo",
+                ns[0],
+                ns[1],
+                "-o",
+                &format!("jsonpath={{{path}}}"),
+            ],
+            root,
+        )
+    };
+    assert_eq!(live(".spec.replicas"), "4");
+    assert!(
+        rendered.contains("  replicas: 4\n")
+            && rendered.contains("memory: 512Mi")
+            && rendered.contains("\"#ff0000\""),
+        "{rendered}"
+    );
+    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace], root);
+    assert_eq!(code, 0, "green right after the accept: {out}{err}");
+
+    // Two more changes: one reverted by --field leaves the other and the accepted fields live;
+    // a plain revert then puts back what git lacks and leaves what git holds.
+    kubectl_on(&["patch"], &["-p", r#"{"spec":{"minReadySeconds":7}}"#]);
+    kubectl_on(&["annotate"], &["oncall=paged"]);
+    let (code, out, err) = env.kdrift(
+        helm,
         &[
-            "get",
+            "revert",
             "deployment/web-podinfo",
-            ns[0],
-            ns[1],
-            "-o",
-            "jsonpath={.spec.replicas}",
+            "-n",
+            namespace,
+            "--field",
+            "spec.minReadySeconds",
+            "--yes",
         ],
         root,
     );
-    assert_eq!(live, "4");
-    assert!(rendered.contains("  replicas: 4\n"), "{rendered}");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(live(".spec.minReadySeconds"), "");
+    assert_eq!(live(".metadata.annotations.oncall"), "paged");
+    assert_eq!(live(".spec.replicas"), "4");
+    assert_eq!(
+        live(".spec.template.spec.containers[0].resources.limits.memory"),
+        "512Mi"
+    );
+    let (code, out, err) = env.kdrift(
+        helm,
+        &["revert", "deployment/web-podinfo", "-n", namespace, "--yes"],
+        root,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("leaves spec.replicas as it is live: git already holds this value"),
+        "{out}"
+    );
+    assert_eq!(live(".metadata.annotations.oncall"), "");
+    assert_eq!(live(".spec.replicas"), "4");
+
+    // helm upgrade with the edited values: in sync, and no pending upgrade left.
+    env.ok(
+        helm,
+        &[
+            "upgrade",
+            "web",
+            "charts/podinfo",
+            "-n",
+            namespace,
+            "-f",
+            "envs/prod.yaml",
+        ],
+        root,
+    );
+    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        report.get("helm").is_none(),
+        "no pending upgrade after helm upgrade: {out}"
+    );
     let _ = env.run(
         &kubectl,
         &["delete", "namespace", namespace, "--wait=false"],

@@ -282,6 +282,7 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         autoscaled: false,
         rekey: None,
         replicas_note: None,
+        kept: Vec::new(),
     });
     previewed(&mut app, id, Ok(shown));
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
@@ -292,6 +293,50 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         place(dir.path(), "web")
     );
     assert!(text.contains(&want), "{text}");
+}
+
+/// Issue 47: a release object's field git already holds is left as it is live; the view says
+/// so under the diff, and alone when nothing else would change.
+#[test]
+fn fields_the_revert_leaves_live_are_said_in_the_view() {
+    let (mut app, _dir) = app_with_manifests();
+    app.height = 40;
+    app.width = 200;
+    select(&mut app, "web");
+    let id = r(&mut app);
+    let mut shown = revert_preview(false);
+    let said = "leaves spec.replicas as it is live: git already holds this value (a pending helm upgrade brings the release to it); name it with --field to revert it too";
+    shown.kept = vec![said.into()];
+    previewed(&mut app, id, Ok(shown));
+    let text = screen_text(&mut app);
+    assert!(text.contains("+        image: web:1.0"), "{text}");
+    assert!(
+        text.contains("leaves spec.replicas as it is live: git already holds"),
+        "{text}"
+    );
+
+    press(&mut app, KeyCode::Esc);
+    let id = r(&mut app);
+    let same = json!({"metadata": {"name": "web"}, "spec": {"replicas": 5}});
+    let mut shown = PreviewShown::from_preview(&Preview {
+        object: "deployment/shop/web".into(),
+        resource_version: "1".into(),
+        before: same.clone(),
+        after: same,
+        removals: vec![],
+        autoscaled: false,
+        rekey: None,
+        replicas_note: None,
+        kept: Vec::new(),
+    });
+    shown.kept = vec![said.into()];
+    previewed(&mut app, id, Ok(shown));
+    let text = screen_text(&mut app);
+    assert!(
+        text.contains("leaves spec.replicas as it is live"),
+        "{text}"
+    );
+    assert!(text.contains("nothing to revert"), "{text}");
 }
 
 #[test]

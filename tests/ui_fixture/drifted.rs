@@ -290,5 +290,6 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
         autoscaled,
         rekey: None,
         replicas_note: None,
+        kept: Vec::new(),
     })
 }
