@@ -164,10 +164,7 @@ impl App {
                 return Vec::new();
             }
             DriftSummary::Missing => {
-                let text = RevertError::NotFound {
-                    object: object.to_string(),
-                }
-                .to_string();
+                let text = RevertError::missing(manifest).to_string();
                 return refuse(self, text);
             }
             _ => {}

@@ -10,6 +10,32 @@ use crate::manifest::{Config, ManifestObject};
 use crate::revert::plan::{self, Kept, Removal};
 use crate::revert::rekey;
 
+impl RevertError {
+    /// `manifest`'s object is not live: what creates it — `kubectl apply` of the file, or for an
+    /// object of a Helm release, helm itself (kdrift does not create a release's objects behind
+    /// helm's back).
+    pub fn missing(manifest: &ManifestObject) -> RevertError {
+        let how = match &manifest.helm {
+            Some(release) => format!(
+                "it is an object of Helm release {}/{}: `helm upgrade {} … -n {}` recreates it, or `helm rollback {} {} -n {}` applies revision {} again",
+                release.namespace,
+                release.name,
+                release.name,
+                release.namespace,
+                release.name,
+                release.revision,
+                release.namespace,
+                release.revision
+            ),
+            None => "kubectl apply creates it".to_owned(),
+        };
+        RevertError::NotFound {
+            object: manifest.key.to_string(),
+            how,
+        }
+    }
+}
+
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
 
@@ -120,10 +146,9 @@ pub enum RevertError {
         line: usize,
         message: String,
     },
-    #[error(
-        "{object} does not exist in the cluster: there is nothing to revert (kubectl apply creates it)"
-    )]
-    NotFound { object: String },
+    /// `how` says what creates it: `kubectl apply`, or for a release's object `helm upgrade`.
+    #[error("{object} does not exist in the cluster: there is nothing to revert ({how})")]
+    NotFound { object: String, how: String },
     #[error("the API server is unreachable: {reason}")]
     Unreachable { reason: String },
     /// The fields asked for (`--field`) cannot be reverted as asked: which, and why.
@@ -474,9 +499,9 @@ impl Reverter {
         let name = &self.manifest.key.name;
         match self.api.get(name).await {
             Ok(object) => to_value(object),
-            Err(kube::Error::Api(status)) if status.code == 404 => Err(RevertError::NotFound {
-                object: self.object.clone(),
-            }),
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                Err(RevertError::missing(&self.manifest))
+            }
             Err(err) => Err(classify(
                 err,
                 "get",

@@ -397,7 +397,11 @@ fn shown_path(path: &[String]) -> String {
 }
 
 /// The paths where `a` and `b` differ (maps key by key, lists item by item), with both values.
+/// A list whose items the kind's `schema` keys (containers by `name`, ports by `containerPort`
+/// and `protocol`) is compared item by item by key and its items named as drift names them
+/// (`containers[name=web].env[name=LOG_LEVEL].value`); another list position by position.
 fn differences(
+    schema: crate::schema::Schema,
     a: &Value,
     b: &Value,
     path: &mut Vec<String>,
@@ -412,7 +416,7 @@ fn differences(
             for (key, left) in x {
                 path.push(key.clone());
                 match y.get(key) {
-                    Some(right) => differences(left, right, path, out),
+                    Some(right) => differences(schema.field(key), left, right, path, out),
                     None => out.push((shown_path(path), Some(left.clone()), None)),
                 }
                 path.pop();
@@ -423,16 +427,57 @@ fn differences(
                 path.pop();
             }
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (at, (left, right)) in x.iter().zip(y).enumerate() {
-                path.push(format!("[{at}]"));
-                differences(left, right, path, out);
-                path.pop();
+        (Value::Array(x), Value::Array(y)) if x != y => {
+            if let (Some(left), Some(right)) = (keyed(schema, x), keyed(schema, y)) {
+                for (key, item) in &left {
+                    path.push(key.clone());
+                    match right.iter().find(|(k, _)| k == key) {
+                        Some((_, other)) => differences(schema.item(), item, other, path, out),
+                        None => out.push((shown_path(path), Some((*item).clone()), None)),
+                    }
+                    path.pop();
+                }
+                for (key, item) in right
+                    .iter()
+                    .filter(|(k, _)| !left.iter().any(|(l, _)| l == k))
+                {
+                    path.push(key.clone());
+                    out.push((shown_path(path), None, Some((*item).clone())));
+                    path.pop();
+                }
+            } else if x.len() == y.len() {
+                for (at, (left, right)) in x.iter().zip(y).enumerate() {
+                    path.push(format!("[{at}]"));
+                    differences(schema.item(), left, right, path, out);
+                    path.pop();
+                }
+            } else {
+                out.push((shown_path(path), Some(a.clone()), Some(b.clone())));
             }
         }
         _ if a == b => {}
         _ => out.push((shown_path(path), Some(a.clone()), Some(b.clone()))),
     }
+}
+
+/// Each item of a list `schema` keys, with its key as drift writes it; `None` when one has none.
+fn keyed(schema: crate::schema::Schema, items: &[Value]) -> Option<Vec<(String, &Value)>> {
+    items
+        .iter()
+        .map(|item| Some((key_text(&schema.item_key(item)?), item)))
+        .collect()
+}
+
+/// A list item's key as drift writes it in a path: `[name=web]`, `[containerPort=8080,protocol=TCP]`.
+fn key_text(key: &serde_json::Map<String, Value>) -> String {
+    let fields: Vec<String> = key
+        .iter()
+        .map(|(name, value)| match value {
+            Value::String(text) => format!("{name}={text}"),
+            other => format!("{name}={other}"),
+        })
+        .collect();
+    format!("[{}]", fields.join(","))
 }
 
 impl ManifestIndex {
@@ -539,7 +584,10 @@ impl ManifestIndex {
                 match self.get(&object.key).filter(|o| o.helm.is_some()) {
                     Some(released) => {
                         let mut fields = Vec::new();
+                        let schema = crate::schema::Schemas::builtin()
+                            .root(&object.api_version, &object.key.kind);
                         differences(
+                            schema,
                             &released.body.to_value(),
                             &git,
                             &mut Vec::new(),
@@ -631,9 +679,42 @@ mod tests {
     }
 
     #[test]
+    fn a_keyed_list_is_compared_by_key_and_named_as_drift_names_it() {
+        let deployment = crate::schema::Schemas::builtin().root("apps/v1", "Deployment");
+        let with = |level: &str, extra: bool| {
+            let mut env = vec![serde_json::json!({"name": "LOG_LEVEL", "value": level})];
+            if extra {
+                env.insert(0, serde_json::json!({"name": "NEW", "value": "1"}));
+            }
+            serde_json::json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "side", "image": "s:1"},
+                {"name": "web", "image": "w:1", "env": env,
+                 "ports": [{"containerPort": 8080, "protocol": "TCP"}]}
+            ]}}}})
+        };
+        let mut out = Vec::new();
+        differences(
+            deployment,
+            &with("info", false),
+            &with("debug", true),
+            &mut Vec::new(),
+            &mut out,
+        );
+        let paths: Vec<&str> = out.iter().map(|(p, _, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.template.spec.containers[name=web].env[name=LOG_LEVEL].value",
+                "spec.template.spec.containers[name=web].env[name=NEW]",
+            ]
+        );
+    }
+
+    #[test]
     fn differences_name_each_path_with_both_values() {
         let mut out = Vec::new();
         differences(
+            crate::schema::Schema::UNKNOWN,
             &serde_json::json!({"spec": {"replicas": 2, "x": [1, 2]}, "gone": 1}),
             &serde_json::json!({"spec": {"replicas": 3, "x": [1, 2]}, "new": 1}),
             &mut Vec::new(),

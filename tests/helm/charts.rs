@@ -664,6 +664,24 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     assert_eq!(check.code, 0, "green after the reverts: {check:?}");
 }
 
+/// Issue 47: a release's object deleted live is not created behind helm's back by a revert: it
+/// says that `helm upgrade` (or `helm rollback` to the release's revision) recreates it.
+#[test]
+fn a_missing_release_object_is_left_to_helm_to_recreate() {
+    let Some(s) = installed("a_missing_release_object_is_left_to_helm_to_recreate") else {
+        return;
+    };
+    s.c.ok(&["delete", "deployment/web", "-n", NAMESPACE]);
+    let run = s.kdrift(&["revert", "deployment/web", "-n", NAMESPACE, "--yes"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "does not exist in the cluster: there is nothing to revert (it is an object of Helm release {NAMESPACE}/web: `helm upgrade web … -n {NAMESPACE}` recreates it, or `helm rollback web 1 -n {NAMESPACE}` applies revision 1 again)"
+        )),
+        "{run:?}"
+    );
+}
+
 /// Issue 46: an accept interrupted while helm renders (its proof writes live values into
 /// temporary folders) stops helm, leaves no temporary folder behind, and exits 130.
 #[test]
