@@ -22,40 +22,23 @@ struct Document<'a> {
 }
 
 /// Splits at `---` marker lines (and `...` end markers) so that a malformed document does not hide
-/// the others, and so that each object knows the line its document starts at.
+/// the others, and so that each object knows the line its document starts at. The split is the
+/// edit's own ([`super::edit::documents::split`]), so a document index means the same in both.
 fn documents(text: &str) -> Vec<Document<'_>> {
-    let mut docs = Vec::new();
-    let (mut start, mut start_line, mut offset) = (0, 0, 0);
-    for (number, line) in text.split_inclusive('\n').enumerate() {
-        let bare = line.trim_end();
-        let is_marker = bare == "---" || bare.starts_with("--- ") || bare == "...";
-        if is_marker {
-            docs.push(Document {
-                text: &text[start..offset],
-                offset: start,
-                line: start_line,
-            });
-            // `--- key: value` keeps content on the marker line: the document starts there.
-            start = offset
-                + if bare.starts_with("--- ") {
-                    4
-                } else {
-                    line.len()
-                };
-            start_line = if bare.starts_with("--- ") {
-                number
-            } else {
-                number + 1
-            };
-        }
-        offset += line.len();
-    }
-    docs.push(Document {
-        text: &text[start..],
-        offset: start,
-        line: start_line,
-    });
-    docs
+    let (mut line, mut counted) = (0, 0);
+    super::edit::documents::split(text)
+        .into_iter()
+        .map(|range| {
+            // (`--- key: value` starts its document on the marker's own line.)
+            line += text[counted..range.start].matches('\n').count();
+            counted = range.start;
+            Document {
+                text: &text[range.clone()],
+                offset: range.start,
+                line,
+            }
+        })
+        .collect()
 }
 
 /// The first line of `text` that carries content (not blank, not a comment), 0-based.

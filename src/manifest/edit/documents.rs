@@ -1,5 +1,6 @@
-//! A manifest file as its documents: byte ranges split at `---` and `...` marker lines, counted
-//! the way the manifest loader counts them, so that a document index means the same thing in both.
+//! A manifest file as its documents: byte ranges split at `---` and `...` marker lines — the one
+//! splitter of the manifest loader (`manifest::parse`), kustomize's sources and the edit, so that a
+//! document index means the same thing in all.
 use std::ops::Range;
 
 /// The byte range of every document of `text`, in order. `--- key: value` keeps the content of
