@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::AcceptError;
 use crate::drift::{self, Class, DriftItem, LiveObject};
 use crate::helm::chart::{self, ChartSpec};
+use crate::manifest::charts::{deepest_step, template_line};
 use crate::manifest::edit::{FieldEdit, FieldPath, PreparedEdit};
 use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
 
@@ -170,49 +171,6 @@ fn without_added(render: &mut Value, old: &Value, steps: &[crate::manifest::edit
     }
 }
 
-/// The line of `template` (a chart's file) that writes the field at `path`, 1-based, and its
-/// text: the path followed down the template, each field by its `name:` line and each list item
-/// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
-/// deepest step found (a `toYaml` block renders the fields below its own line).
-pub fn template_line(template: &Path, path: &crate::drift::path::DriftPath) -> (usize, String) {
-    let text = std::fs::read_to_string(template).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    match deepest_step(&lines, path) {
-        Some((_, at)) => (at + 1, lines[at].trim().to_owned()),
-        None => (1, String::new()),
-    }
-}
-
-/// The deepest step of `path` found down the template's `lines` ([`template_line`]): its index
-/// in the path and its line (0-based).
-fn deepest_step(lines: &[&str], path: &crate::drift::path::DriftPath) -> Option<(usize, usize)> {
-    use crate::drift::path::PathStep;
-    let mut found: Option<(usize, usize)> = None;
-    for (index, step) in path.0.iter().enumerate() {
-        let from = found.map_or(0, |(_, line)| line);
-        let at = match step {
-            PathStep::Field(name) => {
-                let wanted = format!("{name}:");
-                let field = |line: &&str| {
-                    let line = line.trim_start().trim_start_matches("- ");
-                    line.starts_with(&wanted)
-                };
-                lines[from..].iter().position(field)
-            }
-            PathStep::Item { key, .. } => lines[from..].iter().position(|line| {
-                key.values().any(|v| {
-                    v.as_str().is_some_and(|v| line.contains(v)) || line.contains(&v.to_string())
-                })
-            }),
-            PathStep::Value(_) => None,
-        };
-        if let Some(at) = at {
-            found = Some((index, from + at));
-        }
-    }
-    found
-}
-
 /// The values that a field added live under a `toYaml .Values.X` block would be set at: the
 /// block's own values path and the rest of the field's path below the block's field
 /// (`resources:` then `{{ toYaml .Values.resources | … }}`, a live `…resources.limits.memory`:
@@ -221,7 +179,7 @@ fn to_yaml_values(template: &Path, path: &crate::drift::path::DriftPath) -> Opti
     use crate::drift::path::PathStep;
     let text = std::fs::read_to_string(template).ok()?;
     let lines: Vec<&str> = text.lines().collect();
-    let (index, at) = deepest_step(&lines, path)?;
+    let (index, at) = deepest_step(&lines, path.edit_path().steps())?;
     // On the field's line (`resources: {{ toYaml … }}`) or the next that is not blank.
     let block = std::iter::once(lines[at])
         .chain(
@@ -302,7 +260,7 @@ pub fn plan_and_prove(
     )];
     for item in chosen {
         let field = item.path.last_field().unwrap_or_default();
-        let (line, text) = template_line(&template, &item.path);
+        let (line, text) = template_line(&template, item.path.edit_path().steps());
         let no_value = |why: String| {
             refuse(
                 key,
@@ -504,13 +462,16 @@ mod tests {
             .item(item("LOG_LEVEL"), None)
             .child("value");
         assert_eq!(
-            template_line(&file, &env),
+            template_line(&file, env.edit_path().steps()),
             (11, "value: {{ .Values.logLevel }}".to_owned())
         );
         let memory = container.child("resources").child("limits").child("memory");
-        assert_eq!(template_line(&file, &memory), (12, "resources:".to_owned()));
+        assert_eq!(
+            template_line(&file, memory.edit_path().steps()),
+            (12, "resources:".to_owned())
+        );
         let replicas = DriftPath::default().child("spec").child("replicas");
-        assert_eq!(template_line(&file, &replicas).0, 2);
+        assert_eq!(template_line(&file, replicas.edit_path().steps()).0, 2);
         // A field added live under the `toYaml` block maps to the block's values below it.
         assert_eq!(
             to_yaml_values(&file, &memory),

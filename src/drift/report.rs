@@ -325,10 +325,25 @@ impl DriftReport {
         manifest: Option<&ManifestObject>,
         index: Option<&crate::manifest::ManifestIndex>,
     ) {
+        // A release's object whose chart is in the checkout: its fields are placed on the
+        // template line that writes them (a file GitHub can annotate), not on the release.
+        let template = manifest
+            .filter(|m| m.helm.is_some())
+            .and_then(|m| index?.chart_object(&m.key))
+            .map(|chart| chart.file.to_path_buf());
         let item_places = drift
             .items
             .iter()
             .map(|item| {
+                if let Some(template) = &template {
+                    let path = item.path.edit_path();
+                    let (line, _) = crate::manifest::charts::template_line(template, path.steps());
+                    return Some(crate::manifest::Place {
+                        file: template.clone(),
+                        line,
+                        what: Some("template"),
+                    });
+                }
                 let steps = item.path.line_steps();
                 manifest.map(|m| match index {
                     Some(index) => index.place_of(m, &item.path.edit_path(), &steps),

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::edit::PathStep;
 use super::lines::{Step, line_of};
 use super::parse::{ParsedFile, parse_file_sharing};
 use super::tree::Names;
@@ -394,6 +395,48 @@ fn shown_path(path: &[String]) -> String {
         out.push_str(step);
     }
     out
+}
+
+/// The line of `template` (a chart's file) that writes the field at `path`, 1-based, and its
+/// text: the path followed down the template, each field by its `name:` line and each list item
+/// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
+/// deepest step found (a `toYaml` block renders the fields below its own line).
+pub fn template_line(template: &Path, path: &[PathStep]) -> (usize, String) {
+    let text = std::fs::read_to_string(template).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    match deepest_step(&lines, path) {
+        Some((_, at)) => (at + 1, lines[at].trim().to_owned()),
+        None => (1, String::new()),
+    }
+}
+
+/// The deepest step of `path` found down the template's `lines` ([`template_line`]): its index
+/// in the path and its line (0-based).
+pub fn deepest_step(lines: &[&str], path: &[PathStep]) -> Option<(usize, usize)> {
+    let mut found: Option<(usize, usize)> = None;
+    for (index, step) in path.iter().enumerate() {
+        let from = found.map_or(0, |(_, line)| line);
+        let at = match step {
+            PathStep::Key(name) => {
+                let wanted = format!("{name}:");
+                let field = |line: &&str| {
+                    let line = line.trim_start().trim_start_matches("- ");
+                    line.starts_with(&wanted)
+                };
+                lines[from..].iter().position(field)
+            }
+            PathStep::Item(key) => lines[from..].iter().position(|line| {
+                key.values().any(|v| {
+                    v.as_str().is_some_and(|v| line.contains(v)) || line.contains(&v.to_string())
+                })
+            }),
+            PathStep::Value(_) | PathStep::Index(_) => None,
+        };
+        if let Some(at) = at {
+            found = Some((index, from + at));
+        }
+    }
+    found
 }
 
 /// The paths where `a` and `b` differ (maps key by key, lists item by item), with both values.

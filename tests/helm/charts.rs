@@ -543,6 +543,15 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     let check = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
     assert_eq!(check.code, 1, "{check:?}");
     assert_eq!(drifted_fields(&check.json()).len(), 3, "{check:?}");
+    // In a CI job, each annotation is placed on the template line that writes the field (GitHub
+    // cannot place one on the release).
+    let github = s.kdrift(&["check", "-n", NAMESPACE, "-o", "github"]);
+    assert!(
+        github.stdout.contains(&format!(
+            "::warning file=charts/web/templates/deployment.yaml,line=8,title=kdrift%3A drift of deployment/{NAMESPACE}/web::spec.replicas: 3 in git, 5 live"
+        )) && !github.stdout.contains("file=helm:"),
+        "{github:?}"
+    );
 
     let before = s.repo.head();
     let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
