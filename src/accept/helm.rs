@@ -74,6 +74,77 @@ fn nested(keys: &[String], value: &Value) -> Value {
     })
 }
 
+/// Template functions whose output changes from one render to the next.
+const UNSTABLE: [&str; 12] = [
+    "randAlphaNum",
+    "randAlpha",
+    "randNumeric",
+    "randAscii",
+    "randBytes",
+    "uuidv4",
+    "now",
+    "lookup",
+    "genCA",
+    "genPrivateKey",
+    "genSelfSignedCert",
+    "genSignedCert",
+];
+
+/// Why no value can be proved, when two renders of the same chart and values differ: where they
+/// differ, and the template functions that do that (`randAlphaNum`, `now`, `lookup`…) found in
+/// its templates.
+fn renders_differently(
+    spec: &ChartSpec,
+    described: &str,
+    first: &HashMap<ObjectKey, Value>,
+    second: &HashMap<ObjectKey, Value>,
+) -> Option<String> {
+    let (key, a, b) = first.iter().find_map(|(key, a)| match second.get(key) {
+        Some(b) if a == b => None,
+        Some(b) => Some((key.to_string(), a.clone(), b.clone())),
+        None => Some((key.to_string(), a.clone(), Value::Null)),
+    })?;
+    let mut used: Vec<&str> = Vec::new();
+    let mut files = Vec::new();
+    let _ = collect_templates(&spec.dir.join("templates"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for function in UNSTABLE {
+            let called = text.match_indices(function).any(|(at, _)| {
+                let after = text[at + function.len()..].chars().next();
+                let before = text[..at].chars().next_back();
+                !after.is_some_and(|c| c.is_alphanumeric())
+                    && !before.is_some_and(|c| c.is_alphanumeric() || c == '.')
+            });
+            if called && !used.contains(&function) {
+                used.push(function);
+            }
+        }
+    }
+    let functions = if used.is_empty() {
+        String::new()
+    } else {
+        format!(" (its templates call {})", used.join(", "))
+    };
+    Some(format!(
+        "{described} renders differently on every run{functions}: two renders of the same values differ at {key} ({}), so no value can be proved to render the live one; nothing was written",
+        crate::manifest::edit::intended::first_difference(&a, &b)
+    ))
+}
+
+/// The files under `dir`, recursively.
+fn collect_templates(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_templates(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Whether `after` is `before` with the `chosen` items' paths set to their live values and
 /// nothing else changed: the object renders as live at those fields (compared as the drift
 /// engine compares), every other field and every other object as before.
@@ -334,6 +405,11 @@ pub fn plan_and_prove(
             }
         }
         let Some(candidate) = found else {
+            // A chart that renders differently each time fails every proof: say that instead.
+            let again = objects(&spec, &render(&spec)?);
+            if let Some(why) = renders_differently(&spec, &spec.describe(root), &before, &again) {
+                return Err(refuse(key, why));
+            }
             return Err(no_value(format!("tried {}", tried.join(", "))));
         };
         notes.push(format!(

@@ -673,6 +673,30 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     assert_eq!(check.code, 0, "green after the reverts: {check:?}");
 }
 
+/// Issue 47: a chart that renders differently every time (a token from `randAlphaNum`) cannot
+/// prove any value; the refusal says so and names the function, not "it changes other fields".
+#[test]
+fn a_chart_that_renders_differently_every_run_is_named_as_the_cause() {
+    let Some(s) = installed("a_chart_that_renders_differently_every_run_is_named_as_the_cause")
+    else {
+        return;
+    };
+    s.repo.write(
+        "charts/web/templates/token.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web-token\nstringData:\n  token: {{ randAlphaNum 16 | quote }}\n",
+    );
+    s.repo.git(&["add", "-A"]);
+    s.repo.git(&["commit", "--quiet", "-m", "a token"]);
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=5"]);
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("renders differently on every run (its templates call randAlphaNum): two renders of the same values differ at secret/charts/web-token"),
+        "{run:?}"
+    );
+    assert_eq!(s.repo.read("envs/prod.yaml"), PROD, "nothing was written");
+}
+
 /// Issue 47: a release's object deleted live is not created behind helm's back by a revert: it
 /// says that `helm upgrade` (or `helm rollback` to the release's revision) recreates it.
 #[test]
