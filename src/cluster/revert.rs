@@ -512,6 +512,88 @@ impl Reverter {
         }
     }
 
+    /// Leaves a trace of a revert done: a `Normal` event `Reverted` on the object, reported by
+    /// kdrift, naming who asked (`who`), the fields put back and the field manager applied as — so
+    /// that the timeline (`kdrift changes`) and an incident review tell a person's revert from a
+    /// `helm upgrade`, though the fields are written as helm's. Not recorded is not fatal: the
+    /// error says why (RBAC on events).
+    pub async fn record(
+        &self,
+        preview: &Preview,
+        outcome: &Outcome,
+        who: &str,
+    ) -> Result<(), String> {
+        let namespace = match self.manifest.key.namespace.as_str() {
+            "" => "default",
+            ns => ns,
+        };
+        let now = jiff::Timestamp::now().to_string();
+        // The drifted fields the revert put back: the preview's, but those it kept.
+        let fields: Vec<String> =
+            crate::drift::LiveObject::from_value(preview.before.clone(), &self.schemas)
+                .map(|live| {
+                    crate::drift::compare(&self.manifest, &live, &self.config)
+                        .items
+                        .into_iter()
+                        .filter(|i| {
+                            i.class.is_drift() && !preview.kept.iter().any(|k| k.covers(&i.path))
+                        })
+                        .map(|i| i.path.to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+        let desired = match &self.manifest.helm {
+            Some(release) => release.source(),
+            None => format!(
+                "{}:{}",
+                crate::manifest::shown_path(&self.manifest.file),
+                self.manifest.line
+            ),
+        };
+        let message = format!(
+            "kdrift revert by {who}: put back {} as {desired} says (applied as field manager \"{}\")",
+            listed(&fields),
+            field_manager_for(&self.manifest)
+        );
+        let involved = serde_json::json!({
+            "apiVersion": self.manifest.api_version.to_string(),
+            "kind": self.manifest.key.kind.to_string(),
+            "name": self.manifest.key.name.to_string(),
+            "namespace": (!self.manifest.key.namespace.is_empty()).then(|| self.manifest.key.namespace.to_string()),
+            "uid": outcome.after.pointer("/metadata/uid"),
+            "resourceVersion": outcome.after.pointer("/metadata/resourceVersion"),
+        });
+        let event = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "generateName": format!("{}.kdrift-revert-", self.manifest.key.name),
+                "namespace": namespace,
+            },
+            "involvedObject": involved,
+            "type": "Normal",
+            "reason": "Reverted",
+            "message": message,
+            "source": {"component": FIELD_MANAGER},
+            "reportingComponent": FIELD_MANAGER,
+            "reportingInstance": who,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        });
+        let events: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            namespace,
+            &ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&()),
+        );
+        let event: DynamicObject = serde_json::from_value(event).map_err(|e| e.to_string())?;
+        events
+            .create(&kube::api::PostParams::default(), &event)
+            .await
+            .map(|_| ())
+            .map_err(|e| crate::cluster::describe(&e))
+    }
+
     async fn apply(&self, config: &Value, params: &PatchParams) -> Result<Value, RevertError> {
         let name = &self.manifest.key.name;
         match self.api.patch(name, params, &Patch::Apply(config)).await {
@@ -577,6 +659,31 @@ fn rbac_resource(resource: &ApiResource) -> String {
 
 fn apply_params(manifest: &ManifestObject) -> PatchParams {
     PatchParams::apply(field_manager_for(manifest)).force()
+}
+
+/// Who asks for a revert, for its trace: the local user and machine, and the kubeconfig context
+/// (`alice@laptop (context prod)`): the API server knows the credentials, not the person.
+pub fn who(context: &str) -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "someone".to_owned());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown host".to_owned());
+    format!("{user}@{host} (context {context})")
+}
+
+/// `fields` for a trace: `spec.replicas, …` (at most five, then how many more).
+fn listed(fields: &[String]) -> String {
+    const SHOWN: usize = 5;
+    match fields.len() {
+        0 => "nothing".to_owned(),
+        n if n > SHOWN => format!("{} and {} more", fields[..SHOWN].join(", "), n - SHOWN),
+        _ => fields.join(", "),
+    }
 }
 
 fn to_value(object: DynamicObject) -> Result<Value, RevertError> {

@@ -162,7 +162,21 @@ async fn revert(
         };
     }
     match outcome {
-        Ok(outcome) => report(&preview, manifest, &outcome),
+        Ok(outcome) => {
+            let code = report(&preview, manifest, &outcome);
+            let who = crate::cluster::revert::who(&ctx.conn.context);
+            match reverter.record(&preview, &outcome, &who).await {
+                Ok(()) => say!(
+                    "recorded: event Reverted on {} by {who} (kdrift changes shows it)",
+                    preview.object
+                ),
+                Err(e) => tell!(
+                    "note: the revert's trace (an event on {}) was not recorded: {e}",
+                    preview.object
+                ),
+            }
+            code
+        }
         Err(e) => fail(&e),
     }
 }

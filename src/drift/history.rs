@@ -235,11 +235,17 @@ pub fn rollouts(
     out
 }
 
-/// A line per Warning event: its object, reason and message, at its last time.
+/// A line per Warning event, and per trace kdrift left of a revert (a `Normal` event reported by
+/// `kdrift`, which names who asked): its object, reason and message, at its last time.
 pub fn warnings(items: &[Value]) -> Vec<Change> {
+    let kdrift = |e: &Value| {
+        text_of(e, "/reportingComponent").as_deref() == Some("kdrift")
+            // (The component `cluster::revert::Reverter::record` reports as.)
+            || text_of(e, "/source/component").as_deref() == Some("kdrift")
+    };
     items
         .iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("Warning"))
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("Warning") || kdrift(e))
         .map(|e| {
             let time = text_of(e, "/lastTimestamp")
                 .or_else(|| text_of(e, "/series/lastObservedTime"))
@@ -261,7 +267,8 @@ pub fn warnings(items: &[Value]) -> Vec<Change> {
                 object,
                 who,
                 what: format!(
-                    "Warning {}: {}",
+                    "{} {}: {}",
+                    text_of(e, "/type").unwrap_or_default(),
                     text_of(e, "/reason").unwrap_or_default(),
                     text_of(e, "/message").unwrap_or_default()
                 ),

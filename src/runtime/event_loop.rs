@@ -337,7 +337,8 @@ impl Loop {
                 }
                 Command::Revert { id, key } => {
                     self.writes += 1;
-                    self.reverts.execute(id, key, &self.tx);
+                    let who = crate::cluster::revert::who(&self.conn.context);
+                    self.reverts.execute(id, key, who, &self.tx);
                 }
                 Command::FetchDiff(key, api_version) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());

@@ -83,7 +83,8 @@ impl Reverts {
     }
 
     /// `y`: revert as previewed under `id`.
-    pub fn execute(&mut self, id: u64, key: ManifestKey, tx: &UnboundedSender<Event>) {
+    /// `who` asks (for the revert's trace, [`Reverter::record`]).
+    pub fn execute(&mut self, id: u64, key: ManifestKey, who: String, tx: &UnboundedSender<Event>) {
         let tx = tx.clone();
         let Some((_, reverter, preview)) = self.pending.take().filter(|(p, ..)| *p == id) else {
             let _ = tx.send(Event::App(Message::Reverted {
@@ -93,15 +94,19 @@ impl Reverts {
             return;
         };
         tokio::spawn(async move {
-            let result = reverter
-                .execute(&preview)
-                .await
-                .map(|outcome| RevertDone {
-                    key,
-                    removed: outcome.removed.iter().map(|r| r.label()).collect(),
-                    kept: outcome.kept.iter().map(|r| r.label()).collect(),
-                })
-                .map_err(|e| e.to_string());
+            let result = match reverter.execute(&preview).await {
+                Ok(outcome) => {
+                    if let Err(error) = reverter.record(&preview, &outcome, &who).await {
+                        tracing::warn!(%error, object = %key, "the revert's trace was not recorded");
+                    }
+                    Ok(RevertDone {
+                        key,
+                        removed: outcome.removed.iter().map(|r| r.label()).collect(),
+                        kept: outcome.kept.iter().map(|r| r.label()).collect(),
+                    })
+                }
+                Err(e) => Err(e.to_string()),
+            };
             let _ = tx.send(Event::App(Message::Reverted { id, result }));
         });
     }

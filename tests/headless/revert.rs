@@ -78,6 +78,34 @@ fn revert_yes_puts_the_cluster_back_and_check_agrees() {
     let d = c.get_json("deployment/cart", "shop");
     assert_eq!(d["spec"]["replicas"], 2);
     assert_eq!(managed_entry(&d, "kdrift")["operation"], "Apply");
+
+    // A trace of who reverted (issue 47): an event on the object, which the timeline shows.
+    assert!(
+        stdout.contains("recorded: event Reverted on deployment/shop/cart by "),
+        "{stdout}"
+    );
+    let events = c.ok(&[
+        "get",
+        "events",
+        "-n",
+        "shop",
+        "--field-selector",
+        "reason=Reverted",
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert!(
+        events.starts_with("kdrift revert by ")
+            && events.contains(": put back spec.replicas, ")
+            && events.contains("(applied as field manager \"kdrift\")"),
+        "{events}"
+    );
+    let changes = kdrift(&c, &["changes", "-n", "shop"]);
+    let timeline = text(&changes.stdout);
+    assert!(
+        timeline.contains("Normal Reverted: kdrift revert by "),
+        "{timeline}"
+    );
 }
 
 #[test]
