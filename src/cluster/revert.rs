@@ -661,6 +661,52 @@ fn apply_params(manifest: &ManifestObject) -> PatchParams {
     PatchParams::apply(field_manager_for(manifest)).force()
 }
 
+/// A revert's trace read back ([`Reverter::record`]): when, and its message (who asked, what was
+/// put back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    pub time: String,
+    pub message: String,
+}
+
+/// The traces kdrift left of reverts of `key`'s object, oldest first (its events `Reverted`
+/// reported by kdrift, as long as the server keeps events: an hour by default).
+pub async fn traces(
+    client: &Client,
+    key: &crate::manifest::ObjectKey,
+) -> Result<Vec<Trace>, String> {
+    use k8s_openapi::api::core::v1::Event;
+    let namespace = match key.namespace.as_str() {
+        "" => "default",
+        ns => ns,
+    };
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let params = kube::api::ListParams::default()
+        .fields(&format!("involvedObject.name={},reason=Reverted", key.name));
+    let list = api
+        .list(&params)
+        .await
+        .map_err(|e| crate::cluster::describe(&e))?;
+    let mut traces: Vec<Trace> = list
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.reporting_component.as_deref() == Some(FIELD_MANAGER)
+                && e.involved_object.kind.as_deref() == Some(key.kind.as_str())
+                && e.involved_object.name.as_deref() == Some(key.name.as_str())
+        })
+        .map(|e| Trace {
+            time: e
+                .last_timestamp
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+            message: e.message.unwrap_or_default(),
+        })
+        .collect();
+    traces.sort_by(|a, b| a.time.cmp(&b.time));
+    Ok(traces)
+}
+
 /// Who asks for a revert, for its trace: the local user and machine, and the kubeconfig context
 /// (`alice@laptop (context prod)`): the API server knows the credentials, not the person.
 pub fn who(context: &str) -> String {

@@ -76,11 +76,32 @@ async fn run_blame(ctx: &mut Context, target: &Target, output: BlameFormat) -> u
         None => tell!("kdrift: {key}: no manifest found, so no git state"),
     }
     let found = blame::blame(live.schema, &blame::shown(raw), &entries, desired.as_ref());
+    // kdrift's reverts of it, which its managedFields credit to the manager applied as.
+    let traces = match crate::cluster::revert::traces(&ctx.conn.client, &key).await {
+        Ok(traces) => traces,
+        Err(e) => {
+            tell!("kdrift: {key}: its reverts by kdrift could not be read: {e}");
+            Vec::new()
+        }
+    };
     match output {
-        BlameFormat::Text => print!("{}", crate::text::printable(&blame::text(&found))),
+        BlameFormat::Text => {
+            print!("{}", crate::text::printable(&blame::text(&found)));
+            for trace in &traces {
+                say!(
+                    "# reverted {}: {}",
+                    trace.time,
+                    crate::text::one_line(&trace.message)
+                );
+            }
+        }
         BlameFormat::Json => {
             let mut value = blame::json(&found);
             value["object"] = serde_json::json!(key.to_string());
+            value["reverts"] = traces
+                .iter()
+                .map(|t| serde_json::json!({"time": t.time, "message": t.message}))
+                .collect();
             say!(
                 "{}",
                 serde_json::to_string_pretty(&value).unwrap_or_default()

@@ -106,6 +106,14 @@ fn revert_yes_puts_the_cluster_back_and_check_agrees() {
         timeline.contains("Normal Reverted: kdrift revert by "),
         "{timeline}"
     );
+    let blame = kdrift(&c, &["blame", "deployment/cart", "-n", "shop"]);
+    let shown = text(&blame.stdout);
+    assert!(
+        shown.lines().any(|l| l.starts_with("# reverted ")
+            && l.contains(": kdrift revert by ")
+            && l.contains("put back spec.replicas")),
+        "{shown}"
+    );
 }
 
 #[test]
