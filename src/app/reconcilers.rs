@@ -28,6 +28,13 @@ impl App {
         self.owners_asked.iter().any(|o| self.claims(o))
     }
 
+    /// Whether Helm releases are desired state here (their objects' rows name them).
+    pub fn has_helm_releases(&self) -> bool {
+        self.releases
+            .as_ref()
+            .is_some_and(|read| !read.releases.is_empty())
+    }
+
     /// Whether `owner` is one to show: an instance label's app only once it was read
     /// ([`crate::gitops::Reconciler::claims`]).
     pub fn claims(&self, owner: &crate::gitops::Owner) -> bool {

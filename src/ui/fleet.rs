@@ -133,6 +133,7 @@ pub fn render_fleet_table(parts: &Parts<'_>, theme: &Theme, frame: &mut Frame, a
         selected: fleet.selected,
         namespaces: several || apps.iter().any(|a| a.scope.as_namespace().is_none()),
         gitops: apps.iter().any(|a| a.has_gitops_owners()),
+        helm: apps.iter().any(|a| a.has_helm_releases()),
         loading: members
             .iter()
             .any(|m| *m.link == Link::Connecting || !m.app.cache.workloads.is_synced()),

@@ -103,6 +103,9 @@ pub struct Window<'a> {
     pub namespaces: bool,
     /// Some object names a GitOps owner.
     pub gitops: bool,
+    /// Some object's desired state is a Helm release's (the column says which, where no GitOps
+    /// owner does).
+    pub helm: bool,
     /// The table is empty because no list has ended yet.
     pub loading: bool,
 }
@@ -154,6 +157,7 @@ pub fn render_table(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
         selected: app.table.selected,
         namespaces: app.scope.as_namespace().is_none(),
         gitops: app.has_gitops_owners(),
+        helm: app.has_helm_releases(),
         loading: !app.cache.workloads.is_synced(),
     };
     draw_table(&app.table, theme, frame, area, title, &window);
@@ -278,10 +282,16 @@ pub fn draw_table(
         .max()
         .unwrap_or(0)
         .clamp(16, 40);
-    let gitops = !compact && !narrow && window.gitops && left > longest_name + GITOPS_WIDTH;
+    let gitops =
+        !compact && !narrow && (window.gitops || window.helm) && left > longest_name + GITOPS_WIDTH;
     // Before DRIFT, which stays the last column.
     if gitops {
-        header.insert(header.len() - 1, "GITOPS");
+        let name = match (window.gitops, window.helm) {
+            (true, true) => "GITOPS/HELM",
+            (false, true) => "HELM",
+            _ => "GITOPS",
+        };
+        header.insert(header.len() - 1, name);
     }
     let header = Row::new(header).style(theme.header);
     let left = if gitops {
@@ -532,13 +542,19 @@ fn build_row<'a>(
         Cell::from(drift_cell(theme, app.drift_of(&r.key))),
     ]);
     if cols.gitops {
-        cells.insert(cells.len() - 1, gitops_cell(app, theme, &r.owners));
+        cells.insert(cells.len() - 1, gitops_cell(app, theme, &r.key, &r.owners));
     }
     Row::new(cells).style(style)
 }
 
-/// The GITOPS cell: each owner's marker, warning-coloured when it undoes live changes.
-fn gitops_cell<'a>(app: &App, theme: &Theme, owners: &[crate::gitops::Owner]) -> Cell<'a> {
+/// The GITOPS cell: each owner's marker, warning-coloured when it undoes live changes; with none,
+/// the Helm release whose manifest is the row's desired state (`helm:web rev 3`).
+fn gitops_cell<'a>(
+    app: &App,
+    theme: &Theme,
+    key: &ObjectKey,
+    owners: &[crate::gitops::Owner],
+) -> Cell<'a> {
     let mut reverts = false;
     let text: Vec<String> = owners
         .iter()
@@ -552,6 +568,17 @@ fn gitops_cell<'a>(app: &App, theme: &Theme, owners: &[crate::gitops::Owner]) ->
         })
         .collect();
     let style = if reverts { theme.warning } else { theme.muted };
+    if text.is_empty()
+        && let Some(release) = app.manifests.as_ref().and_then(|index| {
+            index
+                .get(&crate::app::drift::manifest_key(key))?
+                .helm
+                .clone()
+        })
+    {
+        let shown = format!("helm:{} rev {}", release.name, release.revision);
+        return Cell::from(Span::styled(fit(&shown, GITOPS_WIDTH), theme.muted));
+    }
     Cell::from(Span::styled(fit(&text.join(", "), GITOPS_WIDTH), style))
 }
 

@@ -57,9 +57,16 @@ async fn a_release_s_row_drifts_on_scale_and_a_new_revision_is_seen() {
     .await;
 
     let common = d.watching_only();
-    run(&common, 150, 40, |tx, text| async move {
+    run(&common, 200, 40, |tx, text| async move {
         wait_for(&text, "the release's web in sync", |s| {
             row_drift(s, "web").as_deref() == Some("in sync")
+        })
+        .await;
+        // Issue 47: the row names its release where a GitOps owner would be named.
+        wait_for(&text, "a HELM column naming release web rev 1", |s| {
+            s.contains("HELM")
+                && s.lines()
+                    .any(|l| l.contains(" web ") && l.contains("helm:web rev 1"))
         })
         .await;
         d.kubectl(&["-n", NAMESPACE, "scale", "deployment/web", "--replicas=5"])
