@@ -10,32 +10,6 @@ use crate::manifest::{Config, ManifestObject};
 use crate::revert::plan::{self, Kept, Removal};
 use crate::revert::rekey;
 
-impl RevertError {
-    /// `manifest`'s object is not live: what creates it — `kubectl apply` of the file, or for an
-    /// object of a Helm release, helm itself (kdrift does not create a release's objects behind
-    /// helm's back).
-    pub fn missing(manifest: &ManifestObject) -> RevertError {
-        let how = match &manifest.helm {
-            Some(release) => format!(
-                "it is an object of Helm release {}/{}: `helm upgrade {} … -n {}` recreates it, or `helm rollback {} {} -n {}` applies revision {} again",
-                release.namespace,
-                release.name,
-                release.name,
-                release.namespace,
-                release.name,
-                release.revision,
-                release.namespace,
-                release.revision
-            ),
-            None => "kubectl apply creates it".to_owned(),
-        };
-        RevertError::NotFound {
-            object: manifest.key.to_string(),
-            how,
-        }
-    }
-}
-
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
 
@@ -78,6 +52,8 @@ pub struct Preview {
     /// Drifted fields the revert leaves as they are live (not asked for with `--field`, or
     /// already in git), each with why.
     pub kept: Vec<Kept>,
+    /// The drifted fields it puts back, as `kdrift check` prints them (for its trace).
+    pub reverted: Vec<String>,
 }
 
 impl Preview {
@@ -170,6 +146,32 @@ pub enum RevertError {
     },
 }
 
+impl RevertError {
+    /// `manifest`'s object is not live: what creates it — `kubectl apply` of the file, or for an
+    /// object of a Helm release, helm itself (kdrift does not create a release's objects behind
+    /// helm's back).
+    pub fn missing(manifest: &ManifestObject) -> RevertError {
+        let how = match &manifest.helm {
+            Some(release) => format!(
+                "it is an object of Helm release {}/{}: `helm upgrade {} … -n {}` recreates it, or `helm rollback {} {} -n {}` applies revision {} again",
+                release.namespace,
+                release.name,
+                release.name,
+                release.namespace,
+                release.name,
+                release.revision,
+                release.namespace,
+                release.revision
+            ),
+            None => "kubectl apply creates it".to_owned(),
+        };
+        RevertError::NotFound {
+            object: manifest.key.to_string(),
+            how,
+        }
+    }
+}
+
 /// One object to revert: its manifest and the API for its kind. Cheap to clone, `Send`, so the
 /// TUI can run the preview and the revert on tasks.
 #[derive(Clone)]
@@ -191,6 +193,24 @@ pub struct Reverter {
 pub struct Scope {
     pub fields: Vec<String>,
     pub git: Option<Value>,
+}
+
+impl Scope {
+    /// The scope of a revert of `manifest` (of `index`) asked for `fields`: a release object's
+    /// with git's render of its chart, when the checkout has one.
+    pub fn of(
+        index: &crate::manifest::ManifestIndex,
+        manifest: &ManifestObject,
+        fields: Vec<String>,
+    ) -> Scope {
+        Scope {
+            fields,
+            git: manifest
+                .helm
+                .as_ref()
+                .and_then(|_| index.git_render_as_applied(&manifest.key)),
+        }
+    }
 }
 
 impl Reverter {
@@ -233,20 +253,25 @@ impl Reverter {
         self
     }
 
-    /// The drifted fields of `live` the revert leaves as they are: none unless the scope names
-    /// fields, or git holds some of a release object's.
-    fn kept(&self, live: &Value) -> Result<Vec<Kept>, RevertError> {
-        if self.scope.fields.is_empty() && self.scope.git.is_none() {
-            return Ok(Vec::new());
-        }
-        let live = crate::drift::LiveObject::from_value(live.clone(), &self.schemas)
-            .map_err(|e| RevertError::Scope(format!("{} cannot be compared: {e}", self.object)))?;
+    /// The drift of `live` (the object as the preview reads it), against git's render too for a
+    /// release's object: `None` when it cannot be compared (only a scope needs it then).
+    fn drift_of(&self, live: &Value) -> Result<Option<crate::drift::ObjectDrift>, RevertError> {
+        let scoped = !self.scope.fields.is_empty() || self.scope.git.is_some();
+        let live = match crate::drift::LiveObject::from_value(live.clone(), &self.schemas) {
+            Ok(live) => live,
+            Err(e) if scoped => {
+                return Err(RevertError::Scope(format!(
+                    "{} cannot be compared: {e}",
+                    self.object
+                )));
+            }
+            Err(_) => return Ok(None),
+        };
         let mut drift = crate::drift::compare(&self.manifest, &live, &self.config);
         if let Some(git) = &self.scope.git {
             crate::drift::check::in_git(&mut drift, git, &live, &self.config);
         }
-        crate::revert::scope::kept(&drift, &self.scope.fields)
-            .map_err(|e| RevertError::Scope(e.to_string()))
+        Ok(Some(drift))
     }
 
     /// `deployment/shop/web`.
@@ -257,14 +282,29 @@ impl Reverter {
     /// The server-side dry run of both steps (`dryRun=All`): live now and live after.
     pub async fn preview(&self) -> Result<Preview, RevertError> {
         let before = self.get().await?;
-        let kept = self.kept(&before)?;
+        // One comparison of the object as it is: which fields stay live, whether an autoscaler
+        // owns the replicas, and which fields the revert puts back (for its trace).
+        let drift = self.drift_of(&before)?;
+        let kept = match &drift {
+            Some(drift) => crate::revert::scope::kept(drift, &self.scope.fields)
+                .map_err(|e| RevertError::Scope(e.to_string()))?,
+            None => Vec::new(),
+        };
+        let items = drift.as_ref().map_or(&[][..], |d| d.items.as_slice());
+        let reverted = items
+            .iter()
+            .filter(|i| i.class.is_drift() && !kept.iter().any(|k| k.covers(&i.path)))
+            .map(|i| i.path.to_string())
+            .collect();
         let rv = resource_version(&before);
         let scaler = match before.pointer("/spec/replicas") {
             Some(replicas) => self.autoscaler().await.map(|hpa| (hpa, replicas.clone())),
             None => None,
         };
         let autoscaled = scaler.is_some()
-            || plan::autoscaled(&self.manifest, &before, &self.config, &self.schemas);
+            || items
+                .iter()
+                .any(|i| i.class == crate::drift::Class::Autoscaled);
         let mut config = plan::apply_config(&self.manifest, None, autoscaled, &kept);
         let rekeys = rekey::rekeys(&self.manifest, &before, &self.config, &self.schemas);
         let mut rekey = None;
@@ -325,6 +365,7 @@ impl Reverter {
             rekey,
             replicas_note,
             kept,
+            reverted,
         })
     }
 
@@ -528,20 +569,6 @@ impl Reverter {
             ns => ns,
         };
         let now = jiff::Timestamp::now().to_string();
-        // The drifted fields the revert put back: the preview's, but those it kept.
-        let fields: Vec<String> =
-            crate::drift::LiveObject::from_value(preview.before.clone(), &self.schemas)
-                .map(|live| {
-                    crate::drift::compare(&self.manifest, &live, &self.config)
-                        .items
-                        .into_iter()
-                        .filter(|i| {
-                            i.class.is_drift() && !preview.kept.iter().any(|k| k.covers(&i.path))
-                        })
-                        .map(|i| i.path.to_string())
-                        .collect()
-                })
-                .unwrap_or_default();
         let desired = match &self.manifest.helm {
             Some(release) => release.source(),
             None => format!(
@@ -552,7 +579,7 @@ impl Reverter {
         };
         let message = format!(
             "kdrift revert by {who}: put back {} as {desired} says (applied as field manager \"{}\")",
-            listed(&fields),
+            listed(&preview.reverted),
             field_manager_for(&self.manifest)
         );
         let involved = serde_json::json!({

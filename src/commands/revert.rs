@@ -92,13 +92,7 @@ async fn revert(
         tell!("kdrift: {}", ctx.no_manifest(&key));
         return EXIT_ERROR;
     };
-    let scope = Scope {
-        fields: args.fields.clone(),
-        git: manifest
-            .helm
-            .as_ref()
-            .and_then(|_| ctx.index.git_render_as_applied(&key)),
-    };
+    let scope = Scope::of(&ctx.index, manifest, args.fields.clone());
     let reverter =
         match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config, &ctx.schemas).await {
             Ok(r) => r.scoped(scope),

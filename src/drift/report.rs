@@ -330,14 +330,17 @@ impl DriftReport {
         let template = manifest
             .filter(|m| m.helm.is_some())
             .and_then(|m| index?.chart_object(&m.key))
-            .map(|chart| chart.file.to_path_buf());
+            .map(|chart| {
+                let text = std::fs::read_to_string(&chart.file).unwrap_or_default();
+                (chart.file.to_path_buf(), text)
+            });
         let item_places = drift
             .items
             .iter()
             .map(|item| {
-                if let Some(template) = &template {
+                if let Some((template, text)) = &template {
                     let path = item.path.edit_path();
-                    let (line, _) = crate::manifest::charts::template_line(template, path.steps());
+                    let (line, _) = crate::manifest::charts::template_line_in(text, path.steps());
                     return Some(crate::manifest::Place {
                         file: template.clone(),
                         line,

@@ -402,7 +402,11 @@ fn shown_path(path: &[String]) -> String {
 /// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
 /// deepest step found (a `toYaml` block renders the fields below its own line).
 pub fn template_line(template: &Path, path: &[PathStep]) -> (usize, String) {
-    let text = std::fs::read_to_string(template).unwrap_or_default();
+    template_line_in(&std::fs::read_to_string(template).unwrap_or_default(), path)
+}
+
+/// [`template_line`] in a template's text already read (several fields of one object).
+pub fn template_line_in(text: &str, path: &[PathStep]) -> (usize, String) {
     let lines: Vec<&str> = text.lines().collect();
     match deepest_step(&lines, path) {
         Some((_, at)) => (at + 1, lines[at].trim().to_owned()),

@@ -167,21 +167,6 @@ fn remove_path(value: &mut Value, path: &DriftPath) {
     }
 }
 
-/// True when drift calls the live `spec.replicas` autoscaled (owned by the autoscaler).
-pub fn autoscaled(
-    manifest: &ManifestObject,
-    object: &Value,
-    config: &Config,
-    schemas: &Schemas,
-) -> bool {
-    LiveObject::from_value(object.clone(), schemas).is_ok_and(|live| {
-        compare(manifest, &live, config)
-            .items
-            .iter()
-            .any(|item| item.class == Class::Autoscaled)
-    })
-}
-
 /// The fields of `object` (the live object after the apply) that drift still calls added live:
 /// set by an out-of-band manager and absent from the manifest. Server-side apply leaves them,
 /// because they are not in the applied configuration.

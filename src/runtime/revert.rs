@@ -48,13 +48,7 @@ impl Reverts {
         };
         // A release object's fields that git already holds are left as they are (as `kdrift
         // revert` leaves them).
-        let scope = Scope {
-            fields: Vec::new(),
-            git: manifest
-                .helm
-                .as_ref()
-                .and_then(|_| index?.git_render_as_applied(&object)),
-        };
+        let scope = index.map_or_else(Scope::default, |i| Scope::of(i, &manifest, Vec::new()));
         let (client, tx, schemas) = (client.clone(), tx.clone(), schemas.clone());
         tokio::spawn(async move {
             let result = match Reverter::new(&client, &manifest, &config, &schemas).await {

@@ -39,9 +39,7 @@ pub fn render_revert(theme: &Theme, frame: &mut Frame, area: Rect, view: &Revert
             preview
                 .kept
                 .iter()
-                .map(|kept| {
-                    Line::styled(crate::text::printable(kept).into_owned(), theme.diff_note)
-                })
+                .map(|kept| kept_line(theme, kept))
                 .chain([match &preview.replicas_note {
                     Some(note) => Line::styled(
                         crate::app::revert::only_replicas_left(&preview.object, &view.place, note),
@@ -108,12 +106,7 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
             theme.diff_removed,
         ));
     }
-    for kept in &preview.kept {
-        lines.push(Line::styled(
-            crate::text::printable(kept).into_owned(),
-            theme.diff_note,
-        ));
-    }
+    lines.extend(preview.kept.iter().map(|kept| kept_line(theme, kept)));
     match &preview.replicas_note {
         Some(note) => lines.push(Line::styled(
             crate::text::printable(note).into_owned(),
@@ -126,6 +119,11 @@ fn preview_lines<'a>(theme: &Theme, preview: &'a PreviewShown) -> Vec<Line<'a>> 
         None => {}
     }
     lines
+}
+
+/// A field the revert leaves as it is live, and why.
+fn kept_line<'a>(theme: &Theme, kept: &str) -> Line<'a> {
+    Line::styled(crate::text::printable(kept).into_owned(), theme.diff_note)
 }
 
 fn hint<'a>(theme: &Theme, keys: &[(&'a str, &'a str)]) -> Vec<Span<'a>> {

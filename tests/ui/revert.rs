@@ -283,6 +283,7 @@ fn a_preview_that_changes_nothing_says_so_and_y_does_nothing() {
         rekey: None,
         replicas_note: None,
         kept: Vec::new(),
+        reverted: Vec::new(),
     });
     previewed(&mut app, id, Ok(shown));
     assert!(press(&mut app, KeyCode::Char('y')).is_empty());
@@ -328,6 +329,7 @@ fn fields_the_revert_leaves_live_are_said_in_the_view() {
         rekey: None,
         replicas_note: None,
         kept: Vec::new(),
+        reverted: Vec::new(),
     });
     shown.kept = vec![said.into()];
     previewed(&mut app, id, Ok(shown));

@@ -291,5 +291,6 @@ pub fn revert_preview(autoscaled: bool) -> PreviewShown {
         rekey: None,
         replicas_note: None,
         kept: Vec::new(),
+        reverted: Vec::new(),
     })
 }
