@@ -59,6 +59,8 @@ impl PartialEq for SharedIndex {
     }
 }
 
+impl Eq for SharedIndex {}
+
 /// Everything the runtime needs to write and commit (`Command::Accept`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcceptRequest {

@@ -10,8 +10,9 @@ use super::{App, Command, DriftSummary, ManifestKey, Screen};
 use crate::cluster::live::{Fetched, FetchedObject, LiveJson, LiveRow};
 use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
+use crate::drift::check::compare_in;
 use crate::drift::diff::{DiffLine, diff_lines};
-use crate::drift::{Attribution, Class, ObjectDrift, compare};
+use crate::drift::{Attribution, Class, ObjectDrift};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
 
@@ -144,7 +145,7 @@ impl App {
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
         match json.extract_as("apps/v1", key.kind.kind(), schemas) {
-            Ok(live) => summary_of(&compare(manifest, &live, &index.config)),
+            Ok(live) => summary_of(&compare_in(index, manifest, &live)),
             Err(e) => alone(DriftSummary::Error(format!(
                 "the live object could not be read: {e}"
             ))),
@@ -215,7 +216,7 @@ impl App {
             .map_err(|e| e.to_string());
         match (index.as_ref().zip(manifest), live) {
             (Some((index, manifest)), Ok(live)) => {
-                let drift = compare(manifest, &live, &index.config);
+                let drift = compare_in(index, manifest, &live);
                 if let Some(version) = version {
                     let desired = crate::drift::changes::Desired {
                         schema,
@@ -439,6 +440,7 @@ impl App {
         } else if !fetch.is_empty() {
             commands.push(self.fetch_live(fetch));
         }
+        commands.extend(self.render_charts());
         commands
     }
 
@@ -448,10 +450,21 @@ impl App {
         let Some(index) = self.manifests.as_mut() else {
             return Vec::new();
         };
+        let charts = Self::charts_concerned(
+            index,
+            changes.iter().filter_map(|change| match change {
+                FileChange::File { path, .. } => Some(path.as_path()),
+                _ => None,
+            }),
+        ) || changes.iter().any(|c| matches!(c, FileChange::Config(..)));
         // The app holds the only reference, so this does not copy the index.
         let index = Arc::make_mut(index);
         let all: Vec<ManifestKey> = index.apply_changes(changes);
-        self.desired_changed(all)
+        let mut commands = self.desired_changed(all);
+        if charts {
+            commands.extend(self.render_charts());
+        }
+        commands
     }
 
     /// The Helm releases of the scope were read (again): their objects' desired state is set
@@ -465,12 +478,16 @@ impl App {
             return Vec::new();
         };
         let all = Arc::make_mut(index).set_releases(&releases);
-        self.desired_changed(all)
+        self.note_pending_upgrades();
+        let mut commands = self.desired_changed(all);
+        // A chart without a `.kdrift.yaml` entry renders with its release's values.
+        commands.extend(self.render_charts());
+        commands
     }
 
     /// The desired state of `all` changed (files re-read, releases set): their objects are
     /// fetched again to be compared with it.
-    fn desired_changed(&mut self, all: Vec<ManifestKey>) -> Vec<Command> {
+    pub(super) fn desired_changed(&mut self, all: Vec<ManifestKey>) -> Vec<Command> {
         self.drift_inputs.clear();
         let mut commands = self.objects_touched(&all);
         // A kind that is new to the manifests: map it (and watch it).
@@ -598,7 +615,7 @@ impl App {
             return;
         }
         let index = self.manifests.as_ref();
-        let manifest = index.and_then(|index| Some((index.get(&key)?, &index.config)));
+        let manifest = index.and_then(|index| Some((index.get(&key)?, index)));
         // The first diff line of the drift item at or around the focus (a `:changes` line's field).
         let mut focus_at = None;
         let content = match (manifest, result) {
@@ -609,8 +626,8 @@ impl App {
                 manifest.file.display(),
                 manifest.line
             )),
-            (Some((manifest, config)), Ok(Some(live))) => {
-                let drift = compare(manifest, &live, config);
+            (Some((manifest, manifests)), Ok(Some(live))) => {
+                let drift = compare_in(manifests, manifest, &live);
                 let place = format!("{}:{}", manifest.file.display(), manifest.line);
                 let body = manifest.body.to_value();
                 let mut lines = diff_lines(&body, &drift, &place, self.now, DIFF_CONTEXT);

@@ -58,6 +58,12 @@ pub enum Message {
         epoch: u64,
         releases: crate::helm::Releases,
     },
+    /// The checkout's charts rendered for `Command::RenderCharts` number `id`.
+    ChartsRendered {
+        id: u64,
+        renders: Vec<crate::manifest::charts::ChartRender>,
+        problems: Vec<crate::manifest::Problem>,
+    },
     /// Live objects fetched for `Command::FetchLive`.
     LiveFetched(Vec<Fetched>),
     /// The kinds of the manifests mapped through discovery (reply to `Command::MapKinds`).
@@ -134,6 +140,13 @@ pub enum Command {
     /// `:ns` without a name: list the cluster's namespaces off the loop; answer with
     /// `Message::Namespaces`.
     ListNamespaces,
+    /// Render the charts of `index` with the user's helm (git's desired state of the Helm
+    /// releases' objects, as `check` renders them); answer with `Message::ChartsRendered`
+    /// tagged `id`.
+    RenderCharts {
+        id: u64,
+        index: accept::SharedIndex,
+    },
     /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
     /// changed and no live object is kept to compare again.
     FetchLive(Vec<ObjectKey>),

@@ -24,6 +24,7 @@
 pub mod accept;
 pub mod cache;
 pub mod changes;
+mod charts;
 pub mod compare;
 pub mod detail;
 pub mod drift;
@@ -127,6 +128,11 @@ pub struct App {
     /// The Helm releases of the namespace scope, as last read (set into `manifests` when they
     /// load, and again whenever a release record changes).
     pub releases: Option<crate::helm::Releases>,
+    /// The number of the newest chart render asked for (`Command::RenderCharts`).
+    charts_asked: u64,
+    /// The objects whose release a `helm upgrade` with git's values would change (git's render
+    /// of their chart differs from the release): the HELM cell says `→git`.
+    pub pending_upgrades: std::collections::HashSet<ManifestKey>,
     /// The kinds the cluster serves for the manifests and their schemas, once mapped.
     pub kinds: Option<LiveKinds>,
     /// Objects of the other kinds of the manifests.
@@ -188,6 +194,8 @@ impl App {
             drift_inputs: drift_inputs::KeptInputs::default(),
             manifests: None,
             releases: None,
+            charts_asked: 0,
+            pending_upgrades: Default::default(),
             kinds: None,
             objects: objects::Objects::default(),
             mapping: false,
@@ -350,6 +358,11 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             }
         }
         Message::ManifestsChanged(changes) => app.manifests_changed(changes),
+        Message::ChartsRendered {
+            id,
+            renders,
+            problems,
+        } => app.charts_rendered(id, renders, problems),
         Message::LiveFetched(fetched) => {
             app.live_fetched(fetched);
             Vec::new()

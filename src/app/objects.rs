@@ -9,7 +9,8 @@ use super::{App, Command, DriftSummary, Flash, ManifestKey};
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::{FetchedObject, LiveKinds};
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
-use crate::drift::{Attribution, LiveObject, ObjectDrift, ObjectStatus, compare};
+use crate::drift::check::compare_in;
+use crate::drift::{Attribution, LiveObject, ObjectDrift, ObjectStatus};
 
 /// The drift of one object of a watched kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,7 +206,7 @@ impl App {
         let manifest = index.get(key)?;
         let (summary, newest, owners) = match live {
             Ok(live) => {
-                let drift = compare(manifest, &live, &index.config);
+                let drift = compare_in(&index, manifest, &live);
                 if let Some((version, listed)) = line {
                     let desired = crate::drift::changes::Desired {
                         schema: live.schema,

@@ -232,7 +232,7 @@ pub async fn open_for(
 /// Renders the charts of the checkout with the user's helm (off the async workers: one process
 /// per chart) and sets them into `index`.
 pub async fn render_charts(index: &mut ManifestIndex, server_version: &str) {
-    if index.charts_found.is_empty() && index.config.helm_charts.is_empty() {
+    if !index.has_charts() {
         return;
     }
     let kube_version = (!server_version.is_empty()).then_some(server_version);

@@ -299,6 +299,19 @@ pub fn specs(index: &ManifestIndex, kube_version: Option<&str>) -> (Vec<ChartSpe
     (specs, problems)
 }
 
+/// The charts of `index` rendered as their sources say (blocking: one `helm template` each):
+/// what [`ManifestIndex::set_charts`] takes. `check` and the live view render through here.
+pub fn render(
+    index: &ManifestIndex,
+    kube_version: Option<&str>,
+) -> (Vec<ChartRender>, Vec<Problem>) {
+    if !index.has_charts() {
+        return (Vec::new(), Vec::new());
+    }
+    let (specs, problems) = specs(index, kube_version);
+    (render_all(specs), problems)
+}
+
 /// A chart rendered, or why not.
 #[derive(Debug, Clone)]
 pub struct ChartRender {
@@ -582,6 +595,29 @@ impl ManifestIndex {
         touched.sort();
         touched.dedup();
         touched
+    }
+
+    /// Whether the checkout has charts to render (found, or named by `.kdrift.yaml`).
+    pub fn has_charts(&self) -> bool {
+        !self.charts_found.is_empty() || !self.config.helm_charts.is_empty()
+    }
+
+    /// Whether a change of `path` may change a chart's render: a file of a chart's folder, or
+    /// a values file `.kdrift.yaml` or an Application names.
+    pub fn concerns_charts(&self, path: &Path) -> bool {
+        self.charts_found.iter().any(|dir| path.starts_with(dir))
+            || self
+                .config
+                .helm_charts
+                .iter()
+                .flat_map(|entry| &entry.values)
+                .any(|v| super::kustomize::tree::normalize(&self.root.join(v)) == path)
+            || self
+                .selection
+                .charts
+                .iter()
+                .flat_map(|chart| &chart.values_files)
+                .any(|v| v == path)
     }
 
     /// The chart render of `key` (git's desired state for a release's object), if a chart of

@@ -283,6 +283,20 @@ impl Loop {
                 }
                 Command::StopLog => self.log = None,
                 Command::ListNamespaces => self.list_namespaces(),
+                Command::RenderCharts { id, index } => {
+                    let tx = self.tx.clone();
+                    let version = self.conn.server_version.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let kube_version = (!version.is_empty()).then_some(version.as_str());
+                        let (renders, problems) =
+                            crate::manifest::charts::render(&index.0, kube_version);
+                        let _ = tx.send(Event::App(Message::ChartsRendered {
+                            id,
+                            renders,
+                            problems,
+                        }));
+                    });
+                }
                 Command::FetchLive(keys) => {
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());
                     tokio::spawn(async move {

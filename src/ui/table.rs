@@ -548,7 +548,8 @@ fn build_row<'a>(
 }
 
 /// The GITOPS cell: each owner's marker, warning-coloured when it undoes live changes; with none,
-/// the Helm release whose manifest is the row's desired state (`helm:web rev 3`).
+/// the Helm release whose manifest is the row's desired state (`helm:web rev 3`; `rev 3→git`
+/// while git's render of its chart differs from the release: a `helm upgrade` is pending).
 fn gitops_cell<'a>(
     app: &App,
     theme: &Theme,
@@ -568,15 +569,19 @@ fn gitops_cell<'a>(
         })
         .collect();
     let style = if reverts { theme.warning } else { theme.muted };
+    let key = crate::app::drift::manifest_key(key);
     if text.is_empty()
-        && let Some(release) = app.manifests.as_ref().and_then(|index| {
-            index
-                .get(&crate::app::drift::manifest_key(key))?
-                .helm
-                .clone()
-        })
+        && let Some(release) = app
+            .manifests
+            .as_ref()
+            .and_then(|index| index.get(&key)?.helm.clone())
     {
-        let shown = format!("helm:{} rev {}", release.name, release.revision);
+        let pending = if app.pending_upgrades.contains(&key) {
+            "→git"
+        } else {
+            ""
+        };
+        let shown = format!("helm:{} rev {}{pending}", release.name, release.revision);
         return Cell::from(Span::styled(fit(&shown, GITOPS_WIDTH), theme.muted));
     }
     Cell::from(Span::styled(fit(&text.join(", "), GITOPS_WIDTH), style))

@@ -16,9 +16,14 @@ const NAMESPACE: &str = "charts";
 
 /// The DRIFT cell of the row of `name`: `in sync`, `1 field`, ….
 fn row_drift(screen: &str, name: &str) -> Option<String> {
+    row_drift_in(screen, NAMESPACE, name)
+}
+
+/// [`row_drift`] of the row of `name` in `namespace`.
+fn row_drift_in(screen: &str, namespace: &str, name: &str) -> Option<String> {
     screen.lines().find_map(|line| {
         let words = live_screen::row_words(line);
-        if words.get(1) != Some(&name) || words.first() != Some(&NAMESPACE) {
+        if words.get(1) != Some(&name) || words.first() != Some(&namespace) {
             return None;
         }
         let tail = line.trim_end().trim_end_matches('│').trim_end();
@@ -106,6 +111,63 @@ async fn a_release_s_row_drifts_on_scale_and_a_new_revision_is_seen() {
         keys(&tx, "d");
         wait_for(&text, "the diff naming revision 2", |s| {
             s.contains("helm:charts/web rev 2 (chart web-1.2.0)")
+        })
+        .await;
+        key(&tx, KeyCode::Esc);
+        keys(&tx, "q");
+    })
+    .await;
+}
+
+/// Issue 47: the live view renders the checkout's chart as `check` does. The demo's search
+/// release scaled by hand drifts its row; once the values file says the live count (an accept
+/// made from another terminal, or by hand), the row is in sync, its HELM cell says a helm
+/// upgrade is pending (`rev 1→git`) and the diff says the field is in git. Before, the live
+/// view rendered no chart and kept the row drifted while `check` was green.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hotfix_written_into_the_values_file_is_a_pending_upgrade_in_the_live_view() {
+    let Some(helm) = helm_util::helm_for_tests(
+        "a_hotfix_written_into_the_values_file_is_a_pending_upgrade_in_the_live_view",
+    ) else {
+        return;
+    };
+    // The live view runs in this process and finds helm as kdrift does: through KDRIFT_HELM.
+    // No other test of this binary renders a chart in-process (they run kdrift as a program).
+    unsafe { std::env::set_var("KDRIFT_HELM", &helm) };
+    let demo = demo().await;
+    let d = &demo;
+    run(&d.common, 220, 40, |tx, text| async move {
+        wait_for(&text, "search in sync with its release", |s| {
+            row_drift_in(s, "search", "search").as_deref() == Some("in sync")
+                && s.contains("helm:search rev 1")
+        })
+        .await;
+        d.kubectl(&["-n", "search", "scale", "deployment/search", "--replicas=4"])
+            .await;
+        wait_for(&text, "search drifted by one field", |s| {
+            row_drift_in(s, "search", "search").as_deref() == Some("1 field")
+        })
+        .await;
+        let values = d.manifests.join("search/values-prod.yaml");
+        let text_before = std::fs::read_to_string(&values).unwrap();
+        assert!(text_before.contains("replicaCount: 2 # one per zone"));
+        std::fs::write(
+            &values,
+            text_before.replace(
+                "replicaCount: 2 # one per zone",
+                "replicaCount: 4 # one per zone",
+            ),
+        )
+        .unwrap();
+        wait_for(&text, "search in sync, a helm upgrade pending", |s| {
+            row_drift_in(s, "search", "search").as_deref() == Some("in sync")
+                && s.contains("helm:search rev 1→git")
+        })
+        .await;
+        keys(&tx, "/search/search\n");
+        keys(&tx, "d");
+        wait_for(&text, "the diff saying the field is in git", |s| {
+            s.contains("in git, pending helm upgrade")
         })
         .await;
         key(&tx, KeyCode::Esc);
