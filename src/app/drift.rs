@@ -103,6 +103,7 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
         Class::Autoscaled => format!("autoscaled by {who}"),
         Class::Restarted => format!("restarted by {who}"),
         Class::InGit => format!("in git, pending helm upgrade · {who}"),
+        Class::HelmUpgrading => format!("helm mid-upgrade, its pending revision sets this · {who}"),
         _ => who,
     };
     if let Some(age) = crate::drift::report::age(attribution.time.as_deref(), now) {

@@ -261,9 +261,23 @@ fn decode_chosen(listed: Vec<Listed>) -> (Vec<Arc<crate::helm::Release>>, Vec<St
             Some(bytes) => crate::helm::record::decode(&bytes),
             None => Err(crate::helm::RecordError::NoData),
         };
+        // The revision helm is applying now, decoded too: its fields live are helm at work.
+        let pending = chosen.pending.as_ref().and_then(|meta| {
+            let bytes = data
+                .remove(&(meta.storage, meta.namespace.clone(), meta.object.clone()))
+                .flatten()?;
+            match crate::helm::record::decode(&bytes) {
+                Ok(release) => Some(Arc::new(release)),
+                Err(e) => {
+                    problems.push(format!("{}: {e}", meta.describe()));
+                    None
+                }
+            }
+        });
         match decoded {
             Ok(mut release) => {
                 release.newer = chosen.newer.clone();
+                release.pending = pending;
                 // The record's own labels say which release it is, if its JSON is sparse.
                 if release.name.is_empty() {
                     release.name = record.release.clone();

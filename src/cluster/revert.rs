@@ -193,6 +193,9 @@ pub struct Reverter {
 pub struct Scope {
     pub fields: Vec<String>,
     pub git: Option<Value>,
+    /// A release object as the revision helm is applying now sets it (mid-upgrade): its
+    /// fields are helm's, left live unless named.
+    pub pending: Option<Value>,
 }
 
 impl Scope {
@@ -209,6 +212,11 @@ impl Scope {
                 .helm
                 .as_ref()
                 .and_then(|_| index.git_render_as_applied(&manifest.key)),
+            pending: manifest
+                .helm
+                .as_ref()
+                .and_then(|_| index.helm_pending(&manifest.key))
+                .map(|pending| pending.body.to_value()),
         }
     }
 }
@@ -256,7 +264,9 @@ impl Reverter {
     /// The drift of `live` (the object as the preview reads it), against git's render too for a
     /// release's object: `None` when it cannot be compared (only a scope needs it then).
     fn drift_of(&self, live: &Value) -> Result<Option<crate::drift::ObjectDrift>, RevertError> {
-        let scoped = !self.scope.fields.is_empty() || self.scope.git.is_some();
+        let scoped = !self.scope.fields.is_empty()
+            || self.scope.git.is_some()
+            || self.scope.pending.is_some();
         let live = match crate::drift::LiveObject::from_value(live.clone(), &self.schemas) {
             Ok(live) => live,
             Err(e) if scoped => {
@@ -270,6 +280,9 @@ impl Reverter {
         let mut drift = crate::drift::compare(&self.manifest, &live, &self.config);
         if let Some(git) = &self.scope.git {
             crate::drift::check::in_git(&mut drift, git, &live, &self.config);
+        }
+        if let Some(pending) = &self.scope.pending {
+            crate::drift::check::helm_at_work(&mut drift, pending, &live, &self.config);
         }
         Ok(Some(drift))
     }

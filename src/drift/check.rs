@@ -63,8 +63,31 @@ pub fn in_git(
     live: &LiveObject,
     config: &crate::manifest::Config,
 ) {
-    let against_git = super::compare_values(&drift.key, git, live, config);
-    let disagrees: std::collections::HashSet<String> = against_git
+    agreeing(drift, git, live, config, super::Class::InGit);
+}
+
+/// A release object's drift where the revision helm is applying now (`pending-upgrade`,
+/// `pending-rollback`) sets the live value: [`Class::HelmUpgrading`], helm at work, not drift.
+pub fn helm_at_work(
+    drift: &mut ObjectDrift,
+    pending: &serde_json::Value,
+    live: &LiveObject,
+    config: &crate::manifest::Config,
+) {
+    agreeing(drift, pending, live, config, super::Class::HelmUpgrading);
+}
+
+/// The drift of `drift` that `other` (another desired state of the object) holds as live is
+/// `class`, not drift; the object is in sync when no drift is left.
+fn agreeing(
+    drift: &mut ObjectDrift,
+    other: &serde_json::Value,
+    live: &LiveObject,
+    config: &crate::manifest::Config,
+    class: super::Class,
+) {
+    let against = super::compare_values(&drift.key, other, live, config);
+    let disagrees: std::collections::HashSet<String> = against
         .items
         .iter()
         .filter(|i| i.class.is_drift())
@@ -72,7 +95,7 @@ pub fn in_git(
         .collect();
     for item in drift.items.iter_mut().filter(|i| i.class.is_drift()) {
         if !disagrees.contains(&item.path.to_string()) {
-            item.class = super::Class::InGit;
+            item.class = class;
         }
     }
     if !drift.items.iter().any(|i| i.class.is_drift()) {
@@ -93,6 +116,13 @@ pub fn compare_in(
         && let Some(git) = index.git_render_as_applied(&manifest.key)
     {
         in_git(&mut drift, &git, live, &index.config);
+    }
+    // Helm mid-upgrade: what the release's pending revision sets is helm at work.
+    if manifest.helm.is_some()
+        && drift.status == ObjectStatus::Drifted
+        && let Some(pending) = index.helm_pending(&manifest.key)
+    {
+        helm_at_work(&mut drift, &pending.body.to_value(), live, &index.config);
     }
     drift
 }

@@ -67,6 +67,9 @@ pub enum Class {
     /// A Helm release's object whose live value is what git's render of its chart says: a hotfix
     /// accepted into git, waiting for `helm upgrade` (a pending upgrade, not drift).
     InGit,
+    /// A Helm release's object whose live value is what the release's newer revision, still
+    /// `pending-upgrade` or `pending-rollback`, sets: helm mid-upgrade, at work (not drift).
+    HelmUpgrading,
 }
 
 impl Class {
@@ -87,6 +90,7 @@ impl Class {
             Class::Autoscaled => "autoscaled",
             Class::Restarted => "restarted",
             Class::InGit => "in-git",
+            Class::HelmUpgrading => "helm-upgrading",
         }
     }
 }

@@ -162,6 +162,9 @@ pub fn attribution_text(item: &DriftItem, now: jiff::Timestamp) -> String {
         Class::Autoscaled => format!("autoscaled by {who}{when}"),
         Class::Restarted => format!("restarted by {who}{when}"),
         Class::InGit => format!("in git, pending helm upgrade · {who}{when}"),
+        Class::HelmUpgrading => {
+            format!("helm mid-upgrade, its pending revision sets this · {who}{when}")
+        }
         _ => format!("{who}{when}"),
     }
 }

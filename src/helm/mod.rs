@@ -193,6 +193,7 @@ mod tests {
             hooks: Vec::new(),
             apply_method: None,
             newer,
+            pending: None,
         }
     }
 

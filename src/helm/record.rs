@@ -152,6 +152,9 @@ pub struct Release {
     /// A revision newer than this one that is not deployed (failed, pending), from the labels
     /// of the release's records: `(revision, status)`.
     pub newer: Option<(u64, Status)>,
+    /// That newer revision when helm is at work on it (`pending-upgrade`, `pending-rollback`):
+    /// what helm is applying now, beside the deployed revision that is the desired state.
+    pub pending: Option<std::sync::Arc<Release>>,
 }
 
 impl Release {
@@ -290,6 +293,7 @@ fn from_wire(wire: WireRelease) -> Release {
             .collect(),
         apply_method: wire.apply_method.filter(|m| !m.is_empty()),
         newer: None,
+        pending: None,
     }
 }
 

@@ -77,6 +77,9 @@ pub struct Chosen {
     /// A revision newer than the one read that is not deployed (failed, pending): `(revision,
     /// status)`.
     pub newer: Option<(u64, Status)>,
+    /// That newer revision's record when helm is at work on it (`pending-upgrade`,
+    /// `pending-rollback`): its manifest is what helm is applying now.
+    pub pending: Option<RecordMeta>,
     /// How many records the release has (of those listed).
     pub revisions: usize,
 }
@@ -116,9 +119,16 @@ pub fn choose(records: Vec<RecordMeta>) -> Vec<Chosen> {
             ),
             None => (newest.clone(), None),
         };
+        let pending = newer
+            .as_ref()
+            .filter(|(_, status)| {
+                matches!(status, Status::PendingUpgrade | Status::PendingRollback)
+            })
+            .map(|_| newest.clone());
         chosen.push(Chosen {
             record,
             newer,
+            pending,
             revisions,
         });
     }
@@ -147,6 +157,21 @@ mod tests {
             &labels,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_revision_helm_is_at_work_on_is_kept_beside_the_deployed_one() {
+        let chosen = choose(vec![
+            meta("web", 1, "deployed"),
+            meta("web", 2, "pending-upgrade"),
+            meta("db", 1, "deployed"),
+            meta("db", 2, "failed"),
+        ]);
+        let web = chosen.iter().find(|c| c.record.release == "web").unwrap();
+        assert_eq!(web.record.revision, 1);
+        assert_eq!(web.pending.as_ref().map(|p| p.revision), Some(2));
+        let db = chosen.iter().find(|c| c.record.release == "db").unwrap();
+        assert_eq!(db.pending, None, "a failed revision is not helm at work");
     }
 
     #[test]

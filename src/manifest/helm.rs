@@ -43,7 +43,17 @@ impl ManifestIndex {
             }
         }
         let mut names = Names::default();
+        self.helm_pending.clear();
         for release in &releases.releases {
+            if let Some(pending) = &release.pending {
+                let parsed = release_objects(pending, &mut names);
+                self.helm_pending.extend(
+                    parsed
+                        .objects
+                        .into_iter()
+                        .map(|object| (object.key.clone(), object)),
+                );
+            }
             let parsed = release_objects(release, &mut names);
             let path = PathBuf::from(release.source());
             self.helm_files.insert(path.clone());
@@ -80,6 +90,12 @@ impl ManifestIndex {
         touched
     }
 
+    /// The object `key` as the revision helm is applying now sets it (a release
+    /// `pending-upgrade` or `pending-rollback`), if helm is at work on its release.
+    pub fn helm_pending(&self, key: &ObjectKey) -> Option<&super::ManifestObject> {
+        self.helm_pending.get(key)
+    }
+
     /// True when `path` holds a Helm release's objects rather than a file of the checkout.
     pub fn is_release(&self, path: &Path) -> bool {
         self.helm_files.contains(path)
@@ -110,6 +126,7 @@ mod tests {
             hooks: Vec::new(),
             apply_method: None,
             newer: None,
+            pending: None,
         })
     }
 

@@ -241,6 +241,9 @@ pub struct ManifestIndex {
     /// are in `files` under the keys `helm_files` lists (each release's source).
     pub releases: Vec<Arc<crate::helm::Release>>,
     helm_files: std::collections::BTreeSet<PathBuf>,
+    /// The objects of the revisions helm is applying now (`pending-upgrade`,
+    /// `pending-rollback`), by key: not desired state, what helm is at work on.
+    helm_pending: std::collections::HashMap<ObjectKey, ManifestObject>,
     helm_problems: Vec<Problem>,
     /// The chart folders of the checkout (their files are not plain manifests), and the keys of
     /// `files` their renders are held under ([`ManifestIndex::set_charts`]).

@@ -116,6 +116,10 @@ pub fn apply_config(
 pub struct Kept {
     pub path: DriftPath,
     pub why: String,
+    /// The live value to apply at `path` rather than leave the field out, for a field the
+    /// reverting field manager owns alone (helm's, mid-upgrade): left out of helm's
+    /// configuration, the server would remove it.
+    pub applied: Option<Value>,
 }
 
 impl Kept {
@@ -135,12 +139,70 @@ impl Kept {
 /// remove a kept field with its parent: that parent is left out instead.
 pub(super) fn without_kept(config: &mut Value, keep: &[Kept]) {
     for kept in keep {
+        if let Some(value) = &kept.applied
+            && put_path(config, &kept.path, value.clone())
+        {
+            continue;
+        }
         let null_parent = (1..kept.path.0.len())
             .map(|len| DriftPath(kept.path.0[..len].to_vec()))
             .find(|parent| {
                 live_pointer(config, parent).and_then(|p| config.pointer(&p)) == Some(&Value::Null)
             });
         remove_path(config, null_parent.as_ref().unwrap_or(&kept.path));
+    }
+}
+
+/// `value` with `new` at `path`: the field or list item there replaced, or added (objects made
+/// on the way for fields; a list item added at the end of its list). False when `path` cannot
+/// be reached (a list item on the way that `value` lacks).
+fn put_path(value: &mut Value, path: &DriftPath, new: Value) -> bool {
+    if let Some(pointer) = live_pointer(value, path)
+        && let Some(slot) = value.pointer_mut(&pointer)
+    {
+        *slot = new;
+        return true;
+    }
+    let Some((last, on_the_way)) = path.0.split_last() else {
+        return false;
+    };
+    let mut node = value;
+    for step in on_the_way {
+        node = match step {
+            PathStep::Field(name) => {
+                let Some(map) = node.as_object_mut() else {
+                    return false;
+                };
+                let child = map
+                    .entry(name.clone())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if child.is_null() {
+                    *child = Value::Object(Map::new());
+                }
+                child
+            }
+            PathStep::Item { .. } | PathStep::Value(_) => {
+                let partial = DriftPath(vec![step.clone()]);
+                let Some(pointer) = live_pointer(node, &partial) else {
+                    return false;
+                };
+                match node.pointer_mut(&pointer) {
+                    Some(child) => child,
+                    None => return false,
+                }
+            }
+        };
+    }
+    match (last, node) {
+        (PathStep::Field(name), Value::Object(map)) => {
+            map.insert(name.clone(), new);
+            true
+        }
+        (PathStep::Item { .. } | PathStep::Value(_), Value::Array(items)) => {
+            items.push(new);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -179,27 +179,13 @@ fn preview_diff_shows_live_now_and_after() {
 #[test]
 fn kept_fields_are_left_out_of_the_apply_and_a_null_parent_with_them() {
     let kept = |path: DriftPath| Kept {
+        applied: None,
         path,
         why: "not named with --field".into(),
     };
     let mut config = object();
     config["spec"]["template"]["spec"]["containers"][1]["resources"] = json!({"limits": null});
-    let limits = DriftPath::default()
-        .child("spec")
-        .child("template")
-        .child("spec")
-        .child("containers")
-        .item(
-            {
-                let mut key = Map::new();
-                key.insert("name".into(), json!("web"));
-                key
-            },
-            None,
-        )
-        .child("resources")
-        .child("limits")
-        .child("memory");
+    let limits = memory_limit();
     without_kept(
         &mut config,
         &[kept(env_path("B").child("value")), kept(limits)],
@@ -217,4 +203,48 @@ fn kept_fields_are_left_out_of_the_apply_and_a_null_parent_with_them() {
     assert!(kept(env_path("B")).covers(&env_path("B").child("value")));
     assert!(kept(env_path("B").child("value")).covers(&env_path("B")));
     assert!(!kept(env_path("B")).covers(&env_path("C")));
+}
+
+#[test]
+fn a_kept_field_helm_owns_is_applied_with_its_live_value() {
+    let kept = |path: DriftPath, value: Value| Kept {
+        applied: Some(value),
+        path,
+        why: "helm is mid-upgrade".into(),
+    };
+    let mut config = object();
+    let replicas = DriftPath::default().child("spec").child("replicas");
+    let limit = memory_limit();
+    without_kept(
+        &mut config,
+        &[
+            kept(replicas, json!(5)),
+            kept(limit, json!("512Mi")),
+            kept(env_path("D"), json!({"name": "D", "value": "4"})),
+        ],
+    );
+    assert_eq!(config["spec"]["replicas"], 5);
+    let web = &config["spec"]["template"]["spec"]["containers"][1];
+    assert_eq!(web["resources"]["limits"]["memory"], "512Mi");
+    assert_eq!(web["env"][3], json!({"name": "D", "value": "4"}));
+}
+
+/// `spec.template.spec.containers[name=web].resources.limits.memory`.
+fn memory_limit() -> DriftPath {
+    DriftPath::default()
+        .child("spec")
+        .child("template")
+        .child("spec")
+        .child("containers")
+        .item(
+            {
+                let mut key = Map::new();
+                key.insert("name".into(), json!("web"));
+                key
+            },
+            None,
+        )
+        .child("resources")
+        .child("limits")
+        .child("memory")
 }

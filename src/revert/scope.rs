@@ -1,5 +1,6 @@
 //! Which drifted fields a revert puts back: every one (a Helm release's object: all but those git
-//! already holds, which the next `helm upgrade` brings to the release), or those named with
+//! already holds, which the next `helm upgrade` brings to the release, and those helm is
+//! applying now, mid-upgrade), or those named with
 //! `--field`. The others are [`Kept`]: left out of the applied configuration and of the removals,
 //! so they stay as they are live.
 use crate::drift::{Class, DriftItem, ObjectDrift};
@@ -24,7 +25,11 @@ pub enum ScopeError {
 /// The fields a revert of `drift` could put back: drift, a restart, and a Helm object's fields
 /// already in git.
 fn revertible(item: &DriftItem) -> bool {
-    item.class.is_drift() || matches!(item.class, Class::Restarted | Class::InGit)
+    item.class.is_drift()
+        || matches!(
+            item.class,
+            Class::Restarted | Class::InGit | Class::HelmUpgrading
+        )
 }
 
 /// The fields to leave as they are live: with `fields` empty, those git already holds; else every
@@ -35,10 +40,21 @@ pub fn kept(drift: &ObjectDrift, fields: &[String]) -> Result<Vec<Kept>, ScopeEr
         return Ok(drift
             .items
             .iter()
-            .filter(|item| item.class == Class::InGit)
-            .map(|item| Kept {
-                path: item.path.clone(),
-                why: "git already holds this value (a pending helm upgrade brings the release to it); name it with --field to revert it too".into(),
+            .filter_map(|item| {
+                let why = match item.class {
+                    Class::InGit => "git already holds this value (a pending helm upgrade brings the release to it); name it with --field to revert it too",
+                    Class::HelmUpgrading => "helm is mid-upgrade and its pending revision sets this value: reverting it would fight helm; name it with --field to revert it anyway",
+                    _ => return None,
+                };
+                Some(Kept {
+                    path: item.path.clone(),
+                    why: why.into(),
+                    // Helm applied it: left out of the configuration applied as helm, the
+                    // server would remove it.
+                    applied: (item.class == Class::HelmUpgrading)
+                        .then(|| item.live.clone())
+                        .flatten(),
+                })
             })
             .collect());
     }
@@ -70,6 +86,9 @@ pub fn kept(drift: &ObjectDrift, fields: &[String]) -> Result<Vec<Kept>, ScopeEr
         .map(|item| Kept {
             path: item.path.clone(),
             why: "not named with --field".into(),
+            applied: (item.class == Class::HelmUpgrading)
+                .then(|| item.live.clone())
+                .flatten(),
         })
         .collect())
 }

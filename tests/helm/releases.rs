@@ -173,6 +173,77 @@ fn a_new_revision_is_the_desired_state_and_a_newer_failure_is_said() {
     assert_eq!(report["objects"][2]["helm"]["newer"]["status"], "failed");
 }
 
+/// Issue 47: while a newer revision is `pending-upgrade` (helm mid-upgrade: it applied the
+/// new objects and has not marked the revision deployed yet), the live fields the pending
+/// revision sets are helm at work, not drift: a state of their own (`helm-upgrading`), outside
+/// the exit code; a revert leaves them to helm by default and says why. A field the pending
+/// revision does not set is still drift.
+#[test]
+fn fields_a_pending_revision_sets_are_helm_at_work_not_drift() {
+    let (c, repo) = installed();
+    create(
+        &c,
+        "record-v2.json",
+        &record_secret(2, "pending-upgrade", 5),
+    );
+    apply_as_helm(&c, 5);
+    let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE, "-o", "json"]);
+    assert_eq!(run.code, 0, "helm's own rollout is not drift: {run:?}");
+    let report = run.json();
+    let web = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["key"].as_str().unwrap().starts_with("deployment/"))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        web["file"],
+        "helm:shop/web rev 1 (chart web-1.2.0; rev 2 pending-upgrade)"
+    );
+    let replicas = web["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["path"] == "spec.replicas")
+        .unwrap_or_else(|| panic!("{web}"));
+    assert_eq!(replicas["class"], "helm-upgrading", "{web}");
+    let text = kdrift(&c, &repo, &["check", "-n", NAMESPACE]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout.contains("helm mid-upgrade"),
+        "named apart from a pending upgrade (git ahead): {text:?}"
+    );
+    // A change of a field the pending revision does not set is drift all the same.
+    c.ok(&[
+        "annotate",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "oncall=hotfix",
+    ]);
+    let run = kdrift(&c, &repo, &["check", "-n", NAMESPACE]);
+    assert_eq!(run.code, 1, "{run:?}");
+    // A revert leaves helm's fields to helm, and says so; the annotation goes.
+    let revert = kdrift(
+        &c,
+        &repo,
+        &["revert", "deployment/web", "-n", NAMESPACE, "--yes"],
+    );
+    assert_eq!(revert.code, 0, "{revert:?}");
+    assert!(
+        revert.stdout.contains("leaves spec.replicas as it is live")
+            && revert.stdout.contains("helm is mid-upgrade"),
+        "{revert:?}"
+    );
+    let live = c.get_json("deployment/web", NAMESPACE);
+    assert_eq!(live["spec"]["replicas"], 5);
+    assert!(
+        live["metadata"]["annotations"].get("oncall").is_none(),
+        "{live}"
+    );
+}
+
 #[test]
 fn helm_s_records_are_never_unmanaged_and_a_broken_record_is_named() {
     let (c, repo) = installed();
