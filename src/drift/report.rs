@@ -330,25 +330,27 @@ impl DriftReport {
     ) {
         // A release's object whose chart is in the checkout: its fields are placed on the
         // template line that writes them (a file GitHub can annotate), not on the release.
+        // A values file of the environment that sets the value the template reads is the place
+        // rather than the template.
         let template = manifest
             .filter(|m| m.helm.is_some())
             .and_then(|m| index?.chart_object(&m.key))
-            .map(|chart| {
+            .and_then(|chart| {
                 let text = std::fs::read_to_string(&chart.file).unwrap_or_default();
-                (chart.file.to_path_buf(), text)
+                Some((chart.chart.clone()?, chart.file.to_path_buf(), text))
             });
         let item_places = drift
             .items
             .iter()
             .map(|item| {
-                if let Some((template, text)) = &template {
+                if let Some((spec, template, text)) = &template {
                     let path = item.path.edit_path();
-                    let (line, _) = crate::manifest::charts::template_line_in(text, path.steps());
-                    return Some(crate::manifest::Place {
-                        file: template.clone(),
-                        line,
-                        what: Some("template"),
-                    });
+                    return Some(crate::manifest::charts::field_place(
+                        spec,
+                        template,
+                        text,
+                        path.steps(),
+                    ));
                 }
                 let steps = item.path.line_steps();
                 manifest.map(|m| match index {

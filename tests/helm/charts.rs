@@ -543,13 +543,16 @@ fn a_three_field_hotfix_is_accepted_in_one_step_and_check_is_green_after() {
     let check = s.kdrift(&["check", "-n", NAMESPACE, "-o", "json"]);
     assert_eq!(check.code, 1, "{check:?}");
     assert_eq!(drifted_fields(&check.json()).len(), 3, "{check:?}");
-    // In a CI job, each annotation is placed on the template line that writes the field (GitHub
-    // cannot place one on the release).
+    // In a CI job, each annotation is placed where the checkout says the field (GitHub cannot
+    // place one on the release): on the line of the environment's values file that sets the
+    // value, else on the template line that writes the field.
     let github = s.kdrift(&["check", "-n", NAMESPACE, "-o", "github"]);
     assert!(
         github.stdout.contains(&format!(
-            "::warning file=charts/web/templates/deployment.yaml,line=8,title=kdrift%3A drift of deployment/{NAMESPACE}/web::spec.replicas: 3 in git, 5 live"
-        )) && !github.stdout.contains("file=helm:"),
+            "::warning file=envs/prod.yaml,line=2,title=kdrift%3A drift of deployment/{NAMESPACE}/web::spec.replicas: 3 in git, 5 live"
+        )) && github.stdout.contains(
+            "::warning file=charts/web/templates/deployment.yaml,line=27,"
+        ) && !github.stdout.contains("file=helm:"),
         "{github:?}"
     );
 
