@@ -372,6 +372,24 @@ pub fn plan_and_prove(
             (None, Some(now)) => chart::candidates(&values, now, field),
             (None, None) => return Err(no_value("the chart does not render it".to_owned())),
         };
+        // A value set where the values file cannot change it (`set:`, an Application's
+        // parameters, inline values) is named rather than tried: an edit would render nothing.
+        let (outside, candidates): (Vec<_>, Vec<_>) = candidates
+            .into_iter()
+            .partition(|keys| chart::set_outside_files(&spec, keys, root).is_some());
+        if candidates.is_empty()
+            && let Some(keys) = outside.first()
+        {
+            let whose = chart::set_outside_files(&spec, keys, root).unwrap_or_default();
+            return Err(refuse(
+                key,
+                format!(
+                    "{} comes from value {}, which {whose} sets, outside the values files and over them: change it there (kdrift does not edit it), or revert the cluster to the release; nothing was written",
+                    item.path,
+                    chart::set_path(keys),
+                ),
+            ));
+        }
         if candidates.is_empty() {
             return Err(no_value(format!(
                 "no value is {}",

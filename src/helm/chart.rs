@@ -181,6 +181,47 @@ pub fn set_path(keys: &[String]) -> String {
         .join(".")
 }
 
+/// Where a source that wins over the values files sets the value at `keys` (or one above it):
+/// `.kdrift.yaml`'s `set:`, an Argo CD Application's `parameters` or inline values, a Flux
+/// HelmRelease's `values`. An edit of a values file there would change nothing rendered.
+pub fn set_outside_files(spec: &ChartSpec, keys: &[String], root: &Path) -> Option<String> {
+    let path = set_path(keys);
+    let set = spec
+        .set
+        .iter()
+        .find(|(k, _)| *k == path || path.starts_with(&format!("{k}.")));
+    if let Some((k, v)) = set {
+        let whose = match &spec.source {
+            ValuesSource::Config { file, line } => format!(
+                "the set: of {}:{line}",
+                file.strip_prefix(root).unwrap_or(file).display()
+            ),
+            ValuesSource::ArgoApp { app } => format!("Argo CD app {app}'s helm.parameters"),
+            other => other.describe(root),
+        };
+        return Some(format!("{whose} ({k}={v})"));
+    }
+    let inline = (1..=keys.len()).any(|len| {
+        spec.inline_values
+            .iter()
+            .any(|values| lookup(values, &keys[..len]).is_some_and(|v| !v.is_object()))
+    }) || spec
+        .inline_values
+        .iter()
+        .any(|values| lookup(values, keys).is_some());
+    inline.then(|| match &spec.source {
+        ValuesSource::ArgoApp { app } => format!("Argo CD app {app}'s inline helm values"),
+        ValuesSource::FluxHelmRelease { name } => format!("Flux HelmRelease {name}'s spec.values"),
+        ValuesSource::Release {
+            namespace, name, ..
+        } => format!("the values of release {namespace}/{name} (helm get values)"),
+        ValuesSource::Config { file, line } => format!(
+            "the inline values of {}:{line}",
+            file.strip_prefix(root).unwrap_or(file).display()
+        ),
+    })
+}
+
 /// The value at `keys` of `values`.
 pub fn lookup<'v>(values: &'v Value, keys: &[String]) -> Option<&'v Value> {
     keys.iter().try_fold(values, |at, key| at.get(key))

@@ -82,10 +82,15 @@ impl Setup {
 /// The demo cluster with release `charts/web` installed from the chart with the prod values, and
 /// the checkout naming the chart; `None` when there is no helm.
 fn installed(test: &str) -> Option<Setup> {
+    installed_with(test, CONFIG)
+}
+
+/// [`installed`] with `config` as the checkout's `.kdrift.yaml`.
+fn installed_with(test: &str, config: &str) -> Option<Setup> {
     let helm = helm_util::helm_for_tests(test)?;
     let mut files = chart_files();
     files.push(("envs/prod.yaml".into(), PROD.into()));
-    files.push((".kdrift.yaml".into(), CONFIG.into()));
+    files.push((".kdrift.yaml".into(), config.into()));
     let refs: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
@@ -772,4 +777,33 @@ fn an_interrupted_accept_of_a_chart_leaves_no_temporary_folder() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     assert_eq!(s.repo.git(&["status", "--porcelain"]), "", "git as it was");
+}
+
+/// Issue 47: a value set outside the values files and over them (`.kdrift.yaml`'s `set:`, as an
+/// Argo CD Application's parameters) is named as the source of the field: an edit of the values
+/// file would render nothing new. Before, the accept tried the values file and refused saying the
+/// value "changes other fields" or to edit the template.
+#[test]
+fn a_value_set_over_the_values_files_is_named_as_the_field_s_source() {
+    let config = format!("{CONFIG}      set: {{replicaCount: \"3\"}}\n");
+    let Some(s) = installed_with(
+        "a_value_set_over_the_values_files_is_named_as_the_field_s_source",
+        &config,
+    ) else {
+        return;
+    };
+    let check = s.kdrift(&["check", "-n", NAMESPACE]);
+    assert_eq!(check.code, 0, "{check:?}");
+    s.c.ok(&["scale", "deployment/web", "-n", NAMESPACE, "--replicas=5"]);
+    let head = s.repo.head();
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "spec.replicas comes from value replicaCount, which the set: of .kdrift.yaml:3 (replicaCount=3) sets, outside the values files and over them: change it there"
+        ),
+        "{run:?}"
+    );
+    assert_eq!(s.repo.head(), head, "nothing committed");
+    assert_eq!(s.repo.read("envs/prod.yaml"), PROD);
 }
