@@ -46,6 +46,18 @@ pub struct AcceptFetched {
     pub git: GitState,
     /// For a kustomize root's object, the other files its root reads, as read.
     pub others: Vec<FileText>,
+    /// For a Helm release's object, the accept into its chart's values file as planned and
+    /// proved (`file` is that values file).
+    pub chart: Option<ChartPlan>,
+}
+
+/// An accept into a chart's values file, planned and proved by rendering (off the loop: helm
+/// runs once per candidate value) for the fields `only` names, every field offered when `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartPlan {
+    pub only: Option<Vec<String>>,
+    /// The edit and the notes of the proof (which value maps to which field), or why none.
+    pub planned: Result<(PreparedEdit, Vec<String>), String>,
 }
 
 /// The manifest index an accept into a kustomize tree is planned and proved with; compared by
@@ -75,6 +87,9 @@ pub struct AcceptRequest {
     pub more: Vec<PreparedEdit>,
     /// For a kustomize root's object: the index to prove the edits by rendering with.
     pub kustomize: Option<SharedIndex>,
+    /// For a Helm release's object: the index whose chart render the live values are checked
+    /// against again (the edit was proved when planned).
+    pub chart: Option<SharedIndex>,
     /// The fields as shown: refused if a live value is no longer the one shown.
     pub chosen: Vec<DriftItem>,
     pub commit: CommitPlan,
@@ -107,6 +122,8 @@ pub enum Preview {
     Files(Vec<PreparedEdit>),
     /// The edit was refused (the reason; nothing would be written).
     Refused(String),
+    /// A chart's accept is being planned and proved by rendering.
+    Proving,
 }
 
 /// The view once the live object and the file are in.
@@ -138,6 +155,9 @@ pub struct AcceptForm {
     /// For a kustomize root's object, the files its root reads (`file` among them), as read:
     /// the edit is planned over them (see [`crate::accept::kustomize`]).
     pub rendered: Option<Vec<FileText>>,
+    /// For a Helm release's object, the notes of the proof of the planned edit (`Some`, maybe
+    /// empty): the edit is planned by the runtime, again when a field is checked or unchecked.
+    pub chart: Option<Vec<String>>,
 }
 
 /// What the accept view shows.
@@ -174,7 +194,7 @@ impl AcceptForm {
         match &self.preview {
             Preview::Edit(edit) => vec![edit.file.as_path()],
             Preview::Files(edits) => edits.iter().map(|e| e.file.as_path()).collect(),
-            Preview::Nothing | Preview::Refused(_) => Vec::new(),
+            Preview::Nothing | Preview::Refused(_) | Preview::Proving => Vec::new(),
         }
     }
 
@@ -188,6 +208,10 @@ impl AcceptForm {
 
     /// The diff for the checked fields, from the text read (pure).
     fn recompute(&mut self, index: Option<&crate::manifest::ManifestIndex>) {
+        if self.chart.is_some() {
+            // Planned by the runtime (see `super::accept_chart`).
+            return;
+        }
         let chosen = self.chosen();
         self.preview = if chosen.is_empty() {
             Preview::Nothing
@@ -271,12 +295,31 @@ pub(super) fn with_sparse_hint(
     }
 }
 
-fn flash(app: &mut App, text: String) {
+pub(super) fn flash(app: &mut App, text: String) {
     app.flash = Some(Flash { text, error: true });
 }
 
 /// The header's commit target: the branch template of `.kdrift.yaml`, else the current branch.
-fn target_text(git: &GitState, config: &Config, key: &crate::manifest::ObjectKey) -> String {
+/// What the header warns of before `enter` (a file with uncommitted changes, a detached HEAD).
+pub(super) fn git_warning(git: &GitState, shown: &str, config: &Config) -> Option<String> {
+    match git {
+        GitState::Repository { dirty: true, .. } => Some(format!(
+            "{shown} has uncommitted changes: enter will refuse; commit or stash them first"
+        )),
+        GitState::Unknown(e) => Some(format!("git: {e}")),
+        // A commit on no branch is easily left behind: said before enter makes it.
+        GitState::Repository { branch: None, .. } if config.accept_branch.is_none() => {
+            Some(accept::DETACHED_HEAD.to_owned())
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn target_text(
+    git: &GitState,
+    config: &Config,
+    key: &crate::manifest::ObjectKey,
+) -> String {
     let template = config
         .accept_branch
         .as_deref()
@@ -339,22 +382,7 @@ impl App {
             return Vec::new();
         };
         if manifest.helm.is_some() || manifest.chart.is_some() {
-            // Accept into a chart's values renders the chart for each candidate value: the
-            // headless command does it, with the proof printed.
-            let source = manifest.helm.as_ref().map_or_else(
-                || manifest.file.display().to_string(),
-                |release| release.source(),
-            );
-            flash(
-                self,
-                format!(
-                    "{object} comes from Helm ({source}): accept it into the chart's values with `kdrift accept {}/{} -n {}` (the edit is proved by rendering); r reverts it to the release",
-                    key.kind.to_ascii_lowercase(),
-                    key.name,
-                    key.namespace
-                ),
-            );
-            return Vec::new();
+            return self.open_chart_accept(key, from_diff);
         }
         let others = match (&manifest.rendered, self.manifests.as_ref()) {
             (Some(kustomization), Some(index)) => kustomization
@@ -396,7 +424,9 @@ impl App {
     /// The live object and the file arrived: list the fields and preview the edit.
     pub fn accept_ready(&mut self, fetched: AcceptFetched) -> Vec<Command> {
         let waiting = matches!(&self.screen, Screen::Accept(view)
-            if view.key == fetched.key && view.content == AcceptContent::Loading);
+            if view.key == fetched.key && (view.content == AcceptContent::Loading
+                || matches!(&view.content, AcceptContent::Ready(form)
+                    if form.preview == Preview::Proving)));
         if !waiting {
             return Vec::new();
         }
@@ -426,6 +456,9 @@ impl App {
             .live?
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
         let file = fetched.file?;
+        if let Some(plan) = fetched.chart {
+            return super::accept_chart::form(index, fetched.key, &live, file, &fetched.git, plan);
+        }
         accept::not_duplicated(index, &fetched.key).map_err(|e| e.to_string())?;
         let rendered = index.get(&fetched.key).filter(|m| m.rendered.is_some());
         let manifest = match rendered {
@@ -460,17 +493,7 @@ impl App {
             ));
         }
         let shown = accept::shown_path(&index.root, &file.path);
-        let warning = match &fetched.git {
-            GitState::Repository { dirty: true, .. } => Some(format!(
-                "{shown} has uncommitted changes: enter will refuse; commit or stash them first"
-            )),
-            GitState::Unknown(e) => Some(format!("git: {e}")),
-            // A commit on no branch is easily left behind: said before enter makes it.
-            GitState::Repository { branch: None, .. } if index.config.accept_branch.is_none() => {
-                Some(accept::DETACHED_HEAD.to_owned())
-            }
-            _ => None,
-        };
+        let warning = git_warning(&fetched.git, &shown, &index.config);
         let rendered_files = rendered.map(|_| {
             let mut files = fetched.others;
             if !files.iter().any(|f| f.path == file.path) {
@@ -494,6 +517,7 @@ impl App {
             root: Some(index.root.clone()),
             key: fetched.key.clone(),
             rendered: rendered_files,
+            chart: None,
         };
         form.recompute(Some(index));
         Ok(form)
@@ -552,6 +576,9 @@ pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Char(' ') => {
             if let Some(field) = form.fields.get_mut(form.cursor) {
                 field.checked = !field.checked;
+                if form.chart.is_some() {
+                    return super::accept_chart::plan_again(form, index);
+                }
                 form.recompute(index.as_deref());
             }
         }
@@ -580,6 +607,9 @@ fn enter(app: &mut App) -> Vec<Command> {
     let refusal = match &form.preview {
         Preview::Nothing => Some("nothing checked: space checks a field to accept".to_owned()),
         Preview::Refused(why) => Some(why.clone()),
+        Preview::Proving => {
+            Some("the accept is still being proved by rendering the chart".to_owned())
+        }
         Preview::Edit(edit) if edit.is_noop() => Some(format!(
             "{} already says what is live: nothing to write",
             form.shown
@@ -602,6 +632,10 @@ fn enter(app: &mut App) -> Vec<Command> {
         .rendered
         .is_some()
         .then(|| SharedIndex(Arc::clone(&index)));
+    let chart = form
+        .chart
+        .is_some()
+        .then(|| SharedIndex(Arc::clone(&index)));
     let key = view.key.clone();
     let chosen = form.chosen();
     let commit = CommitPlan::new(&key, &chosen, None, &index.config);
@@ -618,6 +652,7 @@ fn enter(app: &mut App) -> Vec<Command> {
         prepared,
         more,
         kustomize,
+        chart,
         chosen: chosen.into_iter().cloned().collect(),
         commit,
     };

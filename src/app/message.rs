@@ -172,6 +172,15 @@ pub enum Command {
         /// an overlay, a patch or a generator source rather than `file`).
         others: Vec<std::path::PathBuf>,
     },
+    /// GET a Helm release's object, plan and prove the accept of its fields (`only` those
+    /// paths; every field offered when `None`) into its chart's values file of `index`, and read
+    /// that file and ask git about it; answer with `Message::AcceptReady`.
+    PrepareChartAccept {
+        key: ManifestKey,
+        api_version: String,
+        index: accept::SharedIndex,
+        only: Option<Vec<String>>,
+    },
     /// Check the live values again, write the file and commit it; answer with
     /// `Message::Accepted`.
     Accept(Box<accept::AcceptRequest>),

@@ -22,6 +22,7 @@
 //! - [`changes`](mod@changes): the change timeline (at start and from every watch event) and
 //!   its `:changes` view.
 pub mod accept;
+mod accept_chart;
 pub mod cache;
 pub mod changes;
 mod charts;

@@ -9,7 +9,9 @@ use crate::cluster::client::Client;
 
 use crate::accept::{AcceptError, check_still_live, manifest_in, shown_path, write_and_commit};
 use crate::app::ManifestKey;
-use crate::app::accept::{AcceptFetched, AcceptRequest, FileText, GitState};
+use crate::app::accept::{
+    AcceptFetched, AcceptRequest, ChartPlan, FileText, GitState, SharedIndex,
+};
 use crate::cluster::live::{LiveKinds, fetch_objects};
 use crate::drift::{LiveObject, compare};
 use crate::manifest::edit::ContentHash;
@@ -91,6 +93,71 @@ pub async fn prepare(
         file,
         git,
         others,
+        chart: None,
+    }
+}
+
+/// `Command::PrepareChartAccept`: the live object, the accept into its chart's values file
+/// planned and proved for the fields `only` names (every field offered when `None`; blocking:
+/// helm renders), and that values file with git's state.
+pub async fn prepare_chart(
+    client: Client,
+    kinds: LiveKinds,
+    key: ManifestKey,
+    api_version: String,
+    index: SharedIndex,
+    only: Option<Vec<String>>,
+) -> AcceptFetched {
+    let live = live_object(&client, &kinds, &key, &api_version).await;
+    let found = live.clone();
+    let asked = key.clone();
+    let wanted = only.clone();
+    let planned = tokio::task::spawn_blocking(move || {
+        let live = match found {
+            Ok(Some(live)) => live,
+            Ok(None) => return Err(format!("{asked} is not in the cluster: nothing to accept")),
+            Err(e) => return Err(e),
+        };
+        let index = &index.0;
+        let manifest = index
+            .get(&asked)
+            .ok_or_else(|| format!("{asked} is no longer in the manifests"))?;
+        let object =
+            crate::accept::helm::chart_object(index, manifest).map_err(|e| e.to_string())?;
+        let values = object
+            .chart
+            .as_ref()
+            .and_then(|spec| spec.values_target())
+            .ok_or_else(|| format!("{asked}: its chart's values are not a file of the checkout"))?;
+        let drift = compare(object, &live, &index.config);
+        let chosen: Vec<crate::drift::DriftItem> = crate::accept::offered(&drift)
+            .into_iter()
+            .filter(|(item, offered)| match &wanted {
+                Some(only) => only.contains(&item.path.to_string()),
+                None => *offered,
+            })
+            .map(|(item, _)| item)
+            .collect();
+        let refs: Vec<&crate::drift::DriftItem> = chosen.iter().collect();
+        let planned = crate::accept::helm::plan_and_prove(index, manifest, &refs, &live)
+            .map_err(|e| e.to_string());
+        let file = read_file(&values);
+        let git = git_state(&index.root, &values);
+        Ok((planned, file, git))
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("planning the accept failed: {e}")));
+    let (planned, file, git) = match planned {
+        Ok(found) => found,
+        Err(e) => (Err(e.clone()), Err(e), GitState::Unknown(String::new())),
+    };
+    AcceptFetched {
+        key,
+        live,
+        file,
+        git,
+        others: Vec::new(),
+        chart: Some(ChartPlan { only, planned }),
     }
 }
 
@@ -153,6 +220,29 @@ pub async fn accept(
             })
             .map_err(|e| e.to_string().replace('\n', " "));
     }
+    if let Some(index) = request.chart.clone() {
+        // A Helm release's object: its fields checked against git's chart render again (the
+        // edit was proved by rendering when planned; the write refuses a values file changed
+        // since), then written and committed.
+        let index = &index.0;
+        let manifest = index.get(&request.key).ok_or_else(|| {
+            format!("{object} is no longer in the manifests; nothing was written")
+        })?;
+        let rendered =
+            crate::accept::helm::chart_object(index, manifest).map_err(|e| e.to_string())?;
+        let now = compare(rendered, &live, &request.config);
+        check_still_live(&request.chosen, &now).map_err(|e| e.to_string())?;
+        let release = manifest.helm.as_ref().map(|r| r.source());
+        let shown = shown_path(&request.root, &prepared.file);
+        return commit_one(request).await.map(|mut text| {
+            if let Some(release) = release {
+                text.push_str(&format!(
+                    " — {release} still holds the old value: the next helm upgrade with {shown} takes the live one (a pending upgrade until then)"
+                ));
+            }
+            text
+        });
+    }
     let manifest = manifest_in(
         &Arc::from(prepared.file.as_path()),
         &Arc::from(prepared.before.as_str()),
@@ -162,7 +252,13 @@ pub async fn accept(
     .map_err(|e| e.to_string())?;
     let now = compare(&manifest, &live, &request.config);
     check_still_live(&request.chosen, &now).map_err(|e| e.to_string())?;
-    let shown = shown_path(&request.root, &prepared.file);
+    commit_one(request).await
+}
+
+/// Writes the request's one file and commits it (git is blocking: on the blocking pool); the
+/// answer is the status bar's line.
+async fn commit_one(request: AcceptRequest) -> Result<String, String> {
+    let shown = shown_path(&request.root, &request.prepared.file);
     let done = tokio::task::spawn_blocking(move || {
         write_and_commit(
             &request.root,

@@ -334,6 +334,27 @@ impl Loop {
                         let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
                     });
                 }
+                Command::PrepareChartAccept {
+                    key,
+                    api_version,
+                    index,
+                    only,
+                } => {
+                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                    let kinds = self.kinds.clone();
+                    tokio::spawn(async move {
+                        let fetched = super::accept::prepare_chart(
+                            client,
+                            kinds,
+                            key,
+                            api_version,
+                            index,
+                            only,
+                        )
+                        .await;
+                        let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
+                    });
+                }
                 Command::Accept(request) => {
                     self.writes += 1;
                     let (client, tx) = (self.conn.client.clone(), self.tx.clone());

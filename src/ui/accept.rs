@@ -80,6 +80,10 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
     if let Some(warning) = &form.warning {
         lines.push(Line::styled(warning.clone(), theme.warning));
     }
+    // A chart's accept: where the values come from, which value maps to which field, the proof.
+    for note in form.chart.iter().flatten() {
+        lines.push(Line::styled(note.clone(), theme.muted));
+    }
     if spaced {
         lines.push(Line::raw(""));
     }
@@ -123,6 +127,10 @@ fn form_lines<'a>(app: &App, theme: &Theme, form: &'a AcceptForm, height: usize)
             theme.muted,
         )),
         Preview::Refused(why) => lines.push(Line::styled(why.clone(), theme.error)),
+        Preview::Proving => lines.push(Line::styled(
+            "proving the accept by rendering the chart with helm…",
+            theme.muted,
+        )),
         Preview::Edit(edit) if edit.is_noop() => lines.push(Line::styled(
             "the file already says what is live: nothing to write",
             theme.muted,

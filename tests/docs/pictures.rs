@@ -250,6 +250,7 @@ fn accept_view(incident: &Incident) -> App {
             dirty: false,
         },
         others: Vec::new(),
+        chart: None,
     };
     assert!(update(&mut app, Message::AcceptReady(Box::new(fetched))).is_empty());
     app

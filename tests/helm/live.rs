@@ -137,17 +137,7 @@ async fn a_hotfix_written_into_the_values_file_is_a_pending_upgrade_in_the_live_
     let demo = demo().await;
     let d = &demo;
     run(&d.common, 220, 40, |tx, text| async move {
-        wait_for(&text, "search in sync with its release", |s| {
-            row_drift_in(s, "search", "search").as_deref() == Some("in sync")
-                && s.contains("helm:search rev 1")
-        })
-        .await;
-        d.kubectl(&["-n", "search", "scale", "deployment/search", "--replicas=4"])
-            .await;
-        wait_for(&text, "search drifted by one field", |s| {
-            row_drift_in(s, "search", "search").as_deref() == Some("1 field")
-        })
-        .await;
+        scale_search(d, &text).await;
         let values = d.manifests.join("search/values-prod.yaml");
         let text_before = std::fs::read_to_string(&values).unwrap();
         assert!(text_before.contains("replicaCount: 2 # one per zone"));
@@ -172,6 +162,83 @@ async fn a_hotfix_written_into_the_values_file_is_a_pending_upgrade_in_the_live_
         .await;
         key(&tx, KeyCode::Esc);
         keys(&tx, "q");
+    })
+    .await;
+}
+
+/// Issue 47: `a` on a Helm release's object offers the accept that works, as `kdrift accept`
+/// makes it: the field against git's render of the chart, the value it comes from, the values
+/// file's diff proved by rendering; `enter` commits it, and the row is in sync with a helm
+/// upgrade pending. Unchecking the field plans again (nothing to write). Before, `a` pointed to
+/// the headless command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_on_a_release_object_accepts_into_the_chart_s_values_file() {
+    let Some(helm) =
+        helm_util::helm_for_tests("a_on_a_release_object_accepts_into_the_chart_s_values_file")
+    else {
+        return;
+    };
+    // As in the test above: the live view finds helm through KDRIFT_HELM.
+    unsafe { std::env::set_var("KDRIFT_HELM", &helm) };
+    let demo = demo().await;
+    let d = &demo;
+    let first = d.git(&["rev-parse", "HEAD"]);
+    run(&d.common, 220, 50, |tx, text| async move {
+        scale_search(d, &text).await;
+        keys(&tx, "/search/search\n");
+        keys(&tx, "a");
+        wait_for(&text, "the accept into the values file, proved", |s| {
+            s.contains("[x] spec.replicas")
+                && s.contains("spec.replicas comes from value replicaCount: 2 → 4")
+                && s.contains("-replicaCount: 2 # one per zone")
+                && s.contains("+replicaCount: 4 # one per zone")
+                && s.contains("enter writes and commits")
+        })
+        .await;
+        // Unchecked: nothing to write; checked again: proved again.
+        keys(&tx, " ");
+        wait_for(&text, "nothing checked", |s| s.contains("nothing checked")).await;
+        keys(&tx, " ");
+        wait_for(&text, "proved again", |s| {
+            s.contains("+replicaCount: 4 # one per zone")
+        })
+        .await;
+        key(&tx, KeyCode::Enter);
+        wait_for(&text, "the commit in the status bar", |s| {
+            s.contains("committed ") && s.contains("the next helm upgrade")
+        })
+        .await;
+        wait_for(&text, "search in sync, a helm upgrade pending", |s| {
+            row_drift_in(s, "search", "search").as_deref() == Some("in sync")
+                && s.contains("helm:search rev 1→git")
+        })
+        .await;
+        keys(&tx, "q");
+    })
+    .await;
+    assert_ne!(d.git(&["rev-parse", "HEAD"]), first);
+    assert_eq!(
+        d.git(&["show", "--name-only", "--format=", "HEAD"]),
+        "search/values-prod.yaml\n",
+        "one file committed"
+    );
+    assert!(
+        d.read("search/values-prod.yaml")
+            .contains("replicaCount: 4 # one per zone")
+    );
+}
+
+/// The demo's search release in sync, then scaled to 4 by hand: its row drifted by one field.
+async fn scale_search(d: &live_screen::Demo, text: &std::sync::Arc<std::sync::Mutex<String>>) {
+    wait_for(text, "search in sync with its release", |s| {
+        row_drift_in(s, "search", "search").as_deref() == Some("in sync")
+            && s.contains("helm:search rev 1")
+    })
+    .await;
+    d.kubectl(&["-n", "search", "scale", "deployment/search", "--replicas=4"])
+        .await;
+    wait_for(text, "search drifted by one field", |s| {
+        row_drift_in(s, "search", "search").as_deref() == Some("1 field")
     })
     .await;
 }

@@ -318,6 +318,7 @@ fn rows_without_drift_say_why_and_open_nothing() {
             }),
             git: on_main(),
             others: Vec::new(),
+            chart: None,
         })),
     );
     assert_eq!(app.screen, Screen::Table);

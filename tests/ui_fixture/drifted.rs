@@ -221,6 +221,7 @@ pub fn fetched(dir: &Path, git: GitState) -> Message {
         }),
         git,
         others: Vec::new(),
+        chart: None,
     }))
 }
 
