@@ -92,6 +92,12 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
+    /// Roll a Deployment back to its previous revision (or --to-revision N): where git brought
+    /// the bad values, a commit that restores the revision's values (naming the commits that
+    /// brought them), then the cluster as revert applies it; where the change was out of band,
+    /// the cluster alone; with no manifest, as `kubectl rollout undo`. Previewed and confirmed;
+    /// exit codes as revert's.
+    Rollback(RollbackArgs),
     /// Print a live object as YAML with each field's managers (operation, subresource, time)
     /// beside it, from its managedFields, and whether git agrees (in sync, drifted, not in git)
     /// when a manifest of it is found. Left out: status, managedFields, resourceVersion, uid,
@@ -278,6 +284,31 @@ pub struct RevertArgs {
     /// git already holds (in-git).
     #[arg(long = "field", value_name = "PATH")]
     pub fields: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RollbackArgs {
+    /// The workload, as kubectl names it: deployment/web, deploy/web.
+    #[arg(value_name = "TYPE/NAME")]
+    pub target: String,
+    /// The revision to go back to (as `kubectl rollout history` numbers them); default: the one
+    /// before the current.
+    #[arg(long, value_name = "N")]
+    pub to_revision: Option<u64>,
+    /// Only show what the rollback would do (the commit's diff, the server's dry run); change
+    /// nothing, in git or in the cluster.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Roll back without asking (needed when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// After the rollback, follow its rollout until it completes or sticks (exit 1 when it
+    /// sticks or is still rolling out after --timeout).
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait follows the rollout, a Go-style duration (90s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub timeout: String,
 }
 
 #[derive(Debug, Clone, Args)]

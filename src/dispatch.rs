@@ -66,6 +66,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
                 | Command::Changes(_)
                 | Command::Accept(_)
                 | Command::Revert(_)
+                | Command::Rollback(_)
         )
     );
     if headless_compare && let Err(e) = crate::drift::secret::install_key() {
@@ -80,6 +81,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Diff(_)) => Some("kdrift diff"),
         Some(Command::Accept(_)) => Some("kdrift accept"),
         Some(Command::Revert(_)) => Some("kdrift revert"),
+        Some(Command::Rollback(_)) => Some("kdrift rollback"),
         Some(Command::Blame(_)) => Some("kdrift blame"),
         Some(Command::Changes(_)) => Some("kdrift changes"),
         Some(Command::Logs(_)) => Some("kdrift logs"),
@@ -100,6 +102,7 @@ pub fn main(name: &'static str) -> std::process::ExitCode {
         Some(Command::Diff(args)) => crate::commands::diff::run(&cli.common, &args),
         Some(Command::Accept(args)) => crate::commands::accept::run(&cli.common, &args),
         Some(Command::Revert(args)) => crate::commands::revert::run(&cli.common, &args),
+        Some(Command::Rollback(args)) => crate::commands::rollback::run(&cli.common, &args),
         Some(Command::Blame(args)) => crate::commands::blame::run(&cli.common, &args),
         Some(Command::Changes(args)) => crate::commands::changes::run(&cli.common, &args),
         Some(Command::Logs(args)) => crate::commands::logs::run(&cli.common, &args),

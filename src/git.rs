@@ -385,6 +385,53 @@ pub fn staged_text(dir: &Path, file: &Path) -> Result<String, GitError> {
     }
 }
 
+/// The commits that last changed lines `lines` (1-based) of `file`, as `(short hash, subject)`,
+/// each once, oldest line first (`git blame --porcelain`); a line not committed yet is left out.
+pub fn blame_lines(
+    dir: &Path,
+    file: &Path,
+    lines: &[usize],
+) -> Result<Vec<(String, String)>, GitError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let relative = file
+        .strip_prefix(dir)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .into_owned();
+    for line in lines {
+        let range = format!("{line},{line}");
+        let output = run(
+            dir,
+            &["blame", "--porcelain", "-L", &range, "--", &relative],
+        )?;
+        if !output.ok {
+            return Err(GitError::Refused {
+                action: "blame",
+                message: output.message(),
+            });
+        }
+        let mut rows = output.stdout.lines();
+        let Some(hash) = rows
+            .next()
+            .and_then(|first| first.split_whitespace().next())
+        else {
+            continue;
+        };
+        if hash.bytes().all(|b| b == b'0') {
+            continue;
+        }
+        let subject = rows
+            .find_map(|row| row.strip_prefix("summary "))
+            .unwrap_or_default()
+            .to_owned();
+        let short: String = hash.chars().take(12).collect();
+        if !out.iter().any(|(h, _)| *h == short) {
+            out.push((short, subject));
+        }
+    }
+    Ok(out)
+}
+
 /// The current branch, or `None` on a detached HEAD.
 pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;

@@ -35,6 +35,7 @@ pub mod logs;
 pub mod openapi;
 pub mod read;
 pub mod revert;
+pub mod rollback;
 pub mod rows;
 pub mod slim;
 pub mod traffic;

@@ -570,12 +570,14 @@ impl Reverter {
     /// kdrift, naming who asked (`who`), the fields put back and the field manager applied as — so
     /// that the timeline (`kdrift changes`) and an incident review tell a person's revert from a
     /// `helm upgrade`, though the fields are written as helm's. Not recorded is not fatal: the
-    /// error says why (RBAC on events).
+    /// error says why (RBAC on events). `action` is what was done: `revert`, or a rollback's
+    /// `rollback to revision 3`.
     pub async fn record(
         &self,
         preview: &Preview,
         outcome: &Outcome,
         who: &str,
+        action: &str,
     ) -> Result<(), String> {
         let namespace = match self.manifest.key.namespace.as_str() {
             "" => "default",
@@ -591,7 +593,7 @@ impl Reverter {
             ),
         };
         let message = format!(
-            "kdrift revert by {who}: put back {} as {desired} says (applied as field manager \"{}\")",
+            "kdrift {action} by {who}: put back {} as {desired} says (applied as field manager \"{}\")",
             listed(&preview.reverted),
             field_manager_for(&self.manifest)
         );

@@ -94,7 +94,7 @@ async fn live_drift<'c>(
 }
 
 /// `+` green and `-` red on a terminal, as git colours a diff.
-fn paint_diff(diff: &str, colour: bool) -> String {
+pub(super) fn paint_diff(diff: &str, colour: bool) -> String {
     let diff = crate::text::printable(diff);
     if !colour {
         return diff.into_owned();
@@ -152,7 +152,7 @@ fn chosen<'d>(
 /// Writes `edits` and commits them as `plan` says, on a thread of its own, said as `shown`
 /// (the files): a ctrl-c or SIGTERM meanwhile stops git and puts the files back (see
 /// [`super::interruptible`]), exit 130 or 143.
-async fn write_and_commit_interruptible(
+pub(super) async fn write_and_commit_interruptible(
     root: &Path,
     edits: Vec<PreparedEdit>,
     plan: Option<CommitPlan>,

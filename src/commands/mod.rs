@@ -33,6 +33,7 @@ pub mod diff;
 pub mod fleet;
 pub mod logs;
 pub mod revert;
+pub mod rollback;
 pub mod target;
 
 use std::future::Future;

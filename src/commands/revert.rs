@@ -159,7 +159,7 @@ async fn revert(
         Ok(outcome) => {
             let code = report(&preview, manifest, &outcome);
             let who = crate::cluster::revert::who(&ctx.conn.context);
-            match reverter.record(&preview, &outcome, &who).await {
+            match reverter.record(&preview, &outcome, &who, "revert").await {
                 Ok(()) => say!(
                     "recorded: event Reverted on {} by {who} (kdrift changes shows it)",
                     preview.object

@@ -7,8 +7,11 @@
 //! - [`rekey`]: list items whose key was changed live, put back in place before the apply.
 //! - [`scope`]: which drifted fields a revert puts back (`--field`; a release's fields already
 //!   in git are left).
+//! - [`rollback`]: a workload's revisions, the one to go back to, and where the bad values came
+//!   from (git, out of band, no manifest).
 pub mod plan;
 pub mod rekey;
+pub mod rollback;
 pub mod scope;
 
 pub use plan::{PreviewKind, PreviewLine, Removal, RemovalPatch};

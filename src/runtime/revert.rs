@@ -90,7 +90,7 @@ impl Reverts {
         tokio::spawn(async move {
             let result = match reverter.execute(&preview).await {
                 Ok(outcome) => {
-                    if let Err(error) = reverter.record(&preview, &outcome, &who).await {
+                    if let Err(error) = reverter.record(&preview, &outcome, &who, "revert").await {
                         tracing::warn!(%error, object = %key, "the revert's trace was not recorded");
                     }
                     Ok(RevertDone {

@@ -36,5 +36,6 @@ mod logs;
 mod revert;
 mod revert_converges;
 mod revert_mechanism;
+mod rollback;
 mod words;
 mod write_paths;
