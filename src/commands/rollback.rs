@@ -3,7 +3,8 @@
 //! change and what is done, by where the bad values came from (see
 //! [`crate::revert::rollback::Origin`]):
 //! - git brought them (the manifest holds the current revision's values): a commit that writes
-//!   the target revision's values into the manifest (accept's comment-keeping edit) and names
+//!   the target revision's values where git sets them (accept's comment-keeping edit of the
+//!   file, or of a kustomize root's overlay, patch or base, proved by rendering) and names
 //!   the commits that brought the bad ones (`git blame` of the lines), then the cluster as a
 //!   revert of those fields applies it;
 //! - out of band (the manifest holds the target's values): the cluster alone, a revert of those
@@ -15,7 +16,6 @@
 //! error or a refusal.
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use crate::cli::{CommonArgs, RollbackArgs};
 use crate::cluster::revert::{Reverter, Scope};
@@ -162,15 +162,7 @@ async fn rollback(ctx: &mut Context, key: &ObjectKey, mut how: How) -> u8 {
             );
             cluster_half(ctx, manifest, paths, how).await
         }
-        Origin::Git(drift) if manifest.rendered.is_some() => {
-            let _ = drift;
-            tell!(
-                "kdrift: git brought these values through a kustomize root ({}): kdrift rollback does not edit a kustomize tree yet; git revert the commit that brought them, then kdrift revert {object}",
-                crate::app::revert::place(manifest)
-            );
-            EXIT_ERROR
-        }
-        Origin::Git(drift) => git_half(ctx, manifest, target.number, drift, changed, how).await,
+        Origin::Git(drift) => git_half(ctx, manifest, &target_live, drift, changed, how).await,
         Origin::Neither(paths) => {
             tell!(
                 "kdrift: git holds neither revision {current}'s nor revision {}'s value of {} ({}): edit the manifest to the value wanted, then kdrift revert {object}",
@@ -290,64 +282,58 @@ async fn cluster_half(
 }
 
 /// The git half: the manifest's values of the changed fields written back to the target
-/// revision's in one commit naming the commits that brought the bad values, then the cluster
-/// half from the edited manifest. A dry run shows the commit's diff and the server's dry run of
-/// the cluster half and changes nothing.
+/// revision's in one commit naming the commits that brought the bad values (a plain file, or
+/// where a kustomize root sets them, proved by rendering), then the cluster half from the
+/// manifest as edited. A dry run shows the commit's diff and the server's dry run of the cluster
+/// half and changes nothing.
 async fn git_half(
     ctx: &Context,
     manifest: &ManifestObject,
-    revision: u64,
+    target: &LiveObject,
     drift: crate::drift::ObjectDrift,
     changed: Vec<String>,
     how: &How,
 ) -> u8 {
     let root = &ctx.index.root;
     let key = &manifest.key;
-    let file = manifest.file.to_path_buf();
-    let shown = crate::accept::shown_path(root, &file);
-    let text = match std::fs::read(&file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            tell!("kdrift: {shown}: cannot read it: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let hash = crate::manifest::edit::ContentHash::of(&text);
-    let text = String::from_utf8_lossy(&text).into_owned();
-    let items: Vec<&crate::drift::DriftItem> = drift.items.iter().collect();
-    let edit = match crate::accept::prepare(&file, &text, hash, manifest.document(), &items) {
-        Ok(edit) => edit,
+    let edits = match edits_of(ctx, manifest, &drift, target) {
+        Ok(edits) => edits,
         Err(e) => {
             tell!("kdrift: {e}");
             return EXIT_ERROR;
         }
     };
-    if let Err(e) = crate::accept::ensure_clean(root, &file) {
-        tell!("kdrift: {e}");
-        return EXIT_ERROR;
+    let mut bad: Vec<(String, String)> = Vec::new();
+    for edit in &edits {
+        if let Err(e) = crate::accept::ensure_clean(root, &edit.file) {
+            tell!("kdrift: {e}");
+            return EXIT_ERROR;
+        }
+        let lines = changed_lines(&edit.before, &edit.after);
+        for found in crate::git::blame_lines(root, &edit.file, &lines).unwrap_or_default() {
+            if !bad.contains(&found) {
+                bad.push(found);
+            }
+        }
     }
-    let bad_lines = changed_lines(&edit.before, &edit.after);
-    let bad = crate::git::blame_lines(root, &file, &bad_lines).unwrap_or_default();
-    say!("git brought the values rolled back: {shown} holds them");
+    let shown: Vec<String> = edits
+        .iter()
+        .map(|e| crate::accept::shown_path(root, &e.file))
+        .collect();
+    say!(
+        "git brought the values rolled back: {} holds them",
+        shown.join(", ")
+    );
     for (hash, subject) in &bad {
         say!("  from commit {hash} {subject}");
     }
-    print!(
-        "{}",
-        super::accept::paint_diff(&edit.diff(&shown), colour_stdout())
-    );
-    let edited = match crate::accept::manifest_in(
-        &Arc::from(file.as_path()),
-        &Arc::from(edit.after.as_str()),
-        key,
-        &ctx.index.default_namespace,
-    ) {
-        Ok(edited) => edited,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    for (edit, shown) in edits.iter().zip(&shown) {
+        print!(
+            "{}",
+            super::accept::paint_diff(&edit.diff(shown), colour_stdout())
+        );
+    }
+    let edited = plan::edited(manifest, &drift);
     if how.dry_run {
         // The cluster half's dry run, from the manifest as the commit would leave it.
         let how = How {
@@ -359,16 +345,18 @@ async fn git_half(
     }
     if how.ask_first
         && !confirmed(&format!(
-            "Commit the rollback of {shown} and roll back {key}? [y/N] "
+            "Commit the rollback of {} and roll back {key}? [y/N] ",
+            shown.join(", ")
         ))
     {
         tell!("not rolled back");
         return EXIT_DRIFT;
     }
     let mut commit = crate::accept::CommitPlan::new(key, &[], None, &ctx.index.config);
-    commit.message = plan::commit_message(key, revision, &drift, &bad);
+    commit.message = plan::commit_message(key, how.revision, &drift, &bad);
     let code =
-        super::accept::write_and_commit_interruptible(root, vec![edit], Some(commit), shown).await;
+        super::accept::write_and_commit_interruptible(root, edits, Some(commit), shown.join(", "))
+            .await;
     if code != EXIT_IN_SYNC {
         return code;
     }
@@ -378,6 +366,41 @@ async fn git_half(
         ..*how
     };
     cluster_half(ctx, &edited, changed, &how).await
+}
+
+/// The edits that write `drift`'s target values (each item's `live`) where git sets them: the
+/// manifest's own file, or a kustomize root's overlay, patch or base — proved by rendering the
+/// root, as accept proves its edits.
+fn edits_of(
+    ctx: &Context,
+    manifest: &ManifestObject,
+    drift: &crate::drift::ObjectDrift,
+    target: &LiveObject,
+) -> Result<Vec<crate::manifest::edit::PreparedEdit>, String> {
+    let items: Vec<&crate::drift::DriftItem> = drift.items.iter().collect();
+    if manifest.rendered.is_none() {
+        let file = manifest.file.to_path_buf();
+        let bytes =
+            std::fs::read(&file).map_err(|e| format!("{}: cannot read it: {e}", file.display()))?;
+        let hash = crate::manifest::edit::ContentHash::of(&bytes);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        return crate::accept::prepare(&file, &text, hash, manifest.document(), &items)
+            .map(|edit| vec![edit])
+            .map_err(|e| e.to_string());
+    }
+    let read = |file: &std::path::Path| std::fs::read_to_string(file).ok();
+    let edits: Vec<_> = crate::accept::kustomize::plan(&ctx.index, manifest, &items, &read)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|e| !e.is_noop())
+        .collect();
+    let owned: Vec<crate::drift::DriftItem> = drift.items.clone();
+    let notes = crate::accept::kustomize::prove(&ctx.index, manifest, &edits, &owned, target)
+        .map_err(|e| e.to_string())?;
+    for note in notes {
+        say!("{note}");
+    }
+    Ok(edits)
 }
 
 /// The 1-based lines of `before` that `after` changes or removes.

@@ -156,7 +156,7 @@ pub(super) fn without_kept(config: &mut Value, keep: &[Kept]) {
 /// `value` with `new` at `path`: the field or list item there replaced, or added (objects made
 /// on the way for fields; a list item added at the end of its list). False when `path` cannot
 /// be reached (a list item on the way that `value` lacks).
-fn put_path(value: &mut Value, path: &DriftPath, new: Value) -> bool {
+pub(super) fn put_path(value: &mut Value, path: &DriftPath, new: Value) -> bool {
     if let Some(pointer) = live_pointer(value, path)
         && let Some(slot) = value.pointer_mut(&pointer)
     {
@@ -207,7 +207,7 @@ fn put_path(value: &mut Value, path: &DriftPath, new: Value) -> bool {
 }
 
 /// `value` without what `path` names (a field, or a list item found by its key), if it has it.
-fn remove_path(value: &mut Value, path: &DriftPath) {
+pub(super) fn remove_path(value: &mut Value, path: &DriftPath) {
     let Some(pointer) = live_pointer(value, path) else {
         return;
     };

@@ -218,6 +218,24 @@ pub fn origin(
     )
 }
 
+/// `manifest` as git says it once the git half's edit is in: its body with `drift`'s fields at
+/// their target values (each item's `live`; removed where the target has none). What the
+/// cluster half applies, the edit having been proved to render it.
+pub fn edited(manifest: &ManifestObject, drift: &ObjectDrift) -> ManifestObject {
+    let mut body = manifest.body.to_value();
+    for item in drift.items.iter().filter(|i| i.class.is_drift()) {
+        match &item.live {
+            Some(value) => {
+                super::plan::put_path(&mut body, &item.path, value.clone());
+            }
+            None => super::plan::remove_path(&mut body, &item.path),
+        }
+    }
+    let mut edited = manifest.clone();
+    edited.body = crate::manifest::tree::Names::default().pack(&body);
+    edited
+}
+
 /// The commit message of a rollback's git half: what it restores, and the commits that brought
 /// the bad values (`(hash, subject)`).
 pub fn commit_message(

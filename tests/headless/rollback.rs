@@ -145,11 +145,23 @@ fn an_out_of_band_bad_image_is_rolled_back_without_a_commit() {
     ]);
     wait_for_revision(&c, "frontend", "2");
     let head = repo.head();
-    let run = rollback(&c, &repo, "frontend", &["--yes"]);
+    let run = rollback(
+        &c,
+        &repo,
+        "frontend",
+        &["--yes", "--wait", "--timeout", "60s"],
+    );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout
             .contains("the change was out of band: git already holds revision 1's values"),
+        "{}",
+        run.stdout
+    );
+    // --wait follows the rollout back to the good revision until it completes.
+    assert!(
+        run.stdout
+            .contains("deployment/shop/frontend: rollout complete"),
         "{}",
         run.stdout
     );
@@ -239,4 +251,64 @@ fn refusals_say_why_and_change_nothing() {
     assert!(unasked.stderr.contains("pass --yes"), "{}", unasked.stderr);
     assert_eq!(repo.head(), head);
     assert_eq!(image(&c, "frontend"), BAD);
+}
+
+/// A bad image brought by a commit to a kustomize overlay's `images:` entry: the rollback's
+/// commit writes the good tag back into that entry (where the overlay sets it, proved by
+/// rendering), never into the base the other overlay shares.
+#[test]
+fn a_bad_tag_from_a_kustomize_overlay_is_rolled_back_in_the_overlay() {
+    let c = Cluster::start_with(false);
+    let repo = Repo::with_files(crate::kustomize_fixture::FILES);
+    c.ok(&["create", "namespace", "prod"]);
+    c.apply_k(&repo.path("overlays/prod"));
+    let overlay = repo.read("overlays/prod/kustomization.yaml");
+    let base = repo.read("base/deployment.yaml");
+    repo.write(
+        "overlays/prod/kustomization.yaml",
+        &overlay.replace("newTag: \"1.27\"", "newTag: \"1.99-bad\""),
+    );
+    repo.git(&["commit", "-qam", "prod: nginx 1.99"]);
+    let bad = repo
+        .git(&["rev-parse", "--short=12", "HEAD"])
+        .trim()
+        .to_owned();
+    c.apply_k(&repo.path("overlays/prod"));
+    let image = |c: &Cluster| {
+        c.get_json("deployment/web", "prod")["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let start = std::time::Instant::now();
+    while c.get_json("deployment/web", "prod")["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+        != "2"
+    {
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(image(&c), "nginx:1.99-bad");
+    let run = kdrift(
+        &c,
+        &repo,
+        &[
+            "rollback",
+            "deployment/web",
+            "-n",
+            "prod",
+            "--overlay",
+            "overlays/prod",
+            "--yes",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains(&format!("from commit {bad} prod: nginx 1.99")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(repo.read("overlays/prod/kustomization.yaml"), overlay);
+    assert_eq!(repo.read("base/deployment.yaml"), base);
+    assert_eq!(image(&c), "nginx:1.27");
 }
