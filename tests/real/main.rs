@@ -45,6 +45,7 @@ mod fleet;
 mod kustomize;
 mod live;
 mod readonly;
+mod rollback;
 mod secrets;
 mod server;
 mod third_party;
