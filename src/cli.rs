@@ -95,8 +95,8 @@ pub enum Command {
     /// Roll a Deployment back to its previous revision (or --to-revision N): where git brought
     /// the bad values, a commit that restores the revision's values (naming the commits that
     /// brought them), then the cluster as revert applies it; where the change was out of band,
-    /// the cluster alone; with no manifest, as `kubectl rollout undo`. Previewed and confirmed;
-    /// exit codes as revert's.
+    /// the cluster alone; with no manifest, as `kubectl rollout undo`; a Helm release's object
+    /// through `helm rollback`. Previewed and confirmed; exit codes as revert's.
     Rollback(RollbackArgs),
     /// Print a live object as YAML with each field's managers (operation, subresource, time)
     /// beside it, from its managedFields, and whether git agrees (in sync, drifted, not in git)

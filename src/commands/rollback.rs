@@ -9,7 +9,8 @@
 //!   revert of those fields applies it;
 //! - out of band (the manifest holds the target's values): the cluster alone, a revert of those
 //!   fields; git untouched;
-//! - no manifest: the cluster alone, the pod template put back as `kubectl rollout undo` does.
+//! - no manifest: the cluster alone, the pod template put back as `kubectl rollout undo` does;
+//! - a Helm release's object: the release through the user's `helm rollback`.
 //!
 //! Exit codes as revert's: 0 rolled back (or a dry run shown, or nothing to do), 1 not rolled
 //! back by the operator's choice, or a followed rollout that stuck or did not end in time, 2 an
@@ -65,7 +66,12 @@ pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
             dry_run: args.dry_run,
             ask_first,
         };
-        let code = rollback(ctx, &key, how).await;
+        let code = match ctx.index.get(&key).and_then(|m| m.helm.clone()) {
+            Some(release) => {
+                with_helm(ctx, &key, &release, &how, common.kubeconfig.as_deref()).await
+            }
+            None => rollback(ctx, &key, how).await,
+        };
         match wait {
             Some(limit) if code == EXIT_IN_SYNC && !args.dry_run => follow(ctx, &key, limit).await,
             _ => code,
@@ -147,9 +153,9 @@ async fn rollback(ctx: &mut Context, key: &ObjectKey, mut how: How) -> u8 {
     let Some(manifest) = ctx.index.get(key) else {
         return without_manifest(ctx, key, target, how).await;
     };
-    if manifest.helm.is_some() || manifest.chart.is_some() {
+    if manifest.chart.is_some() {
         tell!(
-            "kdrift: {object} comes from a Helm release: roll it back with helm rollback (helm history names its revisions); kdrift rollback does not drive helm yet"
+            "kdrift: {object} is rendered from a chart of the checkout whose release is not in the cluster: nothing to roll back through helm"
         );
         return EXIT_ERROR;
     }
@@ -170,6 +176,77 @@ async fn rollback(ctx: &mut Context, key: &ObjectKey, mut how: How) -> u8 {
                 paths.join(", "),
                 crate::app::revert::place(manifest)
             );
+            EXIT_ERROR
+        }
+    }
+}
+
+/// A Helm release's object: the release back on its previous revision (or `--to-revision`, as
+/// `helm history` numbers them) through the user's `helm rollback`, after confirmation. Git is
+/// not edited: where a chart of the checkout renders the release, its values still say the
+/// rolled-back ones, and that is said.
+async fn with_helm(
+    ctx: &Context,
+    key: &ObjectKey,
+    release: &crate::helm::Release,
+    how: &How,
+    kubeconfig: Option<&std::path::Path>,
+) -> u8 {
+    let args = crate::helm::rollback::args(
+        &release.name,
+        &release.namespace,
+        how.to,
+        kubeconfig,
+        &ctx.conn.context,
+    );
+    let to = how.to.map_or_else(
+        || "its previous revision".to_owned(),
+        |n| format!("revision {n}"),
+    );
+    say!(
+        "{key} comes from {}: the release is rolled back to {to} through helm: helm {}",
+        release.source(),
+        args.join(" ")
+    );
+    match ctx.index.chart_object(key) {
+        Some(chart) => {
+            let values = chart
+                .chart
+                .as_ref()
+                .and_then(|spec| spec.values_target())
+                .map_or_else(
+                    || "its values".to_owned(),
+                    |file| crate::accept::shown_path(&ctx.index.root, &file),
+                );
+            say!(
+                "git still holds the values rolled back: {} renders revision {}'s; after the rollback check shows them as a pending upgrade: put the release's values (helm get values {} -n {}) into {values} so that the next helm upgrade does not bring them back",
+                chart.file.display(),
+                release.revision,
+                release.name,
+                release.namespace
+            );
+        }
+        None => say!("no chart of the checkout renders the release: git is not touched"),
+    }
+    if how.dry_run {
+        say!("dry run: nothing was changed");
+        return EXIT_IN_SYNC;
+    }
+    if how.ask_first && !confirmed(&format!("Roll back release {}? [y/N] ", release.name)) {
+        tell!("not rolled back");
+        return EXIT_DRIFT;
+    }
+    match tokio::task::spawn_blocking(move || crate::helm::rollback::run(&args)).await {
+        Ok(Ok(said)) => {
+            say!("{said}");
+            EXIT_IN_SYNC
+        }
+        Ok(Err(e)) => {
+            tell!("kdrift: {e}");
+            EXIT_ERROR
+        }
+        Err(e) => {
+            tell!("kdrift: the rollback stopped: {e}");
             EXIT_ERROR
         }
     }

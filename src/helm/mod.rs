@@ -8,6 +8,7 @@
 pub mod chart;
 pub mod record;
 pub mod render;
+pub mod rollback;
 pub mod select;
 
 use std::sync::Arc;

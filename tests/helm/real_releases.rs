@@ -376,7 +376,8 @@ fn a_public_chart_installed_by_helm_3_and_4_drifts_reverts_upgrades_and_accepts(
 }
 
 /// Every other helm command a user runs, in a namespace of its own: `list`, `history`,
-/// `get values|manifest`, `rollback` (a third revision, back at the first's values) and
+/// `get values|manifest`, `rollback` (through `kdrift rollback`: a third revision, back at the
+/// first's values) and
 /// `uninstall` (the release's objects and records gone).
 fn every_command(env: &Env, helm: &Path, namespace: &str) {
     let kubectl = kubectl_bin::path();
@@ -423,7 +424,34 @@ fn every_command(env: &Env, helm: &Path, namespace: &str) {
     assert!(values.contains("replicaCount: 2"), "{values}");
     let manifest = env.ok(helm, &["get", "manifest", "api", ns[0], ns[1]], here);
     assert!(manifest.contains("replicas: 2"), "{manifest}");
-    env.ok(helm, &["rollback", "api", "1", ns[0], ns[1]], here);
+    // The rollback through kdrift (issue 48): a release's object is rolled back by the user's
+    // `helm rollback`, after a dry run that changes nothing.
+    let empty = tempfile::tempdir().unwrap();
+    let rollback = |extra: &[&str]| {
+        let mut args = vec![
+            "rollback",
+            "deployment/api-podinfo",
+            ns[0],
+            ns[1],
+            "--to-revision",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        env.kdrift(helm, &args, empty.path())
+    };
+    let (code, out, err) = rollback(&["--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("through helm: helm rollback api 1 --namespace")
+            && out.contains("dry run: nothing was changed"),
+        "{out}"
+    );
+    let history = env.ok(helm, &["history", "api", ns[0], ns[1], "-o", "json"], here);
+    let revisions: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(revisions.as_array().unwrap().len(), 2, "{history}");
+    let (code, out, err) = rollback(&["--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Rollback was a success"), "{out}");
     let replicas = env.ok(
         &kubectl,
         &[
