@@ -52,7 +52,7 @@ pub const EXIT_ERROR: u8 = 2;
 /// stopped with SIGTERM (then killed after [`crate::process::STOP_GRACE`]; see [`crate::process::interrupt`]),
 /// and `work` ends, seeing it was interrupted. Returns its result, and the exit code of the
 /// signal (130, 143) when one came; `Err` when the thread failed.
-async fn interruptible<T: Send + 'static>(
+pub(crate) async fn interruptible<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<(T, Option<u8>), String> {
     use tokio::signal::unix::{SignalKind, signal};

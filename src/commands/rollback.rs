@@ -1,7 +1,7 @@
 //! `kdrift rollback TYPE/NAME [--to-revision N] [--dry-run] [--yes] [--wait]`: a Deployment back
-//! on an earlier revision, in git and in the cluster. The plan says the template fields that
-//! change and what is done, by where the bad values came from (see
-//! [`crate::revert::rollback::Origin`]):
+//! on an earlier revision, in git and in the cluster. The plan ([`plan`], shared with the live
+//! view's `u`) says the template fields that change and what is done, by where the bad values
+//! came from (see [`crate::revert::rollback::Origin`]):
 //! - git brought them (the manifest holds the current revision's values): a commit that writes
 //!   the target revision's values where git sets them (accept's comment-keeping edit of the
 //!   file, or of a kustomize root's overlay, patch or base, proved by rendering) and names
@@ -12,22 +12,75 @@
 //! - no manifest: the cluster alone, the pod template put back as `kubectl rollout undo` does;
 //! - a Helm release's object: the release through the user's `helm rollback`.
 //!
-//! Exit codes as revert's: 0 rolled back (or a dry run shown, or nothing to do), 1 not rolled
-//! back by the operator's choice, or a followed rollout that stuck or did not end in time, 2 an
-//! error or a refusal.
+//! [`execute`] carries a plan out. Exit codes as revert's: 0 rolled back (or a dry run shown, or
+//! nothing to do), 1 not rolled back by the operator's choice, or a followed rollout that stuck
+//! or did not end in time, 2 an error or a refusal.
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use serde_json::Value;
+
+use crate::accept::CommitPlan;
 use crate::cli::{CommonArgs, RollbackArgs};
+use crate::cluster::client::Client;
 use crate::cluster::revert::{Reverter, Scope};
 use crate::cluster::rollback::Followed;
-use crate::drift::LiveObject;
-use crate::manifest::{ManifestObject, ObjectKey};
-use crate::revert::rollback::{self as plan, Origin, Revision};
+use crate::drift::{LiveObject, ObjectDrift};
+use crate::manifest::edit::PreparedEdit;
+use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
+use crate::revert::rollback::{self as decide, Origin};
+use crate::schema::Schemas;
 
-use super::context::Context;
 use super::revert::ask;
 use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
+
+/// What a rollback reads and writes with: the connection, the checkout, the schemas.
+pub struct Inputs<'a> {
+    pub client: &'a Client,
+    pub index: &'a ManifestIndex,
+    pub schemas: &'a Schemas,
+    /// The kubeconfig context, for `helm rollback`'s `--kube-context`.
+    pub context: &'a str,
+    /// `--kubeconfig`, for `helm rollback`.
+    pub kubeconfig: Option<&'a Path>,
+}
+
+/// A rollback planned: what is said before it is confirmed, and what is done.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub key: ObjectKey,
+    /// What the rollback changes and how, one line each (diff lines start with `+`, `-`, `@@`).
+    pub lines: Vec<String>,
+    pub action: Action,
+    /// The question asked before it is done.
+    pub question: String,
+}
+
+/// What a confirmed rollback does.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Nothing to roll back (the target's template is the one live).
+    Nothing,
+    /// No manifest: the pod template put back, as `kubectl rollout undo` does.
+    Undo { template: Value, revision: u64 },
+    /// Out of band: the template fields `paths` reverted to `manifest`.
+    Revert {
+        manifest: Box<ManifestObject>,
+        paths: Vec<String>,
+        revision: u64,
+    },
+    /// From git: the edits committed, then the fields reverted to the manifest as edited.
+    Git {
+        edits: Vec<PreparedEdit>,
+        commit: CommitPlan,
+        edited: Box<ManifestObject>,
+        paths: Vec<String>,
+        revision: u64,
+    },
+    /// A Helm release: `helm ARGS`.
+    Helm { args: Vec<String> },
+}
 
 pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
     if let Some(from) = common.readonly_from() {
@@ -60,332 +113,224 @@ pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
                 return EXIT_ERROR;
             }
         };
-        let how = How {
-            to: args.to_revision,
-            revision: 0,
-            dry_run: args.dry_run,
-            ask_first,
+        ctx.tell_schema_notices();
+        let inputs = Inputs {
+            client: &ctx.conn.client,
+            index: &ctx.index,
+            schemas: &ctx.schemas,
+            context: &ctx.conn.context,
+            kubeconfig: common.kubeconfig.as_deref(),
         };
-        let code = match ctx.index.get(&key).and_then(|m| m.helm.clone()) {
-            Some(release) => {
-                with_helm(ctx, &key, &release, &how, common.kubeconfig.as_deref()).await
-            }
-            None => rollback(ctx, &key, how).await,
-        };
-        match wait {
-            Some(limit) if code == EXIT_IN_SYNC && !args.dry_run => follow(ctx, &key, limit).await,
-            _ => code,
-        }
-    })
-}
-
-/// How the rollback was asked for.
-struct How {
-    to: Option<u64>,
-    /// The revision rolled back to, once known.
-    revision: u64,
-    dry_run: bool,
-    ask_first: bool,
-}
-
-async fn rollback(ctx: &mut Context, key: &ObjectKey, mut how: How) -> u8 {
-    ctx.tell_schema_notices();
-    let object = key.to_string();
-    if key.group != "apps" || key.kind != "Deployment" {
-        tell!(
-            "kdrift: {object}: rollback knows Deployments (their ReplicaSets are the revisions); for a StatefulSet or DaemonSet use kubectl rollout undo"
-        );
-        return EXIT_ERROR;
-    }
-    let ctx = &*ctx;
-    let (workload, sets) = match crate::cluster::rollback::read(&ctx.conn.client, key).await {
-        Ok(read) => read,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let revisions = plan::revisions_of(&workload, &sets);
-    let target = match plan::target(&object, &workload, &revisions, how.to) {
-        Ok(target) => target,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let current = plan::revision_number(&workload).unwrap_or_default();
-    how.revision = target.number;
-    let how = &how;
-    let on_target = plan::on_revision(&workload, target);
-    let (live, target_live) = match (
-        LiveObject::from_value(workload.clone(), &ctx.schemas),
-        LiveObject::from_value(on_target.clone(), &ctx.schemas),
-    ) {
-        (Ok(live), Ok(target_live)) => (live, target_live),
-        (Err(e), _) | (_, Err(e)) => {
-            tell!("kdrift: {object} cannot be read: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    let config = &ctx.index.config;
-    let changed = plan::changes(key, &on_target, &live, config);
-    if changed.is_empty() {
-        say!(
-            "{object}: revision {}'s pod template is the one live: nothing to roll back",
-            target.number
-        );
-        return EXIT_IN_SYNC;
-    }
-    say!(
-        "Roll back {object} from revision {current} to revision {} ({}):",
-        target.number,
-        target.name
-    );
-    let target_drift = crate::drift::compare_values(key, &on_target, &live, config);
-    for item in target_drift.items.iter().filter(|i| plan::in_template(i)) {
-        say!(
-            "  {}  {} → {}",
-            item.path,
-            crate::drift::report::short_value(item.live.as_ref()),
-            crate::drift::report::short_value(item.manifest.as_ref())
-        );
-    }
-    let Some(manifest) = ctx.index.get(key) else {
-        return without_manifest(ctx, key, target, how).await;
-    };
-    if manifest.chart.is_some() {
-        tell!(
-            "kdrift: {object} is rendered from a chart of the checkout whose release is not in the cluster: nothing to roll back through helm"
-        );
-        return EXIT_ERROR;
-    }
-    match plan::origin(manifest, &live, &target_live, &changed, config) {
-        Origin::OutOfBand(paths) => {
-            say!(
-                "the change was out of band: git already holds revision {}'s values ({}); the cluster alone is rolled back, git is not touched",
-                target.number,
-                crate::app::revert::place(manifest)
-            );
-            cluster_half(ctx, manifest, paths, how).await
-        }
-        Origin::Git(drift) => git_half(ctx, manifest, &target_live, drift, changed, how).await,
-        Origin::Neither(paths) => {
-            tell!(
-                "kdrift: git holds neither revision {current}'s nor revision {}'s value of {} ({}): edit the manifest to the value wanted, then kdrift revert {object}",
-                target.number,
-                paths.join(", "),
-                crate::app::revert::place(manifest)
-            );
-            EXIT_ERROR
-        }
-    }
-}
-
-/// A Helm release's object: the release back on its previous revision (or `--to-revision`, as
-/// `helm history` numbers them) through the user's `helm rollback`, after confirmation. Git is
-/// not edited: where a chart of the checkout renders the release, its values still say the
-/// rolled-back ones, and that is said.
-async fn with_helm(
-    ctx: &Context,
-    key: &ObjectKey,
-    release: &crate::helm::Release,
-    how: &How,
-    kubeconfig: Option<&std::path::Path>,
-) -> u8 {
-    let args = crate::helm::rollback::args(
-        &release.name,
-        &release.namespace,
-        how.to,
-        kubeconfig,
-        &ctx.conn.context,
-    );
-    let to = how.to.map_or_else(
-        || "its previous revision".to_owned(),
-        |n| format!("revision {n}"),
-    );
-    say!(
-        "{key} comes from {}: the release is rolled back to {to} through helm: helm {}",
-        release.source(),
-        args.join(" ")
-    );
-    match ctx.index.chart_object(key) {
-        Some(chart) => {
-            let values = chart
-                .chart
-                .as_ref()
-                .and_then(|spec| spec.values_target())
-                .map_or_else(
-                    || "its values".to_owned(),
-                    |file| crate::accept::shown_path(&ctx.index.root, &file),
-                );
-            say!(
-                "git still holds the values rolled back: {} renders revision {}'s; after the rollback check shows them as a pending upgrade: put the release's values (helm get values {} -n {}) into {values} so that the next helm upgrade does not bring them back",
-                chart.file.display(),
-                release.revision,
-                release.name,
-                release.namespace
-            );
-        }
-        None => say!("no chart of the checkout renders the release: git is not touched"),
-    }
-    if how.dry_run {
-        say!("dry run: nothing was changed");
-        return EXIT_IN_SYNC;
-    }
-    if how.ask_first && !confirmed(&format!("Roll back release {}? [y/N] ", release.name)) {
-        tell!("not rolled back");
-        return EXIT_DRIFT;
-    }
-    match tokio::task::spawn_blocking(move || crate::helm::rollback::run(&args)).await {
-        Ok(Ok(said)) => {
-            say!("{said}");
-            EXIT_IN_SYNC
-        }
-        Ok(Err(e)) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
-        Err(e) => {
-            tell!("kdrift: the rollback stopped: {e}");
-            EXIT_ERROR
-        }
-    }
-}
-
-/// No manifest describes the workload: its pod template put back as `kubectl rollout undo`
-/// does (said as such), after the server's dry run.
-async fn without_manifest(ctx: &Context, key: &ObjectKey, target: &Revision, how: &How) -> u8 {
-    let client = &ctx.conn.client;
-    say!(
-        "no manifest describes {key}: the cluster alone is rolled back, as kubectl rollout undo does it"
-    );
-    if let Err(e) = crate::cluster::rollback::undo(client, key, &target.template, true).await {
-        tell!("kdrift: {e}");
-        return EXIT_ERROR;
-    }
-    if how.dry_run {
-        say!("dry run: nothing was changed");
-        return EXIT_IN_SYNC;
-    }
-    if how.ask_first && !confirmed(&format!("Roll back {key}? [y/N] ")) {
-        tell!("not rolled back");
-        return EXIT_DRIFT;
-    }
-    match crate::cluster::rollback::undo(client, key, &target.template, false).await {
-        Ok(()) => {
-            say!("rolled back {key} to revision {}", target.number);
-            EXIT_IN_SYNC
-        }
-        Err(e) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
-    }
-}
-
-fn confirmed(question: &str) -> bool {
-    ask(
-        question,
-        &mut std::io::stdin().lock(),
-        &mut std::io::stderr(),
-    )
-}
-
-/// The cluster half: a revert of the template fields `paths` to `manifest` (as it is in the
-/// checkout, after the git half when there is one), previewed by the server.
-async fn cluster_half(
-    ctx: &Context,
-    manifest: &ManifestObject,
-    paths: Vec<String>,
-    how: &How,
-) -> u8 {
-    let reverter =
-        match Reverter::new(&ctx.conn.client, manifest, &ctx.index.config, &ctx.schemas).await {
-            Ok(r) => r.scoped(Scope {
-                fields: paths,
-                ..Scope::default()
-            }),
+        let plan = match plan(&inputs, &key, args.to_revision).await {
+            Ok(plan) => plan,
             Err(e) => {
                 tell!("kdrift: {e}");
                 return EXIT_ERROR;
             }
         };
-    let preview = match reverter.preview().await {
-        Ok(p) => p,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
+        let colour = colour_stdout();
+        for line in &plan.lines {
+            say!("{}", paint(line, colour));
         }
-    };
-    print!("{}", preview.diff(colour_stdout()));
-    if how.dry_run {
-        say!("dry run: nothing was changed");
-        return EXIT_IN_SYNC;
-    }
-    if how.ask_first && !confirmed(&format!("Roll back {}? [y/N] ", preview.object)) {
-        tell!("not rolled back");
-        return EXIT_DRIFT;
-    }
-    match reverter.execute(&preview).await {
-        Ok(outcome) => {
-            say!(
-                "rolled back {}: applied {} as field manager \"{}\"",
-                preview.object,
-                crate::app::revert::place(manifest),
-                crate::cluster::revert::field_manager_for(manifest)
-            );
-            let who = crate::cluster::revert::who(&ctx.conn.context);
-            if let Err(e) = reverter
-                .record(
-                    &preview,
-                    &outcome,
-                    &who,
-                    &format!("rollback to revision {}", how.revision),
-                )
-                .await
-            {
-                tell!(
-                    "note: the rollback's trace (an event on {}) was not recorded: {e}",
-                    preview.object
-                );
+        if matches!(plan.action, Action::Nothing) {
+            return EXIT_IN_SYNC;
+        }
+        if args.dry_run {
+            say!("dry run: nothing was changed");
+            return EXIT_IN_SYNC;
+        }
+        if ask_first
+            && !ask(
+                &plan.question,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr(),
+            )
+        {
+            tell!("not rolled back");
+            return EXIT_DRIFT;
+        }
+        let code = match execute(&inputs, &plan, true).await {
+            Ok(said) => {
+                for line in said {
+                    say!("{line}");
+                }
+                EXIT_IN_SYNC
             }
-            EXIT_IN_SYNC
+            Err((e, code)) => {
+                tell!("kdrift: {e}");
+                code
+            }
+        };
+        match wait {
+            Some(limit) if code == EXIT_IN_SYNC => {
+                follow(ctx.conn.client.clone(), &key, limit).await
+            }
+            _ => code,
         }
-        Err(e) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
-    }
+    })
 }
 
-/// The git half: the manifest's values of the changed fields written back to the target
-/// revision's in one commit naming the commits that brought the bad values (a plain file, or
-/// where a kustomize root sets them, proved by rendering), then the cluster half from the
-/// manifest as edited. A dry run shows the commit's diff and the server's dry run of the cluster
-/// half and changes nothing.
-async fn git_half(
-    ctx: &Context,
+/// A plan's line, coloured as a diff on a terminal.
+fn paint(line: &str, colour: bool) -> String {
+    super::accept::paint_diff(line, colour)
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// Plans the rollback of `key` to revision `to` (the previous when `None`): reads the workload
+/// and its revisions, decides where the bad values came from, and previews every write (the
+/// commit's diff, the server's dry run). Refusals and errors are the `Err` line.
+pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Result<Plan, String> {
+    let object = key.to_string();
+    if let Some(release) = inputs.index.get(key).and_then(|m| m.helm.clone()) {
+        return Ok(with_helm(inputs, key, &release, to));
+    }
+    if key.group != "apps" || key.kind != "Deployment" {
+        return Err(format!(
+            "{object}: rollback knows Deployments (their ReplicaSets are the revisions); for a StatefulSet or DaemonSet use kubectl rollout undo"
+        ));
+    }
+    let (workload, sets) = crate::cluster::rollback::read(inputs.client, key).await?;
+    let revisions = decide::revisions_of(&workload, &sets);
+    let target = decide::target(&object, &workload, &revisions, to).map_err(|e| e.to_string())?;
+    let current = decide::revision_number(&workload).unwrap_or_default();
+    let on_target = decide::on_revision(&workload, target);
+    let read = |value: Value| {
+        LiveObject::from_value(value, inputs.schemas)
+            .map_err(|e| format!("{object} cannot be read: {e}"))
+    };
+    let (live, target_live) = (read(workload.clone())?, read(on_target.clone())?);
+    let config = &inputs.index.config;
+    let changed = decide::changes(key, &on_target, &live, config);
+    let mut plan = Plan {
+        key: key.clone(),
+        lines: Vec::new(),
+        action: Action::Nothing,
+        question: format!("Roll back {object}? [y/N] "),
+    };
+    if changed.is_empty() {
+        plan.lines.push(format!(
+            "{object}: revision {}'s pod template is the one live: nothing to roll back",
+            target.number
+        ));
+        return Ok(plan);
+    }
+    plan.lines.push(format!(
+        "Roll back {object} from revision {current} to revision {} ({}):",
+        target.number, target.name
+    ));
+    let fields = crate::drift::compare_values(key, &on_target, &live, config);
+    for item in fields.items.iter().filter(|i| decide::in_template(i)) {
+        plan.lines.push(format!(
+            "  {}  {} → {}",
+            item.path,
+            crate::drift::report::short_value(item.live.as_ref()),
+            crate::drift::report::short_value(item.manifest.as_ref())
+        ));
+    }
+    let revision = target.number;
+    let Some(manifest) = inputs.index.get(key) else {
+        plan.lines.push(format!(
+            "no manifest describes {object}: the cluster alone is rolled back, as kubectl rollout undo does it"
+        ));
+        crate::cluster::rollback::undo(inputs.client, key, &target.template, true).await?;
+        plan.action = Action::Undo {
+            template: target.template.clone(),
+            revision,
+        };
+        return Ok(plan);
+    };
+    if manifest.chart.is_some() {
+        return Err(format!(
+            "{object} is rendered from a chart of the checkout whose release is not in the cluster: nothing to roll back through helm"
+        ));
+    }
+    let place = crate::app::revert::place(manifest);
+    match decide::origin(manifest, &live, &target_live, &changed, config) {
+        Origin::OutOfBand(paths) => {
+            plan.lines.push(format!(
+                "the change was out of band: git already holds revision {revision}'s values ({place}); the cluster alone is rolled back, git is not touched"
+            ));
+            plan.lines
+                .extend(cluster_preview(inputs, manifest, &paths).await?);
+            plan.action = Action::Revert {
+                manifest: Box::new(manifest.clone()),
+                paths,
+                revision,
+            };
+        }
+        Origin::Git(drift) => {
+            git_plan(
+                inputs,
+                &mut plan,
+                manifest,
+                &target_live,
+                drift,
+                changed,
+                revision,
+            )
+            .await?
+        }
+        Origin::Neither(paths) => {
+            return Err(format!(
+                "git holds neither revision {current}'s nor revision {revision}'s value of {} ({place}): edit the manifest to the value wanted, then kdrift revert {object}",
+                paths.join(", ")
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+/// The server's dry run of reverting `paths` of the workload to `manifest`: its diff lines.
+async fn cluster_preview(
+    inputs: &Inputs<'_>,
+    manifest: &ManifestObject,
+    paths: &[String],
+) -> Result<Vec<String>, String> {
+    let reverter = reverter(inputs, manifest, paths).await?;
+    let preview = reverter.preview().await.map_err(|e| e.to_string())?;
+    Ok(preview.diff(false).lines().map(str::to_owned).collect())
+}
+
+async fn reverter(
+    inputs: &Inputs<'_>,
+    manifest: &ManifestObject,
+    paths: &[String],
+) -> Result<Reverter, String> {
+    Reverter::new(
+        inputs.client,
+        manifest,
+        &inputs.index.config,
+        inputs.schemas,
+    )
+    .await
+    .map(|r| {
+        r.scoped(Scope {
+            fields: paths.to_vec(),
+            ..Scope::default()
+        })
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The git half planned: the edits that write the target's values where git sets them, the
+/// commits that brought the bad values, the commit, and the cluster half's dry run from the
+/// manifest as the commit leaves it.
+async fn git_plan(
+    inputs: &Inputs<'_>,
+    plan: &mut Plan,
     manifest: &ManifestObject,
     target: &LiveObject,
-    drift: crate::drift::ObjectDrift,
+    drift: ObjectDrift,
     changed: Vec<String>,
-    how: &How,
-) -> u8 {
-    let root = &ctx.index.root;
+    revision: u64,
+) -> Result<(), String> {
+    let root = &inputs.index.root;
     let key = &manifest.key;
-    let edits = match edits_of(ctx, manifest, &drift, target) {
-        Ok(edits) => edits,
-        Err(e) => {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
-        }
-    };
+    let (edits, notes) = edits_of(inputs.index, manifest, &drift, target)?;
     let mut bad: Vec<(String, String)> = Vec::new();
     for edit in &edits {
-        if let Err(e) = crate::accept::ensure_clean(root, &edit.file) {
-            tell!("kdrift: {e}");
-            return EXIT_ERROR;
-        }
+        crate::accept::ensure_clean(root, &edit.file).map_err(|e| e.to_string())?;
         let lines = changed_lines(&edit.before, &edit.after);
         for found in crate::git::blame_lines(root, &edit.file, &lines).unwrap_or_default() {
             if !bad.contains(&found) {
@@ -397,63 +342,46 @@ async fn git_half(
         .iter()
         .map(|e| crate::accept::shown_path(root, &e.file))
         .collect();
-    say!(
+    plan.lines.push(format!(
         "git brought the values rolled back: {} holds them",
         shown.join(", ")
-    );
+    ));
     for (hash, subject) in &bad {
-        say!("  from commit {hash} {subject}");
+        plan.lines.push(format!("  from commit {hash} {subject}"));
     }
+    plan.lines.extend(notes);
     for (edit, shown) in edits.iter().zip(&shown) {
-        print!(
-            "{}",
-            super::accept::paint_diff(&edit.diff(shown), colour_stdout())
-        );
+        plan.lines
+            .extend(edit.diff(shown).lines().map(str::to_owned));
     }
-    let edited = plan::edited(manifest, &drift);
-    if how.dry_run {
-        // The cluster half's dry run, from the manifest as the commit would leave it.
-        let how = How {
-            dry_run: true,
-            ask_first: false,
-            ..*how
-        };
-        return cluster_half(ctx, &edited, changed, &how).await;
-    }
-    if how.ask_first
-        && !confirmed(&format!(
-            "Commit the rollback of {} and roll back {key}? [y/N] ",
-            shown.join(", ")
-        ))
-    {
-        tell!("not rolled back");
-        return EXIT_DRIFT;
-    }
-    let mut commit = crate::accept::CommitPlan::new(key, &[], None, &ctx.index.config);
-    commit.message = plan::commit_message(key, how.revision, &drift, &bad);
-    let code =
-        super::accept::write_and_commit_interruptible(root, edits, Some(commit), shown.join(", "))
-            .await;
-    if code != EXIT_IN_SYNC {
-        return code;
-    }
-    let how = How {
-        dry_run: false,
-        ask_first: false,
-        ..*how
+    let edited = decide::edited(manifest, &drift);
+    plan.lines
+        .extend(cluster_preview(inputs, &edited, &changed).await?);
+    let mut commit = CommitPlan::new(key, &[], None, &inputs.index.config);
+    commit.message = decide::commit_message(key, revision, &drift, &bad);
+    plan.question = format!(
+        "Commit the rollback of {} and roll back {key}? [y/N] ",
+        shown.join(", ")
+    );
+    plan.action = Action::Git {
+        edits,
+        commit,
+        edited: Box::new(edited),
+        paths: changed,
+        revision,
     };
-    cluster_half(ctx, &edited, changed, &how).await
+    Ok(())
 }
 
 /// The edits that write `drift`'s target values (each item's `live`) where git sets them: the
 /// manifest's own file, or a kustomize root's overlay, patch or base — proved by rendering the
-/// root, as accept proves its edits.
+/// root, as accept proves its edits (the proof's notes beside them).
 fn edits_of(
-    ctx: &Context,
+    index: &ManifestIndex,
     manifest: &ManifestObject,
-    drift: &crate::drift::ObjectDrift,
+    drift: &ObjectDrift,
     target: &LiveObject,
-) -> Result<Vec<crate::manifest::edit::PreparedEdit>, String> {
+) -> Result<(Vec<PreparedEdit>, Vec<String>), String> {
     let items: Vec<&crate::drift::DriftItem> = drift.items.iter().collect();
     if manifest.rendered.is_none() {
         let file = manifest.file.to_path_buf();
@@ -462,22 +390,175 @@ fn edits_of(
         let hash = crate::manifest::edit::ContentHash::of(&bytes);
         let text = String::from_utf8_lossy(&bytes).into_owned();
         return crate::accept::prepare(&file, &text, hash, manifest.document(), &items)
-            .map(|edit| vec![edit])
+            .map(|edit| (vec![edit], Vec::new()))
             .map_err(|e| e.to_string());
     }
-    let read = |file: &std::path::Path| std::fs::read_to_string(file).ok();
-    let edits: Vec<_> = crate::accept::kustomize::plan(&ctx.index, manifest, &items, &read)
+    let read = |file: &Path| std::fs::read_to_string(file).ok();
+    let edits: Vec<_> = crate::accept::kustomize::plan(index, manifest, &items, &read)
         .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|e| !e.is_noop())
         .collect();
-    let owned: Vec<crate::drift::DriftItem> = drift.items.clone();
-    let notes = crate::accept::kustomize::prove(&ctx.index, manifest, &edits, &owned, target)
+    let notes = crate::accept::kustomize::prove(index, manifest, &edits, &drift.items, target)
         .map_err(|e| e.to_string())?;
-    for note in notes {
-        say!("{note}");
+    Ok((edits, notes))
+}
+
+/// A Helm release's object: the release back on its previous revision (or `to`, as `helm
+/// history` numbers them) through the user's `helm rollback`. Git is not edited: where a chart
+/// of the checkout renders the release, its values still say the rolled-back ones, and that is
+/// said.
+fn with_helm(
+    inputs: &Inputs<'_>,
+    key: &ObjectKey,
+    release: &crate::helm::Release,
+    to: Option<u64>,
+) -> Plan {
+    let args = crate::helm::rollback::args(
+        &release.name,
+        &release.namespace,
+        to,
+        inputs.kubeconfig,
+        inputs.context,
+    );
+    let target = to.map_or_else(
+        || "its previous revision".to_owned(),
+        |n| format!("revision {n}"),
+    );
+    let mut lines = vec![format!(
+        "{key} comes from {}: the release is rolled back to {target} through helm: helm {}",
+        release.source(),
+        args.join(" ")
+    )];
+    lines.push(match inputs.index.chart_object(key) {
+        Some(chart) => {
+            let values = chart
+                .chart
+                .as_ref()
+                .and_then(|spec| spec.values_target())
+                .map_or_else(
+                    || "its values".to_owned(),
+                    |file| crate::accept::shown_path(&inputs.index.root, &file),
+                );
+            format!(
+                "git still holds the values rolled back: {} renders revision {}'s; after the rollback check shows them as a pending upgrade: put the release's values (helm get values {} -n {}) into {values} so that the next helm upgrade does not bring them back",
+                chart.file.display(),
+                release.revision,
+                release.name,
+                release.namespace
+            )
+        }
+        None => "no chart of the checkout renders the release: git is not touched".to_owned(),
+    });
+    Plan {
+        key: key.clone(),
+        lines,
+        action: Action::Helm { args },
+        question: format!("Roll back release {}? [y/N] ", release.name),
     }
-    Ok(edits)
+}
+
+/// Carries out a confirmed plan: what it said, one line each, or why it stopped and the exit
+/// code. `interruptible`: a signal during the commit puts the files back (the headless
+/// command's ctrl-c; the live view has none).
+pub async fn execute(
+    inputs: &Inputs<'_>,
+    plan: &Plan,
+    interruptible: bool,
+) -> Result<Vec<String>, (String, u8)> {
+    let key = &plan.key;
+    let failed = |e: String| (e, EXIT_ERROR);
+    match &plan.action {
+        Action::Nothing => Ok(Vec::new()),
+        Action::Helm { args } => {
+            let args = args.clone();
+            match tokio::task::spawn_blocking(move || crate::helm::rollback::run(&args)).await {
+                Ok(Ok(said)) => Ok(vec![said]),
+                Ok(Err(e)) => Err(failed(e)),
+                Err(e) => Err(failed(format!("the rollback stopped: {e}"))),
+            }
+        }
+        Action::Undo { template, revision } => {
+            crate::cluster::rollback::undo(inputs.client, key, template, false)
+                .await
+                .map_err(failed)?;
+            Ok(vec![format!("rolled back {key} to revision {revision}")])
+        }
+        Action::Revert {
+            manifest,
+            paths,
+            revision,
+        } => cluster_half(inputs, manifest, paths, *revision)
+            .await
+            .map_err(failed),
+        Action::Git {
+            edits,
+            commit,
+            edited,
+            paths,
+            revision,
+        } => {
+            let root: PathBuf = inputs.index.root.clone();
+            let shown: Vec<String> = edits
+                .iter()
+                .map(|e| crate::accept::shown_path(&root, &e.file))
+                .collect();
+            let (edits, commit) = (edits.clone(), commit.clone());
+            let work = move || crate::accept::write_and_commit(&root, &edits, Some(&commit));
+            let done = if interruptible {
+                super::interruptible(work).await
+            } else {
+                tokio::task::spawn_blocking(work)
+                    .await
+                    .map(|done| (done, None))
+                    .map_err(|e| e.to_string())
+            };
+            let committed = match done {
+                Ok((Ok(outcome), _)) => outcome.describe(&shown.join(", ")),
+                Ok((Err(e), signal)) => {
+                    return Err((e.to_string(), signal.unwrap_or(EXIT_ERROR)));
+                }
+                Err(e) => return Err(failed(format!("the rollback stopped: {e}"))),
+            };
+            let mut said = vec![committed];
+            said.extend(
+                cluster_half(inputs, edited, paths, *revision)
+                    .await
+                    .map_err(failed)?,
+            );
+            Ok(said)
+        }
+    }
+}
+
+/// The cluster half: a revert of the template fields `paths` to `manifest`, and its trace.
+async fn cluster_half(
+    inputs: &Inputs<'_>,
+    manifest: &ManifestObject,
+    paths: &[String],
+    revision: u64,
+) -> Result<Vec<String>, String> {
+    let reverter = reverter(inputs, manifest, paths).await?;
+    let preview = reverter.preview().await.map_err(|e| e.to_string())?;
+    let outcome = reverter
+        .execute(&preview)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut said = vec![format!(
+        "rolled back {}: applied {} as field manager \"{}\"",
+        preview.object,
+        crate::app::revert::place(manifest),
+        crate::cluster::revert::field_manager_for(manifest)
+    )];
+    let who = crate::cluster::revert::who(inputs.context);
+    let action = format!("rollback to revision {revision}");
+    if let Err(e) = reverter.record(&preview, &outcome, &who, &action).await {
+        said.push(format!(
+            "note: the rollback's trace (an event on {}) was not recorded: {e}",
+            preview.object
+        ));
+    }
+    Ok(said)
 }
 
 /// The 1-based lines of `before` that `after` changes or removes.
@@ -498,9 +579,9 @@ fn changed_lines(before: &str, after: &str) -> Vec<usize> {
 }
 
 /// `--wait`: the rollback's rollout followed until it completes or sticks, or the wait ends.
-async fn follow(ctx: &Context, key: &ObjectKey, limit: std::time::Duration) -> u8 {
+async fn follow(client: Client, key: &ObjectKey, limit: std::time::Duration) -> u8 {
     say!("following the rollout of {key}…");
-    match crate::cluster::rollback::follow(&ctx.conn.client, key, limit).await {
+    match crate::cluster::rollback::follow(&client, key, limit).await {
         Ok(Followed::Complete) => {
             say!("{key}: rollout complete");
             EXIT_IN_SYNC
