@@ -26,6 +26,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("ctrl-r", "diff: fetch the live object again"),
     ("r", "revert to the manifest: dry run, then y/enter"),
     ("a", "accept into git: space toggles, enter commits"),
+    ("u", "detail: roll back to the previous revision"),
     ("esc", "back / clear the filter"),
     ("/", "filter by name, namespace or phase"),
     ("N  P  A", "sort by name, phase (stuck first), age"),
@@ -55,7 +56,7 @@ pub const HELP: &[(&str, &str)] = &[
 /// The help overlay's width at most.
 pub const HELP_WIDTH: u16 = 64;
 
-pub const WRITE_KEYS: &[&str] = &["a", "r"];
+pub const WRITE_KEYS: &[&str] = &["a", "r", "u"];
 
 /// What `c` says with one context watched.
 pub const COMPARE_NEEDS: &str =
@@ -125,6 +126,9 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     app.flash = None;
     if matches!(app.screen, Screen::Revert(_)) {
         return super::revert::revert_key(app, key);
+    }
+    if matches!(app.screen, Screen::Rollback(_)) {
+        return super::rollback::rollback_key(app, key);
     }
     if matches!(app.screen, Screen::Pick(_)) {
         return super::picker::picker_key(app, key);
@@ -201,6 +205,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
                 _ => {}
             },
             Screen::Revert(_)
+            | Screen::Rollback(_)
             | Screen::Pick(_)
             | Screen::DriftList(_)
             | Screen::Changes(_)
@@ -223,6 +228,7 @@ fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
         Screen::Diff(view) => Some(view.key.clone()),
         Screen::Problems { .. }
         | Screen::Revert(_)
+        | Screen::Rollback(_)
         | Screen::Accept(_)
         | Screen::Pick(_)
         | Screen::DriftList(_)
@@ -236,6 +242,12 @@ fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
 fn detail_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     if key.code == KeyCode::Char('l') {
         return app.open_log();
+    }
+    if key.code == KeyCode::Char('u')
+        && let Screen::Detail { key: shown, .. } = &app.screen
+    {
+        let object = super::drift::manifest_key(shown);
+        return app.open_rollback(object);
     }
     let Screen::Detail { key: shown, .. } = &app.screen else {
         return Vec::new();

@@ -64,6 +64,17 @@ pub enum Message {
         renders: Vec<crate::manifest::charts::ChartRender>,
         problems: Vec<crate::manifest::Problem>,
     },
+    /// The rollback view's plan (`Command::PlanRollback` number `id`): its lines, question and
+    /// whether it does nothing, or why there is none.
+    RollbackPlanned {
+        id: u64,
+        result: Result<super::rollback::PlanShown, String>,
+    },
+    /// The rollback of view `id` ended: what it did, or why it stopped.
+    RolledBack {
+        id: u64,
+        result: Result<Vec<String>, String>,
+    },
     /// Live objects fetched for `Command::FetchLive`.
     LiveFetched(Vec<Fetched>),
     /// The kinds of the manifests mapped through discovery (reply to `Command::MapKinds`).
@@ -180,6 +191,17 @@ pub enum Command {
         api_version: String,
         index: accept::SharedIndex,
         only: Option<Vec<String>>,
+    },
+    /// Plan the rollback of `key` to its previous revision (the runtime keeps the plan); answer
+    /// with `Message::RollbackPlanned`.
+    PlanRollback {
+        id: u64,
+        key: ManifestKey,
+    },
+    /// Carry out the plan of view `id`; answer with `Message::RolledBack`.
+    Rollback {
+        id: u64,
+        key: ManifestKey,
     },
     /// Check the live values again, write the file and commit it; answer with
     /// `Message::Accepted`.

@@ -39,6 +39,7 @@ pub mod objects;
 pub mod picker;
 pub mod reconcilers;
 pub mod revert;
+pub mod rollback;
 pub mod screen;
 pub mod stalls;
 pub mod table;
@@ -359,6 +360,14 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             }
         }
         Message::ManifestsChanged(changes) => app.manifests_changed(changes),
+        Message::RollbackPlanned { id, result } => {
+            app.rollback_planned(id, result);
+            Vec::new()
+        }
+        Message::RolledBack { id, result } => {
+            app.rolled_back(id, result);
+            Vec::new()
+        }
         Message::ChartsRendered {
             id,
             renders,

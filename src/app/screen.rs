@@ -31,6 +31,8 @@ pub enum Screen {
     Pick(Box<picker::Picker>),
     /// `l` on a pod in the detail view: its log.
     Log(Box<logs::LogView>),
+    /// `u` in a Deployment's detail view: its rollback planned, then confirmed.
+    Rollback(Box<super::rollback::RollbackView>),
 }
 
 /// The pod selected in the detail view (`j`/`k` move it, `l` opens its log).

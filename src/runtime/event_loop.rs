@@ -54,6 +54,12 @@ pub enum Event {
         id: u64,
         result: super::revert::Previewed,
     },
+    /// The rollback view's plan answered (the runtime keeps the plan to carry it out).
+    RollbackPlanned {
+        id: u64,
+        result: super::rollback::Planned,
+        owned: super::rollback::Owned,
+    },
 }
 
 pub(super) enum Flow {
@@ -78,6 +84,7 @@ pub(super) struct Loop {
     _manifests: Option<super::manifests::ManifestWatch>,
     /// The revert preview awaiting confirmation.
     reverts: super::revert::Reverts,
+    rollbacks: super::rollback::Rollbacks,
     /// Accepts and reverts under way: quitting waits for them, so that none is left half done
     /// without a word.
     pub(super) writes: usize,
@@ -139,6 +146,7 @@ impl Loop {
             tx,
             _manifests: manifests,
             reverts: Default::default(),
+            rollbacks: Default::default(),
             writes: 0,
             quitting: false,
             outcomes: Vec::new(),
@@ -191,8 +199,13 @@ impl Loop {
 
     pub(super) fn handle(&mut self, ev: Event) -> Flow {
         let ended = match &ev {
-            Event::App(Message::Reverted { result: Err(e), .. }) => Some(Some(e.clone())),
-            Event::App(Message::Accepted { .. } | Message::Reverted { .. }) => Some(None),
+            Event::App(
+                Message::Reverted { result: Err(e), .. }
+                | Message::RolledBack { result: Err(e), .. },
+            ) => Some(Some(e.clone())),
+            Event::App(
+                Message::Accepted { .. } | Message::Reverted { .. } | Message::RolledBack { .. },
+            ) => Some(None),
             _ => None,
         };
         let flow = self.handle_event(ev);
@@ -224,6 +237,10 @@ impl Loop {
             Event::InputClosed => return Flow::Quit,
             Event::RevertPreviewed { id, result } => {
                 let msg = self.reverts.previewed(id, result);
+                update(&mut self.app, msg)
+            }
+            Event::RollbackPlanned { id, result, owned } => {
+                let msg = self.rollbacks.planned(id, result, owned);
                 update(&mut self.app, msg)
             }
             Event::Connected { epoch, result } => {
@@ -369,6 +386,27 @@ impl Loop {
                     let index = self.app.manifests.as_deref();
                     let cluster = (&self.conn.client, &self.kinds.schemas);
                     self.reverts.preview(id, key, index, cluster, &self.tx);
+                }
+                Command::PlanRollback { id, key } => {
+                    let Some(index) = self.app.manifests.clone() else {
+                        let _ = self.tx.send(Event::App(Message::RollbackPlanned {
+                            id,
+                            result: Err("the manifests are still loading".to_owned()),
+                        }));
+                        continue;
+                    };
+                    let owned = super::rollback::Owned {
+                        client: self.conn.client.clone(),
+                        index,
+                        schemas: self.kinds.schemas.clone(),
+                        context: self.conn.context.clone(),
+                        kubeconfig: self.common.kubeconfig.clone(),
+                    };
+                    self.rollbacks.plan(id, key, owned, &self.tx);
+                }
+                Command::Rollback { id, key: _ } => {
+                    self.writes += 1;
+                    self.rollbacks.execute(id, &self.tx);
                 }
                 Command::Revert { id, key } => {
                     self.writes += 1;
@@ -661,7 +699,11 @@ impl Session {
             };
             if matches!(
                 ev,
-                Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+                Event::App(
+                    Message::Accepted { .. }
+                        | Message::Reverted { .. }
+                        | Message::RolledBack { .. }
+                )
             ) {
                 let _ = self.state.handle(ev);
             }

@@ -242,7 +242,11 @@ impl FleetSession {
             if let FleetEvent::Member { id, event } = ev
                 && matches!(
                     event,
-                    Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+                    Event::App(
+                        Message::Accepted { .. }
+                            | Message::Reverted { .. }
+                            | Message::RolledBack { .. }
+                    )
                 )
                 && let Some(Slot::Live(state)) = self
                     .watched
@@ -407,7 +411,11 @@ impl FleetSession {
                 };
                 let ended = matches!(
                     event,
-                    Event::App(Message::Accepted { .. } | Message::Reverted { .. })
+                    Event::App(
+                        Message::Accepted { .. }
+                            | Message::Reverted { .. }
+                            | Message::RolledBack { .. }
+                    )
                 );
                 let flow = state.handle(event);
                 if ended && self.quitting {

@@ -16,6 +16,7 @@ pub mod event_loop;
 pub mod fleet;
 pub mod manifests;
 pub mod revert;
+pub mod rollback;
 pub mod serve;
 pub mod terminal;
 pub mod tty;

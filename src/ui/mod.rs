@@ -21,6 +21,7 @@ pub mod format;
 pub mod logs;
 pub mod picker;
 pub mod revert;
+pub mod rollback;
 pub mod table;
 pub mod theme;
 
@@ -71,6 +72,7 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
         Screen::Diff(view) => Some(view.key.clone()),
         Screen::Accept(view) => Some(view.key.clone()),
         Screen::Revert(view) => Some(view.key.clone()),
+        Screen::Rollback(view) => Some(view.key.clone()),
         _ => None,
     };
     let body = match object {
@@ -105,6 +107,7 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
         Screen::DriftList(view) => drift_list::render_drift_list(app, theme, frame, body, view),
         Screen::Changes(view) => changes::render_changes(app, theme, frame, body, view),
         Screen::Log(view) => logs::render_log(theme, frame, body, view),
+        Screen::Rollback(view) => rollback::render_rollback(theme, frame, body, view),
     }
     match &fleet {
         Some(parts) => fleet::render_fleet_status(parts, app, theme, frame, status),
@@ -422,6 +425,7 @@ fn render_hints(
                         ("pgdn/pgup", "scroll"),
                         ("a", "accept"),
                         ("r", "revert"),
+                        ("u", "roll back"),
                         ("?", "help"),
                         ("q", "quit"),
                     ],
@@ -494,6 +498,11 @@ fn render_hints(
                         ("esc", "cancel"),
                         ("j/k", "scroll"),
                         ("q", "quit"),
+                    ],
+                    Screen::Rollback(_) => &[
+                        ("y/enter", "roll back"),
+                        ("esc", "cancel"),
+                        ("j/k", "scroll"),
                     ],
                 };
                 let mut spans = Vec::with_capacity(hints.len() * 2);
@@ -580,7 +589,11 @@ pub fn next_age_change(app: &App) -> Option<i64> {
         Screen::Changes(_) => {
             consider(app.changes.newest_first().next().and_then(|l| l.time()));
         }
-        Screen::Problems { .. } | Screen::Revert(_) | Screen::Pick(_) | Screen::Log(_) => {}
+        Screen::Problems { .. }
+        | Screen::Revert(_)
+        | Screen::Rollback(_)
+        | Screen::Pick(_)
+        | Screen::Log(_) => {}
     }
     if matches!(app.overall_health(), WatchHealth::Reconnecting { .. }) {
         return Some(1);

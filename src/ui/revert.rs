@@ -126,7 +126,7 @@ fn kept_line<'a>(theme: &Theme, kept: &str) -> Line<'a> {
     Line::styled(crate::text::printable(kept).into_owned(), theme.diff_note)
 }
 
-fn hint<'a>(theme: &Theme, keys: &[(&'a str, &'a str)]) -> Vec<Span<'a>> {
+pub(super) fn hint<'a>(theme: &Theme, keys: &[(&'a str, &'a str)]) -> Vec<Span<'a>> {
     let mut spans = Vec::with_capacity(keys.len() * 2);
     for (i, (key, what)) in keys.iter().enumerate() {
         if i > 0 {

@@ -64,6 +64,18 @@ async fn set_the_bad_image(d: &Demo, text: &Arc<Mutex<String>>) {
     wait_for_replica_sets(d, 2).await;
 }
 
+/// Filters the table to checkout and waits for it in sync.
+async fn find_checkout(
+    tx: &tokio::sync::mpsc::UnboundedSender<kdrift::runtime::event_loop::Event>,
+    text: &Arc<Mutex<String>>,
+) {
+    keys(tx, "/shop/checkout\n");
+    wait_for(text, "checkout in sync", |s| {
+        line_with(s, " checkout ").is_some_and(|l| l.contains("in sync"))
+    })
+    .await;
+}
+
 /// The names of checkout's environment variables, live.
 async fn live_env_names(d: &Demo) -> String {
     d.kubectl(&[
@@ -82,11 +94,7 @@ async fn a_bad_set_image_is_reverted_in_two_keys_and_the_rollout_back_is_shown()
     let demo = demo().await;
     let d = &demo;
     let script = |tx, text| async move {
-        keys(&tx, "/shop/checkout\n");
-        wait_for(&text, "checkout in sync", |s| {
-            line_with(s, " checkout ").is_some_and(|l| l.contains("in sync"))
-        })
-        .await;
+        find_checkout(&tx, &text).await;
 
         set_the_bad_image(d, &text).await;
 
@@ -241,4 +249,52 @@ async fn q_during_a_revert_that_then_fails_says_the_failure_after_quitting() {
         "{outcomes:?}"
     );
     demo.server.shutdown().await;
+}
+
+/// Issue 48 in the live view: `u` in checkout's detail view plans its rollback to the previous
+/// revision as `kdrift rollback` does (the bad image was set out of band: the cluster alone,
+/// git untouched) and `y` carries it out; the detail view shows the rollout back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn u_in_the_detail_view_rolls_back_to_the_previous_revision() {
+    let demo = demo().await;
+    let d = &demo;
+    let head = d.git(&["rev-parse", "HEAD"]);
+    let script = |tx, text| async move {
+        find_checkout(&tx, &text).await;
+        set_the_bad_image(d, &text).await;
+        keys(&tx, "\n");
+        wait_for(&text, "the detail view", |s| s.contains("REVISIONS")).await;
+        keys(&tx, "u");
+        wait_for(&text, "the plan", |s| {
+            s.contains("roll back deployment shop/checkout")
+                && s.contains("from revision 2 to revision 1")
+                && s.contains("the change was out of band")
+                && s.contains(&format!("+        image: {GOOD}"))
+                && s.contains("y/enter roll back")
+        })
+        .await;
+        keys(&tx, "y");
+        wait_for(&text, "back in the detail view, rolled back", |s| {
+            s.contains("REVISIONS") && s.contains("rolled back deployment/shop/checkout")
+        })
+        .await;
+        wait_for(&text, "the good ReplicaSet as revision 3", |s| {
+            line_with(s, "#3").is_some_and(|l| l.contains(GOOD))
+        })
+        .await;
+        keys(&tx, "q");
+    };
+    d.drive(script).await;
+    let image = d
+        .kubectl(&[
+            "-n",
+            "shop",
+            "get",
+            "deployment/checkout",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(image, GOOD);
+    assert_eq!(d.git(&["rev-parse", "HEAD"]), head, "git untouched");
 }
