@@ -269,7 +269,9 @@ pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Resu
                 changed,
                 revision,
             )
-            .await?
+            .await?;
+            let owners = crate::gitops::owners_of_json(workload.get("metadata"));
+            plan.lines.extend(gitops_lines(inputs, owners).await);
         }
         Origin::Neither(paths) => {
             return Err(format!(
@@ -371,6 +373,39 @@ async fn git_plan(
         revision,
     };
     Ok(())
+}
+
+/// What the GitOps owners of the workload do with the rollback's commit: each owner that
+/// applies from git is named, with what the commit needs before it syncs (a push to the branch
+/// it watches, unless `.kdrift.yaml`'s `accept.push` pushes it); one that self-heals would put
+/// the bad values back from an unpushed branch, and that is said as a warning.
+async fn gitops_lines(inputs: &Inputs<'_>, owners: Vec<crate::gitops::Owner>) -> Vec<String> {
+    let mut lines = Vec::new();
+    let pushed = inputs.index.config.accept_push;
+    for owner in owners {
+        let reconciler = crate::cluster::gitops::read(inputs.client, &owner).await;
+        if !reconciler.claims() {
+            continue;
+        }
+        let heals = reconciler
+            .policy
+            .as_ref()
+            .is_ok_and(crate::gitops::Policy::reverts_changes);
+        let line = match (pushed, heals, reconciler.after_accept()) {
+            (true, _, _) => format!(
+                "{}: the commit is pushed (accept.push) and its sync finds the cluster as the commit says",
+                reconciler.marker()
+            ),
+            (false, true, Some(after)) => format!(
+                "warning: {} self-heals from the branch it watches, where the bad values are until the commit is pushed: {after}, or it puts them back",
+                reconciler.owner.short()
+            ),
+            (false, _, Some(after)) => after,
+            (false, _, None) => continue,
+        };
+        lines.push(line);
+    }
+    lines
 }
 
 /// The edits that write `drift`'s target values (each item's `live`) where git sets them: the
