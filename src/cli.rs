@@ -92,7 +92,8 @@ pub enum Command {
     /// Put an object back as its manifest says: server-side apply, then removal of fields added
     /// live; previewed with a server-side dry run and confirmed.
     Revert(RevertArgs),
-    /// Roll a Deployment back to its previous revision (or --to-revision N): where git brought
+    /// Roll a Deployment, StatefulSet or DaemonSet back to its previous revision (or
+    /// --to-revision N): where git brought
     /// the bad values, a commit that restores the revision's values (naming the commits that
     /// brought them), then the cluster as revert applies it; where the change was out of band,
     /// the cluster alone; with no manifest, as `kubectl rollout undo`; a Helm release's object
@@ -288,7 +289,7 @@ pub struct RevertArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RollbackArgs {
-    /// The workload, as kubectl names it: deployment/web, deploy/web.
+    /// The workload, as kubectl names it: deploy/web, sts/db, ds/agent.
     #[arg(value_name = "TYPE/NAME")]
     pub target: String,
     /// The revision to go back to (as `kubectl rollout history` numbers them); default: the one

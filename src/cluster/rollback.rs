@@ -1,5 +1,5 @@
-//! A rollback's cluster IO: a Deployment and the ReplicaSets that hold its revisions (read
-//! through [`super::read::Reader`]), the pod template put back where no manifest describes the
+//! A rollback's cluster IO: a workload and the ReplicaSets or ControllerRevisions that hold its
+//! revisions (read through [`super::read::Reader`]), the pod template put back where no manifest describes the
 //! workload (a JSON patch of `spec.template`, as `kubectl rollout undo` sends one), and the
 //! rollout that follows, until it completes, sticks or the wait ends. The rollback through the
 //! manifests is a revert ([`super::revert::Reverter`]).
@@ -18,11 +18,21 @@ fn resource(kind: &str) -> ApiResource {
     ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", kind))
 }
 
-/// The Deployment `key` and its ReplicaSets (those its selector picks; which it controls is
+/// Where a workload kind keeps its revisions: a Deployment in ReplicaSets, a StatefulSet and a
+/// DaemonSet in ControllerRevisions.
+fn history_kind(kind: &str) -> &'static str {
+    match kind {
+        "Deployment" => "ReplicaSet",
+        _ => "ControllerRevision",
+    }
+}
+
+/// The workload `key` (a Deployment, StatefulSet or DaemonSet) and its revisions' objects
+/// (those its selector picks; which it controls is
 /// [`crate::revert::rollback::revisions_of`]'s to say).
 pub async fn read(client: &Client, key: &ObjectKey) -> Result<(Value, Vec<Value>), String> {
     let object = key.to_string();
-    let workload = Reader::of(client, &resource("Deployment"), Some(&key.namespace))
+    let workload = Reader::of(client, &resource(&key.kind), Some(&key.namespace))
         .get(&key.name, None)
         .await
         .map_err(|e| format!("{object} cannot be read: {e}"))?
@@ -38,14 +48,20 @@ pub async fn read(client: &Client, key: &ObjectKey) -> Result<(Value, Vec<Value>
                 .join(",")
         })
         .unwrap_or_default();
-    let sets = Reader::of(client, &resource("ReplicaSet"), Some(&key.namespace));
+    let sets = Reader::of(
+        client,
+        &resource(history_kind(&key.kind)),
+        Some(&key.namespace),
+    );
     let mut params = ListParams::default().labels(&selector).limit(250);
     let mut replicasets = Vec::new();
     loop {
-        let page = sets
-            .page_as::<Value>(&params)
-            .await
-            .map_err(|e| format!("the ReplicaSets of {object} cannot be listed: {e}"))?;
+        let page = sets.page_as::<Value>(&params).await.map_err(|e| {
+            format!(
+                "the {}s of {object} cannot be listed: {e}",
+                history_kind(&key.kind)
+            )
+        })?;
         replicasets.extend(page.items);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -63,7 +79,7 @@ pub async fn undo(
     dry_run: bool,
 ) -> Result<(), String> {
     let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), &key.namespace, &resource("Deployment"));
+        Api::namespaced_with(client.clone(), &key.namespace, &resource(&key.kind));
     let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
         {"op": "replace", "path": "/spec/template", "value": template}
     ]))
@@ -94,7 +110,7 @@ pub enum Followed {
 
 /// Reads the Deployment every second until its rollout completes or sticks, or `limit` passes.
 pub async fn follow(client: &Client, key: &ObjectKey, limit: Duration) -> Result<Followed, String> {
-    let reader = Reader::of(client, &resource("Deployment"), Some(&key.namespace));
+    let reader = Reader::of(client, &resource(&key.kind), Some(&key.namespace));
     let start = Instant::now();
     loop {
         let workload = reader
@@ -134,6 +150,31 @@ fn progress(workload: &Value) -> String {
 
 /// Complete or stuck, as `kubectl rollout status` tells them; `None` while it rolls out.
 fn rollout_state(workload: &Value) -> Option<Followed> {
+    let observed =
+        number(workload, "/status/observedGeneration") >= number(workload, "/metadata/generation");
+    match workload.get("kind").and_then(Value::as_str) {
+        Some("StatefulSet") => {
+            let wanted = workload
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            let on_update = workload.pointer("/status/currentRevision")
+                == workload.pointer("/status/updateRevision");
+            let done = observed
+                && on_update
+                && number(workload, "/status/updatedReplicas") == wanted
+                && number(workload, "/status/readyReplicas") == wanted;
+            return done.then_some(Followed::Complete);
+        }
+        Some("DaemonSet") => {
+            let wanted = number(workload, "/status/desiredNumberScheduled");
+            let done = observed
+                && number(workload, "/status/updatedNumberScheduled") == wanted
+                && number(workload, "/status/numberAvailable") == wanted;
+            return done.then_some(Followed::Complete);
+        }
+        _ => {}
+    }
     let stuck = workload
         .pointer("/status/conditions")
         .and_then(Value::as_array)

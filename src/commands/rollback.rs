@@ -185,15 +185,17 @@ pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Resu
     if let Some(release) = inputs.index.get(key).and_then(|m| m.helm.clone()) {
         return Ok(with_helm(inputs, key, &release, to));
     }
-    if key.group != "apps" || key.kind != "Deployment" {
+    if key.group != "apps"
+        || !["Deployment", "StatefulSet", "DaemonSet"].contains(&key.kind.as_ref())
+    {
         return Err(format!(
-            "{object}: rollback knows Deployments (their ReplicaSets are the revisions); for a StatefulSet or DaemonSet use kubectl rollout undo"
+            "{object}: rollback knows Deployments, StatefulSets and DaemonSets (their revisions); it has nothing to roll back here"
         ));
     }
     let (workload, sets) = crate::cluster::rollback::read(inputs.client, key).await?;
     let revisions = decide::revisions_of(&workload, &sets);
     let target = decide::target(&object, &workload, &revisions, to).map_err(|e| e.to_string())?;
-    let current = decide::revision_number(&workload).unwrap_or_default();
+    let current = decide::current(&workload, &revisions).unwrap_or_default();
     let on_target = decide::on_revision(&workload, target);
     let read = |value: Value| {
         LiveObject::from_value(value, inputs.schemas)

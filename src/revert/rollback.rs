@@ -1,5 +1,6 @@
-//! The pure decisions of a rollback (`kdrift rollback`): a Deployment's revisions read from its
-//! ReplicaSets, the one to go back to, the workload as it would be on that revision, and where
+//! The pure decisions of a rollback (`kdrift rollback`): a workload's revisions read from its
+//! ReplicaSets (a Deployment) or ControllerRevisions (a StatefulSet, a DaemonSet), the one to go
+//! back to, the workload as it would be on that revision, and where
 //! the bad values came from — git (the checkout holds the current revision's values: the git
 //! half edits them back), out of band (git holds the target's values: the cluster alone) — or
 //! no manifest at all (the cluster alone, as `kubectl rollout undo` does it).
@@ -43,14 +44,15 @@ pub enum RollbackError {
     },
     #[error("{object} is already at revision {wanted}: nothing to roll back")]
     AtTarget { object: String, wanted: u64 },
-    #[error("{object}'s current revision is not known (no {REVISION} annotation yet)")]
+    #[error("{object}'s current revision is not known (no revision of it yet)")]
     NoCurrent { object: String },
 }
 
-/// The revisions of `workload` among `replicasets` (those it controls), oldest first.
-pub fn revisions_of(workload: &Value, replicasets: &[Value]) -> Vec<Revision> {
+/// The revisions of `workload` among `history` (its ReplicaSets or ControllerRevisions; those
+/// it controls), oldest first.
+pub fn revisions_of(workload: &Value, history: &[Value]) -> Vec<Revision> {
     let uid = workload.pointer("/metadata/uid").and_then(Value::as_str);
-    let mut out: Vec<Revision> = replicasets
+    let mut out: Vec<Revision> = history
         .iter()
         .filter(|rs| {
             rs.pointer("/metadata/ownerReferences")
@@ -63,8 +65,18 @@ pub fn revisions_of(workload: &Value, replicasets: &[Value]) -> Vec<Revision> {
                 })
         })
         .filter_map(|rs| {
-            let number = revision_number(rs)?;
-            let mut template = rs.pointer("/spec/template")?.clone();
+            // A ControllerRevision holds its number and its template as a patch.
+            let number = match rs.get("revision").and_then(Value::as_u64) {
+                Some(number) => number,
+                None => revision_number(rs)?,
+            };
+            let mut template = rs
+                .pointer("/spec/template")
+                .or_else(|| rs.pointer("/data/spec/template"))?
+                .clone();
+            if let Some(map) = template.as_object_mut() {
+                map.remove("$patch");
+            }
             if let Some(labels) = template
                 .pointer_mut("/metadata/labels")
                 .and_then(Value::as_object_mut)
@@ -95,6 +107,16 @@ pub fn revision_number(object: &Value) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// The workload's current revision: a Deployment's annotation says it; a StatefulSet's or
+/// DaemonSet's is its newest ControllerRevision (an undo renumbers the old one as the newest).
+pub fn current(workload: &Value, revisions: &[Revision]) -> Option<u64> {
+    revision_number(workload).or_else(|| {
+        (workload.get("kind").and_then(Value::as_str) != Some("Deployment"))
+            .then(|| revisions.last().map(|r| r.number))
+            .flatten()
+    })
+}
+
 /// The revision to go back to: `wanted`, else the newest before the current one. Refused when
 /// the workload is paused, the revision is gone or is the current one.
 pub fn target<'r>(
@@ -108,7 +130,7 @@ pub fn target<'r>(
             object: object.to_owned(),
         });
     }
-    let current = revision_number(workload).ok_or_else(|| RollbackError::NoCurrent {
+    let current = current(workload, revisions).ok_or_else(|| RollbackError::NoCurrent {
         object: object.to_owned(),
     })?;
     match wanted {
@@ -325,5 +347,23 @@ mod tests {
             target("deployment/web", &workload(1, false), &revisions, None),
             Err(RollbackError::NoPrevious { .. })
         ));
+    }
+
+    #[test]
+    fn a_controller_revision_holds_its_number_and_template_as_a_patch() {
+        let sts = json!({"kind": "StatefulSet", "metadata": {"uid": "s1"}, "spec": {}});
+        let revision = |n: u64, image: &str| {
+            json!({"metadata": {"name": format!("db-{n}"),
+                "ownerReferences": [{"uid": "s1", "controller": true}]},
+                "revision": n,
+                "data": {"spec": {"template": {"$patch": "replace",
+                    "spec": {"containers": [{"name": "db", "image": image}]}}}}})
+        };
+        let revisions = revisions_of(&sts, &[revision(2, "db:2"), revision(1, "db:1")]);
+        assert_eq!(revisions.len(), 2);
+        assert_eq!(current(&sts, &revisions), Some(2));
+        assert!(revisions[0].template.get("$patch").is_none());
+        let previous = target("statefulset/db", &sts, &revisions, None).unwrap();
+        assert_eq!(previous.template["spec"]["containers"][0]["image"], "db:1");
     }
 }

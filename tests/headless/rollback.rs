@@ -314,3 +314,77 @@ fn a_bad_tag_from_a_kustomize_overlay_is_rolled_back_in_the_overlay() {
     assert_eq!(repo.read("base/deployment.yaml"), base);
     assert_eq!(image(&c), "nginx:1.27");
 }
+
+/// The revisions of a StatefulSet and a DaemonSet are their ControllerRevisions: an
+/// out-of-band bad image on each is rolled back to the previous revision (the cluster alone: git
+/// holds the good image).
+#[test]
+fn a_statefulset_and_a_daemonset_are_rolled_back_through_their_controller_revisions() {
+    let c = Cluster::start();
+    let repo = Repo::demo();
+    for (kind, namespace, name, container, good) in [
+        (
+            "statefulset",
+            "payments",
+            "ledger-db",
+            "postgres",
+            "registry.example/payments/ledger-db:16.4",
+        ),
+        (
+            "daemonset",
+            "platform",
+            "node-agent",
+            "agent",
+            "registry.example/platform/node-agent:1.8.2",
+        ),
+    ] {
+        let object = format!("{kind}/{name}");
+        let image = |c: &Cluster| {
+            c.get_json(&object, namespace)["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let revisions = |c: &Cluster| {
+            c.ok(&[
+                "get",
+                "controllerrevisions",
+                "-n",
+                namespace,
+                "-l",
+                &format!("app.kubernetes.io/name={name}"),
+                "-o",
+                "name",
+            ])
+            .lines()
+            .count()
+        };
+        let start = std::time::Instant::now();
+        while revisions(&c) < 1 {
+            assert!(start.elapsed() < std::time::Duration::from_secs(30));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert_eq!(image(&c), good);
+        c.ok(&[
+            "set",
+            "image",
+            &object,
+            "-n",
+            namespace,
+            &format!("{container}={good}-bad"),
+        ]);
+        while revisions(&c) < 2 {
+            assert!(start.elapsed() < std::time::Duration::from_secs(30));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let run = kdrift(&c, &repo, &["rollback", &object, "-n", namespace, "--yes"]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains("from revision 2 to revision 1")
+                && run.stdout.contains("the change was out of band"),
+            "{}",
+            run.stdout
+        );
+        assert_eq!(image(&c), good, "{object}");
+    }
+}
