@@ -66,17 +66,38 @@ fn kubeconfig_path(
     Ok((dir.path().join("kubeconfig"), Some(dir)))
 }
 
+/// The demo clusters served: one, or a fleet (`--clusters N`, the scenario on prod-eu alone),
+/// each with its name in the kubeconfig (`None`: the one cluster's own kubeconfig).
 fn serve(args: &DemoArgs) -> Result<(), ServeError> {
+    use crate::sim::scenario::fleet;
     let scenario: Scenario = args.scenario.parse()?;
-    if args.clusters > 1 {
-        return serve_fleet(args, scenario);
+    let several = args.clusters > 1;
+    if several && args.port != 0 {
+        return Err(ServeError::Port(args.port));
     }
+    let names = if several {
+        fleet::cluster_names(usize::from(args.clusters))
+    } else {
+        Vec::new()
+    };
     // The demo manifests, in --workdir or a temporary repository removed on exit, so that
-    // `kdrift check`, `kubectl drift` and `kubectl apply` have them wherever kdrift is installed.
-    let workdir = super::demo::prepare_workdir(
-        args.workdir.as_deref(),
-        crate::sim::scenario::DEMO_MANIFESTS,
-    )?;
+    // `kdrift check`, `kubectl drift` and `kubectl apply` have them wherever kdrift is
+    // installed; a fleet's have a folder per cluster.
+    let files = if several {
+        fleet::fleet_manifests(&names)
+    } else {
+        Vec::new()
+    };
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    let manifests = if several {
+        borrowed.as_slice()
+    } else {
+        crate::sim::scenario::DEMO_MANIFESTS
+    };
+    let workdir = super::demo::prepare_workdir(args.workdir.as_deref(), manifests)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -87,80 +108,56 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .map_err(ServeError::Signal)?;
-        let config = SimConfig {
-            port: args.port,
-            scenario,
-            seed: true,
-            timings: Timings::default(),
-            gitops_repos: super::demo::gitops_repos(&workdir.path),
-            fleet_cluster: None,
+        let servers: Vec<(Option<String>, SimServer)> = if several {
+            super::demo::start_fleet(&names, scenario, &workdir.path)
+                .await?
+                .into_iter()
+                .map(|(name, server)| (Some(name), server))
+                .collect()
+        } else {
+            let config = SimConfig {
+                port: args.port,
+                scenario,
+                seed: true,
+                timings: Timings::default(),
+                gitops_repos: super::demo::gitops_repos(&workdir.path),
+                fleet_cluster: None,
+            };
+            vec![(None, SimServer::start(config).await?)]
         };
-        let server = SimServer::start(config).await?;
         // Without --kubeconfig-out the file lives in a temporary folder removed on exit.
-        let (path, temp) = kubeconfig_path(args)?;
-        write_kubeconfig(&path, &server.kubeconfig_yaml())?;
-        println!("kdrift demo cluster serving on {}", server.url());
-        println!("export KUBECONFIG={}", path.display());
-        println!("manifests (a git repository): {}", workdir.path.display());
-        println!(
-            "try: cd {} && kubectl drift check -A",
-            shlex::try_quote(&workdir.path.to_string_lossy())
-                .unwrap_or_else(|_| workdir.path.to_string_lossy())
-        );
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminate.recv() => {}
-        }
-        server.shutdown().await;
-        drop(temp);
-        drop(workdir);
-        Ok(())
-    })
-}
-
-/// `kdrift demo --serve --clusters N`: N demo clusters in this process, one kubeconfig with a
-/// context per cluster, one manifests repository with a folder per cluster; the scenario plays
-/// on prod-eu alone.
-fn serve_fleet(args: &DemoArgs, scenario: Scenario) -> Result<(), ServeError> {
-    use crate::sim::scenario::fleet;
-    if args.port != 0 {
-        return Err(ServeError::Port(args.port));
-    }
-    let names = fleet::cluster_names(usize::from(args.clusters));
-    let files = fleet::fleet_manifests(&names);
-    let borrowed: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(path, text)| (path.as_str(), text.as_str()))
-        .collect();
-    let workdir = super::demo::prepare_workdir(args.workdir.as_deref(), &borrowed)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(ServeError::Runtime)?;
-    runtime.block_on(async {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .map_err(ServeError::Signal)?;
-        let servers = super::demo::start_fleet(&names, scenario, &workdir.path).await?;
         let (path, temp) = kubeconfig_path(args)?;
         let urls: Vec<(String, String)> = servers
             .iter()
-            .map(|(name, server)| (name.clone(), server.url()))
+            .map(|(name, server)| (name.clone().unwrap_or_default(), server.url()))
             .collect();
-        let current = names.first().map_or("", String::as_str);
-        write_kubeconfig(&path, &super::demo::fleet_kubeconfig(&urls, current))?;
+        let kubeconfig = match servers.as_slice() {
+            [(None, server)] => server.kubeconfig_yaml(),
+            _ => super::demo::fleet_kubeconfig(&urls, names.first().map_or("", String::as_str)),
+        };
+        write_kubeconfig(&path, &kubeconfig)?;
         let mut said = String::new();
         for (name, url) in &urls {
+            if !several {
+                said.push_str(&format!("kdrift demo cluster serving on {url}\n"));
+                continue;
+            }
             let plays = if name == fleet::INCIDENT_CLUSTER {
                 format!(" (scenario {})", args.scenario)
             } else {
                 String::new()
             };
-            said.push_str(&format!("kdrift demo cluster {name} serving on {url}{plays}\n"));
+            said.push_str(&format!(
+                "kdrift demo cluster {name} serving on {url}{plays}\n"
+            ));
         }
+        let check = if several {
+            "kdrift check -A --all-contexts"
+        } else {
+            "kubectl drift check -A"
+        };
         said.push_str(&format!(
-            "export KUBECONFIG={}\nmanifests (a git repository): {}\ntry: cd {} && kdrift check -A --all-contexts\n",
+            "export KUBECONFIG={}\nmanifests (a git repository): {}\ntry: cd {} && {check}\n",
             path.display(),
             workdir.path.display(),
             shlex::try_quote(&workdir.path.to_string_lossy())

@@ -404,3 +404,41 @@ fn demo_serve_writes_the_manifests_that_kubectl_drift_checks() {
     assert!(serve.wait().unwrap().success());
     assert!(!manifests.exists(), "{} left behind", manifests.display());
 }
+
+/// Issue 49: one `demo --serve` for one cluster and for a fleet. A reader that stops reading
+/// (`kdrift demo --serve | head -1`) does not end the cluster it was told of: the one-cluster
+/// serve printed with `println!`, which panics on a closed stdout, as the fleet's no longer did.
+#[test]
+fn demo_serve_outlives_a_reader_that_stops_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_kdrift"))
+        .args(["demo", "--serve", "--port", "0", "--scenario", "none"])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .current_dir(dir.path())
+        .env("KDRIFT_LOG", "off")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before anything is written.
+    drop(serve.stdout.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !kubeconfig.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no kubeconfig written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let still = serve.try_wait().unwrap();
+    let _ = serve.kill();
+    let out = serve.wait_with_output().unwrap();
+    assert!(
+        still.is_none(),
+        "serve ended ({still:?}): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
