@@ -22,13 +22,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::edit::PathStep;
 use super::lines::{Step, line_of};
 use super::parse::{ParsedFile, parse_file_sharing};
 use super::tree::Names;
 use super::{ManifestIndex, ObjectKey, Problem};
+
+mod pending;
+mod template;
+
 use crate::helm::chart::{ChartSpec, ValuesSource};
 use crate::helm::render::RenderError;
+use pending::differences;
+pub use template::{deepest_step, field_place, template_line, template_line_in};
 
 /// One entry of `.kdrift.yaml`'s `helm.charts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -398,228 +403,6 @@ pub struct PendingUpgrade {
     pub change: &'static str,
 }
 
-/// `spec.containers[0].env`: keys joined with dots, list positions after their list.
-fn shown_path(path: &[String]) -> String {
-    let mut out = String::new();
-    for step in path {
-        if !out.is_empty() && !step.starts_with('[') {
-            out.push('.');
-        }
-        out.push_str(step);
-    }
-    out
-}
-
-/// The line of `template` (a chart's file) that writes the field at `path`, 1-based, and its
-/// text: the path followed down the template, each field by its `name:` line and each list item
-/// by a line naming its key (`- name: LOG_LEVEL`), from where the step before was found; the
-/// deepest step found (a `toYaml` block renders the fields below its own line).
-pub fn template_line(template: &Path, path: &[PathStep]) -> (usize, String) {
-    template_line_in(&std::fs::read_to_string(template).unwrap_or_default(), path)
-}
-
-/// [`template_line`] in a template's text already read (several fields of one object).
-pub fn template_line_in(text: &str, path: &[PathStep]) -> (usize, String) {
-    let lines: Vec<&str> = text.lines().collect();
-    match deepest_step(&lines, path) {
-        Some((_, at)) => (at + 1, lines[at].trim().to_owned()),
-        None => (1, String::new()),
-    }
-}
-
-/// Where the checkout says a release object's field at `path`: the line of the environment's
-/// values file (of `spec`, the last that sets it: helm's order) that sets the value the template
-/// line writing the field reads (`.Values.X` alone on that line; the field's steps below it for
-/// a `toYaml .Values.X` block), else that template line of `template` (its `text`).
-pub fn field_place(
-    spec: &ChartSpec,
-    template: &Path,
-    text: &str,
-    path: &[PathStep],
-) -> super::Place {
-    let lines: Vec<&str> = text.lines().collect();
-    let found = deepest_step(&lines, path);
-    let at_template = super::Place {
-        file: template.to_path_buf(),
-        line: found.map_or(1, |(_, at)| at + 1),
-        what: Some("template"),
-    };
-    let Some((step, at)) = found else {
-        return at_template;
-    };
-    let Some(reference) = values_reference(lines[at]) else {
-        return at_template;
-    };
-    let below: Vec<String> = path[step + 1..]
-        .iter()
-        .map_while(|s| match s {
-            PathStep::Key(name) => Some(name.clone()),
-            _ => None,
-        })
-        .collect();
-    // `toYaml .Values.resources` at `resources:`: the field is `resources.limits.memory`.
-    let keys: Vec<String> = if below.len() == path.len() - step - 1 {
-        reference.iter().cloned().chain(below).collect()
-    } else {
-        reference
-    };
-    for file in spec.values_files.iter().rev() {
-        let Ok(values_text) = std::fs::read_to_string(file) else {
-            continue;
-        };
-        let Ok(values) = serde_yaml::from_str::<Value>(&values_text) else {
-            continue;
-        };
-        let sets = keys
-            .iter()
-            .try_fold(&values, |node, key| node.get(key))
-            .is_some();
-        if sets {
-            let steps: Vec<Step<'_>> = keys.iter().map(|k| Step::Field(k)).collect();
-            return super::Place {
-                file: file.clone(),
-                line: line_of(&values_text, &steps) + 1,
-                what: Some("values"),
-            };
-        }
-    }
-    at_template
-}
-
-/// The one `.Values.X.Y` a template line reads (`["X", "Y"]`); `None` for none or several.
-fn values_reference(line: &str) -> Option<Vec<String>> {
-    let mut found: Option<Vec<String>> = None;
-    for (at, _) in line.match_indices(".Values.") {
-        let rest = &line[at + ".Values.".len()..];
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-            .unwrap_or(rest.len());
-        let keys: Vec<String> = rest[..end]
-            .split('.')
-            .filter(|k| !k.is_empty())
-            .map(str::to_owned)
-            .collect();
-        if keys.is_empty() || found.as_ref().is_some_and(|f| *f != keys) {
-            return None;
-        }
-        found = Some(keys);
-    }
-    found
-}
-
-/// The deepest step of `path` found down the template's `lines` ([`template_line`]): its index
-/// in the path and its line (0-based).
-pub fn deepest_step(lines: &[&str], path: &[PathStep]) -> Option<(usize, usize)> {
-    let mut found: Option<(usize, usize)> = None;
-    for (index, step) in path.iter().enumerate() {
-        let from = found.map_or(0, |(_, line)| line);
-        let at = match step {
-            PathStep::Key(name) => {
-                let wanted = format!("{name}:");
-                let field = |line: &&str| {
-                    let line = line.trim_start().trim_start_matches("- ");
-                    line.starts_with(&wanted)
-                };
-                lines[from..].iter().position(field)
-            }
-            PathStep::Item(key) => lines[from..].iter().position(|line| {
-                key.values().any(|v| {
-                    v.as_str().is_some_and(|v| line.contains(v)) || line.contains(&v.to_string())
-                })
-            }),
-            PathStep::Value(_) | PathStep::Index(_) => None,
-        };
-        if let Some(at) = at {
-            found = Some((index, from + at));
-        }
-    }
-    found
-}
-
-/// The paths where `a` and `b` differ (maps key by key, lists item by item), with both values.
-/// A list whose items the kind's `schema` keys (containers by `name`, ports by `containerPort`
-/// and `protocol`) is compared item by item by key and its items named as drift names them
-/// (`containers[name=web].env[name=LOG_LEVEL].value`); another list position by position.
-fn differences(
-    schema: crate::schema::Schema,
-    a: &Value,
-    b: &Value,
-    path: &mut Vec<String>,
-    out: &mut Vec<(String, Option<Value>, Option<Value>)>,
-) {
-    const MAX: usize = 50;
-    if out.len() >= MAX {
-        return;
-    }
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (key, left) in x {
-                path.push(key.clone());
-                match y.get(key) {
-                    Some(right) => differences(schema.field(key), left, right, path, out),
-                    None => out.push((shown_path(path), Some(left.clone()), None)),
-                }
-                path.pop();
-            }
-            for (key, right) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
-                path.push(key.clone());
-                out.push((shown_path(path), None, Some(right.clone())));
-                path.pop();
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x != y => {
-            if let (Some(left), Some(right)) = (keyed(schema, x), keyed(schema, y)) {
-                for (key, item) in &left {
-                    path.push(key.clone());
-                    match right.iter().find(|(k, _)| k == key) {
-                        Some((_, other)) => differences(schema.item(), item, other, path, out),
-                        None => out.push((shown_path(path), Some((*item).clone()), None)),
-                    }
-                    path.pop();
-                }
-                for (key, item) in right
-                    .iter()
-                    .filter(|(k, _)| !left.iter().any(|(l, _)| l == k))
-                {
-                    path.push(key.clone());
-                    out.push((shown_path(path), None, Some((*item).clone())));
-                    path.pop();
-                }
-            } else if x.len() == y.len() {
-                for (at, (left, right)) in x.iter().zip(y).enumerate() {
-                    path.push(format!("[{at}]"));
-                    differences(schema.item(), left, right, path, out);
-                    path.pop();
-                }
-            } else {
-                out.push((shown_path(path), Some(a.clone()), Some(b.clone())));
-            }
-        }
-        _ if a == b => {}
-        _ => out.push((shown_path(path), Some(a.clone()), Some(b.clone()))),
-    }
-}
-
-/// Each item of a list `schema` keys, with its key as drift writes it; `None` when one has none.
-fn keyed(schema: crate::schema::Schema, items: &[Value]) -> Option<Vec<(String, &Value)>> {
-    items
-        .iter()
-        .map(|item| Some((key_text(&schema.item_key(item)?), item)))
-        .collect()
-}
-
-/// A list item's key as drift writes it in a path: `[name=web]`, `[containerPort=8080,protocol=TCP]`.
-fn key_text(key: &serde_json::Map<String, Value>) -> String {
-    let fields: Vec<String> = key
-        .iter()
-        .map(|(name, value)| match value {
-            Value::String(text) => format!("{name}={text}"),
-            other => format!("{name}={other}"),
-        })
-        .collect();
-    format!("[{}]", fields.join(","))
-}
-
 impl ManifestIndex {
     /// Sets the charts' renders (replacing those set before) and returns the keys whose desired
     /// state may have changed. A chart that did not render is a problem naming it and helm's
@@ -806,24 +589,6 @@ impl ManifestIndex {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_template_line_reading_one_value_names_it_and_several_name_none() {
-        let keys = |line| values_reference(line);
-        assert_eq!(
-            keys("  replicas: {{ .Values.replicaCount }}"),
-            Some(vec!["replicaCount".to_owned()])
-        );
-        assert_eq!(
-            keys("{{- toYaml .Values.resources | nindent 12 }}"),
-            Some(vec!["resources".to_owned()])
-        );
-        assert_eq!(
-            keys(r#"image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}""#),
-            None
-        );
-        assert_eq!(keys("name: {{ .Release.Name }}"), None);
-    }
 
     #[test]
     fn files_in_a_chart_folder_are_not_plain_manifests() {
