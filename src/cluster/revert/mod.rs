@@ -10,6 +10,13 @@ use crate::manifest::{Config, ManifestObject};
 use crate::revert::plan::{self, Kept, Removal};
 use crate::revert::rekey;
 
+mod errors;
+mod trace;
+
+use errors::classify;
+
+pub use trace::{Trace, traces, who};
+
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";
 
@@ -566,76 +573,6 @@ impl Reverter {
         }
     }
 
-    /// Leaves a trace of a revert done: a `Normal` event `Reverted` on the object, reported by
-    /// kdrift, naming who asked (`who`), the fields put back and the field manager applied as — so
-    /// that the timeline (`kdrift changes`) and an incident review tell a person's revert from a
-    /// `helm upgrade`, though the fields are written as helm's. Not recorded is not fatal: the
-    /// error says why (RBAC on events). `action` is what was done: `revert`, or a rollback's
-    /// `rollback to revision 3`.
-    pub async fn record(
-        &self,
-        preview: &Preview,
-        outcome: &Outcome,
-        who: &str,
-        action: &str,
-    ) -> Result<(), String> {
-        let namespace = match self.manifest.key.namespace.as_str() {
-            "" => "default",
-            ns => ns,
-        };
-        let now = jiff::Timestamp::now().to_string();
-        let desired = match &self.manifest.helm {
-            Some(release) => release.source(),
-            None => format!(
-                "{}:{}",
-                crate::manifest::shown_path(&self.manifest.file),
-                self.manifest.line
-            ),
-        };
-        let message = format!(
-            "kdrift {action} by {who}: put back {} as {desired} says (applied as field manager \"{}\")",
-            listed(&preview.reverted),
-            field_manager_for(&self.manifest)
-        );
-        let involved = serde_json::json!({
-            "apiVersion": self.manifest.api_version.to_string(),
-            "kind": self.manifest.key.kind.to_string(),
-            "name": self.manifest.key.name.to_string(),
-            "namespace": (!self.manifest.key.namespace.is_empty()).then(|| self.manifest.key.namespace.to_string()),
-            "uid": outcome.after.pointer("/metadata/uid"),
-            "resourceVersion": outcome.after.pointer("/metadata/resourceVersion"),
-        });
-        let event = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "generateName": format!("{}.kdrift-revert-", self.manifest.key.name),
-                "namespace": namespace,
-            },
-            "involvedObject": involved,
-            "type": "Normal",
-            "reason": "Reverted",
-            "message": message,
-            "source": {"component": FIELD_MANAGER},
-            "reportingComponent": FIELD_MANAGER,
-            "reportingInstance": who,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        });
-        let events: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
-            namespace,
-            &ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&()),
-        );
-        let event: DynamicObject = serde_json::from_value(event).map_err(|e| e.to_string())?;
-        events
-            .create(&kube::api::PostParams::default(), &event)
-            .await
-            .map(|_| ())
-            .map_err(|e| crate::cluster::describe(&e))
-    }
-
     async fn apply(&self, config: &Value, params: &PatchParams) -> Result<Value, RevertError> {
         let name = &self.manifest.key.name;
         match self.api.patch(name, params, &Patch::Apply(config)).await {
@@ -703,77 +640,6 @@ fn apply_params(manifest: &ManifestObject) -> PatchParams {
     PatchParams::apply(field_manager_for(manifest)).force()
 }
 
-/// A revert's trace read back ([`Reverter::record`]): when, and its message (who asked, what was
-/// put back).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Trace {
-    pub time: String,
-    pub message: String,
-}
-
-/// The traces kdrift left of reverts of `key`'s object, oldest first (its events `Reverted`
-/// reported by kdrift, as long as the server keeps events: an hour by default).
-pub async fn traces(
-    client: &Client,
-    key: &crate::manifest::ObjectKey,
-) -> Result<Vec<Trace>, String> {
-    use k8s_openapi::api::core::v1::Event;
-    let namespace = match key.namespace.as_str() {
-        "" => "default",
-        ns => ns,
-    };
-    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
-    let params = kube::api::ListParams::default()
-        .fields(&format!("involvedObject.name={},reason=Reverted", key.name));
-    let list = api
-        .list(&params)
-        .await
-        .map_err(|e| crate::cluster::describe(&e))?;
-    let mut traces: Vec<Trace> = list
-        .items
-        .into_iter()
-        .filter(|e| {
-            e.reporting_component.as_deref() == Some(FIELD_MANAGER)
-                && e.involved_object.kind.as_deref() == Some(key.kind.as_str())
-                && e.involved_object.name.as_deref() == Some(key.name.as_str())
-        })
-        .map(|e| Trace {
-            time: e
-                .last_timestamp
-                .map(|t| t.0.to_string())
-                .unwrap_or_default(),
-            message: e.message.unwrap_or_default(),
-        })
-        .collect();
-    traces.sort_by(|a, b| a.time.cmp(&b.time));
-    Ok(traces)
-}
-
-/// Who asks for a revert, for its trace: the local user and machine, and the kubeconfig context
-/// (`alice@laptop (context prod)`): the API server knows the credentials, not the person.
-pub fn who(context: &str) -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("USERNAME"))
-        .unwrap_or_else(|_| "someone".to_owned());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown host".to_owned());
-    format!("{user}@{host} (context {context})")
-}
-
-/// `fields` for a trace: `spec.replicas, …` (at most five, then how many more).
-fn listed(fields: &[String]) -> String {
-    const SHOWN: usize = 5;
-    match fields.len() {
-        0 => "nothing".to_owned(),
-        n if n > SHOWN => format!("{} and {} more", fields[..SHOWN].join(", "), n - SHOWN),
-        _ => fields.join(", "),
-    }
-}
-
 fn to_value(object: DynamicObject) -> Result<Value, RevertError> {
     serde_json::to_value(object).map_err(|e| RevertError::Api {
         verb: "read",
@@ -807,117 +673,5 @@ fn is_conflict(err: &RevertError) -> bool {
         }
         RevertError::Invalid { message, .. } => message.contains("testing value"),
         _ => false,
-    }
-}
-
-/// Turns a kube error into one a person can act on. `manifest` names the file and line of a
-/// 422 or 400 to the apply (the field the server names, else the document's first line).
-fn classify(
-    err: kube::Error,
-    verb: &'static str,
-    resource: &str,
-    namespace: &str,
-    manifest: Option<&ManifestObject>,
-) -> RevertError {
-    let object = manifest
-        .map(|m| m.key.to_string())
-        .unwrap_or_else(|| resource.to_owned());
-    match err {
-        kube::Error::Api(status) if status.code == 403 => RevertError::Forbidden {
-            verb,
-            resource: resource.to_owned(),
-            namespace: namespace.to_owned(),
-            message: status.message.clone(),
-        },
-        kube::Error::Api(status) if matches!(status.code, 400 | 422) && manifest.is_some() => {
-            let Some(manifest) = manifest else {
-                return RevertError::Api {
-                    verb,
-                    object,
-                    reason: status.message.clone(),
-                };
-            };
-            let field = status
-                .details
-                .as_ref()
-                .and_then(|d| d.causes.iter().find(|c| !c.field.is_empty()))
-                .map(|c| c.field.clone())
-                .or_else(|| field_in_message(&status.message));
-            let line = field
-                .as_deref()
-                .map(|f| line_of_field(manifest, f))
-                .unwrap_or(manifest.line);
-            RevertError::Invalid {
-                object,
-                file: manifest.file.display().to_string(),
-                line,
-                message: status.message.clone(),
-            }
-        }
-        kube::Error::Api(status) => RevertError::Api {
-            verb,
-            object,
-            reason: format!("HTTP {} {}: {}", status.code, status.reason, status.message),
-        },
-        kube::Error::HyperError(_) | kube::Error::Service(_) => RevertError::Unreachable {
-            reason: super::client::error_chain(&err),
-        },
-        other => RevertError::Api {
-            verb,
-            object,
-            reason: super::client::error_chain(&other),
-        },
-    }
-}
-
-/// A field path the server's message names (`... Go struct field DeploymentSpec.spec.replicas of
-/// type int32`), when its details do not.
-fn field_in_message(message: &str) -> Option<String> {
-    message.split_whitespace().find_map(|word| {
-        let word = word.trim_matches(|c: char| c == '"' || c == ',' || c == ':' || c == '\'');
-        let at = word.find("spec.").or_else(|| word.find("metadata."))?;
-        let field = word.get(at..)?;
-        (at == 0 || word.get(..at)?.ends_with('.')).then(|| field.to_owned())
-    })
-}
-
-/// The line of `spec.template.spec.containers[0].image` (a server's field path) in the manifest.
-fn line_of_field(manifest: &ManifestObject, field: &str) -> usize {
-    use crate::manifest::lines::Step;
-    let mut steps = Vec::new();
-    for part in field.split('.') {
-        let (name, index) = match part.split_once('[') {
-            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
-            None => (part, None),
-        };
-        steps.push(Step::Field(name));
-        if let Some(index) = index {
-            steps.push(Step::Item(index));
-        }
-    }
-    manifest.line_of(&steps)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field_in_message;
-
-    #[test]
-    fn field_paths_are_found_in_server_messages() {
-        assert_eq!(
-            field_in_message(
-                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
-            )
-            .as_deref(),
-            Some("spec.replicas")
-        );
-        assert_eq!(
-            field_in_message("Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].image: Required value").as_deref(),
-            Some("spec.template.spec.containers[0].image")
-        );
-        assert_eq!(
-            field_in_message("invalid type: string \"two\", expected i32"),
-            None
-        );
     }
 }
