@@ -195,7 +195,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         }
         _ => match &mut app.screen {
             Screen::Table => return table_key(app, key),
-            Screen::Diff(_) => return super::drift::diff_key(app, key),
+            Screen::Diff(_) => return super::diff::diff_key(app, key),
             Screen::Accept(_) => return super::accept::accept_key(app, key),
             Screen::Problems { scroll } => match key.code {
                 KeyCode::Esc => app.screen = Screen::Table,

@@ -28,6 +28,7 @@ pub mod changes;
 mod charts;
 pub mod compare;
 pub mod detail;
+pub mod diff;
 pub mod drift;
 mod drift_inputs;
 pub mod drift_list;

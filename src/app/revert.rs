@@ -260,7 +260,7 @@ impl App {
                         // Back in the diff the revert was made from: it shows the object as it
                         // is now, not as it was before the revert.
                         if let Screen::Diff(view) = &mut self.screen {
-                            view.content = super::drift::DiffContent::Loading;
+                            view.content = super::diff::DiffContent::Loading;
                         }
                         self.refetch_diff()
                     }

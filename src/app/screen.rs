@@ -1,7 +1,7 @@
 //! Which view shows, the line being typed and the status bar's message, and the moves between the
 //! table and the detail view (the other views open and close in their own files).
 use super::watch::DETAIL_KINDS;
-use super::{App, Command, accept, changes, drift, drift_list, logs, picker, revert};
+use super::{App, Command, accept, changes, diff, drift_list, logs, picker, revert};
 use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::WatchHealth;
 
@@ -14,7 +14,7 @@ pub enum Screen {
         scroll: u16,
     },
     /// `d`: manifest against live.
-    Diff(Box<drift::DiffView>),
+    Diff(Box<diff::DiffView>),
     /// `:problems`: what could not be read in the manifests.
     Problems {
         scroll: u16,

@@ -8,7 +8,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::table::drift_cell;
 use super::theme::Theme;
 use crate::app::App;
-use crate::app::drift::{DiffContent, DiffView, note_text};
+use crate::app::diff::{DiffContent, DiffView};
+use crate::app::drift::note_text;
 use crate::drift::diff::LineKind;
 
 pub fn render_diff(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, view: &DiffView) {

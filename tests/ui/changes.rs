@@ -268,7 +268,7 @@ fn enter_opens_the_diff_at_the_lines_field_and_esc_comes_back_a_and_r_act_on_its
         panic!("{:?}", app.screen)
     };
     // Scrolled to the replicas field (two lines of context above it), past the label's.
-    let kdrift::app::drift::DiffContent::Ready { lines, .. } = &view.content else {
+    let kdrift::app::diff::DiffContent::Ready { lines, .. } = &view.content else {
         panic!("{:?}", view.content)
     };
     let first = lines.iter().position(|l| l.item.is_some()).unwrap();

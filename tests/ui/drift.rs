@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::Timestamp;
-use kdrift::app::drift::DiffContent;
+use kdrift::app::diff::DiffContent;
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::live::{LiveDeployment, LiveJson, LiveRow};

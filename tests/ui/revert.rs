@@ -535,7 +535,7 @@ fn back_in_the_diff_after_a_revert_it_is_fetched_again() {
     );
     assert!(
         matches!(&app.screen, Screen::Diff(view) if view.key == cm
-            && view.content == kdrift::app::drift::DiffContent::Loading),
+            && view.content == kdrift::app::diff::DiffContent::Loading),
         "{:?}",
         app.screen
     );
