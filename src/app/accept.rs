@@ -457,7 +457,7 @@ impl App {
             .ok_or_else(|| format!("{object} is not in the cluster: nothing to accept"))?;
         let file = fetched.file?;
         if let Some(plan) = fetched.chart {
-            return super::accept_chart::form(index, fetched.key, &live, file, &fetched.git, plan);
+            return AcceptForm::of_chart(index, fetched.key, &live, file, &fetched.git, plan);
         }
         accept::not_duplicated(index, &fetched.key).map_err(|e| e.to_string())?;
         let rendered = index.get(&fetched.key).filter(|m| m.rendered.is_some());
@@ -577,7 +577,7 @@ pub fn accept_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             if let Some(field) = form.fields.get_mut(form.cursor) {
                 field.checked = !field.checked;
                 if form.chart.is_some() {
-                    return super::accept_chart::plan_again(form, index);
+                    return form.plan_again(index);
                 }
                 form.recompute(index.as_deref());
             }

@@ -60,91 +60,95 @@ impl App {
     }
 }
 
-/// The form of a chart's accept: the fields where live differs from git's render of the chart
-/// (those git holds already are a pending upgrade, not offered), checked as planned.
-pub(super) fn form(
-    index: &ManifestIndex,
-    key: ManifestKey,
-    live: &LiveObject,
-    file: FileText,
-    git: &GitState,
-    plan: ChartPlan,
-) -> Result<AcceptForm, String> {
-    let object = key.to_string();
-    let manifest = index
-        .get(&key)
-        .ok_or_else(|| format!("{object} is no longer in the manifests"))?;
-    let rendered = crate::accept::helm::chart_object(index, manifest).map_err(|e| e.to_string())?;
-    let drift = compare(rendered, live, &index.config);
-    if let ObjectStatus::Error(e) = &drift.status {
-        return Err(format!("{object} cannot be compared: {e}"));
-    }
-    let fields: Vec<AcceptField> = crate::accept::offered(&drift)
-        .into_iter()
-        .map(|(item, offered)| {
-            let checked = match &plan.only {
-                Some(only) => only.contains(&item.path.to_string()),
-                None => offered,
-            };
-            AcceptField { item, checked }
+impl AcceptForm {
+    /// The form of a chart's accept: the fields where live differs from git's render of the chart
+    /// (those git holds already are a pending upgrade, not offered), checked as planned.
+    pub(super) fn of_chart(
+        index: &ManifestIndex,
+        key: ManifestKey,
+        live: &LiveObject,
+        file: FileText,
+        git: &GitState,
+        plan: ChartPlan,
+    ) -> Result<AcceptForm, String> {
+        let object = key.to_string();
+        let manifest = index
+            .get(&key)
+            .ok_or_else(|| format!("{object} is no longer in the manifests"))?;
+        let rendered =
+            crate::accept::helm::chart_object(index, manifest).map_err(|e| e.to_string())?;
+        let drift = compare(rendered, live, &index.config);
+        if let ObjectStatus::Error(e) = &drift.status {
+            return Err(format!("{object} cannot be compared: {e}"));
+        }
+        let fields: Vec<AcceptField> = crate::accept::offered(&drift)
+            .into_iter()
+            .map(|(item, offered)| {
+                let checked = match &plan.only {
+                    Some(only) => only.contains(&item.path.to_string()),
+                    None => offered,
+                };
+                AcceptField { item, checked }
+            })
+            .collect();
+        if fields.is_empty() {
+            return Err(format!(
+                "{object}: git's chart already says what is live (a pending helm upgrade): nothing to accept"
+            ));
+        }
+        let (preview, notes) = match plan.planned {
+            Ok((edit, notes)) => (Preview::Edit(edit), notes),
+            Err(why) => (Preview::Refused(why), Vec::new()),
+        };
+        let shown = crate::accept::shown_path(&index.root, &file.path);
+        Ok(AcceptForm {
+            fields,
+            cursor: 0,
+            target: target_text(git, &index.config, &key),
+            commits: !matches!(git, GitState::NotARepository),
+            warning: git_warning(git, &shown, &index.config),
+            shown,
+            // The values file is edited where the value is; the header names the file.
+            line: 1,
+            document: 0,
+            file,
+            preview,
+            scroll: 0,
+            committing: false,
+            root: Some(index.root.clone()),
+            key,
+            rendered: None,
+            chart: Some(notes),
         })
-        .collect();
-    if fields.is_empty() {
-        return Err(format!(
-            "{object}: git's chart already says what is live (a pending helm upgrade): nothing to accept"
-        ));
     }
-    let (preview, notes) = match plan.planned {
-        Ok((edit, notes)) => (Preview::Edit(edit), notes),
-        Err(why) => (Preview::Refused(why), Vec::new()),
-    };
-    let shown = crate::accept::shown_path(&index.root, &file.path);
-    Ok(AcceptForm {
-        fields,
-        cursor: 0,
-        target: target_text(git, &index.config, &key),
-        commits: !matches!(git, GitState::NotARepository),
-        warning: git_warning(git, &shown, &index.config),
-        shown,
-        // The values file is edited where the value is; the header names the file.
-        line: 1,
-        document: 0,
-        file,
-        preview,
-        scroll: 0,
-        committing: false,
-        root: Some(index.root.clone()),
-        key,
-        rendered: None,
-        chart: Some(notes),
-    })
-}
 
-/// A field of a chart's form was checked or unchecked: plan and prove again for the checked
-/// ones (none checked: nothing to prove).
-pub(super) fn plan_again(form: &mut AcceptForm, index: Option<Arc<ManifestIndex>>) -> Vec<Command> {
-    let only: Vec<String> = form
-        .fields
-        .iter()
-        .filter(|f| f.checked)
-        .map(|f| f.item.path.to_string())
-        .collect();
-    form.scroll = 0;
-    if only.is_empty() {
-        form.preview = Preview::Nothing;
-        return Vec::new();
+    /// A field of a chart's form was checked or unchecked: plan and prove again for the checked
+    /// ones (none checked: nothing to prove).
+    pub(super) fn plan_again(&mut self, index: Option<Arc<ManifestIndex>>) -> Vec<Command> {
+        let form = self;
+        let only: Vec<String> = form
+            .fields
+            .iter()
+            .filter(|f| f.checked)
+            .map(|f| f.item.path.to_string())
+            .collect();
+        form.scroll = 0;
+        if only.is_empty() {
+            form.preview = Preview::Nothing;
+            return Vec::new();
+        }
+        let Some(index) = index else {
+            return Vec::new();
+        };
+        let Some(manifest) = index.get(&form.key) else {
+            return Vec::new();
+        };
+        form.preview = Preview::Proving;
+        vec![Command::PrepareChartAccept {
+            key: form.key.clone(),
+            api_version: manifest.api_version.to_string(),
+            index: SharedIndex(Arc::clone(&index)),
+            only: Some(only),
+        }]
     }
-    let Some(index) = index else {
-        return Vec::new();
-    };
-    let Some(manifest) = index.get(&form.key) else {
-        return Vec::new();
-    };
-    form.preview = Preview::Proving;
-    vec![Command::PrepareChartAccept {
-        key: form.key.clone(),
-        api_version: manifest.api_version.to_string(),
-        index: SharedIndex(Arc::clone(&index)),
-        only: Some(only),
-    }]
 }

@@ -293,7 +293,11 @@ async fn cluster_preview(
 ) -> Result<Vec<String>, String> {
     let reverter = reverter(inputs, manifest, paths).await?;
     let preview = reverter.preview().await.map_err(|e| e.to_string())?;
-    Ok(preview.diff(false).lines().map(str::to_owned).collect())
+    Ok(preview
+        .diff_of_rollback()
+        .lines()
+        .map(str::to_owned)
+        .collect())
 }
 
 async fn reverter(

@@ -593,8 +593,9 @@ pub struct PreviewLine {
 }
 
 /// The unified diff of the relevant YAML, live now → live after, with 3 lines of context, as
-/// lines for the TUI or [`preview_diff`]. Empty when the revert changes nothing.
-pub fn preview_lines(before: &Value, after: &Value, name: &str) -> Vec<PreviewLine> {
+/// lines for the TUI or [`preview_diff`]; `action` names what is done (`+++ NAME (after
+/// revert)`). Empty when the revert changes nothing.
+pub fn preview_lines(before: &Value, after: &Value, name: &str, action: &str) -> Vec<PreviewLine> {
     let old = relevant_yaml(before);
     let new = relevant_yaml(after);
     if old == new {
@@ -606,7 +607,7 @@ pub fn preview_lines(before: &Value, after: &Value, name: &str) -> Vec<PreviewLi
         .context_radius(3)
         .header(
             &format!("{name} (live now)"),
-            &format!("{name} (after revert)"),
+            &format!("{name} (after {action})"),
         )
         .to_string();
     text.lines()
@@ -631,9 +632,15 @@ pub fn preview_lines(before: &Value, after: &Value, name: &str) -> Vec<PreviewLi
 }
 
 /// [`preview_lines`] as text, coloured with ANSI escapes when `colour`.
-pub fn preview_diff(before: &Value, after: &Value, name: &str, colour: bool) -> String {
+pub fn preview_diff(
+    before: &Value,
+    after: &Value,
+    name: &str,
+    action: &str,
+    colour: bool,
+) -> String {
     let mut out = String::new();
-    for line in preview_lines(before, after, name) {
+    for line in preview_lines(before, after, name, action) {
         let text = crate::text::printable(&line.text);
         let paint = match line.kind {
             PreviewKind::Header => "\x1b[1m",

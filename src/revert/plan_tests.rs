@@ -152,7 +152,7 @@ fn preview_diff_shows_live_now_and_after() {
         .as_array_mut()
         .unwrap()
         .remove(1);
-    let text = preview_diff(&before, &after, "deployment/web", false);
+    let text = preview_diff(&before, &after, "deployment/web", "revert", false);
     assert!(
         text.lines()
             .any(|l| l.starts_with('-') && l.contains("value:") && l.contains('2')),
@@ -165,14 +165,14 @@ fn preview_diff_shows_live_now_and_after() {
         "{text}"
     );
     assert!(text.contains("deployment/web (after revert)"), "{text}");
-    assert!(preview_diff(&before, &before, "x", false).is_empty());
-    let kinds: Vec<PreviewKind> = preview_lines(&before, &after, "deployment/web")
+    assert!(preview_diff(&before, &before, "x", "revert", false).is_empty());
+    let kinds: Vec<PreviewKind> = preview_lines(&before, &after, "deployment/web", "revert")
         .iter()
         .map(|l| l.kind)
         .filter(|k| matches!(k, PreviewKind::Added | PreviewKind::Removed))
         .collect();
     assert_eq!(kinds, [PreviewKind::Removed, PreviewKind::Removed]);
-    let coloured = preview_diff(&before, &after, "deployment/web", true);
+    let coloured = preview_diff(&before, &after, "deployment/web", "revert", true);
     assert!(coloured.contains("\x1b[31m-"), "{coloured}");
 }
 

@@ -89,6 +89,7 @@ fn a_bad_image_from_git_is_rolled_back_by_one_commit_naming_the_bad_one() {
         &format!("from commit {bad} frontend 2.5.0: the new checkout flow"),
         &format!("-          image: {BAD}"),
         &format!("+          image: {GOOD}"),
+        "+++ deployment/shop/frontend (after rollback)",
         // The demo's shop app self-heals from the branch it watches: the commit must reach it.
         "warning: argo:shop self-heals from the branch it watches, where the bad values are until the commit is pushed: Argo CD app shop: push the commit",
         "dry run: nothing was changed",

@@ -65,13 +65,18 @@ pub struct Preview {
 
 impl Preview {
     /// The coloured (or plain) diff of live now → live after; empty when nothing changes.
+    /// The diff of a rollback (`+++ NAME (after rollback)`).
+    pub fn diff_of_rollback(&self) -> String {
+        plan::preview_diff(&self.before, &self.after, &self.object, "rollback", false)
+    }
+
     pub fn diff(&self, colour: bool) -> String {
-        plan::preview_diff(&self.before, &self.after, &self.object, colour)
+        plan::preview_diff(&self.before, &self.after, &self.object, "revert", colour)
     }
 
     /// The diff as lines for a screen (the TUI colours them by kind).
     pub fn lines(&self) -> Vec<plan::PreviewLine> {
-        plan::preview_lines(&self.before, &self.after, &self.object)
+        plan::preview_lines(&self.before, &self.after, &self.object, "revert")
     }
 
     /// True when the live object already equals what the revert would make it.
