@@ -125,7 +125,7 @@ pub async fn expected(ctx: &Context) -> Result<View, String> {
         let Some(key) = kdrift::app::drift::row_key(&object.drift.key) else {
             continue;
         };
-        let (drift, _) = kdrift::app::objects::summarize(&object.drift);
+        let (drift, _) = kdrift::app::drift::summarize(&object.drift);
         let missing = drift == DriftSummary::Missing;
         let shown = view.entry(key).or_insert(Shown {
             counts: None,

@@ -734,7 +734,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             }
         }
         code => {
-            if super::keys::scroll_key(code, &mut view.cursor, last, page) {
+            if super::scroll::scroll_key(code, &mut view.cursor, last, page) {
                 if view.cursor < view.scroll {
                     view.scroll = view.cursor;
                 } else if view.cursor >= view.scroll + page {

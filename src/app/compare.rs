@@ -129,7 +129,9 @@ impl CompareView {
         match key.code {
             KeyCode::Esc => CompareKey::Close,
             KeyCode::Char('r') if ctrl => CompareKey::Reread,
-            code if super::keys::scroll_key(code, &mut self.scroll, last, page) => CompareKey::Done,
+            code if super::scroll::scroll_key(code, &mut self.scroll, last, page) => {
+                CompareKey::Done
+            }
             _ => CompareKey::Pass,
         }
     }

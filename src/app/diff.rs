@@ -225,7 +225,7 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             return app.refetch_diff();
         }
         code => {
-            super::keys::scroll_key(code, &mut view.scroll, last, page);
+            super::scroll::scroll_key(code, &mut view.scroll, last, page);
         }
     }
     Vec::new()

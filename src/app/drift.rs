@@ -9,7 +9,7 @@ use crate::cluster::live::{Fetched, LiveJson, LiveRow};
 use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
 use crate::drift::check::compare_in;
-use crate::drift::{Attribution, Class, ObjectDrift};
+use crate::drift::{Attribution, Class, ObjectDrift, ObjectStatus};
 use crate::manifest::ManifestIndex;
 use crate::manifest::reload::FileChange;
 
@@ -56,8 +56,29 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
 /// A Deployment's drift summary and the newest writer of its drifted fields.
 type RowDrift = (DriftSummary, Option<Attribution>);
 
+/// The drift summary of a compared object, and the newest writer of its drifted fields.
+pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
+    let summary = match &drift.status {
+        ObjectStatus::InSync => DriftSummary::InSync,
+        ObjectStatus::Drifted => match drift.drift_count() {
+            0 => DriftSummary::InSync,
+            n => DriftSummary::Fields(n),
+        },
+        ObjectStatus::Missing => DriftSummary::Missing,
+        ObjectStatus::Unmanaged => DriftSummary::Unmanaged,
+        ObjectStatus::Error(e) => DriftSummary::Error(e.clone()),
+    };
+    let newest = drift
+        .items
+        .iter()
+        .filter(|i| i.class.is_drift())
+        .max_by(|a, b| a.attribution.time.cmp(&b.attribution.time))
+        .map(|i| i.attribution.clone());
+    (summary, newest)
+}
+
 pub(super) fn summary_of(drift: &ObjectDrift) -> RowDrift {
-    super::objects::summarize(drift)
+    summarize(drift)
 }
 
 fn alone(summary: DriftSummary) -> RowDrift {

@@ -148,7 +148,7 @@ pub fn drift_list_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             }
         }
         code => {
-            if super::keys::scroll_key(code, &mut view.cursor, last, page) {
+            if super::scroll::scroll_key(code, &mut view.cursor, last, page) {
                 // Keep the cursor on screen.
                 if view.cursor < view.scroll {
                     view.scroll = view.cursor;

@@ -250,7 +250,7 @@ fn drift_list_key(
             settle(fleet, apps);
             return Some(commands.into_iter().map(|c| (i, c)).collect());
         }
-        code if super::keys::scroll_key(code, &mut view.cursor, last, page) => {
+        code if super::scroll::scroll_key(code, &mut view.cursor, last, page) => {
             if view.cursor < view.scroll {
                 view.scroll = view.cursor;
             } else if view.cursor >= view.scroll + page {

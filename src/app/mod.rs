@@ -42,6 +42,7 @@ pub mod reconcilers;
 pub mod revert;
 pub mod rollback;
 pub mod screen;
+mod scroll;
 pub mod stalls;
 pub mod table;
 #[cfg(test)]

@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::drift::summarize;
 use super::{App, Command, DriftSummary, Flash, ManifestKey};
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::{FetchedObject, LiveKinds};
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
 use crate::drift::check::compare_in;
-use crate::drift::{Attribution, LiveObject, ObjectDrift, ObjectStatus};
+use crate::drift::{Attribution, LiveObject, ObjectDrift};
 
 /// The drift of one object of a watched kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,27 +50,6 @@ pub struct MappedKinds {
     pub kinds: LiveKinds,
     /// Where the schemas did not come from the cluster.
     pub notices: Vec<String>,
-}
-
-/// The drift summary of a compared object, and the newest writer of its drifted fields.
-pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
-    let summary = match &drift.status {
-        ObjectStatus::InSync => DriftSummary::InSync,
-        ObjectStatus::Drifted => match drift.drift_count() {
-            0 => DriftSummary::InSync,
-            n => DriftSummary::Fields(n),
-        },
-        ObjectStatus::Missing => DriftSummary::Missing,
-        ObjectStatus::Unmanaged => DriftSummary::Unmanaged,
-        ObjectStatus::Error(e) => DriftSummary::Error(e.clone()),
-    };
-    let newest = drift
-        .items
-        .iter()
-        .filter(|i| i.class.is_drift())
-        .max_by(|a, b| a.attribution.time.cmp(&b.attribution.time))
-        .map(|i| i.attribution.clone());
-    (summary, newest)
 }
 
 impl App {

@@ -304,7 +304,7 @@ pub fn revert_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             return app.open_revert(key);
         }
         code => {
-            super::keys::scroll_key(code, &mut view.scroll, last, page);
+            super::scroll::scroll_key(code, &mut view.scroll, last, page);
         }
     }
     Vec::new()
