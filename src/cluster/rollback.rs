@@ -70,14 +70,15 @@ pub async fn read(client: &Client, key: &ObjectKey) -> Result<(Value, Vec<Value>
     }
 }
 
-/// Puts `template` into the Deployment's `spec.template` (no manifest describes it: as
-/// `kubectl rollout undo` does), as field manager kdrift; `dry_run` asks the server only.
+/// Puts `template` into the workload's `spec.template` (no manifest describes it: as
+/// `kubectl rollout undo` does), as field manager kdrift; `dry_run` asks the server only. The
+/// object as the patch left it.
 pub async fn undo(
     client: &Client,
     key: &ObjectKey,
     template: &Value,
     dry_run: bool,
-) -> Result<(), String> {
+) -> Result<Value, String> {
     let api: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), &key.namespace, &resource(&key.kind));
     let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
@@ -91,10 +92,11 @@ pub async fn undo(
     if dry_run {
         params = params.dry_run();
     }
-    api.patch(&key.name, &params, &Patch::Json::<()>(patch))
+    let patched = api
+        .patch(&key.name, &params, &Patch::Json::<()>(patch))
         .await
-        .map(|_| ())
-        .map_err(|e| format!("{key} could not be rolled back: {e}"))
+        .map_err(|e| format!("{key} could not be rolled back: {e}"))?;
+    serde_json::to_value(patched).map_err(|e| e.to_string())
 }
 
 /// How a followed rollout ended.

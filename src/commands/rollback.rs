@@ -513,17 +513,32 @@ pub async fn execute(
         Action::Nothing => Ok(Vec::new()),
         Action::Helm { args } => {
             let args = args.clone();
+            let command = format!("helm {}", args.join(" "));
             match tokio::task::spawn_blocking(move || crate::helm::rollback::run(&args)).await {
-                Ok(Ok(said)) => Ok(vec![said]),
+                Ok(Ok(said)) => {
+                    let mut lines = vec![said];
+                    let message = format!(
+                        "kdrift rollback by {}: {command}",
+                        crate::cluster::revert::who(inputs.context)
+                    );
+                    lines.extend(trace(inputs, key, &Value::Null, &message).await);
+                    Ok(lines)
+                }
                 Ok(Err(e)) => Err(failed(e)),
                 Err(e) => Err(failed(format!("the rollback stopped: {e}"))),
             }
         }
         Action::Undo { template, revision } => {
-            crate::cluster::rollback::undo(inputs.client, key, template, false)
+            let after = crate::cluster::rollback::undo(inputs.client, key, template, false)
                 .await
                 .map_err(failed)?;
-            Ok(vec![format!("rolled back {key} to revision {revision}")])
+            let mut lines = vec![format!("rolled back {key} to revision {revision}")];
+            let message = format!(
+                "kdrift rollback to revision {revision} by {}: put back its pod template (no manifest describes the workload: as kubectl rollout undo)",
+                crate::cluster::revert::who(inputs.context)
+            );
+            lines.extend(trace(inputs, key, &after, &message).await);
+            Ok(lines)
         }
         Action::Revert {
             manifest,
@@ -570,6 +585,28 @@ pub async fn execute(
             Ok(said)
         }
     }
+}
+
+/// A rollback's trace on `key`'s object (an event `kdrift changes` lists); a note when it could
+/// not be recorded.
+async fn trace(
+    inputs: &Inputs<'_>,
+    key: &ObjectKey,
+    after: &Value,
+    message: &str,
+) -> Option<String> {
+    let api_version = inputs.index.get(key).map_or_else(
+        || match key.group.as_str() {
+            "" => "v1".to_owned(),
+            group => format!("{group}/v1"),
+        },
+        |m| m.api_version.to_string(),
+    );
+    let who = crate::cluster::revert::who(inputs.context);
+    crate::cluster::revert::record_event(inputs.client, (&api_version, key), after, &who, message)
+        .await
+        .err()
+        .map(|e| format!("note: the rollback's trace (an event on {key}) was not recorded: {e}"))
 }
 
 /// The cluster half: a revert of the template fields `paths` to `manifest`, and its trace.

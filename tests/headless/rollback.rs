@@ -208,6 +208,14 @@ fn a_workload_without_a_manifest_is_rolled_back_as_rollout_undo_does() {
         run.stdout
     );
     assert_eq!(solo(&c), "registry.example/solo:1");
+    // Its trace names it a rollback, with who asked.
+    let changes = kdrift(&c, &repo, &["changes", "-n", "shop"]);
+    assert!(
+        changes.stdout.contains("kdrift rollback to revision 1 by ")
+            && changes.stdout.contains("as kubectl rollout undo"),
+        "{}",
+        changes.stdout
+    );
     // The controller brings revision 1's ReplicaSet back as revision 3.
     wait_for_revision(&c, "solo", "3");
 }

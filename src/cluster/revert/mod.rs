@@ -15,7 +15,7 @@ mod trace;
 
 use errors::classify;
 
-pub use trace::{Trace, traces, who};
+pub use trace::{Trace, record_event, traces, who};
 
 /// The field manager kdrift applies and patches as.
 pub const FIELD_MANAGER: &str = "kdrift";

@@ -20,11 +20,6 @@ impl Reverter {
         who: &str,
         action: &str,
     ) -> Result<(), String> {
-        let namespace = match self.manifest.key.namespace.as_str() {
-            "" => "default",
-            ns => ns,
-        };
-        let now = jiff::Timestamp::now().to_string();
         let desired = match &self.manifest.helm {
             Some(release) => release.source(),
             None => format!(
@@ -38,43 +33,14 @@ impl Reverter {
             listed(&preview.reverted),
             field_manager_for(&self.manifest)
         );
-        let involved = serde_json::json!({
-            "apiVersion": self.manifest.api_version.to_string(),
-            "kind": self.manifest.key.kind.to_string(),
-            "name": self.manifest.key.name.to_string(),
-            "namespace": (!self.manifest.key.namespace.is_empty()).then(|| self.manifest.key.namespace.to_string()),
-            "uid": outcome.after.pointer("/metadata/uid"),
-            "resourceVersion": outcome.after.pointer("/metadata/resourceVersion"),
-        });
-        let event = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "generateName": format!("{}.kdrift-revert-", self.manifest.key.name),
-                "namespace": namespace,
-            },
-            "involvedObject": involved,
-            "type": "Normal",
-            "reason": "Reverted",
-            "message": message,
-            "source": {"component": FIELD_MANAGER},
-            "reportingComponent": FIELD_MANAGER,
-            "reportingInstance": who,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        });
-        let events: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
-            namespace,
-            &ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&()),
-        );
-        let event: DynamicObject = serde_json::from_value(event).map_err(|e| e.to_string())?;
-        events
-            .create(&kube::api::PostParams::default(), &event)
-            .await
-            .map(|_| ())
-            .map_err(|e| crate::cluster::describe(&e))
+        record_event(
+            &self.client,
+            (&self.manifest.api_version, &self.manifest.key),
+            &outcome.after,
+            who,
+            &message,
+        )
+        .await
     }
 }
 
@@ -147,4 +113,58 @@ fn listed(fields: &[String]) -> String {
         n if n > SHOWN => format!("{} and {} more", fields[..SHOWN].join(", "), n - SHOWN),
         _ => fields.join(", "),
     }
+}
+
+/// Leaves a trace of what kdrift did to an object: a `Normal` event `Reverted` on it (the
+/// reason [`traces`] reads), reported by kdrift, with `message`; `after` is the object as the
+/// write left it (its uid and resourceVersion). Not recorded is not fatal: the error says why.
+pub async fn record_event(
+    client: &Client,
+    (api_version, key): (&str, &crate::manifest::ObjectKey),
+    after: &serde_json::Value,
+    who: &str,
+    message: &str,
+) -> Result<(), String> {
+    let namespace = match key.namespace.as_str() {
+        "" => "default",
+        ns => ns,
+    };
+    let now = jiff::Timestamp::now().to_string();
+    let involved = serde_json::json!({
+        "apiVersion": api_version,
+        "kind": key.kind.to_string(),
+        "name": key.name.to_string(),
+        "namespace": (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
+        "uid": after.pointer("/metadata/uid"),
+        "resourceVersion": after.pointer("/metadata/resourceVersion"),
+    });
+    let event = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "generateName": format!("{}.kdrift-revert-", key.name),
+            "namespace": namespace,
+        },
+        "involvedObject": involved,
+        "type": "Normal",
+        "reason": "Reverted",
+        "message": message,
+        "source": {"component": FIELD_MANAGER},
+        "reportingComponent": FIELD_MANAGER,
+        "reportingInstance": who,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    });
+    let events: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&()),
+    );
+    let event: DynamicObject = serde_json::from_value(event).map_err(|e| e.to_string())?;
+    events
+        .create(&kube::api::PostParams::default(), &event)
+        .await
+        .map(|_| ())
+        .map_err(|e| crate::cluster::describe(&e))
 }
