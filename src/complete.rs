@@ -27,7 +27,7 @@ const NO_FILE_COMP: u32 = 4;
 /// The command line with the completers of its `TYPE/NAME` arguments.
 pub fn command(name: &'static str) -> clap::Command {
     let mut command = Cli::command().name(name).bin_name(name);
-    for sub in ["diff", "accept", "revert", "logs"] {
+    for sub in ["diff", "accept", "revert", "rollback", "logs"] {
         command = command.mut_subcommand(sub, |sub| {
             sub.mut_arg("target", |arg| {
                 arg.add(clap_complete::ArgValueCompleter::new(complete_target))

@@ -122,6 +122,22 @@ fn bash_completes_type_and_name_from_the_manifests_folder() {
     .filter(|c| !c.starts_with('-'))
     .collect();
     assert_eq!(payments, ["configmap/settings", "deployment/web"]);
+    // rollback completes the workloads of the manifests as the other commands on one object do.
+    assert_eq!(
+        bash_completes_in(
+            dir.path(),
+            &[
+                "kdrift",
+                "--manifests",
+                "k8s",
+                "-n",
+                "payments",
+                "rollback",
+                "deploy"
+            ]
+        ),
+        ["deployment/web"]
+    );
     let empty = tempfile::tempdir().unwrap();
     assert_eq!(
         bash_completes_in(empty.path(), &["kdrift", "diff", "deploy/"]),
@@ -233,6 +249,7 @@ fn the_man_page_is_roff_with_every_subcommand_and_man_reads_it() {
         "diff",
         "accept",
         "revert",
+        "rollback",
         "logs",
         "demo",
         "completions",
