@@ -64,10 +64,10 @@ pub enum Action {
     Nothing,
     /// No manifest: the pod template put back, as `kubectl rollout undo` does.
     Undo { template: Value, revision: u64 },
-    /// Out of band: the template fields `paths` reverted to `manifest`.
+    /// Out of band: the template fields reverted to `manifest`, as the server's dry run showed.
     Revert {
         manifest: Box<ManifestObject>,
-        paths: Vec<String>,
+        checked: Checked,
         revision: u64,
     },
     /// From git: the edits committed, then the fields reverted to the manifest as edited.
@@ -75,11 +75,22 @@ pub enum Action {
         edits: Vec<PreparedEdit>,
         commit: CommitPlan,
         edited: Box<ManifestObject>,
-        paths: Vec<String>,
+        checked: Checked,
         revision: u64,
     },
     /// A Helm release: `helm ARGS`.
     Helm { args: Vec<String> },
+}
+
+/// The cluster half as its dry run showed it: carried out as shown, and refused if the object
+/// changed meanwhile (as a revert is).
+#[derive(Clone)]
+pub struct Checked(Reverter, crate::cluster::revert::Preview);
+
+impl std::fmt::Debug for Checked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Checked({})", self.1.object)
+    }
 }
 
 pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
@@ -253,11 +264,11 @@ pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Resu
             plan.lines.push(format!(
                 "the change was out of band: git already holds revision {revision}'s values ({place}); the cluster alone is rolled back, git is not touched"
             ));
-            plan.lines
-                .extend(cluster_preview(inputs, manifest, &paths).await?);
+            let (lines, checked) = cluster_preview(inputs, manifest, &paths).await?;
+            plan.lines.extend(lines);
             plan.action = Action::Revert {
                 manifest: Box::new(manifest.clone()),
-                paths,
+                checked,
                 revision,
             };
         }
@@ -285,19 +296,21 @@ pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Resu
     Ok(plan)
 }
 
-/// The server's dry run of reverting `paths` of the workload to `manifest`: its diff lines.
+/// The server's dry run of reverting `paths` of the workload to `manifest`: its diff lines,
+/// and the dry run kept to be carried out.
 async fn cluster_preview(
     inputs: &Inputs<'_>,
     manifest: &ManifestObject,
     paths: &[String],
-) -> Result<Vec<String>, String> {
+) -> Result<(Vec<String>, Checked), String> {
     let reverter = reverter(inputs, manifest, paths).await?;
     let preview = reverter.preview().await.map_err(|e| e.to_string())?;
-    Ok(preview
+    let lines = preview
         .diff_of_rollback()
         .lines()
         .map(str::to_owned)
-        .collect())
+        .collect();
+    Ok((lines, Checked(reverter, preview)))
 }
 
 async fn reverter(
@@ -363,8 +376,8 @@ async fn git_plan(
             .extend(edit.diff(shown).lines().map(str::to_owned));
     }
     let edited = decide::edited(manifest, &drift);
-    plan.lines
-        .extend(cluster_preview(inputs, &edited, &changed).await?);
+    let (lines, checked) = cluster_preview(inputs, &edited, &changed).await?;
+    plan.lines.extend(lines);
     let mut commit = CommitPlan::new(key, &[], None, &inputs.index.config);
     commit.message = decide::commit_message(key, revision, &drift, &bad);
     plan.question = format!(
@@ -375,7 +388,7 @@ async fn git_plan(
         edits,
         commit,
         edited: Box::new(edited),
-        paths: changed,
+        checked,
         revision,
     };
     Ok(())
@@ -542,16 +555,16 @@ pub async fn execute(
         }
         Action::Revert {
             manifest,
-            paths,
+            checked,
             revision,
-        } => cluster_half(inputs, manifest, paths, *revision)
+        } => cluster_half(inputs, manifest, checked, *revision)
             .await
             .map_err(failed),
         Action::Git {
             edits,
             commit,
             edited,
-            paths,
+            checked,
             revision,
         } => {
             let root: PathBuf = inputs.index.root.clone();
@@ -578,7 +591,7 @@ pub async fn execute(
             };
             let mut said = vec![committed];
             said.extend(
-                cluster_half(inputs, edited, paths, *revision)
+                cluster_half(inputs, edited, checked, *revision)
                     .await
                     .map_err(failed)?,
             );
@@ -609,17 +622,16 @@ async fn trace(
         .map(|e| format!("note: the rollback's trace (an event on {key}) was not recorded: {e}"))
 }
 
-/// The cluster half: a revert of the template fields `paths` to `manifest`, and its trace.
+/// The cluster half: the revert of the template fields to `manifest` its dry run showed (not
+/// made again: an object changed since is refused), and its trace.
 async fn cluster_half(
     inputs: &Inputs<'_>,
     manifest: &ManifestObject,
-    paths: &[String],
+    Checked(reverter, preview): &Checked,
     revision: u64,
 ) -> Result<Vec<String>, String> {
-    let reverter = reverter(inputs, manifest, paths).await?;
-    let preview = reverter.preview().await.map_err(|e| e.to_string())?;
     let outcome = reverter
-        .execute(&preview)
+        .execute(preview)
         .await
         .map_err(|e| e.to_string())?;
     let mut said = vec![format!(
@@ -630,7 +642,7 @@ async fn cluster_half(
     )];
     let who = crate::cluster::revert::who(inputs.context);
     let action = format!("rollback to revision {revision}");
-    if let Err(e) = reverter.record(&preview, &outcome, &who, &action).await {
+    if let Err(e) = reverter.record(preview, &outcome, &who, &action).await {
         said.push(format!(
             "note: the rollback's trace (an event on {}) was not recorded: {e}",
             preview.object
