@@ -630,10 +630,7 @@ async fn cluster_half(
     Checked(reverter, preview): &Checked,
     revision: u64,
 ) -> Result<Vec<String>, String> {
-    let outcome = reverter
-        .execute(preview)
-        .await
-        .map_err(|e| e.to_string())?;
+    let outcome = reverter.execute(preview).await.map_err(|e| e.to_string())?;
     let mut said = vec![format!(
         "rolled back {}: applied {} as field manager \"{}\"",
         preview.object,
