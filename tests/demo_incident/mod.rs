@@ -39,7 +39,8 @@ pub fn step_time(index: usize, steps: usize) -> Timestamp {
 }
 
 /// The demo cluster's store after its seed and the incident's out-of-band changes (all but the
-/// drain and the uncordon, which move pods and change no object's spec).
+/// drain and the uncordon, which move pods and change no object's spec, and the release from git,
+/// which comes after the pictures' moment).
 pub struct Incident {
     pub store: Store,
     /// Each changed object, `(kind, namespace, name)`: when it was changed, and as it was before.
@@ -52,7 +53,12 @@ pub fn incident() -> Incident {
     autoscale(&store);
     let steps: Vec<Step> = incident::steps()
         .into_iter()
-        .filter(|s| !matches!(s, Step::Drain { .. } | Step::Uncordon { .. }))
+        .filter(|s| {
+            !matches!(
+                s,
+                Step::Drain { .. } | Step::Uncordon { .. } | Step::Release { .. }
+            )
+        })
         .collect();
     let mut changed = BTreeMap::new();
     for (index, step) in steps.iter().enumerate() {

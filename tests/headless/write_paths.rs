@@ -171,12 +171,12 @@ fn patch_of_a_field_the_server_defaults() {
             patch_cart(
                 c,
                 "strategic",
-                r#"{"spec":{"progressDeadlineSeconds":333}}"#,
+                r#"{"spec":{"strategy":{"rollingUpdate":{"maxSurge":"50%"}}}}"#,
             );
         },
         &[field(
             "added-live",
-            "spec.progressDeadlineSeconds",
+            "spec.strategy.rollingUpdate.maxSurge",
             "kubectl-patch",
             "Update",
         )],

@@ -379,10 +379,11 @@ fn the_demo_s_hotfix_to_its_helm_release_is_accepted_into_the_values_file() {
     let c = Cluster::start();
     let repo = Repo::demo_with_chart();
     let s = Setup { c, repo, helm };
-    let step = kdrift::sim::scenario::incident::steps().pop().unwrap();
+    let step = search_hotfix();
     s.c.runtime
         .block_on(kdrift::sim::scenario::incident::run_step(
             s.c.server.store(),
+            s.c.server.gitops(),
             &step,
         ))
         .unwrap();
@@ -468,10 +469,11 @@ fn a_flux_helm_release_names_the_chart_and_values_file_an_accept_writes() {
         kept["spec"]["chart"]["spec"]["valuesFiles"][0], "search/values-prod.yaml",
         "the demo keeps a preserve-unknown-fields spec: {kept}"
     );
-    let step = kdrift::sim::scenario::incident::steps().pop().unwrap();
+    let step = search_hotfix();
     s.c.runtime
         .block_on(kdrift::sim::scenario::incident::run_step(
             s.c.server.store(),
+            s.c.server.gitops(),
             &step,
         ))
         .unwrap();
@@ -806,4 +808,12 @@ fn a_value_set_over_the_values_files_is_named_as_the_field_s_source() {
     );
     assert_eq!(s.repo.head(), head, "nothing committed");
     assert_eq!(s.repo.read("envs/prod.yaml"), PROD);
+}
+
+/// The demo incident's hand scale of its Helm release.
+fn search_hotfix() -> kdrift::sim::scenario::incident::Step {
+    kdrift::sim::scenario::incident::steps()
+        .into_iter()
+        .find(|s| s.target().namespace == "search")
+        .unwrap()
 }

@@ -147,7 +147,7 @@ impl SimServer {
                 config.timings.clone(),
                 server.gitops.clone(),
             ),
-            super::scenario::spawn(server.store.clone(), config.scenario),
+            super::scenario::spawn(server.store.clone(), server.gitops.clone(), config.scenario),
         ];
         if config.scenario == Scenario::Incident
             && config.fleet_cluster.as_deref() == Some(super::scenario::fleet::INCIDENT_CLUSTER)

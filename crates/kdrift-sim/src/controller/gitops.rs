@@ -15,6 +15,10 @@ pub const ARGOCD_MANAGER: &str = "argocd-controller";
 pub const ARGOCD_STATUS_MANAGER: &str = "argocd-application-controller";
 /// The field manager Flux's kustomize-controller applies with.
 pub const FLUX_MANAGER: &str = "kustomize-controller";
+/// The annotation that asks Argo CD's application controller to refresh an Application now
+/// (what `argocd app get --refresh` and a push's webhook write); the controller removes it once
+/// it has.
+pub const REFRESH: &str = "argocd.argoproj.io/refresh";
 /// Argo CD's annotation tracking (the default since Argo CD 3.0).
 pub const TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
 pub const FLUX_NAME: &str = "kustomize.toolkit.fluxcd.io/name";

@@ -2,13 +2,16 @@
 //! sends for the command in its doc line — same patch type, body and field manager — so kdrift
 //! sees exactly what it would see on a real cluster. Near the end a node is drained (its pods
 //! evicted and made again on the two others, which are then too full for two of the inventory
-//! pods: Pending, `Insufficient memory`), and a step brings it back; last, the demo's Helm
-//! release is scaled by hand.
+//! pods: Pending, `Insufficient memory`), and a step brings it back; then the demo's Helm
+//! release is scaled by hand; last, a bad release comes from git: a teammate's commit gives
+//! `shop/cart` a crashing image, and Argo CD syncs it.
 use std::time::Duration;
 
 use serde_json::Value;
 
-pub use super::step::{Step, request_for};
+pub use super::release::StepError;
+pub use super::step::{REFRESH, Step, request_for};
+use crate::controller::Gitops;
 use crate::error::{ApiError, not_found};
 use crate::object::Key;
 use crate::store::Store;
@@ -104,28 +107,44 @@ pub fn steps() -> Vec<Step> {
             target: Key::new("search", "search"),
             replicas: 4,
         },
+        // A bad release from git: a teammate's commit bumps the cart to a crashing build, and
+        // its push's webhook has Argo CD sync shop/ at once — what was changed there by hand
+        // and not committed goes back to git with it. The cart's rollout sticks.
+        Step::Release {
+            target: Key::new("shop", "cart"),
+            app: Key::new("argocd", "shop"),
+            file: "cart.yaml".into(),
+            from: "registry.example/shop/cart:0.9.7".into(),
+            to: "registry.example/shop/cart:0.9.8-crash".into(),
+            author: "Dana Whitfield <dana@shop.example>".into(),
+            message: "cart 0.9.8: session store on the new Redis client".into(),
+        },
     ]
 }
 
-/// Play every step of the incident, waiting as `pacing` says. A step whose target is missing
-/// (deleted by the user meanwhile) is skipped: the demo goes on.
-pub async fn play(store: &Store, pacing: &Pacing) {
+/// Play every step of the incident, waiting as `pacing` says; a release commits in the
+/// repository `gitops` names. A step whose target is missing (deleted by the user meanwhile) or
+/// whose file the user changed is skipped: the demo goes on.
+pub async fn play(store: &Store, gitops: &Gitops, pacing: &Pacing) {
     tokio::time::sleep(pacing.start).await;
     for (index, step) in steps().iter().enumerate() {
         if index > 0 {
             tokio::time::sleep(pacing.between).await;
         }
-        if let Err(error) = run_step(store, step).await {
+        if let Err(error) = run_step(store, gitops, step).await {
             tracing::warn!(?step, %error, "scenario step skipped");
         }
     }
 }
 
-/// Play one step: one request, or a drain's several.
-pub async fn run_step(store: &Store, step: &Step) -> Result<(), ApiError> {
+/// Play one step: one request, a drain's several, or a release's commit and webhook.
+pub async fn run_step(store: &Store, gitops: &Gitops, step: &Step) -> Result<(), StepError> {
     match step {
-        Step::Drain { target } => super::drain::drain(store, target).await,
-        other => apply_step(store, other).map(|_| ()),
+        Step::Drain { target } => Ok(super::drain::drain(store, target).await?),
+        Step::Release { .. } => super::release::release(store, gitops, step)
+            .await
+            .map(|_| ()),
+        other => Ok(apply_step(store, other).map(|_| ())?),
     }
 }
 
@@ -136,6 +155,11 @@ pub fn apply_step(store: &Store, step: &Step) -> Result<Value, ApiError> {
         Step::Drain { .. } => {
             return Err(ApiError::BadRequest(
                 "a drain is several requests: play it with run_step".into(),
+            ));
+        }
+        Step::Release { .. } => {
+            return Err(ApiError::BadRequest(
+                "a release is a commit in git: play it with run_step".into(),
             ));
         }
         Step::Uncordon { .. } => return super::drain::uncordon(store),
@@ -193,6 +217,14 @@ mod tests {
                 | Step::AnnotateIngress { .. }
                 | Step::Drain { .. }
                 | Step::Uncordon { .. } => continue,
+                Step::Release { file, from, .. } => {
+                    // The Application shop syncs the folder shop/.
+                    let text = super::super::manifests::demo_file(&format!("shop/{file}"))
+                        .unwrap_or_else(|| panic!("no demo file shop/{file}"));
+                    assert_eq!(text.matches(from.as_str()).count(), 1, "{step:?}");
+                    assert!(live.to_string().contains(from.as_str()), "{step:?}");
+                    continue;
+                }
                 Step::SetImage { container, .. }
                 | Step::SetMemoryLimit { container, .. }
                 | Step::SetEnv { container, .. }
@@ -239,6 +271,10 @@ mod tests {
                 Step::Uncordon { .. } => {
                     assert_eq!(body, r#"{"spec":{"unschedulable":null}}"#)
                 }
+                Step::Release { .. } => assert_eq!(
+                    body,
+                    r#"{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}"#
+                ),
                 _ => assert!(body.contains("$setElementOrder/containers"), "{body}"),
             }
         }
@@ -257,7 +293,8 @@ mod tests {
                 "kubectl-annotate",
                 "kubectl",
                 "kubectl",
-                "kubectl"
+                "kubectl",
+                "argocd-server"
             ]
         );
         for scale in [1, 2, 11] {
@@ -265,8 +302,13 @@ mod tests {
         }
     }
 
+    /// A step that is not one request to the API: a drain's several, an uncordon, a release's
+    /// commit.
     fn is_node_step(step: &Step) -> bool {
-        matches!(step, Step::Drain { .. } | Step::Uncordon { .. })
+        matches!(
+            step,
+            Step::Drain { .. } | Step::Uncordon { .. } | Step::Release { .. }
+        )
     }
 
     fn managers(d: &Value) -> Vec<(String, String)> {

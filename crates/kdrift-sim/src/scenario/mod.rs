@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 use tokio::task::JoinHandle;
 
+use super::controller::Gitops;
 use super::store::Store;
 
 mod drain;
@@ -12,6 +13,7 @@ pub mod fleet;
 pub mod helm;
 pub mod incident;
 pub mod manifests;
+mod release;
 pub mod seed;
 mod step;
 
@@ -47,11 +49,12 @@ impl FromStr for Scenario {
     }
 }
 
-/// Play `scenario` against `store` (its steps spread over time); the task ends after the last.
-pub fn spawn(store: Store, scenario: Scenario) -> JoinHandle<()> {
+/// Play `scenario` against `store` (its steps spread over time; a release commits in the
+/// repository `gitops` names); the task ends after the last.
+pub fn spawn(store: Store, gitops: Gitops, scenario: Scenario) -> JoinHandle<()> {
     tokio::spawn(async move {
         if scenario == Scenario::Incident {
-            incident::play(&store, &incident::Pacing::demo()).await;
+            incident::play(&store, &gitops, &incident::Pacing::demo()).await;
         }
     })
 }

@@ -2,6 +2,7 @@
 //! and the request kubectl sends for it — same patch type, body and field manager.
 use serde_json::{Value, json};
 
+pub use crate::controller::gitops::REFRESH;
 use crate::object::{Key, at};
 use crate::resources::ResourceType;
 use crate::store::{Patch, WriteOptions};
@@ -58,6 +59,20 @@ pub enum Step {
     Drain { target: Key },
     /// `kubectl uncordon <node>` of the node the drain of `target`'s busiest node cordoned.
     Uncordon { target: Key },
+    /// A release from git, not a kubectl command: a teammate's commit (`author`, `message`) in
+    /// the repository the Argo CD Application `app` syncs, changing `file` (under the
+    /// Application's path) from `from` to `to` — one occurrence — pushed; then the push's
+    /// webhook, which asks Argo CD to refresh `app` at once (see [`request_for`]). `target` is
+    /// the workload the commit changes.
+    Release {
+        target: Key,
+        app: Key,
+        file: String,
+        from: String,
+        to: String,
+        author: String,
+        message: String,
+    },
 }
 
 impl Step {
@@ -72,7 +87,8 @@ impl Step {
             | Step::PatchServiceType { target, .. }
             | Step::AnnotateIngress { target, .. }
             | Step::Drain { target }
-            | Step::Uncordon { target } => target,
+            | Step::Uncordon { target }
+            | Step::Release { target, .. } => target,
         }
     }
 
@@ -87,7 +103,9 @@ impl Step {
     }
 }
 
-/// The patch and options kubectl sends for `step` against the `live` Deployment.
+/// The patch and options kubectl sends for `step` against the `live` Deployment; for a
+/// [`Step::Release`], the patch the push's webhook makes Argo CD's server send to the
+/// Application (`argocd.argoproj.io/refresh: normal`, as `argocd app get --refresh` does).
 pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
     match step {
         // kubectl scale patches the scale subresource with a JSON merge patch. It has no
@@ -173,6 +191,10 @@ pub fn request_for(step: &Step, live: &Value) -> (Patch, WriteOptions) {
         Step::Uncordon { .. } => (
             Patch::Strategic(json!({"spec": {"unschedulable": null}})),
             WriteOptions::manager("kubectl"),
+        ),
+        Step::Release { .. } => (
+            Patch::Merge(json!({"metadata": {"annotations": {REFRESH: "normal"}}})),
+            WriteOptions::manager("argocd-server"),
         ),
     }
 }

@@ -289,6 +289,18 @@ impl Driver {
         }
         let status = gitops::application_status(&spec, &previous, &sha, &compared, &now);
         self.write_app_status(resource, key, &previous, status);
+        if annotation(&app, gitops::REFRESH).is_some() {
+            // Refreshed: the request is done, and Argo CD's controller removes it.
+            let opts = WriteOptions::manager(ARGOCD_STATUS_MANAGER);
+            self.modify(resource, key, &opts, |app| {
+                if let Some(annotations) = app
+                    .pointer_mut("/metadata/annotations")
+                    .and_then(Value::as_object_mut)
+                {
+                    annotations.remove(gitops::REFRESH);
+                }
+            });
+        }
         let resync = self.timings.app_resync;
         self.plan_gitops_look(true, key, resync);
     }
