@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 
 use crate::gitops::{Owner, Policy, Reconciler};
 
@@ -53,6 +53,118 @@ async fn get(
     let object = api.get(name).await?;
     serde_json::to_value(&object).map_err(kube::Error::SerdeError)
 }
+
+/// The owning object of `reconciler`: its API resource, namespace and name.
+fn owning_object(reconciler: &Reconciler) -> (ApiResource, String, String) {
+    match &reconciler.owner {
+        Owner::Argo { app, namespace, .. } => (
+            application(),
+            namespace
+                .clone()
+                .or_else(|| reconciler.found_in.clone())
+                .unwrap_or_else(|| ARGO_NAMESPACE.to_owned()),
+            app.clone(),
+        ),
+        Owner::FluxKustomization { name, namespace } => (
+            resource(
+                "kustomize.toolkit.fluxcd.io",
+                "v1",
+                "Kustomization",
+                "kustomizations",
+            ),
+            namespace.clone(),
+            name.clone(),
+        ),
+        Owner::FluxHelmRelease { name, namespace } => (
+            resource(
+                "helm.toolkit.fluxcd.io",
+                "v2",
+                "HelmRelease",
+                "helmreleases",
+            ),
+            namespace.clone(),
+            name.clone(),
+        ),
+    }
+}
+
+/// The commit the owner says it has applied ([`crate::gitops::synced_revision`]), read now.
+pub async fn synced_revision(
+    client: &Client,
+    reconciler: &Reconciler,
+) -> Result<Option<String>, String> {
+    let (res, namespace, name) = owning_object(reconciler);
+    get(client, &res, &namespace, &name)
+        .await
+        .map(|object| crate::gitops::synced_revision(&object))
+        .map_err(|e| unreadable(&reconciler.owner, &e))
+}
+
+/// Asks the owner to look at git now, as its own command line does: Argo CD's
+/// `argocd.argoproj.io/refresh: normal` (`argocd app get --refresh`), Flux's
+/// `reconcile.fluxcd.io/requestedAt` on the Kustomization and its GitRepository (`flux reconcile
+/// kustomization NAME --with-source`). Returns what was asked, in words.
+pub async fn request_sync(client: &Client, reconciler: &Reconciler) -> Result<String, String> {
+    let (res, namespace, name) = owning_object(reconciler);
+    let annotate =
+        async |res: &ApiResource, namespace: &str, name: &str, key: &str, value: &str| {
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, res);
+            let patch = serde_json::json!({"metadata": {"annotations": {key: value}}});
+            let params = PatchParams {
+                field_manager: Some(crate::cluster::revert::FIELD_MANAGER.to_owned()),
+                ..PatchParams::default()
+            };
+            api.patch(name, &params, &Patch::Merge(&patch))
+                .await
+                .map(|_| ())
+                .map_err(|e| unreadable(&reconciler.owner, &e))
+        };
+    match &reconciler.owner {
+        Owner::Argo { .. } => {
+            annotate(&res, &namespace, &name, ARGO_REFRESH, "normal").await?;
+            Ok(format!(
+                "asked {} to refresh ({ARGO_REFRESH})",
+                reconciler.owner
+            ))
+        }
+        Owner::FluxKustomization { .. } | Owner::FluxHelmRelease { .. } => {
+            let now = jiff::Timestamp::now().to_string();
+            if let Owner::FluxKustomization { .. } = reconciler.owner {
+                let object = get(client, &res, &namespace, &name)
+                    .await
+                    .map_err(|e| unreadable(&reconciler.owner, &e))?;
+                let source = |field: &str| {
+                    object
+                        .pointer(&format!("/spec/sourceRef/{field}"))
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                };
+                if source("kind").as_deref() == Some("GitRepository")
+                    && let Some(source_name) = source("name")
+                {
+                    let source_namespace = source("namespace").unwrap_or(namespace.clone());
+                    let git = resource(
+                        "source.toolkit.fluxcd.io",
+                        "v1",
+                        "GitRepository",
+                        "gitrepositories",
+                    );
+                    annotate(&git, &source_namespace, &source_name, FLUX_REQUESTED, &now).await?;
+                }
+            }
+            annotate(&res, &namespace, &name, FLUX_REQUESTED, &now).await?;
+            Ok(format!(
+                "asked {} to reconcile ({FLUX_REQUESTED})",
+                reconciler.owner
+            ))
+        }
+    }
+}
+
+/// Argo CD's request to refresh an Application now.
+const ARGO_REFRESH: &str = "argocd.argoproj.io/refresh";
+/// Flux's request to reconcile an object now.
+const FLUX_REQUESTED: &str = "reconcile.fluxcd.io/requestedAt";
 
 /// Reads one owner: its Application (in the namespace its tracking id names, else found among
 /// every namespace's, else in `argocd`), Kustomization or HelmRelease.

@@ -175,6 +175,28 @@ pub fn owners_of_json(metadata: Option<&Value>) -> Vec<Owner> {
     owners_of(map("labels").as_ref(), map("annotations").as_ref())
 }
 
+/// The commit an owning object says it has applied: an Argo CD Application's
+/// `status.sync.revision` while it is `Synced`; a Flux Kustomization's or HelmRelease's
+/// `status.lastAppliedRevision` (`main@sha1:<sha>`, or a bare sha as older Flux wrote it).
+pub fn synced_revision(object: &Value) -> Option<String> {
+    if str_at(object, &["kind"]) == Some("Application") {
+        return (str_at(object, &["status", "sync", "status"]) == Some("Synced"))
+            .then(|| str_at(object, &["status", "sync", "revision"]))
+            .flatten()
+            .map(str::to_owned);
+    }
+    let applied = str_at(object, &["status", "lastAppliedRevision"])?;
+    let sha = applied.rsplit([':', '/']).next().unwrap_or(applied);
+    (!sha.is_empty()).then(|| sha.to_owned())
+}
+
+/// Whether the revision an owner reports is the commit `sha` (either may be abbreviated).
+pub fn is_commit(revision: &str, sha: &str) -> bool {
+    !revision.is_empty()
+        && !sha.is_empty()
+        && (revision.starts_with(sha) || sha.starts_with(revision))
+}
+
 /// What the owning object says its controller will do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Policy {
@@ -269,6 +291,15 @@ impl Policy {
             path: str_at(object, &["spec", "path"]).map(str::to_owned),
             drift_detection: (str_at(object, &["kind"]) == Some("HelmRelease"))
                 .then(|| str_at(object, &["spec", "driftDetection", "mode"]) == Some("enabled")),
+        }
+    }
+
+    /// Whether the controller applies a new commit by itself: an automated Argo CD app, a Flux
+    /// object not suspended.
+    pub fn syncs_commits(&self) -> bool {
+        match self {
+            Policy::Argo { automated, .. } => *automated,
+            Policy::Flux { suspend, .. } => !suspend,
         }
     }
 
@@ -535,202 +566,4 @@ impl Reconciler {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn a_tracking_id_names_its_app_and_its_namespace_when_written() {
-        assert_eq!(
-            parse_tracking_id("shop:apps/Deployment:shop/frontend"),
-            Some(Owner::Argo {
-                app: "shop".into(),
-                namespace: None,
-                by_label: false,
-            })
-        );
-        assert_eq!(
-            parse_tracking_id("team-a_shop:/Service:shop/web"),
-            Some(Owner::Argo {
-                app: "shop".into(),
-                namespace: Some("team-a".into()),
-                by_label: false,
-            })
-        );
-        assert_eq!(parse_tracking_id("not a tracking id"), None);
-        assert_eq!(parse_tracking_id(":apps/Deployment:shop/x"), None);
-    }
-
-    #[test]
-    fn owners_come_from_the_controllers_marks_and_both_are_said() {
-        let labels = map(&[
-            (FLUX_KUSTOMIZE_NAME, "platform"),
-            (FLUX_KUSTOMIZE_NAMESPACE, "flux-system"),
-        ]);
-        let annotations = map(&[(ARGO_TRACKING_ID, "shop:apps/Deployment:shop/web")]);
-        let owners = owners_of(Some(&labels), Some(&annotations));
-        assert_eq!(
-            owners.iter().map(Owner::short).collect::<Vec<_>>(),
-            ["argo:shop", "flux:platform"]
-        );
-        // Helm charts set the instance label too: a candidate, an owner once its app is read.
-        let instance = map(&[(ARGO_INSTANCE_LABEL, "redis")]);
-        let candidate = Owner::Argo {
-            app: "redis".into(),
-            namespace: None,
-            by_label: true,
-        };
-        assert_eq!(
-            owners_of(Some(&instance), None),
-            std::slice::from_ref(&candidate)
-        );
-        let read = |policy| Reconciler {
-            owner: candidate.clone(),
-            policy,
-            found_in: None,
-        };
-        assert!(!read(Err("no Application \"redis\"".into())).claims());
-        assert!(read(Ok(Policy::of_application(&Value::Null))).claims());
-        // With a tracking id, the label says nothing more.
-        let both = map(&[(ARGO_INSTANCE_LABEL, "redis")]);
-        assert_eq!(owners_of(Some(&both), Some(&annotations)).len(), 1);
-        // A Flux name without its namespace is not enough.
-        let half = map(&[(FLUX_HELM_NAME, "redis")]);
-        assert!(owners_of(Some(&half), None).is_empty());
-    }
-
-    #[test]
-    fn an_application_says_whether_it_self_heals_and_the_sentence_says_what_happens() {
-        let app: Value = serde_json::from_str(
-            r#"{"spec":{"source":{"repoURL":"https://git.example/demo.git","path":"shop","targetRevision":"main"},
-                "syncPolicy":{"automated":{"prune":true,"selfHeal":true}}},
-                "status":{"sync":{"status":"OutOfSync"},"health":{"status":"Healthy"}}}"#,
-        )
-        .unwrap();
-        let r = Reconciler {
-            owner: Owner::Argo {
-                app: "shop".into(),
-                namespace: Some("argocd".into()),
-                by_label: false,
-            },
-            policy: Ok(Policy::of_application(&app)),
-            found_in: None,
-        };
-        assert_eq!(r.marker(), "argo:shop self-heal");
-        assert_eq!(
-            r.sentence(),
-            "Argo CD self-heal is on for app shop: this change will be reverted at its next sync (within ~3m) unless it is committed to git and pushed"
-        );
-        let j = r.to_json();
-        assert_eq!(j["controller"], "argocd");
-        assert_eq!(j["selfHeal"], true);
-        assert_eq!(j["revertsChanges"], true);
-        assert_eq!(j["syncStatus"], "OutOfSync");
-        assert_eq!(j["namespace"], "argocd");
-        assert!(r.after_accept().unwrap().contains("(main)"));
-        let changed = jiff::Timestamp::from_second(1_000).unwrap();
-        let now = jiff::Timestamp::from_second(1_050).unwrap();
-        assert!(
-            r.sentence_since(Some(changed), now).contains(
-                "at its next sync (in about 2m10s: Argo CD compares every 3m, self-heal may act sooner) unless"
-            ),
-            "{}",
-            r.sentence_since(Some(changed), now)
-        );
-        assert_eq!(
-            r.on_revert().as_deref(),
-            Some(
-                "reverting has the effect of a sync of app shop for this object, which self-heal would do anyway"
-            )
-        );
-        let late = jiff::Timestamp::from_second(1_200).unwrap();
-        assert!(r.sentence_since(Some(changed), late).contains("(due now)"));
-        let manual: Value =
-            serde_json::from_str(r#"{"spec":{"source":{"chart":"redis"}}}"#).unwrap();
-        let r = Reconciler {
-            policy: Ok(Policy::of_application(&manual)),
-            ..r
-        };
-        assert_eq!(r.marker(), "argo:shop manual");
-        assert!(r.sentence().ends_with(
-            "syncs by hand: this change stays until someone syncs the app (its source is the Helm chart redis, which kdrift does not render: the manifests folder is what is compared)"
-        ), "{}", r.sentence());
-        assert!(!r.to_json()["revertsChanges"].as_bool().unwrap());
-    }
-
-    #[test]
-    fn a_flux_kustomization_says_its_interval_and_suspension() {
-        let ks: Value = serde_json::from_str(
-            r#"{"spec":{"interval":"10m","path":"./platform","prune":true,"suspend":false},
-                "status":{"conditions":[{"type":"Ready","status":"True","reason":"ReconciliationSucceeded"}]}}"#,
-        )
-        .unwrap();
-        let r = Reconciler {
-            owner: Owner::FluxKustomization {
-                name: "platform".into(),
-                namespace: "flux-system".into(),
-            },
-            policy: Ok(Policy::of_flux(&ks)),
-            found_in: None,
-        };
-        assert_eq!(r.marker(), "flux:platform 10m");
-        assert!(r.sentence().contains("reconciles every 10m; suspended: no"));
-        assert_eq!(r.to_json()["ready"], "True ReconciliationSucceeded");
-        let unreadable = Reconciler {
-            policy: Err("403 Forbidden".into()),
-            ..r
-        };
-        assert_eq!(unreadable.marker(), "flux:platform ?");
-        assert_eq!(
-            unreadable.sentence(),
-            "managed by Flux Kustomization flux-system/platform (details not readable: 403 Forbidden)"
-        );
-    }
-
-    #[test]
-    fn a_flux_helm_release_reverts_only_with_drift_detection_enabled() {
-        let release = |mode: &str| -> Value {
-            serde_json::from_str(&format!(
-                r#"{{"kind":"HelmRelease","spec":{{"interval":"5m","driftDetection":{{"mode":"{mode}"}}}}}}"#
-            ))
-            .unwrap()
-        };
-        let reconciler = |object: &Value| Reconciler {
-            owner: Owner::FluxHelmRelease {
-                name: "search".into(),
-                namespace: "flux-system".into(),
-            },
-            policy: Ok(Policy::of_flux(object)),
-            found_in: None,
-        };
-        for mode in ["disabled", "warn"] {
-            let r = reconciler(&release(mode));
-            assert!(!r.policy.as_ref().unwrap().reverts_changes(), "{mode}");
-            assert!(
-                r.sentence().contains("drift detection is off")
-                    && r.sentence().contains("stays until the next upgrade"),
-                "{}",
-                r.sentence()
-            );
-            assert_eq!(r.to_json()["revertsChanges"], false);
-            assert_eq!(r.to_json()["driftDetection"], false);
-        }
-        let r = reconciler(&release("enabled"));
-        assert!(r.policy.as_ref().unwrap().reverts_changes());
-        assert!(
-            r.sentence()
-                .contains("will be reverted at its next reconcile")
-        );
-        // No driftDetection at all is helm-controller's default: disabled.
-        let none: Value =
-            serde_json::from_str(r#"{"kind":"HelmRelease","spec":{"interval":"5m"}}"#).unwrap();
-        assert!(!reconciler(&none).policy.unwrap().reverts_changes());
-    }
-}
+mod tests;

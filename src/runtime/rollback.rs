@@ -84,6 +84,7 @@ impl Rollbacks {
         tokio::spawn(async move {
             let result = crate::commands::rollback::execute(&owned.inputs(), &plan, false)
                 .await
+                .map(|done| done.lines)
                 .map_err(|(e, _)| e);
             let _ = tx.send(Event::App(Message::RolledBack { id, result }));
         });

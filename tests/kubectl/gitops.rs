@@ -552,3 +552,137 @@ fn an_instance_label_names_an_argo_cd_app_only_when_one_exists() {
     assert_eq!(cache["status"], "drifted", "{cache}");
     assert!(cache.get("reconciler").is_none(), "{cache}");
 }
+
+/// `kdrift rollback deployment/cart -n shop ARGS` in the demo repository.
+fn rollback_cart(c: &Cluster, home: &Path, repo: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kdrift"))
+        .args(["rollback", "deployment/cart", "-n", "shop", "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .args(args)
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .output()
+        .unwrap()
+}
+
+fn cart_image(c: &Cluster) -> String {
+    c.get_json("deploy/cart", "shop")["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The demo night's bad release from git (issue 48): a teammate's commit gives the cart a
+/// crashing image and its push's webhook has Argo CD sync it at once — long before the app's
+/// two-minute resync. `kdrift rollback` makes one commit that names it and restores the image;
+/// Argo CD syncs that commit, the cart rolls out on the good image and `check` is in sync.
+#[test]
+fn the_demos_release_from_git_is_synced_then_rolled_back_through_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = demo_repo(dir.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let c = Cluster::start_gitops(&repo, Duration::from_secs(600));
+    assert!(eventually(WAIT, || synced_at(&c, &head)));
+    let good = cart_image(&c);
+    assert_eq!(good, "registry.example/shop/cart:0.9.7");
+    // The team pushes what kdrift commits (accept.push), to an origin that is a bare repository
+    // here (the demo's Argo CD reads the checkout's HEAD as the pushed branch).
+    let origin = dir.path().join("origin.git");
+    git(
+        dir.path(),
+        &["init", "-q", "--bare", origin.to_str().unwrap()],
+    );
+    let rewrite = format!("url.{}.insteadOf", origin.display());
+    git(
+        &repo,
+        &["config", &rewrite, kdrift::sim::scenario::DEMO_REPO_URL],
+    );
+    let settings = repo.join(".kdrift.yaml");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(&settings, format!("{text}accept:\n  push: true\n")).unwrap();
+    git(&repo, &["commit", "-qam", "kdrift: push what is accepted"]);
+    git(&repo, &["push", "-q", "origin", "main"]);
+
+    let release = kdrift::sim::scenario::incident::steps()
+        .into_iter()
+        .find(|s| matches!(s, kdrift::sim::scenario::incident::Step::Release { .. }))
+        .unwrap();
+    c.runtime
+        .block_on(kdrift::sim::scenario::incident::run_step(
+            c.server.store(),
+            c.server.gitops(),
+            &release,
+        ))
+        .unwrap();
+    let bad = git(&repo, &["rev-parse", "HEAD"]);
+    assert_ne!(bad, head);
+    assert_eq!(
+        git(&repo, &["log", "-1", "--format=%an <%ae>|%s"]),
+        "Dana Whitfield <dana@shop.example>|cart 0.9.8: session store on the new Redis client"
+    );
+    assert!(
+        eventually(WAIT, || synced_at(&c, &bad)
+            && cart_image(&c) == "registry.example/shop/cart:0.9.8-crash"),
+        "{:#}",
+        app(&c)["status"]
+    );
+    assert!(
+        eventually(WAIT, || app(&c)["metadata"]["annotations"]
+            .get("argocd.argoproj.io/refresh")
+            .is_none()),
+        "Argo CD removes the refresh request once it has refreshed"
+    );
+
+    let home = dir.path().join("home");
+    let run = rollback_cart(&c, &home, &repo, &["--yes", "--wait", "--timeout", "60s"]);
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let short = &bad[..12];
+    assert!(
+        said.contains(&format!(
+            "from commit {short} cart 0.9.8: session store on the new Redis client"
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        git(&repo, &["rev-list", "--count", &format!("{bad}..HEAD")]),
+        "1"
+    );
+    let message = git(&repo, &["log", "-1", "--format=%B"]);
+    assert!(message.contains(short), "{message}");
+    let fixed_short = git(&repo, &["rev-parse", "--short", "HEAD"]);
+    for line in [
+        format!(
+            "committed {fixed_short} on main: kdrift: roll back deployment/shop/cart to revision 1; pushed to origin/main"
+        ),
+        "asked Argo CD app shop to refresh (argocd.argoproj.io/refresh)".to_owned(),
+        format!("Argo CD app shop: synced commit {fixed_short}"),
+    ] {
+        assert!(said.contains(&line), "{line}: {said}");
+    }
+    assert_eq!(
+        git(&origin, &["rev-parse", "main"]),
+        git(&repo, &["rev-parse", "HEAD"]),
+        "pushed"
+    );
+    let text = git(&repo, &["show", "HEAD:shop/cart.yaml"]);
+    assert!(text.contains(&good) && text.contains("# Owner: storefront team"));
+    let fixed = git(&repo, &["rev-parse", "HEAD"]);
+    assert!(
+        eventually(WAIT, || synced_at(&c, &fixed)),
+        "{:#}",
+        app(&c)["status"]
+    );
+    assert_eq!(cart_image(&c), good);
+    let report = check_json(&c, &home, &repo, None);
+    assert_eq!(
+        status(&report, "deployment/shop/cart").as_deref(),
+        Some("in-sync"),
+        "{report:#}"
+    );
+}

@@ -25,15 +25,18 @@ use crate::accept::CommitPlan;
 use crate::cli::{CommonArgs, RollbackArgs};
 use crate::cluster::client::Client;
 use crate::cluster::revert::{Reverter, Scope};
-use crate::cluster::rollback::Followed;
 use crate::drift::{LiveObject, ObjectDrift};
+use crate::gitops::Reconciler;
 use crate::manifest::edit::PreparedEdit;
 use crate::manifest::{ManifestIndex, ManifestObject, ObjectKey};
 use crate::revert::rollback::{self as decide, Origin};
 use crate::schema::Schemas;
 
+mod follow;
+
 use super::revert::ask;
 use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
+pub use follow::SyncToFollow;
 
 /// What a rollback reads and writes with: the connection, the checkout, the schemas.
 pub struct Inputs<'a> {
@@ -77,6 +80,9 @@ pub enum Action {
         edited: Box<ManifestObject>,
         checked: Checked,
         revision: u64,
+        /// The GitOps owners that apply a new commit of that path by themselves: asked to look
+        /// at git once the commit is pushed, and followed with `--wait`.
+        owners: Vec<Reconciler>,
     },
     /// A Helm release: `helm ARGS`.
     Helm { args: Vec<String> },
@@ -160,23 +166,33 @@ pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
             tell!("not rolled back");
             return EXIT_DRIFT;
         }
-        let code = match execute(&inputs, &plan, true).await {
-            Ok(said) => {
-                for line in said {
+        let (code, sync) = match execute(&inputs, &plan, true).await {
+            Ok(done) => {
+                for line in done.lines {
                     say!("{line}");
                 }
-                EXIT_IN_SYNC
+                (EXIT_IN_SYNC, done.sync)
             }
             Err((e, code)) => {
                 tell!("kdrift: {e}");
-                code
+                (code, None)
             }
         };
-        match wait {
-            Some(limit) if code == EXIT_IN_SYNC => {
-                follow(ctx.conn.client.clone(), &key, limit).await
+        let Some(limit) = wait.filter(|_| code == EXIT_IN_SYNC) else {
+            return code;
+        };
+        let started = std::time::Instant::now();
+        let rolled = follow::follow(ctx.conn.client.clone(), &key, limit).await;
+        match sync {
+            Some(sync) if rolled == EXIT_IN_SYNC => {
+                follow::follow_sync(
+                    &ctx.conn.client,
+                    &sync,
+                    limit.saturating_sub(started.elapsed()),
+                )
+                .await
             }
-            _ => code,
+            _ => rolled,
         }
     })
 }
@@ -284,7 +300,11 @@ pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Resu
             )
             .await?;
             let owners = crate::gitops::owners_of_json(workload.get("metadata"));
-            plan.lines.extend(gitops_lines(inputs, owners).await);
+            let (lines, syncing) = follow::gitops_lines(inputs, owners).await;
+            plan.lines.extend(lines);
+            if let Action::Git { owners, .. } = &mut plan.action {
+                *owners = syncing;
+            }
         }
         Origin::Neither(paths) => {
             return Err(format!(
@@ -390,41 +410,9 @@ async fn git_plan(
         edited: Box::new(edited),
         checked,
         revision,
+        owners: Vec::new(),
     };
     Ok(())
-}
-
-/// What the GitOps owners of the workload do with the rollback's commit: each owner that
-/// applies from git is named, with what the commit needs before it syncs (a push to the branch
-/// it watches, unless `.kdrift.yaml`'s `accept.push` pushes it); one that self-heals would put
-/// the bad values back from an unpushed branch, and that is said as a warning.
-async fn gitops_lines(inputs: &Inputs<'_>, owners: Vec<crate::gitops::Owner>) -> Vec<String> {
-    let mut lines = Vec::new();
-    let pushed = inputs.index.config.accept_push;
-    for owner in owners {
-        let reconciler = crate::cluster::gitops::read(inputs.client, &owner).await;
-        if !reconciler.claims() {
-            continue;
-        }
-        let heals = reconciler
-            .policy
-            .as_ref()
-            .is_ok_and(crate::gitops::Policy::reverts_changes);
-        let line = match (pushed, heals, reconciler.after_accept()) {
-            (true, _, _) => format!(
-                "{}: the commit is pushed (accept.push) and its sync finds the cluster as the commit says",
-                reconciler.marker()
-            ),
-            (false, true, Some(after)) => format!(
-                "warning: {} self-heals from the branch it watches, where the bad values are until the commit is pushed: {after}, or it puts them back",
-                reconciler.owner.short()
-            ),
-            (false, _, Some(after)) => after,
-            (false, _, None) => continue,
-        };
-        lines.push(line);
-    }
-    lines
 }
 
 /// The edits that write `drift`'s target values (each item's `live`) where git sets them: the
@@ -519,10 +507,10 @@ pub async fn execute(
     inputs: &Inputs<'_>,
     plan: &Plan,
     interruptible: bool,
-) -> Result<Vec<String>, (String, u8)> {
+) -> Result<Done, (String, u8)> {
     let key = &plan.key;
     let failed = |e: String| (e, EXIT_ERROR);
-    match &plan.action {
+    let lines: Vec<String> = match &plan.action {
         Action::Nothing => Ok(Vec::new()),
         Action::Helm { args } => {
             let args = args.clone();
@@ -566,6 +554,7 @@ pub async fn execute(
             edited,
             checked,
             revision,
+            owners,
         } => {
             let root: PathBuf = inputs.index.root.clone();
             let shown: Vec<String> = edits
@@ -582,21 +571,54 @@ pub async fn execute(
                     .map(|done| (done, None))
                     .map_err(|e| e.to_string())
             };
-            let committed = match done {
-                Ok((Ok(outcome), _)) => outcome.describe(&shown.join(", ")),
+            let outcome = match done {
+                Ok((Ok(outcome), _)) => outcome,
                 Ok((Err(e), signal)) => {
                     return Err((e.to_string(), signal.unwrap_or(EXIT_ERROR)));
                 }
                 Err(e) => return Err(failed(format!("the rollback stopped: {e}"))),
             };
-            let mut said = vec![committed];
+            let mut said = vec![outcome.describe(&shown.join(", "))];
             said.extend(
                 cluster_half(inputs, edited, checked, *revision)
                     .await
                     .map_err(failed)?,
             );
-            Ok(said)
+            // On the branch the owners watch: asked to look at git once it is pushed.
+            let crate::accept::Outcome::Committed {
+                short_hash, pushed, ..
+            } = outcome
+            else {
+                return Ok(Done::said(said));
+            };
+            if owners.is_empty() {
+                return Ok(Done::said(said));
+            }
+            if matches!(pushed, Some(Ok(_))) {
+                said.extend(follow::ask_to_sync(inputs.client, owners).await);
+            }
+            return Ok(Done {
+                lines: said,
+                sync: Some(SyncToFollow {
+                    commit: short_hash,
+                    owners: owners.clone(),
+                }),
+            });
         }
+    }?;
+    Ok(Done::said(lines))
+}
+
+/// What a rollback did: its lines, and the commit its GitOps owners are to sync.
+#[derive(Debug, Clone)]
+pub struct Done {
+    pub lines: Vec<String>,
+    pub sync: Option<SyncToFollow>,
+}
+
+impl Done {
+    fn said(lines: Vec<String>) -> Done {
+        Done { lines, sync: None }
     }
 }
 
@@ -663,27 +685,4 @@ fn changed_lines(before: &str, after: &str) -> Vec<usize> {
             _ => Vec::new(),
         })
         .collect()
-}
-
-/// `--wait`: the rollback's rollout followed until it completes or sticks, or the wait ends.
-async fn follow(client: Client, key: &ObjectKey, limit: std::time::Duration) -> u8 {
-    say!("following the rollout of {key}…");
-    match crate::cluster::rollback::follow(&client, key, limit).await {
-        Ok(Followed::Complete) => {
-            say!("{key}: rollout complete");
-            EXIT_IN_SYNC
-        }
-        Ok(Followed::Stuck(why)) => {
-            tell!("{key}: the rollout is stuck: {why}");
-            EXIT_DRIFT
-        }
-        Ok(Followed::TimedOut(progress)) => {
-            tell!("{key}: still rolling out after the wait ({progress})");
-            EXIT_DRIFT
-        }
-        Err(e) => {
-            tell!("kdrift: {e}");
-            EXIT_ERROR
-        }
-    }
 }
