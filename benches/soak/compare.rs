@@ -137,17 +137,42 @@ pub async fn expected(ctx: &Context) -> Result<View, String> {
     Ok(view)
 }
 
+/// Where the last fresh lists found each workload: `page N (list at RV X), object RV Y` — said
+/// beside a stale row, since a continued list's later pages are as of its first page's
+/// resourceVersion.
+pub static LISTED: std::sync::Mutex<BTreeMap<ObjectKey, String>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
 /// Every object of kind `K` in all namespaces, page by page, as the table's watcher decodes it.
 async fn list<K: TableResource>(client: &kube::Client) -> Result<Vec<LiveRow>, String> {
     let api: Api<K> = Api::all(client.clone());
     let mut params = ListParams::default().limit(500);
     let mut rows = Vec::new();
+    let mut page_number = 0;
     loop {
         let page = api
             .list(&params)
             .await
             .map_err(|e| format!("cannot list {}: {e}", K::KIND.resource()))?;
-        rows.extend(page.items.into_iter().map(K::into_row));
+        page_number += 1;
+        let list_rv = page.metadata.resource_version.clone().unwrap_or_default();
+        let new_rows: Vec<LiveRow> = page.items.into_iter().map(K::into_row).collect();
+        if let Ok(mut listed) = LISTED.lock() {
+            for row in &new_rows {
+                let object_rv = serde_json::from_str::<serde_json::Value>(row.json.text())
+                    .ok()
+                    .and_then(|v| {
+                        v.pointer("/metadata/resourceVersion")
+                            .and_then(|r| r.as_str().map(str::to_owned))
+                    })
+                    .unwrap_or_default();
+                listed.insert(
+                    row.row.key.clone(),
+                    format!("page {page_number} (list at RV {list_rv}), object RV {object_rv}"),
+                );
+            }
+        }
+        rows.extend(new_rows);
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() => params = params.continue_token(&token),
             _ => return Ok(rows),

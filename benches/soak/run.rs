@@ -242,7 +242,12 @@ async fn explain(
             Ok(None) => "not found".into(),
             Err(e) => e.to_string(),
         };
-        println!("      stale {stale:?}\n        server: {server}");
+        let listed = super::compare::LISTED
+            .lock()
+            .ok()
+            .and_then(|l| l.get(&stale.key).cloned())
+            .unwrap_or_else(|| "not listed".into());
+        println!("      stale {stale:?}\n        listed: {listed}\n        server: {server}");
     }
     println!(
         "        the app's watchers: {}",
