@@ -21,7 +21,9 @@ pub use prove::prove;
 use super::{AcceptError, field_edit};
 use crate::drift::{Class, DriftItem};
 use crate::manifest::edit::{self, FieldEdit, FieldPath, PathStep, PreparedEdit};
-use crate::manifest::kustomize::source::{PatchAt, Setter, Traced, split_image};
+use crate::manifest::kustomize::source::{
+    Layer, PatchAt, Setter, Source, Trace, Traced, split_image,
+};
 use crate::manifest::{ManifestIndex, ManifestObject};
 
 /// Why accepting into the kustomize tree was refused (nothing was written).
@@ -260,14 +262,83 @@ pub fn plan(
     let traced = Traced::of(manifest, &rendered);
     // The resource document is this root's alone, or shared with other roots.
     let readers = index.kustomize.roots_reading(&manifest.file);
-    let own_resource = manifest.digest != 0 && readers.len() <= 1;
-    let mut files: BTreeMap<PathBuf, FileChanges> = BTreeMap::new();
-    let mut inline: BTreeMap<InlineKey, Vec<FieldEdit>> = BTreeMap::new();
-    let mut leaf_patch: Vec<FieldEdit> = Vec::new();
-    let mut merges: BTreeMap<(&'static str, String), Vec<String>> = BTreeMap::new();
+    let planning = Planning {
+        index,
+        manifest,
+        key: &key,
+        trace,
+        traced: &traced,
+        own_resource: manifest.digest != 0 && readers.len() <= 1,
+        read,
+    };
+    let mut gathered = Gathered::default();
     for item in chosen {
+        planning.route(item, &mut gathered)?;
+    }
+    let Gathered {
+        mut files,
+        inline,
+        leaf_patch,
+        merges,
+    } = gathered;
+    planning.inline_patches(&mut files, inline)?;
+    // A shared generator's values: the root's own entry for it, `behavior: merge`.
+    for ((field, name), literals) in merges {
+        let edit = generator_merge(&root.value, field, &name, &literals);
+        document_edits(&mut files, &root.file, 0).push(edit);
+    }
+    // A field no file sets, or one a shared base sets: the root's own patch for the object.
+    if !leaf_patch.is_empty() {
+        planning.leaf_patch(&mut files, leaf_patch, &rendered, root)?;
+    }
+    prepare_files(files, read, &key)
+}
+
+/// The edits a plan gathers before they are written: by file and document, in inline patches,
+/// in the root's own patch for the object, and merged into shared generators.
+#[derive(Default)]
+struct Gathered {
+    files: BTreeMap<PathBuf, FileChanges>,
+    inline: BTreeMap<InlineKey, Vec<FieldEdit>>,
+    leaf_patch: Vec<FieldEdit>,
+    merges: BTreeMap<(&'static str, String), Vec<String>>,
+}
+
+/// What planning one object's accept reads.
+#[derive(Clone, Copy)]
+struct Planning<'a> {
+    index: &'a ManifestIndex,
+    manifest: &'a ManifestObject,
+    /// The object, as messages name it.
+    key: &'a str,
+    trace: &'a Trace,
+    traced: &'a Traced<'a>,
+    /// Its resource document is this root's alone (not generated, read by no other root).
+    own_resource: bool,
+    read: &'a dyn Fn(&Path) -> Option<String>,
+}
+
+impl Planning<'_> {
+    /// Where one field's edit goes: the source that sets it, else this root's own resource
+    /// document or patch, else (a value a shared file sets) this root's patch or generator.
+    fn route(&self, item: &DriftItem, out: &mut Gathered) -> Result<(), AcceptError> {
+        let Planning {
+            index,
+            manifest,
+            key,
+            trace,
+            traced,
+            own_resource,
+            ..
+        } = *self;
+        let Gathered {
+            files,
+            leaf_patch,
+            merges,
+            ..
+        } = out;
         let path = item.path.edit_path();
-        let found = trace.locate(&traced, &path);
+        let found = trace.locate(traced, &path);
         // A value set in a file other roots read too (a shared component or base overlay) is
         // overridden in this root's own patch instead: the other roots must render as before.
         let found = match found {
@@ -283,17 +354,17 @@ pub fn plan(
                 );
                 if generated {
                     let (field, name) = trace
-                        .generator_named(&traced, &found.kustomization)
-                        .ok_or_else(|| refuse(&key, "its generator is gone"))?;
+                        .generator_named(traced, &found.kustomization)
+                        .ok_or_else(|| refuse(key, "its generator is gone"))?;
                     let Some(PathStep::Key(data_key)) = path.steps().last() else {
-                        return Err(refuse(&key, format!("{} is not a data key", item.path)));
+                        return Err(refuse(key, format!("{} is not a data key", item.path)));
                     };
-                    let literal = format!("{data_key}={}", live_text(item, &key)?);
+                    let literal = format!("{data_key}={}", live_text(item, key)?);
                     merges.entry((field, name)).or_default().push(literal);
                 } else {
-                    leaf_patch.push(patch_edit(&key, item)?);
+                    leaf_patch.push(patch_edit(key, item)?);
                 }
-                continue;
+                return Ok(());
             }
             found => found,
         };
@@ -308,25 +379,40 @@ pub fn plan(
                     .push(field_edit(item));
             } else if manifest.digest == 0 {
                 return Err(refuse(
-                    &key,
+                    key,
                     format!(
                         "{} is not set by any source of the generator that makes {key}; add it to the generator by hand",
                         item.path
                     ),
                 ));
             } else {
-                leaf_patch.push(patch_edit(&key, item)?);
+                leaf_patch.push(patch_edit(key, item)?);
             }
-            continue;
+            return Ok(());
         };
+        self.at_source(item, &found, out)
+    }
+
+    /// The edit of the source `found` that sets `item`'s field: the entry, image, patch,
+    /// generator file or env line.
+    fn at_source(
+        &self,
+        item: &DriftItem,
+        found: &Source,
+        out: &mut Gathered,
+    ) -> Result<(), AcceptError> {
+        let Planning {
+            key, trace, read, ..
+        } = *self;
+        let Gathered { files, inline, .. } = out;
         match &found.setter {
             Setter::Entry {
                 path: entry,
                 literal: Some(name),
                 ..
             } => {
-                let value = format!("{name}={}", live_text(item, &key)?);
-                document_edits(&mut files, &found.file, 0).push(FieldEdit::Set {
+                let value = format!("{name}={}", live_text(item, key)?);
+                document_edits(files, &found.file, 0).push(FieldEdit::Set {
                     path: entry.clone(),
                     value: value.into(),
                 });
@@ -341,28 +427,28 @@ pub fn plan(
                         path: entry.clone(),
                     },
                 };
-                document_edits(&mut files, &found.file, 0).push(edit);
+                document_edits(files, &found.file, 0).push(edit);
             }
             Setter::Image { index: at } => {
                 let Some(Value::String(live)) = &item.live else {
-                    return Err(refuse(&key, format!("{} has no live image", item.path)));
+                    return Err(refuse(key, format!("{} has no live image", item.path)));
                 };
                 let layer = trace
                     .layers
                     .iter()
                     .find(|l| l.file == found.file)
-                    .ok_or_else(|| refuse(&key, "its images entry is gone"))?;
+                    .ok_or_else(|| refuse(key, "its images entry is gone"))?;
                 let entry = layer
                     .value
                     .get("images")
                     .and_then(|i| i.get(*at))
                     .cloned()
                     .unwrap_or(Value::Null);
-                document_edits(&mut files, &found.file, 0).extend(image_edits(&entry, *at, live));
+                document_edits(files, &found.file, 0).extend(image_edits(&entry, *at, live));
             }
             Setter::Patch {
                 at: PatchAt::File { document },
-            } => document_edits(&mut files, &found.file, *document).push(field_edit(item)),
+            } => document_edits(files, &found.file, *document).push(field_edit(item)),
             Setter::Patch {
                 at: PatchAt::Inline { field, index: at },
             } => inline
@@ -381,7 +467,7 @@ pub fn plan(
                     _ if !rest.steps().is_empty() => FieldEdit::Remove { path },
                     _ => {
                         return Err(refuse(
-                            &key,
+                            key,
                             format!(
                                 "{} was removed live and a JSON patch adds it ({}:{}); remove the operation by hand",
                                 item.path,
@@ -392,7 +478,7 @@ pub fn plan(
                     }
                 };
                 match at {
-                    PatchAt::File { .. } => document_edits(&mut files, &found.file, 0).push(edit),
+                    PatchAt::File { .. } => document_edits(files, &found.file, 0).push(edit),
                     PatchAt::Inline { field, index: at } => inline
                         .entry((found.file.clone(), field, *at))
                         .or_default()
@@ -400,15 +486,15 @@ pub fn plan(
                 }
             }
             Setter::GeneratorFile { .. } => {
-                files.entry(found.file.clone()).or_default().whole = Some(live_text(item, &key)?);
+                files.entry(found.file.clone()).or_default().whole = Some(live_text(item, key)?);
             }
             Setter::EnvLine { key: name } => {
-                let value = live_text(item, &key)?;
+                let value = live_text(item, key)?;
                 let changes = files.entry(found.file.clone()).or_default();
                 let text = match changes.whole.take() {
                     Some(text) => text,
                     None => read(&found.file).ok_or_else(|| {
-                        refuse(&key, format!("cannot read {}", found.file.display()))
+                        refuse(key, format!("cannot read {}", found.file.display()))
                     })?,
                 };
                 let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
@@ -422,63 +508,84 @@ pub fn plan(
                 changes.whole = Some(joined);
             }
         }
+        Ok(())
     }
-    // Inline patches: the patch text edited as a document, then written back as the string.
-    for ((file, field, at), edits) in inline {
-        let layer = trace
-            .layers
-            .iter()
-            .find(|l| l.file == file)
-            .ok_or_else(|| refuse(&key, "its inline patch is gone"))?;
-        let (text, path) = match field {
-            "patchesStrategicMerge" => (
-                layer.value.get(field).and_then(|l| l.get(at)),
-                FieldPath(vec![PathStep::Key(field.into()), PathStep::Index(at)]),
-            ),
-            _ => (
-                layer
-                    .value
-                    .get(field)
-                    .and_then(|l| l.get(at))
-                    .and_then(|p| p.get("patch")),
-                FieldPath(vec![
-                    PathStep::Key(field.into()),
-                    PathStep::Index(at),
-                    PathStep::Key("patch".into()),
-                ]),
-            ),
-        };
-        let text = text
-            .and_then(Value::as_str)
-            .ok_or_else(|| refuse(&key, "its inline patch is gone"))?;
-        let edited = edit::edit_document(text, 0, &edits).map_err(|e| {
-            refuse(
-                &key,
-                format!(
-                    "the inline patch in {} cannot be edited: {e}",
-                    file.display()
+
+    /// Inline patches: the patch text edited as a document, then written back as the string.
+    fn inline_patches(
+        &self,
+        files: &mut BTreeMap<PathBuf, FileChanges>,
+        inline: BTreeMap<InlineKey, Vec<FieldEdit>>,
+    ) -> Result<(), AcceptError> {
+        let Planning { key, trace, .. } = *self;
+        for ((file, field, at), edits) in inline {
+            let layer = trace
+                .layers
+                .iter()
+                .find(|l| l.file == file)
+                .ok_or_else(|| refuse(key, "its inline patch is gone"))?;
+            let (text, path) = match field {
+                "patchesStrategicMerge" => (
+                    layer.value.get(field).and_then(|l| l.get(at)),
+                    FieldPath(vec![PathStep::Key(field.into()), PathStep::Index(at)]),
                 ),
-            )
-        })?;
-        files
-            .entry(file)
-            .or_default()
-            .documents
-            .entry(0)
-            .or_default()
-            .push(FieldEdit::Set {
-                path,
-                value: edited.into(),
-            });
+                _ => (
+                    layer
+                        .value
+                        .get(field)
+                        .and_then(|l| l.get(at))
+                        .and_then(|p| p.get("patch")),
+                    FieldPath(vec![
+                        PathStep::Key(field.into()),
+                        PathStep::Index(at),
+                        PathStep::Key("patch".into()),
+                    ]),
+                ),
+            };
+            let text = text
+                .and_then(Value::as_str)
+                .ok_or_else(|| refuse(key, "its inline patch is gone"))?;
+            let edited = edit::edit_document(text, 0, &edits).map_err(|e| {
+                refuse(
+                    key,
+                    format!(
+                        "the inline patch in {} cannot be edited: {e}",
+                        file.display()
+                    ),
+                )
+            })?;
+            files
+                .entry(file)
+                .or_default()
+                .documents
+                .entry(0)
+                .or_default()
+                .push(FieldEdit::Set {
+                    path,
+                    value: edited.into(),
+                });
+        }
+        Ok(())
     }
-    // A shared generator's values: the root's own entry for it, `behavior: merge`.
-    for ((field, name), literals) in merges {
-        let edit = generator_merge(&root.value, field, &name, &literals);
-        document_edits(&mut files, &root.file, 0).push(edit);
-    }
-    // A field no file sets, or one a shared base sets: the root's own patch for the object.
-    if !leaf_patch.is_empty() {
-        match trace.patch_for(&traced) {
+
+    /// The fields no file sets, or that a shared base sets: in the root's own patch for the
+    /// object (a new patch file, listed in the root, when it has none).
+    fn leaf_patch(
+        &self,
+        files: &mut BTreeMap<PathBuf, FileChanges>,
+        leaf_patch: Vec<FieldEdit>,
+        rendered: &Value,
+        root: &Layer,
+    ) -> Result<(), AcceptError> {
+        let Planning {
+            manifest,
+            key,
+            trace,
+            traced,
+            read,
+            ..
+        } = *self;
+        match trace.patch_for(traced) {
             Some((file, document)) => {
                 let patch = read(&file)
                     .and_then(|text| {
@@ -488,7 +595,7 @@ pub fn plan(
                             .map(|d| d.value)
                     })
                     .unwrap_or_else(|| Value::Object(Map::new()));
-                let leaf_patch = keep_live_order(leaf_patch, &rendered, &patch);
+                let leaf_patch = keep_live_order(leaf_patch, rendered, &patch);
                 files
                     .entry(file)
                     .or_default()
@@ -498,7 +605,7 @@ pub fn plan(
                     .extend(leaf_patch)
             }
             None => {
-                let leaf_patch = keep_live_order(leaf_patch, &rendered, &Value::Object(Map::new()));
+                let leaf_patch = keep_live_order(leaf_patch, rendered, &Value::Object(Map::new()));
                 let name = source_name(manifest, read);
                 let file = new_patch_name(&root.dir, &manifest.key.kind, &name, &|p| {
                     read(p).is_some() || files.contains_key(p)
@@ -510,7 +617,7 @@ pub fn plan(
                 metadata.insert("name".into(), name.into());
                 skeleton.insert("metadata".into(), Value::Object(metadata));
                 let patch = edit::intended::apply(&Value::Object(skeleton), &leaf_patch);
-                let text = serde_yaml::to_string(&patch).map_err(|e| refuse(&key, e))?;
+                let text = serde_yaml::to_string(&patch).map_err(|e| refuse(key, e))?;
                 let relative = file
                     .strip_prefix(&root.dir)
                     .unwrap_or(&file)
@@ -528,7 +635,16 @@ pub fn plan(
                 files.entry(file).or_default().whole = Some(text);
             }
         }
+        Ok(())
     }
+}
+
+/// Each file's new text: its document edits made, or its whole new text.
+fn prepare_files(
+    files: BTreeMap<PathBuf, FileChanges>,
+    read: &dyn Fn(&Path) -> Option<String>,
+    key: &str,
+) -> Result<Vec<PreparedEdit>, AcceptError> {
     let mut prepared = Vec::new();
     for (file, changes) in files {
         let before = read(&file);
@@ -540,7 +656,7 @@ pub fn plan(
             continue;
         }
         let before =
-            before.ok_or_else(|| refuse(&key, format!("cannot read {}", file.display())))?;
+            before.ok_or_else(|| refuse(key, format!("cannot read {}", file.display())))?;
         let mut after = before.clone();
         for (document, edits) in changes.documents {
             after = edit::edit_document(&after, document, &edits).map_err(|source| {
