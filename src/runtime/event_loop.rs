@@ -285,180 +285,7 @@ impl Loop {
                 }
                 Command::StopLog => self.log = None,
                 Command::ListNamespaces => self.list_namespaces(),
-                Command::RenderCharts { id, index } => {
-                    let tx = self.tx.clone();
-                    let version = self.conn.server_version.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let kube_version = (!version.is_empty()).then_some(version.as_str());
-                        let (renders, problems) =
-                            crate::manifest::charts::render(&index.0, kube_version);
-                        let _ = tx.send(Event::App(Message::ChartsRendered {
-                            id,
-                            renders,
-                            problems,
-                        }));
-                    });
-                }
-                Command::FetchLive(keys) => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    tokio::spawn(async move {
-                        let (asked, start) = (keys.len(), Instant::now());
-                        let mut deliver = |fetched| {
-                            let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
-                        };
-                        fetch(&client, keys, &mut deliver).await;
-                        tracing::debug!(
-                            asked,
-                            took_ms = start.elapsed().as_millis() as u64,
-                            "live objects fetched for drift"
-                        );
-                    });
-                }
-                Command::PrepareAccept {
-                    key,
-                    api_version,
-                    file,
-                    root,
-                    others,
-                } => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let kinds = self.kinds.clone();
-                    tokio::spawn(async move {
-                        let fetched = super::accept::prepare(
-                            client,
-                            kinds,
-                            key,
-                            api_version,
-                            (file, others),
-                            root,
-                        )
-                        .await;
-                        let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
-                    });
-                }
-                Command::PrepareChartAccept {
-                    key,
-                    api_version,
-                    index,
-                    only,
-                } => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let kinds = self.kinds.clone();
-                    tokio::spawn(async move {
-                        let fetched = super::accept::prepare_chart(
-                            client,
-                            kinds,
-                            key,
-                            api_version,
-                            index,
-                            only,
-                        )
-                        .await;
-                        let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
-                    });
-                }
-                Command::Accept(request) => {
-                    self.writes += 1;
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let kinds = self.kinds.clone();
-                    tokio::spawn(async move {
-                        let key = request.key.clone();
-                        let result = super::accept::accept(client, kinds, *request).await;
-                        let _ = tx.send(Event::App(Message::Accepted { key, result }));
-                    });
-                }
-                Command::PreviewRevert { id, key } => {
-                    let index = self.app.manifests.as_deref();
-                    let cluster = (&self.conn.client, &self.kinds.schemas);
-                    self.reverts.preview(id, key, index, cluster, &self.tx);
-                }
-                Command::PlanRollback { id, key } => {
-                    let Some(index) = self.app.manifests.clone() else {
-                        let _ = self.tx.send(Event::App(Message::RollbackPlanned {
-                            id,
-                            result: Err("the manifests are still loading".to_owned()),
-                        }));
-                        continue;
-                    };
-                    let owned = super::rollback::Owned {
-                        client: self.conn.client.clone(),
-                        index,
-                        schemas: self.kinds.schemas.clone(),
-                        context: self.conn.context.clone(),
-                        kubeconfig: self.common.kubeconfig.clone(),
-                    };
-                    self.rollbacks.plan(id, key, owned, &self.tx);
-                }
-                Command::Rollback { id, key: _ } => {
-                    self.writes += 1;
-                    self.rollbacks.execute(id, &self.tx);
-                }
-                Command::Revert { id, key } => {
-                    self.writes += 1;
-                    let who = crate::cluster::revert::who(&self.conn.context);
-                    self.reverts.execute(id, key, who, &self.tx);
-                }
-                Command::FetchDiff(key, api_version) => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let kinds = self.kinds.clone();
-                    tokio::spawn(async move {
-                        let wanted = vec![(key, api_version)];
-                        if let Some(one) = fetch_objects(&client, &kinds, wanted)
-                            .await
-                            .into_iter()
-                            .next()
-                        {
-                            let _ = tx.send(Event::App(Message::DiffFetched(one)));
-                        }
-                    });
-                }
-                Command::Compare { key, api_version } => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let (kinds, index) = (self.kinds.clone(), self.app.manifests.clone());
-                    let asked = super::compare::Asked {
-                        context: self.conn.context.clone(),
-                        cluster: self.conn.cluster_url.clone(),
-                        key: key.clone(),
-                        api_version,
-                    };
-                    tokio::spawn(async move {
-                        let result = super::compare::read(&client, &kinds, index, asked).await;
-                        let _ = tx.send(Event::App(Message::CompareRead { key, result }));
-                    });
-                }
-                Command::FetchObjects(wanted) => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let kinds = self.kinds.clone();
-                    tokio::spawn(async move {
-                        let fetched = fetch_objects(&client, &kinds, wanted).await;
-                        let _ = tx.send(Event::App(Message::ObjectsFetched(fetched)));
-                    });
-                }
                 Command::MapKinds(kinds) => self.map_kinds(kinds),
-                Command::ReadReconcilers(owners) => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    let epoch = self.app.epoch;
-                    let peers = self.common.peers.clone();
-                    let (url, context) = (self.conn.cluster_url.clone(), self.conn.context.clone());
-                    tokio::spawn(async move {
-                        let here = crate::gitops::source::Here {
-                            cluster_url: &url,
-                            context: &context,
-                        };
-                        let hubs = peers.as_ref().map(|peers| (peers, here));
-                        let read = crate::cluster::gitops::read_all(&client, owners, hubs).await;
-                        let _ = tx.send(Event::App(Message::Reconcilers { epoch, read }));
-                    });
-                }
-                Command::ExplainStalls(stalled) => {
-                    let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                    tokio::spawn(async move {
-                        let keys = stalled.iter().map(|s| s.key.clone()).collect();
-                        let pods = crate::cluster::live::pods_of_workloads(&client, keys).await;
-                        let why = crate::app::detail::explain_stalls(stalled, pods);
-                        let _ = tx.send(Event::App(Message::StallsExplained(why)));
-                    });
-                }
                 Command::WatchObjects(kinds) => {
                     self.object_watchers = None;
                     self.object_watchers = Some(spawn_object_watchers(
@@ -468,9 +295,208 @@ impl Loop {
                         sink(&self.tx),
                     ));
                 }
+                read @ (Command::RenderCharts { .. }
+                | Command::FetchLive(..)
+                | Command::FetchDiff(..)
+                | Command::Compare { .. }
+                | Command::FetchObjects(..)
+                | Command::ReadReconcilers(..)
+                | Command::ExplainStalls(..)) => self.read(read),
+                write @ (Command::PrepareAccept { .. }
+                | Command::PrepareChartAccept { .. }
+                | Command::Accept(..)
+                | Command::PreviewRevert { .. }
+                | Command::PlanRollback { .. }
+                | Command::Rollback { .. }
+                | Command::Revert { .. }) => self.write(write),
             }
         }
         flow
+    }
+
+    /// A command that reads the cluster (or renders charts) off the loop; its answer comes back
+    /// as a message.
+    fn read(&self, command: Command) {
+        match command {
+            Command::RenderCharts { id, index } => {
+                let tx = self.tx.clone();
+                let version = self.conn.server_version.clone();
+                tokio::task::spawn_blocking(move || {
+                    let kube_version = (!version.is_empty()).then_some(version.as_str());
+                    let (renders, problems) =
+                        crate::manifest::charts::render(&index.0, kube_version);
+                    let _ = tx.send(Event::App(Message::ChartsRendered {
+                        id,
+                        renders,
+                        problems,
+                    }));
+                });
+            }
+            Command::FetchLive(keys) => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let (asked, start) = (keys.len(), Instant::now());
+                    let mut deliver = |fetched| {
+                        let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                    };
+                    fetch(&client, keys, &mut deliver).await;
+                    tracing::debug!(
+                        asked,
+                        took_ms = start.elapsed().as_millis() as u64,
+                        "live objects fetched for drift"
+                    );
+                });
+            }
+            Command::FetchDiff(key, api_version) => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                tokio::spawn(async move {
+                    let wanted = vec![(key, api_version)];
+                    if let Some(one) = fetch_objects(&client, &kinds, wanted)
+                        .await
+                        .into_iter()
+                        .next()
+                    {
+                        let _ = tx.send(Event::App(Message::DiffFetched(one)));
+                    }
+                });
+            }
+            Command::Compare { key, api_version } => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let (kinds, index) = (self.kinds.clone(), self.app.manifests.clone());
+                let asked = super::compare::Asked {
+                    context: self.conn.context.clone(),
+                    cluster: self.conn.cluster_url.clone(),
+                    key: key.clone(),
+                    api_version,
+                };
+                tokio::spawn(async move {
+                    let result = super::compare::read(&client, &kinds, index, asked).await;
+                    let _ = tx.send(Event::App(Message::CompareRead { key, result }));
+                });
+            }
+            Command::FetchObjects(wanted) => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                tokio::spawn(async move {
+                    let fetched = fetch_objects(&client, &kinds, wanted).await;
+                    let _ = tx.send(Event::App(Message::ObjectsFetched(fetched)));
+                });
+            }
+            Command::ReadReconcilers(owners) => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let epoch = self.app.epoch;
+                let peers = self.common.peers.clone();
+                let (url, context) = (self.conn.cluster_url.clone(), self.conn.context.clone());
+                tokio::spawn(async move {
+                    let here = crate::gitops::source::Here {
+                        cluster_url: &url,
+                        context: &context,
+                    };
+                    let hubs = peers.as_ref().map(|peers| (peers, here));
+                    let read = crate::cluster::gitops::read_all(&client, owners, hubs).await;
+                    let _ = tx.send(Event::App(Message::Reconcilers { epoch, read }));
+                });
+            }
+            Command::ExplainStalls(stalled) => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                tokio::spawn(async move {
+                    let keys = stalled.iter().map(|s| s.key.clone()).collect();
+                    let pods = crate::cluster::live::pods_of_workloads(&client, keys).await;
+                    let why = crate::app::detail::explain_stalls(stalled, pods);
+                    let _ = tx.send(Event::App(Message::StallsExplained(why)));
+                });
+            }
+            // `run` sends only these here.
+            _ => {}
+        }
+    }
+
+    /// A command that prepares, previews or makes a write (accept, revert, rollback); its
+    /// answer comes back as a message.
+    fn write(&mut self, command: Command) {
+        match command {
+            Command::PrepareAccept {
+                key,
+                api_version,
+                file,
+                root,
+                others,
+            } => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                tokio::spawn(async move {
+                    let fetched = super::accept::prepare(
+                        client,
+                        kinds,
+                        key,
+                        api_version,
+                        (file, others),
+                        root,
+                    )
+                    .await;
+                    let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
+                });
+            }
+            Command::PrepareChartAccept {
+                key,
+                api_version,
+                index,
+                only,
+            } => {
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                tokio::spawn(async move {
+                    let fetched =
+                        super::accept::prepare_chart(client, kinds, key, api_version, index, only)
+                            .await;
+                    let _ = tx.send(Event::App(Message::AcceptReady(Box::new(fetched))));
+                });
+            }
+            Command::Accept(request) => {
+                self.writes += 1;
+                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                tokio::spawn(async move {
+                    let key = request.key.clone();
+                    let result = super::accept::accept(client, kinds, *request).await;
+                    let _ = tx.send(Event::App(Message::Accepted { key, result }));
+                });
+            }
+            Command::PreviewRevert { id, key } => {
+                let index = self.app.manifests.as_deref();
+                let cluster = (&self.conn.client, &self.kinds.schemas);
+                self.reverts.preview(id, key, index, cluster, &self.tx);
+            }
+            Command::PlanRollback { id, key } => {
+                let Some(index) = self.app.manifests.clone() else {
+                    let _ = self.tx.send(Event::App(Message::RollbackPlanned {
+                        id,
+                        result: Err("the manifests are still loading".to_owned()),
+                    }));
+                    return;
+                };
+                let owned = super::rollback::Owned {
+                    client: self.conn.client.clone(),
+                    index,
+                    schemas: self.kinds.schemas.clone(),
+                    context: self.conn.context.clone(),
+                    kubeconfig: self.common.kubeconfig.clone(),
+                };
+                self.rollbacks.plan(id, key, owned, &self.tx);
+            }
+            Command::Rollback { id, key: _ } => {
+                self.writes += 1;
+                self.rollbacks.execute(id, &self.tx);
+            }
+            Command::Revert { id, key } => {
+                self.writes += 1;
+                let who = crate::cluster::revert::who(&self.conn.context);
+                self.reverts.execute(id, key, who, &self.tx);
+            }
+            // `run` sends only these here.
+            _ => {}
+        }
     }
 
     /// Discovery for the manifests' kinds and their schemas from the cluster's OpenAPI (its
