@@ -92,7 +92,21 @@ fn detail_lines<'a>(
     theme: &Theme,
     d: &crate::app::detail::Detail<'_>,
 ) -> (Vec<Line<'a>>, Option<usize>) {
-    let now = app.now;
+    let mut lines = summary_lines(app, theme, d);
+    push_conditions(&mut lines, app, theme, d);
+    push_revisions(&mut lines, app, theme, d);
+    let selected = push_pods(&mut lines, app, theme, d);
+    push_events(&mut lines, app, theme, d);
+    (lines, selected)
+}
+
+/// The detail's head: phase and gauge, replicas, revision, generation and drift, images, how
+/// it updates, why it is stuck or not ready.
+fn summary_lines<'a>(
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) -> Vec<Line<'a>> {
     let e = d.deployment;
     let r = &e.row;
     let pstyle = phase_style(theme, &e.rollout.phase);
@@ -151,7 +165,18 @@ fn detail_lines<'a>(
             Span::styled(why, theme.warning),
         ]));
     }
+    lines
+}
 
+/// The workload's conditions.
+fn push_conditions<'a>(
+    lines: &mut Vec<Line<'a>>,
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) {
+    let now = app.now;
+    let r = &d.deployment.row;
     lines.push(Line::raw(""));
     lines.push(section(theme, "CONDITIONS"));
     for c in &r.conditions {
@@ -175,7 +200,17 @@ fn detail_lines<'a>(
     if r.conditions.is_empty() {
         lines.push(Line::styled("  none reported yet", theme.muted));
     }
+}
 
+/// Its revisions (ReplicaSets or ControllerRevisions), newest first, with what changed.
+fn push_revisions<'a>(
+    lines: &mut Vec<Line<'a>>,
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) {
+    let now = app.now;
+    let r = &d.deployment.row;
     lines.push(Line::raw(""));
     let (revisions_of, revisions_kind) = match r.key.kind {
         WorkloadKind::Deployment => ("ReplicaSets", WatchedKind::ReplicaSets),
@@ -213,7 +248,16 @@ fn detail_lines<'a>(
     if d.revisions.is_empty() {
         lines.push(Line::styled(format!("  no {revisions_of}"), theme.muted));
     }
+}
 
+/// Its pods, with why each is not running well; the line of the selected pod.
+fn push_pods<'a>(
+    lines: &mut Vec<Line<'a>>,
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) -> Option<usize> {
+    let now = app.now;
     lines.push(Line::raw(""));
     lines.push(section(theme, "PODS"));
     lines.extend(health_line(app, theme, WatchedKind::Pods));
@@ -281,7 +325,17 @@ fn detail_lines<'a>(
     if d.pods.is_empty() {
         lines.push(Line::styled("  no pods", theme.muted));
     }
+    selected
+}
 
+/// Its events, newest first.
+fn push_events<'a>(
+    lines: &mut Vec<Line<'a>>,
+    app: &App,
+    theme: &Theme,
+    d: &crate::app::detail::Detail<'_>,
+) {
+    let now = app.now;
     lines.push(Line::raw(""));
     lines.push(section(theme, "EVENTS (newest first)"));
     lines.extend(health_line(app, theme, WatchedKind::Events));
@@ -318,7 +372,6 @@ fn detail_lines<'a>(
     if d.events.is_empty() {
         lines.push(Line::styled("  no recent events", theme.muted));
     }
-    (lines, selected)
 }
 
 /// How a StatefulSet or DaemonSet rolls out, and where it stands (none for a Deployment, whose
