@@ -213,31 +213,6 @@ pub fn draw_table(
     let kind_column = kind.is_none() && !compact;
     // (Narrow, the name says the kind as when compact.)
     let kind_prefix = kind.is_none() && compact;
-    let mut header = Vec::with_capacity(9);
-    if context_width.is_some() {
-        header.push("CONTEXT");
-    }
-    if show_ns {
-        header.push("NAMESPACE");
-    }
-    if kind_column {
-        header.push("KIND");
-    }
-    if narrow {
-        header.extend(["NAME", "PHASE"]);
-        if show_drift {
-            header.push("DRIFT");
-        }
-    } else {
-        header.extend(["NAME", "DESIRED"]);
-        if compact {
-            header.push("RDY/UPD/AVL");
-        } else {
-            header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
-        }
-        header.extend(["PHASE", "AGE", "DRIFT"]);
-    }
-
     let height = usize::from(inner_area.height.saturating_sub(1));
     let start = window.start;
     let on_screen = &window.rows[..window.rows.len().min(height)];
@@ -284,16 +259,6 @@ pub fn draw_table(
         .clamp(16, 40);
     let gitops =
         !compact && !narrow && (window.gitops || window.helm) && left > longest_name + GITOPS_WIDTH;
-    // Before DRIFT, which stays the last column.
-    if gitops {
-        let name = match (window.gitops, window.helm) {
-            (true, true) => "GITOPS/HELM",
-            (false, true) => "HELM",
-            _ => "GITOPS",
-        };
-        header.insert(header.len() - 1, name);
-    }
-    let header = Row::new(header).style(theme.header);
     let left = if gitops {
         left - GITOPS_WIDTH - 1
     } else {
@@ -323,6 +288,12 @@ pub fn draw_table(
         narrow,
         drift: show_drift,
     };
+    let gitops_label = match (window.gitops, window.helm) {
+        (true, true) => "GITOPS/HELM",
+        (false, true) => "HELM",
+        _ => "GITOPS",
+    };
+    let header = Row::new(header_of(&cols, compact, gitops_label)).style(theme.header);
     let rows = on_screen.iter().enumerate().map(|(i, r)| {
         let selected = start + i == window.selected;
         let context = cols.context.zip(r.context).map(|(w, c)| fit(c, w));
@@ -332,19 +303,80 @@ pub fn draw_table(
         }
     });
 
+    let widths = widths_of(&cols, compact);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(1);
+    frame.render_widget(table, area);
+    if shown == 0 {
+        let text = empty_text(total, window.loading, what);
+        empty_table_note(frame, inner_area, &text, theme);
+    }
+}
+
+/// What an empty table says: loading, nothing of `what`, or nothing the filter matches.
+fn empty_text(total: usize, loading: bool, what: &str) -> String {
+    if total > 0 {
+        format!(
+            "no {} matches the filter (esc clears it)",
+            what.trim_end_matches('s')
+        )
+    } else if loading {
+        "loading…".to_owned()
+    } else {
+        format!("no {what}")
+    }
+}
+
+/// The table's column names for `cols` (GITOPS, when shown, named `gitops`, before DRIFT).
+fn header_of(cols: &Columns, compact: bool, gitops: &'static str) -> Vec<&'static str> {
+    let mut header = Vec::with_capacity(9);
+    if cols.context.is_some() {
+        header.push("CONTEXT");
+    }
+    if cols.namespace.is_some() {
+        header.push("NAMESPACE");
+    }
+    if cols.kind {
+        header.push("KIND");
+    }
+    if cols.narrow {
+        header.extend(["NAME", "PHASE"]);
+        if cols.drift {
+            header.push("DRIFT");
+        }
+    } else {
+        header.extend(["NAME", "DESIRED"]);
+        if compact {
+            header.push("RDY/UPD/AVL");
+        } else {
+            header.extend(["READY/UPD/AVAIL", "ROLLOUT"]);
+        }
+        header.extend(["PHASE", "AGE", "DRIFT"]);
+    }
+    // Before DRIFT, which stays the last column.
+    if cols.gitops {
+        header.insert(header.len() - 1, gitops);
+    }
+    header
+}
+
+/// The table's column widths for `cols`.
+fn widths_of(cols: &Columns, compact: bool) -> Vec<Constraint> {
     let mut widths = Vec::with_capacity(9);
-    if let Some(width) = context_width {
+    if let Some(width) = cols.context {
         widths.push(Constraint::Length(width as u16));
     }
-    if let Some(ns) = ns_width {
+    if let Some(ns) = cols.namespace {
         widths.push(Constraint::Length(ns as u16));
     }
-    if kind_column {
+    if cols.kind {
         widths.push(Constraint::Length(KIND_WIDTH as u16));
     }
-    if narrow {
+    if cols.narrow {
         widths.extend([Constraint::Fill(1), Constraint::Fill(1)]);
-        if show_drift {
+        if cols.drift {
             widths.push(Constraint::Length(9));
         }
     } else if compact {
@@ -358,38 +390,19 @@ pub fn draw_table(
         ]);
     } else {
         widths.extend([
-            Constraint::Length(name_width as u16),
+            Constraint::Length(cols.name as u16),
             Constraint::Length(7),
             Constraint::Length(15),
             Constraint::Length(GAUGE_WIDTH as u16 + 5),
-            Constraint::Length(phase_width as u16),
+            Constraint::Length(cols.phase as u16),
             Constraint::Length(5),
             Constraint::Length(9),
         ]);
-        if gitops {
+        if cols.gitops {
             widths.insert(widths.len() - 1, Constraint::Length(GITOPS_WIDTH as u16));
         }
     }
-    let table = Table::new(rows, widths)
-        .header(header)
-        .block(block)
-        .column_spacing(1);
-    frame.render_widget(table, area);
-    if shown == 0 {
-        let text = if total == 0 {
-            if !window.loading {
-                format!("no {what}")
-            } else {
-                "loading…".to_owned()
-            }
-        } else {
-            format!(
-                "no {} matches the filter (esc clears it)",
-                what.trim_end_matches('s')
-            )
-        };
-        empty_table_note(frame, inner_area, &text, theme);
-    }
+    widths
 }
 
 /// The widths the text of a row is cut to: the namespace column (when shown) and NAME; and
