@@ -372,63 +372,32 @@ pub fn plan_and_prove(
             (None, Some(now)) => chart::candidates(&values, now, field),
             (None, None) => return Err(no_value("the chart does not render it".to_owned())),
         };
-        // A value set where the values file cannot change it (`set:`, an Application's
-        // parameters, inline values) is named rather than tried: an edit would render nothing.
-        let (outside, candidates): (Vec<_>, Vec<_>) = candidates
-            .into_iter()
-            .partition(|keys| chart::set_outside_files(&spec, keys, root).is_some());
-        if candidates.is_empty()
-            && let Some(keys) = outside.first()
-        {
-            let whose = chart::set_outside_files(&spec, keys, root).unwrap_or_default();
-            return Err(refuse(
-                key,
-                format!(
-                    "{} comes from value {}, which {whose} sets, outside the values files and over them: change it there (kdrift does not edit it), or revert the cluster to the release; nothing was written",
-                    item.path,
-                    chart::set_path(keys),
-                ),
-            ));
-        }
-        if candidates.is_empty() {
-            return Err(no_value(format!(
-                "no value is {}",
-                drift::report::short_value(now)
-            )));
-        }
-        let mut tried = Vec::new();
-        let mut found = None;
-        for candidate in candidates.into_iter().take(MAX_TRIES) {
-            let mut trial = (*spec).clone();
-            let mut layered = Value::Object(Default::default());
-            for (keys, value) in overrides
-                .iter()
-                .chain(std::iter::once(&(candidate.clone(), live_value.clone())))
-            {
-                chart::merge(&mut layered, &nested(keys, value));
-            }
-            trial.inline_values.push(layered);
-            let after = objects(&spec, &render(&trial)?);
-            let expected: Vec<&DriftItem> = mapped
-                .iter()
-                .copied()
-                .chain(std::iter::once(*item))
-                .collect();
-            match proves(key, &before, &after, &expected, live, &index.config) {
-                Ok(()) => {
-                    found = Some(candidate);
-                    break;
+        let candidates = in_values_files(key, &spec, root, item, candidates, now, &no_value)?;
+        let expected: Vec<&DriftItem> = mapped
+            .iter()
+            .copied()
+            .chain(std::iter::once(*item))
+            .collect();
+        let found = first_proved(
+            key,
+            index,
+            &spec,
+            candidates,
+            (&overrides, live_value),
+            (&before, &expected, live),
+            &render,
+        )?;
+        let candidate = match found {
+            Ok(candidate) => candidate,
+            Err(tried) => {
+                // A chart that renders differently each time fails every proof: say that instead.
+                let again = objects(&spec, &render(&spec)?);
+                if let Some(why) = renders_differently(&spec, &spec.describe(root), &before, &again)
+                {
+                    return Err(refuse(key, why));
                 }
-                Err(why) => tried.push(format!("{} ({why})", chart::set_path(&candidate))),
+                return Err(no_value(format!("tried {}", tried.join(", "))));
             }
-        }
-        let Some(candidate) = found else {
-            // A chart that renders differently each time fails every proof: say that instead.
-            let again = objects(&spec, &render(&spec)?);
-            if let Some(why) = renders_differently(&spec, &spec.describe(root), &before, &again) {
-                return Err(refuse(key, why));
-            }
-            return Err(no_value(format!("tried {}", tried.join(", "))));
         };
         notes.push(format!(
             "{} comes from value {}: {} → {}",
@@ -441,6 +410,98 @@ pub fn plan_and_prove(
         overrides.push((candidate, live_value.clone()));
         mapped.push(item);
     }
+    let prepared = values_edit(key, root, &target, &overrides)?;
+    notes.push(prove_edited(
+        key,
+        index,
+        &spec,
+        &target,
+        &prepared,
+        (&before, chosen, live),
+        &render,
+    )?);
+    Ok((prepared, notes))
+}
+
+/// The `candidates` a values file can set: one set over the values files (`set:`, an
+/// Application's parameters, inline values) is named rather than tried, as an edit of the file
+/// would render nothing; a refusal when none is left.
+fn in_values_files(
+    key: &ObjectKey,
+    spec: &ChartSpec,
+    root: &Path,
+    item: &DriftItem,
+    candidates: Vec<Vec<String>>,
+    now: Option<&Value>,
+    no_value: &dyn Fn(String) -> AcceptError,
+) -> Result<Vec<Vec<String>>, AcceptError> {
+    // A value set where the values file cannot change it (`set:`, an Application's
+    // parameters, inline values) is named rather than tried: an edit would render nothing.
+    let (outside, candidates): (Vec<_>, Vec<_>) = candidates
+        .into_iter()
+        .partition(|keys| chart::set_outside_files(spec, keys, root).is_some());
+    if candidates.is_empty()
+        && let Some(keys) = outside.first()
+    {
+        let whose = chart::set_outside_files(spec, keys, root).unwrap_or_default();
+        return Err(refuse(
+            key,
+            format!(
+                "{} comes from value {}, which {whose} sets, outside the values files and over them: change it there (kdrift does not edit it), or revert the cluster to the release; nothing was written",
+                item.path,
+                chart::set_path(keys),
+            ),
+        ));
+    }
+    if candidates.is_empty() {
+        return Err(no_value(format!(
+            "no value is {}",
+            drift::report::short_value(now)
+        )));
+    }
+    Ok(candidates)
+}
+
+/// The first of `candidates` (values paths) that, set to `value` over `overrides`, renders the
+/// `expected` fields as `live` has them and nothing else changed from `before`; else what each
+/// of those tried gave.
+fn first_proved(
+    key: &ObjectKey,
+    index: &ManifestIndex,
+    spec: &Arc<ChartSpec>,
+    candidates: Vec<Vec<String>>,
+    (overrides, value): (&[(Vec<String>, Value)], &Value),
+    (before, expected, live): (&HashMap<ObjectKey, Value>, &[&DriftItem], &LiveObject),
+    render: &dyn Fn(&ChartSpec) -> Result<String, AcceptError>,
+) -> Result<Result<Vec<String>, Vec<String>>, AcceptError> {
+    let mut tried = Vec::new();
+    for candidate in candidates.into_iter().take(MAX_TRIES) {
+        let mut trial = (**spec).clone();
+        let mut layered = Value::Object(Default::default());
+        for (keys, value) in overrides
+            .iter()
+            .chain(std::iter::once(&(candidate.clone(), value.clone())))
+        {
+            chart::merge(&mut layered, &nested(keys, value));
+        }
+        trial.inline_values.push(layered);
+        let after = objects(spec, &render(&trial)?);
+        match proves(key, before, &after, expected, live, &index.config) {
+            Ok(()) => return Ok(Ok(candidate)),
+            Err(why) => tried.push(format!("{} ({why})", chart::set_path(&candidate))),
+        }
+    }
+    Ok(Err(tried))
+}
+
+/// The edit of the values file `target` that sets each of `overrides` (a new file when there is
+/// none).
+fn values_edit(
+    key: &ObjectKey,
+    root: &Path,
+    target: &Path,
+    overrides: &[(Vec<String>, Value)],
+) -> Result<PreparedEdit, AcceptError> {
     let edits: Vec<FieldEdit> = overrides
         .iter()
         .map(|(keys, value)| FieldEdit::Set {
@@ -448,12 +509,12 @@ pub fn plan_and_prove(
             value: value.clone(),
         })
         .collect();
-    let prepared = if target.is_file() {
-        PreparedEdit::new(&target, 0, &edits)
-            .map_err(|e| refuse(key, format!("cannot edit {}: {e}", shown(root, &target))))?
+    if target.is_file() {
+        PreparedEdit::new(target, 0, &edits)
+            .map_err(|e| refuse(key, format!("cannot edit {}: {e}", shown(root, target))))
     } else {
         let mut text = String::new();
-        for (keys, value) in &overrides {
+        for (keys, value) in overrides {
             let mut doc: Value = serde_yaml::from_str(&text).unwrap_or(Value::Null);
             if doc.is_null() {
                 doc = Value::Object(Default::default());
@@ -461,17 +522,32 @@ pub fn plan_and_prove(
             chart::merge(&mut doc, &nested(keys, value));
             text = serde_yaml::to_string(&doc).unwrap_or_default();
         }
-        PreparedEdit::new_file(&target, text)
-    };
+        Ok(PreparedEdit::new_file(target, text))
+    }
+}
+
+/// The proof of an accept into a chart's values: the chart rendered with the values file as
+/// edited gives `live`'s values for `chosen` and changes nothing else of what it rendered
+/// `before`. Its note.
+fn prove_edited(
+    key: &ObjectKey,
+    index: &ManifestIndex,
+    spec: &Arc<ChartSpec>,
+    target: &Path,
+    prepared: &PreparedEdit,
+    (before, chosen, live): (&HashMap<ObjectKey, Value>, &[&DriftItem], &LiveObject),
+    render: &dyn Fn(&ChartSpec) -> Result<String, AcceptError>,
+) -> Result<String, AcceptError> {
+    let root = &index.root;
     // The proof: the chart rendered with the values file as edited gives the live values and
     // changes nothing else.
     let scratch =
         tempfile::tempdir().map_err(|e| refuse(key, format!("cannot prove the accept: {e}")))?;
-    let mut edited = (*spec).clone();
+    let mut edited = (**spec).clone();
     let copy = scratch.path().join("values-edited.yaml");
     std::fs::write(&copy, &prepared.after)
         .map_err(|e| refuse(key, format!("cannot prove the accept: {e}")))?;
-    if let Some(at) = edited.values_files.iter().position(|f| *f == target) {
+    if let Some(at) = edited.values_files.iter().position(|f| f == target) {
         edited.values_files[at] = copy;
     } else {
         // The chart's own values.yaml: the chart is copied with the file as edited.
@@ -490,17 +566,16 @@ pub fn plan_and_prove(
         edited.dir = chart_copy;
     }
     let after = objects(&Arc::new(edited.clone()), &render(&edited)?);
-    proves(key, &before, &after, chosen, live, &index.config).map_err(|why| {
+    proves(key, before, &after, chosen, live, &index.config).map_err(|why| {
         refuse(
             key,
-            format!("the chart rendered with {} as edited does not give the live values: {why}; nothing was written", shown(root, &target)),
+            format!("the chart rendered with {} as edited does not give the live values: {why}; nothing was written", shown(root, target)),
         )
     })?;
-    notes.push(format!(
+    Ok(format!(
         "proved: helm template with {} as edited renders {key} as live, and every other field and object as before",
-        shown(root, &target)
-    ));
-    Ok((prepared, notes))
+        shown(root, target)
+    ))
 }
 
 fn shown(root: &Path, file: &Path) -> String {
