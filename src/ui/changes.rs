@@ -111,35 +111,11 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
         ])
         .style(style)
     });
-    let (header, widths) = if tiny {
-        (
-            Row::new(["AGE", "OBJECT"]),
-            vec![
-                Constraint::Length(5),
-                Constraint::Length(object_width as u16),
-            ],
-        )
-    } else if narrow {
-        (
-            Row::new(["AGE", "OBJECT", "WHAT"]),
-            vec![
-                Constraint::Length(5),
-                Constraint::Length(object_width as u16),
-                Constraint::Length(what_width as u16),
-            ],
-        )
-    } else {
-        (
-            Row::new(["AGE", "OBJECT", "WHO", "WHAT", "GIT"]),
-            vec![
-                Constraint::Length(5),
-                Constraint::Length(object_width as u16),
-                Constraint::Length(who_width as u16),
-                Constraint::Length(what_width as u16),
-                Constraint::Length(git_width as u16),
-            ],
-        )
-    };
+    let (header, widths) = header_and_widths(
+        tiny,
+        narrow,
+        [object_width, who_width, what_width, git_width],
+    );
     frame.render_widget(
         Table::new(body, widths)
             .header(header.style(theme.header))
@@ -169,5 +145,43 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
             )
         };
         super::table::empty_table_note(frame, table_area, &text, theme);
+    }
+}
+
+/// The columns: AGE and OBJECT when tiny, WHAT too when narrow, else WHO and GIT as well; the
+/// widths are OBJECT's, WHO's, WHAT's and GIT's.
+fn header_and_widths(
+    tiny: bool,
+    narrow: bool,
+    [object_width, who_width, what_width, git_width]: [usize; 4],
+) -> (Row<'static>, Vec<Constraint>) {
+    if tiny {
+        (
+            Row::new(["AGE", "OBJECT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+            ],
+        )
+    } else if narrow {
+        (
+            Row::new(["AGE", "OBJECT", "WHAT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+                Constraint::Length(what_width as u16),
+            ],
+        )
+    } else {
+        (
+            Row::new(["AGE", "OBJECT", "WHO", "WHAT", "GIT"]),
+            vec![
+                Constraint::Length(5),
+                Constraint::Length(object_width as u16),
+                Constraint::Length(who_width as u16),
+                Constraint::Length(what_width as u16),
+                Constraint::Length(git_width as u16),
+            ],
+        )
     }
 }
