@@ -404,23 +404,8 @@ where
             match item {
                 Ok(ev) => {
                     let init_done = matches!(ev, watcher::Event::InitDone);
-                    match &ev {
-                        watcher::Event::Init => newest = None,
-                        watcher::Event::InitApply(o) => {
-                            newest = newest.max(version_of(o));
-                        }
-                        watcher::Event::Apply(o) | watcher::Event::Delete(o) => {
-                            // One server's resourceVersions only grow.
-                            match (version_of(o), newest) {
-                                (Some(v), Some(n)) if v < n => {
-                                    relist = Some(format!(
-                                        "the API server's resourceVersion went back ({v} after {n})"
-                                    ));
-                                }
-                                (v, _) => newest = newest.max(v),
-                            }
-                        }
-                        watcher::Event::InitDone => {}
+                    if let Some(reason) = track_version(&ev, &mut newest) {
+                        relist = Some(reason);
                     }
                     if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = &ev {
                         on_object(o);
@@ -466,6 +451,25 @@ where
     }
     // A watcher stream with backoff never ends; if it did, there is nothing more to send.
     PumpEnd::ReceiverGone
+}
+
+/// Follows the newest resourceVersion a watch has shown (a list starts it again); why to list
+/// again when an event goes back before it (one server's resourceVersions only grow).
+fn track_version<K: Resource>(ev: &watcher::Event<K>, newest: &mut Option<u64>) -> Option<String> {
+    match ev {
+        watcher::Event::Init => *newest = None,
+        watcher::Event::InitApply(o) => *newest = (*newest).max(version_of(o)),
+        watcher::Event::Apply(o) | watcher::Event::Delete(o) => match (version_of(o), *newest) {
+            (Some(v), Some(n)) if v < n => {
+                return Some(format!(
+                    "the API server's resourceVersion went back ({v} after {n})"
+                ));
+            }
+            (v, _) => *newest = (*newest).max(v),
+        },
+        watcher::Event::InitDone => {}
+    }
+    None
 }
 
 /// The `timeoutSeconds` of every watch request (see [`watch_timeout_secs`]).
