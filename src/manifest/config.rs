@@ -442,31 +442,12 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
             ),
         ));
     }
-    match map.get("contexts") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(contexts)) => {
-            for (context, dirs) in contexts {
-                let line = line_of(text, &[Step::Field("contexts"), Step::Field(context)]) + 1;
-                match folders(dirs) {
-                    Some(folders) => config.contexts.push(ContextEntry {
-                        context: context.clone(),
-                        folders,
-                        line,
-                    }),
-                    None => problems.push(problem(
-                        line,
-                        format!(
-                            "contexts.{context} must be a folder or a list of folders (such as clusters/{context})"
-                        ),
-                    )),
-                }
-            }
-        }
-        Some(_) => problems.push(problem(
-            line_of(text, &[Step::Field("contexts")]) + 1,
-            "\"contexts\" must map kubeconfig context names to folders".to_owned(),
-        )),
-    }
+    problems.extend(parse_contexts(
+        text,
+        map.get("contexts"),
+        &mut config,
+        &problem,
+    ));
     if let Some(changes) = map.get("changes") {
         match parse_changes(changes) {
             Ok(keep) => config.changes_keep = keep,
@@ -532,7 +513,56 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
             "\"appliers\" must be a list of manager names".to_owned(),
         )),
     }
-    match map.get("ignore") {
+    problems.extend(parse_ignore(text, map.get("ignore"), &mut config, &problem));
+    (config, problems)
+}
+
+/// `contexts:`, the folders of each kubeconfig context; a problem for each entry that is not.
+fn parse_contexts(
+    text: &str,
+    value: Option<&Value>,
+    config: &mut Config,
+    problem: &dyn Fn(usize, String) -> Problem,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(contexts)) => {
+            for (context, dirs) in contexts {
+                let line = line_of(text, &[Step::Field("contexts"), Step::Field(context)]) + 1;
+                match folders(dirs) {
+                    Some(folders) => config.contexts.push(ContextEntry {
+                        context: context.clone(),
+                        folders,
+                        line,
+                    }),
+                    None => problems.push(problem(
+                        line,
+                        format!(
+                            "contexts.{context} must be a folder or a list of folders (such as clusters/{context})"
+                        ),
+                    )),
+                }
+            }
+        }
+        Some(_) => problems.push(problem(
+            line_of(text, &[Step::Field("contexts")]) + 1,
+            "\"contexts\" must map kubeconfig context names to folders".to_owned(),
+        )),
+    }
+    problems
+}
+
+/// `ignore:`, the rules of fields that never count as drift; a problem for each rule that does
+/// not read (on the line of its path, when one is to blame).
+fn parse_ignore(
+    text: &str,
+    value: Option<&Value>,
+    config: &mut Config,
+    problem: &dyn Fn(usize, String) -> Problem,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    match value {
         None | Some(Value::Null) => {}
         Some(Value::Array(rules)) => {
             for (at, rule) in rules.iter().enumerate() {
@@ -565,7 +595,7 @@ pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
             "\"ignore\" must be a list of rules".to_owned(),
         )),
     }
-    (config, problems)
+    problems
 }
 
 /// Reads `.kdrift.yaml` under `root`; a missing file is the default config.
