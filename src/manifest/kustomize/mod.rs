@@ -396,28 +396,9 @@ impl Kustomize {
                     {
                         let trace = traces.get(&dir).cloned().unwrap_or_default();
                         let kustomization = kustomization_file(&self.tree, &dir);
-                        let (objects, problems) = match result {
-                            Ok(output) => {
-                                let namespace = selection.namespace_or(&dir, default_namespace);
-                                let mut parsed =
-                                    objects_of(&dir, &kustomization, &output, namespace);
-                                let mut problems = std::mem::take(&mut parsed.problems);
-                                if parsed.objects.is_empty() {
-                                    problems.push(Problem::Note {
-                                        file: kustomization.clone(),
-                                        message: "the kustomization renders no objects".to_owned(),
-                                    });
-                                }
-                                (parsed, problems)
-                            }
-                            Err(message) => (
-                                ParsedFile::default(),
-                                vec![Problem::Skipped {
-                                    file: kustomization.clone(),
-                                    reason: format!("{} failed: {message}", renderer.describe()),
-                                }],
-                            ),
-                        };
+                        let namespace = selection.namespace_or(&dir, default_namespace);
+                        let (objects, problems) =
+                            root_objects(&dir, &kustomization, result, namespace, renderer);
                         rendered.push((kustomization, objects));
                         root_problems.insert(dir.clone(), problems);
                         state.insert(
@@ -443,6 +424,23 @@ impl Kustomize {
         self.state = state;
         self.root_problems = root_problems;
 
+        let plain = self.plain_files(others, &read_by_roots);
+        Update {
+            plain,
+            rendered,
+            kept,
+        }
+    }
+
+    /// The files of `others` that are manifests of their own: those below no kustomization.
+    /// Those below one are kustomize's, read by a root (`read_by_roots`) or by none — a
+    /// component no root uses, a file no kustomization lists, a root left out by a choice of
+    /// roots — which is noted.
+    fn plain_files(
+        &mut self,
+        others: Vec<PathBuf>,
+        read_by_roots: &BTreeSet<PathBuf>,
+    ) -> Vec<PathBuf> {
         // Files below a kustomization are kustomize's: read by a root, or by none (a component
         // no root uses, a file no kustomization lists) — never manifests of their own.
         let mut plain = Vec::new();
@@ -493,11 +491,7 @@ impl Kustomize {
             };
             self.problems.push(Problem::Note { file, message });
         }
-        Update {
-            plain,
-            rendered,
-            kept,
-        }
+        plain
     }
 
     /// The roots whose files include `path` (a file the watcher saw change), or every root when
@@ -654,5 +648,36 @@ fn trace_to_source(
             object.digest = 0;
             object.item = None;
         }
+    }
+}
+
+/// The objects a root rendered and its problems (a root that renders nothing is noted), or the
+/// renderer's failure.
+fn root_objects(
+    dir: &Path,
+    kustomization: &Path,
+    result: Result<render::Rendered, String>,
+    namespace: &str,
+    renderer: &render::Renderer,
+) -> (ParsedFile, Vec<Problem>) {
+    match result {
+        Ok(output) => {
+            let mut parsed = objects_of(dir, kustomization, &output, namespace);
+            let mut problems = std::mem::take(&mut parsed.problems);
+            if parsed.objects.is_empty() {
+                problems.push(Problem::Note {
+                    file: kustomization.to_path_buf(),
+                    message: "the kustomization renders no objects".to_owned(),
+                });
+            }
+            (parsed, problems)
+        }
+        Err(message) => (
+            ParsedFile::default(),
+            vec![Problem::Skipped {
+                file: kustomization.to_path_buf(),
+                reason: format!("{} failed: {message}", renderer.describe()),
+            }],
+        ),
     }
 }
