@@ -126,22 +126,7 @@ pub fn prove(
                 ));
             };
             if is_target {
-                // The accepted fields now render as live; every other field as before.
-                let was = drift::compare(old, live, &index.config);
-                let now = drift::compare(new, live, &index.config);
-                let wrong: Vec<String> = now
-                    .items
-                    .iter()
-                    .filter(|i| i.class.is_drift())
-                    .filter(|i| renamed.is_none() || i.path.to_string() != "metadata.name")
-                    .filter(|i| {
-                        chosen.iter().any(|c| c.path == i.path)
-                            || !was.items.iter().any(|w| {
-                                w.path == i.path && w.manifest == i.manifest && w.live == i.live
-                            })
-                    })
-                    .map(|i| i.path.to_string())
-                    .collect();
+                let wrong = not_as_live(old, new, live, chosen, renamed.is_some(), &index.config);
                 if !wrong.is_empty() {
                     return Err(refuse(
                         &key,
@@ -210,6 +195,34 @@ pub fn prove(
     )];
     notes.extend(renames);
     Ok(notes)
+}
+
+/// The fields of the target as it renders `new` (after the edit) that are not what they should
+/// be: an accepted field not as live, or another field changed from its render `old` (a rename
+/// by content hash aside).
+fn not_as_live(
+    old: &crate::manifest::ManifestObject,
+    new: &crate::manifest::ManifestObject,
+    live: &LiveObject,
+    chosen: &[DriftItem],
+    renamed: bool,
+    config: &crate::manifest::Config,
+) -> Vec<String> {
+    let was = drift::compare(old, live, config);
+    let now = drift::compare(new, live, config);
+    now.items
+        .iter()
+        .filter(|i| i.class.is_drift())
+        .filter(|i| !renamed || i.path.to_string() != "metadata.name")
+        .filter(|i| {
+            chosen.iter().any(|c| c.path == i.path)
+                || !was
+                    .items
+                    .iter()
+                    .any(|w| w.path == i.path && w.manifest == i.manifest && w.live == i.live)
+        })
+        .map(|i| i.path.to_string())
+        .collect()
 }
 
 /// The object of `after` that `key` became when its generator's hash suffix changed: same
