@@ -365,11 +365,22 @@ pub fn plan_and_prove(
         }
         let steps = item.path.edit_path();
         let now = crate::manifest::edit::path::lookup(rendered, steps.steps());
-        let candidates = match (&block, now) {
+        let set = |keys: Vec<String>| (keys, live_value.clone());
+        let candidates: Vec<(Vec<String>, Value)> = match (&block, now) {
             // Added live under a `toYaml` block: the one values path that block would render it
             // from (proved below like any other).
-            (Some(keys), _) => vec![keys.clone()],
-            (None, Some(now)) => chart::candidates(&values, now, field),
+            (Some(keys), _) => vec![set(keys.clone())],
+            (None, Some(now)) => {
+                let mut found: Vec<_> = chart::candidates(&values, now, field)
+                    .into_iter()
+                    .map(set)
+                    .collect();
+                // A value of a composed string (`repository:tag`): the part that differs.
+                if let (Some(rendered), Some(live)) = (now.as_str(), live_value.as_str()) {
+                    found.extend(chart::within(&values, rendered, live, field));
+                }
+                found
+            }
             (None, None) => return Err(no_value("the chart does not render it".to_owned())),
         };
         let candidates = in_values_files(key, &spec, root, item, candidates, now, &no_value)?;
@@ -383,12 +394,12 @@ pub fn plan_and_prove(
             index,
             &spec,
             candidates,
-            (&overrides, live_value),
+            &overrides,
             (&before, &expected, live),
             &render,
         )?;
-        let candidate = match found {
-            Ok(candidate) => candidate,
+        let (candidate, value) = match found {
+            Ok(found) => found,
             Err(tried) => {
                 // A chart that renders differently each time fails every proof: say that instead.
                 let again = objects(&spec, &render(&spec)?);
@@ -399,15 +410,17 @@ pub fn plan_and_prove(
                 return Err(no_value(format!("tried {}", tried.join(", "))));
             }
         };
+        let was =
+            crate::manifest::edit::path::lookup(&values, &candidate_steps(&candidate)).cloned();
         notes.push(format!(
             "{} comes from value {}: {} → {}",
             item.path,
             chart::set_path(&candidate),
-            drift::report::short_value(now),
-            drift::report::short_value(Some(live_value))
+            drift::report::short_value(was.as_ref().or(now)),
+            drift::report::short_value(Some(&value))
         ));
-        chart::merge(&mut values, &nested(&candidate, live_value));
-        overrides.push((candidate, live_value.clone()));
+        chart::merge(&mut values, &nested(&candidate, &value));
+        overrides.push((candidate, value));
         mapped.push(item);
     }
     let prepared = values_edit(key, root, &target, &overrides)?;
@@ -431,17 +444,17 @@ fn in_values_files(
     spec: &ChartSpec,
     root: &Path,
     item: &DriftItem,
-    candidates: Vec<Vec<String>>,
+    candidates: Vec<(Vec<String>, Value)>,
     now: Option<&Value>,
     no_value: &dyn Fn(String) -> AcceptError,
-) -> Result<Vec<Vec<String>>, AcceptError> {
+) -> Result<Vec<(Vec<String>, Value)>, AcceptError> {
     // A value set where the values file cannot change it (`set:`, an Application's
     // parameters, inline values) is named rather than tried: an edit would render nothing.
     let (outside, candidates): (Vec<_>, Vec<_>) = candidates
         .into_iter()
-        .partition(|keys| chart::set_outside_files(spec, keys, root).is_some());
+        .partition(|(keys, _)| chart::set_outside_files(spec, keys, root).is_some());
     if candidates.is_empty()
-        && let Some(keys) = outside.first()
+        && let Some((keys, _)) = outside.first()
     {
         let whose = chart::set_outside_files(spec, keys, root).unwrap_or_default();
         return Err(refuse(
@@ -462,36 +475,43 @@ fn in_values_files(
     Ok(candidates)
 }
 
-/// The first of `candidates` (values paths) that, set to `value` over `overrides`, renders the
+/// The first of `candidates` (values paths, each with the value to set) that, over `overrides`, renders the
 /// `expected` fields as `live` has them and nothing else changed from `before`; else what each
 /// of those tried gave.
 fn first_proved(
     key: &ObjectKey,
     index: &ManifestIndex,
     spec: &Arc<ChartSpec>,
-    candidates: Vec<Vec<String>>,
-    (overrides, value): (&[(Vec<String>, Value)], &Value),
+    candidates: Vec<(Vec<String>, Value)>,
+    overrides: &[(Vec<String>, Value)],
     (before, expected, live): (&HashMap<ObjectKey, Value>, &[&DriftItem], &LiveObject),
     render: &dyn Fn(&ChartSpec) -> Result<String, AcceptError>,
-) -> Result<Result<Vec<String>, Vec<String>>, AcceptError> {
+) -> Result<Proved, AcceptError> {
     let mut tried = Vec::new();
     for candidate in candidates.into_iter().take(MAX_TRIES) {
         let mut trial = (**spec).clone();
         let mut layered = Value::Object(Default::default());
-        for (keys, value) in overrides
-            .iter()
-            .chain(std::iter::once(&(candidate.clone(), value.clone())))
-        {
+        for (keys, value) in overrides.iter().chain(std::iter::once(&candidate)) {
             chart::merge(&mut layered, &nested(keys, value));
         }
         trial.inline_values.push(layered);
         let after = objects(spec, &render(&trial)?);
         match proves(key, before, &after, expected, live, &index.config) {
             Ok(()) => return Ok(Ok(candidate)),
-            Err(why) => tried.push(format!("{} ({why})", chart::set_path(&candidate))),
+            Err(why) => tried.push(format!("{} ({why})", chart::set_path(&candidate.0))),
         }
     }
     Ok(Err(tried))
+}
+
+/// The values path proved and the value it is set to, or what each candidate tried gave.
+type Proved = Result<(Vec<String>, Value), Vec<String>>;
+
+/// The edit path of a values path.
+fn candidate_steps(keys: &[String]) -> Vec<crate::manifest::edit::PathStep> {
+    keys.iter()
+        .map(|k| crate::manifest::edit::PathStep::Key(k.clone()))
+        .collect()
 }
 
 /// The edit of the values file `target` that sets each of `overrides` (a new file when there is

@@ -293,6 +293,49 @@ fn decode_chosen(listed: Vec<Listed>) -> (Vec<Arc<crate::helm::Release>>, Vec<St
     (releases, problems)
 }
 
+/// Revision `revision` of the release `name` in `namespace`, decoded from its record (a
+/// Secret `sh.helm.release.v1.NAME.vN`, else a ConfigMap of that name: helm's two storages).
+pub async fn read_revision(
+    client: &Client,
+    name: &str,
+    namespace: &str,
+    revision: u64,
+) -> Result<crate::helm::Release, String> {
+    let object = format!("sh.helm.release.v1.{name}.v{revision}");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let bytes = match secrets.get_opt(&object).await {
+        Ok(Some(secret)) => secret
+            .data
+            .and_then(|mut d| d.remove("release"))
+            .map(|bytes| bytes.0),
+        Ok(None) => {
+            let maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+            match maps.get_opt(&object).await {
+                Ok(found) => found
+                    .and_then(|map| map.data)
+                    .and_then(|mut d| d.remove("release"))
+                    .map(String::into_bytes),
+                Err(e) => {
+                    return Err(format!(
+                        "cannot read {namespace}/{object}: {}",
+                        describe(&e)
+                    ));
+                }
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read {namespace}/{object}: {}",
+                describe(&e)
+            ));
+        }
+    };
+    let bytes = bytes.ok_or_else(|| {
+        format!("release {name} has no revision {revision} (no record {namespace}/{object})")
+    })?;
+    crate::helm::record::decode(&bytes).map_err(|e| format!("{namespace}/{object}: {e}"))
+}
+
 /// Record changes closer together than this are read as one (`helm upgrade` writes the new
 /// record, then marks it deployed and the old one superseded).
 pub const SETTLE: std::time::Duration = std::time::Duration::from_millis(40);

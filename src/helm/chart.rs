@@ -263,6 +263,67 @@ pub fn candidates(values: &Value, value: &Value, field: &str) -> Vec<Vec<String>
     out
 }
 
+/// Values whose text a rendered string holds, each with the value that would make it render
+/// `live` instead — the values of a composed string: `"{{ .Values.image.repository }}:{{
+/// .Values.image.tag }}"` renders `ghcr.io/x/web:1.0`, live is `ghcr.io/x/web:1.1`, and
+/// `image.tag` (`1.0`) is a candidate set to `1.1`. Each is still to be proved by rendering; the
+/// longest texts come first (the most specific), then those named like `field`.
+pub fn within(
+    values: &Value,
+    rendered: &str,
+    live: &str,
+    field: &str,
+) -> Vec<(Vec<String>, Value)> {
+    fn walk(at: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String, bool)>) {
+        match at {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    path.push(key.clone());
+                    walk(child, path, out);
+                    path.pop();
+                }
+            }
+            Value::String(text) if !text.is_empty() => {
+                out.push((path.clone(), text.clone(), false))
+            }
+            Value::Number(n) => out.push((path.clone(), n.to_string(), true)),
+            _ => {}
+        }
+    }
+    let mut leaves = Vec::new();
+    walk(values, &mut Vec::new(), &mut leaves);
+    let field = field.to_ascii_lowercase();
+    let mut out: Vec<(usize, bool, Vec<String>, Value)> = leaves
+        .into_iter()
+        .filter_map(|(keys, text, number)| {
+            let at = rendered.find(&text)?;
+            let (before, after) = (&rendered[..at], &rendered[at + text.len()..]);
+            let middle = live
+                .strip_prefix(before)?
+                .strip_suffix(after)
+                .filter(|m| !m.is_empty() && *m != text)?;
+            let value = match middle.parse::<serde_json::Number>() {
+                Ok(n) if number => Value::Number(n),
+                _ => Value::String(middle.to_owned()),
+            };
+            let last = keys
+                .last()
+                .map(|k| k.to_ascii_lowercase())
+                .unwrap_or_default();
+            let near = last.contains(&field) || field.contains(last.as_str());
+            Some((text.len(), near, keys, value))
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.len().cmp(&b.2.len()))
+    });
+    out.into_iter()
+        .map(|(_, _, keys, value)| (keys, value))
+        .collect()
+}
+
 /// Two scalars that render the same: equal, or a number and its text.
 fn same_scalar(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -342,6 +403,44 @@ mod tests {
                 vec!["hpa".to_owned(), "maxReplicas".to_owned()],
                 vec!["ui".to_owned(), "port".to_owned()],
             ]
+        );
+    }
+
+    #[test]
+    fn values_within_a_composed_string_are_candidates_set_to_what_differs() {
+        let values = json!({
+            "image": {"repository": "ghcr.io/x/web", "tag": "1.0.3", "pullPolicy": "IfNotPresent"},
+            "port": 9898,
+            "ui": {"suffix": "3"}
+        });
+        let found = within(
+            &values,
+            "ghcr.io/x/web:1.0.3",
+            "ghcr.io/x/web:1.0.2-crash",
+            "image",
+        );
+        assert_eq!(
+            found.first(),
+            Some(&(
+                vec!["image".to_owned(), "tag".to_owned()],
+                json!("1.0.2-crash")
+            )),
+            "{found:?}"
+        );
+        // The repository is in the string but the live one does not end as it would.
+        assert!(!found.iter().any(|(k, _)| k.last().unwrap() == "repository"));
+        // A number stays a number.
+        let found = within(&values, "--port=9898", "--port=9899", "args");
+        assert_eq!(found, vec![(vec!["port".to_owned()], json!(9899))]);
+        // Nothing differs: no candidate.
+        assert!(
+            within(
+                &values,
+                "ghcr.io/x/web:1.0.3",
+                "ghcr.io/x/web:1.0.3",
+                "image"
+            )
+            .is_empty()
         );
     }
 

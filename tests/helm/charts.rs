@@ -226,9 +226,11 @@ fn a_chart_in_sync_with_its_release_then_a_hotfix_accepted_into_the_values_file(
     );
 }
 
+/// `kubectl set image` of a chart whose template composes the image (`repository:tag`): the
+/// tag is the value that differs, accepted into the values file, proved by rendering.
 #[test]
-fn a_field_no_value_sets_alone_is_refused_naming_its_template_line() {
-    let Some(s) = installed("a_field_no_value_sets_alone_is_refused_naming_its_template_line")
+fn a_new_image_tag_is_accepted_into_the_value_of_the_composed_image() {
+    let Some(s) = installed("a_new_image_tag_is_accepted_into_the_value_of_the_composed_image")
     else {
         return;
     };
@@ -239,6 +241,34 @@ fn a_field_no_value_sets_alone_is_refused_naming_its_template_line() {
         "-n",
         NAMESPACE,
         "web=nginx:1.28-hotfix",
+    ]);
+    let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("comes from value image.tag: 1.27 → 1.28-hotfix"),
+        "{run:?}"
+    );
+    let values = s.repo.read("envs/prod.yaml");
+    assert!(values.contains("tag: 1.28-hotfix"), "{values}");
+    let check = s.kdrift(&["check", "-n", NAMESPACE]);
+    assert_eq!(check.code, 0, "{check:?}");
+}
+
+#[test]
+fn a_field_no_value_sets_alone_is_refused_naming_its_template_line() {
+    let Some(s) = installed("a_field_no_value_sets_alone_is_refused_naming_its_template_line")
+    else {
+        return;
+    };
+    // Another registry and tag at once: no one value of `repository:tag` makes it.
+    s.c.ok(&[
+        "set",
+        "image",
+        "deployment/web",
+        "-n",
+        NAMESPACE,
+        "web=registry.example/nginx:1.28-hotfix",
     ]);
     let run = s.kdrift(&["accept", "deployment/web", "-n", NAMESPACE]);
     assert_eq!(run.code, 2, "{run:?}");

@@ -108,6 +108,19 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// `git ARGS` in `dir`: its output, trimmed.
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -346,6 +359,99 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
     assert!(
         report.get("helm").is_none(),
         "no pending upgrade after helm upgrade: {out}"
+    );
+
+    // A bad release from git (issue 48): the image pinned in the values file, then a commit that
+    // bumps the pin to a crashing build, each released by helm upgrade. One command rolls it
+    // back: helm rollback, and one commit that puts the pin back (its comment kept) and names
+    // the bad commit — the tag is found inside the composed `repository:tag` the chart renders.
+    // Check is green after, nothing pending.
+    let upgrade = || {
+        env.ok(
+            helm,
+            &[
+                "upgrade",
+                "web",
+                "charts/podinfo",
+                "-n",
+                namespace,
+                "-f",
+                "envs/prod.yaml",
+            ],
+            root,
+        )
+    };
+    let pinned = format!(
+        "{}image:\n  tag: 6.14.1 # pinned\n",
+        std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap()
+    );
+    std::fs::write(root.join("envs/prod.yaml"), &pinned).unwrap();
+    git(root, &["commit", "--quiet", "-am", "web: pin the image"]);
+    upgrade();
+    std::fs::write(
+        root.join("envs/prod.yaml"),
+        pinned.replace("tag: 6.14.1 #", "tag: 6.99.0-crash #"),
+    )
+    .unwrap();
+    git(root, &["commit", "--quiet", "-am", "web: podinfo 6.99.0"]);
+    let bad = git_out(root, &["rev-parse", "--short=12", "HEAD"]);
+    upgrade();
+    let image = ".spec.template.spec.containers[0].image";
+    assert_eq!(live(image), "ghcr.io/stefanprodan/podinfo:6.99.0-crash");
+    let (code, out, err) = env.kdrift(
+        helm,
+        &[
+            "rollback",
+            "deployment/web-podinfo",
+            "-n",
+            namespace,
+            "--dry-run",
+        ],
+        root,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap(),
+        pinned.replace("tag: 6.14.1 #", "tag: 6.99.0-crash #"),
+        "a dry run writes nothing"
+    );
+    let (code, out, err) = env.kdrift(
+        helm,
+        &[
+            "rollback",
+            "deployment/web-podinfo",
+            "-n",
+            namespace,
+            "--yes",
+        ],
+        root,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    for said in [
+        "git brought the values rolled back: envs/prod.yaml holds them",
+        &format!("from commit {bad} web: podinfo 6.99.0"),
+        "-  tag: 6.99.0-crash # pinned",
+        // (quoted: YAML 1.1 may read a plain 6.14.1 as a number; the pin reads the same)
+        "+  tag: \"6.14.1\" # pinned",
+        "Rollback was a success",
+        "kdrift: roll back helm release web to revision",
+    ] {
+        assert!(out.contains(said), "{said}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap(),
+        pinned.replace("tag: 6.14.1 #", "tag: \"6.14.1\" #"),
+        "the values file as before the bad commit, its comments kept"
+    );
+    let message = git_out(root, &["log", "-1", "--format=%B"]);
+    assert!(message.contains(&bad), "{message}");
+    assert_eq!(live(image), "ghcr.io/stefanprodan/podinfo:6.14.1");
+    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        report.get("helm").is_none(),
+        "git renders the revision rolled back to: {out}"
     );
     let _ = env.run(
         &kubectl,

@@ -33,6 +33,7 @@ use crate::revert::rollback::{self as decide, Origin};
 use crate::schema::Schemas;
 
 mod follow;
+mod helm;
 
 use super::revert::ask;
 use super::{EXIT_DRIFT, EXIT_ERROR, EXIT_IN_SYNC, colour_stdout, on_target};
@@ -84,8 +85,12 @@ pub enum Action {
         /// at git once the commit is pushed, and followed with `--wait`.
         owners: Vec<Reconciler>,
     },
-    /// A Helm release: `helm ARGS`.
-    Helm { args: Vec<String> },
+    /// A Helm release: `helm ARGS`, then the values file's commit when git held the values rolled
+    /// back.
+    Helm {
+        args: Vec<String>,
+        git: Option<helm::GitHalf>,
+    },
 }
 
 /// The cluster half as its dry run showed it: carried out as shown, and refused if the object
@@ -210,7 +215,7 @@ fn paint(line: &str, colour: bool) -> String {
 pub async fn plan(inputs: &Inputs<'_>, key: &ObjectKey, to: Option<u64>) -> Result<Plan, String> {
     let object = key.to_string();
     if let Some(release) = inputs.index.get(key).and_then(|m| m.helm.clone()) {
-        return Ok(with_helm(inputs, key, &release, to));
+        return Ok(helm::plan(inputs, key, &release, to).await);
     }
     if key.group != "apps"
         || !["Deployment", "StatefulSet", "DaemonSet"].contains(&key.kind.as_ref())
@@ -446,60 +451,6 @@ fn edits_of(
     Ok((edits, notes))
 }
 
-/// A Helm release's object: the release back on its previous revision (or `to`, as `helm
-/// history` numbers them) through the user's `helm rollback`. Git is not edited: where a chart
-/// of the checkout renders the release, its values still say the rolled-back ones, and that is
-/// said.
-fn with_helm(
-    inputs: &Inputs<'_>,
-    key: &ObjectKey,
-    release: &crate::helm::Release,
-    to: Option<u64>,
-) -> Plan {
-    let args = crate::helm::rollback::args(
-        &release.name,
-        &release.namespace,
-        to,
-        inputs.kubeconfig,
-        inputs.context,
-    );
-    let target = to.map_or_else(
-        || "its previous revision".to_owned(),
-        |n| format!("revision {n}"),
-    );
-    let mut lines = vec![format!(
-        "{key} comes from {}: the release is rolled back to {target} through helm: helm {}",
-        release.source(),
-        args.join(" ")
-    )];
-    lines.push(match inputs.index.chart_object(key) {
-        Some(chart) => {
-            let values = chart
-                .chart
-                .as_ref()
-                .and_then(|spec| spec.values_target())
-                .map_or_else(
-                    || "its values".to_owned(),
-                    |file| crate::accept::shown_path(&inputs.index.root, &file),
-                );
-            format!(
-                "git still holds the values rolled back: {} renders revision {}'s; after the rollback check shows them as a pending upgrade: put the release's values (helm get values {} -n {}) into {values} so that the next helm upgrade does not bring them back",
-                chart.file.display(),
-                release.revision,
-                release.name,
-                release.namespace
-            )
-        }
-        None => "no chart of the checkout renders the release: git is not touched".to_owned(),
-    });
-    Plan {
-        key: key.clone(),
-        lines,
-        action: Action::Helm { args },
-        question: format!("Roll back release {}? [y/N] ", release.name),
-    }
-}
-
 /// Carries out a confirmed plan: what it said, one line each, or why it stopped and the exit
 /// code. `interruptible`: a signal during the commit puts the files back (the headless
 /// command's ctrl-c; the live view has none).
@@ -512,23 +463,9 @@ pub async fn execute(
     let failed = |e: String| (e, EXIT_ERROR);
     let lines: Vec<String> = match &plan.action {
         Action::Nothing => Ok(Vec::new()),
-        Action::Helm { args } => {
-            let args = args.clone();
-            let command = format!("helm {}", args.join(" "));
-            match tokio::task::spawn_blocking(move || crate::helm::rollback::run(&args)).await {
-                Ok(Ok(said)) => {
-                    let mut lines = vec![said];
-                    let message = format!(
-                        "kdrift rollback by {}: {command}",
-                        crate::cluster::revert::who(inputs.context)
-                    );
-                    lines.extend(trace(inputs, key, &Value::Null, &message).await);
-                    Ok(lines)
-                }
-                Ok(Err(e)) => Err(failed(e)),
-                Err(e) => Err(failed(format!("the rollback stopped: {e}"))),
-            }
-        }
+        Action::Helm { args, git } => helm::execute(inputs, key, args, git.as_ref(), interruptible)
+            .await
+            .map_err(failed),
         Action::Undo { template, revision } => {
             let after = crate::cluster::rollback::undo(inputs.client, key, template, false)
                 .await
@@ -624,7 +561,7 @@ impl Done {
 
 /// A rollback's trace on `key`'s object (an event `kdrift changes` lists); a note when it could
 /// not be recorded.
-async fn trace(
+pub(super) async fn trace(
     inputs: &Inputs<'_>,
     key: &ObjectKey,
     after: &Value,
@@ -671,7 +608,7 @@ async fn cluster_half(
 }
 
 /// The 1-based lines of `before` that `after` changes or removes.
-fn changed_lines(before: &str, after: &str) -> Vec<usize> {
+pub(super) fn changed_lines(before: &str, after: &str) -> Vec<usize> {
     let diff = similar::TextDiff::from_lines(before, after);
     diff.ops()
         .iter()
