@@ -432,6 +432,48 @@ pub fn blame_lines(
     Ok(out)
 }
 
+/// The text `file` had before commit `sha`, and the commit's full hash, when reverting that
+/// commit would give that text: the commit changed `file` alone and nothing changed it since
+/// (its blob at `sha` is the one at HEAD). `None` otherwise (a merge, a root commit, other files
+/// touched).
+pub fn revert_of(dir: &Path, sha: &str, file: &Path) -> Result<Option<(String, String)>, GitError> {
+    let relative = file
+        .strip_prefix(dir)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .into_owned();
+    let out = |args: &[&str]| -> Result<Option<String>, GitError> {
+        let output = run(dir, args)?;
+        Ok(output.ok.then_some(output.stdout))
+    };
+    let Some(full) = out(&["ls-files", "--full-name", "--", &relative])? else {
+        return Ok(None);
+    };
+    let Some(touched) = out(&["diff-tree", "--no-commit-id", "--name-only", "-r", sha])? else {
+        return Ok(None);
+    };
+    let touched: Vec<&str> = touched.lines().filter(|l| !l.is_empty()).collect();
+    if touched != [full.trim()] {
+        return Ok(None);
+    }
+    let blob = |revision: &str| {
+        out(&[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("{revision}:./{relative}"),
+        ])
+    };
+    match (blob(sha)?, blob("HEAD")?) {
+        (Some(then), Some(now)) if then == now => {}
+        _ => return Ok(None),
+    }
+    let Some(full) = out(&["rev-parse", "--verify", "-q", &format!("{sha}^{{commit}}")])? else {
+        return Ok(None);
+    };
+    Ok(out(&["show", &format!("{sha}^:./{relative}")])?.map(|text| (text, full.trim().to_owned())))
+}
+
 /// The current branch, or `None` on a detached HEAD.
 pub fn current_branch(top: &Path) -> Result<Option<String>, GitError> {
     let output = run(top, &["symbolic-ref", "--quiet", "--short", "HEAD"])?;

@@ -113,9 +113,21 @@ fn a_bad_image_from_git_is_rolled_back_by_one_commit_naming_the_bad_one() {
         before.replace(BAD, GOOD),
         "only the image changes, comments kept"
     );
-    let message = repo.git(&["log", "-1", "--format=%B"]);
+    // The bad commit changed that file alone: the commit is its revert, as git revert makes it.
     assert!(
-        message.starts_with("kdrift: roll back deployment/shop/frontend to revision 1")
+        run.stdout.contains(&format!(
+            "the commit reverts it (as git revert {bad} would: it changed shop/frontend.yaml alone)"
+        )),
+        "{}",
+        run.stdout
+    );
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    let full = repo.git(&["rev-parse", &bad]);
+    assert!(
+        message.starts_with(&format!(
+            "Revert \"frontend 2.5.0: the new checkout flow\"\n\nThis reverts commit {}.",
+            full.trim()
+        )) && message.contains("kdrift: roll back deployment/shop/frontend to revision 1")
             && message.contains(&format!("{bad} frontend 2.5.0: the new checkout flow")),
         "{message}"
     );
@@ -279,7 +291,10 @@ fn a_bad_tag_from_a_kustomize_overlay_is_rolled_back_in_the_overlay() {
         "overlays/prod/kustomization.yaml",
         &overlay.replace("newTag: \"1.27\"", "newTag: \"1.99-bad\""),
     );
-    repo.git(&["commit", "-qam", "prod: nginx 1.99"]);
+    // The bad commit touches another file too: the rollback's commit is not its revert.
+    repo.write("NOTES.md", "prod runs nginx 1.99\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "prod: nginx 1.99"]);
     let bad = repo
         .git(&["rev-parse", "--short=12", "HEAD"])
         .trim()
@@ -322,6 +337,21 @@ fn a_bad_tag_from_a_kustomize_overlay_is_rolled_back_in_the_overlay() {
     assert_eq!(repo.read("overlays/prod/kustomization.yaml"), overlay);
     assert_eq!(repo.read("base/deployment.yaml"), base);
     assert_eq!(image(&c), "nginx:1.27");
+    assert!(
+        !run.stdout.contains("the commit reverts it"),
+        "{}",
+        run.stdout
+    );
+    let message = repo.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("kdrift: roll back deployment/prod/web to revision 1"),
+        "{message}"
+    );
+    assert_eq!(
+        repo.read("NOTES.md"),
+        "prod runs nginx 1.99\n",
+        "left as it is"
+    );
 }
 
 /// The revisions of a StatefulSet and a DaemonSet are their ControllerRevisions: an

@@ -431,20 +431,27 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
         "git brought the values rolled back: envs/prod.yaml holds them",
         &format!("from commit {bad} web: podinfo 6.99.0"),
         "-  tag: 6.99.0-crash # pinned",
-        // (quoted: YAML 1.1 may read a plain 6.14.1 as a number; the pin reads the same)
-        "+  tag: \"6.14.1\" # pinned",
+        "+  tag: 6.14.1 # pinned",
+        // The bad commit changed the values file alone: the commit is its revert.
+        &format!(
+            "the commit reverts it (as git revert {bad} would: it changed envs/prod.yaml alone)"
+        ),
         "Rollback was a success",
-        "kdrift: roll back helm release web to revision",
+        "Revert \"web: podinfo 6.99.0\"",
     ] {
         assert!(out.contains(said), "{said}: {out}");
     }
     assert_eq!(
         std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap(),
-        pinned.replace("tag: 6.14.1 #", "tag: \"6.14.1\" #"),
-        "the values file as before the bad commit, its comments kept"
+        pinned,
+        "the values file as before the bad commit, byte for byte"
     );
     let message = git_out(root, &["log", "-1", "--format=%B"]);
-    assert!(message.contains(&bad), "{message}");
+    assert!(
+        message.contains(&bad)
+            && message.contains("kdrift: roll back helm release web to revision"),
+        "{message}"
+    );
     assert_eq!(live(image), "ghcr.io/stefanprodan/podinfo:6.14.1");
     let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
     assert_eq!(code, 0, "{out}{err}");

@@ -658,7 +658,7 @@ fn the_demos_release_from_git_is_synced_then_rolled_back_through_git() {
     let fixed_short = git(&repo, &["rev-parse", "--short", "HEAD"]);
     for line in [
         format!(
-            "committed {fixed_short} on main: kdrift: roll back deployment/shop/cart to revision 1; pushed to origin/main"
+            "committed {fixed_short} on main: Revert \"cart 0.9.8: session store on the new Redis client\"; pushed to origin/main"
         ),
         "asked Argo CD app shop to refresh (argocd.argoproj.io/refresh)".to_owned(),
         format!("Argo CD app shop: synced commit {fixed_short}"),

@@ -146,6 +146,8 @@ async fn git_half(
     crate::accept::ensure_clean(root, &edit.file).map_err(|e| e.to_string())?;
     let lines_changed = changed_lines(&edit.before, &edit.after);
     let bad = crate::git::blame_lines(root, &edit.file, &lines_changed).unwrap_or_default();
+    let mut edit = edit;
+    let reverts = super::as_revert(root, &mut edit, &bad);
     let shown = crate::accept::shown_path(root, &edit.file);
     let mut said = vec![format!(
         "git brought the values rolled back: {shown} holds them; the commit makes the chart render revision {revision}'s"
@@ -154,6 +156,12 @@ async fn git_half(
         bad.iter()
             .map(|(hash, subject)| format!("  from commit {hash} {subject}")),
     );
+    if reverts.is_some() {
+        said.push(format!(
+            "the commit reverts it (as git revert {} would: it changed {shown} alone)",
+            bad.first().map_or("", |(hash, _)| hash.as_str())
+        ));
+    }
     said.extend(notes);
     said.extend(edit.diff(&shown).lines().map(str::to_owned));
     let mut commit = CommitPlan::new(key, &[], None, &inputs.index.config);
@@ -163,6 +171,9 @@ async fn git_half(
         "kdrift: roll back helm release {} to revision {revision}\n\n{rest}",
         release.name
     );
+    if let Some(head) = reverts {
+        commit.message = format!("{head}\n\n{}", commit.message);
+    }
     Ok(Git::Edit(
         GitHalf {
             edits: vec![edit],

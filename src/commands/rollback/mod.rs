@@ -384,6 +384,11 @@ async fn git_plan(
             }
         }
     }
+    let mut edits = edits;
+    let reverts = match edits.as_mut_slice() {
+        [edit] => as_revert(root, edit, &bad),
+        _ => None,
+    };
     let shown: Vec<String> = edits
         .iter()
         .map(|e| crate::accept::shown_path(root, &e.file))
@@ -395,6 +400,13 @@ async fn git_plan(
     for (hash, subject) in &bad {
         plan.lines.push(format!("  from commit {hash} {subject}"));
     }
+    if reverts.is_some() {
+        plan.lines.push(format!(
+            "the commit reverts it (as git revert {} would: it changed {} alone)",
+            bad.first().map_or("", |(hash, _)| hash.as_str()),
+            shown.join(", ")
+        ));
+    }
     plan.lines.extend(notes);
     for (edit, shown) in edits.iter().zip(&shown) {
         plan.lines
@@ -405,6 +417,9 @@ async fn git_plan(
     plan.lines.extend(lines);
     let mut commit = CommitPlan::new(key, &[], None, &inputs.index.config);
     commit.message = decide::commit_message(key, revision, &drift, &bad);
+    if let Some(head) = reverts {
+        commit.message = format!("{head}\n\n{}", commit.message);
+    }
     plan.question = format!(
         "Commit the rollback of {} and roll back {key}? [y/N] ",
         shown.join(", ")
@@ -418,6 +433,35 @@ async fn git_plan(
         owners: Vec::new(),
     };
     Ok(())
+}
+
+/// When the one commit that brought the values rolled back changed this file alone, nothing
+/// changed the file since, and the file before that commit means what `edit` writes (the same
+/// YAML): `edit` becomes that revert — the file's bytes before the commit, its comments and
+/// quoting as they were — and the commit message's head says so as `git revert` says it.
+pub(super) fn as_revert(
+    root: &Path,
+    edit: &mut PreparedEdit,
+    bad: &[(String, String)],
+) -> Option<String> {
+    let [(sha, subject)] = bad else {
+        return None;
+    };
+    let (before, full) = crate::git::revert_of(root, sha, &edit.file)
+        .ok()
+        .flatten()?;
+    let documents = |text: &str| -> Option<Vec<Value>> {
+        serde_yaml::Deserializer::from_str(text)
+            .map(|d| serde::Deserialize::deserialize(d).ok())
+            .collect()
+    };
+    if documents(&before)? != documents(&edit.after)? {
+        return None;
+    }
+    edit.after = before;
+    Some(format!(
+        "Revert \"{subject}\"\n\nThis reverts commit {full}."
+    ))
 }
 
 /// The edits that write `drift`'s target values (each item's `live`) where git sets them: the
