@@ -661,7 +661,12 @@ fn the_demos_release_from_git_is_synced_then_rolled_back_through_git() {
             "committed {fixed_short} on main: Revert \"cart 0.9.8: session store on the new Redis client\"; pushed to origin/main"
         ),
         "asked Argo CD app shop to refresh (argocd.argoproj.io/refresh)".to_owned(),
+        // Pushed to the branch a self-healing app syncs: the cluster is Argo CD's to change.
+        format!(
+            "the cluster is left to Argo CD app shop: it applies commit {fixed_short} (kdrift did not write it)"
+        ),
         format!("Argo CD app shop: synced commit {fixed_short}"),
+        "rollout complete".to_owned(),
     ] {
         assert!(said.contains(&line), "{line}: {said}");
     }
@@ -679,6 +684,10 @@ fn the_demos_release_from_git_is_synced_then_rolled_back_through_git() {
         app(&c)["status"]
     );
     assert_eq!(cart_image(&c), good);
+    assert!(
+        !said.contains("as field manager \"kdrift\""),
+        "kdrift wrote nothing to the cluster: {said}"
+    );
     let report = check_json(&c, &home, &repo, None);
     assert_eq!(
         status(&report, "deployment/shop/cart").as_deref(),

@@ -25,11 +25,11 @@ pub(super) async fn gitops_lines(
         if !reconciler.claims() {
             continue;
         }
-        if reconciler
+        let syncs = reconciler
             .policy
             .as_ref()
-            .is_ok_and(crate::gitops::Policy::syncs_commits)
-        {
+            .is_ok_and(crate::gitops::Policy::syncs_commits);
+        if syncs {
             syncing.push(reconciler.clone());
         }
         let heals = reconciler
@@ -37,8 +37,12 @@ pub(super) async fn gitops_lines(
             .as_ref()
             .is_ok_and(crate::gitops::Policy::reverts_changes);
         let line = match (pushed, heals, reconciler.after_accept()) {
+            (true, _, _) if syncs => format!(
+                "{}: the commit is pushed (accept.push) and it applies it: kdrift asks it to sync now and leaves the cluster to it (--wait follows its sync, then the rollout)",
+                reconciler.marker()
+            ),
             (true, _, _) => format!(
-                "{}: the commit is pushed (accept.push): kdrift asks it to sync, and --wait follows it",
+                "{}: the commit is pushed (accept.push); it does not sync by itself, so kdrift applies the cluster half (as a sync of it would)",
                 reconciler.marker()
             ),
             (false, true, Some(after)) => format!(

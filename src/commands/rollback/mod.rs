@@ -186,19 +186,16 @@ pub fn run(common: &CommonArgs, args: &RollbackArgs) -> ExitCode {
         let Some(limit) = wait.filter(|_| code == EXIT_IN_SYNC) else {
             return code;
         };
+        // The owners' sync first (the rollout starts when they apply the commit), then it.
         let started = std::time::Instant::now();
-        let rolled = follow::follow(ctx.conn.client.clone(), &key, limit).await;
-        match sync {
-            Some(sync) if rolled == EXIT_IN_SYNC => {
-                follow::follow_sync(
-                    &ctx.conn.client,
-                    &sync,
-                    limit.saturating_sub(started.elapsed()),
-                )
-                .await
+        if let Some(sync) = sync {
+            let synced = follow::follow_sync(&ctx.conn.client, &sync, limit).await;
+            if synced != EXIT_IN_SYNC {
+                return synced;
             }
-            _ => rolled,
         }
+        let left = limit.saturating_sub(started.elapsed());
+        follow::follow(ctx.conn.client.clone(), &key, left).await
     })
 }
 
@@ -560,28 +557,39 @@ pub async fn execute(
                 Err(e) => return Err(failed(format!("the rollback stopped: {e}"))),
             };
             let mut said = vec![outcome.describe(&shown.join(", "))];
-            said.extend(
-                cluster_half(inputs, edited, checked, *revision)
-                    .await
-                    .map_err(failed)?,
-            );
-            // On the branch the owners watch: asked to look at git once it is pushed.
-            let crate::accept::Outcome::Committed {
-                short_hash, pushed, ..
-            } = outcome
-            else {
-                return Ok(Done::said(said));
+            // Pushed to the branch owners watch that apply new commits by themselves: the
+            // cluster is theirs to change (asked to look at git now), and followed with --wait.
+            let pushed = match outcome {
+                crate::accept::Outcome::Committed {
+                    short_hash,
+                    pushed: Some(Ok(_)),
+                    ..
+                } if !owners.is_empty() => short_hash,
+                _ => {
+                    said.extend(
+                        cluster_half(inputs, edited, checked, *revision)
+                            .await
+                            .map_err(failed)?,
+                    );
+                    return Ok(Done::said(said));
+                }
             };
-            if owners.is_empty() {
-                return Ok(Done::said(said));
-            }
-            if matches!(pushed, Some(Ok(_))) {
-                said.extend(follow::ask_to_sync(inputs.client, owners).await);
-            }
+            said.extend(follow::ask_to_sync(inputs.client, owners).await);
+            let names: Vec<String> = owners.iter().map(|o| o.owner.to_string()).collect();
+            said.push(format!(
+                "the cluster is left to {}: it applies commit {pushed} (kdrift did not write it)",
+                names.join(" and ")
+            ));
+            let message = format!(
+                "kdrift rollback to revision {revision} by {}: commit {pushed}, applied by {}",
+                crate::cluster::revert::who(inputs.context),
+                names.join(" and ")
+            );
+            said.extend(trace(inputs, key, &Value::Null, &message).await);
             return Ok(Done {
                 lines: said,
                 sync: Some(SyncToFollow {
-                    commit: short_hash,
+                    commit: pushed,
                     owners: owners.clone(),
                 }),
             });
