@@ -186,8 +186,9 @@ async fn git_half(
 /// The object `key` of a release's manifest (its documents; an object without a namespace is
 /// the release's `namespace`'s).
 fn object_in(manifest: &str, key: &ObjectKey, namespace: &str) -> Option<Value> {
-    serde_yaml::Deserializer::from_str(manifest)
-        .filter_map(|document| serde::Deserialize::deserialize(document).ok())
+    crate::manifest::kustomize::source::documents_of(manifest)
+        .into_iter()
+        .map(|document| document.value)
         .find(|object: &Value| {
             let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
             let group = text("/apiVersion")

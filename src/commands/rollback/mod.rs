@@ -447,12 +447,14 @@ pub(super) fn as_revert(
     let (before, full) = crate::git::revert_of(root, sha, &edit.file)
         .ok()
         .flatten()?;
-    let documents = |text: &str| -> Option<Vec<Value>> {
-        serde_yaml::Deserializer::from_str(text)
-            .map(|d| serde::Deserialize::deserialize(d).ok())
+    // The same documents, whatever the comments, quoting and layout.
+    let documents = |text: &str| -> Vec<Value> {
+        crate::manifest::kustomize::source::documents_of(text)
+            .into_iter()
+            .map(|d| d.value)
             .collect()
     };
-    if documents(&before)? != documents(&edit.after)? {
+    if documents(&before) != documents(&edit.after) {
         return None;
     }
     edit.after = before;
