@@ -224,13 +224,17 @@ fn print(lines: &[Change], output: ChangesFormat) {
                 tell!("kdrift: no changes in that time");
             }
             for line in lines {
+                // An event or a sync names no field: no word of git beside it.
+                let git = match line.git {
+                    Agrees::NoField => String::new(),
+                    git => format!("  [{}]", git.name()),
+                };
                 say!(
-                    "{:<20}  {}  {}  {}  [{}]",
+                    "{:<20}  {}  {}  {}{git}",
                     line.time.as_deref().unwrap_or("(no time)"),
                     line.object,
                     line.who,
                     line.what,
-                    line.git.name()
                 );
             }
         }

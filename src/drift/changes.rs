@@ -66,6 +66,8 @@ pub enum Agrees {
     NotInGit,
     /// The manifests were not read yet when the line was made (the live view's first seconds).
     NotCompared,
+    /// A line that names no field: an event, a GitOps sync — git has nothing to agree with.
+    NoField,
 }
 
 impl Agrees {
@@ -75,6 +77,7 @@ impl Agrees {
             Agrees::Drifted => "drifted",
             Agrees::NotInGit => "not in git",
             Agrees::NotCompared => "not compared",
+            Agrees::NoField => "",
         }
     }
 }
@@ -109,8 +112,11 @@ impl Change {
     pub fn to_json(&self) -> Value {
         let mut out = json!({
             "time": self.time, "object": self.object, "who": self.who,
-            "what": self.what, "git": self.git.name(),
+            "what": self.what,
         });
+        if self.git != Agrees::NoField {
+            out["git"] = json!(self.git.name());
+        }
         if let Some(writer) = &self.writer {
             out["fields"] = json!(writer.fields);
             out["manager"] = json!(writer.manager);

@@ -272,7 +272,7 @@ pub fn warnings(items: &[Value]) -> Vec<Change> {
                     text_of(e, "/reason").unwrap_or_default(),
                     text_of(e, "/message").unwrap_or_default()
                 ),
-                git: Agrees::NotInGit,
+                git: Agrees::NoField,
                 writer: None,
             }
         })
@@ -326,7 +326,7 @@ pub fn sync_line(object: &Value) -> Option<Change> {
                         format!(" ({message})")
                     }
                 ),
-                git: Agrees::NotInGit,
+                git: Agrees::NoField,
                 writer: None,
             })
         }
@@ -347,7 +347,7 @@ pub fn sync_line(object: &Value) -> Option<Change> {
                 object: object_name(object),
                 who: "kustomize-controller".to_owned(),
                 what: format!("applied revision {revision} (Ready={status}: {message})"),
-                git: Agrees::NotInGit,
+                git: Agrees::NoField,
                 writer: None,
             })
         }
@@ -467,7 +467,16 @@ mod tests {
             "applied revision main@sha1:abc (Ready=True: Applied revision: main@sha1:abc)"
         );
         assert_eq!(line.time.as_deref(), Some("2026-01-01T12:05:00Z"));
+        // A sync names no field: no word of git beside it (not "not in git").
+        assert_eq!(line.git, Agrees::NoField);
+        assert!(line.to_json().get("git").is_none(), "{}", line.to_json());
         assert!(sync_line(&json!({"apiVersion": "v1", "kind": "ConfigMap"})).is_none());
+        let event = json!({"type": "Warning", "reason": "BackOff", "message": "Back-off",
+            "involvedObject": {"kind": "Pod", "namespace": "shop", "name": "web-1"},
+            "lastTimestamp": "2026-01-01T12:06:00Z", "source": {"component": "kubelet"}});
+        let lines = warnings(&[event]);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].git, Agrees::NoField);
         assert!(is_sync_kind("argoproj.io", "Application"));
     }
 }

@@ -100,7 +100,7 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
             Agrees::Drifted => Span::styled("drifted", theme.drifted),
             Agrees::InSync => Span::styled("in sync", theme.in_sync),
             Agrees::NotInGit => Span::styled("not in git", theme.muted),
-            Agrees::NotCompared => Span::styled("-", theme.muted),
+            Agrees::NotCompared | Agrees::NoField => Span::styled("-", theme.muted),
         };
         Row::new(vec![
             Cell::from(when),
