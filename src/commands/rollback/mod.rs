@@ -5,15 +5,15 @@
 //! - git brought them (the manifest holds the current revision's values): a commit that writes
 //!   the target revision's values where git sets them (accept's comment-keeping edit of the
 //!   file, or of a kustomize root's overlay, patch or base, proved by rendering; the bad commit's
-//!   revert when it changed that file alone, [`as_revert`]) and names the commits that brought
+//!   revert when it changed that file alone, `as_revert`) and names the commits that brought
 //!   the bad ones (`git blame` of the lines), then the cluster as a revert of those fields
 //!   applies it — unless the commit was pushed to a GitOps owner that syncs by itself: then the
-//!   cluster is the owner's, asked to sync and followed ([`follow`]);
+//!   cluster is the owner's, asked to sync and followed (`follow.rs`);
 //! - out of band (the manifest holds the target's values): the cluster alone, a revert of those
 //!   fields; git untouched;
 //! - no manifest: the cluster alone, the pod template put back as `kubectl rollout undo` does;
 //! - a Helm release's object: the release through the user's `helm rollback`, and the values
-//!   file's commit when a chart of the checkout renders it ([`helm`]).
+//!   file's commit when a chart of the checkout renders it (`helm.rs`).
 //!
 //! [`execute`] carries a plan out. Exit codes as revert's: 0 rolled back (or a dry run shown, or
 //! nothing to do), 1 not rolled back by the operator's choice, or a followed rollout that stuck
