@@ -67,7 +67,7 @@ pub fn in_git(
 }
 
 /// A release object's drift where the revision helm is applying now (`pending-upgrade`,
-/// `pending-rollback`) sets the live value: [`Class::HelmUpgrading`], helm at work, not drift.
+/// `pending-rollback`) sets the live value: [`crate::drift::Class::HelmUpgrading`], helm at work, not drift.
 pub fn helm_at_work(
     drift: &mut ObjectDrift,
     pending: &serde_json::Value,
