@@ -339,33 +339,7 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
     assert_eq!(live(".metadata.annotations.oncall"), "");
     assert_eq!(live(".spec.replicas"), "4");
 
-    // helm upgrade with the edited values: in sync, and no pending upgrade left.
-    env.ok(
-        helm,
-        &[
-            "upgrade",
-            "web",
-            "charts/podinfo",
-            "-n",
-            namespace,
-            "-f",
-            "envs/prod.yaml",
-        ],
-        root,
-    );
-    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
-    assert_eq!(code, 0, "{out}{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(
-        report.get("helm").is_none(),
-        "no pending upgrade after helm upgrade: {out}"
-    );
-
-    // A bad release from git (issue 48): the image pinned in the values file, then a commit that
-    // bumps the pin to a crashing build, each released by helm upgrade. One command rolls it
-    // back: helm rollback, and one commit that puts the pin back (its comment kept) and names
-    // the bad commit — the tag is found inside the composed `repository:tag` the chart renders.
-    // Check is green after, nothing pending.
+    // `helm upgrade` of the checkout's chart with its prod values.
     let upgrade = || {
         env.ok(
             helm,
@@ -381,6 +355,23 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
             root,
         )
     };
+    // `check` is green and says no helm upgrade is pending.
+    let green_nothing_pending = |after: &str| {
+        let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
+        assert_eq!(code, 0, "{after}: {out}{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(report.get("helm").is_none(), "{after}: {out}");
+    };
+
+    // helm upgrade with the edited values: in sync, and no pending upgrade left.
+    upgrade();
+    green_nothing_pending("no pending upgrade after helm upgrade");
+
+    // A bad release from git (issue 48): the image pinned in the values file, then a commit that
+    // bumps the pin to a crashing build, each released by helm upgrade. One command rolls it
+    // back: helm rollback, and one commit that puts the pin back (its comment kept) and names
+    // the bad commit — the tag is found inside the composed `repository:tag` the chart renders.
+    // Check is green after, nothing pending.
     let pinned = format!(
         "{}image:\n  tag: 6.14.1 # pinned\n",
         std::fs::read_to_string(root.join("envs/prod.yaml")).unwrap()
@@ -453,13 +444,7 @@ fn story(env: &Env, helm: &Path, namespace: &str) {
         "{message}"
     );
     assert_eq!(live(image), "ghcr.io/stefanprodan/podinfo:6.14.1");
-    let (code, out, err) = env.kdrift(helm, &["check", "-n", namespace, "-o", "json"], root);
-    assert_eq!(code, 0, "{out}{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(
-        report.get("helm").is_none(),
-        "git renders the revision rolled back to: {out}"
-    );
+    green_nothing_pending("git renders the revision rolled back to");
     let _ = env.run(
         &kubectl,
         &["delete", "namespace", namespace, "--wait=false"],
