@@ -3,6 +3,7 @@
 //! back, one commit of that file that makes git render the revision gone back to — found and
 //! proved as accept finds and proves a chart's values (`accept::helm::plan_and_prove`).
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -125,14 +126,20 @@ async fn git_half(
         revision,
     )
     .await?;
-    let mut object = object_in(&target.manifest, key, &release.namespace).ok_or_else(|| {
-        format!(
-            "revision {revision} of release {} has no {key}",
-            release.name
-        )
-    })?;
-    // As helm applies it: with the release's label and annotations, as git's render has them.
-    target.as_applied(&mut object);
+    // Read as the index reads a release (its namespace where an object names none, with the
+    // label and annotations helm adds as it applies), then the object picked out.
+    let mut names = crate::manifest::tree::Names::default();
+    let object = crate::manifest::helm::release_objects(&Arc::new(target), &mut names)
+        .objects
+        .into_iter()
+        .find(|o| o.key == *key)
+        .map(|o| o.body.to_value())
+        .ok_or_else(|| {
+            format!(
+                "revision {revision} of release {} has no {key}",
+                release.name
+            )
+        })?;
     let live = LiveObject::from_value(object, inputs.schemas)
         .map_err(|e| format!("revision {revision}'s {key} cannot be read: {e}"))?;
     let drift = crate::drift::check::compare_in(inputs.index, chart, &live);
@@ -181,24 +188,6 @@ async fn git_half(
         },
         said,
     ))
-}
-
-/// The object `key` of a release's manifest (its documents; an object without a namespace is
-/// the release's `namespace`'s).
-fn object_in(manifest: &str, key: &ObjectKey, namespace: &str) -> Option<Value> {
-    crate::manifest::kustomize::source::documents_of(manifest)
-        .into_iter()
-        .map(|document| document.value)
-        .find(|object: &Value| {
-            let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
-            let group = text("/apiVersion")
-                .and_then(|v| v.rsplit_once('/'))
-                .map_or("", |(group, _)| group);
-            text("/kind") == Some(key.kind.as_str())
-                && group == key.group.as_str()
-                && text("/metadata/name") == Some(key.name.as_str())
-                && text("/metadata/namespace").unwrap_or(namespace) == key.namespace.as_str()
-        })
 }
 
 /// Carries out a release's rollback: `helm ARGS`, its trace, then the values file's commit
