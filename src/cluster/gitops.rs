@@ -25,6 +25,33 @@ fn application() -> ApiResource {
     resource("argoproj.io", "v1alpha1", "Application", "applications")
 }
 
+fn kustomization() -> ApiResource {
+    resource(
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "Kustomization",
+        "kustomizations",
+    )
+}
+
+fn helm_release() -> ApiResource {
+    resource(
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
+    )
+}
+
+fn git_repository() -> ApiResource {
+    resource(
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "GitRepository",
+        "gitrepositories",
+    )
+}
+
 /// Why an owner could not be read, in a few words.
 fn unreadable(owner: &Owner, err: &kube::Error) -> String {
     match err {
@@ -65,26 +92,12 @@ fn owning_object(reconciler: &Reconciler) -> (ApiResource, String, String) {
                 .unwrap_or_else(|| ARGO_NAMESPACE.to_owned()),
             app.clone(),
         ),
-        Owner::FluxKustomization { name, namespace } => (
-            resource(
-                "kustomize.toolkit.fluxcd.io",
-                "v1",
-                "Kustomization",
-                "kustomizations",
-            ),
-            namespace.clone(),
-            name.clone(),
-        ),
-        Owner::FluxHelmRelease { name, namespace } => (
-            resource(
-                "helm.toolkit.fluxcd.io",
-                "v2",
-                "HelmRelease",
-                "helmreleases",
-            ),
-            namespace.clone(),
-            name.clone(),
-        ),
+        Owner::FluxKustomization { name, namespace } => {
+            (kustomization(), namespace.clone(), name.clone())
+        }
+        Owner::FluxHelmRelease { name, namespace } => {
+            (helm_release(), namespace.clone(), name.clone())
+        }
     }
 }
 
@@ -143,13 +156,14 @@ pub async fn request_sync(client: &Client, reconciler: &Reconciler) -> Result<St
                     && let Some(source_name) = source("name")
                 {
                     let source_namespace = source("namespace").unwrap_or(namespace.clone());
-                    let git = resource(
-                        "source.toolkit.fluxcd.io",
-                        "v1",
-                        "GitRepository",
-                        "gitrepositories",
-                    );
-                    annotate(&git, &source_namespace, &source_name, FLUX_REQUESTED, &now).await?;
+                    annotate(
+                        &git_repository(),
+                        &source_namespace,
+                        &source_name,
+                        FLUX_REQUESTED,
+                        &now,
+                    )
+                    .await?;
                 }
             }
             annotate(&res, &namespace, &name, FLUX_REQUESTED, &now).await?;
@@ -181,18 +195,8 @@ pub async fn read(client: &Client, owner: &Owner) -> Reconciler {
         Owner::FluxKustomization { name, namespace }
         | Owner::FluxHelmRelease { name, namespace } => {
             let res = match owner {
-                Owner::FluxHelmRelease { .. } => resource(
-                    "helm.toolkit.fluxcd.io",
-                    "v2",
-                    "HelmRelease",
-                    "helmreleases",
-                ),
-                _ => resource(
-                    "kustomize.toolkit.fluxcd.io",
-                    "v1",
-                    "Kustomization",
-                    "kustomizations",
-                ),
+                Owner::FluxHelmRelease { .. } => helm_release(),
+                _ => kustomization(),
             };
             get(client, &res, namespace, name)
                 .await
@@ -377,24 +381,9 @@ const FLUX_NAMESPACE: &str = "flux-system";
 /// Every Flux Kustomization and GitRepository the user may list (all namespaces', else
 /// `flux-system`'s). Both empty when the cluster serves no Flux.
 pub async fn list_flux(client: &Client) -> Result<FluxObjects, String> {
-    let kustomizations = resource(
-        "kustomize.toolkit.fluxcd.io",
-        "v1",
-        "Kustomization",
-        "kustomizations",
-    );
-    let helm_releases = resource(
-        "helm.toolkit.fluxcd.io",
-        "v2",
-        "HelmRelease",
-        "helmreleases",
-    );
-    let repositories = resource(
-        "source.toolkit.fluxcd.io",
-        "v1",
-        "GitRepository",
-        "gitrepositories",
-    );
+    let kustomizations = kustomization();
+    let helm_releases = helm_release();
+    let repositories = git_repository();
     let kustomizations = list_everywhere(client, &kustomizations, FLUX_NAMESPACE).await?;
     let helm_releases = list_everywhere(client, &helm_releases, FLUX_NAMESPACE).await?;
     if kustomizations.is_empty() && helm_releases.is_empty() {
