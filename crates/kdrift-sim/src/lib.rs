@@ -22,6 +22,7 @@ pub mod controller;
 pub mod discovery;
 pub mod error;
 pub mod faults;
+mod git;
 pub mod object;
 pub mod openapi_v2;
 pub mod openapi_v3;

@@ -5,7 +5,6 @@
 //! has staged or edited elsewhere in that checkout stays as it was, and a file the user changed
 //! is left alone (the step is skipped).
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use super::step::{Step, request_for};
 use crate::controller::Gitops;
@@ -23,8 +22,8 @@ pub enum StepError {
     NoRepository(String),
     #[error("{}: {problem}; the release is skipped", .file.display())]
     File { file: PathBuf, problem: String },
-    #[error("`git {args}` failed: {stderr}")]
-    Git { args: String, stderr: String },
+    #[error("{0}")]
+    Git(String),
     #[error(transparent)]
     Api(#[from] ApiError),
 }
@@ -136,23 +135,5 @@ pub fn commit(repo: &Path, change: &Change) -> Result<String, StepError> {
 }
 
 fn git(repo: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String, StepError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .envs(env.iter().copied())
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| StepError::Git {
-            args: args.join(" "),
-            stderr: e.to_string(),
-        })?;
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    Err(StepError::Git {
-        args: args.join(" "),
-        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-    })
+    crate::git::run(repo, args, env).map_err(StepError::Git)
 }

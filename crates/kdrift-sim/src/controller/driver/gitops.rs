@@ -6,7 +6,6 @@
 //! not count.
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -509,19 +508,7 @@ fn record_sync(spec: &AppSpec, status: &mut Value, run: &SyncRun<'_>) {
 
 /// `git -C repo args…`: its output when it succeeds.
 fn git(repo: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    crate::git::run(repo, args, &[]).ok()
 }
 
 /// The commit a revision (`HEAD`, a branch, a tag, a sha) names.
