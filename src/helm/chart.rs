@@ -231,25 +231,11 @@ pub fn lookup<'v>(values: &'v Value, keys: &[String]) -> Option<&'v Value> {
 /// number), as key paths, those whose last key reads like `field` first (`replicaCount` for
 /// `replicas`), then the shorter.
 pub fn candidates(values: &Value, value: &Value, field: &str) -> Vec<Vec<String>> {
-    fn walk(at: &Value, path: &mut Vec<String>, want: &Value, out: &mut Vec<Vec<String>>) {
-        match at {
-            Value::Object(map) => {
-                for (key, child) in map {
-                    path.push(key.clone());
-                    walk(child, path, want, out);
-                    path.pop();
-                }
-            }
-            Value::Array(_) => {}
-            leaf => {
-                if same_scalar(leaf, want) {
-                    out.push(path.clone());
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(values, &mut Vec::new(), value, &mut out);
+    let mut out: Vec<Vec<String>> = leaves(values)
+        .into_iter()
+        .filter(|(_, leaf)| same_scalar(leaf, value))
+        .map(|(keys, _)| keys)
+        .collect();
     let field = field.to_ascii_lowercase();
     let stem = field.trim_end_matches('s');
     out.sort_by_key(|keys| {
@@ -260,6 +246,26 @@ pub fn candidates(values: &Value, value: &Value, field: &str) -> Vec<Vec<String>
         let near = !(last.contains(stem) || stem.contains(last.as_str()));
         (near, keys.len())
     });
+    out
+}
+
+/// Every scalar of `values` (lists are not walked: a value path names no item), with its path.
+fn leaves(values: &Value) -> Vec<(Vec<String>, &Value)> {
+    fn walk<'v>(at: &'v Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, &'v Value)>) {
+        match at {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    path.push(key.clone());
+                    walk(child, path, out);
+                    path.pop();
+                }
+            }
+            Value::Array(_) => {}
+            leaf => out.push((path.clone(), leaf)),
+        }
+    }
+    let mut out = Vec::new();
+    walk(values, &mut Vec::new(), &mut out);
     out
 }
 
@@ -274,28 +280,15 @@ pub fn within(
     live: &str,
     field: &str,
 ) -> Vec<(Vec<String>, Value)> {
-    fn walk(at: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String, bool)>) {
-        match at {
-            Value::Object(map) => {
-                for (key, child) in map {
-                    path.push(key.clone());
-                    walk(child, path, out);
-                    path.pop();
-                }
-            }
-            Value::String(text) if !text.is_empty() => {
-                out.push((path.clone(), text.clone(), false))
-            }
-            Value::Number(n) => out.push((path.clone(), n.to_string(), true)),
-            _ => {}
-        }
-    }
-    let mut leaves = Vec::new();
-    walk(values, &mut Vec::new(), &mut leaves);
     let field = field.to_ascii_lowercase();
-    let mut out: Vec<(usize, bool, Vec<String>, Value)> = leaves
+    let mut out: Vec<(usize, bool, Vec<String>, Value)> = leaves(values)
         .into_iter()
-        .filter_map(|(keys, text, number)| {
+        .filter_map(|(keys, leaf)| {
+            let (text, number) = match leaf {
+                Value::String(text) if !text.is_empty() => (text.clone(), false),
+                Value::Number(n) => (n.to_string(), true),
+                _ => return None,
+            };
             let at = rendered.find(&text)?;
             let (before, after) = (&rendered[..at], &rendered[at + text.len()..]);
             let middle = live
