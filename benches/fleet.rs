@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use kdrift::app::fleet::{Fleet, Member};
-use kdrift::app::{App, DriftSummary, Message};
+use kdrift::app::{App, Message};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::rows::{ObjectKey, WorkloadRow};
 use kdrift::runtime::event_loop::{Event, Frontend};
@@ -196,12 +196,7 @@ impl Frontend<TestBackend> for Probe {
             s.progress = members
                 .iter()
                 .map(|m| {
-                    let known = m
-                        .app
-                        .drift
-                        .values()
-                        .filter(|d| !matches!(d, DriftSummary::NotComputed))
-                        .count();
+                    let known = m.app.ledger.rows().count();
                     (m.app.cache.workloads.len(), known)
                 })
                 .collect();
@@ -219,13 +214,7 @@ impl Frontend<TestBackend> for Probe {
                     !m.app.cache.workloads.is_empty(),
                     m.app.manifests.is_some(),
                     m.app.kinds.is_some(),
-                    m.app.cache.workloads.len() == want
-                        && m.app
-                            .drift
-                            .values()
-                            .filter(|d| !matches!(d, DriftSummary::NotComputed))
-                            .count()
-                            == want,
+                    m.app.cache.workloads.len() == want && m.app.ledger.rows().count() == want,
                 ];
                 for (mark, reached) in marks.iter_mut().zip(now) {
                     if reached && mark.is_none() {

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use kdrift::app::{App, DriftSummary};
+use kdrift::app::App;
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
 use serde_json::{Value, json};
@@ -155,10 +155,7 @@ struct Stats {
 }
 
 fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
-    if s.all_drift.is_none()
-        && app.drift.len() >= RELEASES * DEPLOYMENTS
-        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-    {
+    if s.all_drift.is_none() && app.ledger.rows().count() >= RELEASES * DEPLOYMENTS {
         s.all_drift = Some(since_start);
     }
     if let Some((ns, revision, since)) = &s.awaited {

@@ -52,22 +52,20 @@ struct Stats {
 
 /// After each frame: what the figures need from the app.
 fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
-    if s.all_drift.is_none()
-        && app.drift.len() >= DEPLOYMENTS
-        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-    {
+    if s.all_drift.is_none() && app.ledger.rows().count() >= DEPLOYMENTS {
         s.all_drift = Some(since_start);
+        let rows = app.ledger.rows().count();
         let in_sync = app
-            .drift
-            .values()
-            .filter(|d| **d == DriftSummary::InSync)
+            .ledger
+            .rows()
+            .filter(|e| e.summary == DriftSummary::InSync)
             .count();
         let drifted = app
-            .drift
-            .values()
-            .filter(|d| matches!(d, DriftSummary::Fields(_)))
+            .ledger
+            .rows()
+            .filter(|e| matches!(e.summary, DriftSummary::Fields(_)))
             .count();
-        s.counts = (in_sync, drifted, app.drift.len() - in_sync - drifted);
+        s.counts = (in_sync, drifted, rows - in_sync - drifted);
     }
     if let Some((key, want, since)) = &s.marker
         && app.drift_of(key) == want

@@ -96,9 +96,8 @@ struct Stats {
 
 /// Every Deployment row and every other object has its drift.
 fn all_known(app: &App) -> bool {
-    app.drift.len() >= DEPLOYMENTS
-        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        && app.objects.entries.len() >= 2 * DEPLOYMENTS
+    app.ledger.rows().count() >= DEPLOYMENTS
+        && app.ledger.others().count() >= 2 * DEPLOYMENTS
         && !app.objects.kinds.is_empty()
         && app.objects.kinds.values().all(|listed| *listed)
 }
@@ -107,9 +106,9 @@ fn all_known(app: &App) -> bool {
 fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
     s.frames += 1;
     if let Some((keys, written)) = &s.edited
-        && keys.iter().all(|k| {
-            app.objects.entries.get(k).map(|e| &e.summary) == Some(&DriftSummary::Fields(1))
-        })
+        && keys
+            .iter()
+            .all(|k| app.ledger.get(k).map(|e| &e.summary) == Some(&DriftSummary::Fields(1)))
     {
         s.edit_took = Some(written.elapsed());
         s.edited = None;
@@ -117,13 +116,8 @@ fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
     if s.all_drift.is_none() && all_known(app) {
         s.all_drift = Some(since_start);
         let drifted = |d: &DriftSummary| matches!(d, DriftSummary::Fields(_));
-        let rows = app.drift.values().filter(|d| drifted(d)).count();
-        let objects = app
-            .objects
-            .entries
-            .values()
-            .filter(|e| drifted(&e.summary))
-            .count();
+        let rows = app.ledger.rows().filter(|e| drifted(&e.summary)).count();
+        let objects = app.ledger.others().filter(|e| drifted(&e.summary)).count();
         s.counts = (rows, objects);
     }
     let Some((want, sent)) = s.marker.clone() else {
@@ -140,9 +134,7 @@ fn on_frame(s: &mut Stats, app: &App, since_start: Duration) {
             s.deployment_latencies.push(sent.elapsed());
             s.marker = None;
         }
-        Want::Drift(key, summary)
-            if app.objects.entries.get(&key).map(|e| &e.summary) == Some(&summary) =>
-        {
+        Want::Drift(key, summary) if app.ledger.get(&key).map(|e| &e.summary) == Some(&summary) => {
             s.configmap_latencies.push(sent.elapsed());
             s.marker = None;
         }

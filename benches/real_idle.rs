@@ -29,7 +29,7 @@ mod session;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kdrift::app::{App, DriftSummary};
+use kdrift::app::App;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::traffic;
 use kdrift::runtime::event_loop::wakeups_and_frames;
@@ -52,9 +52,8 @@ struct Stats {
 
 /// Every Deployment row and every other object has its drift.
 fn all_known(app: &App) -> bool {
-    app.drift.len() >= APPS.apps
-        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        && app.objects.entries.len() >= 2 * APPS.apps
+    app.ledger.rows().count() >= APPS.apps
+        && app.ledger.others().count() >= 2 * APPS.apps
         && !app.objects.kinds.is_empty()
         && app.objects.kinds.values().all(|listed| *listed)
 }

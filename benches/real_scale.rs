@@ -82,9 +82,8 @@ fn on_frame(s: &mut Stats, app: &App, since: Duration) {
         s.first_row = Some(since);
     }
     if s.synced.is_none()
-        && app.drift.len() >= s.apps
-        && app.drift.values().all(|d| *d != DriftSummary::NotComputed)
-        && app.objects.entries.len() >= 2 * s.apps
+        && app.ledger.rows().count() >= s.apps
+        && app.ledger.others().count() >= 2 * s.apps
         && !app.objects.kinds.is_empty()
         && app.objects.kinds.values().all(|listed| *listed)
     {
@@ -92,10 +91,10 @@ fn on_frame(s: &mut Stats, app: &App, since: Duration) {
         s.start_peak = measure::peak_mb();
         s.prior_bytes = app.changes.prior_bytes();
         s.in_sync = app
-            .drift
+            .ledger
             .iter()
-            .filter(|(k, d)| **d == DriftSummary::InSync && k.namespace.starts_with("scale-"))
-            .map(|(k, _)| k.clone())
+            .filter(|(k, e)| e.summary == DriftSummary::InSync && k.namespace.starts_with("scale-"))
+            .filter_map(|(k, _)| kdrift::app::drift::row_key(k))
             .collect();
         s.in_sync.sort();
     }

@@ -19,8 +19,8 @@ pub fn heap_by_part(app: &App) -> String {
     let manifests = app.manifests.as_deref().map_or(0.0, cloned);
     let parts = [
         ("rows", cloned(&app.cache)),
-        ("drift", cloned(&app.drift) + cloned(&app.newest)),
-        ("objects of other kinds", cloned(&app.objects)),
+        ("drift ledger", cloned(&app.ledger)),
+        ("watched kinds", cloned(&app.objects)),
         ("timeline", cloned(&app.changes)),
         ("manifests", manifests),
         // Again: another thread allocating meanwhile would show as a difference.

@@ -75,11 +75,15 @@ pub fn seen(app: &App) -> View {
             (r.key.clone(), shown)
         })
         .collect();
-    for (key, drift) in &app.drift {
-        view.entry(key.clone()).or_insert_with(|| Shown {
+    for (key, entry) in app.ledger.iter() {
+        let Some(key) = kdrift::app::drift::row_key(key) else {
+            continue;
+        };
+        let listed_missing = app.table.missing.binary_search(&key).is_ok();
+        view.entry(key).or_insert_with(|| Shown {
             counts: None,
-            drift: drift.clone(),
-            listed_missing: app.table.missing.binary_search(key).is_ok(),
+            drift: entry.summary.clone(),
+            listed_missing,
         });
     }
     view

@@ -3,7 +3,6 @@
 //! drawn as an annotated diff; keys scroll, move between drifted fields and fetch again.
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::drift::{row_key, summary_of};
 use super::{App, Command, ManifestKey, Screen};
 use crate::cluster::live::FetchedObject;
 use crate::drift::check::compare_in;
@@ -167,10 +166,7 @@ impl App {
                     });
                     focus_at = item.and_then(|n| lines.iter().position(|l| l.item == Some(n)));
                 }
-                match row_key(&key) {
-                    Some(row) => self.set_drift(row, summary_of(&drift)),
-                    None => self.set_object_drift(&key, &drift),
-                }
+                self.set_object_drift(&key, &drift);
                 DiffContent::Ready {
                     lines,
                     items,

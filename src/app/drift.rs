@@ -4,6 +4,7 @@
 //! view is [`super::diff`]'s.
 use std::sync::Arc;
 
+use super::ledger::ObjectEntry;
 use super::{App, Command, DriftSummary, ManifestKey, Screen};
 use crate::cluster::live::{Fetched, LiveJson, LiveRow};
 use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
@@ -53,7 +54,7 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
     text
 }
 
-/// A Deployment's drift summary and the newest writer of its drifted fields.
+/// A workload's drift summary and the newest writer of its drifted fields.
 type RowDrift = (DriftSummary, Option<Attribution>);
 
 /// The drift summary of a compared object, and the newest writer of its drifted fields.
@@ -93,13 +94,13 @@ impl App {
             .is_none_or(|ns| ns == key.namespace.as_ref())
     }
 
-    /// The drift of one fetched live object (its JSON text) against its manifest (pure): the
+    /// The drift of one fetched live workload (its JSON text) against its manifest (pure): the
     /// extract is read here and dropped after the compare.
-    fn drift_of_fetched(&self, key: &ObjectKey, json: &LiveJson) -> RowDrift {
+    fn drift_of_fetched(&self, key: &ObjectKey, object: &ManifestKey, json: &LiveJson) -> RowDrift {
         let Some(index) = &self.manifests else {
             return alone(DriftSummary::NotComputed);
         };
-        let Some(manifest) = index.get(&manifest_key(key)) else {
+        let Some(manifest) = index.get(object) else {
             return alone(DriftSummary::Unmanaged);
         };
         let schemas = self
@@ -114,22 +115,28 @@ impl App {
         }
     }
 
-    fn has_manifest(&self, key: &ObjectKey) -> bool {
+    pub(super) fn has_manifest(&self, key: &ManifestKey) -> bool {
         self.manifests
             .as_ref()
-            .is_some_and(|index| index.get(&manifest_key(key)).is_some())
+            .is_some_and(|index| index.get(key).is_some())
     }
 
-    /// The drift of a watched workload: its extract is read from the JSON only when it has a
-    /// manifest (about 30 µs), and not even then when the event changed nothing a compare reads
-    /// (a status write: [`KeptInputs`](super::drift_inputs::KeptInputs)); the others cost
-    /// nothing here but the change timeline's line (when it is on), which reads every one
-    /// (`listed`: a list brought it).
-    fn drift_of_json(&mut self, key: &ObjectKey, json: &LiveJson, listed: bool) -> RowDrift {
+    /// The drift of a watched workload (`object`: its key in the ledger): its extract is read
+    /// from the JSON only when it has a manifest (about 30 µs), and not even then when the
+    /// event changed nothing a compare reads (a status write:
+    /// [`KeptInputs`](super::drift_inputs::KeptInputs)); the others cost nothing here but the
+    /// change timeline's line (when it is on), which reads every one (`listed`: a list brought
+    /// it).
+    fn drift_of_json(
+        &mut self,
+        key: &ObjectKey,
+        object: &ManifestKey,
+        json: &LiveJson,
+        listed: bool,
+    ) -> RowDrift {
         let timeline = self.changes.enabled();
         let index = self.manifests.clone();
-        let object = manifest_key(key);
-        let manifest = index.as_ref().and_then(|index| index.get(&object));
+        let manifest = index.as_ref().and_then(|index| index.get(object));
         let without = match (&index, manifest) {
             (None, _) => Some(DriftSummary::NotComputed),
             (Some(_), None) => Some(DriftSummary::Unmanaged),
@@ -148,8 +155,8 @@ impl App {
             .map(crate::drift::live_changes::Version::drift_inputs);
         if !listed
             && let (Some(inputs), Some(version)) = (inputs, &version)
-            && let Some(kept) = self.kept_drift(key, inputs)
-            && (!timeline || self.changes.restamp(&object, version))
+            && let Some(kept) = self.kept_drift(key, object, inputs)
+            && (!timeline || self.changes.restamp(object, version))
         {
             self.drift_inputs.kept += 1;
             return kept;
@@ -169,7 +176,7 @@ impl App {
         if let Some(summary) = without {
             // No drift to read: the timeline's version alone.
             if let Some(version) = version {
-                changes.observe(&object, schema, version, None, listed);
+                changes.observe(object, schema, version, None, listed);
             }
             return alone(summary);
         }
@@ -185,7 +192,7 @@ impl App {
                         manifest: manifest.body.root(),
                         drift: &drift,
                     };
-                    changes.observe(&object, schema, version, Some(&desired), listed);
+                    changes.observe(object, schema, version, Some(&desired), listed);
                 }
                 match inputs {
                     Some(inputs) => drift_inputs.compared(key, inputs),
@@ -211,15 +218,15 @@ impl App {
 
     /// The drift answer `key` has, when its last compare read `inputs` too and its row is
     /// still there (a row dropped by a relist is compared when it comes back).
-    fn kept_drift(&self, key: &ObjectKey, inputs: u64) -> Option<RowDrift> {
+    fn kept_drift(&self, key: &ObjectKey, object: &ManifestKey, inputs: u64) -> Option<RowDrift> {
         if !self.drift_inputs.same(key, inputs) || self.cache.workloads.get(key).is_none() {
             return None;
         }
-        let summary = self.drift.get(key)?.clone();
-        Some((summary, self.newest.get(key).cloned()))
+        let entry = self.ledger.get(object)?;
+        Some((entry.summary.clone(), entry.newest.as_deref().cloned()))
     }
 
-    /// Computes the drift of each watched Deployment as it arrives and returns the row updates
+    /// Computes the drift of each watched workload as it arrives and returns the row updates
     /// for the cache; the objects' JSON is dropped here.
     pub fn drift_from_watch(
         &mut self,
@@ -229,27 +236,29 @@ impl App {
         for update in updates {
             rows.push(match update {
                 WatchUpdate::Apply(LiveRow { row, json }) => {
-                    self.superseded(&row.key);
-                    let summary = self.drift_of_json(&row.key, &json, false);
-                    self.set_drift(row.key.clone(), summary);
+                    let object = manifest_key(&row.key);
+                    self.ledger.superseded(&object);
+                    let drift = self.drift_of_json(&row.key, &object, &json, false);
+                    self.set_drift(&object, drift);
                     WatchUpdate::Apply(row)
                 }
                 WatchUpdate::InitApply(LiveRow { row, json }) => {
-                    self.superseded(&row.key);
-                    let summary = self.drift_of_json(&row.key, &json, true);
-                    self.set_drift(row.key.clone(), summary);
+                    let object = manifest_key(&row.key);
+                    self.ledger.superseded(&object);
+                    let drift = self.drift_of_json(&row.key, &object, &json, true);
+                    self.set_drift(&object, drift);
                     WatchUpdate::InitApply(row)
                 }
                 WatchUpdate::Delete(key) => {
-                    self.superseded(&key);
+                    let object = manifest_key(&key);
+                    self.ledger.superseded(&object);
                     self.drift_inputs.forget(&key);
-                    let in_git = self.has_manifest(&key);
-                    self.changes.deleted(&manifest_key(&key), in_git);
+                    let in_git = self.has_manifest(&object);
+                    self.changes.deleted(&object, in_git);
                     if in_git {
-                        self.set_drift(key.clone(), alone(DriftSummary::Missing));
+                        self.set_drift(&object, alone(DriftSummary::Missing));
                     } else {
-                        self.drift.remove(&key);
-                        self.newest.remove(&key);
+                        self.ledger.remove(&object);
                     }
                     WatchUpdate::Delete(key)
                 }
@@ -260,68 +269,73 @@ impl App {
         rows
     }
 
-    pub(super) fn set_drift(&mut self, key: ObjectKey, (summary, newest): RowDrift) {
-        match newest {
-            Some(newest) => {
-                self.newest.insert(key.clone(), newest);
-            }
-            None => {
-                self.newest.remove(&key);
-            }
-        }
-        if summary == DriftSummary::NotComputed {
-            self.drift.remove(&key);
-        } else if self.drift.get(&key) != Some(&summary) {
-            self.drift.insert(key, summary);
-        }
+    /// Sets a workload's ledger entry (its owners are on its row).
+    pub(super) fn set_drift(&mut self, object: &ManifestKey, (summary, newest): RowDrift) {
+        let entry = ObjectEntry {
+            summary,
+            newest: newest.map(Box::new),
+            owners: Vec::new(),
+        };
+        self.set_entry(object, entry);
+    }
+
+    /// Sets the ledger entry of `key`, keyed by the timeline's key of it when it is a new one.
+    /// Whether it changed.
+    pub(super) fn set_entry(&mut self, key: &ManifestKey, entry: ObjectEntry) -> bool {
+        let Self {
+            ledger, changes, ..
+        } = self;
+        ledger.set(key, entry, |key| changes.shared_key(key))
     }
 
     /// Every row with a manifest is fetched again and compared (the schemas changed).
     pub(crate) fn refetch_rows(&mut self) -> Vec<Command> {
-        let fetch: Vec<ObjectKey> = self
+        let fetch: Vec<ManifestKey> = self
             .cache
             .workloads
             .iter()
-            .map(|e| e.row.key.clone())
+            .map(|e| manifest_key(&e.row.key))
             .filter(|key| self.has_manifest(key))
             .collect();
-        if fetch.is_empty() {
-            Vec::new()
-        } else {
-            vec![self.fetch_live(fetch)]
-        }
+        self.fetch(fetch).into_iter().collect()
     }
 
-    /// Ask for these rows' live objects (their manifests changed), noting that they are asked.
-    fn fetch_live(&mut self, keys: Vec<ObjectKey>) -> Command {
-        for key in &keys {
-            self.fetching.insert(key.clone(), false);
+    /// Ask for these objects' live state (their manifests changed, or the schemas), each in
+    /// the version it is compared in (a workload's `apps/v1`, another's its manifest's), noting
+    /// that they are asked.
+    pub(super) fn fetch(&mut self, keys: Vec<ManifestKey>) -> Option<Command> {
+        let mut wanted = Vec::with_capacity(keys.len());
+        for key in keys {
+            let api_version = if Self::is_row_kind(&key) {
+                "apps/v1".to_owned()
+            } else {
+                match self.manifests.as_ref().and_then(|index| index.get(&key)) {
+                    Some(manifest) => manifest.api_version.to_string(),
+                    None => continue,
+                }
+            };
+            self.ledger.asked(key.clone());
+            wanted.push((key, api_version));
         }
-        Command::FetchLive(keys)
-    }
-
-    /// A watch event of `key` came: an answer to a fetch asked before it is older than the row.
-    fn superseded(&mut self, key: &ObjectKey) {
-        if let Some(superseded) = self.fetching.get_mut(key) {
-            *superseded = true;
-        }
+        (!wanted.is_empty()).then_some(Command::Fetch(wanted))
     }
 
     /// Is `key` a row of its own in the table's missing list (in git, not in the cluster)?
     fn is_missing_row(&self, key: &ObjectKey) -> bool {
-        self.drift.get(key) == Some(&DriftSummary::Missing)
-            && self.cache.workloads.get(key).is_none()
+        self.cache.workloads.get(key).is_none()
+            && self.ledger.summary(&manifest_key(key)) == &DriftSummary::Missing
     }
 
     /// The table lists missing objects as rows of their own: keep its list in step, looking at
-    /// every drift entry (after a list or a manifest change; watch events use
+    /// every ledger entry (after a list or a manifest change; watch events use
     /// [`App::sync_missing_keys`]).
     pub(crate) fn sync_missing_rows(&mut self) {
         let mut missing: Vec<ObjectKey> = self
-            .drift
-            .keys()
-            .filter(|k| self.is_missing_row(k))
-            .cloned()
+            .ledger
+            .iter()
+            .filter(|(_, entry)| entry.summary == DriftSummary::Missing)
+            .filter_map(|(key, _)| row_key(key))
+            .filter(|key| self.cache.workloads.get(key).is_none())
             .collect();
         missing.sort();
         if missing != self.table.missing {
@@ -346,15 +360,17 @@ impl App {
         }
     }
 
-    /// After a full list (or a manifest load): every Deployment manifest in scope without a row
-    /// is missing, and entries with neither row nor manifest go.
+    /// After a full list (or a manifest load): every workload manifest in scope without a row
+    /// is missing, and workload entries with neither row nor manifest go.
     pub fn reconcile_missing(&mut self) {
         let Some(index) = self.manifests.clone() else {
             return;
         };
         let cache = &self.cache.workloads;
-        self.drift
-            .retain(|key, _| cache.get(key).is_some() || index.get(&manifest_key(key)).is_some());
+        self.ledger.retain(|key, _| match row_key(key) {
+            Some(row) => index.get(key).is_some() || cache.get(&row).is_some(),
+            None => true,
+        });
         for manifest in index.objects() {
             let Some(key) = row_key(&manifest.key) else {
                 continue;
@@ -362,7 +378,7 @@ impl App {
             // A kind is missing nothing before its first list ended.
             let listed = self.cache.workloads.set(key.kind).is_synced();
             if listed && self.in_scope(&key) && self.cache.workloads.get(&key).is_none() {
-                self.drift.insert(key, DriftSummary::Missing);
+                self.set_drift(&manifest.key, alone(DriftSummary::Missing));
             }
         }
     }
@@ -379,17 +395,17 @@ impl App {
         self.drift_inputs.clear();
         self.dirty = true;
         let mut fetch = Vec::new();
-        let keys: Vec<ObjectKey> = self
+        let keys: Vec<ManifestKey> = self
             .cache
             .workloads
             .iter()
-            .map(|e| e.row.key.clone())
+            .map(|e| manifest_key(&e.row.key))
             .collect();
         for key in keys {
             if self.has_manifest(&key) {
                 fetch.push(key);
             } else {
-                self.drift.insert(key, DriftSummary::Unmanaged);
+                self.set_drift(&key, alone(DriftSummary::Unmanaged));
             }
         }
         self.reconcile_missing();
@@ -399,8 +415,8 @@ impl App {
             // Discovery's answer fetches every row with a manifest again (the schemas change):
             // fetching them now too would list and compare each twice at start.
             self.fetch_after_mapping |= !fetch.is_empty();
-        } else if !fetch.is_empty() {
-            commands.push(self.fetch_live(fetch));
+        } else {
+            commands.extend(self.fetch(fetch));
         }
         commands.extend(self.render_charts());
         commands
@@ -447,26 +463,40 @@ impl App {
         commands
     }
 
-    /// The desired state of `all` changed (files re-read, releases set): their objects are
-    /// fetched again to be compared with it.
-    pub(super) fn desired_changed(&mut self, all: Vec<ManifestKey>) -> Vec<Command> {
+    /// The desired state of `all` changed (files re-read, releases set): their objects in
+    /// scope are fetched again, in one command, to be compared with it — the workloads', and
+    /// those of the other kinds watched; what lost its manifest is unmanaged (a live row) or
+    /// forgotten.
+    pub(super) fn desired_changed(&mut self, mut all: Vec<ManifestKey>) -> Vec<Command> {
         self.drift_inputs.clear();
-        let mut commands = self.objects_touched(&all);
         // A kind that is new to the manifests: map it (and watch it).
-        commands.extend(self.map_kinds_if_new());
-        let mut touched: Vec<ObjectKey> = all.iter().filter_map(row_key).collect();
-        touched.sort();
-        touched.dedup();
-        touched.retain(|key| self.in_scope(key));
+        let mut commands = self.map_kinds_if_new();
+        all.sort();
+        all.dedup();
         self.dirty = true;
         let mut fetch = Vec::new();
-        for key in touched {
-            if self.has_manifest(&key) {
-                fetch.push(key);
-            } else if self.cache.workloads.get(&key).is_some() {
-                self.drift.insert(key, DriftSummary::Unmanaged);
+        for key in &all {
+            let row = row_key(key);
+            let in_scope = match &row {
+                Some(row) => self.in_scope(row),
+                None => self.object_in_scope(key),
+            };
+            let watched = row.is_some() || self.objects.kinds.keys().any(|k| k.is_kind_of(key));
+            if !in_scope {
+                continue;
+            }
+            if self.has_manifest(key) {
+                if watched {
+                    fetch.push(key.clone());
+                }
+            } else if row
+                .as_ref()
+                .is_some_and(|row| self.cache.workloads.get(row).is_some())
+            {
+                self.set_drift(key, alone(DriftSummary::Unmanaged));
             } else {
-                self.drift.remove(&key);
+                // No manifest any more: an object still live is unmanaged, not listed.
+                self.ledger.remove(key);
             }
         }
         if let Screen::Diff(view) = &self.screen
@@ -478,37 +508,47 @@ impl App {
                 manifest.api_version.to_string(),
             ));
         }
-        if !fetch.is_empty() {
-            commands.push(self.fetch_live(fetch));
-        }
+        commands.extend(self.fetch(fetch));
         self.sync_missing_rows();
         commands
     }
 
-    /// Objects fetched after a manifest change: compared, then dropped.
-    pub fn live_fetched(&mut self, fetched: Vec<Fetched>) {
+    /// Objects fetched after a manifest change (of any kind): compared, then dropped.
+    pub fn fetched(&mut self, fetched: Vec<Fetched>) {
         for (key, result) in fetched {
-            // An answer for a namespace no longer watched (after `:ns`), or one older than a
-            // watch event that came while it was on its way (that event's drift is the newer:
-            // it was compared with the same manifests).
-            if self.fetching.remove(&key) == Some(true) || !self.in_scope(&key) {
+            // An answer older than a watch event that came while it was on its way (that
+            // event's drift is the newer: it was compared with the same manifests).
+            if self.ledger.answered(&key) {
                 continue;
             }
-            self.drift_inputs.forget(&key);
-            let summary = match result {
-                Ok(Some(json)) => self.drift_of_fetched(&key, &json),
-                Ok(None) if self.has_manifest(&key) => alone(DriftSummary::Missing),
-                Ok(None) => alone(DriftSummary::NotComputed),
-                Err(e) => alone(DriftSummary::Error(e)),
-            };
-            self.set_drift(key, summary);
+            match row_key(&key) {
+                Some(row) => self.workload_fetched(&row, &key, result),
+                None => self.object_fetched(key, result),
+            }
         }
-        // The start's fetch of every row filled this map: its table is not kept once empty.
-        if self.fetching.is_empty() {
-            self.fetching.shrink_to_fit();
-        }
+        self.ledger.fetches_done();
         self.sync_missing_rows();
         self.dirty = true;
+    }
+
+    fn workload_fetched(
+        &mut self,
+        row: &ObjectKey,
+        object: &ManifestKey,
+        result: Result<Option<LiveJson>, String>,
+    ) {
+        // An answer for a namespace no longer watched (after `:ns`).
+        if !self.in_scope(row) {
+            return;
+        }
+        self.drift_inputs.forget(row);
+        let drift = match result {
+            Ok(Some(json)) => self.drift_of_fetched(row, object, &json),
+            Ok(None) if self.has_manifest(object) => alone(DriftSummary::Missing),
+            Ok(None) => alone(DriftSummary::NotComputed),
+            Err(e) => alone(DriftSummary::Error(e)),
+        };
+        self.set_drift(object, drift);
     }
 }
 

@@ -35,25 +35,14 @@ impl App {
     /// Every object that is drifted, missing or in error, of every kind, in order.
     pub fn drift_rows(&self) -> Vec<DriftRow> {
         let mut rows: Vec<DriftRow> = self
-            .drift
+            .ledger
             .iter()
-            .filter(|(_, summary)| needs_attention(summary))
-            .map(|(key, summary)| DriftRow {
-                key: super::drift::manifest_key(key),
-                summary: summary.clone(),
-                newest: self.newest.get(key).cloned(),
+            .filter(|(_, entry)| needs_attention(&entry.summary))
+            .map(|(key, entry)| DriftRow {
+                key: key.clone(),
+                summary: entry.summary.clone(),
+                newest: entry.newest.as_deref().cloned(),
             })
-            .chain(
-                self.objects
-                    .entries
-                    .iter()
-                    .filter(|(_, entry)| needs_attention(&entry.summary))
-                    .map(|(key, entry)| DriftRow {
-                        key: ManifestKey::clone(key),
-                        summary: entry.summary.clone(),
-                        newest: entry.newest.as_deref().cloned(),
-                    }),
-            )
             .collect();
         rows.sort_by(|a, b| {
             (&a.key.kind, &a.key.namespace, &a.key.name).cmp(&(
@@ -69,13 +58,10 @@ impl App {
     pub fn drifted_count(&self) -> usize {
         let counts =
             |s: &DriftSummary| matches!(s, DriftSummary::Fields(_) | DriftSummary::Missing);
-        self.drift.values().filter(|s| counts(s)).count()
-            + self
-                .objects
-                .entries
-                .values()
-                .filter(|e| counts(&e.summary))
-                .count()
+        self.ledger
+            .iter()
+            .filter(|(_, e)| counts(&e.summary))
+            .count()
     }
 
     /// `:drift`: open the list (where it was left, if it was open before).

@@ -53,27 +53,37 @@ fn app(context: &str, names: &[&str]) -> App {
 #[test]
 fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
     let (mut a, mut b) = (app("a", &["web", "cart"]), app("b", &["web"]));
-    a.drift
-        .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(2));
-    b.drift
-        .insert(ObjectKey::new("shop", "web"), DriftSummary::Missing);
+    a.ledger.set_summary(
+        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        DriftSummary::Fields(2),
+    );
+    b.ledger.set_summary(
+        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        DriftSummary::Missing,
+    );
     let mut fleet = Fleet::default();
     fleet.refresh(&[&a, &b]);
     assert_eq!(fleet.drifted(), 2);
     // A change in one context (its app marked changed, as `update` does) is counted.
     a.dirty = false;
     b.dirty = true;
-    b.drift
-        .insert(ObjectKey::new("shop", "web"), DriftSummary::InSync);
+    b.ledger.set_summary(
+        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        DriftSummary::InSync,
+    );
     fleet.refresh(&[&a, &b]);
     assert_eq!(fleet.drifted(), 1);
     // Another context at b's place, and one fewer: counted afresh.
     let mut c = app("c", &["web"]);
     c.dirty = false;
-    c.drift
-        .insert(ObjectKey::new("shop", "web"), DriftSummary::Fields(1));
-    c.drift
-        .insert(ObjectKey::new("shop", "cart"), DriftSummary::Fields(1));
+    c.ledger.set_summary(
+        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        DriftSummary::Fields(1),
+    );
+    c.ledger.set_summary(
+        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "cart")),
+        DriftSummary::Fields(1),
+    );
     fleet.refresh(&[&a, &c]);
     assert_eq!(fleet.drifted(), 3);
     fleet.refresh(&[&a]);

@@ -8,7 +8,7 @@ use crossterm::event::KeyEvent;
 use super::{Flash, ManifestKey, Stalled, accept, objects, revert};
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::kinds::ServedKind;
-use crate::cluster::live::{Fetched, FetchedObject};
+use crate::cluster::live::{Fetched, FetchedObject, Wanted};
 use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::ClusterMessage;
 use crate::manifest::ManifestIndex;
@@ -75,12 +75,10 @@ pub enum Message {
         id: u64,
         result: Result<Vec<String>, String>,
     },
-    /// Live objects fetched for `Command::FetchLive`.
-    LiveFetched(Vec<Fetched>),
+    /// Live objects fetched for `Command::Fetch`.
+    Fetched(Vec<Fetched>),
     /// The kinds of the manifests mapped through discovery (reply to `Command::MapKinds`).
     KindsMapped(Result<objects::MappedKinds, String>),
-    /// Objects of other kinds fetched for `Command::FetchObjects`.
-    ObjectsFetched(Vec<FetchedObject>),
     /// The whole live object for `Command::FetchDiff`.
     DiffFetched(FetchedObject),
     /// The live object, manifest file and git state for `Command::PrepareAccept`.
@@ -158,17 +156,15 @@ pub enum Command {
         id: u64,
         index: accept::SharedIndex,
     },
-    /// GET (or list) these Deployments and answer with `Message::LiveFetched`: their manifests
-    /// changed and no live object is kept to compare again.
-    FetchLive(Vec<ObjectKey>),
+    /// GET (or list) these objects, of any kind, each in the `apiVersion` given, and answer
+    /// with `Message::Fetched` (in batches): their manifests changed and no live object is kept
+    /// to compare again.
+    Fetch(Vec<Wanted>),
     /// Map these `apiVersion`s and kinds (of the manifests) through discovery and read their
     /// schemas; answer with `Message::KindsMapped`.
     MapKinds(std::collections::BTreeSet<(String, String)>),
     /// Watch the objects of these kinds (replacing the watchers of the kinds watched before).
     WatchObjects(Vec<ServedKind>),
-    /// GET these objects, each in its manifest's `apiVersion`; answer with
-    /// `Message::ObjectsFetched`.
-    FetchObjects(Vec<(ManifestKey, String)>),
     /// GET one object (in its manifest's `apiVersion`) for the diff view; answer with
     /// `Message::DiffFetched`.
     FetchDiff(ManifestKey, String),

@@ -34,6 +34,7 @@ mod drift_inputs;
 pub mod drift_list;
 pub mod fleet;
 pub mod keys;
+pub mod ledger;
 pub mod logs;
 pub mod message;
 pub mod objects;
@@ -58,7 +59,7 @@ pub use screen::{Flash, PodCursor, Prompt, Screen, bare_frame};
 pub use stalls::Stalled;
 use watch::table_health;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -118,12 +119,8 @@ pub struct App {
     /// When the owners were last asked about (all of them again every [`RECONCILER_REFRESH`]).
     reconcilers_asked_at: Option<Timestamp>,
     owners_pending: Vec<crate::gitops::Owner>,
-    pub drift: HashMap<ObjectKey, DriftSummary>,
-    /// The newest writer of each drifted Deployment's drifted fields (for `:drift`).
-    pub newest: HashMap<ObjectKey, crate::drift::Attribution>,
-    /// Rows whose live object was asked for after their manifest changed, and whether a watch
-    /// event of theirs came since: the answer is then older than the row and is dropped.
-    fetching: HashMap<ObjectKey, bool>,
+    /// The drift of every object compared, of every kind.
+    pub ledger: ledger::Ledger,
     /// What each workload's last drift compare read (a write that changes none of it keeps
     /// the answer).
     drift_inputs: drift_inputs::KeptInputs,
@@ -192,9 +189,7 @@ impl App {
             owners_asked: Default::default(),
             reconcilers_asked_at: None,
             owners_pending: Vec::new(),
-            drift: HashMap::new(),
-            newest: HashMap::new(),
-            fetching: HashMap::new(),
+            ledger: ledger::Ledger::default(),
             drift_inputs: drift_inputs::KeptInputs::default(),
             manifests: None,
             releases: None,
@@ -277,9 +272,9 @@ impl App {
         commands
     }
 
+    /// The drift of a table row.
     pub fn drift_of(&self, key: &ObjectKey) -> &DriftSummary {
-        const NOT_COMPUTED: &DriftSummary = &DriftSummary::NotComputed;
-        self.drift.get(key).unwrap_or(NOT_COMPUTED)
+        self.ledger.summary(&drift::manifest_key(key))
     }
 }
 
@@ -323,9 +318,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.owners_asked.clear();
             app.owners_pending.clear();
             app.reconcilers_asked_at = None;
-            app.drift.clear();
-            app.newest.clear();
-            app.fetching.clear();
+            app.ledger = ledger::Ledger::default();
             app.drift_inputs.clear();
             app.objects = objects::Objects::default();
             app.table.missing.clear();
@@ -375,15 +368,11 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             renders,
             problems,
         } => app.charts_rendered(id, renders, problems),
-        Message::LiveFetched(fetched) => {
-            app.live_fetched(fetched);
+        Message::Fetched(fetched) => {
+            app.fetched(fetched);
             Vec::new()
         }
         Message::KindsMapped(mapped) => app.kinds_mapped(mapped),
-        Message::ObjectsFetched(fetched) => {
-            app.objects_fetched(fetched);
-            Vec::new()
-        }
         Message::DiffFetched(fetched) => {
             app.diff_fetched(fetched);
             Vec::new()

@@ -2,27 +2,17 @@
 //! their watch events arrive (the extract is compared and dropped, never kept), the missing ones
 //! once their kind's first list ended, and the mapping of the manifests' kinds through discovery
 //! that comes first (which kinds the cluster serves, their schemas).
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::drift::summarize;
+use super::ledger::ObjectEntry;
 use super::{App, Command, DriftSummary, Flash, ManifestKey};
 use crate::cluster::kinds::ServedKind;
-use crate::cluster::live::{FetchedObject, LiveKinds};
+use crate::cluster::live::{LiveJson, LiveKinds};
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
 use crate::drift::check::compare_in;
-use crate::drift::{Attribution, LiveObject, ObjectDrift};
-
-/// The drift of one object of a watched kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectEntry {
-    pub summary: DriftSummary,
-    /// The newest writer of its drifted fields (for the `:drift` view); boxed, as most objects
-    /// have none and tens of thousands of entries are held.
-    pub newest: Option<Box<Attribution>>,
-    /// The GitOps controllers its live object says own it.
-    pub owners: Vec<crate::gitops::Owner>,
-}
+use crate::drift::{LiveObject, ObjectDrift};
 
 /// The objects of the watched kinds and their watchers' state.
 #[derive(Debug, Clone, Default)]
@@ -31,17 +21,10 @@ pub struct Objects {
     /// kind is called missing).
     pub kinds: BTreeMap<Arc<ObjectKind>, bool>,
     pub health: BTreeMap<Arc<ObjectKind>, WatchHealth>,
-    /// Drift by object, for objects with a manifest: the live ones (whatever their drift) and
-    /// the missing ones. Nothing is kept of an object without a manifest.
-    /// Keyed by the timeline's own key of each object ([`super::changes::Changes::shared_key`]).
-    pub entries: HashMap<Arc<ManifestKey>, ObjectEntry>,
     /// The keys with a manifest seen by a relist under way, per kind (the others are gone).
     relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
     /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
     pub lists_done: u64,
-    /// Objects fetched after their manifest changed, and whether a watch event of theirs came
-    /// since: the answer is then older than the entry and is dropped.
-    fetching: HashMap<ManifestKey, bool>,
 }
 
 /// The kinds discovery and the OpenAPI gave for the manifests' kinds.
@@ -121,9 +104,8 @@ impl App {
             .collect();
         // Kinds no longer watched lose their entries; the others keep theirs until relisted.
         self.objects.kinds.retain(|k, _| tags.contains(k));
-        self.objects
-            .entries
-            .retain(|key, _| tags.iter().any(|k| k.is_kind_of(key)));
+        self.ledger
+            .retain(|key, _| Self::is_row_kind(key) || tags.iter().any(|k| k.is_kind_of(key)));
         for tag in tags {
             self.objects.kinds.entry(tag.clone()).or_insert(false);
             self.objects
@@ -166,7 +148,7 @@ impl App {
 
     /// Whether a manifest of `key` is in the namespace scope (cluster-scoped ones when every
     /// namespace is watched).
-    fn object_in_scope(&self, key: &ManifestKey) -> bool {
+    pub(super) fn object_in_scope(&self, key: &ManifestKey) -> bool {
         match self.scope.as_namespace() {
             None => true,
             Some(ns) => key.namespace == ns,
@@ -260,9 +242,7 @@ impl App {
                     if let Some(seen) = self.objects.relisting.get_mut(&kind) {
                         seen.insert(key.clone());
                     }
-                    if let Some(superseded) = self.objects.fetching.get_mut(&key) {
-                        *superseded = true;
-                    }
+                    self.ledger.superseded(&key);
                     let (live, version) = super::changes::read_live(
                         &row.json,
                         &kind.api_version,
@@ -282,35 +262,31 @@ impl App {
                                 &mut self.owners_pending,
                                 &entry.owners,
                             );
-                            changed |= self.objects.entries.get(&key) != Some(&entry);
-                            self.set_entry(&key, entry);
+                            changed |= self.set_entry(&key, entry);
                         }
                         None => {
-                            changed |= self.objects.entries.remove(&key).is_some();
+                            changed |= self.ledger.remove(&key).is_some();
                         }
                     }
                 }
                 WatchUpdate::Delete(row) => {
                     changed = true;
                     let key = Self::key_of(&kind, &row);
-                    if let Some(superseded) = self.objects.fetching.get_mut(&key) {
-                        *superseded = true;
-                    }
+                    self.ledger.superseded(&key);
                     self.object_gone(key);
                 }
                 WatchUpdate::InitDone => {
                     changed = true;
                     let seen = self.objects.relisting.remove(&kind).unwrap_or_default();
                     let gone: Vec<ManifestKey> = self
-                        .objects
-                        .entries
+                        .ledger
                         .iter()
                         .filter(|&(key, entry)| {
                             kind.is_kind_of(key)
                                 && entry.summary != DriftSummary::Missing
-                                && !seen.contains(Arc::as_ref(key))
+                                && !seen.contains(key)
                         })
-                        .map(|(key, _)| ManifestKey::clone(key))
+                        .map(|(key, _)| key.clone())
                         .collect();
                     for key in gone {
                         self.object_gone(key);
@@ -332,16 +308,9 @@ impl App {
             .is_some_and(|i| i.get(&key).is_some());
         self.changes.deleted(&key, has_manifest);
         if has_manifest && self.object_in_scope(&key) {
-            self.set_entry(
-                &key,
-                ObjectEntry {
-                    summary: DriftSummary::Missing,
-                    newest: None,
-                    owners: Vec::new(),
-                },
-            );
+            self.set_entry(&key, ObjectEntry::alone(DriftSummary::Missing));
         } else {
-            self.objects.entries.remove(&key);
+            self.ledger.remove(&key);
         }
     }
 
@@ -351,23 +320,12 @@ impl App {
         let Some(index) = self.manifests.clone() else {
             return;
         };
-        self.objects
-            .entries
+        self.ledger
             .retain(|key, _| !kind.is_kind_of(key) || index.get(key).is_some());
         for manifest in index.objects() {
             let key = &manifest.key;
-            if kind.is_kind_of(key)
-                && self.object_in_scope(key)
-                && !self.objects.entries.contains_key(key)
-            {
-                self.set_entry(
-                    key,
-                    ObjectEntry {
-                        summary: DriftSummary::Missing,
-                        newest: None,
-                        owners: Vec::new(),
-                    },
-                );
+            if kind.is_kind_of(key) && self.object_in_scope(key) && !self.ledger.contains(key) {
+                self.set_entry(key, ObjectEntry::alone(DriftSummary::Missing));
             }
         }
     }
@@ -380,87 +338,50 @@ impl App {
         self.objects.health.insert(kind, health.clone()) != Some(health)
     }
 
-    /// Manifests of watched kinds changed: their objects are fetched again (none is kept).
-    pub(crate) fn objects_touched(&mut self, touched: &[ManifestKey]) -> Vec<Command> {
-        let Some(index) = self.manifests.clone() else {
-            return Vec::new();
+    /// An object of a watched kind fetched after its manifest changed: compared, then dropped.
+    pub(super) fn object_fetched(
+        &mut self,
+        key: ManifestKey,
+        result: Result<Option<LiveJson>, String>,
+    ) {
+        let Some(kind) = self
+            .objects
+            .kinds
+            .keys()
+            .find(|k| k.is_kind_of(&key))
+            .cloned()
+        else {
+            return;
         };
-        let mut fetch = Vec::new();
-        let wanted: Vec<&ManifestKey> = touched
-            .iter()
-            .filter(|k| !Self::is_row_kind(k) && self.object_in_scope(k))
-            .collect();
-        for key in wanted {
-            let watched = self.objects.kinds.keys().any(|k| k.is_kind_of(key));
-            match index.get(key) {
-                Some(manifest) if watched => {
-                    fetch.push((key.clone(), manifest.api_version.to_string()))
-                }
-                Some(_) => {}
-                None => {
-                    // No manifest any more: an object still live is unmanaged, not listed.
-                    self.objects.entries.remove(key);
+        match result {
+            Ok(Some(json)) => {
+                let schemas = self
+                    .kinds
+                    .as_ref()
+                    .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
+                // Read in the version it was fetched in: its manifest's.
+                let api_version = self
+                    .manifests
+                    .as_ref()
+                    .and_then(|index| index.get(&key))
+                    .map_or(kind.api_version.as_str(), |m| m.api_version.as_ref());
+                let live = json
+                    .extract_as(api_version, &kind.kind, schemas)
+                    .map_err(|e| e.to_string());
+                if let Some(entry) = self.object_drift(&kind, &key, live, None) {
+                    self.set_entry(&key, entry);
                 }
             }
-        }
-        if fetch.is_empty() {
-            Vec::new()
-        } else {
-            for (key, _) in &fetch {
-                self.objects.fetching.insert(key.clone(), false);
+            Ok(None) => self.object_gone(key),
+            Err(e) => {
+                self.set_entry(&key, ObjectEntry::alone(DriftSummary::Error(e)));
             }
-            vec![Command::FetchObjects(fetch)]
         }
     }
 
-    /// Objects fetched after a manifest change: compared, then dropped.
-    pub fn objects_fetched(&mut self, fetched: Vec<FetchedObject>) {
-        for (key, result) in fetched {
-            // Older than a watch event that came while it was on its way.
-            if self.objects.fetching.remove(&key) == Some(true) {
-                continue;
-            }
-            let Some(kind) = self
-                .objects
-                .kinds
-                .keys()
-                .find(|k| k.is_kind_of(&key))
-                .cloned()
-            else {
-                continue;
-            };
-            match result {
-                Ok(Some(live)) => {
-                    if let Some(entry) = self.object_drift(&kind, &key, Ok(*live), None) {
-                        self.set_entry(&key, entry);
-                    }
-                }
-                Ok(None) => self.object_gone(key),
-                Err(e) => {
-                    self.set_entry(
-                        &key,
-                        ObjectEntry {
-                            summary: DriftSummary::Error(e),
-                            newest: None,
-                            owners: Vec::new(),
-                        },
-                    );
-                }
-            }
-        }
-        self.dirty = true;
-    }
-
-    /// The drift of any object: a Deployment's row, or an object of a watched kind.
+    /// The drift of any object: a workload's row, or an object of a watched kind.
     pub fn drift_of_object(&self, key: &ManifestKey) -> DriftSummary {
-        if let Some(row) = super::drift::row_key(key) {
-            return self.drift_of(&row).clone();
-        }
-        self.objects
-            .entries
-            .get(key)
-            .map(|e| e.summary.clone())
-            .unwrap_or_default()
+        self.ledger.summary(key).clone()
     }
 
     /// The GitOps owners of an object (a row's or a watched object's), as their reconcilers when
@@ -474,8 +395,7 @@ impl App {
                 .map(|e| e.row.owners.clone())
                 .unwrap_or_default(),
             None => self
-                .objects
-                .entries
+                .ledger
                 .get(key)
                 .map(|e| e.owners.clone())
                 .unwrap_or_default(),
@@ -496,26 +416,20 @@ impl App {
 
     /// When the newest of an object's drifted fields was changed, if its writer said.
     pub fn drift_changed_at(&self, key: &ManifestKey) -> Option<jiff::Timestamp> {
-        let time = match super::drift::row_key(key) {
-            Some(row) => self.newest.get(&row)?.time.clone(),
-            None => self.objects.entries.get(key)?.newest.as_ref()?.time.clone(),
-        };
+        let time = self.ledger.get(key)?.newest.as_ref()?.time.clone();
         time?.parse().ok()
     }
 
-    /// Remember the drift of an object of a watched kind computed elsewhere (the diff view).
+    /// Remember the drift of an object computed elsewhere (the diff view), of a workload or a
+    /// watched kind, while it has an entry or a manifest.
     pub(crate) fn set_object_drift(&mut self, key: &ManifestKey, drift: &ObjectDrift) {
-        if Self::is_row_kind(key)
-            || !self.objects.entries.contains_key(key)
-                && self.manifests.as_ref().and_then(|i| i.get(key)).is_none()
-        {
+        if !self.ledger.contains(key) && !self.has_manifest(key) {
             return;
         }
         let (summary, newest) = summarize(drift);
         // The owners are the watched object's (the diff's drift does not carry them).
         let owners = self
-            .objects
-            .entries
+            .ledger
             .get(key)
             .map(|e| e.owners.clone())
             .unwrap_or_default();
@@ -527,16 +441,5 @@ impl App {
                 owners,
             },
         );
-    }
-
-    /// Sets the drift entry of `key`, keyed by the timeline's key of it when it is a new one.
-    fn set_entry(&mut self, key: &ManifestKey, entry: ObjectEntry) {
-        match self.objects.entries.get_mut(key) {
-            Some(slot) => *slot = entry,
-            None => {
-                let key = self.changes.shared_key(key);
-                self.objects.entries.insert(key, entry);
-            }
-        }
     }
 }

@@ -232,9 +232,14 @@ mod row_kind_tests {
             Timestamp::now(),
         );
         let sts = ObjectKey::workload(WorkloadKind::StatefulSet, "payments", "db");
-        app.drift.insert(sts.clone(), DriftSummary::Fields(1));
-        app.drift
-            .insert(ObjectKey::new("payments", "db"), DriftSummary::InSync);
+        app.ledger.set_summary(
+            &crate::app::drift::manifest_key(&sts.clone()),
+            DriftSummary::Fields(1),
+        );
+        app.ledger.set_summary(
+            &crate::app::drift::manifest_key(&ObjectKey::new("payments", "db")),
+            DriftSummary::InSync,
+        );
         let manifest = drift::manifest_key(&sts);
         assert_eq!(manifest.kind.as_str(), "StatefulSet");
         assert_eq!(drift::row_key(&manifest), Some(sts));

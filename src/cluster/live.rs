@@ -17,6 +17,7 @@ use super::rows::{ObjectKey, PodRow, WorkloadKind, WorkloadRow};
 use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet};
 use crate::drift::LiveObject;
 use crate::drift::live::LiveError;
+use crate::manifest::ObjectKey as ManifestKey;
 
 /// A workload as the table watcher decodes it: the slim fields for the row (`S`, one type per
 /// kind) and the object's JSON text, read into a drift extract only if the app has a manifest
@@ -161,7 +162,10 @@ impl super::rows::Keyed for LiveRow {
 
 /// The result of fetching one object: its JSON text, `Ok(None)` when it does not exist
 /// (missing), `Err` with the reason when it could not be fetched.
-pub type Fetched = (ObjectKey, Result<Option<LiveJson>, String>);
+pub type Fetched = (ManifestKey, Result<Option<LiveJson>, String>);
+
+/// An object to fetch, and the `apiVersion` to read it in (its manifest's).
+pub type Wanted = (ManifestKey, String);
 
 /// More wanted objects than this in one namespace: one list instead of a GET each.
 const LIST_THRESHOLD: usize = 8;
@@ -179,41 +183,86 @@ pub fn workload_resource(kind: WorkloadKind) -> ApiResource {
     }
 }
 
-/// Fetches the workloads of `keys`: a GET each, or a paged list of a namespace when many of its
-/// objects of one kind are wanted. Every key gets an answer, handed to `deliver` a batch at a
-/// time: a list's found objects page by page, then the keys no page had. After the manifests
-/// load, every Deployment already listed is asked for (10,000 at scale), so the answers are the
-/// objects' JSON text, as a watch event brings them: the app reads each into a drift extract,
-/// compares and drops it. Extracts made here (a tree of each whole object, ~30 KB) queued for
-/// the app by the thousand and were the start's largest heap by far (330 MB at 10,000), whose
-/// pages the allocator kept as resident memory.
+/// Fetches the objects of `wanted`, of any kind, for the live view's drift: a GET each, or a
+/// paged list of a namespace (or of every namespace) when many objects of one kind there are
+/// wanted — the live view's one reader of objects it does not watch the change of. Every key
+/// gets an answer, handed to `deliver` a batch at a time: a list's found objects page by page,
+/// then the keys no page had. After the manifests load, every workload already listed is asked
+/// for (10,000 at scale), so the answers are the objects' JSON text, as a watch event brings
+/// them: the app reads each into a drift extract, compares and drops it. Extracts made here (a
+/// tree of each whole object, ~30 KB) queued for the app by the thousand and were the start's
+/// largest heap by far (330 MB at 10,000), whose pages the allocator kept as resident memory.
+/// `in_flight` GETs run at once (as `check` reads them: more over HTTP/2).
 pub async fn fetch(
     client: &Client,
-    keys: Vec<ObjectKey>,
+    kinds: &LiveKinds,
+    wanted: Vec<Wanted>,
+    in_flight: usize,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
-    let mut by_kind: BTreeMap<WorkloadKind, Vec<ObjectKey>> = BTreeMap::new();
-    for key in keys {
-        by_kind.entry(key.kind).or_default().push(key);
+    let mut by_kind: BTreeMap<(String, String), Vec<ManifestKey>> = BTreeMap::new();
+    for (key, api_version) in wanted {
+        by_kind
+            .entry((api_version, key.kind.to_string()))
+            .or_default()
+            .push(key);
     }
-    for (kind, keys) in by_kind {
-        fetch_kind(client, kind, keys, deliver).await;
+    for ((api_version, kind), keys) in by_kind {
+        match resource_of(kinds, &api_version, &kind) {
+            Ok((resource, namespaced)) => {
+                let kind = Kind {
+                    resource: &resource,
+                    namespaced,
+                };
+                fetch_kind(client, kind, keys, in_flight, deliver).await;
+            }
+            Err(reason) => deliver(keys.into_iter().map(|k| (k, Err(reason.clone()))).collect()),
+        }
     }
+}
+
+/// The resource to read `kind` of `api_version` from, and whether it is namespaced: the one
+/// discovery found; the workloads' before discovery answered (the table watches them from the
+/// start).
+fn resource_of(
+    kinds: &LiveKinds,
+    api_version: &str,
+    kind: &str,
+) -> Result<(ApiResource, bool), String> {
+    if let Some(served) = kinds.served.get(api_version, kind) {
+        return Ok((served.api_resource(), served.namespaced));
+    }
+    if api_version == "apps/v1"
+        && let Some(workload) = WorkloadKind::of_kind("apps", kind)
+    {
+        return Ok((workload_resource(workload), true));
+    }
+    Err(kinds
+        .served
+        .unserved(api_version, kind)
+        .unwrap_or_else(|| format!("no kind {kind} in {api_version} on this cluster")))
+}
+
+/// One kind's resource and scope.
+#[derive(Clone, Copy)]
+struct Kind<'a> {
+    resource: &'a ApiResource,
+    namespaced: bool,
 }
 
 async fn fetch_kind(
     client: &Client,
-    kind: WorkloadKind,
-    keys: Vec<ObjectKey>,
+    kind: Kind<'_>,
+    keys: Vec<ManifestKey>,
+    in_flight: usize,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
     use futures::StreamExt;
-    let resource = workload_resource(kind);
-    if keys.len() > LIST_ALL_THRESHOLD {
-        let all = Reader::of(client, &resource, None);
+    if kind.namespaced && keys.len() > LIST_ALL_THRESHOLD {
+        let all = Reader::of(client, kind.resource, None);
         return list_matching(&all, kind, "every namespace", keys, deliver).await;
     }
-    let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
+    let mut by_namespace: BTreeMap<String, Vec<ManifestKey>> = BTreeMap::new();
     for key in keys {
         by_namespace
             .entry(key.namespace.to_string())
@@ -222,14 +271,20 @@ async fn fetch_kind(
     }
     let mut gets = Vec::new();
     for (namespace, keys) in by_namespace {
-        let reader = Reader::of(client, &resource, Some(&namespace));
+        let scope = Some(namespace.as_str()).filter(|_| kind.namespaced);
+        let reader = Reader::of(client, kind.resource, scope);
         if keys.len() > LIST_THRESHOLD {
-            list_matching(&reader, kind, &format!("\"{namespace}\""), keys, deliver).await;
+            let place = match scope {
+                Some(namespace) => format!("\"{namespace}\""),
+                None => "the cluster".to_owned(),
+            };
+            list_matching(&reader, kind, &place, keys, deliver).await;
             continue;
         }
         gets.extend(keys.into_iter().map(|key| (reader.clone(), key)));
     }
     // The few objects of each namespace by name, several at once (as `check` reads them).
+    let plural = kind.resource.plural.as_str();
     let out: Vec<Fetched> = futures::stream::iter(gets)
         .map(|(reader, key)| async move {
             let result = match reader
@@ -238,15 +293,15 @@ async fn fetch_kind(
             {
                 Ok(found) => Ok(found.map(|object| object.json)),
                 Err(e) => Err(format!(
-                    "cannot get {} \"{}\" in \"{}\": {e}",
-                    kind.kind(),
+                    "cannot get {plural} \"{}\"{}: {}",
                     key.name,
-                    key.namespace
+                    in_namespace(&key),
+                    super::describe(&e)
                 )),
             };
             (key, result)
         })
-        .buffered(read::GETS_IN_FLIGHT_HTTP1)
+        .buffered(in_flight.max(1))
         .collect()
         .await;
     if !out.is_empty() {
@@ -254,29 +309,44 @@ async fn fetch_kind(
     }
 }
 
+/// ` in "NAMESPACE"`, or nothing for a cluster-scoped object.
+fn in_namespace(key: &ManifestKey) -> String {
+    if key.namespace.is_empty() {
+        String::new()
+    } else {
+        format!(" in \"{}\"", key.namespace)
+    }
+}
+
 /// Lists with `reader` page by page and answers each key (the found ones after each page);
 /// `place` names where, for the error.
 async fn list_matching(
     reader: &Reader,
-    kind: WorkloadKind,
+    kind: Kind<'_>,
     place: &str,
-    keys: Vec<ObjectKey>,
+    keys: Vec<ManifestKey>,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
-    let mut wanted: std::collections::HashSet<ObjectKey> = keys.into_iter().collect();
+    let mut wanted: std::collections::HashSet<ManifestKey> = keys.into_iter().collect();
     let mut params = ListParams::default().limit(read::PAGE);
     loop {
         match reader.page_as::<LiveAny>(&params).await {
             Ok(list) => {
                 let mut found = Vec::new();
                 for object in list.items {
-                    let key = ObjectKey::workload(
-                        kind,
-                        object.metadata.namespace.as_deref().unwrap_or_default(),
+                    let namespace = match kind.namespaced {
+                        true => object.metadata.namespace.as_deref().unwrap_or_default(),
+                        false => "",
+                    };
+                    let probe = ManifestKey::new(
+                        &kind.resource.group,
+                        &kind.resource.kind,
+                        namespace,
                         object.metadata.name.as_deref().unwrap_or_default(),
                     );
-                    // Only the wanted ones are handed over; the rest of the page is dropped here.
-                    if wanted.remove(&key) {
+                    // Only the wanted ones are handed over (as the app's own key); the rest of
+                    // the page is dropped here.
+                    if let Some(key) = wanted.take(&probe) {
                         found.push((key, Ok(Some(object.json))));
                     }
                 }
@@ -289,7 +359,11 @@ async fn list_matching(
                 }
             }
             Err(e) => {
-                let reason = format!("cannot list {} in {place}: {e}", kind.resource());
+                let reason = format!(
+                    "cannot list {} in {place}: {}",
+                    kind.resource.plural,
+                    super::describe(&e)
+                );
                 deliver(
                     wanted
                         .into_iter()

@@ -207,8 +207,8 @@ impl Loop {
     fn handle_event(&mut self, ev: Event) -> Flow {
         let commands = match ev {
             // Thousands of fetched live objects were compared and dropped: give the pages back.
-            Event::App(Message::LiveFetched(fetched)) if fetched.len() > 256 => {
-                let commands = update(&mut self.app, Message::LiveFetched(fetched));
+            Event::App(Message::Fetched(fetched)) if fetched.len() > 256 => {
+                let commands = update(&mut self.app, Message::Fetched(fetched));
                 release_freed_memory();
                 commands
             }
@@ -296,10 +296,9 @@ impl Loop {
                     ));
                 }
                 read @ (Command::RenderCharts { .. }
-                | Command::FetchLive(..)
+                | Command::Fetch(..)
                 | Command::FetchDiff(..)
                 | Command::Compare { .. }
-                | Command::FetchObjects(..)
                 | Command::ReadReconcilers(..)
                 | Command::ExplainStalls(..)) => self.read(read),
                 write @ (Command::PrepareAccept { .. }
@@ -332,14 +331,16 @@ impl Loop {
                     }));
                 });
             }
-            Command::FetchLive(keys) => {
+            Command::Fetch(wanted) => {
                 let (client, tx) = (self.conn.client.clone(), self.tx.clone());
+                let kinds = self.kinds.clone();
+                let in_flight = crate::cluster::read::gets_in_flight(&self.conn);
                 tokio::spawn(async move {
-                    let (asked, start) = (keys.len(), Instant::now());
+                    let (asked, start) = (wanted.len(), Instant::now());
                     let mut deliver = |fetched| {
-                        let _ = tx.send(Event::App(Message::LiveFetched(fetched)));
+                        let _ = tx.send(Event::App(Message::Fetched(fetched)));
                     };
-                    fetch(&client, keys, &mut deliver).await;
+                    fetch(&client, &kinds, wanted, in_flight, &mut deliver).await;
                     tracing::debug!(
                         asked,
                         took_ms = start.elapsed().as_millis() as u64,
@@ -373,14 +374,6 @@ impl Loop {
                 tokio::spawn(async move {
                     let result = super::compare::read(&client, &kinds, index, asked).await;
                     let _ = tx.send(Event::App(Message::CompareRead { key, result }));
-                });
-            }
-            Command::FetchObjects(wanted) => {
-                let (client, tx) = (self.conn.client.clone(), self.tx.clone());
-                let kinds = self.kinds.clone();
-                tokio::spawn(async move {
-                    let fetched = fetch_objects(&client, &kinds, wanted).await;
-                    let _ = tx.send(Event::App(Message::ObjectsFetched(fetched)));
                 });
             }
             Command::ReadReconcilers(owners) => {

@@ -691,8 +691,8 @@ fn an_oversized_body_is_refused_before_it_is_stored() {
 /// one answer, a key that no page had included (deleted meanwhile: `None`).
 #[test]
 fn fetched_deployments_are_handed_over_a_page_at_a_time() {
-    use kdrift::cluster::live::{Fetched, fetch};
-    use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
+    use kdrift::cluster::live::{Fetched, LiveKinds, fetch};
+    use kdrift::manifest::ObjectKey;
     let c = Cluster::start_with(false);
     let client = client(&c);
     let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
@@ -716,36 +716,40 @@ fn fetched_deployments_are_handed_over_a_page_at_a_time() {
             .buffer_unordered(16)
             .collect::<Vec<()>>()
             .await;
-        let mut keys: Vec<ObjectKey> = (0..count)
-            .map(|i| {
-                ObjectKey::workload(
-                    WorkloadKind::Deployment,
-                    "default",
-                    format!("d{i:04}").as_str(),
-                )
-            })
+        let deployment = |name: &str| {
+            (
+                ObjectKey::new("apps", "Deployment", "default", name),
+                "apps/v1".to_owned(),
+            )
+        };
+        let mut keys: Vec<(ObjectKey, String)> = (0..count)
+            .map(|i| deployment(format!("d{i:04}").as_str()))
             .collect();
-        keys.push(ObjectKey::workload(
-            WorkloadKind::Deployment,
-            "default",
-            "gone",
+        keys.push(deployment("gone"));
+        // A kind the cluster does not serve is answered with the reason, not left out.
+        keys.push((
+            ObjectKey::new("example.com", "Widget", "default", "w"),
+            "example.com/v1".to_owned(),
         ));
+        let kinds = LiveKinds::before_discovery();
         let mut batches = Vec::new();
-        fetch(&client, keys, &mut |batch| batches.push(batch)).await;
+        fetch(&client, &kinds, keys, 8, &mut |batch| batches.push(batch)).await;
         batches
     });
     let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
     assert!(sizes.len() >= 3, "{sizes:?}");
     assert!(sizes.iter().all(|&n| n <= 500), "{sizes:?}");
     let answers: Vec<&Fetched> = batches.iter().flatten().collect();
-    assert_eq!(answers.len(), count + 1);
+    assert_eq!(answers.len(), count + 2);
     let mut names: Vec<&str> = answers.iter().map(|(k, _)| &*k.name).collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), count + 1, "each key answered once");
+    assert_eq!(names.len(), count + 2, "each key answered once");
     for (key, result) in answers {
         match (&*key.name, result) {
             ("gone", Ok(None)) => {}
+            ("w", Err(reason)) => assert!(reason.contains("Widget"), "{reason}"),
+            ("w", Ok(found)) => panic!("an unserved kind was fetched: {:?}", found.is_some()),
             ("gone", other) => panic!("gone: {:?}", other.as_ref().map(Option::is_some)),
             (_, Ok(Some(_))) => {}
             (name, other) => panic!("{name}: {:?}", other.as_ref().map(Option::is_some)),

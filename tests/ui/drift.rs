@@ -250,10 +250,13 @@ fn manifests_loaded_after_the_list_fetch_the_rows_they_manage() {
         &mut app,
         Message::KindsMapped(Err("the server is unreachable".to_owned())),
     );
-    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    assert_eq!(
+        commands,
+        vec![Command::Fetch(vec![(object("web"), "apps/v1".to_owned())])]
+    );
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(fetched(&set_env(&web))))]),
+        Message::Fetched(vec![(object("web"), Ok(fetched(&set_env(&web))))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 }
@@ -272,10 +275,13 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     std::fs::write(&file, manifest_text("web", 5)).unwrap();
     let change = read_change(dir.path(), "default", &Default::default(), &file);
     let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
-    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    assert_eq!(
+        commands,
+        vec![Command::Fetch(vec![(object("web"), "apps/v1".to_owned())])]
+    );
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(fetched(&web)))]),
+        Message::Fetched(vec![(object("web"), Ok(fetched(&web)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 
@@ -298,7 +304,7 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     // A fetch that fails shows as an error, not as in sync.
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("cart"), Err("cannot get".to_owned()))]),
+        Message::Fetched(vec![(object("cart"), Err("cannot get".to_owned()))]),
     );
     assert!(matches!(app.drift_of(&key("cart")), DriftSummary::Error(_)));
 }
@@ -320,7 +326,10 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     std::fs::write(&file, manifest_text("web", 5)).unwrap();
     let change = read_change(dir.path(), "default", &Default::default(), &file);
     let commands = update(&mut app, Message::ManifestsChanged(vec![change]));
-    assert_eq!(commands, vec![Command::FetchLive(vec![key("web")])]);
+    assert_eq!(
+        commands,
+        vec![Command::Fetch(vec![(object("web"), "apps/v1".to_owned())])]
+    );
     // Meanwhile someone scales it to 5: the watch says so first.
     let mut scaled = applied("web", 5);
     scaled["metadata"]["resourceVersion"] = json!("99");
@@ -329,7 +338,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     // The fetch's answer, read before the scale, comes last.
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(fetched(&web)))]),
+        Message::Fetched(vec![(object("web"), Ok(fetched(&web)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::InSync);
 
@@ -339,7 +348,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     update(&mut app, Message::ManifestsChanged(vec![change]));
     update(
         &mut app,
-        Message::LiveFetched(vec![(key("web"), Ok(fetched(&scaled)))]),
+        Message::Fetched(vec![(object("web"), Ok(fetched(&scaled)))]),
     );
     assert_eq!(app.drift_of(&key("web")), &DriftSummary::Fields(1));
 }
@@ -532,8 +541,10 @@ fn drift_list_says_nothing_was_read_and_why_not_all_in_sync() {
 
 fn drift_and_writer(app: &App, name: &str) -> (Option<DriftSummary>, Option<String>) {
     (
-        app.drift.get(&key(name)).cloned(),
-        app.newest.get(&key(name)).and_then(|a| a.manager.clone()),
+        app.ledger.get(&object(name)).map(|e| e.summary.clone()),
+        app.ledger
+            .get(&object(name))
+            .and_then(|e| e.newest.as_ref()?.manager.clone()),
     )
 }
 

@@ -70,10 +70,7 @@ fn objects(app: &mut App, updates: Vec<WatchUpdate<ObjectRow>>) {
 }
 
 fn summary(app: &App, name: &str) -> Option<DriftSummary> {
-    app.objects
-        .entries
-        .get(&key(name))
-        .map(|e| e.summary.clone())
+    app.ledger.get(&key(name)).map(|e| e.summary.clone())
 }
 
 /// An app with manifests for ConfigMaps `web` and `cart` in `shop`, its kinds mapped.
@@ -140,7 +137,7 @@ fn objects_with_a_manifest_get_their_drift_and_the_others_are_not_kept() {
         None,
         "no manifest: nothing kept"
     );
-    assert_eq!(app.objects.entries.len(), 2);
+    assert_eq!(app.ledger.len(), 2);
 
     // A live edit by another manager drifts it; the object then leaving makes it missing.
     let mut edited = configmap("web", "off");
@@ -151,7 +148,7 @@ fn objects_with_a_manifest_get_their_drift_and_the_others_are_not_kept() {
     }]);
     objects(&mut app, vec![WatchUpdate::Apply(row(&edited))]);
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
-    let newest = app.objects.entries[&key("web")].newest.clone().unwrap();
+    let newest = app.ledger.get(&key("web")).unwrap().newest.clone().unwrap();
     assert_eq!(newest.manager.as_deref(), Some("kubectl-edit"));
     objects(
         &mut app,
@@ -224,7 +221,6 @@ fn only_writes_that_change_what_is_shown_ask_for_a_frame() {
 /// object: the older answer does not put back the drift the event resolved.
 #[test]
 fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
-    use kdrift::drift::LiveObject;
     use kdrift::manifest::reload::read_change;
     let dir = tempfile::tempdir().unwrap();
     let mut app = mapped_app(&dir);
@@ -243,7 +239,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     assert!(
         commands
             .iter()
-            .any(|c| matches!(c, Command::FetchObjects(keys) if keys.len() == 1)),
+            .any(|c| matches!(c, Command::Fetch(keys) if keys.len() == 1)),
         "{commands:?}"
     );
     // Meanwhile the live object is set to off too: the watch says so first.
@@ -253,11 +249,10 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     );
     assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
     // The fetch's answer, read before that write, comes last.
-    let old =
-        LiveObject::from_value(configmap("web", "on"), kdrift::schema::Schemas::builtin()).unwrap();
+    let old = row(&configmap("web", "on")).json;
     update(
         &mut app,
-        Message::ObjectsFetched(vec![(key("web"), Ok(Some(Box::new(old.clone()))))]),
+        Message::Fetched(vec![(key("web"), Ok(Some(old.clone())))]),
     );
     assert_eq!(summary(&app, "web"), Some(DriftSummary::InSync));
 
@@ -266,7 +261,7 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     update(&mut app, Message::ManifestsChanged(vec![change]));
     update(
         &mut app,
-        Message::ObjectsFetched(vec![(key("web"), Ok(Some(Box::new(old))))]),
+        Message::Fetched(vec![(key("web"), Ok(Some(old)))]),
     );
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
 }

@@ -52,9 +52,14 @@ fn app_with_manifests() -> (App, tempfile::TempDir) {
     let mut app = sample_app();
     let index = Arc::new(ManifestIndex::load(dir.path(), "default"));
     update(&mut app, Message::Manifests(index));
-    app.drift.insert(web(), DriftSummary::Fields(2));
-    app.drift
-        .insert(ObjectKey::new("shop", "cart"), DriftSummary::InSync);
+    app.ledger.set_summary(
+        &kdrift::app::drift::manifest_key(&web()),
+        DriftSummary::Fields(2),
+    );
+    app.ledger.set_summary(
+        &kdrift::app::drift::manifest_key(&ObjectKey::new("shop", "cart")),
+        DriftSummary::InSync,
+    );
     assert_eq!(
         app.drift_of(&ObjectKey::new("shop", "gone")),
         &DriftSummary::Missing
