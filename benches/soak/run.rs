@@ -217,7 +217,7 @@ struct Probe {
 
 fn on_frame(probe: &mut Probe, app: &App, _since: Duration) {
     probe.latest = Arc::new(seen(app));
-    probe.health = format!("{:?} {:?}", app.health, app.ns_health);
+    probe.health = format!("{:?}", app.health);
 }
 
 /// What the server holds of a stale row's object (its resourceVersion and status), and what the

@@ -57,6 +57,7 @@ pub use reconcilers::RECONCILER_REFRESH;
 pub(crate) use reconcilers::note_owners;
 pub use screen::{Flash, PodCursor, Prompt, Screen, bare_frame};
 pub use stalls::Stalled;
+pub use watch::Watcher;
 use watch::table_health;
 
 use std::collections::BTreeMap;
@@ -66,8 +67,8 @@ use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::live::LiveKinds;
-use crate::cluster::rows::{ObjectKey, WorkloadKind};
-use crate::cluster::watch::{WatchHealth, WatchedKind};
+use crate::cluster::rows::ObjectKey;
+use crate::cluster::watch::WatchHealth;
 use crate::manifest::ManifestIndex;
 use cache::{ClusterCache, WorkloadEntry};
 use table::TableView;
@@ -105,10 +106,9 @@ pub struct App {
     /// The id of the latest revert view opened (late answers for older ones are dropped).
     pub revert_seq: u64,
     pub cache: ClusterCache,
-    pub health: BTreeMap<WatchedKind, WatchHealth>,
-    /// Workload watch health per kind and namespace, while the all-namespaces watch is refused and one
-    /// watcher per namespace stands in (empty otherwise).
-    pub ns_health: BTreeMap<(WorkloadKind, Arc<str>), WatchHealth>,
+    /// The health of every watcher: the table's, the detail view's, one per namespace while
+    /// they stand in for a refused all-namespaces watch, and those of the manifests' kinds.
+    pub health: BTreeMap<Watcher, WatchHealth>,
     /// When rows without a progress deadline become stuck if nothing moves (see
     /// [`cache::WorkloadEntry::stall_deadline`]), soonest first.
     pub stalls: std::collections::BTreeSet<(Timestamp, ObjectKey)>,
@@ -183,7 +183,6 @@ impl App {
             revert_seq: 0,
             cache: ClusterCache::default(),
             health: table_health(),
-            ns_health: BTreeMap::new(),
             stalls: Default::default(),
             reconcilers: BTreeMap::new(),
             owners_asked: Default::default(),
@@ -312,7 +311,6 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.scope = scope;
             app.cache = ClusterCache::default();
             app.health = table_health();
-            app.ns_health.clear();
             app.stalls.clear();
             app.reconcilers.clear();
             app.owners_asked.clear();

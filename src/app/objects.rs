@@ -20,7 +20,6 @@ pub struct Objects {
     /// The kinds watched, and whether each one's first list has ended (before, nothing of that
     /// kind is called missing).
     pub kinds: BTreeMap<Arc<ObjectKind>, bool>,
-    pub health: BTreeMap<Arc<ObjectKind>, WatchHealth>,
     /// The keys with a manifest seen by a relist under way, per kind (the others are gone).
     relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
     /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
@@ -106,11 +105,12 @@ impl App {
         self.objects.kinds.retain(|k, _| tags.contains(k));
         self.ledger
             .retain(|key, _| Self::is_row_kind(key) || tags.iter().any(|k| k.is_kind_of(key)));
+        self.health
+            .retain(|w, _| !matches!(w, super::Watcher::Objects(k) if !tags.contains(k)));
         for tag in tags {
             self.objects.kinds.entry(tag.clone()).or_insert(false);
-            self.objects
-                .health
-                .entry(tag)
+            self.health
+                .entry(super::Watcher::Objects(tag))
                 .or_insert(WatchHealth::Syncing);
         }
         // The Deployments, read so far with the built-in schemas, are compared again.
@@ -335,7 +335,9 @@ impl App {
         if !self.objects.kinds.contains_key(&kind) {
             return false;
         }
-        self.objects.health.insert(kind, health.clone()) != Some(health)
+        self.health
+            .insert(super::Watcher::Objects(kind), health.clone())
+            != Some(health)
     }
 
     /// An object of a watched kind fetched after its manifest changed: compared, then dropped.

@@ -117,7 +117,8 @@ impl App {
         self.clear_detail();
         self.detail_epoch += 1;
         for kind in DETAIL_KINDS {
-            self.health.insert(kind, WatchHealth::Syncing);
+            self.health
+                .insert(super::Watcher::Kind(kind), WatchHealth::Syncing);
         }
         vec![Command::WatchDetail {
             namespace,
@@ -171,7 +172,7 @@ impl App {
         self.cache.pods = Default::default();
         self.cache.events = Default::default();
         for kind in DETAIL_KINDS {
-            self.health.remove(&kind);
+            self.health.remove(&super::Watcher::Kind(kind));
         }
     }
 }

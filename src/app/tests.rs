@@ -1,7 +1,7 @@
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod stall_tests {
     use crate::app::*;
-    use crate::cluster::rows::{KindFacts, WorkloadRow};
+    use crate::cluster::rows::{KindFacts, WorkloadKind, WorkloadRow};
     use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
     use crate::rollout::RolloutPhase;
     use crate::rollout::workloads::{DaemonSetFacts, STALL_AFTER};
@@ -222,6 +222,7 @@ mod stall_tests {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod row_kind_tests {
     use crate::app::*;
+    use crate::cluster::rows::WorkloadKind;
 
     #[test]
     fn a_statefulset_manifest_key_finds_its_row_drift_not_a_deployment_of_that_name() {

@@ -9,7 +9,21 @@ use super::cache::{self, Change, WorkloadEntry, workload_update};
 use super::{App, note_owners};
 use crate::cluster::live::LiveRow;
 use crate::cluster::rows::{ObjectKey, WorkloadKind};
-use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use crate::cluster::watch::{
+    ClusterEvent, ClusterMessage, ObjectKind, WatchHealth, WatchUpdate, WatchedKind,
+};
+
+/// A watcher whose health the app keeps, in its one health map ([`App::health`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Watcher {
+    /// One kind's watcher: a table kind's, or the detail view's.
+    Kind(WatchedKind),
+    /// One namespace's watcher of a table kind, while the all-namespaces watch is refused and
+    /// one watcher per namespace stands in.
+    Namespace(WorkloadKind, Arc<str>),
+    /// The watcher of a kind the manifests use.
+    Objects(Arc<ObjectKind>),
+}
 
 impl App {
     /// The worst watch health, for the status bar: forbidden, then reconnecting, then syncing.
@@ -22,8 +36,6 @@ impl App {
         };
         self.health
             .values()
-            .chain(self.ns_health.values())
-            .chain(self.objects.health.values())
             .min_by_key(|h| rank(h))
             .cloned()
             .unwrap_or(WatchHealth::Connected)
@@ -45,12 +57,15 @@ impl App {
                 self.apply_live(kind, Some(&ns), updates)
             }
             ClusterEvent::NamespaceHealth(kind, ns, health) => {
-                self.ns_health.insert((kind, ns), health.clone()) != Some(health)
+                self.health
+                    .insert(Watcher::Namespace(kind, ns), health.clone())
+                    != Some(health)
             }
             ClusterEvent::AllNamespacesWatch(kind) => {
-                let before = self.ns_health.len();
-                self.ns_health.retain(|(k, _), _| *k != kind);
-                self.ns_health.len() != before
+                let before = self.health.len();
+                self.health
+                    .retain(|w, _| !matches!(w, Watcher::Namespace(k, _) if *k == kind));
+                self.health.len() != before
             }
             ClusterEvent::ReplicaSets(updates) => {
                 fold(updates, |u| self.cache.replicasets.apply(u)).any()
@@ -61,7 +76,7 @@ impl App {
             ClusterEvent::Pods(updates) => fold(updates, |u| self.cache.pods.apply(u)).any(),
             ClusterEvent::Events(updates) => fold(updates, |u| self.cache.events.apply(u)).any(),
             ClusterEvent::Health(kind, health) => {
-                self.health.insert(kind, health.clone()) != Some(health)
+                self.health.insert(Watcher::Kind(kind), health.clone()) != Some(health)
             }
             ClusterEvent::Objects(kind, updates) => self.apply_objects(kind, updates),
             ClusterEvent::ObjectHealth(kind, health) => self.object_health(kind, health),
@@ -168,11 +183,27 @@ pub(super) const DETAIL_KINDS: [WatchedKind; 4] = [
 ];
 
 /// The table watchers' health before they report: syncing.
-pub(super) fn table_health() -> BTreeMap<WatchedKind, WatchHealth> {
+pub(super) fn table_health() -> BTreeMap<Watcher, WatchHealth> {
     WorkloadKind::ALL
         .into_iter()
-        .map(|k| (WatchedKind::of(k), WatchHealth::Syncing))
+        .map(|k| (Watcher::Kind(WatchedKind::of(k)), WatchHealth::Syncing))
         .collect()
+}
+
+impl App {
+    /// The health of one kind's watcher (a table kind's, the detail view's).
+    pub fn kind_health(&self, kind: WatchedKind) -> Option<&WatchHealth> {
+        self.health.get(&Watcher::Kind(kind))
+    }
+
+    /// The watchers of one namespace each that stand in for a refused all-namespaces watch,
+    /// and their health.
+    pub fn namespace_health(&self) -> impl Iterator<Item = (WorkloadKind, &str, &WatchHealth)> {
+        self.health.iter().filter_map(|(w, h)| match w {
+            Watcher::Namespace(kind, ns) => Some((*kind, ns.as_ref(), h)),
+            _ => None,
+        })
+    }
 }
 
 /// Apply a batch; the biggest change wins.

@@ -73,7 +73,7 @@ fn section<'a>(theme: &Theme, title: &str) -> Line<'a> {
 }
 
 fn health_line<'a>(app: &App, theme: &Theme, kind: WatchedKind) -> Option<Line<'a>> {
-    match app.health.get(&kind)? {
+    match app.kind_health(kind)? {
         WatchHealth::Forbidden { message, .. } => Some(Line::styled(
             format!("  {} forbidden: {message}", kind.plural()),
             theme.error,

@@ -214,12 +214,11 @@ fn health_text(app: &App) -> (String, bool) {
         WatchHealth::Forbidden { namespace, .. } => match namespace {
             Some(ns) => {
                 let more = app
-                    .ns_health
-                    .iter()
-                    .filter(|((_, n), h)| {
-                        n.as_ref() != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
+                    .namespace_health()
+                    .filter(|(_, n, h)| {
+                        *n != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
                     })
-                    .map(|((_, n), _)| n)
+                    .map(|(_, n, _)| n)
                     .collect::<std::collections::BTreeSet<_>>()
                     .len();
                 let text = if more == 0 {

@@ -9,7 +9,6 @@ use super::format::{age, fit, gauge};
 use super::theme::Theme;
 use crate::app::cache::WorkloadEntry;
 use crate::app::{App, DriftSummary};
-use std::sync::Arc;
 
 use crate::cluster::rows::{ObjectKey, WorkloadKind};
 use crate::cluster::watch::{WatchHealth, WatchedKind};
@@ -62,16 +61,17 @@ pub fn drift_cell(theme: &Theme, drift: &DriftSummary) -> Span<'static> {
 
 /// Why the rows of a kind in a namespace may be out of date, if they may.
 fn stale_note<'a>(app: &'a App, kind: WorkloadKind, namespace: &str) -> Option<&'a str> {
-    // While one watcher per namespace stands in for the all-namespaces watch, each has its own.
-    // (Empty but after a 403: no key is made for each row on screen otherwise.)
-    if !app.ns_health.is_empty() {
-        match app.ns_health.get(&(kind, Arc::from(namespace))) {
-            Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
-            Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
-            _ => {}
-        }
+    // While one watcher per namespace stands in for the all-namespaces watch, each has its own
+    // (none but after a 403; a look through the few watchers, no key made for each row).
+    let apart = app
+        .namespace_health()
+        .find(|(k, ns, _)| *k == kind && *ns == namespace);
+    match apart.map(|(_, _, health)| health) {
+        Some(WatchHealth::Forbidden { .. }) => return Some("forbidden"),
+        Some(WatchHealth::Reconnecting { .. }) => return Some("reconnecting"),
+        _ => {}
     }
-    match app.health.get(&WatchedKind::of(kind))? {
+    match app.kind_health(WatchedKind::of(kind))? {
         WatchHealth::Reconnecting { .. } => Some("reconnecting"),
         WatchHealth::Forbidden { namespace: ns, .. }
             if ns.as_deref().is_none_or(|n| n == namespace) =>

@@ -265,3 +265,66 @@ fn a_fetch_answered_after_a_newer_watch_event_is_dropped() {
     );
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
 }
+
+/// One health map holds every watcher: a kind's watcher reconnecting shows in the status bar's
+/// health until it is fine again, and a kind no longer watched (discovery answered again without
+/// it) takes its watcher's health along.
+#[test]
+fn a_watched_kinds_health_counts_while_it_is_watched() {
+    use kdrift::cluster::watch::{WatchHealth, WatchedKind};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = mapped_app(&dir);
+    let kind = Arc::new(ObjectKind::of(&served_configmaps()));
+    let cluster = |event| Message::Cluster(ClusterMessage { epoch: 0, event });
+    for table in [
+        WatchedKind::Deployments,
+        WatchedKind::StatefulSets,
+        WatchedKind::DaemonSets,
+    ] {
+        update(
+            &mut app,
+            cluster(ClusterEvent::Health(table, WatchHealth::Connected)),
+        );
+    }
+    assert_eq!(
+        app.overall_health(),
+        WatchHealth::Syncing,
+        "ConfigMaps listing"
+    );
+    let reconnecting = WatchHealth::Reconnecting {
+        since: Timestamp::now(),
+        reason: "connection reset".to_owned(),
+    };
+    update(
+        &mut app,
+        cluster(ClusterEvent::ObjectHealth(
+            kind.clone(),
+            reconnecting.clone(),
+        )),
+    );
+    assert_eq!(app.overall_health(), reconnecting);
+    update(
+        &mut app,
+        cluster(ClusterEvent::ObjectHealth(kind, WatchHealth::Connected)),
+    );
+    assert_eq!(app.overall_health(), WatchHealth::Connected);
+
+    // Reconnecting again, then no longer served: its health goes with it.
+    let kind = Arc::new(ObjectKind::of(&served_configmaps()));
+    update(
+        &mut app,
+        cluster(ClusterEvent::ObjectHealth(kind, reconnecting)),
+    );
+    let none = LiveKinds {
+        served: Arc::new(ServedKinds::from_kinds(Vec::new())),
+        schemas: Arc::new(kdrift::schema::Schemas::builtin().clone()),
+    };
+    update(
+        &mut app,
+        Message::KindsMapped(Ok(MappedKinds {
+            kinds: none,
+            notices: Vec::new(),
+        })),
+    );
+    assert_eq!(app.overall_health(), WatchHealth::Connected);
+}
