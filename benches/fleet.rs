@@ -185,7 +185,7 @@ impl Frontend<TestBackend> for Probe {
         Ok(())
     }
 
-    fn after_fleet_frame(&mut self, _fleet: &Fleet, members: &[Member<'_>]) {
+    fn after_frame(&mut self, _fleet: &Fleet, members: &[Member<'_>]) {
         let mut s = self.stats.lock().unwrap();
         let since = self.start.elapsed();
         if s.first_rows.is_none() && members.iter().all(|m| !m.app.cache.workloads.is_empty()) {

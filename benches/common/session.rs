@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
+use kdrift::app::fleet::{Fleet, Member};
 use kdrift::app::{App, Message};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::Connection;
-use kdrift::runtime::event_loop::{Event, Frontend, Session};
+use kdrift::runtime::event_loop::{Event, Frontend};
+use kdrift::runtime::fleet::FleetSession;
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -31,9 +33,11 @@ impl<S> Frontend<TestBackend> for Probe<S> {
         Ok(())
     }
 
-    fn after_frame(&mut self, app: &App) {
+    fn after_frame(&mut self, _fleet: &Fleet, members: &[Member<'_>]) {
         let since = self.start.elapsed();
-        (self.on_frame)(&mut self.stats.lock().unwrap(), app, since);
+        if let Some(member) = members.first() {
+            (self.on_frame)(&mut self.stats.lock().unwrap(), member.app, since);
+        }
     }
 }
 
@@ -73,7 +77,7 @@ pub async fn drive_paced<S, F: Future<Output = ()>>(
     interval: Option<Duration>,
     script: impl FnOnce(UnboundedSender<Event>) -> F,
 ) {
-    let mut session = Session::start(common, conn);
+    let mut session = FleetSession::one(common, conn);
     if let Some(interval) = interval {
         session.set_frame_interval(interval);
     }

@@ -63,6 +63,12 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// Whether a view of `contexts` contexts is the one context's own, as when it is watched
+    /// alone: its table, keys and status bar (no comparison or list over several left open).
+    pub fn alone(&self, contexts: usize) -> bool {
+        contexts == 1 && self.compare.is_none() && self.drift_list.is_none()
+    }
+
     /// Keeps [`Fleet::drifted`] in step: an app that changed since the last frame (or that
     /// is new at its place) is counted again, the others keep their count.
     fn count_drifted(&mut self, apps: &[&App]) {
@@ -477,6 +483,8 @@ pub fn handle_key(
     fleet.lead = fleet.lead.min(apps.len() - 1);
     let target = match fleet.focus {
         Some(i) if i < apps.len() => i,
+        // One context: the key is its own, as when it is watched alone.
+        _ if fleet.alone(apps.len()) => 0,
         _ => {
             let lead = &apps[fleet.lead];
             let busy = lead.prompt.is_some() || lead.help || !matches!(lead.screen, Screen::Table);

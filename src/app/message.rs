@@ -40,8 +40,6 @@ pub enum Message {
         contexts: Vec<String>,
         scope: NamespaceScope,
     },
-    /// A `Command::Switch` failed; the previous connection stays.
-    SwitchFailed(String),
     /// The cluster's namespaces, sorted, for the `:ns` picker (reply to `Command::ListNamespaces`),
     /// or why they could not be listed.
     Namespaces(Result<Vec<String>, String>),

@@ -330,11 +330,6 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.dirty = true;
             commands
         }
-        Message::SwitchFailed(text) => {
-            app.flash = Some(Flash { text, error: true });
-            app.dirty = true;
-            Vec::new()
-        }
         Message::Namespaces(answer) => {
             app.namespaces_listed(answer);
             Vec::new()

@@ -8,9 +8,9 @@ use jiff::Timestamp;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 
-use crate::app::{App, Command, ContextChange, Flash, Message, update};
+use crate::app::{App, Command, Flash, Message, update};
 use crate::cli::CommonArgs;
-use crate::cluster::client::{ConnectError, Connection, NamespaceScope, connect};
+use crate::cluster::client::{Connection, NamespaceScope};
 use crate::cluster::live::{LiveKinds, fetch, fetch_objects};
 use crate::cluster::watch::{
     ClusterMessage, Watchers, spawn_detail_watchers, spawn_object_watchers, spawn_table_watcher,
@@ -28,9 +28,10 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 /// What reaches the loop: app messages, and results only the runtime handles.
 pub enum Event {
     App(Message),
-    Connected {
+    /// `:ns`: the connection with the namespaces asked for, to watch from epoch `epoch`.
+    Switched {
         epoch: u64,
-        result: Result<Connection, ConnectError>,
+        conn: Connection,
     },
     /// The terminal input ended (the terminal went away).
     InputClosed,
@@ -82,9 +83,6 @@ pub(super) struct Loop {
     pub(super) kinds: LiveKinds,
     /// The watchers of the manifests' other kinds.
     pub(super) object_watchers: Option<Watchers>,
-    /// `:ctx +NAME` in a view of one context: the context to watch beside this one. The loop
-    /// ends and the runtime carries this loop into a view over both ([`super::fleet`]).
-    pub(super) grow: Option<String>,
 }
 
 /// A watcher's way back into the loop.
@@ -137,7 +135,6 @@ impl Loop {
             outcomes: Vec::new(),
             kinds: LiveKinds::before_discovery(),
             object_watchers: None,
-            grow: None,
         }
     }
 
@@ -228,15 +225,12 @@ impl Loop {
                 let msg = self.rollbacks.planned(id, result, owned);
                 update(&mut self.app, msg)
             }
-            Event::Connected { epoch, result } => {
+            Event::Switched { epoch, conn } => {
                 // Only the latest switch counts.
                 if epoch != self.requested {
                     return Flow::Continue;
                 }
-                match result {
-                    Ok(conn) => self.switch_to(conn, epoch),
-                    Err(e) => update(&mut self.app, Message::SwitchFailed(e.to_string())),
-                }
+                self.switch_to(conn, epoch)
             }
         };
         self.run(commands)
@@ -249,21 +243,10 @@ impl Loop {
             match c {
                 Command::Quit => return Flow::Quit,
                 Command::Suspend => flow = Flow::Suspend,
-                Command::Switch { context, scope } => self.start_switch(context, scope),
-                Command::Contexts(ContextChange::Add(name)) => {
-                    if name == self.conn.context {
-                        let text = format!("context \"{name}\" is watched already");
-                        update(&mut self.app, Message::Notice(Flash { text, error: false }));
-                    } else {
-                        self.grow = Some(name);
-                    }
-                }
-                Command::Contexts(ContextChange::Remove(name)) => {
-                    let text = format!(
-                        "\"{name}\" is the only context watched: :ctx NAME watches another instead"
-                    );
-                    update(&mut self.app, Message::Notice(Flash { text, error: true }));
-                }
+                // Which contexts are watched is the live view's ([`super::fleet`]): a switch
+                // of context never reaches a context's loop, a switch of namespaces does.
+                Command::Switch { scope, .. } => self.switch_namespaces(scope),
+                Command::Contexts(_) => {}
                 Command::WatchDetail { namespace, epoch } => {
                     self.detail = None;
                     self.detail = Some(spawn_detail_watchers(
@@ -515,29 +498,14 @@ impl Loop {
         });
     }
 
-    fn start_switch(&mut self, context: Option<String>, scope: NamespaceScope) {
+    /// `:ns`: the same cluster's other namespaces, new watchers on the same client.
+    fn switch_namespaces(&mut self, scope: NamespaceScope) {
         // Every request gets a new epoch; only the latest one's result is used.
         self.requested = self.requested.max(self.app.epoch) + 1;
         let epoch = self.requested;
-        match context.filter(|c| *c != self.conn.context) {
-            None => {
-                // Same cluster, other namespaces: new watchers on the same client.
-                let mut conn = self.conn.clone();
-                conn.scope = scope;
-                let _ = self.tx.send(Event::Connected {
-                    epoch,
-                    result: Ok(conn),
-                });
-            }
-            Some(ctx) => {
-                let args = scoped(&self.common.for_context(&ctx), &scope);
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    let result = connect(&args.connection()).await;
-                    let _ = tx.send(Event::Connected { epoch, result });
-                });
-            }
-        }
+        let mut conn = self.conn.clone();
+        conn.scope = scope;
+        let _ = self.tx.send(Event::Switched { epoch, conn });
     }
 
     fn switch_to(&mut self, conn: Connection, epoch: u64) -> Vec<Command> {
@@ -546,11 +514,6 @@ impl Loop {
         self.log = None;
         self.object_watchers = None;
         self.watchers = watch(&conn, epoch, &self.tx);
-        if conn.context != self.conn.context {
-            // Another cluster: the manifests its namespace-less objects go to (its context's
-            // namespace, unless `-n` was given) and the folders its GitOps owners deploy.
-            self._manifests = watch_manifests(&self.common, &conn, &self.tx);
-        }
         let msg = Message::Switched {
             epoch,
             context: conn.context.clone(),
@@ -637,5 +600,4 @@ pub(super) fn release_freed_memory() {
     }
 }
 
-pub(super) use super::drive::{Driven, drive};
-pub use super::drive::{Frontend, Session, wakeups_and_frames};
+pub use super::drive::{Frontend, wakeups_and_frames};

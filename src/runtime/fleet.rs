@@ -16,7 +16,8 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
-use super::event_loop::{Driven, Event, Flow, Frontend, Loop, Session, drive, scoped};
+use super::drive::drive;
+use super::event_loop::{Event, Flow, Frontend, Loop, scoped};
 use crate::app::fleet::{self, Fleet, Link, Member};
 use crate::app::{App, Command, ContextChange, Flash, Message, update};
 use crate::cli::CommonArgs;
@@ -134,55 +135,69 @@ impl FleetSession {
         session
     }
 
-    /// A view of one context after `:ctx +NAME` ([`Session::grow`]): the same loop (its
-    /// connection, watchers, manifests, writes under way and the table as it was left) as the
-    /// first context of a fleet, NAME connecting beside it. The terminal input must be sent to
-    /// the fleet's [`Self::sender`] from now on.
-    pub fn grown(common: &CommonArgs, session: Session) -> FleetSession {
-        let Session {
-            state,
-            rx: mut member_rx,
-            ..
-        } = session;
-        let all = state.app.contexts.clone();
-        let mut fleet = FleetSession::start(&common.for_context(&state.app.context), &[], all);
-        fleet.size = (state.app.width, state.app.height);
+    /// The live view of the one context `conn` connected to (`kdrift`, `kdrift demo`): a fleet
+    /// of one, which looks as a view of one context always has (no CONTEXT column); `:ctx +NAME`
+    /// adds another beside it, `:ctx NAME` watches another instead.
+    pub fn one(common: &CommonArgs, conn: Connection) -> FleetSession {
+        let context = conn.context.clone();
+        let mut fleet = FleetSession::start(common, &[], conn.contexts.clone());
+        if let Some(peers) = &fleet.common.peers {
+            peers.add(&context);
+        }
         let id = fleet.next_id;
         fleet.next_id += 1;
-        // What the one-context loop did not handle is still in its channel: it comes first.
-        let forward = fleet.tx.clone();
+        let mut app = App::new(
+            context.clone(),
+            conn.contexts.clone(),
+            conn.scope.clone(),
+            Timestamp::now(),
+        );
+        app.readonly = common.readonly;
+        fleet.watched.push(Watched {
+            id,
+            context,
+            link: Link::Connecting,
+            slot: Slot::Waiting(Box::new(app)),
+        });
+        // The flags as given (an in-cluster connection has no context to name).
+        let common = fleet.common.clone();
+        fleet.go_live(0, &common, conn);
+        fleet
+    }
+
+    /// The context at `at` connected: its loop starts on `conn`, its messages tagged and
+    /// forwarded to the fleet's channel; what was typed and said while it connected stays.
+    fn go_live(&mut self, at: usize, common: &CommonArgs, conn: Connection) {
+        let Some(w) = self.watched.get_mut(at) else {
+            return;
+        };
+        let id = w.id;
+        let (tx, mut rx) = unbounded_channel::<Event>();
+        let forward = self.tx.clone();
         tokio::spawn(async move {
-            while let Some(event) = member_rx.recv().await {
-                // Keys typed in the burst of `:ctx +NAME`, after it, are the fleet's view's.
-                let event = match event {
-                    Event::App(Message::Key(_) | Message::Resize { .. }) | Event::InputClosed => {
-                        FleetEvent::Input(event)
-                    }
-                    event => FleetEvent::Member { id, event },
-                };
-                if forward.send(event).is_err() {
+            while let Some(event) = rx.recv().await {
+                if forward.send(FleetEvent::Member { id, event }).is_err() {
                     return;
                 }
             }
         });
-        if let Some(peers) = &fleet.common.peers {
-            peers.add(&state.app.context);
+        let mut state = Loop::start(common, conn, tx);
+        let (width, height) = self.size;
+        update(&mut state.app, Message::Resize { width, height });
+        // What was typed and said before it connected stays: a notice at start, the filter,
+        // sort and kind of the table, a prompt.
+        if let Slot::Waiting(waiting) = &w.slot {
+            let app = &mut state.app;
+            app.flash = waiting.flash.clone();
+            app.prompt = waiting.prompt.clone();
+            app.help = waiting.help;
+            app.table.filter = waiting.table.filter.clone();
+            app.table.sort = waiting.table.sort;
+            app.table.kind = waiting.table.kind;
+            app.table.mark_stale();
         }
-        let mut state = state;
-        // A context added watches what the view shows now (after `:ns`), not what `-n` said.
-        fleet.scope = Some(state.app.scope.clone());
-        let added = state.grow.take();
-        state.app.dirty = true;
-        fleet.watched.push(Watched {
-            id,
-            context: state.app.context.clone(),
-            link: Link::Connected,
-            slot: Slot::Live(Box::new(state)),
-        });
-        if let Some(name) = added {
-            fleet.add(&name);
-        }
-        fleet
+        w.slot = Slot::Live(Box::new(state));
+        w.link = Link::Connected;
     }
 
     /// A sender into the loop (for terminal input).
@@ -214,8 +229,10 @@ impl FleetSession {
         self.loops().map(|l| l.writes).sum()
     }
 
-    /// What the accepts and reverts that ended while quitting did, context by context.
+    /// What the accepts and reverts that ended while quitting did, context by context (named
+    /// when several are watched).
     pub fn outcomes(&self) -> Vec<String> {
+        let several = self.watched.len() > 1;
         self.watched
             .iter()
             .filter_map(|w| match &w.slot {
@@ -223,9 +240,17 @@ impl FleetSession {
                 Slot::Waiting(_) => None,
             })
             .flat_map(|(context, outcomes)| {
-                outcomes.iter().map(move |o| format!("[{context}] {o}"))
+                outcomes.iter().map(move |o| match several {
+                    true => format!("[{context}] {o}"),
+                    false => o.clone(),
+                })
             })
             .collect()
+    }
+
+    /// The app of the first context watched (a view of one context's only one).
+    pub fn app(&self) -> Option<&App> {
+        self.watched.first().map(Watched::app)
     }
 
     /// After a quit that left writes under way: waits up to `limit` for them to end.
@@ -388,7 +413,7 @@ impl FleetSession {
         Flow::Continue
     }
 
-    fn handle(&mut self, ev: FleetEvent) -> Flow {
+    pub(super) fn handle(&mut self, ev: FleetEvent) -> Flow {
         match ev {
             FleetEvent::Member { id, event } => {
                 let Some(w) = self.watched.iter_mut().find(|w| w.id == id) else {
@@ -432,39 +457,16 @@ impl FleetSession {
                 }
             }
             FleetEvent::Connected { id, result } => {
-                let Some(w) = self.watched.iter_mut().find(|w| w.id == id) else {
+                let Some(at) = self.watched.iter().position(|w| w.id == id) else {
                     return Flow::Continue;
                 };
                 self.dirty = true;
+                let common = self.common.for_context(&self.watched[at].context);
+                let w = &mut self.watched[at];
                 match result {
                     Ok(conn) => {
                         tracing::info!(context = %conn.context, url = %conn.cluster_url, "fleet: connected");
-                        let (tx, mut rx) = unbounded_channel::<Event>();
-                        let forward = self.tx.clone();
-                        tokio::spawn(async move {
-                            while let Some(event) = rx.recv().await {
-                                if forward.send(FleetEvent::Member { id, event }).is_err() {
-                                    return;
-                                }
-                            }
-                        });
-                        let mut state = Loop::start(&self.common.for_context(&w.context), conn, tx);
-                        let (width, height) = self.size;
-                        update(&mut state.app, Message::Resize { width, height });
-                        // What was typed and said before it connected stays: a notice at
-                        // start, the filter, sort and kind of the table, a prompt.
-                        if let Slot::Waiting(waiting) = &w.slot {
-                            let app = &mut state.app;
-                            app.flash = waiting.flash.clone();
-                            app.prompt = waiting.prompt.clone();
-                            app.help = waiting.help;
-                            app.table.filter = waiting.table.filter.clone();
-                            app.table.sort = waiting.table.sort;
-                            app.table.kind = waiting.table.kind;
-                            app.table.mark_stale();
-                        }
-                        w.slot = Slot::Live(Box::new(state));
-                        w.link = Link::Connected;
+                        self.go_live(at, &common, conn);
                     }
                     Err(e) => {
                         let text = e.to_string();
@@ -585,53 +587,59 @@ impl FleetSession {
     }
 }
 
-impl<B: Backend> Driven<B> for FleetSession {
-    type Ev = FleetEvent;
-
-    fn events(&mut self) -> &mut UnboundedReceiver<FleetEvent> {
+/// What the one loop ([`drive`]) asks of the view: its events, whether and when to draw, a
+/// frame.
+impl FleetSession {
+    /// The channel every event of the view arrives on.
+    pub(super) fn events(&mut self) -> &mut UnboundedReceiver<FleetEvent> {
         &mut self.rx
     }
 
-    fn sized(&mut self, width: u16, height: u16) {
+    /// The terminal's size at start.
+    pub(super) fn sized(&mut self, width: u16, height: u16) {
         self.size = (width, height);
         for w in &mut self.watched {
             (w.app_mut().width, w.app_mut().height) = self.size;
         }
     }
 
-    fn next_age_change(&self) -> Option<i64> {
+    /// Seconds until an age on screen changes (the loop then wakes to draw it).
+    pub(super) fn next_age_change(&self) -> Option<i64> {
         self.watched
             .iter()
             .filter_map(|w| ui::next_age_change(w.app()))
             .min()
     }
 
-    fn redraw(&mut self) {
+    /// Something must be drawn again (an age changed, the terminal came back).
+    pub(super) fn redraw(&mut self) {
         self.dirty = true;
     }
 
-    fn dirty(&self) -> bool {
+    /// Something changed on screen since the last frame.
+    pub(super) fn dirty(&self) -> bool {
         self.dirty || self.watched.iter().any(|w| w.app().dirty)
     }
 
-    fn handle(&mut self, ev: FleetEvent) -> Flow {
-        FleetSession::handle(self, ev)
-    }
-
-    fn sigterm(&mut self) -> Flow {
+    /// SIGTERM arrived.
+    pub(super) fn sigterm(&mut self) -> Flow {
         self.sigterm = true;
         self.quit()
     }
 
-    fn lists_done(&self) -> u64 {
+    /// Lists that ended so far: after each, the pages it freed are given back.
+    pub(super) fn lists_done(&self) -> u64 {
         self.loops().map(Loop::lists_done).sum()
     }
 
-    fn frame_interval(&self) -> Duration {
+    /// The shortest time between two frames while events keep coming (a frame after a quiet
+    /// spell longer than it is drawn at once).
+    pub(super) fn frame_interval(&self) -> Duration {
         self.frame_interval
     }
 
-    fn frame(
+    /// Prepare and draw a frame.
+    pub(super) fn frame<B: Backend>(
         &mut self,
         term: &mut Terminal<B>,
         theme: &Theme,
@@ -671,7 +679,7 @@ impl<B: Backend> Driven<B> for FleetSession {
         let members = self.members();
         term.draw(|f| ui::fleet::render_fleet(&self.fleet, &members, theme, f))
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        frontend.after_fleet_frame(&self.fleet, &members);
+        frontend.after_frame(&self.fleet, &members);
         drop(members);
         self.dirty = false;
         for w in &mut self.watched {

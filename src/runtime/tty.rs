@@ -1,13 +1,13 @@
 //! The live view on the real terminal: its input read into the loop, the terminal as the loop's
-//! [`Frontend`], and [`run`], which drives a [`Session`] until the user quits and then settles
-//! what the quit left under way.
+//! [`Frontend`], and [`run`] (one context) and [`run_fleet`] (several), which drive the live
+//! view ([`FleetSession`]) until the user quits and then settle what the quit left under way.
 use std::process::ExitCode;
 
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::event_loop::{Event, Frontend, Session};
+use super::event_loop::{Event, Frontend};
 use super::fleet::FleetSession;
 use super::terminal;
 use crate::app::{Flash, Message};
@@ -52,8 +52,23 @@ pub async fn run_fleet(
     all: Vec<String>,
     notice: Option<Flash>,
 ) -> ExitCode {
+    run_view(common, FleetSession::start(common, contexts, all), notice).await
+}
+
+/// The live view on a connection (one context) until the user quits. `notice` is shown in the
+/// status bar.
+pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
+    run_view(common, FleetSession::one(common, conn), notice).await
+}
+
+/// Drives `session` on the terminal until the user quits, then settles what the quit left under
+/// way.
+async fn run_view(
+    common: &CommonArgs,
+    mut session: FleetSession,
+    notice: Option<Flash>,
+) -> ExitCode {
     let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
-    let mut session = FleetSession::start(common, contexts, all);
     if let Some(e) = theme_error {
         tracing::warn!(error = %e, "theme not loaded; using the default");
         session.notice(Flash {
@@ -62,6 +77,7 @@ pub async fn run_fleet(
         });
     }
     if let Some(problem) = &common.config_problem {
+        tracing::warn!(%problem, "user config not used");
         session.notice(Flash {
             text: problem.clone(),
             error: true,
@@ -81,82 +97,9 @@ pub async fn run_fleet(
     settle(&mut session, result).await
 }
 
-/// Run the live view on a connection until the user quits. `notice` is shown in the status bar.
-pub async fn run(common: &CommonArgs, conn: Connection, notice: Option<Flash>) -> ExitCode {
-    let (theme, theme_error) = Theme::load(common.theme.as_deref(), no_color_from_env());
-    let mut session = Session::start(common, conn);
-    if let Some(e) = theme_error {
-        tracing::warn!(error = %e, "theme not loaded; using the default");
-        session.problem(format!("{e} — using the default theme"));
-    }
-    if let Some(problem) = &common.config_problem {
-        tracing::warn!(%problem, "user config not used");
-        session.problem(problem.clone());
-    }
-    if let Some(n) = notice {
-        session.notice(n);
-    }
-    let mut term = match enter() {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    let input = tokio::spawn(read_input(session.sender()));
-    let result = session.drive(&mut term, &theme, &mut Tty).await;
-    input.abort();
-    if result.is_ok() && session.grow().is_some() {
-        // `:ctx +NAME`: the same loop goes on as the first context of a view over several.
-        let mut fleet = FleetSession::grown(common, session);
-        let input = tokio::spawn(read_input(fleet.sender()));
-        let result = fleet.drive(&mut term, &theme, &mut Tty).await;
-        input.abort();
-        terminal::leave();
-        return settle(&mut fleet, result).await;
-    }
-    terminal::leave();
-    settle(&mut session, result).await
-}
-
-/// What a live view (of one context or several) leaves when the user quits: writes under way.
-trait Quitting {
-    fn unfinished(&self) -> usize;
-    fn outcomes(&self) -> Vec<String>;
-    fn sigterm(&self) -> bool;
-    async fn finish_writes(&mut self, limit: std::time::Duration);
-}
-
-impl Quitting for Session {
-    fn unfinished(&self) -> usize {
-        Session::unfinished(self)
-    }
-    fn outcomes(&self) -> Vec<String> {
-        Session::outcomes(self).to_vec()
-    }
-    fn sigterm(&self) -> bool {
-        self.sigterm
-    }
-    async fn finish_writes(&mut self, limit: std::time::Duration) {
-        Session::finish_writes(self, limit).await;
-    }
-}
-
-impl Quitting for FleetSession {
-    fn unfinished(&self) -> usize {
-        FleetSession::unfinished(self)
-    }
-    fn outcomes(&self) -> Vec<String> {
-        FleetSession::outcomes(self)
-    }
-    fn sigterm(&self) -> bool {
-        self.sigterm
-    }
-    async fn finish_writes(&mut self, limit: std::time::Duration) {
-        FleetSession::finish_writes(self, limit).await;
-    }
-}
-
 /// After the loop: the writes a quit left under way are stopped and waited for, what they did
 /// is said, and the exit code tells how the view ended.
-async fn settle(session: &mut impl Quitting, result: std::io::Result<()>) -> ExitCode {
+async fn settle(session: &mut FleetSession, result: std::io::Result<()>) -> ExitCode {
     let unfinished = session.unfinished();
     if unfinished > 0 {
         // Quit again while an accept ran: its git (in a session of its own, out of reach of
@@ -175,7 +118,7 @@ async fn settle(session: &mut impl Quitting, result: std::io::Result<()>) -> Exi
         }
         session.finish_writes(grace * 3).await;
     }
-    let (outcomes, sigterm) = (session.outcomes(), session.sigterm());
+    let (outcomes, sigterm) = (session.outcomes(), session.sigterm);
     let left = session.unfinished();
     // The accepts and reverts the quit waited for: said where the user is looking now.
     for outcome in &outcomes {

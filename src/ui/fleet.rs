@@ -30,12 +30,12 @@ pub fn render_fleet(fleet: &Fleet, members: &[Member<'_>], theme: &Theme, frame:
         return;
     };
     let lead = fleet.focus.unwrap_or(fleet.lead).min(last);
-    super::render_with(
-        members[lead].app,
-        theme,
-        frame,
-        Some(Parts { fleet, members }),
-    );
+    // One context connected looks as it always has alone: its own table and status bar.
+    let parts = match members {
+        [one] if fleet.alone(1) && *one.link == Link::Connected => None,
+        _ => Some(Parts { fleet, members }),
+    };
+    super::render_with(members[lead].app, theme, frame, parts);
 }
 
 /// The other contexts whose manifest of the accepted object is read from a file the accept

@@ -1,4 +1,4 @@
-//! A Helm release in the live view (`Session::drive` on a TestBackend, the demo cluster): its
+//! A Helm release in the live view (`FleetSession::drive` on a TestBackend, the demo cluster): its
 //! Deployment's row is in sync with the release, a `kubectl scale` drifts it, and a new revision
 //! (the records of a `helm upgrade` to the scaled count) brings it back in sync through the watch
 //! of the release records, without a restart; the diff names the revision.

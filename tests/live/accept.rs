@@ -1,4 +1,4 @@
-//! Accept in the real loop (`Session::drive` on a TestBackend) against the demo cluster, its
+//! Accept in the real loop (`FleetSession::drive` on a TestBackend) against the demo cluster, its
 //! manifests in a temporary git repository: a `kubectl scale` hotfix (the real kubectl) is
 //! accepted with `a` and `enter`; the commit changes exactly the one line, the comments stay,
 //! the status bar names the commit, and the row goes back in sync without a restart. A value

@@ -1,4 +1,4 @@
-//! The `:changes` view in the real loop (`Session::drive` on a TestBackend) against the demo
+//! The `:changes` view in the real loop (`FleetSession::drive` on a TestBackend) against the demo
 //! cluster: a `kubectl scale` and a `kubectl label` each appear as they happen, newest first,
 //! with their manager and the field old → new, without a key pressed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,4 +1,4 @@
-//! Drift in the real loop (`Session::drive` on a TestBackend) against the demo cluster with its
+//! Drift in the real loop (`FleetSession::drive` on a TestBackend) against the demo cluster with its
 //! manifests in a folder: `kubectl set env` shows as one drifted field attributed to
 //! `kubectl-set` in the table and the diff view; editing the manifest on disk to match brings the
 //! row back in sync without a restart.

@@ -282,9 +282,11 @@ async fn three_clusters_in_one_table_drift_on_prod_eu_only_and_its_accept_writes
         })
         .await;
         keys(&tx, ":ctx staging\n");
+        // As a view of one context always looks: its own status bar.
         wait_for(&text, "staging alone, without a CONTEXT column", |s| {
             !s.contains("CONTEXT")
-                && s.contains(" staging connected")
+                && s.contains(" ctx  staging  ns ")
+                && s.contains(" watch  connected ")
                 && !s.contains("prod-eu")
                 && s.lines().any(|l| row_words(l).get(1) == Some(&"gateway"))
                 && s.contains("workloads(all)[1/17]")
@@ -392,16 +394,9 @@ async fn an_unreachable_context_and_a_stalled_one_hold_up_no_other_rows() {
     f.shutdown().await;
 }
 
-/// A view of staging alone, `typed` once its gateway shows (ending with `:ctx +NAME`'s hand-over
-/// to a view of several), then that view until its screen satisfies `cond`.
+/// A view of staging alone (one context, as `kdrift --context staging` opens), `typed` once its
+/// gateway shows, then the same view until its screen satisfies `cond`.
 async fn grown_from_staging(f: &Fleet, typed: &str, what: &str, cond: impl Fn(&str) -> bool) {
-    use kdrift::runtime::event_loop::Session;
-    use kdrift::runtime::fleet::FleetSession;
-    use kdrift::ui::theme::Theme;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-    use std::sync::{Arc, Mutex};
-
     let common = f.common.for_context("staging");
     // The connection's 5 s timeout can pass on a loaded machine (the whole suite at once).
     let mut tries = 0;
@@ -415,32 +410,22 @@ async fn grown_from_staging(f: &Fleet, typed: &str, what: &str, cond: impl Fn(&s
             Err(e) => panic!("cannot connect to staging: {e}"),
         }
     };
-    let mut session = Session::start(&common, conn);
-    let tx = session.sender();
-    let text = Arc::new(Mutex::new(String::new()));
-    let mut screen = live_screen::Screen(text.clone());
-    let mut term = Terminal::new(TestBackend::new(160, 40)).unwrap();
-    let theme = Theme::default_theme();
-    let script = async {
+    let script = |tx, text| async move {
         wait_for(&text, "staging's gateway", |s| s.contains("gateway")).await;
+        let s = text.lock().unwrap().clone();
+        assert!(
+            !s.contains("CONTEXT"),
+            "one context has no CONTEXT column:\n{s}"
+        );
         keys(&tx, typed);
-    };
-    let (result, ()) = tokio::join!(session.drive(&mut term, &theme, &mut screen), script);
-    result.unwrap();
-    assert!(session.grow().is_some(), "{typed:?} grows the view");
-
-    let mut fleet = FleetSession::grown(&common, session);
-    let tx = fleet.sender();
-    let script = async {
         wait_for(&text, what, cond).await;
         keys(&tx, "q");
     };
-    let (result, ()) = tokio::join!(fleet.drive(&mut term, &theme, &mut screen), script);
-    result.unwrap();
+    live_screen::run_on(conn, &common, 160, 40, script).await;
 }
 
-/// `:ctx +NAME` in a view of one context: the same loop goes on as the first context of a
-/// fleet's table, the filter typed before kept, the other context's rows joining it.
+/// `:ctx +NAME` in a view of one context: the view goes on as the first context of a fleet's
+/// table (the same loop), the filter typed before kept, the other context's rows joining it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     let f = fleet(&[]).await;
@@ -460,9 +445,8 @@ async fn ctx_plus_name_turns_a_one_context_view_into_a_fleet() {
     f.shutdown().await;
 }
 
-/// `:ctx +NAME` and more keys in one burst (typed, or pasted, before the view of several took
-/// the terminal's input): the keys after it are the fleet's, so the filter they type is every
-/// context's, the added one's included.
+/// `:ctx +NAME` and more keys in one burst (typed, or pasted): the keys after it are the
+/// table's over both, so the filter they type is every context's, the added one's included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
     let f = fleet(&[]).await;

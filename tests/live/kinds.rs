@@ -1,4 +1,4 @@
-//! Every kind in the real loop (`Session::drive` on a TestBackend) against the demo cluster: the
+//! Every kind in the real loop (`FleetSession::drive` on a TestBackend) against the demo cluster: the
 //! incident's `kubectl edit configmap`, `kubectl patch svc` and `kubectl annotate ingress` and a
 //! rotated Secret (the real kubectl) show in `:drift` with their managers, as they are watched;
 //! `a` accepts the ConfigMap into git and `r` reverts the Service from the list, which then

@@ -1,5 +1,5 @@
 //! The live view as an operator meets it, against the demo cluster: the real loop
-//! (`Session::drive`) on a TestBackend for each view, the user config file, and the binary in a
+//! (`FleetSession::drive`) on a TestBackend for each view, the user config file, and the binary in a
 //! pseudo-terminal (`pty_e2e`, `pty_revert`).
 //!
 //! One test binary per theme (each links the whole crate); each file a module.

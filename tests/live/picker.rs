@@ -1,4 +1,4 @@
-//! The `:ns` picker in the real loop (`Session::drive` on a TestBackend) against the demo
+//! The `:ns` picker in the real loop (`FleetSession::drive` on a TestBackend) against the demo
 //! cluster: the namespaces are listed by the runtime, filtered, and picking one shows only its
 //! Deployments.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

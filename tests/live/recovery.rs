@@ -1,4 +1,4 @@
-//! The real loop (`Session::drive`) on a TestBackend against the demo cluster: `:ns` switches,
+//! The real loop (`FleetSession::drive`) on a TestBackend against the demo cluster: `:ns` switches,
 //! a 403 shows and clears (on one namespace, and under `-A` where only the refused namespace is
 //! marked), and the view recovers by itself after the API server restarts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -1,4 +1,4 @@
-//! Revert from the TUI, in the real loop (`Session::drive` on a TestBackend) against the demo
+//! Revert from the TUI, in the real loop (`FleetSession::drive` on a TestBackend) against the demo
 //! cluster: a bad `kubectl set image` (real kubectl) → `r` shows the server's dry run with the
 //! image line → `y` → the live object equals the manifest again (`kdrift check` exits 0, the
 //! drift engine says in sync) and the detail view shows the rollout back as it happens.

@@ -1,4 +1,4 @@
-//! The live loop's test frontend, shared by the tests that drive `Session::drive` on a
+//! The live loop's test frontend, shared by the tests that drive `FleetSession::drive` on a
 //! TestBackend: the demo cluster and its manifests, the text of the last frame, waiting for it to
 //! show something, and typing keys; also what the pty tests share with them (starting the
 //! cluster, the lines a commit changes).
@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
-use kdrift::app::{App, Message};
+use kdrift::app::Message;
 use kdrift::runtime::event_loop::{Event, Frontend};
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
@@ -28,22 +28,7 @@ impl Frontend<TestBackend> for Screen {
         Ok(())
     }
 
-    fn after_frame(&mut self, app: &App) {
-        let mut term = Terminal::new(TestBackend::new(app.width, app.height)).unwrap();
-        term.draw(|f| kdrift::ui::render(app, &Theme::default_theme(), f))
-            .unwrap();
-        let buf = term.backend().buffer();
-        let mut text = String::new();
-        for y in 0..buf.area.height {
-            for x in 0..buf.area.width {
-                text.push_str(buf[(x, y)].symbol());
-            }
-            text.push('\n');
-        }
-        *self.0.lock().unwrap() = text;
-    }
-
-    fn after_fleet_frame(
+    fn after_frame(
         &mut self,
         fleet: &kdrift::app::fleet::Fleet,
         members: &[kdrift::app::fleet::Member<'_>],
@@ -331,7 +316,7 @@ where
     F: FnOnce(tokio::sync::mpsc::UnboundedSender<Event>, Arc<Mutex<String>>) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let mut session = kdrift::runtime::event_loop::Session::start(common, conn);
+    let mut session = kdrift::runtime::fleet::FleetSession::one(common, conn);
     let tx = session.sender();
     let text = Arc::new(Mutex::new(String::new()));
     let mut frontend = Screen(text.clone());
@@ -340,7 +325,7 @@ where
     let driver = session.drive(&mut term, &theme, &mut frontend);
     let (result, ()) = tokio::join!(driver, script(tx, text));
     result.unwrap();
-    session.outcomes().to_vec()
+    session.outcomes()
 }
 
 /// The lines a commit's patch (`git show --format= --unified=0`) removes and adds, in order.

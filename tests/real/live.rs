@@ -1,4 +1,4 @@
-//! The live view on the real server: the real loop (`Session::drive` on a TestBackend) watching
+//! The live view on the real server: the real loop (`FleetSession::drive` on a TestBackend) watching
 //! the test's namespace, with the demo's `shop/cart` and `shop/frontend` applied into it. The
 //! rows show what the real controllers report (desired, ready, the rollout complete, in sync);
 //! a `kubectl scale` moves the row's replicas and makes it drift by one field; `r` shows the

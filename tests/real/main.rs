@@ -11,7 +11,7 @@
 //! - `kustomize`: the demo's kustomize app (`demo/inventory`, prod overlay) applied with
 //!   `kubectl apply -k`, drifted, accepted into the overlay and reverted;
 //! - `secrets`: a Secret changed live, shown only as digests, refused by accept, reverted;
-//! - `live`: the live view's rows and keys (`Session::drive` on a TestBackend);
+//! - `live`: the live view's rows and keys (`FleetSession::drive` on a TestBackend);
 //! - `readonly`: a ServiceAccount bound to `view`, through a `kubectl create token` kubeconfig;
 //! - `third_party`: answers found wrong on third-party repositories (a port whose manifest
 //!   omits `protocol`, defaults that follow another field, one-step reverts of nested fields);

@@ -239,3 +239,47 @@ fn names_too_long_for_their_column_are_cut_with_an_ellipsis() {
         }
     }
 }
+
+/// A view of one context is a fleet of one (`kdrift` on one context runs the fleet's view): it
+/// is drawn exactly as that context's own view — its table, its status bar, no CONTEXT column —
+/// on the table and in the views it opens; one context not connected (yet) shows the fleet's
+/// state instead.
+#[test]
+fn a_fleet_of_one_is_drawn_as_the_context_alone() {
+    use kdrift::app::fleet::{Fleet, Link, Member};
+    let theme = Theme::default_theme();
+    let mut app = sample_app();
+    for step in ["", "j", "\n"] {
+        keys(&mut app, step);
+        let alone = draw(&mut app, &theme);
+        let fleet = Fleet::default();
+        let members = [Member {
+            context: &app.context,
+            link: &Link::Connected,
+            app: &app,
+        }];
+        let mut term =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(app.width, app.height))
+                .unwrap();
+        term.draw(|f| kdrift::ui::fleet::render_fleet(&fleet, &members, &theme, f))
+            .unwrap();
+        assert_eq!(
+            term.backend().buffer(),
+            alone.backend().buffer(),
+            "after {step:?}"
+        );
+        let connecting = [Member {
+            link: &Link::Connecting,
+            ..members[0]
+        }];
+        term.draw(|f| kdrift::ui::fleet::render_fleet(&fleet, &connecting, &theme, f))
+            .unwrap();
+        if step.is_empty() {
+            let status = (0..app.height)
+                .map(|y| line(&term, y))
+                .find(|l| l.starts_with(" ctx "))
+                .unwrap();
+            assert!(status.contains("connecting"), "{status}");
+        }
+    }
+}
