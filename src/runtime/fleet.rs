@@ -87,6 +87,9 @@ pub struct FleetSession {
     dirty: bool,
     /// Asked to quit while writes were under way.
     quitting: bool,
+    /// `:ctx NAME` for a context not watched yet: its id. The others are watched until it
+    /// connects, and stay if it cannot (as a switch that fails leaves the view where it was).
+    narrowing: Option<u64>,
     /// The loop ended on SIGTERM (the exit code says so).
     pub sigterm: bool,
     /// The shortest time between two frames under churn ([`Driven::frame_interval`]).
@@ -126,6 +129,7 @@ impl FleetSession {
             size: (80, 24),
             dirty: true,
             quitting: false,
+            narrowing: None,
             sigterm: false,
             frame_interval: super::event_loop::FRAME_INTERVAL,
         };
@@ -375,17 +379,26 @@ impl FleetSession {
         self.dirty = true;
     }
 
-    /// `:ctx NAME`: watch `name` alone.
+    /// `:ctx NAME`: watch `name` alone — at once when it is watched already, else once it
+    /// connects.
     fn narrow(&mut self, name: &str) {
+        match self.watched.iter().find(|w| w.context == name) {
+            Some(w) => self.keep_only(w.id),
+            None => {
+                self.add(name);
+                self.narrowing = self.watched.last().map(|w| w.id);
+            }
+        }
+    }
+
+    /// Stop watching every context but `id`'s.
+    fn keep_only(&mut self, id: u64) {
         let others: Vec<String> = self
             .watched
             .iter()
-            .filter(|w| w.context != name)
+            .filter(|w| w.id != id)
             .map(|w| w.context.clone())
             .collect();
-        if !self.watched.iter().any(|w| w.context == name) {
-            self.add(name);
-        }
         for other in others {
             self.remove(&other);
         }
@@ -462,11 +475,24 @@ impl FleetSession {
                 };
                 self.dirty = true;
                 let common = self.common.for_context(&self.watched[at].context);
+                let narrowing =
+                    self.narrowing.take_if(|n| *n == id).is_some() && self.watched.len() > 1;
                 let w = &mut self.watched[at];
                 match result {
                     Ok(conn) => {
                         tracing::info!(context = %conn.context, url = %conn.cluster_url, "fleet: connected");
                         self.go_live(at, &common, conn);
+                        if narrowing {
+                            self.keep_only(id);
+                        }
+                    }
+                    Err(e) if narrowing => {
+                        // `:ctx NAME` that cannot connect: the view stays as it was.
+                        let text = format!("context \"{}\": {e}", w.context);
+                        tracing::warn!(context = %w.context, error = %text, "fleet: cannot switch");
+                        self.watched.remove(at);
+                        self.fleet.removed(at);
+                        self.flash(text, true);
                     }
                     Err(e) => {
                         let text = e.to_string();

@@ -466,6 +466,31 @@ async fn keys_typed_after_ctx_plus_name_in_the_same_burst_go_to_the_fleet() {
     f.shutdown().await;
 }
 
+/// `:ctx NAME` to a context that cannot be reached leaves the view as it was (the one context
+/// it watched, its rows, no CONTEXT column) and says why, as a switch that fails always has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_name_that_cannot_connect_leaves_the_view_as_it_was() {
+    // A port nothing listens on: the connection is refused at once.
+    let gone = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let f = fleet(&[("gone", gone)]).await;
+    grown_from_staging(
+        &f,
+        ":ctx gone\n",
+        "staging still shown, the switch's error said",
+        |s| {
+            s.contains(" ctx  staging  ns ")
+                && !s.contains("CONTEXT")
+                && s.contains("context \"gone\": ")
+                && s.lines().any(|l| row_words(l).get(1) == Some(&"gateway"))
+        },
+    )
+    .await;
+    f.shutdown().await;
+}
+
 /// A context added after `:ns` watches the namespace the view shows, not every namespace as the
 /// command line (`-A`) said.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
