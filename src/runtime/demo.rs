@@ -144,6 +144,70 @@ pub async fn start_fleet(
     Ok(servers)
 }
 
+/// The demo's clusters: the fleet `names` (`--clusters N`, each on a free port), or, with no
+/// names, the one demo cluster (on `port`, 0 for a free one). Each is named for the kubeconfig
+/// (`None`: the one cluster, which writes its own).
+pub async fn start_clusters(
+    names: &[String],
+    port: u16,
+    scenario: Scenario,
+    workdir: &Path,
+) -> Result<Vec<(Option<String>, SimServer)>, crate::sim::SimError> {
+    if !names.is_empty() {
+        let servers = start_fleet(names, scenario, workdir).await?;
+        return Ok(servers
+            .into_iter()
+            .map(|(name, server)| (Some(name), server))
+            .collect());
+    }
+    let config = SimConfig {
+        port,
+        scenario,
+        seed: true,
+        timings: Timings::default(),
+        gitops_repos: gitops_repos(workdir),
+        fleet_cluster: None,
+    };
+    Ok(vec![(None, SimServer::start(config).await?)])
+}
+
+/// The kubeconfig of the demo's clusters ([`start_clusters`]): the one cluster's own, or a
+/// context per cluster of the fleet, the one the scenario plays on current.
+pub fn clusters_kubeconfig(servers: &[(Option<String>, SimServer)]) -> String {
+    match servers {
+        [(None, server)] => server.kubeconfig_yaml(),
+        _ => {
+            let urls: Vec<(String, String)> = servers
+                .iter()
+                .map(|(name, server)| (name.clone().unwrap_or_default(), server.url()))
+                .collect();
+            use crate::sim::scenario::fleet::INCIDENT_CLUSTER;
+            let current = match urls.iter().any(|(name, _)| name == INCIDENT_CLUSTER) {
+                true => INCIDENT_CLUSTER,
+                false => urls.first().map_or("", |(name, _)| name.as_str()),
+            };
+            fleet_kubeconfig(&urls, current)
+        }
+    }
+}
+
+/// The demo's cluster names (none for the one cluster) and manifests: a folder per cluster of
+/// a fleet, or the one demo's tree.
+pub fn demo_files(clusters: u8) -> (Vec<String>, Vec<(String, String)>) {
+    use crate::sim::scenario::fleet;
+    if clusters > 1 {
+        let names = fleet::cluster_names(usize::from(clusters));
+        let files = fleet::fleet_manifests(&names);
+        (names, files)
+    } else {
+        let files = DEMO_MANIFESTS
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+            .collect();
+        (Vec::new(), files)
+    }
+}
+
 /// A kubeconfig with a cluster, context and user per (name, URL), `current` the current
 /// context; each context's namespace `default`, as the one-cluster demo's.
 pub fn fleet_kubeconfig(servers: &[(String, String)], current: &str) -> String {
@@ -207,105 +271,72 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), DemoError> {
     })
 }
 
-/// Start the demo cluster and the live view on it; the cluster stops when the view quits.
+/// Start the demo cluster (or `--clusters N` of them) and the live view on it; the clusters
+/// stop when the view quits.
 pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
     super::tune_allocator();
     let (_log, log_problem) = super::start_logging(common);
-    let fail = |e: &dyn std::fmt::Display| {
-        tracing::error!(error = %e, "demo cannot start");
-        eprintln!("kdrift: {e}");
-        ExitCode::from(super::EXIT_ERROR)
-    };
     let scenario: Scenario = match demo.scenario.parse() {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    if demo.clusters > 1 && demo.port != 0 {
+        return fail(&format!(
+            "--port {} names one port, and --clusters serves several: leave --port out",
+            demo.port
+        ));
+    }
     let rt = match crate::cluster::tokio_runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(&e),
     };
-    let fleet = (demo.clusters > 1)
-        .then(|| crate::sim::scenario::fleet::cluster_names(usize::from(demo.clusters)));
-    let files = match &fleet {
-        Some(names) => crate::sim::scenario::fleet::fleet_manifests(names),
-        None => Vec::new(),
-    };
-    let manifests: Vec<(&str, &str)> = match &fleet {
-        Some(_) => files
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect(),
-        None => DEMO_MANIFESTS.to_vec(),
-    };
+    let (names, files) = demo_files(demo.clusters);
+    let manifests: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
     let workdir = match prepare_workdir(demo.workdir.as_deref(), &manifests) {
         Ok(w) => w,
         Err(e) => return fail(&e),
     };
-    if let Some(names) = &fleet {
-        return rt.block_on(run_fleet(
-            common,
-            demo,
-            names,
-            scenario,
-            workdir,
-            log_problem,
-        ));
-    }
     rt.block_on(async {
-        let config = SimConfig {
-            port: demo.port,
-            scenario,
-            seed: true,
-            timings: Timings::default(),
-            gitops_repos: gitops_repos(&workdir.path),
-            fleet_cluster: None,
-        };
-        let server = match SimServer::start(config).await {
-            Ok(s) => s,
+        let servers = match start_clusters(&names, demo.port, scenario, &workdir.path).await {
+            Ok(servers) => servers,
             Err(e) => return fail(&e),
         };
-        // The kubeconfig lets the real kubectl drive the same cluster while kdrift watches it.
+        // The kubeconfig lets the real kubectl drive the same clusters while kdrift watches.
         let kubeconfig = demo
             .kubeconfig_out
             .clone()
             .unwrap_or_else(|| workdir.path.with_extension("kubeconfig"));
-        if let Err(source) = std::fs::write(&kubeconfig, server.kubeconfig_yaml()) {
-            server.shutdown().await;
-            return fail(&DemoError::Write {
-                path: kubeconfig,
+        let code = match std::fs::write(&kubeconfig, clusters_kubeconfig(&servers)) {
+            Err(source) => fail(&DemoError::Write {
+                path: kubeconfig.clone(),
                 source,
-            });
-        }
-        let mut args = common.clone();
-        args.kubeconfig = Some(kubeconfig.clone());
-        args.context = Vec::new();
-        if args.namespace.is_none() {
-            args.all_namespaces = true;
-        }
-        args.manifests = Some(workdir.path.clone());
-        args.manifests_is_checkout = true;
-        let conn = match connect(&args.connection()).await {
-            Ok(c) => c,
-            Err(e) => {
-                server.shutdown().await;
-                return fail(&e);
+            }),
+            Ok(()) => {
+                let mut args = common.clone();
+                args.kubeconfig = Some(kubeconfig.clone());
+                args.context = names.clone();
+                if args.namespace.is_none() {
+                    args.all_namespaces = true;
+                }
+                args.manifests = Some(workdir.path.clone());
+                args.manifests_is_checkout = true;
+                let notice = match log_problem {
+                    Some(text) => Flash { text, error: true },
+                    None => Flash {
+                        text: demo_notice(&servers, &kubeconfig, &workdir.path),
+                        error: false,
+                    },
+                };
+                tracing::info!(clusters = servers.len(), workdir = %workdir.path.display(), "demo started");
+                watch(&args, &names, notice).await
             }
         };
-        tracing::info!(url = %server.url(), workdir = %workdir.path.display(), "demo started");
-        let notice = match log_problem {
-            Some(text) => Flash { text, error: true },
-            None => Flash {
-                text: format!(
-                    "demo cluster {} · kubectl --kubeconfig {} · manifests in {}",
-                    server.url(),
-                    kubeconfig.display(),
-                    workdir.path.display()
-                ),
-                error: false,
-            },
-        };
-        let code = super::tty::run(&args, conn, Some(notice)).await;
-        server.shutdown().await;
+        for (_, server) in servers {
+            server.shutdown().await;
+        }
         if demo.kubeconfig_out.is_none() {
             let _ = std::fs::remove_file(&kubeconfig);
         }
@@ -313,79 +344,54 @@ pub fn run(common: &CommonArgs, demo: &DemoArgs) -> ExitCode {
     })
 }
 
-/// `kdrift demo --clusters N`: the fleet, and the live view on all its clusters in one table
-/// (the incident drifts prod-eu only).
-async fn run_fleet(
-    common: &CommonArgs,
-    demo: &DemoArgs,
-    names: &[String],
-    scenario: Scenario,
-    workdir: Workdir,
-    log_problem: Option<String>,
-) -> ExitCode {
+/// Why the demo cannot start, said and logged; the exit code.
+fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    tracing::error!(error = %e, "demo cannot start");
+    eprintln!("kdrift: {e}");
+    ExitCode::from(super::EXIT_ERROR)
+}
+
+/// The live view on the demo's clusters: the one cluster, connected first; every cluster of a
+/// fleet (`names`) in one table.
+async fn watch(args: &CommonArgs, names: &[String], notice: Flash) -> ExitCode {
+    if !names.is_empty() {
+        return super::tty::run_fleet(args, names, names.to_vec(), Some(notice)).await;
+    }
+    match connect(&args.connection()).await {
+        Ok(conn) => super::tty::run(args, conn, Some(notice)).await,
+        Err(e) => fail(&e),
+    }
+}
+
+/// The status bar's first word on the demo: where the clusters serve, how to drive them with
+/// kubectl, where the manifests are.
+fn demo_notice(
+    servers: &[(Option<String>, SimServer)],
+    kubeconfig: &Path,
+    workdir: &Path,
+) -> String {
     use crate::sim::scenario::fleet::INCIDENT_CLUSTER;
-    let fail = |e: &dyn std::fmt::Display| {
-        tracing::error!(error = %e, "demo cannot start");
-        eprintln!("kdrift: {e}");
-        ExitCode::from(super::EXIT_ERROR)
-    };
-    if demo.port != 0 {
-        return fail(&format!(
-            "--port {} names one port, and --clusters serves several: leave --port out",
-            demo.port
-        ));
-    }
-    let servers = match start_fleet(names, scenario, &workdir.path).await {
-        Ok(servers) => servers,
-        Err(e) => return fail(&e),
-    };
-    let urls: Vec<(String, String)> = servers
-        .iter()
-        .map(|(name, server)| (name.clone(), server.url()))
-        .collect();
-    let kubeconfig = demo
-        .kubeconfig_out
-        .clone()
-        .unwrap_or_else(|| workdir.path.with_extension("kubeconfig"));
-    let written = std::fs::write(&kubeconfig, fleet_kubeconfig(&urls, INCIDENT_CLUSTER));
-    let mut args = common.clone();
-    args.kubeconfig = Some(kubeconfig.clone());
-    args.context = names.to_vec();
-    if args.namespace.is_none() {
-        args.all_namespaces = true;
-    }
-    args.manifests = Some(workdir.path.clone());
-    args.manifests_is_checkout = true;
-    let code = match written {
-        Err(source) => fail(&DemoError::Write {
-            path: kubeconfig.clone(),
-            source,
-        }),
-        Ok(()) => {
-            tracing::info!(clusters = names.len(), workdir = %workdir.path.display(), "demo fleet started");
-            let notice = match log_problem {
-                Some(text) => Flash { text, error: true },
-                None => Flash {
-                    text: format!(
-                        "demo fleet of {} clusters ({}) in one table · the incident is on {INCIDENT_CLUSTER} · :ctx NAME watches one · kubectl --kubeconfig {} · manifests in {}",
-                        names.len(),
-                        names.join(", "),
-                        kubeconfig.display(),
-                        workdir.path.display()
-                    ),
-                    error: false,
-                },
-            };
-            super::tty::run_fleet(&args, names, names.to_vec(), Some(notice)).await
+    match servers {
+        [(None, server)] => format!(
+            "demo cluster {} · kubectl --kubeconfig {} · manifests in {}",
+            server.url(),
+            kubeconfig.display(),
+            workdir.display()
+        ),
+        _ => {
+            let names: Vec<&str> = servers
+                .iter()
+                .filter_map(|(name, _)| name.as_deref())
+                .collect();
+            format!(
+                "demo fleet of {} clusters ({}) in one table · the incident is on {INCIDENT_CLUSTER} · :ctx NAME watches one · kubectl --kubeconfig {} · manifests in {}",
+                names.len(),
+                names.join(", "),
+                kubeconfig.display(),
+                workdir.display()
+            )
         }
-    };
-    for (_, server) in servers {
-        server.shutdown().await;
     }
-    if demo.kubeconfig_out.is_none() {
-        let _ = std::fs::remove_file(&kubeconfig);
-    }
-    code
 }
 
 #[cfg(test)]

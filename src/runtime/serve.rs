@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::DemoArgs;
 
-use crate::sim::server::{Scenario, SimConfig, SimServer, Timings};
+use crate::sim::server::Scenario;
 
 /// Why serving failed, worded for the person at the terminal.
 #[derive(Debug, thiserror::Error)]
@@ -75,29 +75,15 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
     if several && args.port != 0 {
         return Err(ServeError::Port(args.port));
     }
-    let names = if several {
-        fleet::cluster_names(usize::from(args.clusters))
-    } else {
-        Vec::new()
-    };
     // The demo manifests, in --workdir or a temporary repository removed on exit, so that
     // `kdrift check`, `kubectl drift` and `kubectl apply` have them wherever kdrift is
     // installed; a fleet's have a folder per cluster.
-    let files = if several {
-        fleet::fleet_manifests(&names)
-    } else {
-        Vec::new()
-    };
-    let borrowed: Vec<(&str, &str)> = files
+    let (names, files) = super::demo::demo_files(args.clusters);
+    let manifests: Vec<(&str, &str)> = files
         .iter()
         .map(|(path, text)| (path.as_str(), text.as_str()))
         .collect();
-    let manifests = if several {
-        borrowed.as_slice()
-    } else {
-        crate::sim::scenario::DEMO_MANIFESTS
-    };
-    let workdir = super::demo::prepare_workdir(args.workdir.as_deref(), manifests)?;
+    let workdir = super::demo::prepare_workdir(args.workdir.as_deref(), &manifests)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -108,34 +94,15 @@ fn serve(args: &DemoArgs) -> Result<(), ServeError> {
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                 .map_err(ServeError::Signal)?;
-        let servers: Vec<(Option<String>, SimServer)> = if several {
-            super::demo::start_fleet(&names, scenario, &workdir.path)
-                .await?
-                .into_iter()
-                .map(|(name, server)| (Some(name), server))
-                .collect()
-        } else {
-            let config = SimConfig {
-                port: args.port,
-                scenario,
-                seed: true,
-                timings: Timings::default(),
-                gitops_repos: super::demo::gitops_repos(&workdir.path),
-                fleet_cluster: None,
-            };
-            vec![(None, SimServer::start(config).await?)]
-        };
+        let servers =
+            super::demo::start_clusters(&names, args.port, scenario, &workdir.path).await?;
         // Without --kubeconfig-out the file lives in a temporary folder removed on exit.
         let (path, temp) = kubeconfig_path(args)?;
         let urls: Vec<(String, String)> = servers
             .iter()
             .map(|(name, server)| (name.clone().unwrap_or_default(), server.url()))
             .collect();
-        let kubeconfig = match servers.as_slice() {
-            [(None, server)] => server.kubeconfig_yaml(),
-            _ => super::demo::fleet_kubeconfig(&urls, names.first().map_or("", String::as_str)),
-        };
-        write_kubeconfig(&path, &kubeconfig)?;
+        write_kubeconfig(&path, &super::demo::clusters_kubeconfig(&servers))?;
         let mut said = String::new();
         for (name, url) in &urls {
             if !several {
