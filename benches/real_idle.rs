@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use kdrift::app::App;
 use kdrift::cluster::client::connect;
 use kdrift::cluster::traffic;
-use kdrift::runtime::event_loop::wakeups_and_frames;
+use kdrift::runtime::drive::wakeups_and_frames;
 
 use measure::cpu_time;
 use real_apps::{Apps, load_average};

@@ -226,3 +226,7 @@ pub enum Command {
         api_version: String,
     },
 }
+
+/// Where the messages of a task off the loop go (the loop's channel): false once the loop is
+/// gone.
+pub type Say = std::sync::Arc<dyn Fn(Message) -> bool + Send + Sync>;

@@ -37,6 +37,18 @@ pub trait Frontend<B: Backend> {
     }
 }
 
+impl FleetSession {
+    /// Run until the user quits, SIGTERM, or the input closes.
+    pub async fn drive<B: Backend>(
+        &mut self,
+        term: &mut Terminal<B>,
+        theme: &Theme,
+        frontend: &mut dyn Frontend<B>,
+    ) -> std::io::Result<()> {
+        drive(self, term, theme, frontend).await
+    }
+}
+
 /// Whether the loop goes on after an event.
 enum Step {
     Go,
@@ -67,7 +79,7 @@ fn step<B: Backend>(
 /// arrives while a frame is not due yet is handled meanwhile). A burst longer than an interval
 /// (ten clusters' first lists, each compared with its manifests) is drawn as it is handled, not
 /// once at its end.
-pub(super) async fn drive<B: Backend>(
+async fn drive<B: Backend>(
     view: &mut FleetSession,
     term: &mut Terminal<B>,
     theme: &Theme,
@@ -136,9 +148,10 @@ pub(super) async fn drive<B: Backend>(
             lists_seen = lists;
             super::event_loop::release_freed_memory();
         }
-        if let Flow::Quit = view.frame(term, theme, frontend)? {
+        if let Flow::Quit = view.frame(term, theme)? {
             break 'outer;
         }
+        frontend.after_frame(view.fleet(), &view.members());
         FRAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         last_frame = Some(Instant::now());
     }

@@ -85,6 +85,12 @@ pub(super) struct Loop {
     pub(super) object_watchers: Option<Watchers>,
 }
 
+/// The loop's channel as a sink of app messages, for the tasks that say only those.
+fn say(tx: &UnboundedSender<Event>) -> crate::app::message::Say {
+    let tx = tx.clone();
+    std::sync::Arc::new(move |m| tx.send(Event::App(m)).is_ok())
+}
+
 /// A watcher's way back into the loop.
 fn sink(
     tx: &UnboundedSender<Event>,
@@ -442,7 +448,12 @@ impl Loop {
             Command::PreviewRevert { id, key } => {
                 let index = self.app.manifests.as_deref();
                 let cluster = (&self.conn.client, &self.kinds.schemas);
-                self.reverts.preview(id, key, index, cluster, &self.tx);
+                let tx = self.tx.clone();
+                let answer = move |result| {
+                    let _ = tx.send(Event::RevertPreviewed { id, result });
+                };
+                self.reverts
+                    .preview((id, key), index, cluster, &say(&self.tx), answer);
             }
             Command::PlanRollback { id, key } => {
                 let Some(index) = self.app.manifests.clone() else {
@@ -459,16 +470,20 @@ impl Loop {
                     context: self.conn.context.clone(),
                     kubeconfig: self.common.kubeconfig.clone(),
                 };
-                self.rollbacks.plan(id, key, owned, &self.tx);
+                let tx = self.tx.clone();
+                let answer = move |result, owned| {
+                    let _ = tx.send(Event::RollbackPlanned { id, result, owned });
+                };
+                self.rollbacks.plan(key, owned, answer);
             }
             Command::Rollback { id, key: _ } => {
                 self.writes += 1;
-                self.rollbacks.execute(id, &self.tx);
+                self.rollbacks.execute(id, &say(&self.tx));
             }
             Command::Revert { id, key } => {
                 self.writes += 1;
                 let who = crate::cluster::revert::who(&self.conn.context);
-                self.reverts.execute(id, key, who, &self.tx);
+                self.reverts.execute(id, key, who, &say(&self.tx));
             }
             // `run` sends only these here.
             _ => {}
@@ -560,7 +575,7 @@ fn watch_manifests(
     let chosen = async move {
         crate::commands::context::choose_manifests(&common, &client, &url, &context, root).await
     };
-    Some(super::manifests::start(chosen, namespace, tx.clone()))
+    Some(super::manifests::start(chosen, namespace, say(tx)))
 }
 
 /// The served kinds of the groups of `kinds` (and the core and apps groups) and the schemas of
@@ -599,5 +614,3 @@ pub(super) fn release_freed_memory() {
         libc::malloc_trim(0);
     }
 }
-
-pub use super::drive::{Frontend, wakeups_and_frames};

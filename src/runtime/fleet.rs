@@ -16,8 +16,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
-use super::drive::drive;
-use super::event_loop::{Event, Flow, Frontend, Loop, scoped};
+use super::event_loop::{Event, Flow, Loop, scoped};
 use crate::app::fleet::{self, Fleet, Link, Member};
 use crate::app::{App, Command, ContextChange, Flash, Message, update};
 use crate::cli::CommonArgs;
@@ -207,6 +206,11 @@ impl FleetSession {
     /// A sender into the loop (for terminal input).
     pub fn sender(&self) -> UnboundedSender<Event> {
         self.input.clone()
+    }
+
+    /// The fleet's table (its selection, its views over several contexts).
+    pub fn fleet(&self) -> &Fleet {
+        &self.fleet
     }
 
     /// The contexts watched, in order, with their apps.
@@ -601,16 +605,6 @@ impl FleetSession {
             }
         }
     }
-
-    /// Run until the user quits, SIGTERM, or the input closes.
-    pub async fn drive<B: Backend>(
-        &mut self,
-        term: &mut Terminal<B>,
-        theme: &Theme,
-        frontend: &mut dyn Frontend<B>,
-    ) -> std::io::Result<()> {
-        drive(self, term, theme, frontend).await
-    }
 }
 
 /// What the one loop ([`drive`]) asks of the view: its events, whether and when to draw, a
@@ -669,7 +663,6 @@ impl FleetSession {
         &mut self,
         term: &mut Terminal<B>,
         theme: &Theme,
-        frontend: &mut dyn Frontend<B>,
     ) -> std::io::Result<Flow> {
         {
             let links: Vec<Link> = self.watched.iter().map(|w| w.link.clone()).collect();
@@ -705,7 +698,6 @@ impl FleetSession {
         let members = self.members();
         term.draw(|f| ui::fleet::render_fleet(&self.fleet, &members, theme, f))
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        frontend.after_frame(&self.fleet, &members);
         drop(members);
         self.dirty = false;
         for w in &mut self.watched {

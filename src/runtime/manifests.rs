@@ -10,7 +10,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
-use super::event_loop::Event;
+use crate::app::message::Say;
 use crate::app::{Flash, Message};
 use crate::manifest::ManifestIndex;
 use crate::manifest::config::CONFIG_FILE;
@@ -86,19 +86,13 @@ fn folder_id(root: &Path) -> Option<(u64, u64)> {
         .map(|m| (m.dev(), m.ino()))
 }
 
-fn notice(tx: &UnboundedSender<Event>, text: String, error: bool) -> bool {
-    tx.send(Event::App(Message::Notice(Flash { text, error })))
-        .is_ok()
+fn notice(say: &Say, text: String, error: bool) -> bool {
+    say(Message::Notice(Flash { text, error }))
 }
 
 /// Loads the whole index off the UI thread and sends it; returns its kustomize side (the
 /// watcher re-renders from it), `None` when the app is gone.
-async fn load(
-    root: &Path,
-    namespace: &str,
-    selection: &Selection,
-    tx: &UnboundedSender<Event>,
-) -> Option<Kustomize> {
+async fn load(root: &Path, namespace: &str, selection: &Selection, say: &Say) -> Option<Kustomize> {
     let (load_root, namespace, selection) =
         (root.to_path_buf(), namespace.to_owned(), selection.clone());
     let loaded = tokio::task::spawn_blocking(move || {
@@ -108,9 +102,7 @@ async fn load(
     let index = loaded.ok()?;
     tracing::info!(root = %root.display(), objects = index.len(), problems = index.problems().len(), roots = index.kustomize.roots.len(), "manifests loaded");
     let kustomize = index.kustomize.clone();
-    tx.send(Event::App(Message::Manifests(Arc::new(index))))
-        .is_ok()
-        .then_some(kustomize)
+    say(Message::Manifests(Arc::new(index))).then_some(kustomize)
 }
 
 /// Loads the manifests under the root `chosen` gives (objects without a namespace take
@@ -120,7 +112,7 @@ async fn load(
 pub fn start(
     chosen: impl std::future::Future<Output = (PathBuf, Selection)> + Send + 'static,
     default_namespace: String,
-    tx: UnboundedSender<Event>,
+    say: Say,
 ) -> ManifestWatch {
     let task = tokio::spawn(async move {
         // Which folders: `--manifests`, else what the Argo CD Applications deploy (a list call).
@@ -134,12 +126,12 @@ pub fn start(
                 .flatten()
                 .map(|note| note.trim_start_matches("note: ").to_owned());
         if let Some(sparse) = sparse {
-            let _ = notice(&tx, sparse.clone(), true);
+            let _ = notice(&say, sparse.clone(), true);
             selection.notes.push(sparse);
         } else if !selection.apps.is_empty()
             && let Some(first) = selection.notes.first()
         {
-            let _ = notice(&tx, first.clone(), false);
+            let _ = notice(&say, first.clone(), false);
         }
         // Watch first, so that an edit made during the load is not lost (it is applied after).
         let (paths_tx, mut paths_rx) = unbounded_channel::<PathBuf>();
@@ -151,12 +143,12 @@ pub fn start(
                     "manifests in \"{}\" are not watched ({e}): restart kdrift to see edits",
                     root.display()
                 );
-                let _ = notice(&tx, text, true);
+                let _ = notice(&say, text, true);
                 None
             }
         };
         let mut folder = folder_id(&root);
-        let Some(mut kustomize) = load(&root, &default_namespace, &selection, &tx).await else {
+        let Some(mut kustomize) = load(&root, &default_namespace, &selection, &say).await else {
             return;
         };
         let mut check = tokio::time::interval(FOLDER_CHECK);
@@ -173,13 +165,13 @@ pub fn start(
                     let sent = if folder.is_none() {
                         watcher = None;
                         tracing::warn!(root = %root.display(), "the manifests folder is gone");
-                        notice(&tx, format!("the manifests folder \"{}\" is gone: its objects read as unmanaged until it is back", root.display()), true)
+                        notice(&say, format!("the manifests folder \"{}\" is gone: its objects read as unmanaged until it is back", root.display()), true)
                     } else {
                         watcher = watch_folder(&root, paths_tx.clone()).ok();
-                        match load(&root, &default_namespace, &selection, &tx).await {
+                        match load(&root, &default_namespace, &selection, &say).await {
                             Some(now) => {
                                 kustomize = now;
-                                notice(&tx, format!("the manifests folder \"{}\" is back: read again", root.display()), false)
+                                notice(&say, format!("the manifests folder \"{}\" is back: read again", root.display()), false)
                             }
                             None => false,
                         }
@@ -230,10 +222,7 @@ pub fn start(
                 continue;
             }
             tracing::debug!(files = changes.len(), "manifest files changed");
-            if tx
-                .send(Event::App(Message::ManifestsChanged(changes)))
-                .is_err()
-            {
+            if !say(Message::ManifestsChanged(changes)) {
                 break;
             }
         }

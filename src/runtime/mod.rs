@@ -12,7 +12,7 @@
 pub mod accept;
 pub mod compare;
 pub mod demo;
-mod drive;
+pub mod drive;
 pub mod event_loop;
 pub mod fleet;
 pub mod manifests;

@@ -1,12 +1,10 @@
 //! The revert view's IO: the server-side dry run and the revert itself, on tasks that answer the
 //! loop. The runtime keeps the latest [`Preview`] with its [`Reverter`], so that `y` executes
 //! exactly what the operator saw (the app only holds what it shows).
-use crate::cluster::client::Client;
-use tokio::sync::mpsc::UnboundedSender;
-
-use super::event_loop::Event;
+use crate::app::message::Say;
 use crate::app::revert::{PreviewShown, RevertDone};
 use crate::app::{ManifestKey, Message};
+use crate::cluster::client::Client;
 use crate::cluster::revert::{Preview, RevertError, Reverter, Scope};
 use crate::manifest::ManifestIndex;
 use crate::schema::Schemas;
@@ -21,14 +19,15 @@ pub struct Reverts {
 }
 
 impl Reverts {
-    /// Start the dry run of reverting `key` to its manifest in `index`.
+    /// Start the dry run of reverting `key` to its manifest in `index`; its answer goes to
+    /// `answer` (to be kept by [`Reverts::previewed`]), or to `say` when it cannot start.
     pub fn preview(
         &mut self,
-        id: u64,
-        key: ManifestKey,
+        (id, key): (u64, ManifestKey),
         index: Option<&ManifestIndex>,
         (client, schemas): (&Client, &std::sync::Arc<Schemas>),
-        tx: &UnboundedSender<Event>,
+        say: &Say,
+        answer: impl FnOnce(Previewed) + Send + 'static,
     ) {
         self.pending = None;
         let object = key;
@@ -40,16 +39,16 @@ impl Reverts {
                 Some(i) => crate::app::revert::no_manifest(&object.to_string(), &i.root),
                 None => "the manifests are still loading".to_owned(),
             };
-            let _ = tx.send(Event::App(Message::RevertPreviewed {
+            say(Message::RevertPreviewed {
                 id,
                 result: Err(text),
-            }));
+            });
             return;
         };
         // A release object's fields that git already holds are left as they are (as `kdrift
         // revert` leaves them).
         let scope = index.map_or_else(Scope::default, |i| Scope::of(i, &manifest, Vec::new()));
-        let (client, tx, schemas) = (client.clone(), tx.clone(), schemas.clone());
+        let (client, schemas) = (client.clone(), schemas.clone());
         tokio::spawn(async move {
             let result = match Reverter::new(&client, &manifest, &config, &schemas).await {
                 Ok(reverter) => {
@@ -58,7 +57,7 @@ impl Reverts {
                 }
                 Err(e) => Err(e),
             };
-            let _ = tx.send(Event::RevertPreviewed { id, result });
+            answer(result);
         });
     }
 
@@ -78,13 +77,13 @@ impl Reverts {
 
     /// `y`: revert as previewed under `id`.
     /// `who` asks (for the revert's trace, [`Reverter::record`]).
-    pub fn execute(&mut self, id: u64, key: ManifestKey, who: String, tx: &UnboundedSender<Event>) {
-        let tx = tx.clone();
+    pub fn execute(&mut self, id: u64, key: ManifestKey, who: String, say: &Say) {
+        let say = say.clone();
         let Some((_, reverter, preview)) = self.pending.take().filter(|(p, ..)| *p == id) else {
-            let _ = tx.send(Event::App(Message::Reverted {
+            say(Message::Reverted {
                 id,
                 result: Err("the preview is gone: press r to preview again".to_owned()),
-            }));
+            });
             return;
         };
         tokio::spawn(async move {
@@ -101,7 +100,7 @@ impl Reverts {
                 }
                 Err(e) => Err(e.to_string()),
             };
-            let _ = tx.send(Event::App(Message::Reverted { id, result }));
+            say(Message::Reverted { id, result });
         });
     }
 }

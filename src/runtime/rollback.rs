@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::mpsc::UnboundedSender;
-
-use super::event_loop::Event;
+use crate::app::message::Say;
 use crate::app::{ManifestKey, Message};
 use crate::cluster::client::Client;
 use crate::commands::rollback::{Action, Inputs, Plan};
@@ -45,15 +43,20 @@ pub struct Rollbacks {
 }
 
 impl Rollbacks {
-    /// Plans the rollback of `key` on a task.
-    pub fn plan(&mut self, id: u64, key: ManifestKey, owned: Owned, tx: &UnboundedSender<Event>) {
+    /// Plans the rollback of `key` on a task; the plan goes to `answer` (to be kept by
+    /// [`Rollbacks::planned`]).
+    pub fn plan(
+        &mut self,
+        key: ManifestKey,
+        owned: Owned,
+        answer: impl FnOnce(Planned, Owned) + Send + 'static,
+    ) {
         self.pending = None;
-        let tx = tx.clone();
         tokio::spawn(async move {
             let result = crate::commands::rollback::plan(&owned.inputs(), &key, None)
                 .await
                 .map(Box::new);
-            let _ = tx.send(Event::RollbackPlanned { id, result, owned });
+            answer(result, owned);
         });
     }
 
@@ -72,13 +75,13 @@ impl Rollbacks {
     }
 
     /// `y`: carry out the plan of view `id`.
-    pub fn execute(&mut self, id: u64, tx: &UnboundedSender<Event>) {
-        let tx = tx.clone();
+    pub fn execute(&mut self, id: u64, say: &Say) {
+        let say = say.clone();
         let Some((_, plan, owned)) = self.pending.take().filter(|(p, ..)| *p == id) else {
-            let _ = tx.send(Event::App(Message::RolledBack {
+            say(Message::RolledBack {
                 id,
                 result: Err("the plan is gone: press u to plan again".to_owned()),
-            }));
+            });
             return;
         };
         tokio::spawn(async move {
@@ -86,7 +89,7 @@ impl Rollbacks {
                 .await
                 .map(|done| done.lines)
                 .map_err(|(e, _)| e);
-            let _ = tx.send(Event::App(Message::RolledBack { id, result }));
+            say(Message::RolledBack { id, result });
         });
     }
 }

@@ -7,7 +7,8 @@ use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::event_loop::{Event, Frontend};
+use super::drive::Frontend;
+use super::event_loop::Event;
 use super::fleet::FleetSession;
 use super::terminal;
 use crate::app::{Flash, Message};

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use kdrift::app::Message;
-use kdrift::runtime::event_loop::{Event, Frontend};
+use kdrift::runtime::drive::Frontend;
+use kdrift::runtime::event_loop::Event;
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
