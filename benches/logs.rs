@@ -83,11 +83,11 @@ fn app() -> App {
         key: ObjectKey::new("shop", "checkout"),
         scroll: 0,
     };
-    app.screen = Screen::Log(Box::new(LogView::new(
+    app.screen = back;
+    app.open_over(Screen::Log(Box::new(LogView::new(
         ObjectKey::new("shop", "checkout-6944fbcdc6-dbmxm"),
         Some("checkout".into()),
-        back,
-    )));
+    ))));
     app
 }
 

@@ -416,7 +416,7 @@ impl App {
             // The diff is fetched again: after an accept it has changed.
             self.open_diff(key)
         } else {
-            self.screen = self.back_screen();
+            self.go_back();
             Vec::new()
         }
     }

@@ -196,7 +196,7 @@ pub fn diff_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     let last = view.line_count().saturating_sub(1);
     let starts = view.field_starts();
     match key.code {
-        KeyCode::Esc => app.screen = app.back_screen(),
+        KeyCode::Esc => app.go_back(),
         // The field shown at the top is the current one: keep two lines above it for context.
         KeyCode::Char('n') | KeyCode::Char(']') => {
             if let Some(next) = starts.iter().find(|s| s.saturating_sub(2) > view.scroll) {

@@ -64,35 +64,17 @@ impl App {
             .count()
     }
 
-    /// `:drift`: open the list (where it was left, if it was open before).
+    /// `:drift`: open the list (where it was left, when a view opened from it shows).
     pub fn open_drift_list(&mut self) -> Vec<Command> {
+        let view = self.back.iter().rev().find_map(|screen| match screen {
+            Screen::DriftList(view) => Some(view.clone()),
+            _ => None,
+        });
         let commands = self.close_detail();
-        let view = self.drift_list.take().unwrap_or_default();
-        self.screen = Screen::DriftList(Box::new(view));
-        self.changes.parked = None;
-        self.from_list = false;
+        self.back.clear();
+        self.screen = Screen::DriftList(view.unwrap_or_default());
         self.dirty = true;
         commands
-    }
-
-    /// The screen a view opened from the list (or the table) goes back to.
-    pub(crate) fn back_screen(&mut self) -> Screen {
-        if let Some(view) = self.changes.parked.take() {
-            Screen::Changes(Box::new(view))
-        } else if self.from_list {
-            self.from_list = false;
-            Screen::DriftList(Box::new(self.drift_list.take().unwrap_or_default()))
-        } else {
-            Screen::Table
-        }
-    }
-
-    /// Leave the list for a view of one of its objects, keeping the list's place.
-    fn leave_list(&mut self) {
-        if let Screen::DriftList(view) = &self.screen {
-            self.drift_list = Some((**view).clone());
-            self.from_list = true;
-        }
     }
 }
 
@@ -109,21 +91,22 @@ pub fn drift_list_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     match key.code {
         KeyCode::Esc => {
             app.screen = Screen::Table;
-            app.drift_list = None;
+            app.back.clear();
         }
         KeyCode::Char('d') | KeyCode::Enter => {
             if let Some(key) = selected {
-                app.leave_list();
+                // The list's place is kept under the view.
+                app.back.push(app.screen.clone());
                 return app.open_diff(key);
             }
         }
         KeyCode::Char('a') if !app.readonly => {
             if let Some(key) = selected {
-                app.leave_list();
+                app.back.push(app.screen.clone());
                 let commands = app.open_accept(key, false);
                 if !matches!(app.screen, Screen::Accept(_)) {
                     // Nothing to accept: the list stays, with the reason in the status bar.
-                    app.from_list = false;
+                    app.back.pop();
                 }
                 return commands;
             }

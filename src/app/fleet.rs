@@ -121,8 +121,7 @@ pub fn settle(fleet: &mut Fleet, apps: &mut [&mut App]) {
     for (i, app) in apps.iter_mut().enumerate() {
         if several && matches!(app.screen, Screen::DriftList(_)) {
             app.screen = Screen::Table;
-            app.drift_list = None;
-            app.from_list = false;
+            app.back.clear();
             app.dirty = true;
             fleet.drift_list.get_or_insert_with(DriftListView::default);
             if fleet.focus == Some(i) {
@@ -247,6 +246,7 @@ fn drift_list_key(
                 .iter()
                 .position(|r| r.key == row.key)
                 .unwrap_or(0);
+            app.back.clear();
             app.screen = Screen::DriftList(Box::new(DriftListView { cursor, scroll: 0 }));
             let commands = update(app, Message::Key(key));
             fleet.lead = i;

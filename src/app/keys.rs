@@ -183,7 +183,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             Screen::Diff(_) => return super::diff::diff_key(app, key),
             Screen::Accept(_) => return super::accept::accept_key(app, key),
             Screen::Problems { scroll } => match key.code {
-                KeyCode::Esc => app.screen = Screen::Table,
+                KeyCode::Esc => app.go_back(),
                 KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
                 KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
                 KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
@@ -390,6 +390,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Command> {
         ("changes" | "change" | "timeline", _) => app.open_changes(),
         ("problems" | "problem", _) => {
             let commands = app.close_detail();
+            app.back.clear();
             app.screen = Screen::Problems { scroll: 0 };
             commands
         }

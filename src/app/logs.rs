@@ -106,8 +106,6 @@ pub struct LogView {
     /// The line of the match jumped to.
     pub found: Option<u64>,
     pub state: LogState,
-    /// The detail view it was opened from, with its scroll (`esc` goes back there).
-    pub back: Box<Screen>,
 }
 
 /// The note before a line that was cut.
@@ -172,7 +170,7 @@ fn contains(hay: &str, needle: &str) -> bool {
 }
 
 impl LogView {
-    pub fn new(pod: ObjectKey, container: Option<String>, back: Screen) -> LogView {
+    pub fn new(pod: ObjectKey, container: Option<String>) -> LogView {
         LogView {
             pod,
             containers: Vec::new(),
@@ -185,7 +183,6 @@ impl LogView {
             typing: None,
             found: None,
             state: LogState::Connecting,
-            back: Box::new(back),
         }
     }
 
@@ -314,8 +311,9 @@ impl App {
         };
         // The container that crashed, when one did: that is the log wanted.
         let container = pod.last_exit.as_ref().map(|e| e.container.clone());
-        let view = LogView::new(pod.key.clone(), container, self.screen.clone());
-        self.screen = Screen::Log(Box::new(view));
+        // Over the detail view, with its scroll (`esc` goes back there).
+        let view = LogView::new(pod.key.clone(), container);
+        self.open_over(Screen::Log(Box::new(view)));
         self.restart_log()
     }
 
@@ -345,10 +343,10 @@ impl App {
 
     /// Leave the log view for the detail view it came from, stopping the stream.
     pub fn close_log(&mut self) -> Vec<Command> {
-        let Screen::Log(view) = &mut self.screen else {
+        let Screen::Log(_) = &self.screen else {
             return Vec::new();
         };
-        self.screen = std::mem::replace(&mut *view.back, Screen::Table);
+        self.go_back();
         self.log_epoch += 1;
         vec![Command::StopLog]
     }

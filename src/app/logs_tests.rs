@@ -24,11 +24,11 @@ fn log_app(lines: usize) -> App {
         key: ObjectKey::new("shop", "web"),
         scroll: 3,
     };
-    app.screen = Screen::Log(Box::new(LogView::new(
+    app.screen = back;
+    app.open_over(Screen::Log(Box::new(LogView::new(
         ObjectKey::new("shop", "web-1"),
         None,
-        back,
-    )));
+    ))));
     app.log_epoch = 7;
     feed(&mut app, 7, (0..lines).map(|i| format!("line {i}")));
     app

@@ -143,10 +143,10 @@ pub struct App {
     /// The manifests loaded while discovery was under way: their rows are fetched once it
     /// answers, whether it maps the kinds or fails.
     fetch_after_mapping: bool,
-    /// The `:drift` view's place while a view opened from it shows.
-    pub drift_list: Option<drift_list::DriftListView>,
-    /// The diff, accept or revert view showing was opened from `:drift` (`esc` goes back there).
-    pub from_list: bool,
+    /// The screens the one showing was opened from, the nearest last: `esc`, or the view
+    /// ending, goes back to it (the table when there is none). A list's place is kept so while a
+    /// view opened from it shows.
+    pub back: Vec<Screen>,
     /// The change timeline and the `:changes` view's place.
     pub changes: changes::Changes,
     pub table: TableView,
@@ -198,8 +198,7 @@ impl App {
             objects: objects::Objects::default(),
             mapping: false,
             fetch_after_mapping: false,
-            drift_list: None,
-            from_list: false,
+            back: Vec::new(),
             changes: changes::Changes::default(),
             table: TableView::default(),
             screen: Screen::Table,
@@ -321,6 +320,7 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             app.objects = objects::Objects::default();
             app.table.missing.clear();
             let mut commands = app.close_detail();
+            app.back.clear();
             // Another cluster may serve other kinds: map them again, and watch them anew.
             app.kinds = None;
             app.mapping = false;

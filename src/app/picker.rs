@@ -54,9 +54,6 @@ pub struct Picker {
     pub selected: usize,
     /// First visible line shown.
     pub offset: usize,
-    /// The view the picker was opened over (a Deployment's detail, a diff, `:problems`), shown
-    /// again when it closes without a switch; none: the table.
-    pub back: Option<Box<Screen>>,
     /// In a view over several contexts: the contexts watched, each with its state in a word
     /// (`connected`, `unreachable`, …) and whether that state is bad; kept up to date by the
     /// fleet while the picker shows ([`super::fleet::show_states`]).
@@ -91,7 +88,6 @@ impl Picker {
             choices,
             current,
             filter: String::new(),
-            back: None,
             watched: Vec::new(),
             typing: false,
             selected: 0,
@@ -175,29 +171,31 @@ impl App {
     /// Shows `picker` over the current view. A detail (its watchers kept), a diff or
     /// `:problems` is remembered and comes back when the picker closes without a switch; an
     /// accept or revert view is closed first, as a `:` command closes it.
-    fn open_picker(&mut self, mut picker: Picker) -> Vec<Command> {
-        let commands = match &self.screen {
+    fn open_picker(&mut self, picker: Picker) -> Vec<Command> {
+        let picker = Screen::Pick(Box::new(picker));
+        match &self.screen {
             Screen::Detail { .. } | Screen::Diff(_) | Screen::Problems { .. } => {
-                picker.back = Some(Box::new(self.screen.clone()));
+                self.open_over(picker);
                 Vec::new()
             }
-            Screen::Pick(open) => {
-                picker.back = open.back.clone();
+            // Another picker in its place, going back where it would.
+            Screen::Pick(_) => {
+                self.screen = picker;
                 Vec::new()
             }
-            _ => self.close_detail(),
-        };
-        self.screen = Screen::Pick(Box::new(picker));
-        commands
+            _ => {
+                let commands = self.close_detail();
+                self.back.clear();
+                self.screen = picker;
+                commands
+            }
+        }
     }
 
     /// Closes the picker: back to the view it was opened over, else the table.
     pub fn leave_picker(&mut self) {
-        if let Screen::Pick(picker) = &mut self.screen {
-            self.screen = match picker.back.take() {
-                Some(back) => *back,
-                None => Screen::Table,
-            };
+        if let Screen::Pick(_) = &self.screen {
+            self.go_back();
             self.dirty = true;
         }
     }
@@ -295,6 +293,7 @@ fn pick(app: &mut App) -> Vec<Command> {
     // Another namespace or context: the view opened over belongs to the old one.
     let mut commands = app.close_detail();
     app.screen = Screen::Table;
+    app.back.clear();
     let switch = match (kind, choice) {
         (PickKind::Namespace, Choice::AllNamespaces) => Command::Switch {
             context: None,

@@ -96,8 +96,6 @@ pub struct RevertView {
     pub stage: RevertStage,
     /// First preview line on screen.
     pub scroll: usize,
-    /// The screen `esc` goes back to.
-    pub back: Screen,
 }
 
 /// What a revert applies, as the headless command and the view say it: `path:line` of a
@@ -169,20 +167,20 @@ impl App {
             }
             _ => {}
         }
-        let back = match &self.screen {
-            Screen::Revert(view) => view.back.clone(),
-            other => other.clone(),
-        };
         self.revert_seq += 1;
         let id = self.revert_seq;
-        self.screen = Screen::Revert(Box::new(RevertView {
+        let view = Screen::Revert(Box::new(RevertView {
             id,
             key: key.clone(),
             place,
             stage: RevertStage::DryRun,
             scroll: 0,
-            back,
         }));
+        // A revert previewed again replaces its view; it goes back where that one would.
+        match self.screen {
+            Screen::Revert(_) => self.screen = view,
+            _ => self.open_over(view),
+        }
         vec![Command::PreviewRevert { id, key }]
     }
 
@@ -254,8 +252,8 @@ impl App {
                 let commands = match open.as_ref().and_then(super::drift::row_key) {
                     Some(row) => self.open_detail(row),
                     None if open.is_some() => {
-                        if let Screen::Revert(view) = &self.screen {
-                            self.screen = view.back.clone();
+                        if let Screen::Revert(_) = &self.screen {
+                            self.go_back();
                         }
                         // Back in the diff the revert was made from: it shows the object as it
                         // is now, not as it was before the revert.
@@ -285,7 +283,7 @@ pub fn revert_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         _ => 0,
     };
     match key.code {
-        KeyCode::Esc => app.screen = view.back.clone(),
+        KeyCode::Esc => app.go_back(),
         KeyCode::Char('q') => return vec![Command::Quit],
         KeyCode::Char('?') => app.help = true,
         KeyCode::Char('y') | KeyCode::Enter => {

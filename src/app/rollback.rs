@@ -34,8 +34,6 @@ pub struct RollbackView {
     pub stage: RollbackStage,
     /// First line on screen.
     pub scroll: usize,
-    /// The screen `esc` (and the end of the rollback) goes back to.
-    pub back: Screen,
 }
 
 /// A plan as the view shows it: its lines, its question, and whether it does nothing.
@@ -53,14 +51,12 @@ impl App {
         }
         self.revert_seq += 1;
         let id = self.revert_seq;
-        let back = self.screen.clone();
-        self.screen = Screen::Rollback(Box::new(RollbackView {
+        self.open_over(Screen::Rollback(Box::new(RollbackView {
             id,
             key: key.clone(),
             stage: RollbackStage::Planning,
             scroll: 0,
-            back,
-        }));
+        })));
         vec![Command::PlanRollback { id, key }]
     }
 
@@ -89,7 +85,7 @@ impl App {
         if let Screen::Rollback(view) = &self.screen
             && view.id == id
         {
-            self.screen = view.back.clone();
+            self.go_back();
         }
         self.flash = Some(match result {
             Ok(said) => Flash {
@@ -115,7 +111,7 @@ pub fn rollback_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('n')
             if !matches!(view.stage, RollbackStage::RollingBack { .. }) =>
         {
-            app.screen = view.back.clone();
+            app.go_back();
         }
         KeyCode::Char('j') | KeyCode::Down => view.scroll = view.scroll.saturating_add(1),
         KeyCode::Char('k') | KeyCode::Up => view.scroll = view.scroll.saturating_sub(1),

@@ -112,6 +112,8 @@ impl App {
     /// Open the detail view of `key`, watching its namespace's ReplicaSets, Pods and Events.
     pub fn open_detail(&mut self, key: ObjectKey) -> Vec<Command> {
         let namespace = key.namespace.to_string();
+        // Opened from the table (or where a revert of its workload ended): `esc` goes there.
+        self.back.clear();
         self.screen = Screen::Detail { key, scroll: 0 };
         self.pod_cursor = PodCursor::default();
         self.clear_detail();
@@ -131,6 +133,7 @@ impl App {
     pub fn show_table(&mut self, kind: Option<WorkloadKind>) -> Vec<Command> {
         let commands = self.close_detail();
         self.screen = Screen::Table;
+        self.back.clear();
         if self.table.kind != kind {
             self.table.kind = kind;
             self.table.reset_selection();
@@ -140,13 +143,24 @@ impl App {
         commands
     }
 
+    /// Shows `screen` over the one showing, which it goes back to.
+    pub fn open_over(&mut self, screen: Screen) {
+        let from = std::mem::replace(&mut self.screen, screen);
+        self.back.push(from);
+    }
+
+    /// Back to the screen the one showing was opened from (the table when none).
+    pub fn go_back(&mut self) {
+        self.screen = self.back.pop().unwrap_or(Screen::Table);
+    }
+
     /// Back to the table; the detail rows are dropped with their watchers.
     pub fn close_detail(&mut self) -> Vec<Command> {
         // A log view closes with the detail view it was opened from.
         let mut commands = self.close_log();
-        if let Screen::Revert(view) = &self.screen {
-            // A revert view closes with the screen it was opened from.
-            self.screen = view.back.clone();
+        if matches!(self.screen, Screen::Revert(_) | Screen::Rollback(_)) {
+            // A revert or rollback view closes with the screen it was opened from.
+            self.go_back();
         }
         if matches!(
             self.screen,
@@ -154,12 +168,14 @@ impl App {
         ) {
             // These views watch nothing.
             self.screen = Screen::Table;
+            self.back.clear();
             return commands;
         }
         if !matches!(self.screen, Screen::Detail { .. }) {
             return commands;
         }
         self.screen = Screen::Table;
+        self.back.clear();
         self.clear_detail();
         self.detail_epoch += 1;
         commands.push(Command::StopDetail);

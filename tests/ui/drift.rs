@@ -629,3 +629,49 @@ fn a_status_write_keeps_the_drift_unread_and_every_write_to_a_field_is_compared(
         "compared against the manifests loaded again"
     );
 }
+
+/// The views opened from `:drift` stack over it: the diff of its row, a revert over the diff;
+/// `esc` goes back one at a time (the revert to the diff, the diff to the list where it was
+/// left), and from the list to the table, with nothing left under it.
+#[test]
+fn views_opened_from_the_drift_list_go_back_one_at_a_time() {
+    use ui_fixture::drifted::{drifted_app, manifests, press, typed};
+    let dir = manifests();
+    let mut app = drifted_app(dir.path(), false);
+    let command = |app: &mut App, text: &str| {
+        press(app, KeyCode::Char(':'));
+        typed(app, text);
+        press(app, KeyCode::Enter);
+    };
+    command(&mut app, "drift");
+    assert!(
+        matches!(app.screen, Screen::DriftList(_)),
+        "{:?}",
+        app.screen
+    );
+    press(&mut app, KeyCode::Char('d'));
+    assert!(matches!(&app.screen, Screen::Diff(v) if v.key == object("web")));
+    press(&mut app, KeyCode::Char('r'));
+    assert!(matches!(app.screen, Screen::Revert(_)), "{:?}", app.screen);
+    assert_eq!(app.back.len(), 2, "the list and the diff under the revert");
+    press(&mut app, KeyCode::Esc);
+    assert!(matches!(app.screen, Screen::Diff(_)), "{:?}", app.screen);
+    press(&mut app, KeyCode::Esc);
+    assert!(
+        matches!(app.screen, Screen::DriftList(_)),
+        "{:?}",
+        app.screen
+    );
+    press(&mut app, KeyCode::Esc);
+    assert!(matches!(app.screen, Screen::Table), "{:?}", app.screen);
+    assert!(app.back.is_empty());
+
+    // A `:` command from a view opened from the list starts afresh: `esc` is the table's.
+    command(&mut app, "drift");
+    press(&mut app, KeyCode::Char('d'));
+    command(&mut app, "changes");
+    assert!(matches!(app.screen, Screen::Changes(_)), "{:?}", app.screen);
+    assert!(app.back.is_empty());
+    press(&mut app, KeyCode::Esc);
+    assert!(matches!(app.screen, Screen::Table), "{:?}", app.screen);
+}

@@ -155,8 +155,6 @@ pub struct Changes {
     fields: Interned<FieldPath>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
     pub frozen: Option<Timestamp>,
-    /// The `:changes` view's place while a diff or accept opened from it shows.
-    pub parked: Option<ChangesView>,
     /// The manifests are read: a line without a manifest is "not in git", not "not compared".
     pub compared: bool,
     /// `:changes` was opened: every line is said in full as it comes.
@@ -176,7 +174,6 @@ impl Default for Changes {
             words: Interned::default(),
             fields: Interned::default(),
             frozen: None,
-            parked: None,
             compared: false,
             opened: false,
         }

@@ -95,23 +95,18 @@ impl App {
             .collect()
     }
 
-    /// `:changes`: open the timeline (where it was left, if a view opened from it showed).
+    /// `:changes`: open the timeline (where it was left, when a view opened from it shows).
     pub fn open_changes(&mut self) -> Vec<Command> {
+        let view = self.back.iter().rev().find_map(|screen| match screen {
+            Screen::Changes(view) => Some(view.clone()),
+            _ => None,
+        });
         let commands = self.close_detail();
+        self.back.clear();
         self.changes.read_all();
-        let view = self.changes.parked.take().unwrap_or_default();
-        self.screen = Screen::Changes(Box::new(view));
-        self.from_list = false;
+        self.screen = Screen::Changes(view.unwrap_or_default());
         self.dirty = true;
         commands
-    }
-
-    /// Leave the view for a view of one of its lines' objects, keeping its place.
-    fn park_changes(&mut self) {
-        if let Screen::Changes(view) = &self.screen {
-            self.changes.parked = Some((**view).clone());
-            self.from_list = false;
-        }
     }
 }
 
@@ -162,7 +157,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         }
         KeyCode::Esc => {
             app.screen = Screen::Table;
-            app.changes.parked = None;
+            app.back.clear();
         }
         KeyCode::Char('K') => {
             view.kind = cycle(kinds, &view.kind);
@@ -176,17 +171,18 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         }
         KeyCode::Char('d') | KeyCode::Enter => {
             if let Some((key, field)) = selected {
-                app.park_changes();
+                // The view's place is kept under the diff.
+                app.back.push(app.screen.clone());
                 return app.open_diff_at(key, field);
             }
         }
         KeyCode::Char('a') if !app.readonly => {
             if let Some((key, _)) = selected {
-                app.park_changes();
+                app.back.push(app.screen.clone());
                 let commands = app.open_accept(key, false);
                 if !matches!(app.screen, Screen::Accept(_)) {
                     // Nothing to accept: the view stays, with the reason in the status bar.
-                    app.changes.parked = None;
+                    app.back.pop();
                 }
                 return commands;
             }
