@@ -21,6 +21,7 @@
 //! - [`packed`]: JSON values packed in one allocation each (manifest bodies, the timeline's
 //!   previous versions), read in place.
 //! - [`text`]: control characters from the cluster escaped in every output.
+//! - [`intern`]: the one interner of values the process repeats by the thousand.
 //! - [`user_config`]: the user's config file (read-only, default theme), folded into the flags.
 //! - [`state`]: kdrift's state directory: the log's place and the Secret digest key.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -36,6 +37,7 @@ pub mod drift;
 pub mod git;
 pub mod gitops;
 pub mod helm;
+pub mod intern;
 pub mod logging;
 pub mod manifest;
 pub mod packed;

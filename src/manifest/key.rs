@@ -27,22 +27,13 @@ impl SharedStr {
     }
 
     /// `text`, shared with every other `interned` copy of it in the process: for the words of
-    /// a small vocabulary (condition types, statuses and reasons) that tens of thousands of rows
-    /// repeat. The vocabulary is bounded: past 4,096 words a copy is made instead.
+    /// a small vocabulary (condition types, statuses and reasons, kinds) that tens of thousands
+    /// of rows repeat. Words no row holds any more are let go ([`crate::intern`]).
     pub fn interned(text: &str) -> SharedStr {
-        const MAX_WORDS: usize = 4096;
-        static WORDS: std::sync::Mutex<Option<std::collections::HashSet<Arc<str>>>> =
-            std::sync::Mutex::new(None);
+        static WORDS: std::sync::Mutex<crate::intern::Interner<str>> =
+            std::sync::Mutex::new(crate::intern::Interner::new());
         let mut words = WORDS.lock().unwrap_or_else(|e| e.into_inner());
-        let words = words.get_or_insert_with(Default::default);
-        if let Some(word) = words.get(text) {
-            return SharedStr(Arc::clone(word));
-        }
-        let word: Arc<str> = Arc::from(text);
-        if words.len() < MAX_WORDS {
-            words.insert(Arc::clone(&word));
-        }
-        SharedStr(word)
+        SharedStr(words.text(text))
     }
 }
 

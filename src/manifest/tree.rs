@@ -5,8 +5,6 @@
 //! is stepped over whole). Convert to a `Value` with [`NodeRef::to_value`] where a whole value
 //! is needed (the diff view, a revert, a drift item's manifest value); a change to a body (a
 //! rendered object's annotations) is made on a `Value` and packed again.
-use std::collections::HashSet;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -16,19 +14,14 @@ pub use crate::packed::{Fields, Items, Kind, NodeRef, Packed};
 /// application's name) and the numbers of their field names.
 #[derive(Debug, Default)]
 pub struct Names {
-    strings: HashSet<Arc<str>>,
+    strings: crate::intern::Interner<str>,
     fields: crate::packed::Names,
 }
 
 impl Names {
     /// `text`, shared with the equal strings met before.
     pub fn share(&mut self, text: &str) -> super::SharedStr {
-        if let Some(known) = self.strings.get(text) {
-            return Arc::clone(known).into();
-        }
-        let text: Arc<str> = Arc::from(text);
-        self.strings.insert(Arc::clone(&text));
-        text.into()
+        self.strings.text(text).into()
     }
 
     /// `value`, packed.

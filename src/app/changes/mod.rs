@@ -92,47 +92,6 @@ impl PartialOrd for Slot {
     }
 }
 
-/// One shared copy of each distinct value the lines repeat (writers, managers, field paths).
-/// Values no line holds any more are let go when the set has doubled since it was last swept.
-#[derive(Debug)]
-struct Interned<T: ?Sized + Ord> {
-    set: BTreeSet<Arc<T>>,
-    swept_at: usize,
-}
-
-impl<T: ?Sized + Ord> Clone for Interned<T> {
-    fn clone(&self) -> Self {
-        Interned {
-            set: self.set.clone(),
-            swept_at: self.swept_at,
-        }
-    }
-}
-
-impl<T: ?Sized + Ord> Default for Interned<T> {
-    fn default() -> Self {
-        Interned {
-            set: BTreeSet::new(),
-            swept_at: 0,
-        }
-    }
-}
-
-impl<T: ?Sized + Ord> Interned<T> {
-    fn get(&mut self, value: &T, make: impl FnOnce(&T) -> Arc<T>) -> Arc<T> {
-        if let Some(shared) = self.set.get(value) {
-            return Arc::clone(shared);
-        }
-        if self.set.len() >= 2 * self.swept_at.max(256) {
-            self.set.retain(|v| Arc::strong_count(v) > 1);
-            self.swept_at = self.set.len();
-        }
-        let shared = make(value);
-        self.set.insert(Arc::clone(&shared));
-        shared
-    }
-}
-
 /// The lines, the previous version of each object, and the view's place while another view
 /// opened from it shows.
 #[derive(Debug, Clone)]
@@ -151,8 +110,9 @@ pub struct Changes {
     /// words), so that a line is said once per sync, not per status write.
     syncs: HashMap<ManifestKey, Box<str>>,
     /// Writers, managers and line texts.
-    words: Interned<str>,
-    fields: Interned<FieldPath>,
+    /// One shared copy of each writer, manager and field path the lines repeat.
+    words: crate::intern::Interner<str>,
+    fields: crate::intern::Interner<FieldPath>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
     pub frozen: Option<Timestamp>,
     /// The manifests are read: a line without a manifest is "not in git", not "not compared".
@@ -171,8 +131,8 @@ impl Default for Changes {
             priors: BTreeMap::new(),
             names: Names::default(),
             syncs: HashMap::new(),
-            words: Interned::default(),
-            fields: Interned::default(),
+            words: Default::default(),
+            fields: Default::default(),
             frozen: None,
             compared: false,
             opened: false,
