@@ -12,6 +12,11 @@
 //! `idle-00`…`idle-39`, which are left in place on a named server (a second run finds them).
 //!
 //! Run: `cargo bench --bench real_idle` (`-- --seconds 30 --windows 1` for a short look).
+//!
+//! `-- --binary PATH` measures the live view as a user runs it instead: the kdrift binary at
+//! PATH (`target/release/kdrift`) in a 200x50 pseudo-terminal on the same objects and
+//! manifests, its CPU read from `/proc` per window; with `--kubectl PATH`, `kubectl get
+//! deployments,services,configmaps -A -w` beside it, measured the same way.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -92,6 +97,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let seconds = value(&args, "--seconds", 60);
     let windows = value(&args, "--windows", 3).max(1);
+    let path = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|at| args.get(at + 1))
+            .map(std::path::PathBuf::from)
+    };
+    let (binary, kubectl) = (path("--binary"), path("--kubectl"));
     let server = match realk8s::find() {
         Ok(server) => server,
         Err(why) => {
@@ -113,6 +125,16 @@ fn main() {
         {
             let conn = connect(&common.connection()).await.unwrap();
             APPS.populate(&conn.client, &root).await;
+        }
+        if let Some(binary) = &binary {
+            let programs = Programs {
+                kdrift: binary,
+                kubectl: kubectl.as_deref(),
+                kubeconfig: &server.kubeconfig,
+                root: &root,
+            };
+            as_a_user_runs_it(&programs, seconds, windows).await;
+            return;
         }
         let start = Instant::now();
         let conn = connect(&common.connection()).await.unwrap();
@@ -172,4 +194,126 @@ fn main() {
         session::drive(&common, conn, start, stats.clone(), on_frame, script).await;
     });
     drop(server);
+}
+
+/// What `--binary` runs.
+struct Programs<'a> {
+    kdrift: &'a std::path::Path,
+    kubectl: Option<&'a std::path::Path>,
+    kubeconfig: &'a std::path::Path,
+    root: &'a std::path::Path,
+}
+
+/// A process's CPU so far (utime + stime, from `/proc/PID/stat`).
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Duration::from_secs_f64(fields.iter().sum::<u64>() as f64 / ticks)
+}
+
+/// The kdrift binary in a 200x50 pseudo-terminal (its output read and dropped, as a terminal
+/// would show it), and `kubectl get -w` beside it: each one's CPU per window, once both have
+/// had 30 s to list and settle.
+async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 50,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(programs.kdrift);
+    cmd.args(["-A", "--manifests"]);
+    cmd.arg(programs.root);
+    cmd.arg("--kubeconfig");
+    cmd.arg(programs.kubeconfig);
+    cmd.env("TERM", "xterm-256color");
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    let drawn = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = drawn.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = std::io::Read::read(&mut reader, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let mut kubectl = programs.kubectl.map(|path| {
+        std::process::Command::new(path)
+            .args(["get", "deployments,services,configmaps", "-A", "-w"])
+            .arg("--kubeconfig")
+            .arg(programs.kubeconfig)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    });
+    let pid = child.process_id().unwrap();
+    println!(
+        "the kdrift binary {} (pid {pid}) in a 200x50 terminal{}; 30 s to list and settle",
+        programs.kdrift.display(),
+        match (&kubectl, programs.kubectl) {
+            (Some(k), Some(path)) => format!(
+                ", `kubectl get deployments,services,configmaps -A -w` ({}, pid {}) beside it",
+                path.display(),
+                k.id()
+            ),
+            _ => String::new(),
+        }
+    );
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for w in 1..=windows {
+        let (k0, c0, bytes0) = (
+            cpu_of(pid),
+            kubectl.as_ref().map(|k| cpu_of(k.id())),
+            drawn.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        let t = Instant::now();
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+        let wall = t.elapsed().as_secs_f64();
+        let kdrift = (cpu_of(pid) - k0).as_secs_f64() / wall * 100.0;
+        let bytes = drawn.load(std::sync::atomic::Ordering::Relaxed) - bytes0;
+        let beside = kubectl
+            .as_ref()
+            .zip(c0)
+            .map(|(k, c0)| (cpu_of(k.id()) - c0).as_secs_f64() / wall * 100.0);
+        println!(
+            "window {w}: kdrift {kdrift:.3} % of a core, {:.0} bytes drawn/min{}, over {wall:.0} s; load {}",
+            bytes as f64 * 60.0 / wall,
+            beside.map_or(String::new(), |b| format!("; kubectl get -w {b:.3} %")),
+            load_average()
+        );
+        ours.push(kdrift);
+        theirs.extend(beside);
+    }
+    println!(
+        "as a user runs it, median of {windows}: kdrift {:.3} % of a core (target ≤ 0.05 %){}",
+        median(ours),
+        if theirs.is_empty() {
+            String::new()
+        } else {
+            format!("; kubectl get -w {:.3} %", median(theirs))
+        }
+    );
+    let _ = child.kill();
+    if let Some(k) = kubectl.as_mut() {
+        let _ = k.kill();
+    }
 }
