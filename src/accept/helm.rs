@@ -320,7 +320,7 @@ pub fn plan_and_prove(
     };
     let template = object.file.to_path_buf();
     let mut values = chart::merged_values(&spec);
-    let mut overrides: Vec<(Vec<String>, Value)> = Vec::new();
+    let mut overrides: Vec<Candidate> = Vec::new();
     // The fields whose values are found so far: each next candidate is rendered over them, so
     // the proof of it expects them changed as well (a hotfix of several fields at once).
     let mut mapped: Vec<&DriftItem> = Vec::new();
@@ -330,59 +330,9 @@ pub fn plan_and_prove(
         shown(root, &target)
     )];
     for item in chosen {
-        let field = item.path.last_field().unwrap_or_default();
-        let (line, text) = template_line(&template, item.path.edit_path().steps());
-        let no_value = |why: String| {
-            refuse(
-                key,
-                format!(
-                    "no value of {} sets {} alone ({why}): it is written by {}:{line}{}; edit the template, or revert the cluster to the release (--field PATH accepts other fields alone); nothing was written",
-                    spec.describe(root),
-                    item.path,
-                    shown(root, &template),
-                    if text.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (`{text}`)")
-                    }
-                ),
-            )
-        };
-        let block = (item.class == Class::AddedLive)
-            .then(|| to_yaml_values(&template, &item.path))
-            .flatten();
-        let live_value = match (item.class, item.live.as_ref(), &block) {
-            (Class::Changed, Some(live_value), _) | (_, Some(live_value), Some(_)) => live_value,
-            _ => {
-                return Err(no_value(format!(
-                    "it is {}, and only a changed value, or one a `toYaml .Values…` block renders, maps to a value",
-                    item.class.name().replace('-', " ")
-                )));
-            }
-        };
-        if live_value.is_object() || live_value.is_array() {
-            return Err(no_value("only a single value maps to a value".to_owned()));
-        }
-        let steps = item.path.edit_path();
-        let now = crate::manifest::edit::path::lookup(rendered, steps.steps());
-        let set = |keys: Vec<String>| (keys, live_value.clone());
-        let candidates: Vec<(Vec<String>, Value)> = match (&block, now) {
-            // Added live under a `toYaml` block: the one values path that block would render it
-            // from (proved below like any other).
-            (Some(keys), _) => vec![set(keys.clone())],
-            (None, Some(now)) => {
-                let mut found: Vec<_> = chart::candidates(&values, now, field)
-                    .into_iter()
-                    .map(set)
-                    .collect();
-                // A value of a composed string (`repository:tag`): the part that differs.
-                if let (Some(rendered), Some(live)) = (now.as_str(), live_value.as_str()) {
-                    found.extend(chart::within(&values, rendered, live, field));
-                }
-                found
-            }
-            (None, None) => return Err(no_value("the chart does not render it".to_owned())),
-        };
+        let no_value = |why: String| no_value(key, &spec, root, &template, item, why);
+        let (candidates, now) =
+            candidates_of(key, (&spec, root, &template), &values, rendered, item)?;
         let candidates = in_values_files(key, &spec, root, item, candidates, now, &no_value)?;
         let expected: Vec<&DriftItem> = mapped
             .iter()
@@ -436,6 +386,85 @@ pub fn plan_and_prove(
     Ok((prepared, notes))
 }
 
+/// A values path and the value it would be set to.
+type Candidate = (Vec<String>, Value);
+
+/// Why no value of the chart sets `item` alone, naming the template line that writes it.
+fn no_value(
+    key: &ObjectKey,
+    spec: &ChartSpec,
+    root: &Path,
+    template: &Path,
+    item: &DriftItem,
+    why: String,
+) -> AcceptError {
+    let (line, text) = template_line(template, item.path.edit_path().steps());
+    refuse(
+        key,
+        format!(
+            "no value of {} sets {} alone ({why}): it is written by {}:{line}{}; edit the template, or revert the cluster to the release (--field PATH accepts other fields alone); nothing was written",
+            spec.describe(root),
+            item.path,
+            shown(root, template),
+            if text.is_empty() {
+                String::new()
+            } else {
+                format!(" (`{text}`)")
+            }
+        ),
+    )
+}
+
+/// The values that could set `item` to its live value (each to be proved by rendering), and
+/// what the chart renders there now: a value whose rendering equals it, the part of a composed
+/// string that differs, or the one path a `toYaml .Values…` block renders an added field from.
+fn candidates_of<'r>(
+    key: &ObjectKey,
+    (spec, root, template): (&ChartSpec, &Path, &Path),
+    values: &Value,
+    rendered: &'r Value,
+    item: &DriftItem,
+) -> Result<(Vec<Candidate>, Option<&'r Value>), AcceptError> {
+    let no_value = |why: String| no_value(key, spec, root, template, item, why);
+    let field = item.path.last_field().unwrap_or_default();
+    let block = (item.class == Class::AddedLive)
+        .then(|| to_yaml_values(template, &item.path))
+        .flatten();
+    let live_value = match (item.class, item.live.as_ref(), &block) {
+        (Class::Changed, Some(live_value), _) | (_, Some(live_value), Some(_)) => live_value,
+        _ => {
+            return Err(no_value(format!(
+                "it is {}, and only a changed value, or one a `toYaml .Values…` block renders, maps to a value",
+                item.class.name().replace('-', " ")
+            )));
+        }
+    };
+    if live_value.is_object() || live_value.is_array() {
+        return Err(no_value("only a single value maps to a value".to_owned()));
+    }
+    let steps = item.path.edit_path();
+    let now = crate::manifest::edit::path::lookup(rendered, steps.steps());
+    let set = |keys: Vec<String>| (keys, live_value.clone());
+    let candidates = match (&block, now) {
+        // Added live under a `toYaml` block: the one values path that block would render it
+        // from (proved like any other).
+        (Some(keys), _) => vec![set(keys.clone())],
+        (None, Some(now)) => {
+            let mut found: Vec<_> = chart::candidates(values, now, field)
+                .into_iter()
+                .map(set)
+                .collect();
+            // A value of a composed string (`repository:tag`): the part that differs.
+            if let (Some(rendered), Some(live)) = (now.as_str(), live_value.as_str()) {
+                found.extend(chart::within(values, rendered, live, field));
+            }
+            found
+        }
+        (None, None) => return Err(no_value("the chart does not render it".to_owned())),
+    };
+    Ok((candidates, now))
+}
+
 /// The `candidates` a values file can set: one set over the values files (`set:`, an
 /// Application's parameters, inline values) is named rather than tried, as an edit of the file
 /// would render nothing; a refusal when none is left.
@@ -444,10 +473,10 @@ fn in_values_files(
     spec: &ChartSpec,
     root: &Path,
     item: &DriftItem,
-    candidates: Vec<(Vec<String>, Value)>,
+    candidates: Vec<Candidate>,
     now: Option<&Value>,
     no_value: &dyn Fn(String) -> AcceptError,
-) -> Result<Vec<(Vec<String>, Value)>, AcceptError> {
+) -> Result<Vec<Candidate>, AcceptError> {
     // A value set where the values file cannot change it (`set:`, an Application's
     // parameters, inline values) is named rather than tried: an edit would render nothing.
     let (outside, candidates): (Vec<_>, Vec<_>) = candidates
@@ -482,7 +511,7 @@ fn first_proved(
     key: &ObjectKey,
     index: &ManifestIndex,
     spec: &Arc<ChartSpec>,
-    candidates: Vec<(Vec<String>, Value)>,
+    candidates: Vec<Candidate>,
     overrides: &[(Vec<String>, Value)],
     (before, expected, live): (&HashMap<ObjectKey, Value>, &[&DriftItem], &LiveObject),
     render: &dyn Fn(&ChartSpec) -> Result<String, AcceptError>,
