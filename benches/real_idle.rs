@@ -15,8 +15,9 @@
 //!
 //! `-- --binary PATH` measures the live view as a user runs it instead: the kdrift binary at
 //! PATH (`target/release/kdrift`) in a 200x50 pseudo-terminal on the same objects and
-//! manifests, its CPU read from `/proc` per window; with `--kubectl PATH`, `kubectl get
-//! deployments,services,configmaps -A -w` beside it, measured the same way.
+//! manifests, its CPU read from `/proc` per window; with `--kubectl PATH`, `kubectl get KIND -A
+//! -w` beside it for each of the three kinds (kubectl watches one kind at a time), their CPU
+//! summed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -253,27 +254,41 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
             counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         }
     });
-    let mut kubectl = programs.kubectl.map(|path| {
-        std::process::Command::new(path)
-            .args(["get", "deployments,services,configmaps", "-A", "-w"])
-            .arg("--kubeconfig")
-            .arg(programs.kubeconfig)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    });
+    let mut kubectl: Vec<std::process::Child> = programs
+        .kubectl
+        .map(|path| {
+            ["deployments", "services", "configmaps"]
+                .iter()
+                .map(|kind| {
+                    std::process::Command::new(path)
+                        .args(["get", kind, "-A", "-w"])
+                        .arg("--kubeconfig")
+                        .arg(programs.kubeconfig)
+                        .stdout(std::process::Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let kubectl_cpu = |kubectl: &mut Vec<std::process::Child>| {
+        for k in kubectl.iter_mut() {
+            if let Ok(Some(status)) = k.try_wait() {
+                panic!("kubectl get -w ended: {status}");
+            }
+        }
+        (!kubectl.is_empty()).then(|| kubectl.iter().map(|k| cpu_of(k.id())).sum::<Duration>())
+    };
     let pid = child.process_id().unwrap();
     println!(
         "the kdrift binary {} (pid {pid}) in a 200x50 terminal{}; 30 s to list and settle",
         programs.kdrift.display(),
-        match (&kubectl, programs.kubectl) {
-            (Some(k), Some(path)) => format!(
-                ", `kubectl get deployments,services,configmaps -A -w` ({}, pid {}) beside it",
-                path.display(),
-                k.id()
+        match programs.kubectl {
+            Some(path) => format!(
+                ", `kubectl get KIND -A -w` for each kind ({}) beside it",
+                path.display()
             ),
-            _ => String::new(),
+            None => String::new(),
         }
     );
     tokio::time::sleep(Duration::from_secs(30)).await;
@@ -282,18 +297,21 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
     for w in 1..=windows {
         let (k0, c0, bytes0) = (
             cpu_of(pid),
-            kubectl.as_ref().map(|k| cpu_of(k.id())),
+            kubectl_cpu(&mut kubectl),
             drawn.load(std::sync::atomic::Ordering::Relaxed),
         );
         let t = Instant::now();
         tokio::time::sleep(Duration::from_secs(seconds)).await;
         let wall = t.elapsed().as_secs_f64();
+        // A program that ended spends nothing: that would read as a fine figure.
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("kdrift ended: {status:?}");
+        }
         let kdrift = (cpu_of(pid) - k0).as_secs_f64() / wall * 100.0;
         let bytes = drawn.load(std::sync::atomic::Ordering::Relaxed) - bytes0;
-        let beside = kubectl
-            .as_ref()
+        let beside = kubectl_cpu(&mut kubectl)
             .zip(c0)
-            .map(|(k, c0)| (cpu_of(k.id()) - c0).as_secs_f64() / wall * 100.0);
+            .map(|(c1, c0)| (c1 - c0).as_secs_f64() / wall * 100.0);
         println!(
             "window {w}: kdrift {kdrift:.3} % of a core, {:.0} bytes drawn/min{}, over {wall:.0} s; load {}",
             bytes as f64 * 60.0 / wall,
@@ -313,7 +331,7 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
         }
     );
     let _ = child.kill();
-    if let Some(k) = kubectl.as_mut() {
+    for k in &mut kubectl {
         let _ = k.kill();
     }
 }
