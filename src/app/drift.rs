@@ -78,6 +78,28 @@ pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
     (summary, newest)
 }
 
+/// Compares `live` with its manifest and, when the timeline takes a line of this event (`line`:
+/// its version, and whether a list brought it), observes it with the drift found: the one
+/// compare step of a watch event of any kind.
+pub(super) fn compare_observed(
+    changes: &mut super::changes::Changes,
+    (index, manifest): (&ManifestIndex, &crate::manifest::ManifestObject),
+    key: &ManifestKey,
+    live: &crate::drift::LiveObject,
+    line: Option<(crate::drift::live_changes::Version<'_>, bool)>,
+) -> ObjectDrift {
+    let drift = compare_in(index, manifest, live);
+    if let Some((version, listed)) = line {
+        let desired = crate::drift::changes::Desired {
+            schema: live.schema,
+            manifest: manifest.body.root(),
+            drift: &drift,
+        };
+        changes.observe(key, live.schema, version, Some(&desired), listed);
+    }
+    drift
+}
+
 pub(super) fn summary_of(drift: &ObjectDrift) -> RowDrift {
     summarize(drift)
 }
@@ -185,15 +207,8 @@ impl App {
             .map_err(|e| e.to_string());
         match (index.as_ref().zip(manifest), live) {
             (Some((index, manifest)), Ok(live)) => {
-                let drift = compare_in(index, manifest, &live);
-                if let Some(version) = version {
-                    let desired = crate::drift::changes::Desired {
-                        schema,
-                        manifest: manifest.body.root(),
-                        drift: &drift,
-                    };
-                    changes.observe(object, schema, version, Some(&desired), listed);
-                }
+                let line = version.map(|version| (version, listed));
+                let drift = compare_observed(changes, (index, manifest), object, &live, line);
                 match inputs {
                     Some(inputs) => drift_inputs.compared(key, inputs),
                     None => drift_inputs.forget(key),
@@ -360,26 +375,55 @@ impl App {
         }
     }
 
-    /// After a full list (or a manifest load): every workload manifest in scope without a row
-    /// is missing, and workload entries with neither row nor manifest go.
+    /// After a full list of the workloads (or a manifest load): [`App::reconcile_missing_of`]
+    /// the table's kinds.
     pub fn reconcile_missing(&mut self) {
+        self.reconcile_missing_of(Self::is_row_kind);
+    }
+
+    /// After a list of the kinds `of` picks (or a manifest load): their entries whose manifest
+    /// went are dropped (a workload's whose row is live stays: unmanaged), and each of their
+    /// manifests in scope that nothing live answers is missing — once its kind's first list
+    /// ended (before, nothing of that kind is called missing).
+    pub(super) fn reconcile_missing_of(&mut self, of: impl Fn(&ManifestKey) -> bool) {
         let Some(index) = self.manifests.clone() else {
             return;
         };
         let cache = &self.cache.workloads;
-        self.ledger.retain(|key, _| match row_key(key) {
-            Some(row) => index.get(key).is_some() || cache.get(&row).is_some(),
-            None => true,
+        self.ledger.retain(|key, _| {
+            !of(key)
+                || index.get(key).is_some()
+                || row_key(key).is_some_and(|row| cache.get(&row).is_some())
         });
         for manifest in index.objects() {
-            let Some(key) = row_key(&manifest.key) else {
-                continue;
-            };
-            // A kind is missing nothing before its first list ended.
-            let listed = self.cache.workloads.set(key.kind).is_synced();
-            if listed && self.in_scope(&key) && self.cache.workloads.get(&key).is_none() {
-                self.set_drift(&manifest.key, alone(DriftSummary::Missing));
+            let key = &manifest.key;
+            if of(key) && self.object_in_scope(key) && self.listed(key) && !self.is_live(key) {
+                self.set_entry(key, ObjectEntry::alone(DriftSummary::Missing));
             }
+        }
+    }
+
+    /// Whether the first list of `key`'s kind ended.
+    fn listed(&self, key: &ManifestKey) -> bool {
+        match row_key(key) {
+            Some(row) => self.cache.workloads.set(row.kind).is_synced(),
+            None => self
+                .objects
+                .kinds
+                .iter()
+                .any(|(kind, listed)| *listed && kind.is_kind_of(key)),
+        }
+    }
+
+    /// Whether `key` is in the cluster as last seen: a workload's row, another kind's entry
+    /// (kept only while it has a manifest) that is not missing.
+    fn is_live(&self, key: &ManifestKey) -> bool {
+        match row_key(key) {
+            Some(row) => self.cache.workloads.get(&row).is_some(),
+            None => self
+                .ledger
+                .get(key)
+                .is_some_and(|entry| entry.summary != DriftSummary::Missing),
         }
     }
 

@@ -11,7 +11,6 @@ use super::{App, Command, DriftSummary, Flash, ManifestKey};
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::{LiveJson, LiveKinds};
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
-use crate::drift::check::compare_in;
 use crate::drift::{LiveObject, ObjectDrift};
 
 /// The objects of the watched kinds and their watchers' state.
@@ -168,16 +167,13 @@ impl App {
         let manifest = index.get(key)?;
         let (summary, newest, owners) = match live {
             Ok(live) => {
-                let drift = compare_in(&index, manifest, &live);
-                if let Some((version, listed)) = line {
-                    let desired = crate::drift::changes::Desired {
-                        schema: live.schema,
-                        manifest: manifest.body.root(),
-                        drift: &drift,
-                    };
-                    self.changes
-                        .observe(key, live.schema, version, Some(&desired), listed);
-                }
+                let drift = super::drift::compare_observed(
+                    &mut self.changes,
+                    (&index, manifest),
+                    key,
+                    &live,
+                    line,
+                );
                 let (summary, newest) = summarize(&drift);
                 let owners = crate::gitops::owners_of_json(live.body.get("metadata"));
                 (summary, newest, owners)
@@ -293,7 +289,7 @@ impl App {
                     }
                     self.objects.kinds.insert(kind.clone(), true);
                     self.objects.lists_done += 1;
-                    self.reconcile_missing_objects(&kind);
+                    self.reconcile_missing_of(|key| kind.is_kind_of(key));
                 }
             }
         }
@@ -311,22 +307,6 @@ impl App {
             self.set_entry(&key, ObjectEntry::alone(DriftSummary::Missing));
         } else {
             self.ledger.remove(&key);
-        }
-    }
-
-    /// After a kind's list: each of its manifests in scope that is not live is missing; entries
-    /// whose manifest went are dropped.
-    fn reconcile_missing_objects(&mut self, kind: &ObjectKind) {
-        let Some(index) = self.manifests.clone() else {
-            return;
-        };
-        self.ledger
-            .retain(|key, _| !kind.is_kind_of(key) || index.get(key).is_some());
-        for manifest in index.objects() {
-            let key = &manifest.key;
-            if kind.is_kind_of(key) && self.object_in_scope(key) && !self.ledger.contains(key) {
-                self.set_entry(key, ObjectEntry::alone(DriftSummary::Missing));
-            }
         }
     }
 
