@@ -19,9 +19,27 @@ use crate::manifest::reload::FileChange;
 /// one such key per workload, and copies would be four small allocations each.
 pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
     use crate::manifest::SharedStr;
+    // The group and kind words, interned once: this runs for every workload watch event and
+    // every drift cell drawn, and the interner takes a lock.
+    type Words = (SharedStr, Vec<(WorkloadKind, SharedStr)>);
+    static WORDS: std::sync::OnceLock<Words> = std::sync::OnceLock::new();
+    let (group, kinds) = WORDS.get_or_init(|| {
+        let kinds = WorkloadKind::ALL
+            .into_iter()
+            .map(|kind| (kind, SharedStr::interned(kind.kind())))
+            .collect();
+        (SharedStr::interned("apps"), kinds)
+    });
+    let kind = kinds
+        .iter()
+        .find(|(kind, _)| *kind == key.kind)
+        .map_or_else(
+            || SharedStr::interned(key.kind.kind()),
+            |(_, word)| word.clone(),
+        );
     crate::manifest::ObjectKey {
-        group: SharedStr::interned("apps"),
-        kind: SharedStr::interned(key.kind.kind()),
+        group: group.clone(),
+        kind,
         namespace: SharedStr::from(Arc::clone(&key.namespace)),
         name: SharedStr::from(Arc::clone(&key.name)),
     }
