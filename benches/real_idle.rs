@@ -25,6 +25,8 @@
 mod manifest;
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "../tests/pty/mod.rs"]
+mod pty;
 #[path = "common/real_apps.rs"]
 mod real_apps;
 #[path = "common/realk8s.rs"]
@@ -225,35 +227,19 @@ fn cpu_of(pid: u32) -> Duration {
 /// would show it), and `kubectl get -w` beside it: each one's CPU per window, once both have
 /// had 30 s to list and settle.
 async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 50,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(programs.kdrift);
+    let mut cmd = portable_pty::CommandBuilder::new(programs.kdrift);
     cmd.args(["-A", "--manifests"]);
     cmd.arg(programs.root);
     cmd.arg("--kubeconfig");
     cmd.arg(programs.kubeconfig);
     cmd.env("TERM", "xterm-256color");
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
-    drop(pty.slave);
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    let drawn = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counter = drawn.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        while let Ok(n) = std::io::Read::read(&mut reader, &mut buf) {
-            if n == 0 {
-                break;
-            }
-            counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        }
-    });
+    // The terminal the tests run kdrift in; what it writes is counted and dropped.
+    let mut term = pty::Pty::spawn(cmd, 50, 200);
+    let mut drawn = 0u64;
+    let mut count = |term: &pty::Pty| {
+        drawn += term.output.try_iter().map(|b| b.len() as u64).sum::<u64>();
+        drawn
+    };
     let mut kubectl: Vec<std::process::Child> = programs
         .kubectl
         .map(|path| {
@@ -279,7 +265,7 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
         }
         (!kubectl.is_empty()).then(|| kubectl.iter().map(|k| cpu_of(k.id())).sum::<Duration>())
     };
-    let pid = child.process_id().unwrap();
+    let pid = term.child.process_id().unwrap();
     println!(
         "the kdrift binary {} (pid {pid}) in a 200x50 terminal{}; 30 s to list and settle",
         programs.kdrift.display(),
@@ -295,20 +281,16 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     for w in 1..=windows {
-        let (k0, c0, bytes0) = (
-            cpu_of(pid),
-            kubectl_cpu(&mut kubectl),
-            drawn.load(std::sync::atomic::Ordering::Relaxed),
-        );
+        let (k0, c0, bytes0) = (cpu_of(pid), kubectl_cpu(&mut kubectl), count(&term));
         let t = Instant::now();
         tokio::time::sleep(Duration::from_secs(seconds)).await;
         let wall = t.elapsed().as_secs_f64();
         // A program that ended spends nothing: that would read as a fine figure.
-        if let Ok(Some(status)) = child.try_wait() {
+        if let Ok(Some(status)) = term.child.try_wait() {
             panic!("kdrift ended: {status:?}");
         }
         let kdrift = (cpu_of(pid) - k0).as_secs_f64() / wall * 100.0;
-        let bytes = drawn.load(std::sync::atomic::Ordering::Relaxed) - bytes0;
+        let bytes = count(&term) - bytes0;
         let beside = kubectl_cpu(&mut kubectl)
             .zip(c0)
             .map(|(c1, c0)| (c1 - c0).as_secs_f64() / wall * 100.0);
@@ -330,7 +312,7 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
             format!("; kubectl get -w {:.3} %", median(theirs))
         }
     );
-    let _ = child.kill();
+    let _ = term.child.kill();
     for k in &mut kubectl {
         let _ = k.kill();
     }
