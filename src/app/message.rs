@@ -44,7 +44,7 @@ pub enum Message {
     /// or why they could not be listed.
     Namespaces(Result<Vec<String>, String>),
     /// Something found outside the app (a bad theme file, where the demo cluster runs), shown in
-    /// the status bar until the next key.
+    /// the status bar until the next key; a note (not an error) leaves an error shown in place.
     Notice(Flash),
     /// The manifests were loaded (off the UI thread) at start.
     Manifests(Arc<ManifestIndex>),

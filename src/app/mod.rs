@@ -335,8 +335,12 @@ pub fn update(app: &mut App, msg: Message) -> Vec<Command> {
             Vec::new()
         }
         Message::Notice(flash) => {
-            app.flash = Some(flash);
-            app.dirty = true;
+            // A note found later (the manifests' sources, a theme) does not cover an error the
+            // user has not dismissed with a key yet: `:ctx NAME` failing, then the note.
+            if flash.error || !app.flash.as_ref().is_some_and(|f| f.error) {
+                app.flash = Some(flash);
+                app.dirty = true;
+            }
             Vec::new()
         }
         Message::Manifests(index) => app.manifests_loaded(index),

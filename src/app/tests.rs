@@ -249,3 +249,47 @@ mod row_kind_tests {
         assert_eq!(app.drift_of_object(&deployment), DriftSummary::InSync);
     }
 }
+
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod notice_tests {
+    use crate::app::*;
+
+    fn notice(app: &mut App, text: &str, error: bool) {
+        update(
+            app,
+            Message::Notice(Flash {
+                text: text.into(),
+                error,
+            }),
+        );
+    }
+
+    /// `:ctx gone` fails, then the manifests' sources are found: the error stays until a key.
+    #[test]
+    fn a_note_does_not_cover_an_error_still_shown_but_an_error_covers_a_note() {
+        let mut app = App::new(
+            "dev",
+            vec!["dev".into()],
+            NamespaceScope::All,
+            Timestamp::now(),
+        );
+        notice(&mut app, "context \"gone\": connection refused", true);
+        notice(&mut app, "manifests from Argo CD apps: argocd/shop", false);
+        assert_eq!(
+            app.flash.as_ref().map(|f| f.text.as_str()),
+            Some("context \"gone\": connection refused")
+        );
+        app.flash = None;
+        notice(&mut app, "manifests from Argo CD apps: argocd/shop", false);
+        notice(&mut app, "theme file: line 3", true);
+        assert_eq!(
+            app.flash.as_ref().map(|f| (f.text.as_str(), f.error)),
+            Some(("theme file: line 3", true))
+        );
+        notice(&mut app, "a newer error", true);
+        assert_eq!(
+            app.flash.as_ref().map(|f| f.text.as_str()),
+            Some("a newer error")
+        );
+    }
+}
