@@ -1,9 +1,8 @@
-//! Several contexts in one view: the fleet's table (a CONTEXT column, rows of every context), its
-//! status bar (each context's connection), and a line per context that cannot be read. A
+//! Several contexts in one view: the fleet's table (a CONTEXT column, rows of every context) and
+//! a line per context that cannot be read (the status bar is `super::status`'s). A
 //! context's own views (detail, diff, accept…) are drawn as when it is watched alone.
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::drift_list::{Listed, draw_drift_list};
@@ -176,60 +175,4 @@ pub fn render_fleet_drift_list(parts: &Parts<'_>, theme: &Theme, frame: &mut Fra
         format!("loading the manifests of {}…", loading.join(", "))
     };
     draw_drift_list(theme, frame, area, "all contexts", &rows, view, &empty);
-}
-
-/// The status bar: each context and its state (the one whose view shows marked `▸`), then the
-/// rows, stuck and drifted counts of all.
-pub fn render_fleet_status(
-    parts: &Parts<'_>,
-    app: &App,
-    theme: &Theme,
-    frame: &mut Frame,
-    area: Rect,
-) {
-    let Parts { fleet, members } = parts;
-    let mut spans = vec![Span::styled(" ctx ", theme.status_key)];
-    for (i, member) in members.iter().enumerate() {
-        let (state, bad) = state_of(member);
-        let mark = if fleet.focus == Some(i) { "▸" } else { "" };
-        spans.push(Span::styled(
-            format!(" {mark}{} ", member.context),
-            theme.status_bar,
-        ));
-        spans.push(Span::styled(
-            format!("{state} "),
-            if bad { theme.error } else { theme.muted },
-        ));
-    }
-    let rows: usize = members.iter().map(|m| m.app.cache.workloads.len()).sum();
-    let stuck: usize = members.iter().map(|m| m.app.table.stuck).sum();
-    let drifted = fleet.drifted();
-    spans.extend([
-        Span::styled(" ns ", theme.status_key),
-        Span::styled(format!(" {} ", app.scope.label()), theme.status_bar),
-        Span::styled(format!(" rows {rows} "), theme.status_bar),
-        Span::styled(
-            format!(" stuck {stuck} "),
-            if stuck > 0 {
-                theme.stuck
-            } else {
-                theme.status_bar
-            },
-        ),
-        Span::styled(
-            format!(" drifted {drifted} "),
-            if drifted > 0 {
-                theme.drifted
-            } else {
-                theme.status_bar
-            },
-        ),
-    ]);
-    if app.readonly {
-        spans.push(Span::styled(" readonly ", theme.status_key));
-    }
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let fill = usize::from(area.width).saturating_sub(used);
-    spans.push(Span::styled(" ".repeat(fill), theme.status_bar));
-    frame.render_widget(Line::from(spans), area);
 }

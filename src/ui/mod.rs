@@ -1,7 +1,8 @@
 //! Pure rendering of the app state: `render(&App, &Theme, &mut Frame)`. Nothing here does IO.
 //!
 //! - [`table`]: the Deployment table (visible rows only).
-//! - [`fleet`]: the table and status bar of several contexts.
+//! - [`fleet`]: the table of several contexts.
+//! - [`status`]: the status bar, of one context or several.
 //! - [`detail`]: one Deployment's revisions, pods, events, conditions.
 //! - [`diff_view`]: the `d` diff of manifest and live, and the `:problems` list.
 //! - [`logs`]: the `l` log view of a pod.
@@ -22,6 +23,7 @@ pub mod logs;
 pub mod picker;
 pub mod revert;
 pub mod rollback;
+pub mod status;
 pub mod table;
 pub mod theme;
 
@@ -109,10 +111,7 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
         Screen::Log(view) => logs::render_log(theme, frame, body, view),
         Screen::Rollback(view) => rollback::render_rollback(theme, frame, body, view),
     }
-    match &fleet {
-        Some(parts) => fleet::render_fleet_status(parts, app, theme, frame, status),
-        None => render_status(app, theme, frame, status),
-    }
+    status::render_status(app, fleet.as_ref(), theme, frame, status);
     render_hints(app, fleet.as_ref(), theme, frame, hints);
     if app.help {
         render_help(app, theme, frame, body);
@@ -201,99 +200,6 @@ fn wrapped_lines(text: &str, width: usize) -> usize {
         }
     }
     lines
-}
-
-fn health_text(app: &App) -> (String, bool) {
-    match app.overall_health() {
-        WatchHealth::Connected => ("connected".into(), false),
-        WatchHealth::Syncing => ("syncing…".into(), false),
-        WatchHealth::Reconnecting { since, .. } => {
-            let secs = app.now.as_second().saturating_sub(since.as_second()).max(0);
-            (format!("reconnecting for {secs}s"), true)
-        }
-        WatchHealth::Forbidden { namespace, .. } => match namespace {
-            Some(ns) => {
-                let more = app
-                    .namespace_health()
-                    .filter(|(_, n, h)| {
-                        *n != ns.as_str() && matches!(h, WatchHealth::Forbidden { .. })
-                    })
-                    .map(|(_, n, _)| n)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len();
-                let text = if more == 0 {
-                    format!("forbidden in \"{ns}\"")
-                } else {
-                    format!("forbidden in \"{ns}\" and {more} more")
-                };
-                (text, true)
-            }
-            None => ("forbidden".into(), true),
-        },
-    }
-}
-
-fn render_status(app: &App, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let (health, bad) = health_text(app);
-    // Every kind counts; `:drift` lists them.
-    let drifted = app.drifted_count();
-    let stuck_style = if app.table.stuck > 0 {
-        theme.stuck
-    } else {
-        theme.status_bar
-    };
-    let mut spans = vec![
-        Span::styled(" ctx ", theme.status_key),
-        Span::styled(format!(" {} ", app.context), theme.status_bar),
-        Span::styled(" ns ", theme.status_key),
-        Span::styled(format!(" {} ", app.scope.label()), theme.status_bar),
-        Span::styled(" watch ", theme.status_key),
-        Span::styled(
-            format!(" {health} "),
-            if bad { theme.error } else { theme.status_bar },
-        ),
-        Span::styled(
-            format!(" rows {} ", app.cache.workloads.len()),
-            theme.status_bar,
-        ),
-        Span::styled(format!(" stuck {} ", app.table.stuck), stuck_style),
-        Span::styled(
-            format!(" drifted {drifted} "),
-            if drifted > 0 {
-                theme.drifted
-            } else {
-                theme.status_bar
-            },
-        ),
-    ];
-    // A note hides no object: counted apart, not in the warning colour.
-    let (notes, problems) = app.manifests.as_ref().map_or((0, 0), |m| {
-        m.problems().iter().fold(
-            (0, 0),
-            |(n, p), x| if x.is_note() { (n + 1, p) } else { (n, p + 1) },
-        )
-    });
-    if problems > 0 {
-        spans.push(Span::styled(
-            format!(" :problems {problems} "),
-            theme.warning,
-        ));
-    } else if notes > 0 {
-        spans.push(Span::styled(
-            format!(
-                " :problems 0 · {notes} note{} ",
-                if notes == 1 { "" } else { "s" }
-            ),
-            theme.status_bar,
-        ));
-    }
-    if app.readonly {
-        spans.push(Span::styled(" readonly ", theme.status_key));
-    }
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-    let fill = usize::from(area.width).saturating_sub(used);
-    spans.push(Span::styled(" ".repeat(fill), theme.status_bar));
-    frame.render_widget(Line::from(spans), area);
 }
 
 /// The flash message may need more than one line (a refusal says how to proceed at its end):

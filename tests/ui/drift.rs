@@ -293,6 +293,22 @@ fn a_manifest_edited_on_disk_fetches_its_object_and_drift_follows() {
     assert_eq!(app.drift_of(&key("cart")), &DriftSummary::InSync);
     let text = screen_text(&draw(&mut app, 120, 12));
     assert!(text.contains(":problems 1"), "{text}");
+    // Watched beside another context, its status bar counts the same problems (the fleet's bar
+    // once said nothing of them).
+    let other = self::app();
+    let fleet = kdrift::app::fleet::Fleet::default();
+    let members = [&app, &other].map(|app| kdrift::app::fleet::Member {
+        context: &app.context,
+        link: &kdrift::app::fleet::Link::Connected,
+        app,
+    });
+    let mut term = Terminal::new(TestBackend::new(160, 12)).unwrap();
+    term.draw(|f| kdrift::ui::fleet::render_fleet(&fleet, &members, &Theme::default_theme(), f))
+        .unwrap();
+    let status = screen_text(&term);
+    let status = status.lines().find(|l| l.starts_with(" ctx ")).unwrap();
+    assert!(status.contains(" :problems 1 "), "{status}");
+    assert!(status.contains(" drifted 0 "), "{status}");
     update(&mut app, Message::Key(KeyEvent::from(KeyCode::Char(':'))));
     for c in "problems".chars() {
         press(&mut app, KeyCode::Char(c));
