@@ -17,7 +17,8 @@
 //! PATH (`target/release/kdrift`) in a 200x50 pseudo-terminal on the same objects and
 //! manifests, its CPU read from `/proc` per window; with `--kubectl PATH`, `kubectl get KIND -A
 //! -w` beside it for each of the three kinds (kubectl watches one kind at a time), their CPU
-//! summed.
+//! summed. Windows begin once the objects' last change is over two minutes old (before that the
+//! ages on screen count seconds and are drawn every second; that stretch is printed apart).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -129,6 +130,8 @@ fn main() {
             let conn = connect(&common.connection()).await.unwrap();
             APPS.populate(&conn.client, &root).await;
         }
+        // The objects' last change (their Deployments turning available) was about now.
+        let settled = Instant::now();
         if let Some(binary) = &binary {
             let programs = Programs {
                 kdrift: binary,
@@ -136,7 +139,7 @@ fn main() {
                 kubeconfig: &server.kubeconfig,
                 root: &root,
             };
-            as_a_user_runs_it(&programs, seconds, windows).await;
+            as_a_user_runs_it(&programs, seconds, windows, settled).await;
             return;
         }
         let start = Instant::now();
@@ -225,8 +228,10 @@ fn cpu_of(pid: u32) -> Duration {
 
 /// The kdrift binary in a 200x50 pseudo-terminal (its output read and dropped, as a terminal
 /// would show it), and `kubectl get -w` beside it: each one's CPU per window, once both have
-/// had 30 s to list and settle.
-async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) {
+/// had 30 s to list and settle and the objects' last change (`settled`) is over two minutes
+/// old. Until then the ages on screen count seconds and are drawn every second: that stretch
+/// is measured apart (`ages in seconds`), not as idle.
+async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64, settled: Instant) {
     let mut cmd = portable_pty::CommandBuilder::new(programs.kdrift);
     cmd.args(["-A", "--manifests"]);
     cmd.arg(programs.root);
@@ -267,7 +272,7 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
     };
     let pid = term.child.process_id().unwrap();
     println!(
-        "the kdrift binary {} (pid {pid}) in a 200x50 terminal{}; 30 s to list and settle",
+        "the kdrift binary {} (pid {pid}) in a 200x50 terminal{}; 30 s to list and settle, and until the objects changed over two minutes before",
         programs.kdrift.display(),
         match programs.kubectl {
             Some(path) => format!(
@@ -278,6 +283,24 @@ async fn as_a_user_runs_it(programs: &Programs<'_>, seconds: u64, windows: u64) 
         }
     );
     tokio::time::sleep(Duration::from_secs(30)).await;
+    // Ages count seconds until two minutes after the last change (`ui::format::age`).
+    let minutes_at = settled + Duration::from_secs(125);
+    if let Some(left) = minutes_at
+        .checked_duration_since(Instant::now())
+        .filter(|left| *left >= Duration::from_secs(20))
+    {
+        let (k0, bytes0) = (cpu_of(pid), count(&term));
+        let t = Instant::now();
+        tokio::time::sleep(left).await;
+        let wall = t.elapsed().as_secs_f64();
+        println!(
+            "ages in seconds (the objects changed {:.0}–{:.0} s before): kdrift {:.3} % of a core, {:.0} bytes drawn/min, over {wall:.0} s; not idle, not counted below",
+            (t - settled).as_secs_f64(),
+            (t - settled).as_secs_f64() + wall,
+            (cpu_of(pid) - k0).as_secs_f64() / wall * 100.0,
+            (count(&term) - bytes0) as f64 * 60.0 / wall,
+        );
+    }
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     for w in 1..=windows {
