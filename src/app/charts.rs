@@ -3,7 +3,6 @@
 //! releases change, so a release's object is compared with git's render as well as with its
 //! release (a hotfix accepted into values is a pending upgrade, not drift).
 use std::path::Path;
-use std::sync::Arc;
 
 use super::{App, Command};
 use crate::manifest::charts::ChartRender;
@@ -40,10 +39,10 @@ impl App {
         if id != self.charts_asked {
             return Vec::new();
         }
-        let Some(index) = self.manifests.as_mut() else {
+        let Some(touched) = self.change_manifests(|index| index.set_charts(renders, problems))
+        else {
             return Vec::new();
         };
-        let touched = Arc::make_mut(index).set_charts(renders, problems);
         self.note_pending_upgrades();
         self.desired_changed(touched)
     }

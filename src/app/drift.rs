@@ -447,13 +447,18 @@ impl App {
 
     /// The manifests were loaded: rows already listed are compared again (their live objects
     /// are fetched: none is kept), rows without a manifest are unmanaged.
-    pub fn manifests_loaded(&mut self, mut index: Arc<ManifestIndex>) -> Vec<Command> {
-        if let Some(releases) = &self.releases {
-            Arc::make_mut(&mut index).set_releases(releases);
-        }
+    pub fn manifests_loaded(&mut self, index: Arc<ManifestIndex>) -> Vec<Command> {
         self.changes.set_keep(index.config.changes_keep);
         self.changes.compared = true;
         self.manifests = Some(index);
+        // (Taken out while the index takes them: `change_manifests` borrows the app.)
+        let releases = self.releases.take();
+        self.change_manifests(|index| {
+            if let Some(releases) = &releases {
+                index.set_releases(releases);
+            }
+        });
+        self.releases = releases;
         self.drift_inputs.clear();
         self.dirty = true;
         let mut fetch = Vec::new();
@@ -487,7 +492,7 @@ impl App {
     /// Files changed on disk and were re-read: the objects they define (before or after) are
     /// fetched again to be compared with their new manifests.
     pub fn manifests_changed(&mut self, changes: Vec<FileChange>) -> Vec<Command> {
-        let Some(index) = self.manifests.as_mut() else {
+        let Some(index) = self.manifests.as_ref() else {
             return Vec::new();
         };
         let charts = Self::charts_concerned(
@@ -498,8 +503,9 @@ impl App {
             }),
         ) || changes.iter().any(|c| matches!(c, FileChange::Config(..)));
         // The app holds the only reference, so this does not copy the index.
-        let index = Arc::make_mut(index);
-        let all: Vec<ManifestKey> = index.apply_changes(changes);
+        let all: Vec<ManifestKey> = self
+            .change_manifests(|index| index.apply_changes(changes))
+            .unwrap_or_default();
         let mut commands = self.desired_changed(all);
         if charts {
             commands.extend(self.render_charts());
@@ -514,10 +520,9 @@ impl App {
             return Vec::new();
         }
         self.releases = Some(releases.clone());
-        let Some(index) = self.manifests.as_mut() else {
+        let Some(all) = self.change_manifests(|index| index.set_releases(&releases)) else {
             return Vec::new();
         };
-        let all = Arc::make_mut(index).set_releases(&releases);
         self.note_pending_upgrades();
         let mut commands = self.desired_changed(all);
         // A chart without a `.kdrift.yaml` entry renders with its release's values.

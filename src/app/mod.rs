@@ -124,8 +124,12 @@ pub struct App {
     /// What each workload's last drift compare read (a write that changes none of it keeps
     /// the answer).
     drift_inputs: drift_inputs::KeptInputs,
-    /// The manifests, once loaded (`None` before, or when there are none to watch).
+    /// The manifests, once loaded (`None` before, or when there are none to watch); changed
+    /// through [`App::change_manifests`] alone, which counts their problems again.
     pub manifests: Option<Arc<ManifestIndex>>,
+    /// The manifests' notes and other problems, counted when they change (the status bar shows
+    /// them every frame; counting walks every file).
+    problem_counts: (usize, usize),
     /// The Helm releases of the namespace scope, as last read (set into `manifests` when they
     /// load, and again whenever a release record changes).
     pub releases: Option<crate::helm::Releases>,
@@ -210,7 +214,32 @@ impl App {
             height: 24,
             now,
             dirty: true,
+            problem_counts: (0, 0),
         }
+    }
+
+    /// Changes the manifests held (`None` when there are none), then counts their problems
+    /// again for the status bar.
+    pub fn change_manifests<R>(
+        &mut self,
+        change: impl FnOnce(&mut ManifestIndex) -> R,
+    ) -> Option<R> {
+        let changed = self
+            .manifests
+            .as_mut()
+            .map(|index| change(Arc::make_mut(index)));
+        self.problem_counts = self.manifests.as_ref().map_or((0, 0), |m| {
+            m.problems().iter().fold(
+                (0, 0),
+                |(n, p), x| if x.is_note() { (n + 1, p) } else { (n, p + 1) },
+            )
+        });
+        changed
+    }
+
+    /// The manifests' notes and other problems: what the status bar counts.
+    pub fn problem_counts(&self) -> (usize, usize) {
+        self.problem_counts
     }
 
     /// Bring derived state (the sorted, filtered row list) up to date; call once before drawing.

@@ -90,9 +90,7 @@ impl App {
             });
         }
         let served = mapped.kinds.served.clone();
-        if let Some(index) = self.manifests.as_mut() {
-            crate::cluster::kinds::map_kinds(Arc::make_mut(index), &served);
-        }
+        self.change_manifests(|index| crate::cluster::kinds::map_kinds(index, &served));
         self.kinds = Some(mapped.kinds);
         self.drift_inputs.clear();
         let watched = self.kinds_to_watch();

@@ -76,12 +76,7 @@ pub fn render_status(
     ]);
     // The problems `:problems` lists: the manifests of the context shown. A note hides no
     // object: counted apart, not in the warning colour.
-    let (notes, problems) = app.manifests.as_ref().map_or((0, 0), |m| {
-        m.problems().iter().fold(
-            (0, 0),
-            |(n, p), x| if x.is_note() { (n + 1, p) } else { (n, p + 1) },
-        )
-    });
+    let (notes, problems) = app.problem_counts();
     if problems > 0 {
         spans.push(Span::styled(
             format!(" :problems {problems} "),
