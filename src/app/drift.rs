@@ -451,14 +451,15 @@ impl App {
         self.changes.set_keep(index.config.changes_keep);
         self.changes.compared = true;
         self.manifests = Some(index);
-        // (Taken out while the index takes them: `change_manifests` borrows the app.)
-        let releases = self.releases.take();
-        self.change_manifests(|index| {
-            if let Some(releases) = &releases {
-                index.set_releases(releases);
+        // (Taken out while the index takes them: `change_manifests` borrows the app.) Without
+        // releases the index is not touched: another holder of it would have it copied.
+        match self.releases.take() {
+            Some(releases) => {
+                self.change_manifests(|index| index.set_releases(&releases));
+                self.releases = Some(releases);
             }
-        });
-        self.releases = releases;
+            None => self.count_problems(),
+        }
         self.drift_inputs.clear();
         self.dirty = true;
         let mut fetch = Vec::new();

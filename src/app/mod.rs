@@ -228,13 +228,18 @@ impl App {
             .manifests
             .as_mut()
             .map(|index| change(Arc::make_mut(index)));
+        self.count_problems();
+        changed
+    }
+
+    /// Counts the manifests' notes and other problems again (after they changed).
+    fn count_problems(&mut self) {
         self.problem_counts = self.manifests.as_ref().map_or((0, 0), |m| {
             m.problems().iter().fold(
                 (0, 0),
                 |(n, p), x| if x.is_note() { (n + 1, p) } else { (n, p + 1) },
             )
         });
-        changed
     }
 
     /// The manifests' notes and other problems: what the status bar counts.
