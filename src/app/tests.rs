@@ -125,7 +125,7 @@ mod stall_tests {
         assert_eq!(cursor.position(std::iter::empty()), 0);
     }
 
-    fn app() -> App {
+    pub(super) fn app() -> App {
         App::new(
             "dev",
             vec!["dev".into()],
@@ -226,12 +226,7 @@ mod row_kind_tests {
 
     #[test]
     fn a_statefulset_manifest_key_finds_its_row_drift_not_a_deployment_of_that_name() {
-        let mut app = App::new(
-            "dev",
-            vec!["dev".into()],
-            NamespaceScope::All,
-            Timestamp::now(),
-        );
+        let mut app = super::stall_tests::app();
         let sts = ObjectKey::workload(WorkloadKind::StatefulSet, "payments", "db");
         app.ledger.set_summary(
             &crate::app::drift::manifest_key(&sts.clone()),
@@ -267,12 +262,7 @@ mod notice_tests {
     /// `:ctx gone` fails, then the manifests' sources are found: the error stays until a key.
     #[test]
     fn a_note_does_not_cover_an_error_still_shown_but_an_error_covers_a_note() {
-        let mut app = App::new(
-            "dev",
-            vec!["dev".into()],
-            NamespaceScope::All,
-            Timestamp::now(),
-        );
+        let mut app = super::stall_tests::app();
         notice(&mut app, "context \"gone\": connection refused", true);
         notice(&mut app, "manifests from Argo CD apps: argocd/shop", false);
         assert_eq!(
