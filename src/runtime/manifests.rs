@@ -52,9 +52,16 @@ fn wanted(root: &Path, kustomize: &Kustomize, path: &Path) -> bool {
         || concerns_kustomize(root, kustomize, path)
 }
 
-/// How often the folder itself is looked at: a watch on a folder that was removed sees nothing of
-/// the one made again in its place (`rm -rf k8s && git checkout k8s`).
+/// How often the folder itself is looked at when the folder holding it cannot be watched: a watch
+/// on a folder that was removed sees nothing of the one made again in its place (`rm -rf k8s &&
+/// git checkout k8s`).
 pub const FOLDER_CHECK: Duration = Duration::from_secs(2);
+
+/// How often it is looked at anyway while the folder holding it is watched ([`watch_parent`]
+/// tells of a removal or a new folder at once): for what that watch cannot see, such as a
+/// symbolic link at the root pointed elsewhere, or the holding folder itself removed. An idle
+/// live view then wakes once a minute for it rather than thirty times.
+pub const FOLDER_CHECK_WATCHED: Duration = Duration::from_secs(60);
 
 /// The file watcher on `root`, sending the relevant paths of each change.
 fn watch_folder(
@@ -75,6 +82,27 @@ fn watch_folder(
     })?;
     watcher.watch(root, RecursiveMode::Recursive)?;
     Ok(watcher)
+}
+
+/// A watch on the folder holding `root` (not recursive), sending `()` when something happens to
+/// `root` itself: made, removed, renamed. `None` when there is no such folder or it cannot be
+/// watched.
+fn watch_parent(root: &Path, folder_tx: UnboundedSender<()>) -> Option<notify::RecommendedWatcher> {
+    let root = std::fs::canonicalize(root)
+        .or_else(|_| std::path::absolute(root))
+        .ok()?;
+    let parent = root.parent()?.to_path_buf();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(event) = res
+            && !matches!(event.kind, EventKind::Access(_))
+            && event.paths.iter().any(|p| p == &root)
+        {
+            let _ = folder_tx.send(());
+        }
+    })
+    .ok()?;
+    watcher.watch(&parent, RecursiveMode::NonRecursive).ok()?;
+    Some(watcher)
 }
 
 /// Which folder is at `root` now (device and inode), or `None` when there is none.
@@ -151,11 +179,25 @@ pub fn start(
         let Some(mut kustomize) = load(&root, &default_namespace, &selection, &say).await else {
             return;
         };
-        let mut check = tokio::time::interval(FOLDER_CHECK);
+        // The folder itself is looked at when the folder holding it tells of a change to it,
+        // else every few seconds.
+        let (folder_tx, mut folder_rx) = unbounded_channel::<()>();
+        let parent = watch_parent(&root, folder_tx);
+        let mut check = tokio::time::interval(if parent.is_some() {
+            FOLDER_CHECK_WATCHED
+        } else {
+            FOLDER_CHECK
+        });
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let first = tokio::select! {
                 first = paths_rx.recv() => first,
+                Some(()) = folder_rx.recv() => {
+                    // What follows (a `git checkout` making it and its files) is one change.
+                    while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, folder_rx.recv()).await {}
+                    check.reset_immediately();
+                    continue;
+                }
                 _ = check.tick() => {
                     let now = folder_id(&root);
                     if now == folder {
@@ -227,6 +269,7 @@ pub fn start(
             }
         }
         drop(watcher);
+        drop(parent);
     });
     ManifestWatch { task }
 }

@@ -97,8 +97,15 @@ async fn a_manifests_folder_removed_is_said_gone_and_read_again_when_it_is_back(
         })
         .await;
         copy_tree(&d.manifests.join("shop"), &saved.join("shop"));
+        let removed = std::time::Instant::now();
         std::fs::remove_dir_all(&d.manifests).unwrap();
         wait_for(&text, "the folder said gone", |s| s.contains("is gone")).await;
+        // Told by the watch on the folder holding it, not found at the next look a minute on.
+        assert!(
+            removed.elapsed() < kdrift::runtime::manifests::FOLDER_CHECK_WATCHED / 2,
+            "the removal was seen only after {:?}",
+            removed.elapsed()
+        );
 
         // `git checkout` brings it back, with another replica count for cart.
         copy_tree(&saved, &d.manifests);
