@@ -407,18 +407,20 @@ impl Fleet {
         }
         self.offset = self.offset.min(total.saturating_sub(height));
         let above = self.selected.saturating_sub(self.offset);
-        let mut window: Vec<(usize, ObjectKey)> = rows_before(apps, at, item)
-            .take(above)
-            .map(|(i, item)| (i, item.1.clone()))
-            .collect();
-        window.reverse();
+        // Into the last frame's window, whose room is kept: a still frame allocates none.
+        self.window.clear();
+        self.window.extend(
+            rows_before(apps, at, item)
+                .take(above)
+                .map(|(i, item)| (i, item.1.clone())),
+        );
+        self.window.reverse();
         // A row or two more than the table's height: the drawing takes what fits.
-        window.extend(
+        self.window.extend(
             rows_from(apps, at, item)
                 .take(height + 2 - above)
                 .map(|(i, item)| (i, item.1.clone())),
         );
-        self.window = window;
     }
 
     /// The rows on screen from [`Self::offset`], as the last [`Self::refresh`] found them.

@@ -77,12 +77,17 @@ pub fn object_title(key: &crate::manifest::ObjectKey) -> String {
 
 /// Cut `text` to `width` characters, ending with `…` when cut.
 pub fn fit(text: &str, width: usize) -> String {
+    fitted(text, width).into_owned()
+}
+
+/// [`fit`], borrowing `text` when it fits (no copy made).
+pub fn fitted(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
     if text.chars().count() <= width {
-        return text.to_string();
+        return text.into();
     }
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
     out.push('…');
-    out
+    out.into()
 }
 
 #[cfg(test)]

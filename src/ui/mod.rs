@@ -20,6 +20,7 @@ pub mod drift_list;
 pub mod fleet;
 pub mod format;
 pub mod logs;
+pub mod paint;
 pub mod picker;
 pub mod revert;
 pub mod rollback;

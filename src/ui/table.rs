@@ -3,9 +3,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table};
 
-use super::format::{age, fit, gauge};
+use super::format::{age, fit, fitted, gauge};
+use super::paint::TablePaint;
 use super::theme::Theme;
 use crate::app::cache::WorkloadEntry;
 use crate::app::{App, DriftSummary};
@@ -293,22 +293,28 @@ pub fn draw_table(
         (false, true) => "HELM",
         _ => "GITOPS",
     };
-    let header = Row::new(header_of(&cols, compact, gitops_label)).style(theme.header);
-    let rows = on_screen.iter().enumerate().map(|(i, r)| {
+    let header = header_of(&cols, compact, gitops_label);
+    let widths = widths_of(&cols, compact);
+    let mut table = TablePaint::new(
+        frame.buffer_mut(),
+        area,
+        block,
+        &widths,
+        &header,
+        theme.header,
+    );
+    for (i, r) in on_screen.iter().enumerate() {
         let selected = start + i == window.selected;
         let context = cols.context.zip(r.context).map(|(w, c)| fit(c, w));
         match r.app.cache.workloads.get(r.key) {
-            Some(entry) => build_row(r.app, theme, entry, &cols, compact, selected, context),
-            None => missing_row(r.app, theme, r.key, &cols, compact, selected, context),
+            Some(entry) => paint_row(
+                &mut table, r.app, theme, entry, &cols, compact, selected, context,
+            ),
+            None => paint_missing_row(
+                &mut table, r.app, theme, r.key, &cols, compact, selected, context,
+            ),
         }
-    });
-
-    let widths = widths_of(&cols, compact);
-    let table = Table::new(rows, widths)
-        .header(header)
-        .block(block)
-        .column_spacing(1);
-    frame.render_widget(table, area);
+    }
     if shown == 0 {
         let text = empty_text(total, window.loading, what);
         empty_table_note(frame, inner_area, &text, theme);
@@ -423,83 +429,72 @@ struct Columns {
     drift: bool,
 }
 
-/// A narrow table's cells: the name, the phase and, when it fits, the drift.
-fn narrow_cells<'a>(
-    name: Cell<'a>,
-    phase: Cell<'a>,
-    drift: Cell<'a>,
-    cols: &Columns,
-) -> Vec<Cell<'a>> {
-    let mut cells = vec![name, phase];
-    if cols.drift {
-        cells.push(drift);
-    }
-    cells
-}
-
 /// An object in git and not in the cluster: its name and the drift cell, nothing live.
-fn missing_row<'a>(
+#[allow(clippy::too_many_arguments)]
+fn paint_missing_row(
+    table: &mut TablePaint,
     app: &App,
     theme: &Theme,
-    key: &'a crate::cluster::rows::ObjectKey,
+    key: &ObjectKey,
     cols: &Columns,
     compact: bool,
     selected: bool,
     context: Option<String>,
-) -> Row<'a> {
+) {
     let style = if selected { theme.selected } else { theme.text };
+    let Some(mut row) = table.row(style) else {
+        return;
+    };
+    let name = fitted(&shown_name(key, cols), cols.name).into_owned();
+    let absent = Span::styled("not in the cluster", theme.muted);
+    let drift = drift_cell(theme, app.drift_of(key));
     if cols.narrow {
-        let cells = narrow_cells(
-            Cell::from(fit(&shown_name(key, cols), cols.name)),
-            Cell::from(Span::styled("not in the cluster", theme.muted)),
-            Cell::from(drift_cell(theme, app.drift_of(key))),
-            cols,
-        );
-        return Row::new(cells).style(style);
+        row.text(&name);
+        row.span(&absent);
+        if cols.drift {
+            row.span(&drift);
+        }
+        return;
     }
-    let mut cells = Vec::with_capacity(10);
     if let Some(context) = context {
-        cells.push(Cell::from(context));
+        row.text(&context);
     }
     if let Some(width) = cols.namespace {
-        cells.push(Cell::from(fit(&key.namespace, width)));
+        row.text(&fitted(&key.namespace, width));
     }
     if cols.kind {
-        cells.push(Cell::from(key.kind.short()));
+        row.text(key.kind.short());
     }
-    cells.extend([
-        Cell::from(fit(&shown_name(key, cols), cols.name)),
-        Cell::from(""),
-        Cell::from(""),
-    ]);
+    row.text(&name);
+    // DESIRED, READY/UPD/AVAIL and (not compact) ROLLOUT.
+    row.empty();
+    row.empty();
     if !compact {
-        cells.push(Cell::from(""));
+        row.empty();
     }
-    cells.extend([
-        Cell::from(Span::styled("not in the cluster", theme.muted)),
-        Cell::from(""),
-        Cell::from(drift_cell(theme, app.drift_of(key))),
-    ]);
+    row.span(&absent);
+    // AGE, and GITOPS when shown.
+    row.empty();
     if cols.gitops {
-        cells.insert(cells.len() - 1, Cell::from(""));
+        row.empty();
     }
-    Row::new(cells).style(style)
+    row.span(&drift);
 }
 
-fn build_row<'a>(
+#[allow(clippy::too_many_arguments)]
+fn paint_row(
+    table: &mut TablePaint,
     app: &App,
     theme: &Theme,
-    e: &'a WorkloadEntry,
+    e: &WorkloadEntry,
     cols: &Columns,
     compact: bool,
     selected: bool,
     context: Option<String>,
-) -> Row<'a> {
+) {
     let r = &e.row;
     let phase = &e.rollout.phase;
     let pstyle = phase_style(theme, phase);
-    let (filled, empty) = gauge(e.rollout.ratio, GAUGE_WIDTH);
-    let pct = format!("{:>3}%", (e.rollout.ratio * 100.0).round() as u32);
     let mut phase_text = phase.label();
     let mut row_style = theme.text;
     // Why its pods are not ready, in short (a stuck row's reason says it already).
@@ -512,63 +507,64 @@ fn build_row<'a>(
         phase_text = format!("{note}: {phase_text}");
         row_style = theme.stale;
     }
+    let pct = || format!("{:>3}%", (e.rollout.ratio * 100.0).round() as u32);
     // Without the gauge, a rollout under way says how far it is in its phase.
     if compact && e.rollout.ratio < 1.0 {
-        phase_text = format!("{} {phase_text}", pct.trim_start());
+        phase_text = format!("{} {phase_text}", pct().trim_start());
     }
     let style = if selected { theme.selected } else { row_style };
-    let name = Cell::from(fit(&shown_name(&r.key, cols), cols.name));
+    let Some(mut row) = table.row(style) else {
+        return;
+    };
+    let shown = shown_name(&r.key, cols);
+    let name = fitted(&shown, cols.name);
+    let phase_cell = Span::styled(fitted(&phase_text, cols.phase), pstyle);
+    let drift = drift_cell(theme, app.drift_of(&r.key));
     if cols.narrow {
-        let cells = narrow_cells(
-            name,
-            Cell::from(Span::styled(fit(&phase_text, cols.phase), pstyle)),
-            Cell::from(drift_cell(theme, app.drift_of(&r.key))),
-            cols,
-        );
-        return Row::new(cells).style(style);
+        row.text(&name);
+        row.span(&phase_cell);
+        if cols.drift {
+            row.span(&drift);
+        }
+        return;
     }
-    let mut cells = Vec::with_capacity(10);
     if let Some(context) = context {
-        cells.push(Cell::from(context));
+        row.text(&context);
     }
     if let Some(width) = cols.namespace {
-        cells.push(Cell::from(fit(&r.key.namespace, width)));
+        row.text(&fitted(&r.key.namespace, width));
     }
     if cols.kind {
-        cells.push(Cell::from(r.key.kind.short()));
+        row.text(r.key.kind.short());
     }
-    cells.extend([
-        name,
-        Cell::from(format!("{:>7}", r.desired)),
-        Cell::from(format!("{}/{}/{}", r.ready, r.updated, r.available)),
-    ]);
+    row.text(&name);
+    row.format(format_args!("{:>7}", r.desired));
+    row.format(format_args!("{}/{}/{}", r.ready, r.updated, r.available));
     if !compact {
-        cells.push(Cell::from(Line::from(vec![
+        let (filled, empty) = gauge(e.rollout.ratio, GAUGE_WIDTH);
+        row.spans(&[
             Span::styled(filled, pstyle),
             Span::styled(empty, theme.gauge_empty),
-            Span::styled(pct, theme.muted),
-        ])));
+            Span::styled(pct(), theme.muted),
+        ]);
     }
-    cells.extend([
-        Cell::from(Span::styled(fit(&phase_text, cols.phase), pstyle)),
-        Cell::from(format!("{:>5}", age(r.last_change, app.now))),
-        Cell::from(drift_cell(theme, app.drift_of(&r.key))),
-    ]);
+    row.span(&phase_cell);
+    row.format(format_args!("{:>5}", age(r.last_change, app.now)));
     if cols.gitops {
-        cells.insert(cells.len() - 1, gitops_cell(app, theme, &r.key, &r.owners));
+        row.span(&gitops_cell(app, theme, &r.key, &r.owners));
     }
-    Row::new(cells).style(style)
+    row.span(&drift);
 }
 
 /// The GITOPS cell: each owner's marker, warning-coloured when it undoes live changes; with none,
 /// the Helm release whose manifest is the row's desired state (`helm:web rev 3`; `rev 3→git`
 /// while git's render of its chart differs from the release: a `helm upgrade` is pending).
-fn gitops_cell<'a>(
+fn gitops_cell(
     app: &App,
     theme: &Theme,
     key: &ObjectKey,
     owners: &[crate::gitops::Owner],
-) -> Cell<'a> {
+) -> Span<'static> {
     let mut reverts = false;
     let text: Vec<String> = owners
         .iter()
@@ -595,9 +591,9 @@ fn gitops_cell<'a>(
             ""
         };
         let shown = format!("helm:{} rev {}{pending}", release.name, release.revision);
-        return Cell::from(Span::styled(fit(&shown, GITOPS_WIDTH), theme.muted));
+        return Span::styled(fit(&shown, GITOPS_WIDTH), theme.muted);
     }
-    Cell::from(Span::styled(fit(&text.join(", "), GITOPS_WIDTH), style))
+    Span::styled(fit(&text.join(", "), GITOPS_WIDTH), style)
 }
 
 /// The NAME cell: the name, or `sts/name` / `ds/name` when no KIND column says the kind.
