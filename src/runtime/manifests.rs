@@ -193,7 +193,7 @@ pub fn start(
             let first = tokio::select! {
                 first = paths_rx.recv() => first,
                 Some(()) = folder_rx.recv() => {
-                    // What follows (a `git checkout` making it and its files) is one change.
+                    // A removal and a folder made again close together are looked at once.
                     while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, folder_rx.recv()).await {}
                     check.reset_immediately();
                     continue;

@@ -445,7 +445,8 @@ fn paint_missing_row(
     let Some(mut row) = table.row(style) else {
         return;
     };
-    let name = fitted(&shown_name(key, cols), cols.name).into_owned();
+    let shown = shown_name(key, cols);
+    let name = fitted(&shown, cols.name);
     let absent = Span::styled("not in the cluster", theme.muted);
     let drift = drift_cell(theme, app.drift_of(key));
     if cols.narrow {
