@@ -72,9 +72,6 @@ pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) 
     text
 }
 
-/// A workload's drift summary and the newest writer of its drifted fields.
-type RowDrift = (DriftSummary, Option<Attribution>);
-
 /// The drift summary of a compared object, and the newest writer of its drifted fields.
 pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
     let summary = match &drift.status {
@@ -118,88 +115,70 @@ pub(super) fn compare_observed(
     drift
 }
 
-pub(super) fn summary_of(drift: &ObjectDrift) -> RowDrift {
-    summarize(drift)
+/// A live object of any kind as a watch event or a fetch brought it: what its extract is read
+/// as (its kind's API version and kind), its key in the ledger, its JSON text.
+pub(super) struct Arrived<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub key: &'a ManifestKey,
+    pub json: &'a LiveJson,
 }
 
-fn alone(summary: DriftSummary) -> RowDrift {
-    (summary, None)
+/// What brought a live object: a watch event (`listed`: a list did), or a fetch after its
+/// desired state changed (no line on the timeline, no answer kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Via {
+    Watch { listed: bool },
+    Fetch,
 }
 
 impl App {
-    /// True when `key`'s namespace is watched (a manifest elsewhere is neither missing nor shown).
-    fn in_scope(&self, key: &ObjectKey) -> bool {
-        self.scope
-            .as_namespace()
-            .is_none_or(|ns| ns == key.namespace.as_ref())
-    }
-
-    /// The drift of one fetched live workload (its JSON text) against its manifest (pure): the
-    /// extract is read here and dropped after the compare.
-    fn drift_of_fetched(&self, key: &ObjectKey, object: &ManifestKey, json: &LiveJson) -> RowDrift {
-        let Some(index) = &self.manifests else {
-            return alone(DriftSummary::NotComputed);
-        };
-        let Some(manifest) = index.get(object) else {
-            return alone(DriftSummary::Unmanaged);
-        };
-        let schemas = self
-            .kinds
-            .as_ref()
-            .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
-        match json.extract_as("apps/v1", key.kind.kind(), schemas) {
-            Ok(live) => summary_of(&compare_in(index, manifest, &live)),
-            Err(e) => alone(DriftSummary::Error(format!(
-                "the live object could not be read: {e}"
-            ))),
-        }
-    }
-
     pub(super) fn has_manifest(&self, key: &ManifestKey) -> bool {
         self.manifests
             .as_ref()
             .is_some_and(|index| index.get(key).is_some())
     }
 
-    /// The drift of a watched workload (`object`: its key in the ledger): its extract is read
-    /// from the JSON only when it has a manifest (about 30 µs), and not even then when the
-    /// event changed nothing a compare reads (a status write:
-    /// [`KeptInputs`](super::drift_inputs::KeptInputs)); the others cost nothing here but the
-    /// change timeline's line (when it is on), which reads every one (`listed`: a list brought
-    /// it).
-    fn drift_of_json(
-        &mut self,
-        key: &ObjectKey,
-        object: &ManifestKey,
-        json: &LiveJson,
-        listed: bool,
-    ) -> RowDrift {
-        let timeline = self.changes.enabled();
+    /// The ledger entry of a live object of any kind, `None` when a watch event changed
+    /// nothing a compare reads (a status write: [`KeptInputs`](super::drift_inputs::KeptInputs))
+    /// and its entry stands. Its extract is read from the JSON only when it has a manifest
+    /// (about 30 µs) and dropped after the compare; the change timeline, when it is on, takes a
+    /// line of each watch event, with a manifest or without. Without manifests the entry is not
+    /// computed; without a manifest of its own, the object is unmanaged.
+    pub(super) fn drift_of_live(&mut self, live: Arrived<'_>, via: Via) -> Option<ObjectEntry> {
+        let Arrived {
+            api_version,
+            kind,
+            key,
+            json,
+        } = live;
+        let (watched, listed) = match via {
+            Via::Watch { listed } => (true, listed),
+            Via::Fetch => (false, false),
+        };
+        let timeline = watched && self.changes.enabled();
         let index = self.manifests.clone();
-        let manifest = index.as_ref().and_then(|index| index.get(object));
+        let manifest = index.as_ref().and_then(|index| index.get(key));
         let without = match (&index, manifest) {
             (None, _) => Some(DriftSummary::NotComputed),
             (Some(_), None) => Some(DriftSummary::Unmanaged),
             (Some(_), Some(_)) => None,
         };
         // A scan of the text, not a parse: the timeline's version and what a compare reads.
-        let version = (timeline || without.is_none())
+        let version = (timeline || (watched && without.is_none()))
             .then(|| crate::drift::live_changes::Version::of_text(json.text()).ok())
             .flatten();
-        if without.is_some() {
-            self.drift_inputs.forget(key);
-        }
         let inputs = version
             .as_ref()
             .filter(|_| without.is_none())
             .map(crate::drift::live_changes::Version::drift_inputs);
         if !listed
             && let (Some(inputs), Some(version)) = (inputs, &version)
-            && let Some(kept) = self.kept_drift(key, object, inputs)
-            && (!timeline || self.changes.restamp(object, version))
+            && self.kept_drift(key, inputs)
+            && (!timeline || self.changes.restamp(key, version))
         {
             self.drift_inputs.kept += 1;
-            return kept;
+            return None;
         }
         // The cluster's schemas once mapped, the built-in ones until then.
         let Self {
@@ -211,52 +190,71 @@ impl App {
         let schemas = kinds
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
-        let schema = schemas.root("apps/v1", key.kind.kind());
         let version = version.filter(|_| timeline);
         if let Some(summary) = without {
+            drift_inputs.forget(key);
             // No drift to read: the timeline's version alone.
             if let Some(version) = version {
-                changes.observe(object, schema, version, None, listed);
+                let schema = schemas.root(api_version, kind);
+                changes.observe(key, schema, version, None, listed);
             }
-            return alone(summary);
+            return Some(ObjectEntry::alone(summary));
         }
         let live = json
-            .extract_as("apps/v1", key.kind.kind(), schemas)
+            .extract_as(api_version, kind, schemas)
             .map_err(|e| e.to_string());
         match (index.as_ref().zip(manifest), live) {
             (Some((index, manifest)), Ok(live)) => {
                 let line = version.map(|version| (version, listed));
-                let drift = compare_observed(changes, (index, manifest), object, &live, line);
+                let drift = compare_observed(changes, (index, manifest), key, &live, line);
                 match inputs {
                     Some(inputs) => drift_inputs.compared(key, inputs),
                     None => drift_inputs.forget(key),
                 }
-                summary_of(&drift)
+                let (summary, newest) = summarize(&drift);
+                Some(ObjectEntry {
+                    summary,
+                    newest: newest.map(Box::new),
+                    owners: crate::gitops::owners_of_json(live.body.get("metadata")),
+                })
             }
             (_, Err(e)) => {
                 drift_inputs.forget(key);
-                alone(DriftSummary::Error(format!(
-                    "the live object could not be read: {e}"
-                )))
+                Some(ObjectEntry::alone(DriftSummary::Error(format!(
+                    "the live {kind} could not be read: {e}"
+                ))))
             }
-            (None, Ok(_)) => alone(DriftSummary::NotComputed),
+            (None, Ok(_)) => Some(ObjectEntry::alone(DriftSummary::NotComputed)),
         }
     }
 
-    /// Watch events of workloads whose drift answer was kept without reading the object
+    /// Watch events of objects whose drift answer was kept without reading the object
     /// (nothing a compare reads changed), since the app began.
     pub fn drift_kept(&self) -> u64 {
         self.drift_inputs.kept
     }
 
-    /// The drift answer `key` has, when its last compare read `inputs` too and its row is
-    /// still there (a row dropped by a relist is compared when it comes back).
-    fn kept_drift(&self, key: &ObjectKey, object: &ManifestKey, inputs: u64) -> Option<RowDrift> {
-        if !self.drift_inputs.same(key, inputs) || self.cache.workloads.get(key).is_none() {
-            return None;
+    /// Whether `key`'s last compare read `inputs` too and its entry still says what is live (an
+    /// object a relist found gone is compared when it comes back).
+    fn kept_drift(&self, key: &ManifestKey, inputs: u64) -> bool {
+        self.drift_inputs.same(key, inputs)
+            && self
+                .ledger
+                .get(key)
+                .is_some_and(|entry| entry.summary != DriftSummary::Missing)
+    }
+
+    /// An object left the cluster (a watch deleted it, a relist did not bring it, a fetch found
+    /// nothing): missing while a manifest in scope describes it, else forgotten.
+    pub(super) fn gone(&mut self, key: ManifestKey) {
+        self.drift_inputs.forget(&key);
+        let has_manifest = self.has_manifest(&key);
+        self.changes.deleted(&key, has_manifest);
+        if has_manifest && self.object_in_scope(&key) {
+            self.set_entry(&key, ObjectEntry::alone(DriftSummary::Missing));
+        } else {
+            self.ledger.remove(&key);
         }
-        let entry = self.ledger.get(object)?;
-        Some((entry.summary.clone(), entry.newest.as_deref().cloned()))
     }
 
     /// Computes the drift of each watched workload as it arrives and returns the row updates
@@ -269,30 +267,17 @@ impl App {
         for update in updates {
             rows.push(match update {
                 WatchUpdate::Apply(LiveRow { row, json }) => {
-                    let object = manifest_key(&row.key);
-                    self.ledger.superseded(&object);
-                    let drift = self.drift_of_json(&row.key, &object, &json, false);
-                    self.set_drift(&object, drift);
+                    self.workload_arrived(&row.key, &json, false);
                     WatchUpdate::Apply(row)
                 }
                 WatchUpdate::InitApply(LiveRow { row, json }) => {
-                    let object = manifest_key(&row.key);
-                    self.ledger.superseded(&object);
-                    let drift = self.drift_of_json(&row.key, &object, &json, true);
-                    self.set_drift(&object, drift);
+                    self.workload_arrived(&row.key, &json, true);
                     WatchUpdate::InitApply(row)
                 }
                 WatchUpdate::Delete(key) => {
                     let object = manifest_key(&key);
                     self.ledger.superseded(&object);
-                    self.drift_inputs.forget(&key);
-                    let in_git = self.has_manifest(&object);
-                    self.changes.deleted(&object, in_git);
-                    if in_git {
-                        self.set_drift(&object, alone(DriftSummary::Missing));
-                    } else {
-                        self.ledger.remove(&object);
-                    }
+                    self.gone(object);
                     WatchUpdate::Delete(key)
                 }
                 WatchUpdate::Init => WatchUpdate::Init,
@@ -302,14 +287,20 @@ impl App {
         rows
     }
 
-    /// Sets a workload's ledger entry (its owners are on its row).
-    pub(super) fn set_drift(&mut self, object: &ManifestKey, (summary, newest): RowDrift) {
-        let entry = ObjectEntry {
-            summary,
-            newest: newest.map(Box::new),
-            owners: Vec::new(),
+    /// A workload's watch event (`listed`: a list brought it): its drift, in the ledger under
+    /// its manifest key (its owners are on its row too).
+    fn workload_arrived(&mut self, row: &ObjectKey, json: &LiveJson, listed: bool) {
+        let object = manifest_key(row);
+        self.ledger.superseded(&object);
+        let arrived = Arrived {
+            api_version: "apps/v1",
+            kind: row.kind.kind(),
+            key: &object,
+            json,
         };
-        self.set_entry(object, entry);
+        if let Some(entry) = self.drift_of_live(arrived, Via::Watch { listed }) {
+            self.set_entry(&object, entry);
+        }
     }
 
     /// Sets the ledger entry of `key`, keyed by the timeline's key of it when it is a new one.
@@ -339,13 +330,8 @@ impl App {
     pub(super) fn fetch(&mut self, keys: Vec<ManifestKey>) -> Option<Command> {
         let mut wanted = Vec::with_capacity(keys.len());
         for key in keys {
-            let api_version = if Self::is_row_kind(&key) {
-                "apps/v1".to_owned()
-            } else {
-                match self.manifests.as_ref().and_then(|index| index.get(&key)) {
-                    Some(manifest) => manifest.api_version.to_string(),
-                    None => continue,
-                }
+            let Some(api_version) = self.compared_in(&key) else {
+                continue;
             };
             self.ledger.asked(key.clone());
             wanted.push((key, api_version));
@@ -473,7 +459,7 @@ impl App {
             if self.has_manifest(&key) {
                 fetch.push(key);
             } else {
-                self.set_drift(&key, alone(DriftSummary::Unmanaged));
+                self.set_entry(&key, ObjectEntry::alone(DriftSummary::Unmanaged));
             }
         }
         self.reconcile_missing();
@@ -545,11 +531,8 @@ impl App {
         let mut fetch = Vec::new();
         for key in &all {
             let row = row_key(key);
-            let in_scope = match &row {
-                Some(row) => self.in_scope(row),
-                None => self.object_in_scope(key),
-            };
-            let watched = row.is_some() || self.objects.kinds.keys().any(|k| k.is_kind_of(key));
+            let in_scope = self.object_in_scope(key);
+            let watched = self.is_watched(key);
             if !in_scope {
                 continue;
             }
@@ -561,7 +544,7 @@ impl App {
                 .as_ref()
                 .is_some_and(|row| self.cache.workloads.get(row).is_some())
             {
-                self.set_drift(key, alone(DriftSummary::Unmanaged));
+                self.set_entry(key, ObjectEntry::alone(DriftSummary::Unmanaged));
             } else {
                 // No manifest any more: an object still live is unmanaged, not listed.
                 self.ledger.remove(key);
@@ -589,34 +572,56 @@ impl App {
             if self.ledger.answered(&key) {
                 continue;
             }
-            match row_key(&key) {
-                Some(row) => self.workload_fetched(&row, &key, result),
-                None => self.object_fetched(key, result),
-            }
+            self.fetched_one(key, result);
         }
         self.ledger.fetches_done();
         self.sync_missing_rows();
         self.dirty = true;
     }
 
-    fn workload_fetched(
-        &mut self,
-        row: &ObjectKey,
-        object: &ManifestKey,
-        result: Result<Option<LiveJson>, String>,
-    ) {
-        // An answer for a namespace no longer watched (after `:ns`).
-        if !self.in_scope(row) {
+    /// One object fetched after its desired state changed: compared, then dropped. An answer
+    /// for a namespace or a kind no longer watched (after `:ns`) is dropped.
+    fn fetched_one(&mut self, key: ManifestKey, result: Result<Option<LiveJson>, String>) {
+        if !self.object_in_scope(&key) || !self.is_watched(&key) {
             return;
         }
-        self.drift_inputs.forget(row);
-        let drift = match result {
-            Ok(Some(json)) => self.drift_of_fetched(row, object, &json),
-            Ok(None) if self.has_manifest(object) => alone(DriftSummary::Missing),
-            Ok(None) => alone(DriftSummary::NotComputed),
-            Err(e) => alone(DriftSummary::Error(e)),
-        };
-        self.set_drift(object, drift);
+        match result {
+            Ok(Some(json)) => {
+                let Some(api_version) = self.compared_in(&key) else {
+                    return;
+                };
+                let arrived = Arrived {
+                    api_version: &api_version,
+                    kind: &key.kind,
+                    key: &key,
+                    json: &json,
+                };
+                if let Some(entry) = self.drift_of_live(arrived, Via::Fetch) {
+                    self.set_entry(&key, entry);
+                }
+            }
+            Ok(None) => self.gone(key),
+            Err(e) => {
+                self.drift_inputs.forget(&key);
+                self.set_entry(&key, ObjectEntry::alone(DriftSummary::Error(e)));
+            }
+        }
+    }
+
+    /// Whether `key`'s kind is watched: a workload's (the table's), or another kind the
+    /// manifests use, once mapped.
+    pub(super) fn is_watched(&self, key: &ManifestKey) -> bool {
+        Self::is_row_kind(key) || self.objects.kinds.keys().any(|k| k.is_kind_of(key))
+    }
+
+    /// The API version `key` is read and compared in: a workload's `apps/v1` (the table's),
+    /// another kind's its manifest's.
+    fn compared_in(&self, key: &ManifestKey) -> Option<String> {
+        if Self::is_row_kind(key) {
+            return Some("apps/v1".to_owned());
+        }
+        let manifest = self.manifests.as_ref()?.get(key)?;
+        Some(manifest.api_version.to_string())
     }
 }
 

@@ -1,16 +1,16 @@
-//! What each workload's last drift compare read, kept as a hash
+//! What each object's last drift compare read (a workload's or another kind's), kept as a hash
 //! ([`Version::drift_inputs`](crate::drift::live_changes::Version::drift_inputs)): a watch
 //! event that leaves it as it was (a write to `status` alone: a rollout's progress, a
-//! controller's bookkeeping) keeps the row's drift answer without reading the object into an
+//! controller's bookkeeping) keeps the object's drift answer without reading the object into an
 //! extract or comparing it. A write to any field of the object, or one that moves an entry
 //! owning more than `status`, is compared as before: an added-live label is drift too.
 use std::collections::HashMap;
 
-use crate::cluster::rows::ObjectKey;
+use crate::manifest::ObjectKey;
 
 #[derive(Debug, Clone, Default)]
 pub struct KeptInputs {
-    /// Each compared workload's inputs hash, against the manifests and schemas of now.
+    /// Each compared object's inputs hash, against the manifests and schemas of now.
     seen: HashMap<ObjectKey, u64>,
     /// Watch events whose drift was kept without a compare (for the tests and benches).
     pub kept: u64,

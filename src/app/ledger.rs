@@ -16,7 +16,7 @@ pub struct ObjectEntry {
     /// The newest writer of its drifted fields (for the `:drift` view); boxed, as most objects
     /// have none and tens of thousands of entries are held.
     pub newest: Option<Box<Attribution>>,
-    /// The GitOps controllers its live object says own it (a workload's are on its row).
+    /// The GitOps controllers its live object says own it (a workload's are on its row too).
     pub owners: Vec<crate::gitops::Owner>,
 }
 

@@ -5,13 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::drift::summarize;
+use super::drift::{Via, summarize};
 use super::ledger::ObjectEntry;
 use super::{App, Command, DriftSummary, Flash, ManifestKey};
 use crate::cluster::kinds::ServedKind;
-use crate::cluster::live::{LiveJson, LiveKinds};
+use crate::cluster::live::LiveKinds;
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
-use crate::drift::{LiveObject, ObjectDrift};
+use crate::drift::ObjectDrift;
 
 /// The objects of the watched kinds and their watchers' state.
 #[derive(Debug, Clone, Default)]
@@ -152,43 +152,6 @@ impl App {
         }
     }
 
-    /// The drift of one live object of a watched kind (pure; the extract is dropped), and its
-    /// line on the change timeline (`line`: its version, and whether a list brought it).
-    fn object_drift(
-        &mut self,
-        kind: &ObjectKind,
-        key: &ManifestKey,
-        live: Result<LiveObject, String>,
-        line: Option<(crate::drift::live_changes::Version<'_>, bool)>,
-    ) -> Option<ObjectEntry> {
-        let index = self.manifests.clone()?;
-        let manifest = index.get(key)?;
-        let (summary, newest, owners) = match live {
-            Ok(live) => {
-                let drift = super::drift::compare_observed(
-                    &mut self.changes,
-                    (&index, manifest),
-                    key,
-                    &live,
-                    line,
-                );
-                let (summary, newest) = summarize(&drift);
-                let owners = crate::gitops::owners_of_json(live.body.get("metadata"));
-                (summary, newest, owners)
-            }
-            Err(e) => (
-                DriftSummary::Error(format!("the live {} could not be read: {e}", kind.kind)),
-                None,
-                Vec::new(),
-            ),
-        };
-        Some(ObjectEntry {
-            summary,
-            newest: newest.map(Box::new),
-            owners,
-        })
-    }
-
     fn key_of(kind: &ObjectKind, row: &crate::cluster::rows::ObjectKey) -> ManifestKey {
         let namespace = if kind.namespaced {
             row.namespace.as_ref()
@@ -207,11 +170,6 @@ impl App {
         if !self.objects.kinds.contains_key(&kind) {
             return false;
         }
-        let schemas = self
-            .kinds
-            .as_ref()
-            .map(|k| k.schemas.clone())
-            .unwrap_or_default();
         // Whether anything a screen shows moved: an entry's drift, writer or owners (the status
         // bar's counts, `:drift`), a list's start or end, or a line on the timeline while it is
         // open. Churn of objects without a manifest, or writes that leave the drift as it was
@@ -237,37 +195,31 @@ impl App {
                         seen.insert(key.clone());
                     }
                     self.ledger.superseded(&key);
-                    let (live, version) = super::changes::read_live(
-                        &row.json,
-                        &kind.api_version,
-                        &kind.kind,
-                        &schemas,
-                        self.changes.enabled(),
-                    );
                     let listed = self.objects.relisting.contains_key(&kind);
-                    let line = version.map(|v| (v, listed));
                     if crate::drift::history::is_sync_kind(&kind.group, &kind.kind) {
                         self.changes.observe_sync(&key, row.json.text());
                     }
-                    match self.object_drift(&kind, &key, live, line) {
-                        Some(entry) => {
-                            super::note_owners(
-                                &mut self.owners_asked,
-                                &mut self.owners_pending,
-                                &entry.owners,
-                            );
-                            changed |= self.set_entry(&key, entry);
-                        }
-                        None => {
-                            changed |= self.ledger.remove(&key).is_some();
-                        }
+                    let arrived = super::drift::Arrived {
+                        api_version: &kind.api_version,
+                        kind: &kind.kind,
+                        key: &key,
+                        json: &row.json,
+                    };
+                    // (`None`: the entry stands, nothing a compare reads changed.)
+                    if let Some(entry) = self.drift_of_live(arrived, Via::Watch { listed }) {
+                        super::note_owners(
+                            &mut self.owners_asked,
+                            &mut self.owners_pending,
+                            &entry.owners,
+                        );
+                        changed |= self.set_entry(&key, entry);
                     }
                 }
                 WatchUpdate::Delete(row) => {
                     changed = true;
                     let key = Self::key_of(&kind, &row);
                     self.ledger.superseded(&key);
-                    self.object_gone(key);
+                    self.gone(key);
                 }
                 WatchUpdate::InitDone => {
                     changed = true;
@@ -283,7 +235,7 @@ impl App {
                         .map(|(key, _)| key.clone())
                         .collect();
                     for key in gone {
-                        self.object_gone(key);
+                        self.gone(key);
                     }
                     self.objects.kinds.insert(kind.clone(), true);
                     self.objects.lists_done += 1;
@@ -294,20 +246,6 @@ impl App {
         changed
     }
 
-    /// An object left the cluster: missing if it has a manifest, else forgotten.
-    fn object_gone(&mut self, key: ManifestKey) {
-        let has_manifest = self
-            .manifests
-            .as_ref()
-            .is_some_and(|i| i.get(&key).is_some());
-        self.changes.deleted(&key, has_manifest);
-        if has_manifest && self.object_in_scope(&key) {
-            self.set_entry(&key, ObjectEntry::alone(DriftSummary::Missing));
-        } else {
-            self.ledger.remove(&key);
-        }
-    }
-
     /// The health of one kind's watcher.
     pub fn object_health(&mut self, kind: Arc<ObjectKind>, health: WatchHealth) -> bool {
         if !self.objects.kinds.contains_key(&kind) {
@@ -316,47 +254,6 @@ impl App {
         self.health
             .insert(super::Watcher::Objects(kind), health.clone())
             != Some(health)
-    }
-
-    /// An object of a watched kind fetched after its manifest changed: compared, then dropped.
-    pub(super) fn object_fetched(
-        &mut self,
-        key: ManifestKey,
-        result: Result<Option<LiveJson>, String>,
-    ) {
-        let Some(kind) = self
-            .objects
-            .kinds
-            .keys()
-            .find(|k| k.is_kind_of(&key))
-            .cloned()
-        else {
-            return;
-        };
-        match result {
-            Ok(Some(json)) => {
-                let schemas = self
-                    .kinds
-                    .as_ref()
-                    .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
-                // Read in the version it was fetched in: its manifest's.
-                let api_version = self
-                    .manifests
-                    .as_ref()
-                    .and_then(|index| index.get(&key))
-                    .map_or(kind.api_version.as_str(), |m| m.api_version.as_ref());
-                let live = json
-                    .extract_as(api_version, &kind.kind, schemas)
-                    .map_err(|e| e.to_string());
-                if let Some(entry) = self.object_drift(&kind, &key, live, None) {
-                    self.set_entry(&key, entry);
-                }
-            }
-            Ok(None) => self.object_gone(key),
-            Err(e) => {
-                self.set_entry(&key, ObjectEntry::alone(DriftSummary::Error(e)));
-            }
-        }
     }
 
     /// The drift of any object: a workload's row, or an object of a watched kind.

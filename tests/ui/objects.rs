@@ -207,6 +207,8 @@ fn only_writes_that_change_what_is_shown_ask_for_a_frame() {
         !app.dirty,
         "a write that left the drift as it was asked for a frame"
     );
+    // Nothing a compare reads moved: its drift was kept, not read again (as a workload's).
+    assert_eq!(app.drift_kept(), 1);
 
     // A write that drifts: the status bar's count changes.
     objects(
@@ -215,6 +217,7 @@ fn only_writes_that_change_what_is_shown_ask_for_a_frame() {
     );
     assert!(app.dirty, "a drifting write drew no frame");
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
+    assert_eq!(app.drift_kept(), 1, "a write to a field was not compared");
 }
 
 /// An object fetched after its manifest changed, answered after a watch event of the same

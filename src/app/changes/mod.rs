@@ -13,14 +13,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::ManifestKey;
-use crate::cluster::live::LiveJson;
-use crate::drift::LiveObject;
 use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
 use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
 use crate::packed::Names;
-use crate::schema::{Schema, Schemas};
+use crate::schema::Schema;
 use jiff::Timestamp;
 
 /// One line of the timeline, with the object it is about: what a [`Change`] says, held small.
@@ -474,26 +472,6 @@ fn unread_change(key: &ManifestKey, entry: &EntryStamp<'_>, error: &str) -> Chan
         git: Agrees::NotInGit,
         writer: None,
     }
-}
-
-/// Reads a watched object's drift extract and (when the timeline is on) the timeline's
-/// [`Version`], which borrows the JSON: a scan of the text, not a second parse.
-pub(crate) fn read_live<'a>(
-    json: &'a LiveJson,
-    api_version: &str,
-    kind: &str,
-    schemas: &Schemas,
-    timeline: bool,
-) -> (Result<LiveObject, String>, Option<Version<'a>>) {
-    let live = json
-        .extract_as(api_version, kind, schemas)
-        .map_err(|e| e.to_string());
-    let version = if timeline {
-        Version::of_text(json.text()).ok()
-    } else {
-        None
-    };
-    (live, version)
 }
 
 mod view;

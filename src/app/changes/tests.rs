@@ -107,7 +107,7 @@ fn listed(changes: &mut Changes, name: &str) {
     .to_string();
     let version = Version::of_text(&text).unwrap();
     let key = ManifestKey::new("apps", "Deployment", "shop", name);
-    let schema = Schemas::builtin().root("apps/v1", "Deployment");
+    let schema = crate::schema::Schemas::builtin().root("apps/v1", "Deployment");
     changes.observe(&key, schema, version, None, true);
 }
 
