@@ -2,11 +2,11 @@
 //! GIT agrees now; under the lines, how many older ones the ring dropped.
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Block, Paragraph};
 
 use super::format::{age, fit};
+use super::paint::TablePaint;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::changes::{ChangesView, ring_note, thousands};
@@ -80,48 +80,42 @@ pub fn render_changes(app: &App, theme: &Theme, frame: &mut Frame, area: Rect, v
     let height = usize::from(table_area.height.saturating_sub(1));
     let start = view.scroll.min(rows.len());
     let end = (start + height).min(rows.len());
-    let body = rows[start..end].iter().enumerate().map(|(i, line)| {
-        let style = if start + i == view.cursor {
-            theme.selected.add_modifier(Modifier::BOLD)
-        } else {
-            ratatui::style::Style::default()
-        };
-        let when = age(line.time(), app.now);
-        let object = fit(&object_of(line), object_width);
-        if tiny {
-            return Row::new(vec![Cell::from(when), Cell::from(object)]).style(style);
-        }
-        let what = fit(&crate::text::one_line(line.what()), what_width);
-        if narrow {
-            return Row::new(vec![Cell::from(when), Cell::from(object), Cell::from(what)])
-                .style(style);
-        }
-        let git = match line.git {
-            Agrees::Drifted => Span::styled("drifted", theme.drifted),
-            Agrees::InSync => Span::styled("in sync", theme.in_sync),
-            Agrees::NotInGit => Span::styled("not in git", theme.muted),
-            Agrees::NotCompared | Agrees::NoField => Span::styled("-", theme.muted),
-        };
-        Row::new(vec![
-            Cell::from(when),
-            Cell::from(object),
-            Cell::from(fit(&line.who, who_width)),
-            Cell::from(what),
-            Cell::from(git),
-        ])
-        .style(style)
-    });
     let (header, widths) = header_and_widths(
         tiny,
         narrow,
         [object_width, who_width, what_width, git_width],
     );
-    frame.render_widget(
-        Table::new(body, widths)
-            .header(header.style(theme.header))
-            .column_spacing(1),
+    let mut table = TablePaint::new(
+        frame.buffer_mut(),
         table_area,
+        Block::new(),
+        &widths,
+        header,
+        theme.header,
     );
+    for (i, line) in rows[start..end].iter().enumerate() {
+        let Some(mut row) = table.row(theme.list_row(start + i == view.cursor)) else {
+            break;
+        };
+        row.text(&age(line.time(), app.now));
+        row.text(&fit(&object_of(line), object_width));
+        if tiny {
+            continue;
+        }
+        let what = fit(&crate::text::one_line(line.what()), what_width);
+        if narrow {
+            row.text(&what);
+            continue;
+        }
+        row.text(&fit(&line.who, who_width));
+        row.text(&what);
+        row.span(&match line.git {
+            Agrees::Drifted => Span::styled("drifted", theme.drifted),
+            Agrees::InSync => Span::styled("in sync", theme.in_sync),
+            Agrees::NotInGit => Span::styled("not in git", theme.muted),
+            Agrees::NotCompared | Agrees::NoField => Span::styled("-", theme.muted),
+        });
+    }
     if let Some(note) = note {
         let at = Rect {
             y: table_area.bottom(),
@@ -154,10 +148,10 @@ fn header_and_widths(
     tiny: bool,
     narrow: bool,
     [object_width, who_width, what_width, git_width]: [usize; 4],
-) -> (Row<'static>, Vec<Constraint>) {
+) -> (&'static [&'static str], Vec<Constraint>) {
     if tiny {
         (
-            Row::new(["AGE", "OBJECT"]),
+            &["AGE", "OBJECT"],
             vec![
                 Constraint::Length(5),
                 Constraint::Length(object_width as u16),
@@ -165,7 +159,7 @@ fn header_and_widths(
         )
     } else if narrow {
         (
-            Row::new(["AGE", "OBJECT", "WHAT"]),
+            &["AGE", "OBJECT", "WHAT"],
             vec![
                 Constraint::Length(5),
                 Constraint::Length(object_width as u16),
@@ -174,7 +168,7 @@ fn header_and_widths(
         )
     } else {
         (
-            Row::new(["AGE", "OBJECT", "WHO", "WHAT", "GIT"]),
+            &["AGE", "OBJECT", "WHO", "WHAT", "GIT"],
             vec![
                 Constraint::Length(5),
                 Constraint::Length(object_width as u16),

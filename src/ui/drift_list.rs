@@ -2,14 +2,13 @@
 //! NAMESPACE, NAME, DRIFT, the newest MANAGER of its drifted fields and its AGE.
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table};
 
 /// Below this inner width only the name (with its kind) and the drift are shown.
 const NARROW_BELOW: u16 = 60;
 
 use super::format::{age, fit};
+use super::paint::TablePaint;
 use super::table::drift_cell;
 use super::theme::Theme;
 use crate::app::App;
@@ -96,9 +95,50 @@ pub fn draw_drift_list(
     let narrow_name = inner.saturating_sub(10);
     let start = view.scroll.min(rows.len());
     let end = (start + height).min(rows.len());
-    let body = rows[start..end].iter().enumerate().map(|(i, listed)| {
+    let mut widths: Vec<Constraint> = context_width
+        .map(|w| Constraint::Length(w as u16))
+        .into_iter()
+        .collect();
+    widths.extend([
+        Constraint::Length(kind_width as u16),
+        Constraint::Length(ns_width as u16),
+        Constraint::Length(name_width as u16),
+        Constraint::Length(9),
+        Constraint::Length(manager_width as u16),
+        Constraint::Length(5),
+    ]);
+    let mut header = vec!["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"];
+    if context_width.is_some() {
+        header.insert(0, "CONTEXT");
+    }
+    if narrow {
+        header = vec!["NAME", "DRIFT"];
+        widths = vec![
+            Constraint::Length(narrow_name as u16),
+            Constraint::Length(9),
+        ];
+    }
+    let mut table = TablePaint::new(
+        frame.buffer_mut(),
+        area,
+        block,
+        &widths,
+        &header,
+        theme.header,
+    );
+    for (i, listed) in rows[start..end].iter().enumerate() {
         let (app, row) = (listed.app, &listed.row);
-        let selected = start + i == view.cursor;
+        let Some(mut cells) = table.row(theme.list_row(start + i == view.cursor)) else {
+            break;
+        };
+        if narrow {
+            cells.text(&fit(
+                &format!("{} ({})", row.key.name, row.key.kind),
+                narrow_name,
+            ));
+            cells.span(&drift_cell(theme, &row.summary));
+            continue;
+        }
         let (manager, when) = match &row.newest {
             Some(a) => (
                 a.manager.clone().unwrap_or_else(|| "unknown".into()),
@@ -118,72 +158,23 @@ pub fn draw_drift_list(
             format!("{manager} · {}", markers.join(", "))
         };
         let namespace = if row.key.namespace.is_empty() {
-            "-".to_owned()
+            "-"
         } else {
-            row.key.namespace.to_string()
+            row.key.namespace.as_str()
         };
-        let style = if selected {
-            theme.selected.add_modifier(Modifier::BOLD)
-        } else {
-            ratatui::style::Style::default()
-        };
-        if narrow {
-            let name = format!("{} ({})", row.key.name, row.key.kind);
-            let cells = vec![
-                Cell::from(fit(&name, narrow_name)),
-                Cell::from(drift_cell(theme, &row.summary)),
-            ];
-            return Row::new(cells).style(style);
+        if let Some(width) = context_width {
+            match listed.context {
+                Some(context) => cells.text(&fit(context, width)),
+                None => cells.empty(),
+            }
         }
-        let mut cells = Vec::with_capacity(7);
-        if let (Some(width), Some(context)) = (context_width, listed.context) {
-            cells.push(Cell::from(fit(context, width)));
-        }
-        cells.extend([
-            Cell::from(fit(&row.key.kind, kind_width)),
-            Cell::from(fit(&namespace, ns_width)),
-            Cell::from(fit(&row.key.name, name_width)),
-            Cell::from(drift_cell(theme, &row.summary)),
-            Cell::from(fit(&manager, manager_width)),
-            Cell::from(when),
-        ]);
-        Row::new(cells).style(style)
-    });
-    let mut wide_widths: Vec<Constraint> = context_width
-        .map(|w| Constraint::Length(w as u16))
-        .into_iter()
-        .collect();
-    wide_widths.extend([
-        Constraint::Length(kind_width as u16),
-        Constraint::Length(ns_width as u16),
-        Constraint::Length(name_width as u16),
-        Constraint::Length(9),
-        Constraint::Length(manager_width as u16),
-        Constraint::Length(5),
-    ]);
-    let (header, widths) = if narrow {
-        (
-            Row::new(["NAME", "DRIFT"]),
-            vec![
-                Constraint::Length(narrow_name as u16),
-                Constraint::Length(9),
-            ],
-        )
-    } else {
-        let mut header = vec!["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"];
-        if context_width.is_some() {
-            header.insert(0, "CONTEXT");
-        }
-        (Row::new(header), wide_widths)
-    };
-    let header = header.style(theme.header);
-    frame.render_widget(
-        Table::new(body, widths)
-            .header(header)
-            .block(block)
-            .column_spacing(1),
-        area,
-    );
+        cells.text(&fit(&row.key.kind, kind_width));
+        cells.text(&fit(namespace, ns_width));
+        cells.text(&fit(&row.key.name, name_width));
+        cells.span(&drift_cell(theme, &row.summary));
+        cells.text(&fit(&manager, manager_width));
+        cells.text(&when);
+    }
     if rows.is_empty() {
         let text = empty;
         super::table::empty_table_note(frame, inner_area, text, theme);

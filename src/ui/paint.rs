@@ -1,4 +1,5 @@
-//! A table painted straight into the frame's buffer, laid out as ratatui's `Table` lays out a
+//! Every table kdrift draws (the live view's, `:drift`'s, `:changes`', the pickers'), painted
+//! straight into the frame's buffer, laid out as ratatui's `Table` lays out a
 //! stateless one (its block, a header line, one line per row, columns one cell apart), without
 //! building its `Row`s, `Cell`s and `Text`s. Those cost four or five allocations a cell: ~2,300
 //! allocations and as many frees for a 200x50 table, most of a frame's work while nothing

@@ -3,8 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 
+use super::paint::TablePaint;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::picker::{Choice, Choices, PickKind, Picker};
@@ -87,39 +88,6 @@ fn render_choices(
     if height > 0 && picker.selected >= start + height {
         start = picker.selected + 1 - height;
     }
-    let rows = visible
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(height)
-        .map(|(i, choice)| {
-            let current = **choice == picker.current;
-            let marker = if current { "● " } else { "  " };
-            let mut name = vec![Span::raw(marker), Span::raw(choice.label().to_string())];
-            if current {
-                name.push(Span::styled("  (in use)", theme.muted));
-            }
-            // Over several contexts: which are watched, and how each stands.
-            if let Some((_, state, bad)) =
-                picker.watched.iter().find(|(c, _, _)| c == choice.label())
-            {
-                name.push(Span::styled(
-                    format!("  watched · {state}"),
-                    if *bad { theme.error } else { theme.muted },
-                ));
-            }
-            let mut cells = vec![Cell::from(Line::from(name))];
-            if counts {
-                let n = deployments_in(app, choice).map_or(String::new(), |n| n.to_string());
-                cells.push(Cell::from(format!("{n:>11}")));
-            }
-            let style = if i == picker.selected {
-                theme.selected
-            } else {
-                theme.text
-            };
-            Row::new(cells).style(style)
-        });
     // Names are short: the count stays next to its name rather than across a wide screen.
     let longest = visible.iter().map(|c| c.label().chars().count()).max();
     // Room for "  (in use)", and for "  watched · reconnecting" over several contexts.
@@ -129,10 +97,44 @@ fn render_choices(
     if counts {
         widths.push(Constraint::Length(11));
     }
-    let table = Table::new(rows, widths)
-        .header(Row::new(header).style(theme.header))
-        .column_spacing(1);
-    frame.render_widget(table, area);
+    let mut table = TablePaint::new(
+        frame.buffer_mut(),
+        area,
+        Block::new(),
+        &widths,
+        &header,
+        theme.header,
+    );
+    for (i, choice) in visible.iter().enumerate().skip(start).take(height) {
+        let style = if i == picker.selected {
+            theme.selected
+        } else {
+            theme.text
+        };
+        let Some(mut row) = table.row(style) else {
+            break;
+        };
+        let current = **choice == picker.current;
+        let marker = if current { "● " } else { "  " };
+        let mut name = vec![Span::raw(marker), Span::raw(choice.label().to_string())];
+        if current {
+            name.push(Span::styled("  (in use)", theme.muted));
+        }
+        // Over several contexts: which are watched, and how each stands.
+        if let Some((_, state, bad)) = picker.watched.iter().find(|(c, _, _)| c == choice.label()) {
+            name.push(Span::styled(
+                format!("  watched · {state}"),
+                if *bad { theme.error } else { theme.muted },
+            ));
+        }
+        row.spans(&name);
+        if counts {
+            match deployments_in(app, choice) {
+                Some(n) => row.format(format_args!("{n:>11}")),
+                None => row.format(format_args!("{:>11}", "")),
+            }
+        }
+    }
     if visible.is_empty() && area.height > 1 {
         let text = if picker.filter.is_empty() {
             "nothing to choose from"

@@ -97,6 +97,15 @@ struct ThemeFile {
 }
 
 impl Theme {
+    /// A list's row: bold in the selected style under the cursor, plain elsewhere.
+    pub fn list_row(&self, under_cursor: bool) -> Style {
+        if under_cursor {
+            self.selected.add_modifier(ratatui::style::Modifier::BOLD)
+        } else {
+            Style::default()
+        }
+    }
+
     /// The embedded default theme.
     pub fn default_theme() -> Theme {
         let mut theme = Theme::default();
