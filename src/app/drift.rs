@@ -207,6 +207,17 @@ impl App {
             (Some((index, manifest)), Ok(live)) => {
                 let line = version.map(|version| (version, listed));
                 let drift = compare_observed(changes, (index, manifest), key, &live, line);
+                // Its first compare since its start lines were said without a manifest.
+                if changes.unjudged(key)
+                    && let Ok(version) = crate::drift::live_changes::Version::of_text(json.text())
+                {
+                    let desired = crate::drift::changes::Desired {
+                        schema: live.schema,
+                        manifest: manifest.body.root(),
+                        drift: &drift,
+                    };
+                    changes.judge(key, &version, &desired);
+                }
                 match inputs {
                     Some(inputs) => drift_inputs.compared(key, inputs),
                     None => drift_inputs.forget(key),
@@ -574,6 +585,7 @@ impl App {
             }
             self.fetched_one(key, result);
         }
+        self.changes.judged();
         self.ledger.fetches_done();
         self.sync_missing_rows();
         self.dirty = true;

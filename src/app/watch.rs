@@ -81,6 +81,8 @@ impl App {
             ClusterEvent::Objects(kind, updates) => self.apply_objects(kind, updates),
             ClusterEvent::ObjectHealth(kind, health) => self.object_health(kind, health),
         };
+        // Start lines said again now that their objects were compared.
+        self.changes.judged();
         self.dirty |= changed;
     }
 

@@ -106,6 +106,14 @@ fn watch(app: &mut App, updates: Vec<WatchUpdate<LiveRow>>) -> Vec<Command> {
     )
 }
 
+/// A list of the Deployments `objects`, as their watcher reports it.
+fn listed(app: &mut App, objects: &[&Value]) {
+    let mut updates = vec![WatchUpdate::Init];
+    updates.extend(objects.iter().map(|o| WatchUpdate::InitApply(live_row(o))));
+    updates.push(WatchUpdate::InitDone);
+    watch(app, updates);
+}
+
 fn app() -> App {
     let mut app = App::new(
         "kind-dev",
@@ -160,15 +168,7 @@ fn incident() -> (tempfile::TempDir, App, Value) {
     let mut app = app();
     update(&mut app, Message::Manifests(index(dir.path())));
     let (web, cart) = (applied("web", 3), applied("cart", 2));
-    watch(
-        &mut app,
-        vec![
-            WatchUpdate::Init,
-            WatchUpdate::InitApply(live_row(&web)),
-            WatchUpdate::InitApply(live_row(&cart)),
-            WatchUpdate::InitDone,
-        ],
-    );
+    listed(&mut app, &[&web, &cart]);
     let scaled = write(
         &cart,
         json!({"spec": {"replicas": 5}}),
@@ -313,4 +313,65 @@ fn read_only_a_and_r_do_nothing_and_help_lists_changes() {
             .iter()
             .any(|(k, _)| *k == ":changes")
     );
+}
+
+/// Objects listed before their desired state was read (the manifests, or a Helm release's
+/// record, come after the watches' first lists): their start lines say nothing of git at first,
+/// and once each is compared they say whether git agrees, as `kdrift changes` says it.
+#[test]
+fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() {
+    use kdrift::app::ManifestKey;
+    use kdrift::cluster::live::LiveJson;
+    let dir = manifests();
+    let mut app = app();
+    let web = applied("web", 3);
+    let cart = write(
+        &applied("cart", 2),
+        json!({"spec": {"replicas": 5}}),
+        "kubectl-edit",
+        None,
+        "2026-11-22T02:00:00Z",
+    );
+    listed(&mut app, &[&web, &cart]);
+    type_text(&mut app, ":changes\n");
+    let before = screen(&mut app, 150, 8);
+    let said: Vec<&str> = before
+        .lines()
+        .filter(|l| l.contains("deployment/"))
+        .collect();
+    assert_eq!(said.len(), 3, "{before}");
+    assert!(
+        said.iter()
+            .all(|l| l.trim_end_matches('│').trim_end().ends_with('-')),
+        "{before}"
+    );
+
+    // (The app asks for the kinds to be mapped, then for each object: answered here.)
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let json = |object: &Value| -> Option<LiveJson> {
+        Some(
+            serde_json::from_value::<LiveDeployment>(object.clone())
+                .unwrap()
+                .json,
+        )
+    };
+    let key = |name: &str| ManifestKey::new("apps", "Deployment", "shop", name);
+    update(
+        &mut app,
+        Message::Fetched(vec![
+            (key("web"), Ok(json(&web))),
+            (key("cart"), Ok(json(&cart))),
+        ]),
+    );
+    let text = screen(&mut app, 150, 8);
+    let line_of = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}: {text}"))
+            .to_owned()
+    };
+    assert!(line_of("kubectl-edit").contains("drifted"), "{text}");
+    assert!(line_of("deployment/shop/web").contains("in sync"), "{text}");
+    // Said again, not added: cart's two entries and web's one, as before.
+    assert!(text.contains(" changes(all)[3] "), "{text}");
 }

@@ -9,7 +9,7 @@
 //! A line is small (about 220 bytes with the ring's own): its object is the key shared with the
 //! object's previous version, its writer, manager, field and text are one shared copy per
 //! distinct value, its time a timestamp; the object's name is written when the view shows it.
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::ManifestKey;
@@ -38,6 +38,10 @@ pub struct Line {
     pub git: Agrees,
     /// The first field the line names (where `enter` opens the diff).
     pub field: Option<Arc<FieldPath>>,
+    /// A start line said without the object's desired state (its list came before the
+    /// manifests or its Helm release's record): said again once it is compared
+    /// ([`Changes::judge`]).
+    unjudged: bool,
 }
 
 impl Line {
@@ -117,7 +121,14 @@ pub struct Changes {
     pub compared: bool,
     /// `:changes` was opened: every line is said in full as it comes.
     opened: bool,
+    /// The objects whose start lines were said without their desired state.
+    unjudged: BTreeSet<Arc<ManifestKey>>,
+    /// Start lines said again ([`Changes::judge`]), put in at [`Changes::judged`].
+    judged: Vec<(Arc<ManifestKey>, Vec<Said>)>,
 }
+
+/// A line as [`Changes::push`] takes it: what it says, the manager, the field it opens at.
+type Said = (Change, String, Option<FieldPath>);
 
 impl Default for Changes {
     fn default() -> Changes {
@@ -134,6 +145,8 @@ impl Default for Changes {
             frozen: None,
             compared: false,
             opened: false,
+            unjudged: BTreeSet::new(),
+            judged: Vec::new(),
         }
     }
 }
@@ -154,6 +167,7 @@ impl Changes {
         if self.keep == 0 {
             self.priors = BTreeMap::new();
             self.names = Names::default();
+            self.unjudged = BTreeSet::new();
         }
         self.trim();
     }
@@ -200,9 +214,20 @@ impl Changes {
     pub fn push(
         &mut self,
         key: Arc<ManifestKey>,
+        change: Change,
+        manager: &str,
+        field: Option<&FieldPath>,
+    ) {
+        self.push_line(key, change, manager, field, false);
+    }
+
+    fn push_line(
+        &mut self,
+        key: Arc<ManifestKey>,
         mut change: Change,
         manager: &str,
         field: Option<&FieldPath>,
+        unjudged: bool,
     ) {
         // The ring shows `what` and keeps the manager beside the line: a write's field list is
         // `kdrift changes -o json`'s, not worth its heap in thousands of lines.
@@ -225,6 +250,7 @@ impl Changes {
                 Agrees::NotCompared
             },
             field: field.map(|f| self.fields.get(f, |f| Arc::new(f.clone()))),
+            unjudged,
         };
         self.lines.insert(Slot(line));
         self.trim();
@@ -235,12 +261,13 @@ impl Changes {
         if self.keep == 0 {
             return;
         }
+        self.unjudged.insert(Arc::clone(&key));
         if self.opened {
             let line = match read_entry(&key, entry) {
                 Ok((change, field)) => (change, field),
                 Err(e) => (unread_change(&key, entry, &e), None),
             };
-            self.push(key, line.0, entry.manager, line.1.as_ref());
+            self.push_line(key, line.0, entry.manager, line.1.as_ref(), true);
             return;
         }
         self.seq += 1;
@@ -257,9 +284,61 @@ impl Changes {
                 Agrees::NotCompared
             },
             field: None,
+            unjudged: true,
         };
         self.lines.insert(Slot(line));
         self.trim();
+    }
+
+    /// Whether `key`'s start lines were said without its desired state.
+    pub fn unjudged(&self, key: &ManifestKey) -> bool {
+        self.unjudged.contains(key)
+    }
+
+    /// `key` is compared with its desired state, which its start lines were said without (its
+    /// list came before the manifests or its Helm release's record): they are said again from
+    /// `version`'s entries, each with whether git agrees, as `kdrift changes` says them — put in
+    /// at [`Changes::judged`], in one pass over the ring for every object of a batch.
+    pub fn judge(&mut self, key: &ManifestKey, version: &Version<'_>, desired: &Desired<'_>) {
+        let Some(key) = self.unjudged.take(key) else {
+            return;
+        };
+        let entries = version.entries().unwrap_or_default();
+        let said = entry_lines(&key.to_string(), &entries, Some(desired))
+            .into_iter()
+            .zip(&entries)
+            .map(|((change, field), entry)| (change, entry.manager.clone(), field))
+            .collect();
+        self.judged.push((key, said));
+    }
+
+    /// The start lines [`Changes::judge`] said again replace those said without a desired
+    /// state (an object whose start lines the ring let go gets none back).
+    pub fn judged(&mut self) {
+        if self.judged.is_empty() {
+            return;
+        }
+        let judged = std::mem::take(&mut self.judged);
+        let keys: HashSet<&ManifestKey> = judged.iter().map(|(key, _)| &**key).collect();
+        let mut found: HashSet<&ManifestKey> = HashSet::new();
+        self.lines.retain(
+            |Slot(line)| match keys.get(&*line.key).filter(|_| line.unjudged) {
+                Some(key) => {
+                    found.insert(*key);
+                    false
+                }
+                None => true,
+            },
+        );
+        let found: HashSet<ManifestKey> = found.into_iter().cloned().collect();
+        for (key, said) in judged {
+            if !found.contains(&*key) {
+                continue;
+            }
+            for (change, manager, field) in said {
+                self.push(Arc::clone(&key), change, &manager, field.as_ref());
+            }
+        }
     }
 
     /// `:changes` opens: the start lines' fields are read (once; later lines come in full).
@@ -412,6 +491,7 @@ impl Changes {
     /// `key` was deleted (`in_git`: a manifest still describes it).
     pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
         self.syncs.remove(key);
+        self.unjudged.remove(key);
         let Some((key, _)) = self.priors.remove_entry(key) else {
             return;
         };
