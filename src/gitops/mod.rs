@@ -127,17 +127,32 @@ pub fn owners_of(
     labels: Option<&BTreeMap<String, String>>,
     annotations: Option<&BTreeMap<String, String>>,
 ) -> Vec<Owner> {
-    let label = |k: &str| labels.and_then(|l| l.get(k)).filter(|v| !v.is_empty());
+    owners_by(
+        |k| labels.and_then(|l| l.get(k)).map(String::as_str),
+        |k| annotations.and_then(|a| a.get(k)).map(String::as_str),
+    )
+}
+
+/// The owners named by an object's JSON metadata (`metadata.labels`, `metadata.annotations`),
+/// read where they are (no copy of the maps: this runs for every compare of a live object).
+pub fn owners_of_json(metadata: Option<&Value>) -> Vec<Owner> {
+    let at = |field: &str, key: &str| metadata?.get(field)?.get(key)?.as_str();
+    owners_by(|k| at("labels", k), |k| at("annotations", k))
+}
+
+/// [`owners_of`] over lookups of a label and of an annotation.
+fn owners_by<'a>(
+    label: impl Fn(&str) -> Option<&'a str>,
+    annotation: impl Fn(&str) -> Option<&'a str>,
+) -> Vec<Owner> {
+    let label = |k: &str| label(k).filter(|v| !v.is_empty()).map(str::to_owned);
     let mut owners = Vec::new();
-    match annotations
-        .and_then(|a| a.get(ARGO_TRACKING_ID))
-        .and_then(|id| parse_tracking_id(id))
-    {
+    match annotation(ARGO_TRACKING_ID).and_then(parse_tracking_id) {
         Some(owner) => owners.push(owner),
         None => {
             if let Some(app) = label(ARGO_INSTANCE_LABEL) {
                 owners.push(Owner::Argo {
-                    app: app.clone(),
+                    app,
                     namespace: None,
                     by_label: true,
                 });
@@ -147,32 +162,12 @@ pub fn owners_of(
     if let (Some(name), Some(namespace)) =
         (label(FLUX_KUSTOMIZE_NAME), label(FLUX_KUSTOMIZE_NAMESPACE))
     {
-        owners.push(Owner::FluxKustomization {
-            name: name.clone(),
-            namespace: namespace.clone(),
-        });
+        owners.push(Owner::FluxKustomization { name, namespace });
     }
     if let (Some(name), Some(namespace)) = (label(FLUX_HELM_NAME), label(FLUX_HELM_NAMESPACE)) {
-        owners.push(Owner::FluxHelmRelease {
-            name: name.clone(),
-            namespace: namespace.clone(),
-        });
+        owners.push(Owner::FluxHelmRelease { name, namespace });
     }
     owners
-}
-
-/// The owners named by an object's JSON metadata (`metadata.labels`, `metadata.annotations`).
-pub fn owners_of_json(metadata: Option<&Value>) -> Vec<Owner> {
-    let map = |field: &str| -> Option<BTreeMap<String, String>> {
-        let object = metadata?.get(field)?.as_object()?;
-        Some(
-            object
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect(),
-        )
-    };
-    owners_of(map("labels").as_ref(), map("annotations").as_ref())
 }
 
 /// The commit an owning object says it has applied: an Argo CD Application's
