@@ -215,3 +215,75 @@ fn counts_have_thousands_separators() {
     assert_eq!(thousands(1_000), "1,000");
     assert_eq!(thousands(1_234_567), "1,234,567");
 }
+
+/// `web`'s start lines said again against its manifest (replicas 3 where `listed` has 2).
+fn judge_web(changes: &mut Changes) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("web.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n\
+         spec:\n  replicas: 3\n",
+    )
+    .unwrap();
+    let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+    let key = ManifestKey::new("apps", "Deployment", "shop", "web");
+    let manifest = index.get(&key).unwrap();
+    let text = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "managedFields": [
+            {"manager": "kubectl", "operation": "Update", "subresource": "scale",
+             "time": "2026-01-01T10:00:00Z", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
+        "spec": {"replicas": 2}})
+    .to_string();
+    let schemas = crate::schema::Schemas::builtin();
+    let live =
+        crate::drift::LiveObject::from_item_json(&text, "apps/v1", "Deployment", schemas).unwrap();
+    let drift = crate::drift::check::compare_in(&index, manifest, &live);
+    let desired = Desired {
+        schema: live.schema,
+        manifest: manifest.body.root(),
+        drift: &drift,
+    };
+    changes.judge(&key, &Version::of_text(&text).unwrap(), &desired);
+    changes.judged();
+}
+
+#[test]
+fn start_lines_said_without_a_manifest_are_said_again_once_judged_and_only_then() {
+    let web = ManifestKey::new("apps", "Deployment", "shop", "web");
+    let mut changes = Changes {
+        compared: true,
+        ..Changes::default()
+    };
+    listed(&mut changes, "web");
+    assert!(changes.unjudged(&web));
+    assert!(changes.newest_first().all(|l| l.git == Agrees::NotInGit));
+    judge_web(&mut changes);
+    assert!(!changes.unjudged(&web));
+    let gits: Vec<(String, Agrees)> = changes
+        .newest_first()
+        .map(|l| (l.who.to_string(), l.git))
+        .collect();
+    assert_eq!(
+        gits,
+        [("kubectl (scale) Update".to_owned(), Agrees::Drifted)]
+    );
+
+    // Lines the ring already let go are not brought back.
+    let mut changes = Changes {
+        compared: true,
+        ..Changes::default()
+    };
+    listed(&mut changes, "web");
+    changes.lines.clear();
+    judge_web(&mut changes);
+    assert_eq!(changes.len(), 0);
+    assert!(!changes.unjudged(&web));
+
+    // An object deleted is not judged any more.
+    let cart = ManifestKey::new("apps", "Deployment", "shop", "cart");
+    listed(&mut changes, "cart");
+    assert!(changes.unjudged(&cart));
+    changes.deleted(&cart, true);
+    assert!(!changes.unjudged(&cart));
+}
