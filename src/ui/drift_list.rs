@@ -95,29 +95,28 @@ pub fn draw_drift_list(
     let narrow_name = inner.saturating_sub(10);
     let start = view.scroll.min(rows.len());
     let end = (start + height).min(rows.len());
-    let mut widths: Vec<Constraint> = context_width
-        .map(|w| Constraint::Length(w as u16))
-        .into_iter()
-        .collect();
-    widths.extend([
-        Constraint::Length(kind_width as u16),
-        Constraint::Length(ns_width as u16),
-        Constraint::Length(name_width as u16),
-        Constraint::Length(9),
-        Constraint::Length(manager_width as u16),
-        Constraint::Length(5),
-    ]);
-    let mut header = vec!["KIND", "NAMESPACE", "NAME", "DRIFT", "MANAGER", "AGE"];
-    if context_width.is_some() {
-        header.insert(0, "CONTEXT");
-    }
-    if narrow {
-        header = vec!["NAME", "DRIFT"];
-        widths = vec![
-            Constraint::Length(narrow_name as u16),
-            Constraint::Length(9),
-        ];
-    }
+    let (header, widths) = if narrow {
+        (
+            vec!["NAME", "DRIFT"],
+            vec![
+                Constraint::Length(narrow_name as u16),
+                Constraint::Length(9),
+            ],
+        )
+    } else {
+        let context = context_width.map(|w| ("CONTEXT", w));
+        let columns = context.into_iter().chain([
+            ("KIND", kind_width),
+            ("NAMESPACE", ns_width),
+            ("NAME", name_width),
+            ("DRIFT", 9),
+            ("MANAGER", manager_width),
+            ("AGE", 5),
+        ]);
+        columns
+            .map(|(name, width)| (name, Constraint::Length(width as u16)))
+            .unzip()
+    };
     let mut table = TablePaint::new(
         frame.buffer_mut(),
         area,

@@ -116,7 +116,7 @@ fn render_choices(
         };
         let current = **choice == picker.current;
         let marker = if current { "● " } else { "  " };
-        let mut name = vec![Span::raw(marker), Span::raw(choice.label().to_string())];
+        let mut name = vec![Span::raw(marker), Span::raw(choice.label())];
         if current {
             name.push(Span::styled("  (in use)", theme.muted));
         }

@@ -9,7 +9,7 @@
 //! A line is small (about 220 bytes with the ring's own): its object is the key shared with the
 //! object's previous version, its writer, manager, field and text are one shared copy per
 //! distinct value, its time a timestamp; the object's name is written when the view shows it.
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::ManifestKey;
@@ -319,20 +319,24 @@ impl Changes {
             return;
         }
         let judged = std::mem::take(&mut self.judged);
-        let keys: HashSet<&ManifestKey> = judged.iter().map(|(key, _)| &**key).collect();
-        let mut found: HashSet<&ManifestKey> = HashSet::new();
+        // Each object of the batch by its key, and whether the ring still held a line of it.
+        let at: HashMap<&ManifestKey, usize> = judged
+            .iter()
+            .enumerate()
+            .map(|(i, (key, _))| (&**key, i))
+            .collect();
+        let mut found = vec![false; judged.len()];
         self.lines.retain(
-            |Slot(line)| match keys.get(&*line.key).filter(|_| line.unjudged) {
-                Some(key) => {
-                    found.insert(*key);
+            |Slot(line)| match at.get(&*line.key).filter(|_| line.unjudged) {
+                Some(&i) => {
+                    found[i] = true;
                     false
                 }
                 None => true,
             },
         );
-        let found: HashSet<ManifestKey> = found.into_iter().cloned().collect();
-        for (key, said) in judged {
-            if !found.contains(&*key) {
+        for ((key, said), found) in judged.into_iter().zip(found) {
+            if !found {
                 continue;
             }
             for (change, manager, field) in said {
