@@ -37,7 +37,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use kdrift::app::fleet::{Fleet, Member};
 use kdrift::app::{App, Message};
 use kdrift::cli::CommonArgs;
-use kdrift::cluster::rows::{ObjectKey, WorkloadRow};
+use kdrift::cluster::rows::WorkloadRow;
+use kdrift::manifest::ObjectKey;
 use kdrift::runtime::drive::Frontend;
 use kdrift::runtime::event_loop::Event;
 use kdrift::sim::SimServer;
@@ -224,7 +225,7 @@ impl Frontend<TestBackend> for Probe {
                 }
             }
         }
-        let first = ObjectKey::new(namespace(0), name(0));
+        let first = kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(0), &name(0));
         s.first_desired = members
             .iter()
             .map(|m| {
@@ -293,7 +294,7 @@ async fn churn_with_markers(
         k += 1;
         *round += 1;
         let replicas = 4 + (*round % 50);
-        let key = ObjectKey::new(namespace(i), name(i));
+        let key = kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(i), &name(i));
         stats
             .lock()
             .unwrap()
@@ -529,7 +530,7 @@ fn main() {
 /// A Deployment's row as the watcher decodes it: `i` of context `c`.
 fn row(i: usize) -> WorkloadRow {
     WorkloadRow {
-        key: ObjectKey::new(namespace(i), name(i)),
+        key: kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(i), &name(i)),
         generation: 1,
         observed_generation: 1,
         desired: 3,

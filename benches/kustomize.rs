@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::cluster::rows::ObjectKey;
+use kdrift::manifest::ObjectKey;
 
 const ROOTS: usize = 50;
 const DEPLOYMENTS: usize = 10;
@@ -166,7 +166,7 @@ fn live(repo: &Path, kubeconfig: &Path) {
             for round in 0..RUNS {
                 let r = 10 + round;
                 let file = overlay_file(&repo, r);
-                let key = ObjectKey::new(app_name(r), "svc-0".to_owned());
+                let key = kdrift::cluster::rows::WorkloadKind::Deployment.key(&app_name(r), "svc-0");
                 {
                     let mut s = stats.lock().unwrap();
                     s.marker = Some((key, DriftSummary::Fields(1), Instant::now()));

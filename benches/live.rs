@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 use kdrift::app::{App, Message, update};
 use kdrift::cluster::client::NamespaceScope;
-use kdrift::cluster::rows::{ConditionRow, ObjectKey, WorkloadRow};
+use kdrift::cluster::rows::{ConditionRow, WorkloadRow};
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::ui::theme::Theme;
 use measure::rss_mb;
@@ -61,7 +61,8 @@ fn ms(d: Duration) -> f64 {
 fn deployment(i: usize, replicas: i32) -> WorkloadRow {
     let now = Timestamp::now();
     WorkloadRow {
-        key: ObjectKey::new(format!("ns-{:03}", i % NAMESPACES), format!("app-{i:05}")),
+        key: kdrift::cluster::rows::WorkloadKind::Deployment
+            .key(&format!("ns-{:03}", i % NAMESPACES), &format!("app-{i:05}")),
         generation: 1,
         observed_generation: 1,
         desired: replicas,

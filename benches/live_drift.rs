@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::cluster::rows::ObjectKey;
+use kdrift::manifest::ObjectKey;
 
 use cluster::{name, namespace};
 use measure::{heap_mb, rss_mb};
@@ -147,7 +147,7 @@ fn main() {
             for round in 0..5usize {
                 let i = 100 + round * 10; // in sync at start
                 let file = root.join(namespace(i)).join(format!("{}.yaml", name(i)));
-                let key = ObjectKey::new(namespace(i), name(i));
+                let key = kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(i), &name(i));
                 stats.lock().unwrap().marker = Some((key, DriftSummary::Fields(1), Instant::now()));
                 stats.lock().unwrap().marker_latency = None;
                 std::fs::write(&file, manifest(i, "2.0.0")).unwrap();

@@ -30,10 +30,10 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kdrift::app::{App, DriftSummary, ManifestKey};
+use kdrift::app::{App, DriftSummary};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::cluster::rows::ObjectKey;
+use kdrift::manifest::ObjectKey;
 use kube::api::{Patch, PatchParams};
 
 use cluster::{name, namespace};
@@ -64,8 +64,8 @@ fn manifest_file_with(i: usize, flag: &str) -> String {
     )
 }
 
-fn config_key(i: usize) -> ManifestKey {
-    ManifestKey::new(
+fn config_key(i: usize) -> ObjectKey {
+    ObjectKey::new(
         "",
         "ConfigMap",
         &namespace(i),
@@ -77,7 +77,7 @@ fn config_key(i: usize) -> ManifestKey {
 #[derive(Clone)]
 enum Want {
     Replicas(ObjectKey, i32),
-    Drift(ManifestKey, DriftSummary),
+    Drift(ObjectKey, DriftSummary),
 }
 
 #[derive(Default)]
@@ -90,7 +90,7 @@ struct Stats {
     configmap_latencies: Vec<Duration>,
     /// Manifests edited on disk: the ConfigMaps whose drift must become one field, and when
     /// the files were written; then how long it took.
-    edited: Option<(Vec<ManifestKey>, Instant)>,
+    edited: Option<(Vec<ObjectKey>, Instant)>,
     edit_took: Option<Duration>,
 }
 
@@ -252,7 +252,7 @@ fn main() {
                 if k.is_multiple_of(2) {
                     let replicas = 4 + (k % 5) as i32;
                     let api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), &namespace(i));
-                    stats.lock().unwrap().marker = Some((Want::Replicas(ObjectKey::new(namespace(i), name(i)), replicas), Instant::now()));
+                    stats.lock().unwrap().marker = Some((Want::Replicas(kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(i), &name(i)), replicas), Instant::now()));
                     api.patch_scale(&name(i), &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"replicas": replicas}})))
                         .await
                         .unwrap();

@@ -18,7 +18,6 @@ use kdrift::app::logs::{LogView, MAX_LINES};
 use kdrift::app::{App, Message, Screen, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::logs::{LogEvent, LogLine};
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -80,12 +79,12 @@ fn app() -> App {
     app.width = WIDTH;
     app.height = HEIGHT;
     let back = Screen::Detail {
-        key: ObjectKey::new("shop", "checkout"),
+        key: kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "checkout"),
         scroll: 0,
     };
     app.screen = back;
     app.open_over(Screen::Log(Box::new(LogView::new(
-        ObjectKey::new("shop", "checkout-6944fbcdc6-dbmxm"),
+        kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "checkout-6944fbcdc6-dbmxm"),
         Some("checkout".into()),
     ))));
     app

@@ -49,7 +49,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use futures::StreamExt;
 use kdrift::app::{App, DriftSummary, Message};
 use kdrift::cluster::client::connect;
-use kdrift::cluster::rows::ObjectKey;
+use kdrift::manifest::ObjectKey;
 use kdrift::runtime::event_loop::Event;
 use kube::api::{Patch, PatchParams};
 use tokio::sync::mpsc::UnboundedSender;
@@ -111,7 +111,8 @@ fn on_frame(s: &mut Stats, app: &App, since: Duration) {
             .ledger
             .iter()
             .filter(|(k, e)| e.summary == DriftSummary::InSync && k.namespace.starts_with("scale-"))
-            .filter_map(|(k, _)| kdrift::app::drift::row_key(k))
+            .filter(|(k, _)| kdrift::app::App::is_row_kind(k))
+            .map(|(k, _)| k.clone())
             .collect();
         s.in_sync.sort();
     }

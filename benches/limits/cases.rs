@@ -11,7 +11,7 @@ use kdrift::app::{App, DriftSummary, Message, Screen, update};
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::{NamespaceScope, connect};
 use kdrift::cluster::live::{LiveDeployment, LiveRow};
-use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
+use kdrift::cluster::rows::WorkloadKind;
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
 use kdrift::manifest::ManifestIndex;
@@ -169,7 +169,7 @@ fn on_frame(s: &mut Live, app: &App, since: Duration) {
     if s.all_rows.is_none() && rows > NAMESPACES {
         s.all_rows = Some(since);
     }
-    let key = ObjectKey::new("shop", EVENT_OBJECT);
+    let key = kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", EVENT_OBJECT);
     if let Some(entry) = app.cache.workloads.get(&key) {
         s.event_row = Some((entry.row.desired, app.drift_of(&key).clone()));
         if s.waiting == Some(entry.row.desired) && s.seen.is_none() {
@@ -496,7 +496,7 @@ fn containers(root: &Path) {
         "ms",
     );
     assert_eq!(
-        app.drift_of(&ObjectKey::new("shop", "wide")),
+        app.drift_of(&kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "wide")),
         &DriftSummary::Fields(1)
     );
     fig("table frame, 200×50", ms(frame_time(&mut app)), "ms");

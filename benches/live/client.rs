@@ -9,7 +9,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kdrift::app::App;
 use kdrift::cli::CommonArgs;
 use kdrift::cluster::client::connect;
-use kdrift::cluster::rows::ObjectKey;
+use kdrift::manifest::ObjectKey;
 use kube::api::{Patch, PatchParams};
 
 use super::cluster::{name, namespace};
@@ -189,7 +189,7 @@ pub fn live_figures(idle_seconds: u64, workloads: bool) {
                 let replicas = 4 + (k % 5) as i32;
                 k += 1;
                 let ns_api: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), &namespace(i));
-                let key = ObjectKey::new(namespace(i), name(i));
+                let key = kdrift::cluster::rows::WorkloadKind::Deployment.key(&namespace(i), &name(i));
                 stats.lock().unwrap().marker = Some((key, replicas, Instant::now()));
                 ns_api
                     .patch_scale(&name(i), &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"replicas": replicas}})))

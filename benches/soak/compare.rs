@@ -13,9 +13,9 @@ use kdrift::app::{App, DriftSummary};
 use kdrift::cluster::live::{
     LiveDaemonSet, LiveDeployment, LiveRow, LiveStatefulSet, TableResource,
 };
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::commands::context::Context;
 use kdrift::drift::LiveObject;
+use kdrift::manifest::ObjectKey;
 use kdrift::rollout::{RolloutPhase, rollout_status};
 use kube::api::{Api, ListParams};
 
@@ -76,9 +76,10 @@ pub fn seen(app: &App) -> View {
         })
         .collect();
     for (key, entry) in app.ledger.iter() {
-        let Some(key) = kdrift::app::drift::row_key(key) else {
+        if !kdrift::app::App::is_row_kind(key) {
             continue;
-        };
+        }
+        let key = key.clone();
         let listed_missing = app.table.missing.binary_search(&key).is_ok();
         view.entry(key).or_insert_with(|| Shown {
             counts: None,
@@ -99,7 +100,7 @@ pub async fn expected(ctx: &Context) -> Result<View, String> {
     let mut objects = Vec::with_capacity(rows.len());
     let mut view = View::with_capacity(rows.len());
     for LiveRow { row, json } in rows {
-        let kind = row.key.kind.kind();
+        let kind = row.kind().kind();
         let object = LiveObject::from_item_json(json.text(), "apps/v1", kind, &ctx.schemas)
             .map_err(|e| format!("{kind} {}: {e}", row.key.name))?;
         objects.push(object);
@@ -126,9 +127,10 @@ pub async fn expected(ctx: &Context) -> Result<View, String> {
     let everything = |_: &kdrift::manifest::ObjectKey| true;
     let report = kdrift::drift::check::check(&ctx.index, objects, &everything, true, Vec::new());
     for object in &report.objects {
-        let Some(key) = kdrift::app::drift::row_key(&object.drift.key) else {
+        if !kdrift::app::App::is_row_kind(&object.drift.key) {
             continue;
-        };
+        }
+        let key = object.drift.key.clone();
         let (drift, _) = kdrift::app::drift::summarize(&object.drift);
         let missing = drift == DriftSummary::Missing;
         let shown = view.entry(key).or_insert(Shown {

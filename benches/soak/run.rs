@@ -228,7 +228,9 @@ async fn explain(
     differ: &[Stale],
 ) {
     for stale in differ.iter().take(3) {
-        let resource = kdrift::cluster::live::workload_resource(stale.key.kind);
+        let resource = kdrift::cluster::live::workload_resource(
+            kdrift::cluster::rows::WorkloadKind::of_row(&stale.key),
+        );
         let api: kube::Api<kube::api::DynamicObject> =
             kube::Api::namespaced_with(ctx.conn.client.clone(), &stale.key.namespace, &resource);
         let server = match api.get_opt(&stale.key.name).await {

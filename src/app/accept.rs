@@ -3,12 +3,13 @@
 //! accept with checkboxes and the exact file diff that will be written, recomputed (purely, from
 //! the text read) as fields are toggled; `enter` asks the runtime to write and commit, through
 //! the same [`crate::accept`] sequence as `kdrift accept`.
+use crate::manifest::ObjectKey;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Command, DriftSummary, Flash, ManifestKey, Screen};
+use super::{App, Command, DriftSummary, Flash, Screen};
 use crate::accept::{self, CommitPlan};
 use crate::drift::{DriftItem, LiveObject, ObjectStatus, compare};
 use crate::manifest::Config;
@@ -40,7 +41,7 @@ pub enum GitState {
 /// What the runtime found for `Command::PrepareAccept`.
 #[derive(Debug, Clone)]
 pub struct AcceptFetched {
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub live: Result<Option<Box<LiveObject>>, String>,
     pub file: Result<FileText, String>,
     pub git: GitState,
@@ -77,7 +78,7 @@ impl Eq for SharedIndex {}
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcceptRequest {
     /// The object, to fetch the live object again (in its manifest's `api_version`).
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub api_version: String,
     pub root: PathBuf,
     pub default_namespace: String,
@@ -146,7 +147,7 @@ pub struct AcceptForm {
     /// The manifests root, to name files as git shows them.
     pub root: Option<PathBuf>,
     /// The object.
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub preview: Preview,
     /// First diff line on screen.
     pub scroll: usize,
@@ -180,7 +181,7 @@ impl AcceptView {
 /// The `a` view of one object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AcceptView {
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     /// Opened from the diff view, which `esc` goes back to.
     pub from_diff: bool,
     pub content: AcceptContent,
@@ -345,7 +346,7 @@ pub(super) fn target_text(
 
 impl App {
     /// `a`: open the accept view of `key` if it has drift to accept; otherwise say why not.
-    pub fn open_accept(&mut self, key: ManifestKey, from_diff: bool) -> Vec<Command> {
+    pub fn open_accept(&mut self, key: ObjectKey, from_diff: bool) -> Vec<Command> {
         let object = key.to_string();
         let why_not = match self.drift_of_object(&key) {
             DriftSummary::Fields(_) => None,
@@ -524,7 +525,7 @@ impl App {
     }
 
     /// The runtime's answer to `Command::Accept`: close the view, say what happened.
-    pub fn accepted(&mut self, key: ManifestKey, result: Result<String, String>) -> Vec<Command> {
+    pub fn accepted(&mut self, key: ObjectKey, result: Result<String, String>) -> Vec<Command> {
         self.dirty = true;
         let showing = matches!(&self.screen, Screen::Accept(view) if view.key == key);
         let commands = if showing {

@@ -3,6 +3,7 @@
 //! (`Command::PrepareChartAccept`: helm runs once per candidate value, off the loop), again
 //! whenever a field is checked or unchecked; the view shows the fields against git's render of
 //! the chart, the proof's notes and the values file's diff; `enter` writes and commits it.
+use crate::manifest::ObjectKey;
 use std::sync::Arc;
 
 use super::accept::{
@@ -10,7 +11,7 @@ use super::accept::{
     SharedIndex, flash, git_warning, target_text,
 };
 use super::screen::Screen;
-use super::{App, Command, ManifestKey};
+use super::{App, Command};
 use crate::drift::{LiveObject, ObjectStatus, compare};
 use crate::manifest::ManifestIndex;
 
@@ -18,7 +19,7 @@ impl App {
     /// `a` on an object a Helm release or a chart of the checkout describes: the chart's
     /// accept, or why there is none (no chart of the checkout renders it, its values are the
     /// release's own).
-    pub(super) fn open_chart_accept(&mut self, key: ManifestKey, from_diff: bool) -> Vec<Command> {
+    pub(super) fn open_chart_accept(&mut self, key: ObjectKey, from_diff: bool) -> Vec<Command> {
         let Some(index) = self.manifests.clone() else {
             return Vec::new();
         };
@@ -65,7 +66,7 @@ impl AcceptForm {
     /// (those git holds already are a pending upgrade, not offered), checked as planned.
     pub(super) fn of_chart(
         index: &ManifestIndex,
-        key: ManifestKey,
+        key: ObjectKey,
         live: &LiveObject,
         file: FileText,
         git: &GitState,

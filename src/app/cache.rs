@@ -7,10 +7,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::cluster::rows::{
-    EventRow, KindFacts, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow,
-};
+use crate::cluster::rows::{EventRow, KindFacts, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
+use crate::manifest::ObjectKey;
 use crate::rollout::{RolloutStatus, rollout_status};
 
 /// What an update changed, so the table is re-sorted only when it must be.
@@ -192,18 +191,27 @@ impl<T: Keyed> RowSet<T> {
         self.lists_done
     }
 
-    /// Rows in key order (namespace, then name).
+    /// Rows in key order (namespace, then name: a set holds one kind).
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.live.values().map(|row| &**row)
     }
 
     /// Rows of one namespace, in name order.
     pub fn in_namespace<'a>(&'a self, namespace: &str) -> impl Iterator<Item = &'a T> + 'a {
-        let start = ObjectKey::workload(WorkloadKind::Deployment, namespace, "");
-        let ns = start.namespace.clone();
-        self.live
-            .range((Bound::Included(start), Bound::Unbounded))
-            .take_while(move |(k, _)| k.namespace == ns)
+        // A set holds one kind: its keys differ in namespace and name only.
+        let start = self.live.keys().next().map(|first| ObjectKey {
+            namespace: namespace.into(),
+            name: Default::default(),
+            ..first.clone()
+        });
+        start
+            .into_iter()
+            .flat_map(move |start| {
+                let ns = start.namespace.clone();
+                self.live
+                    .range((Bound::Included(start), Bound::Unbounded))
+                    .take_while(move |(k, _)| k.namespace == ns)
+            })
             .map(|(_, v)| &**v)
     }
 }
@@ -353,7 +361,11 @@ impl Workloads {
     }
 
     pub fn get(&self, key: &ObjectKey) -> Option<&WorkloadEntry> {
-        self.set(key.kind).get(key)
+        self.set(WorkloadKind::of_key(key)?).get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &ObjectKey) -> Option<&mut WorkloadEntry> {
+        self.set_mut(WorkloadKind::of_key(key)?).get_mut(key)
     }
 
     pub fn len(&self) -> usize {
@@ -417,9 +429,14 @@ pub fn workload_update(u: WatchUpdate<WorkloadRow>) -> WatchUpdate<WorkloadEntry
 mod tests {
     use super::*;
 
+    fn pod_key(ns: &str, name: &str) -> ObjectKey {
+        ObjectKey::new("", "Pod", ns, name)
+    }
+
     fn pod(ns: &str, name: &str, restarts: i32) -> PodRow {
         PodRow {
-            key: ObjectKey::new(ns, name),
+            key: pod_key(ns, name),
+            owner_kind: None,
             owner: None,
             revision_hash: None,
             phase: "Running".into(),
@@ -462,10 +479,10 @@ mod tests {
         set.apply(WatchUpdate::InitApply(pod("a", "kept", 3)));
         // Listed rows are fresh at once; unlisted ones wait for the end of the list.
         assert_eq!(names(&set), ["gone", "kept"]);
-        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
+        assert_eq!(set.get(&pod_key("a", "kept")).unwrap().restarts, 3);
         assert_eq!(set.apply(WatchUpdate::InitDone), Change::Membership);
         assert_eq!(names(&set), ["kept"]);
-        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 3);
+        assert_eq!(set.get(&pod_key("a", "kept")).unwrap().restarts, 3);
     }
 
     #[test]
@@ -483,7 +500,7 @@ mod tests {
         // ...which drops those it did not list.
         assert_eq!(set.apply(WatchUpdate::InitDone), Change::Membership);
         assert_eq!(names(&set), ["fresh", "kept"]);
-        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 1);
+        assert_eq!(set.get(&pod_key("a", "kept")).unwrap().restarts, 1);
     }
 
     #[test]
@@ -492,11 +509,11 @@ mod tests {
         set.apply(WatchUpdate::Apply(pod("a", "one", 0)));
         set.apply(WatchUpdate::Apply(pod("b", "two", 0)));
         assert_eq!(
-            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            set.apply(WatchUpdate::Delete(pod_key("a", "one"))),
             Change::Membership
         );
         assert_eq!(
-            set.apply(WatchUpdate::Delete(ObjectKey::new("a", "one"))),
+            set.apply(WatchUpdate::Delete(pod_key("a", "one"))),
             Change::Nothing
         );
         assert_eq!(names(&set), ["two"]);
@@ -515,7 +532,7 @@ mod tests {
         assert_eq!(set.apply_in(&a, WatchUpdate::InitDone), Change::Membership);
         // b's relist is still running: its row stays until b's own end.
         assert_eq!(names(&set), ["kept", "other"]);
-        assert_eq!(set.get(&ObjectKey::new("a", "kept")).unwrap().restarts, 2);
+        assert_eq!(set.get(&pod_key("a", "kept")).unwrap().restarts, 2);
         set.apply_in(&b, WatchUpdate::InitDone);
         assert_eq!(names(&set), ["kept"]);
     }

@@ -6,8 +6,8 @@
 //! slow or unreachable cluster holds up only its own line.
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::ManifestKey;
 use crate::drift::fleet::{ColumnState, Compared, LineKind, Reading, compare_readings};
+use crate::manifest::ObjectKey;
 
 /// Where one context's reading stands.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub enum Column {
 /// The compare view of one object over the contexts watched when it opened.
 #[derive(Debug, Clone)]
 pub struct CompareView {
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     /// The `apiVersion` each cluster is asked in.
     pub api_version: String,
     /// Each context watched, in the fleet's order, with its reading.
@@ -44,7 +44,7 @@ pub enum CompareKey {
 }
 
 impl CompareView {
-    pub fn new(key: ManifestKey, api_version: String, contexts: Vec<String>) -> CompareView {
+    pub fn new(key: ObjectKey, api_version: String, contexts: Vec<String>) -> CompareView {
         CompareView {
             key,
             api_version,
@@ -64,7 +64,7 @@ impl CompareView {
 
     /// The answer of `context` for `key` (an answer for another object, or from a context not
     /// compared, is dropped).
-    pub fn read(&mut self, context: &str, key: &ManifestKey, result: Result<Box<Reading>, String>) {
+    pub fn read(&mut self, context: &str, key: &ObjectKey, result: Result<Box<Reading>, String>) {
         if *key != self.key {
             return;
         }

@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::cache::{ClusterCache, WorkloadEntry};
-use crate::cluster::rows::{EventRow, KindFacts, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind};
+use crate::cluster::rows::{EventRow, KindFacts, PodRow, ReplicaSetRow, WorkloadKind};
+use crate::manifest::ObjectKey;
 
 /// Events shown in the detail view, newest first.
 pub const RECENT_EVENTS: usize = 12;
@@ -59,14 +60,15 @@ fn ordinal(pod: &PodRow) -> Option<u32> {
 
 pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>> {
     let deployment = cache.workloads.get(key)?;
+    let kind = deployment.row.kind();
     let owned = |owner: &Option<String>| owner.as_deref() == Some(key.name.as_ref());
-    let source = match key.kind {
+    let source = match kind {
         WorkloadKind::Deployment => &cache.replicasets,
         WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => &cache.revisions,
     };
     let mut sets: Vec<&ReplicaSetRow> = source
         .in_namespace(&key.namespace)
-        .filter(|rs| rs.key.kind == key.kind && owned(&rs.owner))
+        .filter(|rs| rs.owner_kind == kind && owned(&rs.owner))
         .collect();
     sets.sort_by_key(|rs| rs.revision.unwrap_or(0));
     let rs_names: BTreeSet<&str> = sets.iter().map(|rs| rs.key.name.as_ref()).collect();
@@ -74,8 +76,8 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
         .pods
         .in_namespace(&key.namespace)
         .filter(|p| {
-            p.key.kind == key.kind
-                && match key.kind {
+            p.owner_kind == Some(kind)
+                && match kind {
                     WorkloadKind::Deployment => {
                         p.owner.as_deref().is_some_and(|o| rs_names.contains(o))
                     }
@@ -83,7 +85,7 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
                 }
         })
         .collect();
-    match key.kind {
+    match kind {
         // Newest first; a creation time has whole seconds, so of pods made in the same second
         // the newer revision's come first (a rollout's first pod beside a replaced old one).
         WorkloadKind::Deployment => {
@@ -123,7 +125,7 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
             .filter(|(k, _)| k.starts_with("image "))
             .map(|(_, v)| v.as_str())
             .collect();
-        let (desired, ready, current) = match key.kind {
+        let (desired, ready, current) = match kind {
             WorkloadKind::Deployment => (
                 rs.desired,
                 rs.ready,
@@ -162,7 +164,7 @@ pub fn detail<'a>(cache: &'a ClusterCache, key: &ObjectKey) -> Option<Detail<'a>
         .filter(|e| match e.involved_kind.as_str() {
             "ReplicaSet" => rs_names.contains(e.involved_name.as_str()),
             "Pod" => pod_names.contains(e.involved_name.as_str()),
-            kind => kind == key.kind.kind() && *e.involved_name == *key.name,
+            involved => involved == kind.kind() && *e.involved_name == *key.name,
         })
         .collect();
     events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));

@@ -1,9 +1,10 @@
 //! The `d` diff view, as decisions only: opening it asks the runtime for the whole live object,
 //! the answer is compared with the manifest (a release's object with git's chart render too) and
 //! drawn as an annotated diff; keys scroll, move between drifted fields and fetch again.
+use crate::manifest::ObjectKey;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Command, ManifestKey, Screen};
+use super::{App, Command, Screen};
 use crate::cluster::live::FetchedObject;
 use crate::drift::check::compare_in;
 use crate::drift::diff::{DiffLine, diff_lines};
@@ -32,7 +33,7 @@ pub enum DiffContent {
 /// The `d` view of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffView {
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub content: DiffContent,
     /// First line on screen.
     pub scroll: usize,
@@ -68,7 +69,7 @@ impl DiffView {
 
 impl App {
     /// `d`: open the diff of `key`, fetching its whole live object.
-    pub fn open_diff(&mut self, key: ManifestKey) -> Vec<Command> {
+    pub fn open_diff(&mut self, key: ObjectKey) -> Vec<Command> {
         self.open_diff_at(key, None)
     }
 
@@ -76,7 +77,7 @@ impl App {
     /// arrives (the top when that field is not drifted).
     pub fn open_diff_at(
         &mut self,
-        key: ManifestKey,
+        key: ObjectKey,
         focus: Option<crate::managed_fields::FieldPath>,
     ) -> Vec<Command> {
         let manifest = self.manifests.as_ref().map(|i| i.get(&key));

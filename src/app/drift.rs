@@ -5,51 +5,15 @@
 use std::sync::Arc;
 
 use super::ledger::ObjectEntry;
-use super::{App, Command, DriftSummary, ManifestKey, Screen};
+use super::{App, Command, DriftSummary, Screen};
 use crate::cluster::live::{Fetched, LiveJson, LiveRow};
-use crate::cluster::rows::{ObjectKey, WorkloadKind, WorkloadRow};
+use crate::cluster::rows::{WorkloadKind, WorkloadRow};
 use crate::cluster::watch::WatchUpdate;
 use crate::drift::check::compare_in;
 use crate::drift::{Attribution, Class, ObjectDrift, ObjectStatus};
 use crate::manifest::ManifestIndex;
+use crate::manifest::ObjectKey;
 use crate::manifest::reload::FileChange;
-
-/// The manifest key of a table row.
-/// Shares the row key's namespace and name and the interned group and kind: the timeline keeps
-/// one such key per workload, and copies would be four small allocations each.
-pub fn manifest_key(key: &ObjectKey) -> crate::manifest::ObjectKey {
-    use crate::manifest::SharedStr;
-    // The group and kind words, interned once: this runs for every workload watch event and
-    // every drift cell drawn, and the interner takes a lock.
-    type Words = (SharedStr, Vec<(WorkloadKind, SharedStr)>);
-    static WORDS: std::sync::OnceLock<Words> = std::sync::OnceLock::new();
-    let (group, kinds) = WORDS.get_or_init(|| {
-        let kinds = WorkloadKind::ALL
-            .into_iter()
-            .map(|kind| (kind, SharedStr::interned(kind.kind())))
-            .collect();
-        (SharedStr::interned("apps"), kinds)
-    });
-    let kind = kinds
-        .iter()
-        .find(|(kind, _)| *kind == key.kind)
-        .map_or_else(
-            || SharedStr::interned(key.kind.kind()),
-            |(_, word)| word.clone(),
-        );
-    crate::manifest::ObjectKey {
-        group: group.clone(),
-        kind,
-        namespace: SharedStr::from(Arc::clone(&key.namespace)),
-        name: SharedStr::from(Arc::clone(&key.name)),
-    }
-}
-
-/// The row key of a manifest, when it is of a kind the table shows (a workload).
-pub fn row_key(key: &crate::manifest::ObjectKey) -> Option<ObjectKey> {
-    WorkloadKind::of_kind(&key.group, &key.kind)
-        .map(|kind| ObjectKey::workload(kind, key.namespace.as_str(), key.name.as_str()))
-}
 
 /// `kubectl-set · 12m ago`; a write through a subresource names it: `kubectl (scale) · 3m ago`.
 pub fn note_text(class: Class, attribution: &Attribution, now: jiff::Timestamp) -> String {
@@ -99,7 +63,7 @@ pub fn summarize(drift: &ObjectDrift) -> (DriftSummary, Option<Attribution>) {
 pub(super) fn compare_observed(
     changes: &mut super::changes::Changes,
     (index, manifest): (&ManifestIndex, &crate::manifest::ManifestObject),
-    key: &ManifestKey,
+    key: &ObjectKey,
     live: &crate::drift::LiveObject,
     line: Option<(crate::drift::live_changes::Version<'_>, bool)>,
 ) -> ObjectDrift {
@@ -120,7 +84,7 @@ pub(super) fn compare_observed(
 pub(super) struct Arrived<'a> {
     pub api_version: &'a str,
     pub kind: &'a str,
-    pub key: &'a ManifestKey,
+    pub key: &'a ObjectKey,
     pub json: &'a LiveJson,
 }
 
@@ -133,7 +97,7 @@ pub(super) enum Via {
 }
 
 impl App {
-    pub(super) fn has_manifest(&self, key: &ManifestKey) -> bool {
+    pub(super) fn has_manifest(&self, key: &ObjectKey) -> bool {
         self.manifests
             .as_ref()
             .is_some_and(|index| index.get(key).is_some())
@@ -247,7 +211,7 @@ impl App {
 
     /// Whether `key`'s last compare read `inputs` too and its entry still says what is live (an
     /// object a relist found gone is compared when it comes back).
-    fn kept_drift(&self, key: &ManifestKey, inputs: u64) -> bool {
+    fn kept_drift(&self, key: &ObjectKey, inputs: u64) -> bool {
         self.drift_inputs.same(key, inputs)
             && self
                 .ledger
@@ -257,7 +221,7 @@ impl App {
 
     /// An object left the cluster (a watch deleted it, a relist did not bring it, a fetch found
     /// nothing): missing while a manifest in scope describes it, else forgotten.
-    pub(super) fn gone(&mut self, key: ManifestKey) {
+    pub(super) fn gone(&mut self, key: ObjectKey) {
         self.drift_inputs.forget(&key);
         let has_manifest = self.has_manifest(&key);
         self.changes.deleted(&key, has_manifest);
@@ -286,9 +250,8 @@ impl App {
                     WatchUpdate::InitApply(row)
                 }
                 WatchUpdate::Delete(key) => {
-                    let object = manifest_key(&key);
-                    self.ledger.superseded(&object);
-                    self.gone(object);
+                    self.ledger.superseded(&key);
+                    self.gone(key.clone());
                     WatchUpdate::Delete(key)
                 }
                 WatchUpdate::Init => WatchUpdate::Init,
@@ -300,23 +263,22 @@ impl App {
 
     /// A workload's watch event (`listed`: a list brought it): its drift, in the ledger under
     /// its manifest key (its owners are on its row too).
-    fn workload_arrived(&mut self, row: &ObjectKey, json: &LiveJson, listed: bool) {
-        let object = manifest_key(row);
-        self.ledger.superseded(&object);
+    fn workload_arrived(&mut self, key: &ObjectKey, json: &LiveJson, listed: bool) {
+        self.ledger.superseded(key);
         let arrived = Arrived {
             api_version: "apps/v1",
-            kind: row.kind.kind(),
-            key: &object,
+            kind: &key.kind,
+            key,
             json,
         };
         if let Some(entry) = self.drift_of_live(arrived, Via::Watch { listed }) {
-            self.set_entry(&object, entry);
+            self.set_entry(key, entry);
         }
     }
 
     /// Sets the ledger entry of `key`, keyed by the timeline's key of it when it is a new one.
     /// Whether it changed.
-    pub(super) fn set_entry(&mut self, key: &ManifestKey, entry: ObjectEntry) -> bool {
+    pub(super) fn set_entry(&mut self, key: &ObjectKey, entry: ObjectEntry) -> bool {
         let Self {
             ledger, changes, ..
         } = self;
@@ -325,11 +287,11 @@ impl App {
 
     /// Every row with a manifest is fetched again and compared (the schemas changed).
     pub(crate) fn refetch_rows(&mut self) -> Vec<Command> {
-        let fetch: Vec<ManifestKey> = self
+        let fetch: Vec<ObjectKey> = self
             .cache
             .workloads
             .iter()
-            .map(|e| manifest_key(&e.row.key))
+            .map(|e| e.row.key.clone())
             .filter(|key| self.has_manifest(key))
             .collect();
         self.fetch(fetch).into_iter().collect()
@@ -338,7 +300,7 @@ impl App {
     /// Ask for these objects' live state (their manifests changed, or the schemas), each in
     /// the version it is compared in (a workload's `apps/v1`, another's its manifest's), noting
     /// that they are asked.
-    pub(super) fn fetch(&mut self, keys: Vec<ManifestKey>) -> Option<Command> {
+    pub(super) fn fetch(&mut self, keys: Vec<ObjectKey>) -> Option<Command> {
         let mut wanted = Vec::with_capacity(keys.len());
         for key in keys {
             let Some(api_version) = self.compared_in(&key) else {
@@ -353,7 +315,7 @@ impl App {
     /// Is `key` a row of its own in the table's missing list (in git, not in the cluster)?
     fn is_missing_row(&self, key: &ObjectKey) -> bool {
         self.cache.workloads.get(key).is_none()
-            && self.ledger.summary(&manifest_key(key)) == &DriftSummary::Missing
+            && self.ledger.summary(key) == &DriftSummary::Missing
     }
 
     /// The table lists missing objects as rows of their own: keep its list in step, looking at
@@ -364,8 +326,8 @@ impl App {
             .ledger
             .iter()
             .filter(|(_, entry)| entry.summary == DriftSummary::Missing)
-            .filter_map(|(key, _)| row_key(key))
-            .filter(|key| self.cache.workloads.get(key).is_none())
+            .filter(|(key, _)| Self::is_row_kind(key) && self.cache.workloads.get(key).is_none())
+            .map(|(key, _)| key.clone())
             .collect();
         missing.sort();
         if missing != self.table.missing {
@@ -400,16 +362,13 @@ impl App {
     /// went are dropped (a workload's whose row is live stays: unmanaged), and each of their
     /// manifests in scope that nothing live answers is missing — once its kind's first list
     /// ended (before, nothing of that kind is called missing).
-    pub(super) fn reconcile_missing_of(&mut self, of: impl Fn(&ManifestKey) -> bool) {
+    pub(super) fn reconcile_missing_of(&mut self, of: impl Fn(&ObjectKey) -> bool) {
         let Some(index) = self.manifests.clone() else {
             return;
         };
         let cache = &self.cache.workloads;
-        self.ledger.retain(|key, _| {
-            !of(key)
-                || index.get(key).is_some()
-                || row_key(key).is_some_and(|row| cache.get(&row).is_some())
-        });
+        self.ledger
+            .retain(|key, _| !of(key) || index.get(key).is_some() || cache.get(key).is_some());
         for manifest in index.objects() {
             let key = &manifest.key;
             if of(key) && self.object_in_scope(key) && self.listed(key) && !self.is_live(key) {
@@ -419,9 +378,9 @@ impl App {
     }
 
     /// Whether the first list of `key`'s kind ended.
-    fn listed(&self, key: &ManifestKey) -> bool {
-        match row_key(key) {
-            Some(row) => self.cache.workloads.set(row.kind).is_synced(),
+    fn listed(&self, key: &ObjectKey) -> bool {
+        match WorkloadKind::of_key(key) {
+            Some(kind) => self.cache.workloads.set(kind).is_synced(),
             None => self
                 .objects
                 .kinds
@@ -432,9 +391,9 @@ impl App {
 
     /// Whether `key` is in the cluster as last seen: a workload's row, another kind's entry
     /// (kept only while it has a manifest) that is not missing.
-    fn is_live(&self, key: &ManifestKey) -> bool {
-        match row_key(key) {
-            Some(row) => self.cache.workloads.get(&row).is_some(),
+    fn is_live(&self, key: &ObjectKey) -> bool {
+        match WorkloadKind::of_key(key) {
+            Some(_) => self.cache.workloads.get(key).is_some(),
             None => self
                 .ledger
                 .get(key)
@@ -460,11 +419,11 @@ impl App {
         self.drift_inputs.clear();
         self.dirty = true;
         let mut fetch = Vec::new();
-        let keys: Vec<ManifestKey> = self
+        let keys: Vec<ObjectKey> = self
             .cache
             .workloads
             .iter()
-            .map(|e| manifest_key(&e.row.key))
+            .map(|e| e.row.key.clone())
             .collect();
         for key in keys {
             if self.has_manifest(&key) {
@@ -501,7 +460,7 @@ impl App {
             }),
         ) || changes.iter().any(|c| matches!(c, FileChange::Config(..)));
         // The app holds the only reference, so this does not copy the index.
-        let all: Vec<ManifestKey> = self
+        let all: Vec<ObjectKey> = self
             .change_manifests(|index| index.apply_changes(changes))
             .unwrap_or_default();
         let mut commands = self.desired_changed(all);
@@ -532,7 +491,7 @@ impl App {
     /// scope are fetched again, in one command, to be compared with it — the workloads', and
     /// those of the other kinds watched; what lost its manifest is unmanaged (a live row) or
     /// forgotten.
-    pub(super) fn desired_changed(&mut self, mut all: Vec<ManifestKey>) -> Vec<Command> {
+    pub(super) fn desired_changed(&mut self, mut all: Vec<ObjectKey>) -> Vec<Command> {
         self.drift_inputs.clear();
         // A kind that is new to the manifests: map it (and watch it).
         let mut commands = self.map_kinds_if_new();
@@ -541,7 +500,6 @@ impl App {
         self.dirty = true;
         let mut fetch = Vec::new();
         for key in &all {
-            let row = row_key(key);
             let in_scope = self.object_in_scope(key);
             let watched = self.is_watched(key);
             if !in_scope {
@@ -551,10 +509,7 @@ impl App {
                 if watched {
                     fetch.push(key.clone());
                 }
-            } else if row
-                .as_ref()
-                .is_some_and(|row| self.cache.workloads.get(row).is_some())
-            {
+            } else if self.cache.workloads.get(key).is_some() {
                 self.set_entry(key, ObjectEntry::alone(DriftSummary::Unmanaged));
             } else {
                 // No manifest any more: an object still live is unmanaged, not listed.
@@ -593,7 +548,7 @@ impl App {
 
     /// One object fetched after its desired state changed: compared, then dropped. An answer
     /// for a namespace or a kind no longer watched (after `:ns`) is dropped.
-    fn fetched_one(&mut self, key: ManifestKey, result: Result<Option<LiveJson>, String>) {
+    fn fetched_one(&mut self, key: ObjectKey, result: Result<Option<LiveJson>, String>) {
         if !self.object_in_scope(&key) || !self.is_watched(&key) {
             return;
         }
@@ -622,13 +577,13 @@ impl App {
 
     /// Whether `key`'s kind is watched: a workload's (the table's), or another kind the
     /// manifests use, once mapped.
-    pub(super) fn is_watched(&self, key: &ManifestKey) -> bool {
+    pub(super) fn is_watched(&self, key: &ObjectKey) -> bool {
         Self::is_row_kind(key) || self.objects.kinds.keys().any(|k| k.is_kind_of(key))
     }
 
     /// The API version `key` is read and compared in: a workload's `apps/v1` (the table's),
     /// another kind's its manifest's.
-    fn compared_in(&self, key: &ManifestKey) -> Option<String> {
+    fn compared_in(&self, key: &ObjectKey) -> Option<String> {
         if Self::is_row_kind(key) {
             return Some("apps/v1".to_owned());
         }

@@ -2,9 +2,10 @@
 //! missing or in error — kind, namespace, name, its drift, the newest writer of its drifted
 //! fields and when — sorted by kind, namespace and name; `d`, `a` and `r` act on the selected one,
 //! and the views they open come back here.
+use crate::manifest::ObjectKey;
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Command, DriftSummary, ManifestKey, Screen};
+use super::{App, Command, DriftSummary, Screen};
 use crate::drift::Attribution;
 
 /// Where the list is.
@@ -18,7 +19,7 @@ pub struct DriftListView {
 /// One row of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriftRow {
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub summary: DriftSummary,
     pub newest: Option<Attribution>,
 }

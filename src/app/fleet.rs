@@ -15,10 +15,9 @@ use std::ops::Bound;
 
 use super::compare::{CompareKey, CompareView};
 use super::drift_list::{DriftListView, DriftRow};
-use super::table::Rank;
-use super::{App, Command, ManifestKey, Message, Screen, update};
-use crate::cluster::rows::ObjectKey;
+use super::{App, Command, Message, Screen, update};
 use crate::cluster::watch::WatchHealth;
+use crate::manifest::ObjectKey;
 
 /// How a context's connection stands, beside its watchers' health (which its [`App`] keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,7 +268,7 @@ fn drift_list_key(
 }
 
 /// A row's place in its context's table: its rank, then its key.
-type Item = (Rank, ObjectKey);
+type Item = super::table::Place;
 
 /// Merges runs sorted by place, one per context, into one order: ties (the same place in several
 /// contexts) go to the context given first. `backward`: runs sorted the other way, merged into
@@ -306,7 +305,7 @@ fn ranked_rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a Item)> 
 
 /// The rows of every context's table, merged in display order: (context index, key).
 pub fn rows<'a>(apps: &[&'a App]) -> impl Iterator<Item = (usize, &'a ObjectKey)> + use<'a> {
-    ranked_rows(apps).map(|(i, item)| (i, &item.1))
+    ranked_rows(apps).map(|(i, item)| (i, &item.1.0))
 }
 
 /// Each context's rows before `item` of context `at` in the merged order (`before`), or from it
@@ -399,7 +398,7 @@ impl Fleet {
                 }
             }
         };
-        self.selected_row = Some((at, item.1.clone()));
+        self.selected_row = Some((at, item.1.0.clone()));
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.selected >= self.offset + height {
@@ -412,14 +411,14 @@ impl Fleet {
         self.window.extend(
             rows_before(apps, at, item)
                 .take(above)
-                .map(|(i, item)| (i, item.1.clone())),
+                .map(|(i, item)| (i, item.1.0.clone())),
         );
         self.window.reverse();
         // A row or two more than the table's height: the drawing takes what fits.
         self.window.extend(
             rows_from(apps, at, item)
                 .take(height + 2 - above)
-                .map(|(i, item)| (i, item.1.clone())),
+                .map(|(i, item)| (i, item.1.0.clone())),
         );
     }
 
@@ -506,7 +505,7 @@ pub fn handle_key(
                 let Some((_, row)) = fleet.selected_row.clone() else {
                     return Vec::new();
                 };
-                return open_compare(fleet, apps, super::drift::manifest_key(&row));
+                return open_compare(fleet, apps, row);
             }
             if !busy
                 && fleet.drift_list.is_some()
@@ -567,11 +566,7 @@ pub fn handle_key(
 
 /// `c`: compare `key` across every context watched; each reads it on its own connection (the
 /// runtime sends [`Command::Compare`] to all of them). With one context, says what it needs.
-fn open_compare(
-    fleet: &mut Fleet,
-    apps: &mut [&mut App],
-    key: ManifestKey,
-) -> Vec<(usize, Command)> {
+fn open_compare(fleet: &mut Fleet, apps: &mut [&mut App], key: ObjectKey) -> Vec<(usize, Command)> {
     let lead = fleet.lead.min(apps.len().saturating_sub(1));
     if apps.len() < 2 {
         if let Some(app) = apps.get_mut(lead) {

@@ -20,7 +20,7 @@ fn app(context: &str, names: &[&str]) -> App {
         .iter()
         .map(|name| {
             WatchUpdate::Apply(WorkloadRow {
-                key: ObjectKey::new("shop", *name),
+                key: crate::cluster::rows::WorkloadKind::Deployment.key("shop", name),
                 generation: 1,
                 observed_generation: 1,
                 desired: 1,
@@ -54,11 +54,11 @@ fn app(context: &str, names: &[&str]) -> App {
 fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
     let (mut a, mut b) = (app("a", &["web", "cart"]), app("b", &["web"]));
     a.ledger.set_summary(
-        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        &crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
         DriftSummary::Fields(2),
     );
     b.ledger.set_summary(
-        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        &crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
         DriftSummary::Missing,
     );
     let mut fleet = Fleet::default();
@@ -68,7 +68,7 @@ fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
     a.dirty = false;
     b.dirty = true;
     b.ledger.set_summary(
-        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        &crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
         DriftSummary::InSync,
     );
     fleet.refresh(&[&a, &b]);
@@ -77,11 +77,11 @@ fn the_drifted_total_follows_the_contexts_that_changed_and_those_replaced() {
     let mut c = app("c", &["web"]);
     c.dirty = false;
     c.ledger.set_summary(
-        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "web")),
+        &crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
         DriftSummary::Fields(1),
     );
     c.ledger.set_summary(
-        &crate::app::drift::manifest_key(&ObjectKey::new("shop", "cart")),
+        &crate::cluster::rows::WorkloadKind::Deployment.key("shop", "cart"),
         DriftSummary::Fields(1),
     );
     fleet.refresh(&[&a, &c]);
@@ -349,7 +349,10 @@ fn a_context_removed_takes_its_focus_and_selection_and_the_others_move_down() {
     let mut fleet = Fleet {
         focus: Some(2),
         lead: 2,
-        selected_row: Some((2, ObjectKey::new("shop", "web"))),
+        selected_row: Some((
+            2,
+            crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
+        )),
         ..Fleet::default()
     };
     fleet.removed(1);

@@ -203,13 +203,13 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
 
 /// The object `a` accepts and `r` reverts: the selected row's Deployment, or the object the
 /// diff or detail view shows.
-fn revert_target(app: &mut App) -> Option<super::ManifestKey> {
+fn revert_target(app: &mut App) -> Option<crate::manifest::ObjectKey> {
     match &app.screen {
         Screen::Table => {
             app.table.refresh(&app.cache, app.table_height());
-            app.table.selected_key().map(super::drift::manifest_key)
+            app.table.selected_key().cloned()
         }
-        Screen::Detail { key, .. } => Some(super::drift::manifest_key(key)),
+        Screen::Detail { key, .. } => Some(key.clone()),
         Screen::Diff(view) => Some(view.key.clone()),
         Screen::Problems { .. }
         | Screen::Revert(_)
@@ -231,13 +231,13 @@ fn detail_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
     if key.code == KeyCode::Char('u')
         && let Screen::Detail { key: shown, .. } = &app.screen
     {
-        let object = super::drift::manifest_key(shown);
+        let object = shown.clone();
         return app.open_rollback(object);
     }
     let Screen::Detail { key: shown, .. } = &app.screen else {
         return Vec::new();
     };
-    let names: Vec<std::sync::Arc<str>> = super::detail::detail(&app.cache, shown)
+    let names: Vec<crate::manifest::SharedStr> = super::detail::detail(&app.cache, shown)
         .map(|d| d.pods.iter().map(|p| p.key.name.clone()).collect())
         .unwrap_or_default();
     let pods = names.len();
@@ -304,8 +304,7 @@ fn table_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
             }
         }
         KeyCode::Char('d') => {
-            if let Some(key) = t.selected_key() {
-                let key = super::drift::manifest_key(key);
+            if let Some(key) = t.selected_key().cloned() {
                 return app.open_diff(key);
             }
         }
@@ -595,11 +594,12 @@ mod tests {
 
     #[test]
     fn enter_watches_the_namespace_and_esc_stops_it_dropping_late_rows() {
-        use crate::cluster::rows::{ObjectKey, PodRow};
+        use crate::cluster::rows::PodRow;
         use crate::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
+        use crate::manifest::ObjectKey;
         let mut a = app();
         let row = crate::cluster::rows::WorkloadRow {
-            key: ObjectKey::new("shop", "web"),
+            key: crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
             generation: 1,
             observed_generation: 1,
             desired: 1,
@@ -633,7 +633,8 @@ mod tests {
         };
         assert_eq!(namespace, "shop");
         let pod = PodRow {
-            key: ObjectKey::new("shop", "web-1"),
+            key: ObjectKey::new("", "Pod", "shop", "web-1"),
+            owner_kind: None,
             owner: None,
             revision_hash: None,
             phase: "Running".into(),

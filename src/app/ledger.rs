@@ -3,10 +3,11 @@
 //! whatever its drift — `unmanaged` is one — so that the table can show it; an object of another
 //! kind only while it has a manifest (most of a cluster has none). The fetches asked after a
 //! manifest change are noted here too, with whether a watch event overtook each.
+use crate::manifest::ObjectKey;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{DriftSummary, ManifestKey};
+use super::DriftSummary;
 use crate::drift::Attribution;
 
 /// The drift of one object.
@@ -36,24 +37,24 @@ impl ObjectEntry {
 pub struct Ledger {
     /// Keyed by the timeline's own key of each object
     /// ([`super::changes::Changes::shared_key`]), whose strings are the index's.
-    entries: HashMap<Arc<ManifestKey>, ObjectEntry>,
+    entries: HashMap<Arc<ObjectKey>, ObjectEntry>,
     /// Objects fetched after their manifest changed, and whether a watch event of theirs came
     /// since: the answer is then older than the entry and is dropped.
-    fetching: HashMap<ManifestKey, bool>,
+    fetching: HashMap<ObjectKey, bool>,
 }
 
 impl Ledger {
-    pub fn get(&self, key: &ManifestKey) -> Option<&ObjectEntry> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&ObjectEntry> {
         self.entries.get(key)
     }
 
     /// The drift of `key`; not computed when it has no entry.
-    pub fn summary(&self, key: &ManifestKey) -> &DriftSummary {
+    pub fn summary(&self, key: &ObjectKey) -> &DriftSummary {
         const NOT_COMPUTED: &DriftSummary = &DriftSummary::NotComputed;
         self.entries.get(key).map_or(NOT_COMPUTED, |e| &e.summary)
     }
 
-    pub fn contains(&self, key: &ManifestKey) -> bool {
+    pub fn contains(&self, key: &ObjectKey) -> bool {
         self.entries.contains_key(key)
     }
 
@@ -65,7 +66,7 @@ impl Ledger {
         self.entries.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&ManifestKey, &ObjectEntry)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &ObjectEntry)> {
         self.entries.iter().map(|(k, e)| (Arc::as_ref(k), e))
     }
 
@@ -87,9 +88,9 @@ impl Ledger {
     /// Whether the entry changed.
     pub fn set(
         &mut self,
-        key: &ManifestKey,
+        key: &ObjectKey,
         entry: ObjectEntry,
-        shared: impl FnOnce(&ManifestKey) -> Arc<ManifestKey>,
+        shared: impl FnOnce(&ObjectKey) -> Arc<ObjectKey>,
     ) -> bool {
         if entry.summary == DriftSummary::NotComputed {
             return self.entries.remove(key).is_some();
@@ -109,34 +110,34 @@ impl Ledger {
 
     /// Sets `key`'s drift to `summary` alone, under a key of its own (tests and benches set
     /// up the ledger so).
-    pub fn set_summary(&mut self, key: &ManifestKey, summary: DriftSummary) {
+    pub fn set_summary(&mut self, key: &ObjectKey, summary: DriftSummary) {
         self.set(key, ObjectEntry::alone(summary), |key| {
             Arc::new(key.clone())
         });
     }
 
-    pub fn remove(&mut self, key: &ManifestKey) -> Option<ObjectEntry> {
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<ObjectEntry> {
         self.entries.remove(key)
     }
 
-    pub fn retain(&mut self, mut keep: impl FnMut(&ManifestKey, &ObjectEntry) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey, &ObjectEntry) -> bool) {
         self.entries.retain(|k, e| keep(k, e));
     }
 
     /// `key`'s live object is asked for.
-    pub fn asked(&mut self, key: ManifestKey) {
+    pub fn asked(&mut self, key: ObjectKey) {
         self.fetching.insert(key, false);
     }
 
     /// A watch event of `key` came: an answer to a fetch asked before it is older than it.
-    pub fn superseded(&mut self, key: &ManifestKey) {
+    pub fn superseded(&mut self, key: &ObjectKey) {
         if let Some(superseded) = self.fetching.get_mut(key) {
             *superseded = true;
         }
     }
 
     /// The answer for `key` came: whether a watch event overtook it (it is then dropped).
-    pub fn answered(&mut self, key: &ManifestKey) -> bool {
+    pub fn answered(&mut self, key: &ObjectKey) -> bool {
         self.fetching.remove(key) == Some(true)
     }
 

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Command, Flash, Screen};
 use crate::cluster::logs::{LogEnd, LogEvent, LogLine, LogRequest};
-use crate::cluster::rows::ObjectKey;
+use crate::manifest::ObjectKey;
 
 /// The most lines the view keeps; older ones are dropped (and counted).
 pub const MAX_LINES: usize = 10_000;

@@ -21,12 +21,12 @@ fn log_app(lines: usize) -> App {
         jiff::Timestamp::UNIX_EPOCH,
     );
     let back = Screen::Detail {
-        key: ObjectKey::new("shop", "web"),
+        key: crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
         scroll: 3,
     };
     app.screen = back;
     app.open_over(Screen::Log(Box::new(LogView::new(
-        ObjectKey::new("shop", "web-1"),
+        crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web-1"),
         None,
     ))));
     app.log_epoch = 7;
@@ -133,7 +133,7 @@ fn esc_goes_back_to_the_detail_where_it_was_and_stops_the_stream() {
     assert_eq!(
         app.screen,
         Screen::Detail {
-            key: ObjectKey::new("shop", "web"),
+            key: crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
             scroll: 3
         }
     );

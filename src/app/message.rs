@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 
-use super::{Flash, ManifestKey, Stalled, accept, objects, revert};
+use super::{Flash, Stalled, accept, objects, revert};
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::{Fetched, FetchedObject, Wanted};
-use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::ClusterMessage;
 use crate::manifest::ManifestIndex;
+use crate::manifest::ObjectKey;
 use crate::manifest::reload::FileChange;
 
 /// Everything that can happen to the app, from any source.
@@ -83,7 +83,7 @@ pub enum Message {
     AcceptReady(Box<accept::AcceptFetched>),
     /// The end of `Command::Accept`: what was committed, or why nothing was.
     Accepted {
-        key: ManifestKey,
+        key: ObjectKey,
         result: Result<String, String>,
     },
     /// The server-side dry run for `Command::PreviewRevert` (the error as the headless command
@@ -100,7 +100,7 @@ pub enum Message {
     /// This context's reading of an object for the fleet's compare view (`Command::Compare`):
     /// the object and its manifest here, or why it could not be read.
     CompareRead {
-        key: ManifestKey,
+        key: ObjectKey,
         result: Result<Box<crate::drift::fleet::Reading>, String>,
     },
     /// What the log stream of `Command::OpenLog` tagged `epoch` read or met.
@@ -165,11 +165,11 @@ pub enum Command {
     WatchObjects(Vec<ServedKind>),
     /// GET one object (in its manifest's `apiVersion`) for the diff view; answer with
     /// `Message::DiffFetched`.
-    FetchDiff(ManifestKey, String),
+    FetchDiff(ObjectKey, String),
     /// GET one object, read its manifest `file` and ask git about it (under the manifests
     /// `root`) for the accept view; answer with `Message::AcceptReady`.
     PrepareAccept {
-        key: ManifestKey,
+        key: ObjectKey,
         api_version: String,
         file: std::path::PathBuf,
         root: std::path::PathBuf,
@@ -181,7 +181,7 @@ pub enum Command {
     /// paths; every field offered when `None`) into its chart's values file of `index`, and read
     /// that file and ask git about it; answer with `Message::AcceptReady`.
     PrepareChartAccept {
-        key: ManifestKey,
+        key: ObjectKey,
         api_version: String,
         index: accept::SharedIndex,
         only: Option<Vec<String>>,
@@ -190,12 +190,12 @@ pub enum Command {
     /// with `Message::RollbackPlanned`.
     PlanRollback {
         id: u64,
-        key: ManifestKey,
+        key: ObjectKey,
     },
     /// Carry out the plan of view `id`; answer with `Message::RolledBack`.
     Rollback {
         id: u64,
-        key: ManifestKey,
+        key: ObjectKey,
     },
     /// Check the live values again, write the file and commit it; answer with
     /// `Message::Accepted`.
@@ -204,12 +204,12 @@ pub enum Command {
     /// `Message::RevertPreviewed` tagged `id`.
     PreviewRevert {
         id: u64,
-        key: ManifestKey,
+        key: ObjectKey,
     },
     /// Revert `key` as previewed under `id`; answer with `Message::Reverted`.
     Revert {
         id: u64,
-        key: ManifestKey,
+        key: ObjectKey,
     },
     /// Stream a container's log (replacing any log stream), answering with `Message::Log`
     /// tagged `epoch`.
@@ -222,7 +222,7 @@ pub enum Command {
     /// Read one object (in `api_version`) as this cluster has it, with its manifest here, for
     /// the fleet's compare view; answer with `Message::CompareRead`.
     Compare {
-        key: ManifestKey,
+        key: ObjectKey,
         api_version: String,
     },
 }

@@ -67,15 +67,11 @@ use jiff::Timestamp;
 
 use crate::cluster::client::NamespaceScope;
 use crate::cluster::live::LiveKinds;
-use crate::cluster::rows::ObjectKey;
 use crate::cluster::watch::WatchHealth;
 use crate::manifest::ManifestIndex;
+use crate::manifest::ObjectKey;
 use cache::{ClusterCache, WorkloadEntry};
 use table::TableView;
-
-/// The identity of an object of any kind (group, kind, namespace, name); the table's rows use
-/// the shorter [`ObjectKey`] of a Deployment.
-pub type ManifestKey = crate::manifest::ObjectKey;
 
 /// The drift slot of a row; filled by the drift engine once it lands.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -137,7 +133,7 @@ pub struct App {
     charts_asked: u64,
     /// The objects whose release a `helm upgrade` with git's values would change (git's render
     /// of their chart differs from the release): the HELM cell says `→git`.
-    pub pending_upgrades: std::collections::HashSet<ManifestKey>,
+    pub pending_upgrades: std::collections::HashSet<ObjectKey>,
     /// The kinds the cluster serves for the manifests and their schemas, once mapped.
     pub kinds: Option<LiveKinds>,
     /// Objects of the other kinds of the manifests.
@@ -270,7 +266,7 @@ impl App {
                 .cloned()
                 .collect();
             for key in keys {
-                let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+                let Some(entry) = self.cache.workloads.get_mut(&key) else {
                     continue;
                 };
                 if entry.explain_at().is_some_and(|at| at <= self.now)
@@ -306,7 +302,7 @@ impl App {
 
     /// The drift of a table row.
     pub fn drift_of(&self, key: &ObjectKey) -> &DriftSummary {
-        self.ledger.summary(&drift::manifest_key(key))
+        self.ledger.summary(key)
     }
 }
 

@@ -2,12 +2,13 @@
 //! their watch events arrive (the extract is compared and dropped, never kept), the missing ones
 //! once their kind's first list ended, and the mapping of the manifests' kinds through discovery
 //! that comes first (which kinds the cluster serves, their schemas).
+use crate::manifest::ObjectKey;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::drift::{Via, summarize};
 use super::ledger::ObjectEntry;
-use super::{App, Command, DriftSummary, Flash, ManifestKey};
+use super::{App, Command, DriftSummary, Flash};
 use crate::cluster::kinds::ServedKind;
 use crate::cluster::live::LiveKinds;
 use crate::cluster::watch::{ObjectKind, ObjectRow, WatchHealth, WatchUpdate};
@@ -20,7 +21,7 @@ pub struct Objects {
     /// kind is called missing).
     pub kinds: BTreeMap<Arc<ObjectKind>, bool>,
     /// The keys with a manifest seen by a relist under way, per kind (the others are gone).
-    relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ManifestKey>>,
+    relisting: BTreeMap<Arc<ObjectKind>, BTreeSet<ObjectKey>>,
     /// Lists ended so far, all kinds (the runtime gives freed memory back after each).
     pub lists_done: u64,
 }
@@ -35,7 +36,7 @@ pub struct MappedKinds {
 
 impl App {
     /// Whether `key` is of one of the table's kinds (the workloads).
-    pub fn is_row_kind(key: &ManifestKey) -> bool {
+    pub fn is_row_kind(key: &ObjectKey) -> bool {
         crate::cluster::rows::WorkloadKind::of_kind(&key.group, &key.kind).is_some()
     }
 
@@ -145,20 +146,11 @@ impl App {
 
     /// Whether a manifest of `key` is in the namespace scope (cluster-scoped ones when every
     /// namespace is watched).
-    pub(super) fn object_in_scope(&self, key: &ManifestKey) -> bool {
+    pub(super) fn object_in_scope(&self, key: &ObjectKey) -> bool {
         match self.scope.as_namespace() {
             None => true,
             Some(ns) => key.namespace == ns,
         }
-    }
-
-    fn key_of(kind: &ObjectKind, row: &crate::cluster::rows::ObjectKey) -> ManifestKey {
-        let namespace = if kind.namespaced {
-            row.namespace.as_ref()
-        } else {
-            ""
-        };
-        ManifestKey::new(&kind.group, &kind.kind, namespace, &row.name)
     }
 
     /// A batch of watch events of one kind: each object with a manifest is compared.
@@ -184,11 +176,11 @@ impl App {
                 WatchUpdate::Apply(row) | WatchUpdate::InitApply(row) => {
                     // The manifest's own key is kept: it shares its strings with the index,
                     // where a new key would scatter small allocations that outlive the list.
-                    let Some(key) = self.manifests.as_ref().and_then(|index| {
-                        index
-                            .get(&Self::key_of(&kind, &row.key))
-                            .map(|m| m.key.clone())
-                    }) else {
+                    let Some(key) = self
+                        .manifests
+                        .as_ref()
+                        .and_then(|index| index.get(&row.key).map(|m| m.key.clone()))
+                    else {
                         continue;
                     };
                     if let Some(seen) = self.objects.relisting.get_mut(&kind) {
@@ -215,16 +207,15 @@ impl App {
                         changed |= self.set_entry(&key, entry);
                     }
                 }
-                WatchUpdate::Delete(row) => {
+                WatchUpdate::Delete(key) => {
                     changed = true;
-                    let key = Self::key_of(&kind, &row);
                     self.ledger.superseded(&key);
                     self.gone(key);
                 }
                 WatchUpdate::InitDone => {
                     changed = true;
                     let seen = self.objects.relisting.remove(&kind).unwrap_or_default();
-                    let gone: Vec<ManifestKey> = self
+                    let gone: Vec<ObjectKey> = self
                         .ledger
                         .iter()
                         .filter(|&(key, entry)| {
@@ -257,21 +248,21 @@ impl App {
     }
 
     /// The drift of any object: a workload's row, or an object of a watched kind.
-    pub fn drift_of_object(&self, key: &ManifestKey) -> DriftSummary {
+    pub fn drift_of_object(&self, key: &ObjectKey) -> DriftSummary {
         self.ledger.summary(key).clone()
     }
 
     /// The GitOps owners of an object (a row's or a watched object's), as their reconcilers when
     /// read (else as not read yet).
-    pub fn reconcilers_of(&self, key: &ManifestKey) -> Vec<crate::gitops::Reconciler> {
-        let owners: Vec<crate::gitops::Owner> = match super::drift::row_key(key) {
-            Some(row) => self
+    pub fn reconcilers_of(&self, key: &ObjectKey) -> Vec<crate::gitops::Reconciler> {
+        let owners: Vec<crate::gitops::Owner> = match Self::is_row_kind(key) {
+            true => self
                 .cache
                 .workloads
-                .get(&row)
+                .get(key)
                 .map(|e| e.row.owners.clone())
                 .unwrap_or_default(),
-            None => self
+            false => self
                 .ledger
                 .get(key)
                 .map(|e| e.owners.clone())
@@ -292,14 +283,14 @@ impl App {
     }
 
     /// When the newest of an object's drifted fields was changed, if its writer said.
-    pub fn drift_changed_at(&self, key: &ManifestKey) -> Option<jiff::Timestamp> {
+    pub fn drift_changed_at(&self, key: &ObjectKey) -> Option<jiff::Timestamp> {
         let time = self.ledger.get(key)?.newest.as_ref()?.time.clone();
         time?.parse().ok()
     }
 
     /// Remember the drift of an object computed elsewhere (the diff view), of a workload or a
     /// watched kind, while it has an entry or a manifest.
-    pub(crate) fn set_object_drift(&mut self, key: &ManifestKey, drift: &ObjectDrift) {
+    pub(crate) fn set_object_drift(&mut self, key: &ObjectKey, drift: &ObjectDrift) {
         if !self.ledger.contains(key) && !self.has_manifest(key) {
             return;
         }

@@ -523,9 +523,8 @@ mod tests {
 
     #[test]
     fn a_picker_opened_over_a_detail_returns_to_it_unless_the_scope_changes() {
-        use crate::cluster::rows::ObjectKey;
         let mut a = app(NamespaceScope::One("shop".into()));
-        let web = ObjectKey::new("shop", "web");
+        let web = crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web");
         a.open_detail(web.clone());
         a.screen = Screen::Detail {
             key: web.clone(),

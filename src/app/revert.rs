@@ -2,9 +2,10 @@
 //! server-side dry run asked of the runtime, the preview shown, the confirmation, and the outcome
 //! (the detail view of the Deployment, to watch the rollout back). Every answer carries the id of
 //! the view that asked, so an answer for a view already closed is dropped.
+use crate::manifest::ObjectKey;
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Command, DriftSummary, Flash, ManifestKey, Screen};
+use super::{App, Command, DriftSummary, Flash, Screen};
 use crate::cluster::revert::{Preview, RevertError};
 use crate::manifest::ManifestObject;
 use crate::revert::plan::PreviewLine;
@@ -65,7 +66,7 @@ impl PreviewShown {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevertDone {
     /// The object reverted.
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     /// Labels of the fields added live that were removed.
     pub removed: Vec<String>,
     /// Labels of fields planned for removal that someone else changed meanwhile: left as they are.
@@ -90,7 +91,7 @@ pub enum RevertStage {
 pub struct RevertView {
     /// Answers for another id belong to a view closed since.
     pub id: u64,
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     /// Where the manifest is: `path:line`.
     pub place: String,
     pub stage: RevertStage,
@@ -137,7 +138,7 @@ pub fn reverted_text(object: &str, place: &str) -> String {
 impl App {
     /// `r` on `key`: open the revert view and ask for the dry run, or say why there is nothing to
     /// revert. Read-only: nothing happens (the key is not offered).
-    pub fn open_revert(&mut self, key: ManifestKey) -> Vec<Command> {
+    pub fn open_revert(&mut self, key: ObjectKey) -> Vec<Command> {
         if self.readonly {
             return Vec::new();
         }
@@ -249,7 +250,7 @@ impl App {
                 }
                 // A Deployment's detail opens, to watch its rollout back; another kind's view
                 // closes to where it was opened from.
-                let commands = match open.as_ref().and_then(super::drift::row_key) {
+                let commands = match open.clone().filter(Self::is_row_kind) {
                     Some(row) => self.open_detail(row),
                     None if open.is_some() => {
                         if let Screen::Revert(_) = &self.screen {

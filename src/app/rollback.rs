@@ -4,9 +4,10 @@
 //! lines — the fields that change, where the bad values came from, the commit's diff and the
 //! server's dry run — and, once done, goes back to the detail view, where the rollout back is
 //! watched as any other.
+use crate::manifest::ObjectKey;
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::{App, Command, Flash, ManifestKey, Screen};
+use super::{App, Command, Flash, Screen};
 
 /// Where the rollback view is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub enum RollbackStage {
 pub struct RollbackView {
     /// Answers for another id belong to a view closed since.
     pub id: u64,
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub stage: RollbackStage,
     /// First line on screen.
     pub scroll: usize,
@@ -41,7 +42,7 @@ pub type PlanShown = (Vec<String>, String, bool);
 
 impl App {
     /// `u` on `key`: plan its rollback to the previous revision. Read-only: said, nothing else.
-    pub fn open_rollback(&mut self, key: ManifestKey) -> Vec<Command> {
+    pub fn open_rollback(&mut self, key: ObjectKey) -> Vec<Command> {
         if self.readonly {
             self.flash = Some(Flash {
                 text: "rollback is disabled: kdrift runs read-only".to_owned(),

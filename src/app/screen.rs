@@ -2,8 +2,9 @@
 //! table and the detail view (the other views open and close in their own files).
 use super::watch::DETAIL_KINDS;
 use super::{App, Command, accept, changes, diff, drift_list, logs, picker, revert};
-use crate::cluster::rows::{ObjectKey, WorkloadKind};
+use crate::cluster::rows::WorkloadKind;
 use crate::cluster::watch::WatchHealth;
+use crate::manifest::ObjectKey;
 
 /// Which screen is showing.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use jiff::Timestamp;
 
 use super::App;
-use crate::cluster::rows::ObjectKey;
+use crate::manifest::ObjectKey;
 
 /// A row whose rollout stalled or lacks ready pods: its pods are asked why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl App {
             && deadline <= self.now
         {
             self.stalls.pop_first();
-            let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+            let Some(entry) = self.cache.workloads.get_mut(&key) else {
                 continue;
             };
             let before = self.table.placement(entry);
@@ -48,7 +48,7 @@ impl App {
     /// stalled row's stuck reason becomes the pods' state (`stuck: CrashLoopBackOff`).
     pub(super) fn stalls_explained(&mut self, explained: Vec<(ObjectKey, Option<String>)>) {
         for (key, why) in explained {
-            let Some(entry) = self.cache.workloads.set_mut(key.kind).get_mut(&key) else {
+            let Some(entry) = self.cache.workloads.get_mut(&key) else {
                 continue;
             };
             let before = self.table.placement(entry);

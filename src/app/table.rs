@@ -12,7 +12,8 @@ use std::ops::Bound;
 use jiff::Timestamp;
 
 use super::cache::{ClusterCache, WorkloadEntry};
-use crate::cluster::rows::{ObjectKey, WorkloadKind};
+use crate::cluster::rows::WorkloadKind;
+use crate::manifest::ObjectKey;
 use crate::rollout::RolloutPhase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,8 +53,32 @@ const MISSING: Rank = Rank {
     newest_first: Reverse(None),
 };
 
-/// A range of places in a table (rank, then key): where it starts and where it ends.
-pub type PlaceRange<'a> = (Bound<&'a (Rank, ObjectKey)>, Bound<&'a (Rank, ObjectKey)>);
+/// A row's key in the table's order: namespace, then name, then kind (kubectl's `get -A` order;
+/// the key's own order puts the kind first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByName(pub ObjectKey);
+
+impl Ord for ByName {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (&self.0, &other.0);
+        (&a.namespace, &a.name)
+            .cmp(&(&b.namespace, &b.name))
+            .then_with(|| WorkloadKind::of_key(a).cmp(&WorkloadKind::of_key(b)))
+            .then_with(|| a.cmp(b))
+    }
+}
+
+impl PartialOrd for ByName {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A row's place in a table: its rank, then its key.
+pub type Place = (Rank, ByName);
+
+/// A range of places in a table: where it starts and where it ends.
+pub type PlaceRange<'a> = (Bound<&'a Place>, Bound<&'a Place>);
 
 /// What the table needs to know of one row to place it: computed before and after an update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +97,7 @@ pub struct TableView {
     /// The kind shown (`:deploy`, `:sts`, `:ds`), or every workload kind (`:workloads`).
     pub kind: Option<WorkloadKind>,
     /// The rows shown, in order.
-    order: BTreeSet<(Rank, ObjectKey)>,
+    order: BTreeSet<Place>,
     pub selected: usize,
     /// Index of the first row on screen.
     pub offset: usize,
@@ -124,7 +149,7 @@ impl TableView {
             },
         };
         let needle = self.filter.trim().to_ascii_lowercase();
-        let shown = self.kind.is_none_or(|k| k == e.row.key.kind)
+        let shown = self.kind.is_none_or(|k| k == e.row.kind())
             && (needle.is_empty() || matches_filter(e, &needle) || self.context_matches(&needle));
         Placement {
             rank,
@@ -147,10 +172,10 @@ impl TableView {
         self.stuck = (self.stuck + usize::from(after.is_some_and(|p| p.stuck)))
             .saturating_sub(usize::from(before.is_some_and(|p| p.stuck)));
         if let Some(b) = before.filter(|b| b.shown) {
-            self.order.remove(&(b.rank, key.clone()));
+            self.order.remove(&(b.rank, ByName(key.clone())));
         }
         if let Some(a) = after.filter(|a| a.shown) {
-            self.order.insert((a.rank, key.clone()));
+            self.order.insert((a.rank, ByName(key.clone())));
         }
         self.moved = true;
     }
@@ -172,7 +197,7 @@ impl TableView {
 
     /// The keys of rows `start..start + count`, in order (costs the rows skipped, not the table).
     pub fn window(&self, start: usize, count: usize) -> impl Iterator<Item = &ObjectKey> {
-        self.order.iter().skip(start).take(count).map(|(_, k)| k)
+        self.order.iter().skip(start).take(count).map(|(_, k)| &k.0)
     }
 
     pub fn key_at(&self, index: usize) -> Option<&ObjectKey> {
@@ -185,25 +210,25 @@ impl TableView {
 
     /// The rows shown with their places, in order: the fleet's table merges the tables of its
     /// contexts by these ([`super::fleet`]).
-    pub fn ranked(&self) -> impl Iterator<Item = &(Rank, ObjectKey)> {
+    pub fn ranked(&self) -> impl Iterator<Item = &Place> {
         self.order.iter()
     }
 
     /// The place of row `key` in the order shown, if it is shown.
-    pub fn place_of(&self, cache: &ClusterCache, key: &ObjectKey) -> Option<&(Rank, ObjectKey)> {
+    pub fn place_of(&self, cache: &ClusterCache, key: &ObjectKey) -> Option<&Place> {
         let rank = match cache.workloads.get(key) {
             Some(entry) => self.placement(entry).rank,
             None => MISSING,
         };
-        self.order.get(&(rank, key.clone()))
+        self.order.get(&(rank, ByName(key.clone())))
     }
 
     /// The rows shown from place `from` to place `to`, in order.
     pub fn ranked_in<'a>(
         &'a self,
         (from, to): PlaceRange<'a>,
-    ) -> impl DoubleEndedIterator<Item = &'a (Rank, ObjectKey)> {
-        self.order.range::<(Rank, ObjectKey), _>((from, to))
+    ) -> impl DoubleEndedIterator<Item = &'a Place> {
+        self.order.range::<Place, _>((from, to))
     }
 
     /// Select the row of `key` (its index is found at the next [`Self::refresh`]).
@@ -245,7 +270,7 @@ impl TableView {
                     Some(entry) => self.placement(entry).rank,
                     None => MISSING,
                 };
-                let item = (rank, key.clone());
+                let item = (rank, ByName(key.clone()));
                 self.order
                     .contains(&item)
                     .then(|| self.order.range(..item).count())
@@ -276,20 +301,20 @@ impl TableView {
             let place = self.placement(e);
             stuck += usize::from(place.stuck);
             if place.shown {
-                order.insert((place.rank, e.row.key.clone()));
+                order.insert((place.rank, ByName(e.row.key.clone())));
             }
         }
         self.stuck = stuck;
         let needle = self.filter.trim().to_ascii_lowercase();
         for k in &self.missing {
-            let shown = self.kind.is_none_or(|kind| kind == k.kind)
+            let shown = self.kind.is_none_or(|kind| kind == WorkloadKind::of_row(k))
                 && (needle.is_empty()
                     || self.context_matches(&needle)
                     || contains_ignore_case(&k.name, &needle)
                     || contains_ignore_case(&k.namespace, &needle)
                     || "missing".contains(needle.as_str()));
             if shown {
-                order.insert((MISSING, k.clone()));
+                order.insert((MISSING, ByName(k.clone())));
             }
         }
         self.order = order;
@@ -332,7 +357,7 @@ mod tests {
             });
         }
         WorkloadRow {
-            key: ObjectKey::new(ns, name),
+            key: crate::cluster::rows::WorkloadKind::Deployment.key(ns, name),
             generation: 1,
             observed_generation: 1,
             desired: 2,
@@ -507,7 +532,9 @@ mod tests {
         apply(
             &mut c,
             &mut t,
-            WatchUpdate::Delete(ObjectKey::new("auth", "login")),
+            WatchUpdate::Delete(
+                crate::cluster::rows::WorkloadKind::Deployment.key("auth", "login"),
+            ),
         );
         t.refresh(&c, 10);
         assert_eq!(names(&t), ["shop/cart", "shop/web"]);
@@ -552,7 +579,7 @@ mod tests {
             for (ns, name, stuck, secs, delete) in updates {
                 let (ns, name) = (format!("n{ns}"), format!("d{name}"));
                 let u = if delete {
-                    WatchUpdate::Delete(ObjectKey::new(ns, name))
+                    WatchUpdate::Delete(crate::cluster::rows::WorkloadKind::Deployment.key(&ns, &name))
                 } else {
                     WatchUpdate::Apply(deploy(&ns, &name, stuck, secs).into())
                 };

@@ -22,7 +22,7 @@ mod stall_tests {
             max_surge: None,
         };
         WorkloadRow {
-            key: ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent"),
+            key: WorkloadKind::DaemonSet.key("platform", "agent"),
             generation: 2,
             observed_generation: 2,
             desired: 3,
@@ -42,7 +42,7 @@ mod stall_tests {
     }
 
     fn send(app: &mut App, row: WorkloadRow) {
-        let kind = row.key.kind;
+        let kind = row.kind();
         update(
             app,
             Message::Cluster(ClusterMessage {
@@ -54,7 +54,7 @@ mod stall_tests {
 
     fn phase(app: &mut App) -> RolloutPhase {
         app.prepare_frame();
-        let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent");
+        let key = WorkloadKind::DaemonSet.key("platform", "agent");
         app.cache.workloads.get(&key).unwrap().rollout.phase.clone()
     }
 
@@ -155,7 +155,7 @@ mod stall_tests {
         assert_eq!(message, "no progress for 10m: 1 of 3 updated, 2 ready");
         assert_eq!(app.table.stuck, 1);
         // The frame that showed it asked the pods why; their answer names the reason.
-        let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent");
+        let key = WorkloadKind::DaemonSet.key("platform", "agent");
         update(
             &mut app,
             Message::StallsExplained(vec![(
@@ -198,7 +198,7 @@ mod stall_tests {
         assert_eq!(
             stalled,
             &[Stalled {
-                key: ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "agent"),
+                key: WorkloadKind::DaemonSet.key("platform", "agent"),
                 desired: 3,
                 ready: 2
             }]
@@ -210,7 +210,7 @@ mod stall_tests {
     fn a_deployment_never_stalls_by_kdrift_clock() {
         let mut app = app();
         let mut row = daemonset(1, 2);
-        row.key = ObjectKey::new("shop", "web");
+        row.key = crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web");
         row.facts = KindFacts::Deployment;
         row.replicas = 4;
         send(&mut app, row);
@@ -225,22 +225,19 @@ mod row_kind_tests {
     use crate::cluster::rows::WorkloadKind;
 
     #[test]
-    fn a_statefulset_manifest_key_finds_its_row_drift_not_a_deployment_of_that_name() {
+    fn a_statefulset_key_finds_its_row_drift_not_a_deployment_of_that_name() {
         let mut app = super::stall_tests::app();
-        let sts = ObjectKey::workload(WorkloadKind::StatefulSet, "payments", "db");
+        let sts = WorkloadKind::StatefulSet.key("payments", "db");
+        app.ledger.set_summary(&sts, DriftSummary::Fields(1));
         app.ledger.set_summary(
-            &crate::app::drift::manifest_key(&sts.clone()),
-            DriftSummary::Fields(1),
-        );
-        app.ledger.set_summary(
-            &crate::app::drift::manifest_key(&ObjectKey::new("payments", "db")),
+            &crate::cluster::rows::WorkloadKind::Deployment.key("payments", "db"),
             DriftSummary::InSync,
         );
-        let manifest = drift::manifest_key(&sts);
-        assert_eq!(manifest.kind.as_str(), "StatefulSet");
-        assert_eq!(drift::row_key(&manifest), Some(sts));
+        let manifest = ObjectKey::new("apps", "StatefulSet", "payments", "db");
+        assert_eq!(manifest, sts);
+        assert_eq!(app.drift_of(&sts), &DriftSummary::Fields(1));
         assert_eq!(app.drift_of_object(&manifest), DriftSummary::Fields(1));
-        let deployment = ManifestKey::new("apps", "Deployment", "payments", "db");
+        let deployment = ObjectKey::new("apps", "Deployment", "payments", "db");
         assert_eq!(app.drift_of_object(&deployment), DriftSummary::InSync);
     }
 }

@@ -8,10 +8,11 @@ use jiff::Timestamp;
 use super::cache::{self, Change, WorkloadEntry, workload_update};
 use super::{App, note_owners};
 use crate::cluster::live::LiveRow;
-use crate::cluster::rows::{ObjectKey, WorkloadKind};
+use crate::cluster::rows::WorkloadKind;
 use crate::cluster::watch::{
     ClusterEvent, ClusterMessage, ObjectKind, WatchHealth, WatchUpdate, WatchedKind,
 };
+use crate::manifest::ObjectKey;
 
 /// A watcher whose health the app keeps, in its one health map ([`App::health`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use super::live::LiveRow;
-use super::rows::{EventRow, Keyed, ObjectKey, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
+use super::rows::{EventRow, Keyed, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow};
+use crate::manifest::ObjectKey;
 
 /// Which watcher a message comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

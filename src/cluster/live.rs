@@ -13,11 +13,11 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::value::RawValue;
 
 use super::read::{self, Reader};
-use super::rows::{ObjectKey, PodRow, WorkloadKind, WorkloadRow};
+use super::rows::{PodRow, WorkloadKind, WorkloadRow};
 use super::slim::{SlimDaemonSet, SlimDeployment, SlimStatefulSet};
 use crate::drift::LiveObject;
 use crate::drift::live::LiveError;
-use crate::manifest::ObjectKey as ManifestKey;
+use crate::manifest::{ObjectKey, SharedStr};
 
 /// A workload as the table watcher decodes it: the slim fields for the row (`S`, one type per
 /// kind) and the object's JSON text, read into a drift extract only if the app has a manifest
@@ -162,10 +162,10 @@ impl super::rows::Keyed for LiveRow {
 
 /// The result of fetching one object: its JSON text, `Ok(None)` when it does not exist
 /// (missing), `Err` with the reason when it could not be fetched.
-pub type Fetched = (ManifestKey, Result<Option<LiveJson>, String>);
+pub type Fetched = (ObjectKey, Result<Option<LiveJson>, String>);
 
 /// An object to fetch, and the `apiVersion` to read it in (its manifest's).
-pub type Wanted = (ManifestKey, String);
+pub type Wanted = (ObjectKey, String);
 
 /// More wanted objects than this in one namespace: one list instead of a GET each.
 const LIST_THRESHOLD: usize = 8;
@@ -200,7 +200,7 @@ pub async fn fetch(
     in_flight: usize,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
-    let mut by_kind: BTreeMap<(String, String), Vec<ManifestKey>> = BTreeMap::new();
+    let mut by_kind: BTreeMap<(String, String), Vec<ObjectKey>> = BTreeMap::new();
     for (key, api_version) in wanted {
         by_kind
             .entry((api_version, key.kind.to_string()))
@@ -253,7 +253,7 @@ struct Kind<'a> {
 async fn fetch_kind(
     client: &Client,
     kind: Kind<'_>,
-    keys: Vec<ManifestKey>,
+    keys: Vec<ObjectKey>,
     in_flight: usize,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
@@ -262,7 +262,7 @@ async fn fetch_kind(
         let all = Reader::of(client, kind.resource, None);
         return list_matching(&all, kind, "every namespace", keys, deliver).await;
     }
-    let mut by_namespace: BTreeMap<String, Vec<ManifestKey>> = BTreeMap::new();
+    let mut by_namespace: BTreeMap<String, Vec<ObjectKey>> = BTreeMap::new();
     for key in keys {
         by_namespace
             .entry(key.namespace.to_string())
@@ -310,7 +310,7 @@ async fn fetch_kind(
 }
 
 /// ` in "NAMESPACE"`, or nothing for a cluster-scoped object.
-fn in_namespace(key: &ManifestKey) -> String {
+fn in_namespace(key: &ObjectKey) -> String {
     if key.namespace.is_empty() {
         String::new()
     } else {
@@ -324,10 +324,10 @@ async fn list_matching(
     reader: &Reader,
     kind: Kind<'_>,
     place: &str,
-    keys: Vec<ManifestKey>,
+    keys: Vec<ObjectKey>,
     deliver: &mut (impl FnMut(Vec<Fetched>) + Send),
 ) {
-    let mut wanted: std::collections::HashSet<ManifestKey> = keys.into_iter().collect();
+    let mut wanted: std::collections::HashSet<ObjectKey> = keys.into_iter().collect();
     let mut params = ListParams::default().limit(read::PAGE);
     loop {
         match reader.page_as::<LiveAny>(&params).await {
@@ -338,7 +338,7 @@ async fn list_matching(
                         true => object.metadata.namespace.as_deref().unwrap_or_default(),
                         false => "",
                     };
-                    let probe = ManifestKey::new(
+                    let probe = ObjectKey::new(
                         &kind.resource.group,
                         &kind.resource.kind,
                         namespace,
@@ -544,7 +544,7 @@ pub async fn pods_of_workloads(
 ) -> Vec<(ObjectKey, Option<Vec<PodRow>>)> {
     use k8s_openapi::api::core::v1::Pod;
     type Listed = Option<Vec<(PodRow, Option<String>)>>;
-    let mut pods_of: BTreeMap<std::sync::Arc<str>, Listed> = BTreeMap::new();
+    let mut pods_of: BTreeMap<SharedStr, Listed> = BTreeMap::new();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         if !pods_of.contains_key(&key.namespace) {
@@ -587,13 +587,13 @@ pub async fn pods_of_workloads(
 
 /// Whether `pod` (with its `pod-template-hash`, if any) belongs to the workload `key`.
 fn owned_by(pod: &PodRow, hash: Option<&str>, key: &ObjectKey) -> bool {
-    if pod.key.kind != key.kind {
+    let Some(kind) = WorkloadKind::of_key(key).filter(|kind| pod.owner_kind == Some(*kind)) else {
         return false;
-    }
+    };
     let Some(owner) = pod.owner.as_deref() else {
         return false;
     };
-    match key.kind {
+    match kind {
         WorkloadKind::Deployment => hash.is_some_and(|hash| {
             owner.strip_suffix(hash).and_then(|o| o.strip_suffix('-')) == Some(&*key.name)
         }),

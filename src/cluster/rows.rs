@@ -1,8 +1,7 @@
 //! Slim rows: only what the screen needs from each API object, never the whole object, so that
 //! 10,000 Deployments fit in a few tens of MB. Mapping is pure (tested on captured responses).
-use crate::manifest::SharedStr;
+use crate::manifest::{ObjectKey, SharedStr};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ControllerRevision, ReplicaSet};
@@ -79,45 +78,70 @@ impl WorkloadKind {
     }
 }
 
-/// Namespace and name (and, for the table's rows, the workload kind): how every row is keyed.
-/// Shared strings, so the table's sorted key list costs no allocation per row. Rows of pods,
-/// ReplicaSets and events carry the default kind.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
-    /// Last, so that the table's name order stays namespace, then name.
-    pub kind: WorkloadKind,
+/// The group and kind words of the rows' keys, interned once: every row's key holds them, and
+/// the interner takes a lock.
+struct Words {
+    core: SharedStr,
+    apps: SharedStr,
+    workloads: [SharedStr; 3],
+    replicaset: SharedStr,
+    revision: SharedStr,
+    pod: SharedStr,
+    event: SharedStr,
 }
 
-impl ObjectKey {
-    pub fn new(namespace: impl Into<Arc<str>>, name: impl Into<Arc<str>>) -> ObjectKey {
-        ObjectKey::workload(WorkloadKind::Deployment, namespace, name)
-    }
+fn words() -> &'static Words {
+    static WORDS: std::sync::OnceLock<Words> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| Words {
+        core: SharedStr::interned(""),
+        apps: SharedStr::interned("apps"),
+        workloads: WorkloadKind::ALL.map(|kind| SharedStr::interned(kind.kind())),
+        replicaset: SharedStr::interned("ReplicaSet"),
+        revision: SharedStr::interned("ControllerRevision"),
+        pod: SharedStr::interned("Pod"),
+        event: SharedStr::interned("Event"),
+    })
+}
 
-    /// The key of a workload of `kind`.
-    pub fn workload(
-        kind: WorkloadKind,
-        namespace: impl Into<Arc<str>>,
-        name: impl Into<Arc<str>>,
-    ) -> ObjectKey {
+impl WorkloadKind {
+    /// The key of the workload of this kind named `name` in `namespace` (its group and kind
+    /// words shared with every other such key).
+    pub fn key(self, namespace: &str, name: &str) -> ObjectKey {
+        let words = words();
         ObjectKey {
+            group: words.apps.clone(),
+            // ALL lists the kinds in their declared order.
+            kind: words.workloads[self as usize].clone(),
             namespace: namespace.into(),
             name: name.into(),
-            kind,
         }
     }
 
-    fn of(meta: &ObjectMeta) -> ObjectKey {
-        ObjectKey::of_kind(WorkloadKind::Deployment, meta)
+    /// The workload kind of `key`, if it is a workload's.
+    pub fn of_key(key: &ObjectKey) -> Option<WorkloadKind> {
+        WorkloadKind::of_kind(&key.group, &key.kind)
     }
 
-    fn of_kind(kind: WorkloadKind, meta: &ObjectMeta) -> ObjectKey {
-        ObjectKey::workload(
-            kind,
+    /// The kind of a table row's key (a workload's: the table holds no other).
+    pub fn of_row(key: &ObjectKey) -> WorkloadKind {
+        WorkloadKind::of_key(key).unwrap_or_default()
+    }
+
+    fn key_of(self, meta: &ObjectMeta) -> ObjectKey {
+        self.key(
             meta.namespace.as_deref().unwrap_or_default(),
             meta.name.as_deref().unwrap_or_default(),
         )
+    }
+}
+
+/// The key of an object of `kind` in `group` (words of [`words`]) from its metadata.
+fn key_of(group: &SharedStr, kind: &SharedStr, meta: &ObjectMeta) -> ObjectKey {
+    ObjectKey {
+        group: group.clone(),
+        kind: kind.clone(),
+        namespace: meta.namespace.as_deref().unwrap_or_default().into(),
+        name: meta.name.as_deref().unwrap_or_default().into(),
     }
 }
 
@@ -195,8 +219,10 @@ pub enum KindFacts {
 /// [`ReplicaSetRow::from_controller_revision`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaSetRow {
-    /// Its kind is the owner's: Deployment for a ReplicaSet.
+    /// A ReplicaSet's key, or a ControllerRevision's.
     pub key: ObjectKey,
+    /// The kind of the workload it is a revision of: Deployment for a ReplicaSet.
+    pub owner_kind: WorkloadKind,
     /// The owning Deployment's name, if a Deployment owns it (a ControllerRevision's owner).
     pub owner: Option<String>,
     pub revision: Option<i64>,
@@ -213,8 +239,9 @@ pub struct ReplicaSetRow {
 /// A pod, as the detail view lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodRow {
-    /// Its key's kind is the kind of the workload that owns it (Deployment for a ReplicaSet's).
     pub key: ObjectKey,
+    /// The kind of the workload that owns it (Deployment for a ReplicaSet's), if one does.
+    pub owner_kind: Option<WorkloadKind>,
     /// The owning ReplicaSet's name, or the owning StatefulSet's or DaemonSet's.
     pub owner: Option<String>,
     /// The `controller-revision-hash` label of a StatefulSet's or DaemonSet's pod.
@@ -340,6 +367,11 @@ fn last_change_of(conditions: &[ConditionRow], created: Option<Timestamp>) -> Op
 }
 
 impl WorkloadRow {
+    /// Its kind (its key is a workload's: the constructors below make it so).
+    pub fn kind(&self) -> WorkloadKind {
+        WorkloadKind::of_row(&self.key)
+    }
+
     pub fn from_object(d: &SlimDeployment) -> WorkloadRow {
         let spec = d.spec.as_ref();
         let status = d.status.as_ref();
@@ -363,7 +395,7 @@ impl WorkloadRow {
             .unwrap_or_default();
         let created = created_of(&d.metadata);
         WorkloadRow {
-            key: ObjectKey::of(&d.metadata),
+            key: WorkloadKind::Deployment.key_of(&d.metadata),
             generation: d.metadata.generation.unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation).unwrap_or(0),
             desired: spec.and_then(|s| s.replicas).unwrap_or(1),
@@ -386,7 +418,7 @@ impl WorkloadRow {
         let f = StatefulSetFacts::of(&s.as_object());
         let counts = [f.desired, f.replicas, f.updated, f.ready, f.available];
         WorkloadRow::without_deadline(
-            ObjectKey::of_kind(WorkloadKind::StatefulSet, &s.metadata),
+            WorkloadKind::StatefulSet.key_of(&s.metadata),
             &s.metadata,
             (f.generation, f.observed_generation),
             counts,
@@ -400,7 +432,7 @@ impl WorkloadRow {
         let f = DaemonSetFacts::of(&d.as_object());
         let counts = [f.desired, f.current, f.updated, f.ready, f.available];
         WorkloadRow::without_deadline(
-            ObjectKey::of_kind(WorkloadKind::DaemonSet, &d.metadata),
+            WorkloadKind::DaemonSet.key_of(&d.metadata),
             &d.metadata,
             (f.generation, f.observed_generation),
             counts,
@@ -494,7 +526,8 @@ impl ReplicaSetRow {
             .find(|o| o.kind == "Deployment")
             .map(|o| o.name.clone());
         ReplicaSetRow {
-            key: ObjectKey::of(&rs.metadata),
+            key: key_of(&words().apps, &words().replicaset, &rs.metadata),
+            owner_kind: WorkloadKind::Deployment,
             owner,
             revision: revision_of(&rs.metadata),
             desired: rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
@@ -517,8 +550,8 @@ impl ReplicaSetRow {
 pub const REVISION_HASH_LABEL: &str = "controller-revision-hash";
 
 impl ReplicaSetRow {
-    /// A ControllerRevision of a StatefulSet or DaemonSet, as a revision row: its key carries
-    /// the owner's kind; its counts are the detail's to fill from the pods (a revision has none).
+    /// A ControllerRevision of a StatefulSet or DaemonSet, as a revision row of its owner's
+    /// kind; its counts are the detail's to fill from the pods (a revision has none).
     pub fn from_controller_revision(cr: &ControllerRevision) -> Option<ReplicaSetRow> {
         let (kind, owner) = cr
             .metadata
@@ -534,7 +567,8 @@ impl ReplicaSetRow {
             .map(|t| template_facts(&t))
             .unwrap_or_default();
         Some(ReplicaSetRow {
-            key: ObjectKey::of_kind(kind, &cr.metadata),
+            key: key_of(&words().apps, &words().revision, &cr.metadata),
+            owner_kind: kind,
             owner: Some(owner),
             revision: Some(cr.revision),
             desired: 0,
@@ -624,7 +658,8 @@ impl PodRow {
                 })
             });
         PodRow {
-            key: ObjectKey::of_kind(owner_kind.unwrap_or_default(), &p.metadata),
+            key: key_of(&words().core, &words().pod, &p.metadata),
+            owner_kind,
             owner,
             revision_hash: p
                 .metadata
@@ -675,7 +710,7 @@ impl EventRow {
             .or_else(|| e.first_timestamp.as_ref().map(|t| t.0))
             .or_else(|| created_of(&e.metadata));
         Some(EventRow {
-            key: ObjectKey::of(&e.metadata),
+            key: key_of(&words().core, &words().event, &e.metadata),
             involved_kind: kind,
             involved_name: e.involved_object.name.clone().unwrap_or_default(),
             reason: e.reason.clone().unwrap_or_default(),

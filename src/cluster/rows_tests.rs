@@ -17,7 +17,7 @@ fn a_statefulset_row_carries_its_kind_counts_and_revisions() {
     let full: serde_json::Value = serde_json::from_str(&text).unwrap();
     let slim: SlimStatefulSet = serde_json::from_str(&text).unwrap();
     let row = WorkloadRow::from_statefulset(&slim);
-    assert_eq!(row.key.kind, WorkloadKind::StatefulSet);
+    assert_eq!(row.kind(), WorkloadKind::StatefulSet);
     assert_eq!(
         row.key.name.as_ref(),
         full["metadata"]["name"].as_str().unwrap()
@@ -50,7 +50,7 @@ fn a_daemonset_row_counts_nodes() {
     let text = capture("daemonset-agent.after-client-apply.json");
     let full: serde_json::Value = serde_json::from_str(&text).unwrap();
     let row = WorkloadRow::from_daemonset(&serde_json::from_str(&text).unwrap());
-    assert_eq!(row.key.kind, WorkloadKind::DaemonSet);
+    assert_eq!(row.kind(), WorkloadKind::DaemonSet);
     let status = &full["status"];
     assert_eq!(
         (
@@ -85,7 +85,8 @@ fn controller_revisions_become_revision_rows_of_their_owner() {
     for (row, item) in rows.iter().zip(items(&list)) {
         let owner = &item["metadata"]["ownerReferences"][0];
         assert_eq!(row.owner.as_deref(), owner["name"].as_str());
-        assert_eq!(row.key.kind.kind(), owner["kind"].as_str().unwrap());
+        assert_eq!(row.owner_kind.kind(), owner["kind"].as_str().unwrap());
+        assert_eq!(row.key.kind, "ControllerRevision");
         assert_eq!(row.revision, item["revision"].as_i64());
         assert!(
             row.template.keys().any(|k| k.starts_with("image ")),

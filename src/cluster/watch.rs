@@ -28,7 +28,8 @@ pub use super::events::{
     ClusterEvent, ClusterMessage, ObjectKind, ObjectRow, WatchHealth, WatchUpdate, WatchedKind,
 };
 use super::live::{LiveDaemonSet, LiveDeployment, LiveStatefulSet, TableResource};
-use super::rows::{EventRow, Keyed, ObjectKey, PodRow, ReplicaSetRow};
+use super::rows::{EventRow, Keyed, PodRow, ReplicaSetRow};
+use crate::manifest::{ObjectKey, SharedStr};
 
 /// The running watcher tasks; dropping it stops them.
 pub struct Watchers {
@@ -224,6 +225,11 @@ where
                 None => Api::all_with(conn.client.clone(), &resource),
             };
             let tag = Arc::new(ObjectKind::of(kind));
+            // Every object's key shares its kind's words.
+            let (group, kind_word) = (
+                SharedStr::interned(&kind.group),
+                SharedStr::interned(&kind.kind),
+            );
             let send = send.clone();
             tokio::spawn(async move {
                 let emit = |event| send(ClusterMessage { epoch, event });
@@ -235,9 +241,15 @@ where
                     &emit,
                     move |updates| ClusterEvent::Objects(tag.clone(), updates),
                     move |health| ClusterEvent::ObjectHealth(health_tag.clone(), health),
-                    |o: super::live::LiveAny| {
+                    move |o: super::live::LiveAny| {
+                        let meta = o.meta();
                         Some(ObjectRow {
-                            key: key_of(&o),
+                            key: ObjectKey {
+                                group: group.clone(),
+                                kind: kind_word.clone(),
+                                namespace: meta.namespace.as_deref().unwrap_or_default().into(),
+                                name: meta.name.as_deref().unwrap_or_default().into(),
+                            },
                             json: o.json,
                         })
                     },
@@ -260,14 +272,6 @@ where
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     }
-}
-
-fn key_of<K: Resource>(obj: &K) -> ObjectKey {
-    let meta = obj.meta();
-    ObjectKey::new(
-        meta.namespace.clone().unwrap_or_default(),
-        meta.name.clone().unwrap_or_default(),
-    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -323,7 +327,7 @@ pub(super) async fn pump<K, T>(
     emit: &(impl Fn(ClusterEvent) -> bool + Sync),
     wrap: impl Fn(Vec<WatchUpdate<T>>) -> ClusterEvent,
     to_health: impl Fn(WatchHealth) -> ClusterEvent,
-    map: fn(K) -> Option<T>,
+    map: impl Fn(K) -> Option<T>,
     stop_on_forbidden: bool,
     mut on_object: impl FnMut(&K),
 ) -> PumpEnd
@@ -410,7 +414,7 @@ where
                     if let watcher::Event::Apply(o) | watcher::Event::InitApply(o) = &ev {
                         on_object(o);
                     }
-                    if let Some(u) = map_event(ev, map) {
+                    if let Some(u) = map_event(ev, &map) {
                         updates.push(u);
                     }
                     // The first list is "syncing" until its end; after a failure, any
@@ -596,7 +600,7 @@ fn relisting(reason: String, previous: &WatchHealth) -> WatchHealth {
 
 fn map_event<K: Resource, T: Keyed>(
     ev: watcher::Event<K>,
-    map: fn(K) -> Option<T>,
+    map: &impl Fn(K) -> Option<T>,
 ) -> Option<WatchUpdate<T>> {
     Some(match ev {
         watcher::Event::Apply(o) => match map(o) {
@@ -718,15 +722,19 @@ mod tests {
                 "template": {"metadata": {"labels": {"app": "db"}},
                     "spec": {"containers": [{"name": "c", "image": "db:1"}]}}}
         }));
-        let applied = map_event(watcher::Event::Apply(sts.clone()), |s| Some(s.into_row()));
+        let applied = map_event(watcher::Event::Apply(sts.clone()), &|s: LiveStatefulSet| {
+            Some(s.into_row())
+        });
         let Some(WatchUpdate::Apply(row)) = applied else {
             panic!("{applied:?}");
         };
-        let deleted = map_event(watcher::Event::Delete(sts), |s| Some(s.into_row()));
+        let deleted = map_event(watcher::Event::Delete(sts), &|s: LiveStatefulSet| {
+            Some(s.into_row())
+        });
         assert_eq!(deleted, Some(WatchUpdate::Delete(row.row.key.clone())));
-        assert_eq!(row.row.key.kind, WorkloadKind::StatefulSet);
+        assert_eq!(row.row.kind(), WorkloadKind::StatefulSet);
 
-        // A StatefulSet's pod, in the detail view: its key carries its owner's kind too.
+        // A StatefulSet's pod, in the detail view: a Pod's key, its owner's kind beside it.
         let pod: Pod = object(serde_json::json!({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "db-0", "namespace": "shop", "resourceVersion": "8",
@@ -734,11 +742,15 @@ mod tests {
                     "uid": "u", "controller": true}]},
             "spec": {"containers": [{"name": "c", "image": "db:1"}]}
         }));
-        let deleted = map_event(watcher::Event::Delete(pod.clone()), |p| {
+        let deleted = map_event(watcher::Event::Delete(pod.clone()), &|p: Pod| {
             Some(PodRow::from_object(&p))
         });
-        let key = PodRow::from_object(&pod).key;
-        assert_eq!(key.kind, WorkloadKind::StatefulSet);
-        assert_eq!(deleted, Some(WatchUpdate::Delete(key)));
+        let row = PodRow::from_object(&pod);
+        assert_eq!(row.owner_kind, Some(WorkloadKind::StatefulSet));
+        assert_eq!(
+            row.key,
+            crate::manifest::ObjectKey::new("", "Pod", "shop", "db-0")
+        );
+        assert_eq!(deleted, Some(WatchUpdate::Delete(row.key)));
     }
 }

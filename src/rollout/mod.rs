@@ -156,11 +156,11 @@ fn ratio(d: &WorkloadRow) -> f64 {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::cluster::rows::{ConditionRow, ObjectKey};
+    use crate::cluster::rows::ConditionRow;
 
     fn row(desired: i32, replicas: i32, updated: i32, available: i32) -> WorkloadRow {
         WorkloadRow {
-            key: ObjectKey::new("shop", "web"),
+            key: crate::cluster::rows::WorkloadKind::Deployment.key("shop", "web"),
             generation: 2,
             observed_generation: 2,
             desired,

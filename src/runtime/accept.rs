@@ -8,19 +8,19 @@ use std::sync::Arc;
 use crate::cluster::client::Client;
 
 use crate::accept::{AcceptError, check_still_live, manifest_in, shown_path, write_and_commit};
-use crate::app::ManifestKey;
 use crate::app::accept::{
     AcceptFetched, AcceptRequest, ChartPlan, FileText, GitState, SharedIndex,
 };
 use crate::cluster::live::{LiveKinds, fetch_objects};
 use crate::drift::{LiveObject, compare};
+use crate::manifest::ObjectKey;
 use crate::manifest::edit::ContentHash;
 
 /// The whole live object of `key` (in its manifest's `api_version`), or why it cannot be had.
 async fn live_object(
     client: &Client,
     kinds: &LiveKinds,
-    key: &ManifestKey,
+    key: &ObjectKey,
     api_version: &str,
 ) -> Result<Option<Box<LiveObject>>, String> {
     let wanted = vec![(key.clone(), api_version.to_owned())];
@@ -69,7 +69,7 @@ fn git_state(root: &Path, file: &Path) -> GitState {
 pub async fn prepare(
     client: Client,
     kinds: LiveKinds,
-    key: ManifestKey,
+    key: ObjectKey,
     api_version: String,
     (file, others): (PathBuf, Vec<PathBuf>),
     root: PathBuf,
@@ -103,7 +103,7 @@ pub async fn prepare(
 pub async fn prepare_chart(
     client: Client,
     kinds: LiveKinds,
-    key: ManifestKey,
+    key: ObjectKey,
     api_version: String,
     index: SharedIndex,
     only: Option<Vec<String>>,

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use crate::cluster::client::Client;
 
-use crate::app::ManifestKey;
 use crate::cluster::live::{LiveKinds, get_object};
 use crate::drift::LiveObject;
 use crate::drift::fleet::{ReadObject, Reading};
 use crate::manifest::ManifestIndex;
+use crate::manifest::ObjectKey;
 
 /// How long a cluster's column waits for its object.
 const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -18,7 +18,7 @@ const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 pub struct Asked {
     pub context: String,
     pub cluster: String,
-    pub key: ManifestKey,
+    pub key: ObjectKey,
     pub api_version: String,
 }
 
@@ -103,7 +103,7 @@ mod tests {
         let asked = Asked {
             context: "stalled".into(),
             cluster: url,
-            key: ManifestKey::new("apps", "Deployment", "shop", "web"),
+            key: ObjectKey::new("apps", "Deployment", "shop", "web"),
             api_version: "apps/v1".into(),
         };
         let started = std::time::Instant::now();

@@ -584,7 +584,7 @@ impl FleetSession {
 
     /// The compare view asks every context for `key`: each connected one reads it on its own
     /// connection; one not connected answers at once with why.
-    fn compare(&mut self, key: crate::app::ManifestKey, api_version: String) {
+    fn compare(&mut self, key: crate::manifest::ObjectKey, api_version: String) {
         for w in &mut self.watched {
             match &mut w.slot {
                 Slot::Live(state) => {

@@ -1,12 +1,13 @@
 //! The revert view's IO: the server-side dry run and the revert itself, on tasks that answer the
 //! loop. The runtime keeps the latest [`Preview`] with its [`Reverter`], so that `y` executes
 //! exactly what the operator saw (the app only holds what it shows).
+use crate::app::Message;
 use crate::app::message::Say;
 use crate::app::revert::{PreviewShown, RevertDone};
-use crate::app::{ManifestKey, Message};
 use crate::cluster::client::Client;
 use crate::cluster::revert::{Preview, RevertError, Reverter, Scope};
 use crate::manifest::ManifestIndex;
+use crate::manifest::ObjectKey;
 use crate::schema::Schemas;
 
 /// A dry run's answer, before it reaches the app.
@@ -23,7 +24,7 @@ impl Reverts {
     /// `answer` (to be kept by [`Reverts::previewed`]), or to `say` when it cannot start.
     pub fn preview(
         &mut self,
-        (id, key): (u64, ManifestKey),
+        (id, key): (u64, ObjectKey),
         index: Option<&ManifestIndex>,
         (client, schemas): (&Client, &std::sync::Arc<Schemas>),
         say: &Say,
@@ -77,7 +78,7 @@ impl Reverts {
 
     /// `y`: revert as previewed under `id`.
     /// `who` asks (for the revert's trace, [`Reverter::record`]).
-    pub fn execute(&mut self, id: u64, key: ManifestKey, who: String, say: &Say) {
+    pub fn execute(&mut self, id: u64, key: ObjectKey, who: String, say: &Say) {
         let say = say.clone();
         let Some((_, reverter, preview)) = self.pending.take().filter(|(p, ..)| *p == id) else {
             say(Message::Reverted {

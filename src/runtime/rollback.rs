@@ -1,11 +1,12 @@
 //! The rollback view's IO: the plan ([`crate::commands::rollback::plan`], the headless
 //! command's) made on a task, kept here so that `y` carries out exactly what was shown, then
 //! carried out on a task. Both answer the loop.
+use crate::manifest::ObjectKey;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::app::Message;
 use crate::app::message::Say;
-use crate::app::{ManifestKey, Message};
 use crate::cluster::client::Client;
 use crate::commands::rollback::{Action, Inputs, Plan};
 use crate::manifest::ManifestIndex;
@@ -47,7 +48,7 @@ impl Rollbacks {
     /// [`Rollbacks::planned`]).
     pub fn plan(
         &mut self,
-        key: ManifestKey,
+        key: ObjectKey,
         owned: Owned,
         answer: impl FnOnce(Planned, Owned) + Send + 'static,
     ) {

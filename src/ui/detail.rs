@@ -10,8 +10,9 @@ use super::table::{drift_cell, phase_style};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::detail::detail;
-use crate::cluster::rows::{KindFacts, ObjectKey, WorkloadKind};
+use crate::cluster::rows::{KindFacts, WorkloadKind};
 use crate::cluster::watch::{WatchHealth, WatchedKind};
+use crate::manifest::ObjectKey;
 use crate::rollout::RolloutPhase;
 use crate::rollout::workloads::StatefulUpdate;
 
@@ -26,7 +27,7 @@ pub fn render_detail(
     let title = Span::styled(
         format!(
             " {} {}/{} ",
-            key.kind.kind().to_lowercase(),
+            key.kind.to_lowercase(),
             key.namespace,
             key.name
         ),
@@ -39,7 +40,7 @@ pub fn render_detail(
             vec![Line::styled(
                 format!(
                     "this {} is gone (deleted, or not in the watched namespaces) — esc goes back",
-                    key.kind.kind()
+                    key.kind
                 ),
                 theme.warning,
             )],
@@ -212,7 +213,7 @@ fn push_revisions<'a>(
     let now = app.now;
     let r = &d.deployment.row;
     lines.push(Line::raw(""));
-    let (revisions_of, revisions_kind) = match r.key.kind {
+    let (revisions_of, revisions_kind) = match r.kind() {
         WorkloadKind::Deployment => ("ReplicaSets", WatchedKind::ReplicaSets),
         _ => ("ControllerRevisions", WatchedKind::ControllerRevisions),
     };

@@ -71,7 +71,7 @@ fn render_with(app: &App, theme: &Theme, frame: &mut Frame, fleet: Option<fleet:
     .areas(area);
     // Who will act on the object's drift, above the views of one object.
     let object = match &app.screen {
-        Screen::Detail { key, .. } => Some(crate::app::drift::manifest_key(key)),
+        Screen::Detail { key, .. } => Some(key.clone()),
         Screen::Diff(view) => Some(view.key.clone()),
         Screen::Accept(view) => Some(view.key.clone()),
         Screen::Revert(view) => Some(view.key.clone()),

@@ -10,8 +10,9 @@ use super::theme::Theme;
 use crate::app::cache::WorkloadEntry;
 use crate::app::{App, DriftSummary};
 
-use crate::cluster::rows::{ObjectKey, WorkloadKind};
+use crate::cluster::rows::WorkloadKind;
 use crate::cluster::watch::{WatchHealth, WatchedKind};
+use crate::manifest::ObjectKey;
 use crate::rollout::RolloutPhase;
 
 const GAUGE_WIDTH: usize = 10;
@@ -127,7 +128,12 @@ pub fn total_of(app: &App, kind: Option<WorkloadKind>) -> usize {
         None => app.cache.workloads.len() + app.table.missing.len(),
         Some(kind) => {
             app.cache.workloads.set(kind).len()
-                + app.table.missing.iter().filter(|k| k.kind == kind).count()
+                + app
+                    .table
+                    .missing
+                    .iter()
+                    .filter(|k| WorkloadKind::of_row(k) == kind)
+                    .count()
         }
     }
 }
@@ -464,7 +470,7 @@ fn paint_missing_row(
         row.text(&fitted(&key.namespace, width));
     }
     if cols.kind {
-        row.text(key.kind.short());
+        row.text(WorkloadKind::of_row(key).short());
     }
     row.text(&name);
     // DESIRED, READY/UPD/AVAIL and (not compact) ROLLOUT.
@@ -504,7 +510,7 @@ fn paint_row(
     {
         phase_text = format!("{phase_text}: {}", short_why(why));
     }
-    if let Some(note) = stale_note(app, r.key.kind, &r.key.namespace) {
+    if let Some(note) = stale_note(app, r.kind(), &r.key.namespace) {
         phase_text = format!("{note}: {phase_text}");
         row_style = theme.stale;
     }
@@ -536,7 +542,7 @@ fn paint_row(
         row.text(&fitted(&r.key.namespace, width));
     }
     if cols.kind {
-        row.text(r.key.kind.short());
+        row.text(r.kind().short());
     }
     row.text(&name);
     row.format(format_args!("{:>7}", r.desired));
@@ -579,14 +585,13 @@ fn gitops_cell(
         })
         .collect();
     let style = if reverts { theme.warning } else { theme.muted };
-    let key = crate::app::drift::manifest_key(key);
     if text.is_empty()
         && let Some(release) = app
             .manifests
             .as_ref()
-            .and_then(|index| index.get(&key)?.helm.clone())
+            .and_then(|index| index.get(key)?.helm.clone())
     {
-        let pending = if app.pending_upgrades.contains(&key) {
+        let pending = if app.pending_upgrades.contains(key) {
             "→git"
         } else {
             ""
@@ -599,8 +604,9 @@ fn gitops_cell(
 
 /// The NAME cell: the name, or `sts/name` / `ds/name` when no KIND column says the kind.
 fn shown_name<'k>(key: &'k ObjectKey, cols: &Columns) -> std::borrow::Cow<'k, str> {
-    if cols.kind_prefix && key.kind != WorkloadKind::Deployment {
-        format!("{}/{}", key.kind.short(), key.name).into()
+    let kind = WorkloadKind::of_row(key);
+    if cols.kind_prefix && kind != WorkloadKind::Deployment {
+        format!("{}/{}", kind.short(), key.name).into()
     } else {
         key.name.as_ref().into()
     }

@@ -336,7 +336,7 @@ async fn statefulsets_and_daemonsets_are_rows_with_their_own_rollouts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_daemonset_is_explained_by_its_pods() {
     use kdrift::app::Stalled;
-    use kdrift::cluster::rows::{ObjectKey, WorkloadKind};
+    use kdrift::cluster::rows::WorkloadKind;
     let demo = demo().await;
     let common = demo.watching_only();
     let conn = connect(&common.connection()).await.unwrap();
@@ -349,7 +349,7 @@ async fn a_stalled_daemonset_is_explained_by_its_pods() {
         "*=registry.example/platform/node-agent:2.0-crash",
     ])
     .await;
-    let key = ObjectKey::workload(WorkloadKind::DaemonSet, "platform", "node-agent");
+    let key = WorkloadKind::DaemonSet.key("platform", "node-agent");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let stalled = vec![Stalled {

@@ -320,8 +320,8 @@ fn read_only_a_and_r_do_nothing_and_help_lists_changes() {
 /// and once each is compared they say whether git agrees, as `kdrift changes` says it.
 #[test]
 fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() {
-    use kdrift::app::ManifestKey;
     use kdrift::cluster::live::LiveJson;
+    use kdrift::manifest::ObjectKey;
     let dir = manifests();
     let mut app = app();
     let web = applied("web", 3);
@@ -355,7 +355,7 @@ fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() 
                 .json,
         )
     };
-    let key = |name: &str| ManifestKey::new("apps", "Deployment", "shop", name);
+    let key = |name: &str| ObjectKey::new("apps", "Deployment", "shop", name);
     update(
         &mut app,
         Message::Fetched(vec![

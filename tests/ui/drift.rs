@@ -12,10 +12,10 @@ use kdrift::app::diff::DiffContent;
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::live::{LiveDeployment, LiveJson, LiveRow};
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
 use kdrift::manifest::ManifestIndex;
+use kdrift::manifest::ObjectKey;
 use kdrift::manifest::reload::read_change;
 use kdrift::schema::defaults::apply_defaults;
 use kdrift::sim::patch::strategic_merge_patch;
@@ -152,7 +152,7 @@ fn app() -> App {
 }
 
 fn key(name: &str) -> ObjectKey {
-    ObjectKey::new("shop", name)
+    kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", name)
 }
 
 /// The full key of the Deployment `shop/name`, as the views name it.

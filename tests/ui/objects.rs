@@ -3,15 +3,15 @@
 //! not kept; a deleted object, or one a relist no longer shows, is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use kdrift::manifest::ObjectKey;
 use std::sync::Arc;
 
 use jiff::Timestamp;
 use kdrift::app::objects::MappedKinds;
-use kdrift::app::{App, Command, DriftSummary, ManifestKey, Message, update};
+use kdrift::app::{App, Command, DriftSummary, Message, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::kinds::{ServedKind, ServedKinds};
 use kdrift::cluster::live::{LiveAny, LiveKinds};
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, ObjectKind, ObjectRow, WatchUpdate};
 use kdrift::manifest::ManifestIndex;
 use serde_json::{Value, json};
@@ -49,13 +49,13 @@ fn served_configmaps() -> ServedKind {
 fn row(object: &Value) -> ObjectRow {
     let any: LiveAny = serde_json::from_value(object.clone()).unwrap();
     ObjectRow {
-        key: ObjectKey::new("shop", object["metadata"]["name"].as_str().unwrap()),
+        key: key(object["metadata"]["name"].as_str().unwrap()),
         json: any.json,
     }
 }
 
-fn key(name: &str) -> ManifestKey {
-    ManifestKey::new("", "ConfigMap", "shop", name)
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::new("", "ConfigMap", "shop", name)
 }
 
 fn objects(app: &mut App, updates: Vec<WatchUpdate<ObjectRow>>) {
@@ -150,10 +150,7 @@ fn objects_with_a_manifest_get_their_drift_and_the_others_are_not_kept() {
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Fields(1)));
     let newest = app.ledger.get(&key("web")).unwrap().newest.clone().unwrap();
     assert_eq!(newest.manager.as_deref(), Some("kubectl-edit"));
-    objects(
-        &mut app,
-        vec![WatchUpdate::Delete(ObjectKey::new("shop", "web"))],
-    );
+    objects(&mut app, vec![WatchUpdate::Delete(key("web"))]);
     assert_eq!(summary(&app, "web"), Some(DriftSummary::Missing));
 }
 

@@ -11,8 +11,8 @@ use crossterm::event::KeyCode;
 use kdrift::app::revert::{PreviewShown, RevertDone, RevertStage};
 use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::revert::{Preview, RevertError};
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::manifest::ManifestIndex;
+use kdrift::manifest::ObjectKey;
 use kdrift::ui::theme::Theme;
 use serde_json::json;
 use ui_fixture::drifted::revert_preview;
@@ -52,23 +52,20 @@ fn app_with_manifests() -> (App, tempfile::TempDir) {
     let mut app = sample_app();
     let index = Arc::new(ManifestIndex::load(dir.path(), "default"));
     update(&mut app, Message::Manifests(index));
+    app.ledger.set_summary(&web(), DriftSummary::Fields(2));
     app.ledger.set_summary(
-        &kdrift::app::drift::manifest_key(&web()),
-        DriftSummary::Fields(2),
-    );
-    app.ledger.set_summary(
-        &kdrift::app::drift::manifest_key(&ObjectKey::new("shop", "cart")),
+        &kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "cart"),
         DriftSummary::InSync,
     );
     assert_eq!(
-        app.drift_of(&ObjectKey::new("shop", "gone")),
+        app.drift_of(&kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "gone")),
         &DriftSummary::Missing
     );
     (app, dir)
 }
 
 fn web() -> ObjectKey {
-    ObjectKey::new("shop", "web")
+    kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", "web")
 }
 
 /// The full key of `shop/web`, as the views name it.

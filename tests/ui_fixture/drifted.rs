@@ -12,11 +12,11 @@ use kdrift::app::{App, Command, DriftSummary, Message, Screen, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::live::{LiveDeployment, LiveRow};
 use kdrift::cluster::revert::Preview;
-use kdrift::cluster::rows::ObjectKey;
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchUpdate};
 use kdrift::drift::LiveObject;
 use kdrift::drift::path::DriftPath;
 use kdrift::manifest::ManifestIndex;
+use kdrift::manifest::ObjectKey;
 use kdrift::manifest::edit::ContentHash;
 use kdrift::revert::plan::Removal;
 use kdrift::schema::defaults::apply_defaults;
@@ -145,7 +145,7 @@ pub fn live_row(object: &Value) -> LiveRow {
 }
 
 pub fn key(name: &str) -> ObjectKey {
-    ObjectKey::new("shop", name)
+    kdrift::cluster::rows::WorkloadKind::Deployment.key("shop", name)
 }
 
 /// The full key of the Deployment `shop/name`, as the views name it.

@@ -9,9 +9,10 @@ use jiff::Timestamp;
 use kdrift::app::{App, Message, update};
 use kdrift::cluster::client::NamespaceScope;
 use kdrift::cluster::rows::{
-    ConditionRow, EventRow, ObjectKey, PodRow, ReplicaSetRow, WorkloadRow,
+    ConditionRow, EventRow, PodRow, ReplicaSetRow, WorkloadKind, WorkloadRow,
 };
 use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchUpdate, WatchedKind};
+use kdrift::manifest::ObjectKey;
 use kdrift::ui::theme::Theme;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -45,7 +46,7 @@ pub fn deploy(
     rev: i64,
 ) -> WorkloadRow {
     WorkloadRow {
-        key: ObjectKey::new(ns, name),
+        key: WorkloadKind::Deployment.key(ns, name),
         generation: rev,
         observed_generation: rev,
         desired,
@@ -88,7 +89,8 @@ pub fn rs(
     facts: &[(&str, &str)],
 ) -> ReplicaSetRow {
     ReplicaSetRow {
-        key: ObjectKey::new(ns, format!("{deploy}-{hash}")),
+        key: ObjectKey::new("apps", "ReplicaSet", ns, &format!("{deploy}-{hash}")),
+        owner_kind: WorkloadKind::Deployment,
         owner: Some(deploy.into()),
         revision: Some(rev),
         desired,
@@ -112,7 +114,8 @@ pub fn pod(
     restarts: i32,
 ) -> PodRow {
     PodRow {
-        key: ObjectKey::new(ns, format!("{owner}-{suffix}")),
+        key: ObjectKey::new("", "Pod", ns, &format!("{owner}-{suffix}")),
+        owner_kind: Some(WorkloadKind::Deployment),
         owner: Some(owner.into()),
         revision_hash: None,
         phase: if ready || reason.is_some() {
@@ -142,7 +145,7 @@ pub fn event(
     secs: i64,
 ) -> EventRow {
     EventRow {
-        key: ObjectKey::new(ns, format!("{name}.{reason}.{secs}")),
+        key: ObjectKey::new("", "Event", ns, &format!("{name}.{reason}.{secs}")),
         involved_kind: kind.into(),
         involved_name: name.into(),
         reason: reason.into(),

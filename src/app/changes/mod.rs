@@ -12,10 +12,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::ManifestKey;
 use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
 use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
+use crate::manifest::ObjectKey;
 use crate::manifest::config::CHANGES_KEEP_DEFAULT;
 use crate::packed::Names;
 use crate::schema::Schema;
@@ -25,7 +25,7 @@ use jiff::Timestamp;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     /// Shared with the object's previous version and its other lines.
-    pub key: Arc<ManifestKey>,
+    pub key: Arc<ObjectKey>,
     /// `None` for a write the server gave no time (a v1.36 `/scale` write read at start).
     time: Option<Timestamp>,
     /// Arrival order, between lines of one time.
@@ -105,12 +105,12 @@ pub struct Changes {
     pub dropped: u64,
     /// A B-tree, not a hash table: at 30,000 objects a table has 65,536 slots of 48 bytes, most
     /// of them empty (3.2 MB); the tree's nodes hold ~2.8 MB (heaptrack at sync).
-    priors: BTreeMap<Arc<ManifestKey>, Prior>,
+    priors: BTreeMap<Arc<ObjectKey>, Prior>,
     /// The field names of the packed previous versions.
     names: Names,
     /// The last sync each Argo CD Application or Flux Kustomization reported (its time and
     /// words), so that a line is said once per sync, not per status write.
-    syncs: HashMap<ManifestKey, Box<str>>,
+    syncs: HashMap<ObjectKey, Box<str>>,
     /// Writers, managers and line texts.
     /// One shared copy of each writer, manager and field path the lines repeat.
     words: crate::intern::Interner<str>,
@@ -122,9 +122,9 @@ pub struct Changes {
     /// `:changes` was opened: every line is said in full as it comes.
     opened: bool,
     /// The objects whose start lines were said without their desired state.
-    unjudged: BTreeSet<Arc<ManifestKey>>,
+    unjudged: BTreeSet<Arc<ObjectKey>>,
     /// Start lines said again ([`Changes::judge`]), put in at [`Changes::judged`].
-    judged: Vec<(Arc<ManifestKey>, Vec<Said>)>,
+    judged: Vec<(Arc<ObjectKey>, Vec<Said>)>,
 }
 
 /// A line as [`Changes::push`] takes it: what it says, the manager, the field it opens at.
@@ -213,7 +213,7 @@ impl Changes {
     /// opened at `field`.
     pub fn push(
         &mut self,
-        key: Arc<ManifestKey>,
+        key: Arc<ObjectKey>,
         change: Change,
         manager: &str,
         field: Option<&FieldPath>,
@@ -223,7 +223,7 @@ impl Changes {
 
     fn push_line(
         &mut self,
-        key: Arc<ManifestKey>,
+        key: Arc<ObjectKey>,
         mut change: Change,
         manager: &str,
         field: Option<&FieldPath>,
@@ -257,7 +257,7 @@ impl Changes {
     }
 
     /// A start line of `key` whose fields are read when the view is first opened.
-    fn push_unread(&mut self, key: Arc<ManifestKey>, entry: &EntryStamp<'_>) {
+    fn push_unread(&mut self, key: Arc<ObjectKey>, entry: &EntryStamp<'_>) {
         if self.keep == 0 {
             return;
         }
@@ -291,7 +291,7 @@ impl Changes {
     }
 
     /// Whether `key`'s start lines were said without its desired state.
-    pub fn unjudged(&self, key: &ManifestKey) -> bool {
+    pub fn unjudged(&self, key: &ObjectKey) -> bool {
         self.unjudged.contains(key)
     }
 
@@ -299,7 +299,7 @@ impl Changes {
     /// list came before the manifests or its Helm release's record): they are said again from
     /// `version`'s entries, each with whether git agrees, as `kdrift changes` says them — put in
     /// at [`Changes::judged`], in one pass over the ring for every object of a batch.
-    pub fn judge(&mut self, key: &ManifestKey, version: &Version<'_>, desired: &Desired<'_>) {
+    pub fn judge(&mut self, key: &ObjectKey, version: &Version<'_>, desired: &Desired<'_>) {
         let Some(key) = self.unjudged.take(key) else {
             return;
         };
@@ -320,7 +320,7 @@ impl Changes {
         }
         let judged = std::mem::take(&mut self.judged);
         // Each object of the batch by its key, and whether the ring still held a line of it.
-        let at: HashMap<&ManifestKey, usize> = judged
+        let at: HashMap<&ObjectKey, usize> = judged
             .iter()
             .enumerate()
             .map(|(i, (key, _))| (&**key, i))
@@ -382,7 +382,7 @@ impl Changes {
         }
     }
 
-    fn push_live(&mut self, key: Arc<ManifestKey>, line: LiveChange) {
+    fn push_live(&mut self, key: Arc<ObjectKey>, line: LiveChange) {
         self.push(key, line.change, &line.manager, line.field.as_ref());
     }
 
@@ -391,7 +391,7 @@ impl Changes {
     /// a line that it was created.
     pub fn observe(
         &mut self,
-        key: &ManifestKey,
+        key: &ObjectKey,
         schema: Schema,
         version: Version<'_>,
         desired: Option<&Desired<'_>>,
@@ -455,7 +455,7 @@ impl Changes {
     /// when there is no previous version to tell (then it must be observed).
     ///
     /// [`Prior::unchanged`]: crate::drift::live_changes::Prior::unchanged
-    pub fn restamp(&mut self, key: &ManifestKey, version: &Version<'_>) -> bool {
+    pub fn restamp(&mut self, key: &ObjectKey, version: &Version<'_>) -> bool {
         match self.priors.get_mut(key) {
             Some(before) if before.unchanged(version) => {
                 before.restamp(version);
@@ -471,7 +471,7 @@ impl Changes {
     /// changes` lists it.
     ///
     /// [`history::sync_line`]: crate::drift::history::sync_line
-    pub fn observe_sync(&mut self, key: &ManifestKey, text: &str) {
+    pub fn observe_sync(&mut self, key: &ObjectKey, text: &str) {
         if !self.enabled() {
             return;
         }
@@ -493,7 +493,7 @@ impl Changes {
     }
 
     /// `key` was deleted (`in_git`: a manifest still describes it).
-    pub fn deleted(&mut self, key: &ManifestKey, in_git: bool) {
+    pub fn deleted(&mut self, key: &ObjectKey, in_git: bool) {
         self.syncs.remove(key);
         self.unjudged.remove(key);
         let Some((key, _)) = self.priors.remove_entry(key) else {
@@ -508,7 +508,7 @@ impl Changes {
 
     /// `key` as the timeline holds it (the key of its previous version), else a new one: the
     /// drift entries share it, where a copy would be 64 bytes more in each of their slots.
-    pub fn shared_key(&self, key: &ManifestKey) -> Arc<ManifestKey> {
+    pub fn shared_key(&self, key: &ObjectKey) -> Arc<ObjectKey> {
         match self.priors.get_key_value(key) {
             Some((shared, _)) => Arc::clone(shared),
             None => Arc::new(key.clone()),
@@ -523,7 +523,7 @@ impl Changes {
 
 /// The line of a start entry without a manifest, its fields read from their text.
 fn read_entry(
-    key: &ManifestKey,
+    key: &ObjectKey,
     entry: &EntryStamp<'_>,
 ) -> Result<(Change, Option<FieldPath>), String> {
     let fields: serde_json::Value =
@@ -547,7 +547,7 @@ fn read_entry(
 }
 
 /// A start line whose entry's fields could not be read says so.
-fn unread_change(key: &ManifestKey, entry: &EntryStamp<'_>, error: &str) -> Change {
+fn unread_change(key: &ObjectKey, entry: &EntryStamp<'_>, error: &str) -> Change {
     Change {
         time: entry.time.map(str::to_owned),
         object: key.to_string(),

@@ -13,7 +13,7 @@ fn push(changes: &mut Changes, time: &str, name: &str) {
         git: Agrees::Drifted,
         writer: None,
     };
-    let key = Arc::new(ManifestKey::new("apps", "Deployment", "shop", name));
+    let key = Arc::new(ObjectKey::new("apps", "Deployment", "shop", name));
     changes.push(key, change, "kubectl-edit", None);
 }
 
@@ -52,7 +52,7 @@ fn the_ring_keeps_the_newest_lines_and_counts_the_dropped() {
 #[test]
 fn a_sync_is_one_line_however_many_status_writes_report_it() {
     let mut changes = Changes::default();
-    let key = ManifestKey::new("argoproj.io", "Application", "argocd", "shop");
+    let key = ObjectKey::new("argoproj.io", "Application", "argocd", "shop");
     let app = |finished: &str, revision: &str, health: &str| {
         serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": "shop", "namespace": "argocd"},
@@ -67,7 +67,7 @@ fn a_sync_is_one_line_however_many_status_writes_report_it() {
     changes.observe_sync(&key, &app("2026-01-01T10:00:00Z", "abc123", "Healthy"));
     assert_eq!(changes.len(), 1);
     // Never synced: no line.
-    let fresh = ManifestKey::new("argoproj.io", "Application", "argocd", "new");
+    let fresh = ObjectKey::new("argoproj.io", "Application", "argocd", "new");
     changes.observe_sync(
         &fresh,
         r#"{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"new"},"status":{}}"#,
@@ -106,7 +106,7 @@ fn listed(changes: &mut Changes, name: &str) {
         "spec": {"replicas": 2, "paused": false}})
     .to_string();
     let version = Version::of_text(&text).unwrap();
-    let key = ManifestKey::new("apps", "Deployment", "shop", name);
+    let key = ObjectKey::new("apps", "Deployment", "shop", name);
     let schema = crate::schema::Schemas::builtin().root("apps/v1", "Deployment");
     changes.observe(&key, schema, version, None, true);
 }
@@ -226,7 +226,7 @@ fn judge_web(changes: &mut Changes) {
     )
     .unwrap();
     let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
-    let key = ManifestKey::new("apps", "Deployment", "shop", "web");
+    let key = ObjectKey::new("apps", "Deployment", "shop", "web");
     let manifest = index.get(&key).unwrap();
     let text = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "shop", "managedFields": [
@@ -250,7 +250,7 @@ fn judge_web(changes: &mut Changes) {
 
 #[test]
 fn start_lines_said_without_a_manifest_are_said_again_once_judged_and_only_then() {
-    let web = ManifestKey::new("apps", "Deployment", "shop", "web");
+    let web = ObjectKey::new("apps", "Deployment", "shop", "web");
     let mut changes = Changes {
         compared: true,
         ..Changes::default()
@@ -281,7 +281,7 @@ fn start_lines_said_without_a_manifest_are_said_again_once_judged_and_only_then(
     assert!(!changes.unjudged(&web));
 
     // An object deleted is not judged any more.
-    let cart = ManifestKey::new("apps", "Deployment", "shop", "cart");
+    let cart = ObjectKey::new("apps", "Deployment", "shop", "cart");
     listed(&mut changes, "cart");
     assert!(changes.unjudged(&cart));
     changes.deleted(&cart, true);

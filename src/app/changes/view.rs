@@ -1,6 +1,7 @@
 //! The `:changes` view: what it is narrowed to, its rows, its keys, and the ring's notes.
 use super::{Changes, Line};
-use crate::app::{App, Command, ManifestKey, Screen};
+use crate::app::{App, Command, Screen};
+use crate::manifest::ObjectKey;
 use crossterm::event::{KeyCode, KeyEvent};
 
 /// The `:changes` view: where it is and what it is narrowed to.
@@ -121,7 +122,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         let rows = app.change_rows(view);
         let selected = rows
             .get(view.cursor.min(rows.len().saturating_sub(1)))
-            .map(|l| (ManifestKey::clone(&l.key), l.field.as_deref().cloned()));
+            .map(|l| (ObjectKey::clone(&l.key), l.field.as_deref().cloned()));
         let namespace = app.scope.as_namespace();
         let all = ChangesView::default();
         let mut kinds: Vec<String> = app
