@@ -115,9 +115,12 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
                 read_any = true;
                 let agrees =
                     |key: &ObjectKey, template: &Value| template_agrees(ctx, key, template);
+                // Newest first, as the lines are shown: a rollback dated at the rollout that
+                // followed it (the latest it can have been) stays after it below.
                 lines.extend(
                     rollouts(&items, revisions, &agrees)
                         .into_iter()
+                        .rev()
                         .filter(|c| recent(&c.time)),
                 );
             }

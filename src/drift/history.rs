@@ -122,14 +122,87 @@ struct Stint<'a> {
     item: &'a Value,
     /// Its controller made an older revision the newest again.
     rollback: bool,
+    /// Its time is a bound, not the moment: a reused ReplicaSet says only when its controller
+    /// last wrote it (a later scale, or the scale-down of the rollout that followed).
+    at_or_before: bool,
+}
+
+/// A workload's stints, from the revisions of one owner, in the order they became the newest.
+/// A ReplicaSet keeps every number it held (`revision-history`), and numbers only grow: they
+/// order its stints. A reused one is dated by its controller's last write of it, which may come
+/// after the rollout that replaced it (that rollout scales it down): such a rollback is dated at
+/// that rollout, the latest it can have happened. A ControllerRevision's data is never written
+/// again, so its `revision` write dates its reuse: its stints go by time.
+fn stints<'a>(list: &[&'a Value], revisions: Revisions) -> Vec<Stint<'a>> {
+    let mut stints: Vec<Stint<'a>> = Vec::new();
+    for &item in list {
+        let revision = revisions.number(item);
+        let (time, reused) = newest_since(item, revisions);
+        if reused {
+            let created = text_of(item, "/metadata/creationTimestamp");
+            match revisions {
+                // Each number it held before: the first when it was made, the others reuses.
+                Revisions::ReplicaSets => {
+                    for (i, held) in history(item).into_iter().enumerate() {
+                        stints.push(Stint {
+                            time: if i == 0 { created.clone() } else { None },
+                            revision: Some(held),
+                            item,
+                            rollback: i > 0,
+                            at_or_before: i > 0,
+                        });
+                    }
+                }
+                // The number it first held is gone; it first stood when it was made.
+                Revisions::ControllerRevisions => stints.push(Stint {
+                    time: created,
+                    revision: None,
+                    item,
+                    rollback: false,
+                    at_or_before: false,
+                }),
+            }
+        }
+        stints.push(Stint {
+            time,
+            revision: Some(revision),
+            item,
+            rollback: reused,
+            at_or_before: reused && revisions == Revisions::ReplicaSets,
+        });
+    }
+    match revisions {
+        Revisions::ReplicaSets => {
+            stints.sort_by_key(|s| s.revision);
+            // From the newest back: a reuse is no later than the stint after it.
+            let mut next: Option<String> = None;
+            for stint in stints.iter_mut().rev() {
+                if stint.at_or_before {
+                    stint.time = match (stint.time.take(), &next) {
+                        (Some(time), Some(next)) if time > *next => Some(next.clone()),
+                        (None, next) => next.clone(),
+                        (time, _) => time,
+                    };
+                }
+                if stint.time.is_some() {
+                    next.clone_from(&stint.time);
+                }
+            }
+        }
+        // RFC 3339 times of one server sort as text.
+        Revisions::ControllerRevisions => {
+            stints.sort_by(|a, b| a.time.cmp(&b.time).then(a.revision.cmp(&b.revision)));
+        }
+    }
+    stints
 }
 
 /// A rollout line each time a revision became its workload's newest, in the order they did:
 /// its owner (the workload), when (see [`newest_since`]), what its pod template changed from the
 /// newest before it, and whether git agrees with the template it put live (`agrees`, given the
-/// owner's key and the template). A rollback is named as one, dated when it happened (not when
-/// the revision it went back to was first made), and the rollout it undid keeps its own
-/// predecessor: the reused revision as it first stood.
+/// owner's key and the template). A rollback is named as one, dated as near when it happened as
+/// the API still says (not when the revision it went back to was first made; see [`stints`]),
+/// and the rollout it undid keeps its own predecessor: the reused revision as it first stood.
 pub fn rollouts(
     items: &[Value],
     revisions: Revisions,
@@ -160,29 +233,7 @@ pub fn rollouts(
     }
     let mut out = Vec::new();
     for ((owner, kind), list) in by_owner {
-        let mut stints: Vec<Stint<'_>> = Vec::new();
-        for item in list {
-            let revision = revisions.number(item);
-            let (time, reused) = newest_since(item, revisions);
-            // A reused revision first stood when it was made: at the first number a
-            // ReplicaSet's history keeps, at one a ControllerRevision no longer says.
-            if reused {
-                stints.push(Stint {
-                    time: text_of(item, "/metadata/creationTimestamp"),
-                    revision: history(item).first().copied(),
-                    item,
-                    rollback: false,
-                });
-            }
-            stints.push(Stint {
-                time,
-                revision: Some(revision),
-                item,
-                rollback: reused,
-            });
-        }
-        // In the order they became the newest; RFC 3339 times of one server sort as text.
-        stints.sort_by(|a, b| a.time.cmp(&b.time).then(a.revision.cmp(&b.revision)));
+        let stints = stints(&list, revisions);
         let (owner_line, owner_key) = if kind.is_empty() {
             (owner.clone(), None)
         } else {
@@ -203,12 +254,19 @@ pub fn rollouts(
                 Some(before) => {
                     let change = template_change(&revisions.template(before.item), &template);
                     if stint.rollback {
+                        // The number it first held, whose template it still is.
+                        let first = history(stint.item).first().copied();
                         format!(
-                            "rollback to {revision} ({name}, the template of {}): {change}",
-                            history(stint.item).last().map_or_else(
+                            "rollback to {revision} ({name}, the template of {}{}): {change}",
+                            first.map_or_else(
                                 || "an earlier revision".to_owned(),
                                 |r| format!("revision {r}")
-                            )
+                            ),
+                            if stint.at_or_before {
+                                "; at or before this time"
+                            } else {
+                                ""
+                            }
                         )
                     } else {
                         format!("rollout to {revision} ({name}): {change}")
@@ -390,6 +448,81 @@ mod tests {
         );
         assert_eq!(lines[1].time.as_deref(), Some("2026-01-01T11:00:00Z"));
         assert!(lines[0].what.starts_with("first revision 1"));
+    }
+
+    /// A ReplicaSet of Deployment repro/d, made and last written by its controller at those
+    /// seconds past 10:00.
+    fn replicaset(
+        (name, revision, history): (&str, &str, Option<&str>),
+        image: &str,
+        (made, written): (u32, u32),
+    ) -> Value {
+        let at = |s: u32| format!("2026-01-01T10:00:{s:02}Z");
+        let (created, written) = (at(made), at(written));
+        let mut annotations = json!({"deployment.kubernetes.io/revision": revision});
+        if let Some(history) = history {
+            annotations["deployment.kubernetes.io/revision-history"] = json!(history);
+        }
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "namespace": "repro", "creationTimestamp": created,
+                "annotations": annotations,
+                "ownerReferences": [{"kind": "Deployment", "name": "d", "controller": true}],
+                "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                    "time": written, "fieldsV1": {"f:metadata": {"f:annotations": {
+                        "f:deployment.kubernetes.io/revision": {}}}, "f:spec": {"f:replicas": {}}}}]},
+            "spec": {"template": {"metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "nginx", "image": image}]}}}})
+    }
+
+    #[test]
+    fn a_rollback_a_later_rollout_scaled_down_stays_before_it_and_each_rollout_has_its_predecessor()
+    {
+        // nginx:1.0 (revision 1, d-a) at 10:00:00, 2.0 (d-b) at :10, back to 1.0 at :20 (d-a
+        // reused as revision 3), 3.0 (d-c) at :30; d-c's rollout scaled d-a down at :32, its
+        // controller's last write of it.
+        let items = [
+            replicaset(("d-a", "3", Some("1")), "nginx:1.0", (0, 32)),
+            replicaset(("d-b", "2", None), "nginx:2.0", (10, 32)),
+            replicaset(("d-c", "4", None), "nginx:3.0", (30, 32)),
+        ];
+        let lines = rollouts(&items, Revisions::ReplicaSets, &|_, _| Agrees::NotInGit);
+        let whats: Vec<(&str, &str)> = lines
+            .iter()
+            .map(|l| (l.time.as_deref().unwrap(), l.what.as_str()))
+            .collect();
+        assert_eq!(
+            whats,
+            [
+                (
+                    "2026-01-01T10:00:00Z",
+                    "first revision 1 (replicaset/repro/d-a)"
+                ),
+                (
+                    "2026-01-01T10:00:10Z",
+                    "rollout to revision 2 (replicaset/repro/d-b): nginx image nginx:1.0 → nginx:2.0"
+                ),
+                (
+                    "2026-01-01T10:00:30Z",
+                    "rollback to revision 3 (replicaset/repro/d-a, the template of revision 1; at or before this time): nginx image nginx:2.0 → nginx:1.0"
+                ),
+                (
+                    "2026-01-01T10:00:30Z",
+                    "rollout to revision 4 (replicaset/repro/d-c): nginx image nginx:1.0 → nginx:3.0"
+                ),
+            ]
+        );
+        // Still the newest: its last write bounds it (a later scale moves that write too).
+        let items = [
+            replicaset(("d-a", "3", Some("1")), "nginx:1.0", (0, 26)),
+            replicaset(("d-b", "2", None), "nginx:2.0", (10, 22)),
+        ];
+        let lines = rollouts(&items, Revisions::ReplicaSets, &|_, _| Agrees::NotInGit);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[2].time.as_deref(), Some("2026-01-01T10:00:26Z"));
+        assert!(
+            lines[2].what.starts_with("rollback to revision 3 ("),
+            "{lines:?}"
+        );
     }
 
     #[test]
