@@ -167,10 +167,25 @@ pub fn entry_lines(
                 .collect()
         })
         .unwrap_or_default();
+    let owned: Vec<Vec<FieldPath>> = entries.iter().map(|e| e.fields.leaves()).collect();
+    // A drifted field below a leaf an entry owns is that entry's unless another owns a field
+    // nearer it: `f:data: {}` left to kubectl-create after kubectl-patch took `f:data.f:a`
+    // is not a write of `.data.a`.
+    let nearer_owner = |me: usize, leaf: &FieldPath, drifted: &FieldPath| {
+        drifted.0.len() > leaf.0.len()
+            && owned.iter().enumerate().any(|(other, leaves)| {
+                other != me
+                    && leaves.iter().any(|l| {
+                        l.0.len() > leaf.0.len() && starts_with(drifted, l) && starts_with(l, leaf)
+                    })
+            })
+    };
     entries
         .iter()
-        .map(|entry| {
-            let leaves = entry.fields.leaves();
+        .zip(&owned)
+        .enumerate()
+        .map(|(me, (entry, leaves))| {
+            let leaves = leaves.clone();
             let in_git = desired.is_some_and(|d| {
                 leaves
                     .iter()
@@ -182,9 +197,9 @@ pub fn entry_lines(
             let mut drift_texts: Vec<String> = Vec::new();
             let mut plain: Vec<String> = Vec::new();
             for leaf in &leaves {
-                let hit = drifted
-                    .iter()
-                    .find(|(p, _)| starts_with(leaf, p) || starts_with(p, leaf));
+                let hit = drifted.iter().find(|(p, _)| {
+                    starts_with(leaf, p) || (starts_with(p, leaf) && !nearer_owner(me, leaf, p))
+                });
                 match hit {
                     Some((path, item)) => {
                         let side = |v: &Option<Value>| {
@@ -388,6 +403,60 @@ mod tests {
         assert_eq!(lines[0].what, ".spec.replicas");
         assert_eq!(lines[0].time, None);
         assert_eq!(lines[0].git, Agrees::NotInGit);
+    }
+
+    #[test]
+    fn a_field_another_entry_took_over_is_not_said_by_the_entry_that_kept_its_map() {
+        // kubectl create wrote data.a = 1; kubectl patch set it to 2 and took `f:data.f:a`,
+        // leaving kubectl-create `f:data: {}`. The manifest says 1.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("c.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: shop\ndata:\n  a: \"1\"\n",
+        )
+        .unwrap();
+        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+        let key = crate::manifest::ObjectKey::new("", "ConfigMap", "shop", "c");
+        let manifest = index.get(&key).unwrap();
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "shop", "managedFields": [
+                {"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1",
+                 "time": "2026-01-01T10:00:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:data": {}}},
+                {"manager": "kubectl-patch", "operation": "Update", "apiVersion": "v1",
+                 "time": "2026-01-01T10:05:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:data": {"f:a": {}}}}]},
+            "data": {"a": "2"}});
+        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
+        let live = crate::drift::LiveObject::from_item_json(
+            &live.to_string(),
+            "v1",
+            "ConfigMap",
+            crate::schema::Schemas::builtin(),
+        )
+        .unwrap();
+        let drift = crate::drift::check::compare_in(&index, manifest, &live);
+        let desired = Desired {
+            schema: live.schema,
+            manifest: manifest.body.root(),
+            drift: &drift,
+        };
+        let lines = entry_changes("configmap/shop/c", &entries, Some(&desired));
+        let said: Vec<(&str, &str, Agrees)> = lines
+            .iter()
+            .map(|l| (l.who.as_str(), l.what.as_str(), l.git))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("kubectl-create Update", ".data", Agrees::InSync),
+                (
+                    "kubectl-patch Update",
+                    ".data.a: \"1\" → \"2\"",
+                    Agrees::Drifted
+                ),
+            ]
+        );
     }
 
     #[test]
