@@ -4,6 +4,7 @@
 //! view is [`super::diff`]'s.
 use std::sync::Arc;
 
+use super::changes::Verdict;
 use super::ledger::ObjectEntry;
 use super::{App, Command, DriftSummary, Screen};
 use crate::cluster::live::{Fetched, LiveJson, LiveRow};
@@ -149,14 +150,20 @@ impl App {
             kinds,
             changes,
             drift_inputs,
+            ledger,
             ..
         } = self;
+        // Its drift or desired state moved: its writes' lines say again whether git agrees.
+        let moved = |summary: &DriftSummary| via == Via::Fetch || ledger.summary(key) != summary;
         let schemas = kinds
             .as_ref()
             .map_or(crate::schema::Schemas::builtin(), |k| &k.schemas);
         let version = version.filter(|_| timeline);
         if let Some(summary) = without {
             drift_inputs.forget(key);
+            if summary == DriftSummary::Unmanaged && moved(&summary) {
+                changes.rejudge(key, Verdict::not_in_git());
+            }
             // No drift to read: the timeline's version alone.
             if let Some(version) = version {
                 let schema = schemas.root(api_version, kind);
@@ -187,6 +194,13 @@ impl App {
                     None => drift_inputs.forget(key),
                 }
                 let (summary, newest) = summarize(&drift);
+                if moved(&summary) {
+                    let verdict = Verdict {
+                        drifted: crate::drift::changes::drifted_paths(&drift),
+                        desired: Some((live.schema, Arc::clone(index))),
+                    };
+                    changes.rejudge(key, verdict);
+                }
                 Some(ObjectEntry {
                     summary,
                     newest: newest.map(Box::new),
@@ -429,9 +443,11 @@ impl App {
             if self.has_manifest(&key) {
                 fetch.push(key);
             } else {
+                self.changes.rejudge(&key, Verdict::not_in_git());
                 self.set_entry(&key, ObjectEntry::alone(DriftSummary::Unmanaged));
             }
         }
+        self.changes.judged();
         self.reconcile_missing();
         self.sync_missing_rows();
         let mut commands = self.map_kinds_if_new();
@@ -509,13 +525,17 @@ impl App {
                 if watched {
                     fetch.push(key.clone());
                 }
-            } else if self.cache.workloads.get(key).is_some() {
-                self.set_entry(key, ObjectEntry::alone(DriftSummary::Unmanaged));
             } else {
-                // No manifest any more: an object still live is unmanaged, not listed.
-                self.ledger.remove(key);
+                self.changes.rejudge(key, Verdict::not_in_git());
+                if self.cache.workloads.get(key).is_some() {
+                    self.set_entry(key, ObjectEntry::alone(DriftSummary::Unmanaged));
+                } else {
+                    // No manifest any more: an object still live is unmanaged, not listed.
+                    self.ledger.remove(key);
+                }
             }
         }
+        self.changes.judged();
         if let Screen::Diff(view) = &self.screen
             && all.contains(&view.key)
             && let Some(manifest) = self.manifests.as_ref().and_then(|i| i.get(&view.key))

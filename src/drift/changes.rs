@@ -272,22 +272,38 @@ pub fn agrees(paths: &[FieldPath], desired: Option<&Desired<'_>>) -> Agrees {
     let Some(d) = desired else {
         return Agrees::NotInGit;
     };
-    let drifted = d
-        .drift
+    agrees_with(paths, &drifted_paths(d.drift), Some((d.schema, d.manifest)))
+}
+
+/// The drifted fields of a compare, as [`agrees_with`] takes them.
+pub fn drifted_paths(drift: &super::ObjectDrift) -> Vec<FieldPath> {
+    drift
         .items
         .iter()
         .filter(|i| i.class.is_drift())
-        .any(|i| {
-            let p = field_path(&i.path);
-            paths
-                .iter()
-                .any(|path| starts_with(path, &p) || starts_with(&p, path))
-        });
+        .map(|i| field_path(&i.path))
+        .collect()
+}
+
+/// [`agrees`] from the drifted fields and the manifest (`None`: the object has none).
+pub fn agrees_with(
+    paths: &[FieldPath],
+    drifted: &[FieldPath],
+    manifest: Option<(Schema, NodeRef<'_>)>,
+) -> Agrees {
+    let Some((schema, manifest)) = manifest else {
+        return Agrees::NotInGit;
+    };
+    let drifted = drifted.iter().any(|p| {
+        paths
+            .iter()
+            .any(|path| starts_with(path, p) || starts_with(p, path))
+    });
     if drifted {
         Agrees::Drifted
     } else if paths
         .iter()
-        .any(|path| lookup(d.schema, path, d.manifest).is_some())
+        .any(|path| lookup(schema, path, manifest).is_some())
     {
         Agrees::InSync
     } else {

@@ -414,8 +414,10 @@ pub struct LiveChange {
     pub change: Change,
     /// The manager alone (`kubectl`), without subresource and operation, for the filter.
     pub manager: String,
-    /// The first field the line names, where `enter` opens the diff.
-    pub field: Option<FieldPath>,
+    /// The fields the write changed, all of them (its text names the first few): whether git
+    /// agrees with the line is said again from them when the object's desired state or drift
+    /// moves. The first is where `enter` opens the diff. None for a creation or a deletion.
+    pub paths: Vec<FieldPath>,
 }
 
 fn value_text(value: Option<&Value>) -> String {
@@ -566,7 +568,7 @@ pub fn live_change(
             writer: None,
         },
         manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
-        field: paths.first().cloned(),
+        paths,
     })
 }
 
@@ -598,7 +600,7 @@ pub fn created(
             writer: None,
         },
         manager: writer.map_or_else(String::new, |w| w.manager.to_string()),
-        field: None,
+        paths: Vec::new(),
     }
 }
 
@@ -619,7 +621,7 @@ pub fn deleted(object: &str, in_git: bool, seen: &str) -> LiveChange {
             writer: None,
         },
         manager: String::new(),
-        field: None,
+        paths: Vec::new(),
     }
 }
 

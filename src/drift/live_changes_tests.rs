@@ -148,7 +148,7 @@ fn a_keyed_list_item_is_named_by_its_key_with_old_and_new_and_the_manager_that_m
     assert_eq!(line.change.time.as_deref(), Some("2026-01-01T11:00:00Z"));
     assert_eq!(line.change.git, Agrees::NotInGit);
     assert_eq!(
-        line.field.unwrap().to_string(),
+        line.paths.first().unwrap().to_string(),
         ".spec.template.spec.containers[name=\"web\"].image"
     );
 }

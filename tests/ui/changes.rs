@@ -332,14 +332,16 @@ fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() 
         None,
         "2026-11-22T02:00:00Z",
     );
-    listed(&mut app, &[&web, &cart]);
+    // api: no manifest describes it.
+    let api = applied("api", 1);
+    listed(&mut app, &[&web, &cart, &api]);
     type_text(&mut app, ":changes\n");
-    let before = screen(&mut app, 150, 8);
+    let before = screen(&mut app, 150, 10);
     let said: Vec<&str> = before
         .lines()
         .filter(|l| l.contains("deployment/"))
         .collect();
-    assert_eq!(said.len(), 3, "{before}");
+    assert_eq!(said.len(), 4, "{before}");
     assert!(
         said.iter()
             .all(|l| l.trim_end_matches('│').trim_end().ends_with('-')),
@@ -363,7 +365,7 @@ fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() 
             (key("cart"), Ok(json(&cart))),
         ]),
     );
-    let text = screen(&mut app, 150, 8);
+    let text = screen(&mut app, 150, 10);
     let line_of = |needle: &str| {
         text.lines()
             .find(|l| l.contains(needle))
@@ -372,6 +374,63 @@ fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() 
     };
     assert!(line_of("kubectl-edit").contains("drifted"), "{text}");
     assert!(line_of("deployment/shop/web").contains("in sync"), "{text}");
-    // Said again, not added: cart's two entries and web's one, as before.
-    assert!(text.contains(" changes(all)[3] "), "{text}");
+    assert!(line_of("deployment/shop/api").contains("not in git"), "{text}");
+    // Said again, not added: cart's two entries, web's and api's one, as before.
+    assert!(text.contains(" changes(all)[4] "), "{text}");
+}
+
+#[test]
+fn a_writes_line_says_again_whether_git_agrees_when_git_takes_its_value() {
+    use kdrift::cluster::live::LiveJson;
+    use kdrift::manifest::ObjectKey;
+    let (dir, mut app, labelled) = incident();
+    type_text(&mut app, ":changes\n");
+    let line_of = |text: &str, needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}: {text}"))
+            .to_owned()
+    };
+    let before = screen(&mut app, 160, 10);
+    assert!(
+        line_of(&before, "kubectl (scale)").contains("drifted"),
+        "{before}"
+    );
+
+    // The scale accepted into git (as `a` commits it): the manifests are read again and cart
+    // fetched and compared with them.
+    std::fs::write(dir.path().join("cart.yaml"), manifest_text("cart", 5)).unwrap();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let json = serde_json::from_value::<LiveDeployment>(labelled.clone())
+        .unwrap()
+        .json;
+    let cart = ObjectKey::new("apps", "Deployment", "shop", "cart");
+    update(
+        &mut app,
+        Message::Fetched(vec![(cart, Ok(Some::<LiveJson>(json)))]),
+    );
+    let after = screen(&mut app, 160, 10);
+    assert!(
+        line_of(&after, "kubectl (scale)").contains("in sync"),
+        "{after}"
+    );
+    // A label added live is drift still (git did not take it).
+    assert!(
+        line_of(&after, "kubectl-label").contains("drifted"),
+        "{after}"
+    );
+
+    // And back: git no longer holds the scale's value.
+    std::fs::write(dir.path().join("cart.yaml"), manifest_text("cart", 2)).unwrap();
+    update(&mut app, Message::Manifests(index(dir.path())));
+    let json = serde_json::from_value::<LiveDeployment>(labelled)
+        .unwrap()
+        .json;
+    let cart = ObjectKey::new("apps", "Deployment", "shop", "cart");
+    update(&mut app, Message::Fetched(vec![(cart, Ok(Some(json)))]));
+    let again = screen(&mut app, 160, 10);
+    assert!(
+        line_of(&again, "kubectl (scale)").contains("drifted"),
+        "{again}"
+    );
 }

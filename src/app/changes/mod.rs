@@ -6,13 +6,15 @@
 //! ring: past `changes.keep` lines (`.kdrift.yaml`, default 10,000) the oldest go, and the view
 //! says how many went. `changes.keep: 0` turns it off (no object is read for it).
 //!
-//! A line is small (about 220 bytes with the ring's own): its object is the key shared with the
-//! object's previous version, its writer, manager, field and text are one shared copy per
-//! distinct value, its time a timestamp; the object's name is written when the view shows it.
+//! A line is small (about 240 bytes with the ring's own): its object is the key shared with the
+//! object's previous version, its writer, manager, field, a write's field list and its text are
+//! one shared copy per distinct value, its time a timestamp; the object's name is written when
+//! the view shows it. Whether git agrees is said again when the object's drift or desired state
+//! moves ([`Changes::rejudge`]).
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::drift::changes::{Agrees, Change, Desired, entry_lines};
+use crate::drift::changes::{Agrees, Change, Desired, agrees_with, entry_lines};
 use crate::drift::live_changes::{self, EntryStamp, LiveChange, Prior, Version};
 use crate::managed_fields::FieldPath;
 use crate::manifest::ObjectKey;
@@ -38,6 +40,9 @@ pub struct Line {
     pub git: Agrees,
     /// The first field the line names (where `enter` opens the diff).
     pub field: Option<Arc<FieldPath>>,
+    /// A write's line: every field it changed, whose git is said again when the object's
+    /// drift or desired state moves ([`Changes::rejudge`]). One shared copy per distinct list.
+    paths: Option<Arc<[FieldPath]>>,
     /// A start line said without the object's desired state (its list came before the
     /// manifests or its Helm release's record): said again once it is compared
     /// ([`Changes::judge`]).
@@ -125,6 +130,36 @@ pub struct Changes {
     unjudged: BTreeSet<Arc<ObjectKey>>,
     /// Start lines said again ([`Changes::judge`]), put in at [`Changes::judged`].
     judged: Vec<(Arc<ObjectKey>, Vec<Said>)>,
+    /// What git says now of objects whose drift or desired state moved ([`Changes::rejudge`]),
+    /// said of their lines at [`Changes::judged`].
+    rejudged: HashMap<ObjectKey, Verdict>,
+    path_lists: crate::intern::Interner<[FieldPath]>,
+}
+
+/// What git says of an object now: its drifted fields and its desired state (`None`: no
+/// manifest describes it), from which a write's line says whether git agrees with it.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub drifted: Vec<FieldPath>,
+    pub desired: Option<(crate::schema::Schema, Arc<crate::manifest::ManifestIndex>)>,
+}
+
+impl Verdict {
+    /// No manifest describes the object.
+    pub fn not_in_git() -> Verdict {
+        Verdict {
+            drifted: Vec::new(),
+            desired: None,
+        }
+    }
+
+    fn agrees(&self, key: &ObjectKey, paths: &[FieldPath]) -> Agrees {
+        let manifest = self
+            .desired
+            .as_ref()
+            .and_then(|(schema, index)| Some((*schema, index.get(key)?.body.root())));
+        agrees_with(paths, &self.drifted, manifest)
+    }
 }
 
 /// A line as [`Changes::push`] takes it: what it says, the manager, the field it opens at.
@@ -147,6 +182,8 @@ impl Default for Changes {
             opened: false,
             unjudged: BTreeSet::new(),
             judged: Vec::new(),
+            rejudged: HashMap::new(),
+            path_lists: Default::default(),
         }
     }
 }
@@ -218,7 +255,7 @@ impl Changes {
         manager: &str,
         field: Option<&FieldPath>,
     ) {
-        self.push_line(key, change, manager, field, false);
+        self.push_line(key, change, manager, field, false, &[]);
     }
 
     fn push_line(
@@ -228,6 +265,7 @@ impl Changes {
         manager: &str,
         field: Option<&FieldPath>,
         unjudged: bool,
+        paths: &[FieldPath],
     ) {
         // The ring shows `what` and keeps the manager beside the line: a write's field list is
         // `kdrift changes -o json`'s, not worth its heap in thousands of lines.
@@ -250,6 +288,7 @@ impl Changes {
                 Agrees::NotCompared
             },
             field: field.map(|f| self.fields.get(f, |f| Arc::new(f.clone()))),
+            paths: (!paths.is_empty()).then(|| self.path_lists.get(paths, |p| Arc::from(p))),
             unjudged,
         };
         self.lines.insert(Slot(line));
@@ -267,7 +306,7 @@ impl Changes {
                 Ok((change, field)) => (change, field),
                 Err(e) => (unread_change(&key, entry, &e), None),
             };
-            self.push_line(key, line.0, entry.manager, line.1.as_ref(), true);
+            self.push_line(key, line.0, entry.manager, line.1.as_ref(), true, &[]);
             return;
         }
         self.seq += 1;
@@ -284,6 +323,7 @@ impl Changes {
                 Agrees::NotCompared
             },
             field: None,
+            paths: None,
             unjudged: true,
         };
         self.lines.insert(Slot(line));
@@ -315,6 +355,7 @@ impl Changes {
     /// The start lines [`Changes::judge`] said again replace those said without a desired
     /// state (an object whose start lines the ring let go gets none back).
     pub fn judged(&mut self) {
+        self.said_again();
         if self.judged.is_empty() {
             return;
         }
@@ -342,6 +383,47 @@ impl Changes {
             for (change, manager, field) in said {
                 self.push(Arc::clone(&key), change, &manager, field.as_ref());
             }
+        }
+    }
+
+    /// `key` was compared (its drift or desired state moved, or it has no manifest now): its
+    /// writes' lines say again whether git agrees ("whether git agrees now"), as do its lines
+    /// said before the manifests were read when none describes it — at [`Changes::judged`], in
+    /// one pass over the ring for every object of a batch. Start lines are said again only
+    /// through [`Changes::judge`]: their entry may own a map whose fields another owns.
+    pub fn rejudge(&mut self, key: &ObjectKey, verdict: Verdict) {
+        if self.enabled() && self.compared {
+            self.rejudged.insert(key.clone(), verdict);
+        }
+    }
+
+    /// The lines of the objects [`Changes::rejudge`] was told of, said again.
+    fn said_again(&mut self) {
+        if self.rejudged.is_empty() {
+            return;
+        }
+        let verdicts = std::mem::take(&mut self.rejudged);
+        let moved: Vec<(Slot, Agrees)> = self
+            .lines
+            .iter()
+            .filter_map(|slot| {
+                let line = &slot.0;
+                let verdict = verdicts.get(&*line.key)?;
+                let git = match &line.paths {
+                    Some(paths) => verdict.agrees(&line.key, paths),
+                    None if line.git == Agrees::NotCompared && verdict.desired.is_none() => {
+                        Agrees::NotInGit
+                    }
+                    None => return None,
+                };
+                (git != line.git).then(|| (slot.clone(), git))
+            })
+            .collect();
+        for (slot, git) in moved {
+            self.lines.remove(&slot);
+            let Slot(mut line) = slot;
+            line.git = git;
+            self.lines.insert(Slot(line));
         }
     }
 
@@ -383,7 +465,8 @@ impl Changes {
     }
 
     fn push_live(&mut self, key: Arc<ObjectKey>, line: LiveChange) {
-        self.push(key, line.change, &line.manager, line.field.as_ref());
+        let field = line.paths.first();
+        self.push_line(key, line.change, &line.manager, field, false, &line.paths);
     }
 
     /// A watch event of `key` (its [`Version`]): compared with the version before it, else
