@@ -124,19 +124,23 @@ struct Emitted {
     paths: Vec<DriftPath>,
 }
 
+/// A scalar as the manifest's writer would put it: quoted where YAML 1.1 (as Kubernetes and
+/// kubectl read it) would read another type (`"on"`, `"yes"`, `"0755"`), as an edit writes it.
 fn scalar_yaml(value: &Value) -> String {
     match value {
         Value::String(text) if text.contains('\n') => {
             serde_json::to_string(text).unwrap_or_default()
         }
-        _ => serde_yaml::to_string(value)
-            .map(|s| s.trim_end().to_owned())
-            .unwrap_or_default(),
+        _ => crate::manifest::edit::render::inline(value, false).unwrap_or_else(|| {
+            serde_yaml::to_string(value)
+                .map(|s| s.trim_end().to_owned())
+                .unwrap_or_default()
+        }),
     }
 }
 
 fn key_yaml(key: &str) -> String {
-    scalar_yaml(&Value::String(key.to_owned()))
+    crate::manifest::edit::render::key(key)
 }
 
 /// Block-style YAML of `map`, one [`Emitted`] per line, in the manifest's key order.

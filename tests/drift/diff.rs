@@ -102,3 +102,32 @@ fn colour_goes_to_a_terminal_only() {
         "{coloured}"
     );
 }
+
+#[test]
+fn a_string_yaml_1_1_reads_as_another_type_is_shown_quoted() {
+    let manifest: Value = serde_yaml::from_str(
+        "apiVersion: v1
+kind: ConfigMap
+metadata: {name: conf, namespace: shop}
+data: {flag: \"on\", mode: \"yes\", level: info}
+",
+    )
+    .expect("manifest");
+    let live = LiveObject::from_value(
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "conf", "namespace": "shop"},
+            "data": {"flag": "off", "mode": "yes", "level": "info"}}),
+        kdrift::schema::Schemas::builtin(),
+    )
+    .expect("live");
+    let key = ObjectKey::new("", "ConfigMap", "shop", "conf");
+    let drift = compare_values(&key, &manifest, &live, &Config::default());
+    let text = render(
+        &diff_lines(&manifest, &drift, "conf.yaml:1", now(), 3),
+        false,
+    );
+    assert!(text.contains("-  flag: \"on\""), "{text}");
+    assert!(text.contains("+  flag: \"off\""), "{text}");
+    assert!(text.contains("   mode: \"yes\""), "{text}");
+    assert!(text.contains("   level: info"), "{text}");
+}

@@ -222,7 +222,7 @@ fn diff_shows_live_values_in_the_manifest_shape_annotated() {
         text.contains("-  replicas: 2\n+  replicas: 4  # manager unknown\n"),
         "{text}"
     );
-    assert!(text.contains("           value: prod\n+        - name: EXTRA  # kubectl-set (Update) 12m ago\n+          value: '1'\n"), "{text}");
+    assert!(text.contains("           value: prod\n+        - name: EXTRA  # kubectl-set (Update) 12m ago\n+          value: \"1\"\n"), "{text}");
     assert!(
         text.contains(
             "+          limits:\n+            memory: 256Mi  # kubectl-set (Update) 12m ago\n"

@@ -374,7 +374,10 @@ fn start_lines_said_before_the_manifests_say_whether_git_agrees_once_compared() 
     };
     assert!(line_of("kubectl-edit").contains("drifted"), "{text}");
     assert!(line_of("deployment/shop/web").contains("in sync"), "{text}");
-    assert!(line_of("deployment/shop/api").contains("not in git"), "{text}");
+    assert!(
+        line_of("deployment/shop/api").contains("not in git"),
+        "{text}"
+    );
     // Said again, not added: cart's two entries, web's and api's one, as before.
     assert!(text.contains(" changes(all)[4] "), "{text}");
 }
