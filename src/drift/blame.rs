@@ -122,6 +122,7 @@ pub fn blame(
         .unwrap_or_default();
     let mut walk = Walk {
         root,
+        secret: super::secret::is_secret_object(live),
         entries,
         desired,
         drifted,
@@ -139,6 +140,8 @@ pub fn blame(
 
 struct Walk<'a> {
     root: Schema,
+    /// A Secret's `data.K` is in git when its manifest writes it as `stringData.K`.
+    secret: bool,
     entries: &'a [ManagedFieldsEntry],
     desired: Option<&'a Desired<'a>>,
     drifted: Vec<FieldPath>,
@@ -170,6 +173,17 @@ fn starts_with(path: &[PathElement], prefix: &[PathElement]) -> bool {
     path.len() >= prefix.len() && path.iter().zip(prefix).all(|(a, b)| a == b)
 }
 
+/// `data.K` as a manifest may write it: `stringData.K`.
+fn string_data(path: &FieldPath) -> FieldPath {
+    let mut path = path.clone();
+    if let Some(PathElement::Field(name)) = path.0.first_mut()
+        && name == "data"
+    {
+        "stringData".clone_into(name);
+    }
+    path
+}
+
 impl Walk<'_> {
     fn leaf(&mut self, text: String, path: &[PathElement], value: &Value) {
         let path = FieldPath(path.to_vec());
@@ -183,7 +197,9 @@ impl Walk<'_> {
                 .any(|p| starts_with(&path.0, &p.0) || starts_with(&p.0, &path.0))
             {
                 GitState::Drifted
-            } else if lookup(self.root, &path, d.manifest).is_some() {
+            } else if lookup(self.root, &path, d.manifest).is_some()
+                || self.secret && lookup(self.root, &string_data(&path), d.manifest).is_some()
+            {
                 GitState::InSync
             } else {
                 GitState::NotInGit
@@ -367,6 +383,41 @@ mod tests {
             .find(|f| f.path.to_string() == text)
             .unwrap_or_else(|| panic!("no field {text} in {:?}", blame.fields));
         field.owners.iter().map(owner_text).collect()
+    }
+
+    #[test]
+    fn a_secret_key_git_writes_as_string_data_is_in_git() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("s.yaml"),
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: shop\n\
+             stringData:\n  user: admin\n",
+        )
+        .unwrap();
+        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+        let key = crate::manifest::ObjectKey::new("", "Secret", "shop", "s");
+        let manifest = index.get(&key).unwrap();
+        // "admin" and "extra" in base64: the server keeps stringData as data.
+        let raw = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "shop"},
+            "data": {"user": "YWRtaW4=", "extra": "ZXh0cmE="}});
+        let schemas = crate::schema::Schemas::builtin();
+        let live = crate::drift::LiveObject::from_value(raw.clone(), schemas).unwrap();
+        let drift = crate::drift::check::compare_in(&index, manifest, &live);
+        let desired = Desired {
+            manifest: manifest.body.root(),
+            drift: &drift,
+        };
+        let blame = blame(live.schema, &shown(raw), &[], Some(&desired));
+        let git = |text: &str| {
+            blame
+                .fields
+                .iter()
+                .find(|f| f.path.to_string() == text)
+                .and_then(|f| f.git)
+        };
+        assert_eq!(git(".data.user"), Some(GitState::InSync), "{blame:?}");
+        assert_eq!(git(".data.extra"), Some(GitState::NotInGit), "{blame:?}");
     }
 
     #[test]
