@@ -62,6 +62,14 @@ pub fn start_logging(common: &CommonArgs) -> (Option<logging::LogGuard>, Option<
 
 /// `kdrift`: the live view on the cluster of the kubeconfig.
 pub fn run_tui(common: &CommonArgs) -> ExitCode {
+    // A `--manifests` that names no folder is a mistake the headless commands refuse: refused
+    // here too, before the terminal is taken (else every row read `unmanaged`).
+    if common.manifests.is_some()
+        && let Err(e) = crate::commands::context::manifests_root(common)
+    {
+        eprintln!("kdrift: {e}");
+        return ExitCode::from(EXIT_ERROR);
+    }
     tune_allocator();
     let (_log, log_problem) = start_logging(common);
     let rt = match crate::cluster::tokio_runtime() {

@@ -281,6 +281,24 @@ fn diff_prints_one_object_plain_when_not_on_a_terminal() {
 }
 
 #[test]
+fn a_manifests_folder_that_is_not_there_is_refused_by_the_live_view_as_by_check() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = Repo::demo();
+    let gone = home.path().join("no-such-folder");
+    let gone = gone.to_str().unwrap();
+    // Refused before any connection is tried: no kubeconfig is needed to be told.
+    for args in [&["--manifests", gone][..], &["check", "--manifests", gone]] {
+        let run = kdrift_env(home.path(), repo.root(), args, &[]);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("no-such-folder\" is not a readable folder"),
+            "{args:?}: {run:?}"
+        );
+    }
+}
+
+#[test]
 fn no_kubeconfig_or_an_unreachable_api_is_one_line_and_exit_2() {
     let home = tempfile::tempdir().unwrap();
     let repo = Repo::demo();
