@@ -292,7 +292,8 @@ fn a_manifests_folder_that_is_not_there_is_refused_by_the_live_view_as_by_check(
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {run:?}");
         assert!(
-            run.stderr.contains("no-such-folder\" is not a readable folder"),
+            run.stderr
+                .contains("no-such-folder\" is not a readable folder"),
             "{args:?}: {run:?}"
         );
     }

@@ -131,8 +131,9 @@ pub struct Changes {
     /// Start lines said again ([`Changes::judge`]), put in at [`Changes::judged`].
     judged: Vec<(Arc<ObjectKey>, Vec<Said>)>,
     /// What git says now of objects whose drift or desired state moved ([`Changes::rejudge`]),
-    /// said of their lines at [`Changes::judged`].
-    rejudged: HashMap<ObjectKey, Verdict>,
+    /// said of their lines at [`Changes::judged`]: by the key the lines share (a batch holds a
+    /// few, and a line is matched by its key's address, not its text).
+    rejudged: Vec<(Arc<ObjectKey>, Verdict)>,
     path_lists: crate::intern::Interner<[FieldPath]>,
 }
 
@@ -182,7 +183,7 @@ impl Default for Changes {
             opened: false,
             unjudged: BTreeSet::new(),
             judged: Vec::new(),
-            rejudged: HashMap::new(),
+            rejudged: Vec::new(),
             path_lists: Default::default(),
         }
     }
@@ -392,9 +393,14 @@ impl Changes {
     /// one pass over the ring for every object of a batch. Start lines are said again only
     /// through [`Changes::judge`]: their entry may own a map whose fields another owns.
     pub fn rejudge(&mut self, key: &ObjectKey, verdict: Verdict) {
-        if self.enabled() && self.compared {
-            self.rejudged.insert(key.clone(), verdict);
+        if !self.enabled() || !self.compared {
+            return;
         }
+        // Its lines hold the key its previous version does: none without one.
+        let Some((shared, _)) = self.priors.get_key_value(key) else {
+            return;
+        };
+        self.rejudged.push((Arc::clone(shared), verdict));
     }
 
     /// The lines of the objects [`Changes::rejudge`] was told of, said again.
@@ -402,13 +408,25 @@ impl Changes {
         if self.rejudged.is_empty() {
             return;
         }
-        let verdicts = std::mem::take(&mut self.rejudged);
+        let mut verdicts = std::mem::take(&mut self.rejudged);
+        // By address; of an object told of twice, the later word stands (the sort is stable).
+        verdicts.sort_by_key(|(key, _)| Arc::as_ptr(key));
+        verdicts.dedup_by(|later, earlier| {
+            let same = Arc::ptr_eq(&later.0, &earlier.0);
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
         let moved: Vec<(Slot, Agrees)> = self
             .lines
             .iter()
             .filter_map(|slot| {
                 let line = &slot.0;
-                let verdict = verdicts.get(&*line.key)?;
+                let at = verdicts
+                    .binary_search_by_key(&Arc::as_ptr(&line.key), |(key, _)| Arc::as_ptr(key))
+                    .ok()?;
+                let verdict = &verdicts[at].1;
                 let git = match &line.paths {
                     Some(paths) => verdict.agrees(&line.key, paths),
                     None if line.git == Agrees::NotCompared && verdict.desired.is_none() => {

@@ -216,8 +216,8 @@ fn counts_have_thousands_separators() {
     assert_eq!(thousands(1_234_567), "1,234,567");
 }
 
-/// `web`'s start lines said again against its manifest (replicas 3 where `listed` has 2).
-fn judge_web(changes: &mut Changes) {
+/// The manifests of `web` alone: replicas 3 (where `listed` has 2).
+fn web_manifests() -> crate::manifest::ManifestIndex {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("web.yaml"),
@@ -225,7 +225,12 @@ fn judge_web(changes: &mut Changes) {
          spec:\n  replicas: 3\n",
     )
     .unwrap();
-    let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+    crate::manifest::ManifestIndex::load(dir.path(), "default")
+}
+
+/// `web`'s start lines said again against its manifest.
+fn judge_web(changes: &mut Changes) {
+    let index = web_manifests();
     let key = ObjectKey::new("apps", "Deployment", "shop", "web");
     let manifest = index.get(&key).unwrap();
     let text = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -286,4 +291,66 @@ fn start_lines_said_without_a_manifest_are_said_again_once_judged_and_only_then(
     assert!(changes.unjudged(&cart));
     changes.deleted(&cart, true);
     assert!(!changes.unjudged(&cart));
+}
+
+#[test]
+fn a_writes_line_is_said_again_from_the_last_word_of_a_batch_and_start_lines_are_not() {
+    let index = Arc::new(web_manifests());
+    let schema = crate::schema::Schemas::builtin().root("apps/v1", "Deployment");
+    let web = ObjectKey::new("apps", "Deployment", "shop", "web");
+    let mut changes = Changes {
+        compared: true,
+        ..Changes::default()
+    };
+    listed(&mut changes, "web");
+    // kubectl edit sets replicas 3: a write's line (no desired state given: not in git).
+    let edited = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "managedFields": [
+            {"manager": "kubectl-edit", "operation": "Update", "time": "2026-01-01T11:00:00Z",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
+        "spec": {"replicas": 3, "paused": false}})
+    .to_string();
+    changes.observe(
+        &web,
+        schema,
+        Version::of_text(&edited).unwrap(),
+        None,
+        false,
+    );
+    let gits = |changes: &Changes| -> Vec<(String, Agrees)> {
+        changes
+            .newest_first()
+            .map(|l| (l.who.to_string(), l.git))
+            .collect()
+    };
+    let drifted = Verdict {
+        drifted: vec![crate::managed_fields::FieldPath::fields(&[
+            "spec", "replicas",
+        ])],
+        desired: Some((schema, Arc::clone(&index))),
+    };
+    let agrees = Verdict {
+        drifted: Vec::new(),
+        desired: Some((schema, Arc::clone(&index))),
+    };
+    changes.rejudge(&web, drifted.clone());
+    changes.rejudge(&web, agrees.clone());
+    changes.judged();
+    let said = gits(&changes);
+    assert_eq!(said[0], ("kubectl-edit Update".to_owned(), Agrees::InSync));
+    // The start lines were not said again (their entries may own maps others write into).
+    assert!(
+        said[1..].iter().all(|(_, git)| *git == Agrees::NotInGit),
+        "{said:?}"
+    );
+    changes.rejudge(&web, agrees);
+    changes.rejudge(&web, drifted);
+    changes.judged();
+    assert_eq!(gits(&changes)[0].1, Agrees::Drifted);
+    // An object with no previous version has no lines: nothing is kept for it.
+    changes.rejudge(
+        &ObjectKey::new("apps", "Deployment", "shop", "other"),
+        Verdict::not_in_git(),
+    );
+    assert!(changes.rejudged.is_empty());
 }
