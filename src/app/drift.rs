@@ -177,6 +177,8 @@ impl App {
         match (index.as_ref().zip(manifest), live) {
             (Some((index, manifest)), Ok(live)) => {
                 let line = version.map(|version| (version, listed));
+                // (Asked before this event's own line, which is said with this compare.)
+                let had_written = changes.has_written(key);
                 let drift = compare_observed(changes, (index, manifest), key, &live, line);
                 // Its first compare since its start lines were said without a manifest.
                 if changes.unjudged(key)
@@ -194,7 +196,7 @@ impl App {
                     None => drift_inputs.forget(key),
                 }
                 let (summary, newest) = summarize(&drift);
-                if moved(&summary) {
+                if had_written && moved(&summary) {
                     let verdict = Verdict {
                         drifted: crate::drift::changes::drifted_paths(&drift),
                         desired: Some((live.schema, Arc::clone(index))),

@@ -38,11 +38,12 @@ pub struct Line {
     pub manager: Arc<str>,
     what: What,
     pub git: Agrees,
-    /// The first field the line names (where `enter` opens the diff).
-    pub field: Option<Arc<FieldPath>>,
-    /// A write's line: every field it changed, whose git is said again when the object's
-    /// drift or desired state moves ([`Changes::rejudge`]). One shared copy per distinct list.
-    paths: Option<Arc<[FieldPath]>>,
+    /// The fields it names: a write's line every field it changed, a start line the first
+    /// (where `enter` opens the diff). One shared copy per distinct list.
+    fields: Option<Arc<[FieldPath]>>,
+    /// A write's line: whether git agrees is said again from its fields when the object's drift
+    /// or desired state moves ([`Changes::rejudge`]).
+    written: bool,
     /// A start line said without the object's desired state (its list came before the
     /// manifests or its Helm release's record): said again once it is compared
     /// ([`Changes::judge`]).
@@ -52,6 +53,11 @@ pub struct Line {
 impl Line {
     pub fn time(&self) -> Option<Timestamp> {
         self.time
+    }
+
+    /// The first field it names (where `enter` opens the diff).
+    pub fn field(&self) -> Option<&FieldPath> {
+        self.fields.as_deref().and_then(<[FieldPath]>::first)
     }
 
     /// The object as a line names it: `deployment/shop/web`.
@@ -116,10 +122,9 @@ pub struct Changes {
     /// The last sync each Argo CD Application or Flux Kustomization reported (its time and
     /// words), so that a line is said once per sync, not per status write.
     syncs: HashMap<ObjectKey, Box<str>>,
-    /// Writers, managers and line texts.
-    /// One shared copy of each writer, manager and field path the lines repeat.
+    /// One shared copy of each writer, manager, line text and field list the lines repeat.
     words: crate::intern::Interner<str>,
-    fields: crate::intern::Interner<FieldPath>,
+    fields: crate::intern::Interner<[FieldPath]>,
     /// Stamps the lines of events the server gave no time (tests freeze it).
     pub frozen: Option<Timestamp>,
     /// The manifests are read: a line without a manifest is "not in git", not "not compared".
@@ -134,7 +139,10 @@ pub struct Changes {
     /// said of their lines at [`Changes::judged`]: by the key the lines share (a batch holds a
     /// few, and a line is matched by its key's address, not its text).
     rejudged: Vec<(Arc<ObjectKey>, Verdict)>,
-    path_lists: crate::intern::Interner<[FieldPath]>,
+    /// How many write lines of each object the ring holds, by its shared key's address: a
+    /// verdict on an object with none (most: a write's own line is said as it comes) costs no
+    /// pass over the ring.
+    written: HashMap<*const ObjectKey, u32>,
 }
 
 /// What git says of an object now: its drifted fields and its desired state (`None`: no
@@ -184,7 +192,7 @@ impl Default for Changes {
             unjudged: BTreeSet::new(),
             judged: Vec::new(),
             rejudged: Vec::new(),
-            path_lists: Default::default(),
+            written: HashMap::new(),
         }
     }
 }
@@ -256,7 +264,8 @@ impl Changes {
         manager: &str,
         field: Option<&FieldPath>,
     ) {
-        self.push_line(key, change, manager, field, false, &[]);
+        let fields = field.map(std::slice::from_ref).unwrap_or_default();
+        self.push_line(key, change, manager, fields, false, false);
     }
 
     fn push_line(
@@ -264,9 +273,9 @@ impl Changes {
         key: Arc<ObjectKey>,
         mut change: Change,
         manager: &str,
-        field: Option<&FieldPath>,
+        fields: &[FieldPath],
         unjudged: bool,
-        paths: &[FieldPath],
+        written: bool,
     ) {
         // The ring shows `what` and keeps the manager beside the line: a write's field list is
         // `kdrift changes -o json`'s, not worth its heap in thousands of lines.
@@ -288,10 +297,13 @@ impl Changes {
             } else {
                 Agrees::NotCompared
             },
-            field: field.map(|f| self.fields.get(f, |f| Arc::new(f.clone()))),
-            paths: (!paths.is_empty()).then(|| self.path_lists.get(paths, |p| Arc::from(p))),
+            fields: (!fields.is_empty()).then(|| self.fields.get(fields, |f| Arc::from(f))),
+            written: written && !fields.is_empty(),
             unjudged,
         };
+        if line.written {
+            *self.written.entry(Arc::as_ptr(&line.key)).or_default() += 1;
+        }
         self.lines.insert(Slot(line));
         self.trim();
     }
@@ -307,7 +319,8 @@ impl Changes {
                 Ok((change, field)) => (change, field),
                 Err(e) => (unread_change(&key, entry, &e), None),
             };
-            self.push_line(key, line.0, entry.manager, line.1.as_ref(), true, &[]);
+            let fields = line.1.as_slice();
+            self.push_line(key, line.0, entry.manager, fields, true, false);
             return;
         }
         self.seq += 1;
@@ -323,8 +336,8 @@ impl Changes {
             } else {
                 Agrees::NotCompared
             },
-            field: None,
-            paths: None,
+            fields: None,
+            written: false,
             unjudged: true,
         };
         self.lines.insert(Slot(line));
@@ -427,12 +440,12 @@ impl Changes {
                     .binary_search_by_key(&Arc::as_ptr(&line.key), |(key, _)| Arc::as_ptr(key))
                     .ok()?;
                 let verdict = &verdicts[at].1;
-                let git = match &line.paths {
-                    Some(paths) => verdict.agrees(&line.key, paths),
-                    None if line.git == Agrees::NotCompared && verdict.desired.is_none() => {
+                let git = match &line.fields {
+                    Some(paths) if line.written => verdict.agrees(&line.key, paths),
+                    _ if line.git == Agrees::NotCompared && verdict.desired.is_none() => {
                         Agrees::NotInGit
                     }
-                    None => return None,
+                    _ => return None,
                 };
                 (git != line.git).then(|| (slot.clone(), git))
             })
@@ -470,21 +483,36 @@ impl Changes {
                 Err(e) => (unread_change(&line.key, &entry, &e).what, None),
             };
             line.what = What::Said(self.words.get(&what, |w| w.into()));
-            line.field = field.map(|f| self.fields.get(&f, |f| Arc::new(f.clone())));
+            line.fields =
+                field.map(|f| self.fields.get(std::slice::from_ref(&f), |f| Arc::from(f)));
             self.lines.insert(Slot(line));
         }
     }
 
     fn trim(&mut self) {
         while self.lines.len() > self.keep {
-            self.lines.pop_first();
+            if let Some(Slot(line)) = self.lines.pop_first()
+                && line.written
+                && let Some(count) = self.written.get_mut(&Arc::as_ptr(&line.key))
+            {
+                *count -= 1;
+                if *count == 0 {
+                    self.written.remove(&Arc::as_ptr(&line.key));
+                }
+            }
             self.dropped += 1;
         }
     }
 
+    /// Whether the ring holds a write line of `key` (before the event now compared adds one).
+    pub fn has_written(&self, key: &ObjectKey) -> bool {
+        self.priors
+            .get_key_value(key)
+            .is_some_and(|(shared, _)| self.written.contains_key(&Arc::as_ptr(shared)))
+    }
+
     fn push_live(&mut self, key: Arc<ObjectKey>, line: LiveChange) {
-        let field = line.paths.first();
-        self.push_line(key, line.change, &line.manager, field, false, &line.paths);
+        self.push_line(key, line.change, &line.manager, &line.paths, false, true);
     }
 
     /// A watch event of `key` (its [`Version`]): compared with the version before it, else

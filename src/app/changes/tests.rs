@@ -119,7 +119,7 @@ fn said(changes: &Changes) -> Vec<(String, String, String, Option<String>)> {
                 l.object(),
                 l.who.to_string(),
                 l.what().to_owned(),
-                l.field.as_ref().map(|f| f.to_string()),
+                l.field().map(|f| f.to_string()),
             )
         })
         .collect()
@@ -303,6 +303,7 @@ fn a_writes_line_is_said_again_from_the_last_word_of_a_batch_and_start_lines_are
         ..Changes::default()
     };
     listed(&mut changes, "web");
+    assert!(!changes.has_written(&web), "start lines are not writes");
     // kubectl edit sets replicas 3: a write's line (no desired state given: not in git).
     let edited = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "shop", "managedFields": [
@@ -317,6 +318,7 @@ fn a_writes_line_is_said_again_from_the_last_word_of_a_batch_and_start_lines_are
         None,
         false,
     );
+    assert!(changes.has_written(&web));
     let gits = |changes: &Changes| -> Vec<(String, Agrees)> {
         changes
             .newest_first()
@@ -347,6 +349,10 @@ fn a_writes_line_is_said_again_from_the_last_word_of_a_batch_and_start_lines_are
     changes.rejudge(&web, drifted);
     changes.judged();
     assert_eq!(gits(&changes)[0].1, Agrees::Drifted);
+    // Once the ring lets its write line go, the object has none.
+    changes.set_keep(Some(1));
+    push(&mut changes, "2026-01-01T12:00:00Z", "other");
+    assert!(!changes.has_written(&web));
     // An object with no previous version has no lines: nothing is kept for it.
     changes.rejudge(
         &ObjectKey::new("apps", "Deployment", "shop", "other"),

@@ -122,7 +122,7 @@ pub fn changes_key(app: &mut App, key: KeyEvent) -> Vec<Command> {
         let rows = app.change_rows(view);
         let selected = rows
             .get(view.cursor.min(rows.len().saturating_sub(1)))
-            .map(|l| (ObjectKey::clone(&l.key), l.field.as_deref().cloned()));
+            .map(|l| (ObjectKey::clone(&l.key), l.field().cloned()));
         let namespace = app.scope.as_namespace();
         let all = ChangesView::default();
         let mut kinds: Vec<String> = app
