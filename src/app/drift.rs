@@ -278,7 +278,7 @@ impl App {
     }
 
     /// A workload's watch event (`listed`: a list brought it): its drift, in the ledger under
-    /// its manifest key (its owners are on its row too).
+    /// its key, the row's own (its owners are on its row too).
     fn workload_arrived(&mut self, key: &ObjectKey, json: &LiveJson, listed: bool) {
         self.ledger.superseded(key);
         let arrived = Arrived {

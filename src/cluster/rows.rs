@@ -146,8 +146,8 @@ fn key_of(group: &SharedStr, kind: &SharedStr, meta: &ObjectMeta) -> ObjectKey {
 }
 
 /// A row that knows its key: what a watch's deletion of its object must remove (the key comes
-/// from the same mapping as the row's, so a StatefulSet's or a StatefulSet pod's deletion names
-/// its own kind).
+/// from the same mapping as the row's, so a StatefulSet's deletion names a StatefulSet, not a
+/// Deployment of that name).
 pub trait Keyed {
     fn key(&self) -> &ObjectKey;
 }
