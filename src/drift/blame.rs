@@ -11,7 +11,7 @@ use crate::managed_fields::{FieldPath, ManagedFieldsEntry, PathElement, owners_i
 use crate::manifest::tree::NodeRef;
 use crate::schema::Schema;
 
-use super::owners::{field_path, lookup};
+use super::owners::{field_path, in_git};
 use super::{Attribution, ObjectDrift};
 
 /// What blame leaves out of the object, as the user reads it (for help and docs).
@@ -122,7 +122,6 @@ pub fn blame(
         .unwrap_or_default();
     let mut walk = Walk {
         root,
-        secret: super::secret::is_secret_object(live),
         entries,
         desired,
         drifted,
@@ -140,8 +139,6 @@ pub fn blame(
 
 struct Walk<'a> {
     root: Schema,
-    /// A Secret's `data.K` is in git when its manifest writes it as `stringData.K`.
-    secret: bool,
     entries: &'a [ManagedFieldsEntry],
     desired: Option<&'a Desired<'a>>,
     drifted: Vec<FieldPath>,
@@ -173,17 +170,6 @@ fn starts_with(path: &[PathElement], prefix: &[PathElement]) -> bool {
     path.len() >= prefix.len() && path.iter().zip(prefix).all(|(a, b)| a == b)
 }
 
-/// `data.K` as a manifest may write it: `stringData.K`.
-fn string_data(path: &FieldPath) -> FieldPath {
-    let mut path = path.clone();
-    if let Some(PathElement::Field(name)) = path.0.first_mut()
-        && name == "data"
-    {
-        "stringData".clone_into(name);
-    }
-    path
-}
-
 impl Walk<'_> {
     fn leaf(&mut self, text: String, path: &[PathElement], value: &Value) {
         let path = FieldPath(path.to_vec());
@@ -197,9 +183,7 @@ impl Walk<'_> {
                 .any(|p| starts_with(&path.0, &p.0) || starts_with(&p.0, &path.0))
             {
                 GitState::Drifted
-            } else if lookup(self.root, &path, d.manifest).is_some()
-                || self.secret && lookup(self.root, &string_data(&path), d.manifest).is_some()
-            {
+            } else if in_git(self.root, &path, d.manifest) {
                 GitState::InSync
             } else {
                 GitState::NotInGit

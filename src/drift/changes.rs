@@ -10,7 +10,7 @@ use crate::manifest::tree::NodeRef;
 use crate::schema::Schema;
 
 use super::ObjectDrift;
-use super::owners::{field_path, lookup};
+use super::owners::{field_path, in_git};
 
 /// An object's manifest and its comparison with the live object.
 pub struct Desired<'a> {
@@ -185,18 +185,14 @@ pub fn entry_lines(
         .zip(&owned)
         .enumerate()
         .map(|(me, (entry, leaves))| {
-            let leaves = leaves.clone();
-            let in_git = desired.is_some_and(|d| {
-                leaves
-                    .iter()
-                    .any(|leaf| lookup(d.schema, leaf, d.manifest).is_some())
-            });
+            let in_git = desired
+                .is_some_and(|d| leaves.iter().any(|leaf| in_git(d.schema, leaf, d.manifest)));
             // A leaf under no drifted field is its own text (leaves differ, so do their
             // texts). The drifted fields come first: an apply that took ownership of 45 fields
             // and changed one names that one, not the first six it merely owns.
             let mut drift_texts: Vec<String> = Vec::new();
             let mut plain: Vec<String> = Vec::new();
-            for leaf in &leaves {
+            for leaf in leaves {
                 let hit = drifted.iter().find(|(p, _)| {
                     starts_with(leaf, p) || (starts_with(p, leaf) && !nearer_owner(me, leaf, p))
                 });
@@ -242,7 +238,7 @@ pub fn entry_lines(
                     fields,
                 })),
             };
-            (change, leaves.into_iter().next())
+            (change, leaves.first().cloned())
         })
         .collect()
 }
@@ -301,10 +297,7 @@ pub fn agrees_with(
     });
     if drifted {
         Agrees::Drifted
-    } else if paths
-        .iter()
-        .any(|path| lookup(schema, path, manifest).is_some())
-    {
+    } else if paths.iter().any(|path| in_git(schema, path, manifest)) {
         Agrees::InSync
     } else {
         Agrees::NotInGit

@@ -88,6 +88,22 @@ pub fn lookup<'n>(root: Schema, path: &FieldPath, manifest: NodeRef<'n>) -> Opti
     Some(at)
 }
 
+/// Whether the manifest sets `path`. A Secret's `data.K` is set when the manifest writes it as
+/// `stringData.K` (the server keeps stringData as data).
+pub fn in_git(root: Schema, path: &FieldPath, manifest: NodeRef<'_>) -> bool {
+    if lookup(root, path, manifest).is_some() {
+        return true;
+    }
+    match &path.0[..] {
+        [PathElement::Field(data), rest @ ..] if data == "data" => {
+            let mut string_data = vec![PathElement::Field("stringData".to_owned())];
+            string_data.extend_from_slice(rest);
+            lookup(root, &FieldPath(string_data), manifest).is_some()
+        }
+        _ => false,
+    }
+}
+
 /// The drift path of a field path, each list item with its position in `manifest` when the
 /// manifest has it (for the manifest line of the field).
 pub fn drift_path(root: Schema, path: &FieldPath, manifest: NodeRef<'_>) -> DriftPath {
