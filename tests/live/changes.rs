@@ -87,23 +87,31 @@ async fn scale_and_label_appear_on_the_timeline_with_their_managers_as_they_happ
 async fn argo_cd_and_flux_syncs_are_on_the_timeline_by_their_controllers() {
     let demo = demo().await;
     let script = |tx, text| async move {
-        open_changes(&tx, &text, "revision").await;
-        wait_for(
-            &text,
-            "the Application's and the Kustomization's syncs",
-            |s| {
-                line_of(s, "application/argocd/shop", "sync to revision")
-                    .is_some_and(|l| l.contains("argocd-application-controll")) // (cut to its column)
-                    && line_of(s, "kustomization/flux-system/platform", "applied revision")
-                        .is_some_and(|l| l.contains("kustomize-controller"))
-                    // Once each, however many status writes reported them (and once the
-                    // filter is applied: a loaded machine draws the lines before it).
-                    && s.lines()
-                        .filter(|l| l.contains("application/argocd/shop"))
-                        .count()
-                        == 1
-            },
-        )
+        // One filter for each sync: the demo's rollouts write `revision` annotations on every
+        // Deployment at about the same second, enough lines to push a sync below the screen.
+        open_changes(&tx, &text, "sync to revision").await;
+        wait_for(&text, "the Application's sync", |s| {
+            line_of(s, "application/argocd/shop", "sync to revision")
+                .is_some_and(|l| l.contains("argocd-application-controll")) // (cut to its column)
+                // Once, however many status writes reported it (and once the filter is
+                // applied: a loaded machine draws the lines before it).
+                && s.contains("/sync to revision")
+                && s.lines()
+                    .filter(|l| l.contains("application/argocd/shop"))
+                    .count()
+                    == 1
+        })
+        .await;
+        keys(&tx, "/applied revision\n");
+        wait_for(&text, "the Kustomization's sync", |s| {
+            s.contains("/applied revision")
+                && line_of(s, "kustomization/flux-system/platform", "applied revision")
+                    .is_some_and(|l| l.contains("kustomize-controller"))
+                && s.lines()
+                    .filter(|l| l.contains("applied revision main@"))
+                    .count()
+                    == 1
+        })
         .await;
         keys(&tx, "q");
     };
