@@ -494,6 +494,42 @@ fn compare_segments(a: &[Segment], b: &[Segment]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// One JSON patch from `live` to `end` (the object as both steps of a revert leave it), for the
+/// server's dry run of the end state: the fields the server keeps for itself (managedFields,
+/// resourceVersion, generation, status) are left as `live` has them, so the operations are the
+/// revert's content alone. The server then does what it does on the real steps, such as
+/// dropping a Service's `nodePort`s when its `type` goes back to ClusterIP.
+pub fn end_patch(live: &Value, end: &Value) -> Value {
+    let mut end = end.clone();
+    for (parent, key) in [
+        (&["metadata"][..], "managedFields"),
+        (&["metadata"][..], "resourceVersion"),
+        (&["metadata"][..], "generation"),
+        (&[][..], "status"),
+    ] {
+        let at = |v: &Value| {
+            parent
+                .iter()
+                .try_fold(v, |v, step| v.get(step))
+                .and_then(|v| v.get(key))
+                .cloned()
+        };
+        let kept = at(live);
+        let Some(map) = parent
+            .iter()
+            .try_fold(&mut end, |v, step| v.get_mut(*step))
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        match kept {
+            Some(value) => map.insert(key.to_owned(), value),
+            None => map.remove(key),
+        };
+    }
+    serde_json::to_value(json_patch::diff(live, &end)).unwrap_or(Value::Array(Vec::new()))
+}
+
 /// `object` with the operations of `patch` applied locally (the preview's "live after").
 pub fn patched(object: &Value, patch: &RemovalPatch) -> Value {
     let mut out = object.clone();
@@ -509,7 +545,7 @@ pub fn patched(object: &Value, patch: &RemovalPatch) -> Value {
 
 /// The keys of each map of `value` in the order `original` has them: a removal swaps the last
 /// key into the removed one's place, which the preview would show as moved lines.
-pub(super) fn in_order_of(original: &Value, value: &mut Value) {
+pub fn in_order_of(original: &Value, value: &mut Value) {
     match (original, value) {
         (Value::Object(before), Value::Object(map)) => {
             let mut taken = std::mem::take(map);

@@ -248,3 +248,33 @@ fn memory_limit() -> DriftPath {
         .child("limits")
         .child("memory")
 }
+
+#[test]
+fn the_end_patch_changes_content_only_and_leaves_the_servers_fields() {
+    let live = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "resourceVersion": "7", "generation": 2,
+                     "managedFields": [{"manager": "kubectl-patch"}]},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30948}]},
+        "status": {"loadBalancer": {}},
+    });
+    // Both steps as kdrift's dry runs leave it: its own managedFields entry, no status.
+    let end = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "resourceVersion": "8", "generation": 3,
+                     "managedFields": [{"manager": "kdrift"}]},
+        "spec": {"ports": [{"port": 80, "nodePort": 30948}]},
+    });
+    let patch = end_patch(&live, &end);
+    assert_eq!(patch, json!([{"op": "remove", "path": "/spec/type"}]));
+    // Applied to live, it is the end with live's bookkeeping.
+    let operations: json_patch::Patch = serde_json::from_value(patch).unwrap();
+    let mut after = live.clone();
+    json_patch::patch(&mut after, &operations).unwrap();
+    assert_eq!(after["spec"], end["spec"]);
+    assert_eq!(
+        after["metadata"]["managedFields"],
+        live["metadata"]["managedFields"]
+    );
+    assert_eq!(after["status"], live["status"]);
+}

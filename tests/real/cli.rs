@@ -496,3 +496,62 @@ fn a_chart_no_helm_renders_is_a_problem_not_a_green_check() {
     );
     assert!(check.stdout.contains("1 objects: 1 in sync"), "{check:?}");
 }
+
+/// A Service made a NodePort out of band, its manifest silent on `type`: the revert removes the
+/// field, and its preview is the server's dry run of the end state, in which going back to
+/// ClusterIP also drops the `nodePort` the server assigned and `externalTrafficPolicy`, as the
+/// revert itself does — not a local edit that keeps them.
+#[test]
+fn revert_preview_of_a_service_type_is_what_the_server_does() {
+    let Some(c) = Case::new("svc-type", |ns| {
+        vec![(
+            "web.yaml".to_owned(),
+            format!(
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: {ns}\n\
+                 spec:\n  selector:\n    app: web\n  ports:\n  - port: 80\n"
+            ),
+        )]
+    }) else {
+        return;
+    };
+    c.ok(&["apply", "-f", c.repo.path("web.yaml").to_str().unwrap()]);
+    assert_in_sync(&c, "kubectl apply of the manifest");
+    c.ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"type":"NodePort"}}"#,
+    ]);
+    let preview = c.kdrift_ns(&["revert", "svc/web", "--dry-run"]);
+    assert_eq!(preview.code, 0, "{preview:?}");
+    let removed = |what: &str| {
+        preview
+            .stdout
+            .lines()
+            .any(|l| l.starts_with('-') && !l.starts_with("---") && l.contains(what))
+    };
+    assert!(removed("type: NodePort"), "{}", preview.stdout);
+    assert!(
+        removed("nodePort:"),
+        "the assigned port goes: {}",
+        preview.stdout
+    );
+    assert!(
+        removed("externalTrafficPolicy:"),
+        "the policy goes: {}",
+        preview.stdout
+    );
+
+    let revert = c.kdrift_ns(&["revert", "svc/web", "--yes"]);
+    assert_eq!(revert.code, 0, "{revert:?}");
+    let ports = c.ok(&[
+        "get",
+        "svc",
+        "web",
+        "-o",
+        "jsonpath={.spec.type} {.spec.ports[*].nodePort} {.spec.externalTrafficPolicy}",
+    ]);
+    assert_eq!(ports.trim(), "ClusterIP", "{ports}");
+    assert_in_sync(&c, "the revert");
+}

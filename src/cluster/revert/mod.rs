@@ -377,8 +377,23 @@ impl Reverter {
                 ..PatchParams::default()
             };
             self.remove(&on_live, &params).await?;
-            // … and its effect on the applied object, which is what the operator will get.
-            plan::patched(&applied, &plan::removal_patch(&applied, &removals))
+            // … and its effect on the applied object, as the server makes it: one dry-run patch
+            // from live to that end (a Service whose `type` goes back to ClusterIP loses its
+            // `nodePort`s there, not in a local edit). Where that is refused, the local edit.
+            let end = plan::patched(&applied, &plan::removal_patch(&applied, &removals));
+            match self
+                .json_patch(&plan::end_patch(&before, &end), &params)
+                .await
+            {
+                Ok(mut server) => {
+                    plan::in_order_of(&end, &mut server);
+                    server
+                }
+                Err(error) => {
+                    tracing::info!(%error, object = %self.object, "the end state's dry run refused; previewing the local edit");
+                    end
+                }
+            }
         };
         Ok(Preview {
             object: self.object.clone(),
