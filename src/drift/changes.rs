@@ -185,8 +185,6 @@ pub fn entry_lines(
         .zip(&owned)
         .enumerate()
         .map(|(me, (entry, leaves))| {
-            let in_git = desired
-                .is_some_and(|d| leaves.iter().any(|leaf| in_git(d.schema, leaf, d.manifest)));
             // A leaf under no drifted field is its own text (leaves differ, so do their
             // texts). The drifted fields come first: an apply that took ownership of 45 fields
             // and changed one names that one, not the first six it merely owns.
@@ -224,12 +222,10 @@ pub fn entry_lines(
                 object: object.to_owned(),
                 who: who_of(entry),
                 what,
-                git: if drifted_any {
-                    Agrees::Drifted
-                } else if in_git {
-                    Agrees::InSync
-                } else {
-                    Agrees::NotInGit
+                git: match desired {
+                    _ if drifted_any => Agrees::Drifted,
+                    Some(d) => git_of_leaves(d.schema, leaves, d.manifest),
+                    None => Agrees::NotInGit,
                 },
                 writer: Some(Box::new(Writer {
                     manager: entry.manager.clone(),
@@ -241,6 +237,21 @@ pub fn entry_lines(
             (change, leaves.first().cloned())
         })
         .collect()
+}
+
+/// Whether git agrees with what one writer's fields (`leaves`) set, given that none of them
+/// drifted: in sync when one of them is in the manifest; no verdict when all of them are
+/// bookkeeping (kubectl's last-applied annotation and a Namespace's name label, all that a
+/// client-side apply of a Namespace owns; a controller's revision annotation): nothing a manifest
+/// writes or could disagree with; else not in git.
+fn git_of_leaves(schema: Schema, leaves: &[FieldPath], manifest: NodeRef<'_>) -> Agrees {
+    if leaves.iter().any(|leaf| in_git(schema, leaf, manifest)) {
+        Agrees::InSync
+    } else if !leaves.is_empty() && leaves.iter().all(super::normalize::is_bookkeeping) {
+        Agrees::NoField
+    } else {
+        Agrees::NotInGit
+    }
 }
 
 /// Who wrote an entry, as a line says it: `kubectl (scale) Update`.
@@ -297,10 +308,8 @@ pub fn agrees_with(
     });
     if drifted {
         Agrees::Drifted
-    } else if paths.iter().any(|path| in_git(schema, path, manifest)) {
-        Agrees::InSync
     } else {
-        Agrees::NotInGit
+        git_of_leaves(schema, paths, manifest)
     }
 }
 
@@ -466,6 +475,52 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_namespaces_client_side_apply_line_of_bookkeeping_has_no_git_verdict() {
+        // `kubectl apply` of a Namespace: its entry owns the last-applied annotation and the
+        // name label the server sets, neither of which a manifest writes.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("ns.yaml"),
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: trial\n",
+        )
+        .unwrap();
+        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+        let key = crate::manifest::ObjectKey::new("", "Namespace", "", "trial");
+        let manifest = index.get(&key).unwrap();
+        let live = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "trial",
+                "labels": {"kubernetes.io/metadata.name": "trial"},
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+                "managedFields": [
+                {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+                 "time": "2026-01-01T10:00:00Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:metadata": {
+                     "f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}},
+                     "f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}}}]},
+            "spec": {"finalizers": ["kubernetes"]}});
+        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
+        let live = crate::drift::LiveObject::from_item_json(
+            &live.to_string(),
+            "v1",
+            "Namespace",
+            crate::schema::Schemas::builtin(),
+        )
+        .unwrap();
+        let drift = crate::drift::check::compare_in(&index, manifest, &live);
+        let desired = Desired {
+            schema: live.schema,
+            manifest: manifest.body.root(),
+            drift: &drift,
+        };
+        let lines = entry_changes("namespace/trial", &entries, Some(&desired));
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].git, Agrees::NoField, "{}", lines[0].what);
+        // Without a manifest it is not in git, as before.
+        let lines = entry_changes("namespace/trial", &entries, None);
+        assert_eq!(lines[0].git, Agrees::NotInGit);
     }
 
     #[test]

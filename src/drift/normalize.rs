@@ -53,6 +53,31 @@ const SERVER_ANNOTATIONS: &[&str] = &[
     "deprecated.daemonset.template.generation",
 ];
 
+/// Labels the server sets itself: a Namespace's name label.
+const SERVER_LABELS: &[&str] = &["kubernetes.io/metadata.name"];
+
+/// True for a field the server or the client tools keep for themselves (the metadata, the
+/// annotations and the labels above: kubectl's last-applied configuration, a Namespace's name
+/// label): never drift, and nothing a manifest says or could disagree with.
+pub fn is_bookkeeping(path: &crate::managed_fields::FieldPath) -> bool {
+    use crate::managed_fields::PathElement;
+    match path.0.as_slice() {
+        [PathElement::Field(meta), PathElement::Field(name)] => {
+            meta == "metadata" && SERVER_METADATA.contains(&name.as_str())
+        }
+        [
+            PathElement::Field(meta),
+            PathElement::Field(map),
+            PathElement::Field(name),
+        ] if meta == "metadata" => match map.as_str() {
+            "annotations" => SERVER_ANNOTATIONS.contains(&name.as_str()),
+            "labels" => SERVER_LABELS.contains(&name.as_str()),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Labels and annotations GitOps controllers add to what they apply (Flux's owner labels, Argo
 /// CD's tracking annotation, Helm's release annotations): not in git, and not drift.
 const TRACKING_METADATA: &[&str] = &[
