@@ -423,19 +423,34 @@ mod tests {
         assert_eq!(lines[0].git, Agrees::NotInGit);
     }
 
+    /// The lines of `live`'s managedFields entries, judged against `manifest` (one document,
+    /// the object of `key`).
+    fn lines_against(manifest: &str, key: crate::manifest::ObjectKey, live: &Value) -> Vec<Change> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.yaml"), manifest).unwrap();
+        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
+        let manifest = index.get(&key).unwrap();
+        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
+        let object = crate::drift::LiveObject::from_item_json(
+            &live.to_string(),
+            live["apiVersion"].as_str().unwrap(),
+            live["kind"].as_str().unwrap(),
+            crate::schema::Schemas::builtin(),
+        )
+        .unwrap();
+        let drift = crate::drift::check::compare_in(&index, manifest, &object);
+        let desired = Desired {
+            schema: object.schema,
+            manifest: manifest.body.root(),
+            drift: &drift,
+        };
+        entry_changes(&key.to_string(), &entries, Some(&desired))
+    }
+
     #[test]
     fn a_field_another_entry_took_over_is_not_said_by_the_entry_that_kept_its_map() {
         // kubectl create wrote data.a = 1; kubectl patch set it to 2 and took `f:data.f:a`,
         // leaving kubectl-create `f:data: {}`. The manifest says 1.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("c.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: shop\ndata:\n  a: \"1\"\n",
-        )
-        .unwrap();
-        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
-        let key = crate::manifest::ObjectKey::new("", "ConfigMap", "shop", "c");
-        let manifest = index.get(&key).unwrap();
         let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "c", "namespace": "shop", "managedFields": [
                 {"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1",
@@ -445,21 +460,11 @@ mod tests {
                  "time": "2026-01-01T10:05:00Z", "fieldsType": "FieldsV1",
                  "fieldsV1": {"f:data": {"f:a": {}}}}]},
             "data": {"a": "2"}});
-        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
-        let live = crate::drift::LiveObject::from_item_json(
-            &live.to_string(),
-            "v1",
-            "ConfigMap",
-            crate::schema::Schemas::builtin(),
-        )
-        .unwrap();
-        let drift = crate::drift::check::compare_in(&index, manifest, &live);
-        let desired = Desired {
-            schema: live.schema,
-            manifest: manifest.body.root(),
-            drift: &drift,
-        };
-        let lines = entry_changes("configmap/shop/c", &entries, Some(&desired));
+        let lines = lines_against(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: shop\ndata:\n  a: \"1\"\n",
+            crate::manifest::ObjectKey::new("", "ConfigMap", "shop", "c"),
+            &live,
+        );
         let said: Vec<(&str, &str, Agrees)> = lines
             .iter()
             .map(|l| (l.who.as_str(), l.what.as_str(), l.git))
@@ -481,15 +486,6 @@ mod tests {
     fn a_namespaces_client_side_apply_line_of_bookkeeping_has_no_git_verdict() {
         // `kubectl apply` of a Namespace: its entry owns the last-applied annotation and the
         // name label the server sets, neither of which a manifest writes.
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("ns.yaml"),
-            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: trial\n",
-        )
-        .unwrap();
-        let index = crate::manifest::ManifestIndex::load(dir.path(), "default");
-        let key = crate::manifest::ObjectKey::new("", "Namespace", "", "trial");
-        let manifest = index.get(&key).unwrap();
         let live = json!({"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": "trial",
                 "labels": {"kubernetes.io/metadata.name": "trial"},
@@ -501,24 +497,15 @@ mod tests {
                      "f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}},
                      "f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}}}]},
             "spec": {"finalizers": ["kubernetes"]}});
-        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
-        let live = crate::drift::LiveObject::from_item_json(
-            &live.to_string(),
-            "v1",
-            "Namespace",
-            crate::schema::Schemas::builtin(),
-        )
-        .unwrap();
-        let drift = crate::drift::check::compare_in(&index, manifest, &live);
-        let desired = Desired {
-            schema: live.schema,
-            manifest: manifest.body.root(),
-            drift: &drift,
-        };
-        let lines = entry_changes("namespace/trial", &entries, Some(&desired));
+        let lines = lines_against(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: trial\n",
+            crate::manifest::ObjectKey::new("", "Namespace", "", "trial"),
+            &live,
+        );
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].git, Agrees::NoField, "{}", lines[0].what);
         // Without a manifest it is not in git, as before.
+        let entries = ManagedFieldsEntry::parse_list(&live["metadata"]["managedFields"]).unwrap();
         let lines = entry_changes("namespace/trial", &entries, None);
         assert_eq!(lines[0].git, Agrees::NotInGit);
     }
