@@ -156,8 +156,14 @@ impl App {
             return refuse(self, text);
         };
         let place = place(manifest);
+        // In sync as last seen; while a watch reconnects that may be stale, so the server is
+        // asked (its dry run answers, or says it cannot be reached).
+        let seen = !matches!(
+            self.overall_health(),
+            crate::cluster::watch::WatchHealth::Reconnecting { .. }
+        );
         match self.drift_of_object(&key) {
-            DriftSummary::InSync => {
+            DriftSummary::InSync if seen => {
                 let text = nothing_to_revert(&object.to_string(), &place);
                 self.flash = Some(Flash { text, error: false });
                 return Vec::new();

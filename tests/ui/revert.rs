@@ -380,6 +380,37 @@ fn rows_with_nothing_to_revert_say_why_without_a_view() {
     }
 }
 
+/// While a watch reconnects, a row in sync as last seen is not said to be in sync: `r` asks the
+/// server's dry run, which answers or says the cluster cannot be reached.
+#[test]
+fn r_on_a_row_in_sync_asks_the_server_while_a_watch_reconnects() {
+    use kdrift::cluster::watch::{ClusterEvent, ClusterMessage, WatchHealth, WatchedKind};
+    let (mut app, _dir) = app_with_manifests();
+    let event = ClusterEvent::Health(
+        WatchedKind::Deployments,
+        WatchHealth::Reconnecting {
+            since: jiff::Timestamp::now(),
+            reason: "connection refused".to_owned(),
+        },
+    );
+    update(
+        &mut app,
+        Message::Cluster(ClusterMessage { epoch: 0, event }),
+    );
+    assert!(matches!(
+        app.overall_health(),
+        WatchHealth::Reconnecting { .. }
+    ));
+    select(&mut app, "cart");
+    let commands = press(&mut app, KeyCode::Char('r'));
+    assert!(
+        matches!(commands.as_slice(), [Command::PreviewRevert { .. }]),
+        "{commands:?}"
+    );
+    assert!(matches!(app.screen, Screen::Revert(_)), "{:?}", app.screen);
+    assert!(app.flash.is_none(), "{:?}", app.flash);
+}
+
 #[test]
 fn read_only_ignores_r_and_hides_it_from_help_and_hints() {
     let (mut app, _dir) = app_with_manifests();
