@@ -155,6 +155,12 @@ impl App {
                 {
                     crate::drift::diff::name_sources(&mut lines, &sources);
                 }
+                crate::drift::diff::place_hunks(
+                    index.map(|i| i.as_ref()),
+                    manifest,
+                    &drift,
+                    &mut lines,
+                );
                 let items = drift
                     .items
                     .iter()

@@ -425,6 +425,18 @@ pub fn unified(
     if let Some(sources) = index.and_then(|index| field_sources(index, manifest, drift)) {
         name_sources(&mut lines, &sources);
     }
+    place_hunks(index, manifest, drift, &mut lines);
+    render(&lines, colour)
+}
+
+/// Names after each hunk header the file line of the hunk's first drifted field (hunk numbers
+/// count the lines of the manifest as drawn, not the file's): `kdrift diff` and the live diff.
+pub fn place_hunks(
+    index: Option<&crate::manifest::ManifestIndex>,
+    manifest: &crate::manifest::ManifestObject,
+    drift: &ObjectDrift,
+    lines: &mut [DiffLine],
+) {
     for at in 0..lines.len() {
         if lines[at].kind != LineKind::Hunk {
             continue;
@@ -443,8 +455,8 @@ pub fn unified(
             lines[at].text.push_str(&format!(" {}", place.shown_here()));
         }
     }
-    render(&lines, colour)
 }
+
 /// The diff as text: plain, or coloured with ANSI escapes for a terminal.
 pub fn render(lines: &[DiffLine], colour: bool) -> String {
     let mut out = String::new();
