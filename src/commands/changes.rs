@@ -3,6 +3,7 @@
 //! the ReplicaSets and ControllerRevisions of the workloads, the Warning events of the scope, and
 //! the syncs of Argo CD Applications and Flux Kustomizations; exit 0, or 2 when nothing could be
 //! read.
+use std::collections::HashMap;
 use std::process::ExitCode;
 
 use serde_json::Value;
@@ -45,6 +46,8 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     let mut errors = Vec::new();
     let mut read_any = false;
     let mut syncs_read = false;
+    // The workloads' managedFields, for their rollouts' verdicts (who set a template's fields).
+    let mut workload_fields: HashMap<ObjectKey, Value> = HashMap::new();
     for kind in super::check::kinds_to_list(ctx, false) {
         let syncs = is_sync_kind(&kind.group, &kind.kind);
         syncs_read |= syncs;
@@ -76,7 +79,18 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
                     continue;
                 }
             };
+            let workload = kind.group == "apps"
+                && matches!(
+                    kind.kind.as_str(),
+                    "Deployment" | "StatefulSet" | "DaemonSet"
+                );
+            let managed = workload
+                .then(|| raw.pointer("/metadata/managedFields").cloned())
+                .flatten();
             let live = LiveObject::from_value(raw, &ctx.schemas).ok();
+            if let (Some(live), Some(managed)) = (&live, managed) {
+                workload_fields.insert(live.key.clone(), managed);
+            }
             let manifest = live.as_ref().and_then(|l| ctx.index.get(&l.key));
             let drift = live
                 .as_ref()
@@ -113,8 +127,9 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
         match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
             Ok(items) => {
                 read_any = true;
-                let agrees =
-                    |key: &ObjectKey, template: &Value| template_agrees(ctx, key, template);
+                let agrees = |key: &ObjectKey, template: &Value| {
+                    template_agrees(ctx, key, template, workload_fields.get(key))
+                };
                 // Newest first, as the lines are shown: a rollback dated at the rollout that
                 // followed it (the latest it can have been) stays after it below.
                 lines.extend(
@@ -184,9 +199,16 @@ fn is_status_bookkeeping(line: &Change) -> bool {
 }
 
 /// Whether git agrees with the pod template a rollout put live: the workload's manifest compared,
-/// by the drift engine, with itself carrying that template (what the manifest leaves out is the
-/// server's, not a difference).
-fn template_agrees(ctx: &Context, key: &ObjectKey, template: &Value) -> Agrees {
+/// by the drift engine, with itself carrying that template and the live workload's managedFields
+/// (`managed`): a field the manifest leaves out is the server's default unless a writer owns it,
+/// as `check` judges it — an env var `kubectl set env` added is drift in the rollout that brought
+/// it, as in the live object.
+fn template_agrees(
+    ctx: &Context,
+    key: &ObjectKey,
+    template: &Value,
+    managed: Option<&Value>,
+) -> Agrees {
     let Some(manifest) = ctx.index.get(key) else {
         return Agrees::NotInGit;
     };
@@ -195,6 +217,12 @@ fn template_agrees(ctx: &Context, key: &ObjectKey, template: &Value) -> Agrees {
         return Agrees::NotInGit;
     };
     spec.insert("template".into(), template.clone());
+    if let (Some(managed), Some(metadata)) = (
+        managed,
+        raw.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        metadata.insert("managedFields".into(), managed.clone());
+    }
     let Ok(live) = LiveObject::from_value(raw, &ctx.schemas) else {
         return Agrees::NotInGit;
     };

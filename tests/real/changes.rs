@@ -120,3 +120,35 @@ fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
         "registry.example/shop/cart:bad-build",
     );
 }
+
+/// `kubectl set env` adds an env var git does not have: `check` calls it drift, and so does the
+/// rollout that brought it (it read `in sync`: its template was judged without the live
+/// object's managedFields, where a field no manifest sets reads as the server's default).
+#[test]
+fn a_rollout_of_an_env_var_added_live_is_drifted() {
+    let Some(c) = Case::demo("changes-env", "shop", &["shop/cart.yaml"]) else {
+        return;
+    };
+    c.ok(&["set", "env", "deployment/cart", "ADDED=1"]);
+    c.rolled_out();
+    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json();
+    let lines = lines.as_array().unwrap();
+    let cart = format!("deployment/{}/cart", c.ns());
+    let env = line(lines, &cart, "kubectl-set Update", "env[name=\"ADDED\"]");
+    assert_eq!(env["git"], "drifted", "{env}");
+    let rollout = line(
+        lines,
+        &cart,
+        "deployment-controller",
+        "rollout to revision 2",
+    );
+    assert!(
+        rollout["what"].as_str().unwrap().contains("ADDED"),
+        "{rollout}"
+    );
+    assert_eq!(rollout["git"], "drifted", "{rollout}");
+    let first = line(lines, &cart, "deployment-controller", "first revision 1");
+    assert_eq!(first["git"], "in sync", "{first}");
+}
