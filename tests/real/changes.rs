@@ -6,6 +6,14 @@
 use crate::case::Case;
 use crate::changes_util::{blamed as owners, line};
 
+/// `kdrift changes --since 10m -o json` in the case's namespace: the lines, and cart's name.
+fn timeline(c: &Case) -> (Vec<serde_json::Value>, String) {
+    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json().as_array().unwrap().clone();
+    (lines, format!("deployment/{}/cart", c.ns()))
+}
+
 #[test]
 fn changes_and_blame_name_each_kubectl_write() {
     let Some(c) = Case::demo("changes", "shop", &["shop/cart.yaml"]) else {
@@ -29,11 +37,8 @@ fn changes_and_blame_name_each_kubectl_write() {
     ]);
     c.rolled_out();
 
-    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    let lines = run.json();
-    let lines = lines.as_array().unwrap();
-    let cart = format!("deployment/{}/cart", c.ns());
+    let (lines, cart) = timeline(&c);
+    let lines = lines.as_slice();
     let scale = line(lines, &cart, "kubectl (scale) Update", ".spec.replicas");
     assert_eq!(
         scale["time"],
@@ -112,11 +117,10 @@ fn a_rollback_is_dated_when_it_happened_and_follows_the_rollout_it_undoes() {
     c.ok(&["rollout", "undo", "deployment/cart"]);
     c.rolled_out();
 
-    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
-    assert_eq!(run.code, 0, "{run:?}");
+    let (lines, cart) = timeline(&c);
     crate::changes_util::assert_rolled_back(
-        &run.json(),
-        &format!("deployment/{}/cart", c.ns()),
+        &serde_json::Value::Array(lines),
+        &cart,
         "registry.example/shop/cart:bad-build",
     );
 }
@@ -131,11 +135,8 @@ fn a_rollout_of_an_env_var_added_live_is_drifted() {
     };
     c.ok(&["set", "env", "deployment/cart", "ADDED=1"]);
     c.rolled_out();
-    let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    let lines = run.json();
-    let lines = lines.as_array().unwrap();
-    let cart = format!("deployment/{}/cart", c.ns());
+    let (lines, cart) = timeline(&c);
+    let lines = lines.as_slice();
     let env = line(lines, &cart, "kubectl-set Update", "env[name=\"ADDED\"]");
     assert_eq!(env["git"], "drifted", "{env}");
     let rollout = line(
