@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::cli::{ChangesArgs, ChangesFormat, CommonArgs};
 use crate::drift::changes::{Agrees, Change, Desired, entry_changes};
-use crate::drift::history::{Revisions, is_sync_kind, object_name, rollouts, sync_line, warnings};
+use crate::drift::history::{
+    Revisions, ScaledUp, is_sync_kind, object_name, rollouts, sync_line, warnings,
+};
 use crate::drift::{LiveObject, ObjectStatus, compare};
 use crate::managed_fields::ManagedFieldsEntry;
 use crate::manifest::ObjectKey;
@@ -113,6 +115,21 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             );
         }
     }
+    // The events: Warnings are lines, and a Deployment's scale-ups date its rollbacks.
+    let events = match ctx.kinds.get("v1", "Event").cloned() {
+        Some(kind) => match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
+            Ok(items) => {
+                read_any = true;
+                items
+            }
+            Err(e) => {
+                errors.push(e);
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
+    let scaled_up = ScaledUp::from_events(&events);
     for (api_version, kind, revisions) in [
         ("apps/v1", "ReplicaSet", Revisions::ReplicaSets),
         (
@@ -133,7 +150,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
                 // Newest first, as the lines are shown: a rollback dated at the rollout that
                 // followed it (the latest it can have been) stays after it below.
                 lines.extend(
-                    rollouts(&items, revisions, &agrees)
+                    rollouts(&items, revisions, &agrees, &scaled_up)
                         .into_iter()
                         .rev()
                         .filter(|c| recent(&c.time)),
@@ -165,15 +182,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             }
         }
     }
-    if let Some(kind) = ctx.kinds.get("v1", "Event").cloned() {
-        match crate::cluster::read::list_raw(&ctx.conn, &kind).await {
-            Ok(items) => {
-                read_any = true;
-                lines.extend(warnings(&items).into_iter().filter(|c| recent(&c.time)));
-            }
-            Err(e) => errors.push(e),
-        }
-    }
+    lines.extend(warnings(&events).into_iter().filter(|c| recent(&c.time)));
     for e in &errors {
         tell!("kdrift: {e}");
     }

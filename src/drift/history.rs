@@ -3,7 +3,7 @@
 //! ControllerRevisions, each with what its pod template changed from the revision before),
 //! Warning events, and GitOps syncs (an Argo CD Application's last operation, a Flux
 //! Kustomization's last applied revision). Pure: the caller lists the objects.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
@@ -207,6 +207,7 @@ pub fn rollouts(
     items: &[Value],
     revisions: Revisions,
     agrees: &dyn Fn(&ObjectKey, &Value) -> Agrees,
+    scaled_up: &ScaledUp,
 ) -> Vec<Change> {
     let mut by_owner: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
     for item in items {
@@ -233,7 +234,23 @@ pub fn rollouts(
     }
     let mut out = Vec::new();
     for ((owner, kind), list) in by_owner {
-        let stints = stints(&list, revisions);
+        let mut stints = stints(&list, revisions);
+        // A rollback dated by a bound: its scale-up from zero after the stint before it, when
+        // the events still say it, is the moment.
+        for i in 1..stints.len() {
+            let after = stints[i - 1].time.clone();
+            let stint = &mut stints[i];
+            if !stint.at_or_before {
+                continue;
+            }
+            let (Some(after), Some(until)) = (after, stint.time.clone()) else {
+                continue;
+            };
+            if let Some(at) = scaled_up.first_between(stint.item, &after, &until) {
+                stint.time = Some(at);
+                stint.at_or_before = false;
+            }
+        }
         let (owner_line, owner_key) = if kind.is_empty() {
             (owner.clone(), None)
         } else {
@@ -291,6 +308,62 @@ pub fn rollouts(
         }
     }
     out
+}
+
+/// When each ReplicaSet was scaled up from zero, as its Deployment's events say (`Scaled up
+/// replica set web-5d8 from 0 to 2`): the moment a rollback made an old one the newest again,
+/// which its own managedFields no longer tell once it is scaled again. Events last an hour by
+/// default; without one a rollback keeps its bound (`at or before this time`).
+#[derive(Debug, Default)]
+pub struct ScaledUp(HashMap<(String, String), Vec<String>>);
+
+impl ScaledUp {
+    /// From a list of events (any kinds; the others are passed over).
+    pub fn from_events(items: &[Value]) -> ScaledUp {
+        let mut times: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for event in items {
+            if text_of(event, "/reason").as_deref() != Some("ScalingReplicaSet") {
+                continue;
+            }
+            let message = text_of(event, "/message").unwrap_or_default();
+            let Some((name, _)) = message
+                .strip_prefix("Scaled up replica set ")
+                .and_then(|rest| rest.split_once(" from 0 to "))
+            else {
+                continue;
+            };
+            let namespace = text_of(event, "/involvedObject/namespace").unwrap_or_default();
+            let at = times.entry((namespace, name.to_owned())).or_default();
+            // An aggregated event keeps its first and its last time.
+            for pointer in [
+                "/firstTimestamp",
+                "/lastTimestamp",
+                "/eventTime",
+                "/series/lastObservedTime",
+            ] {
+                at.extend(text_of(event, pointer));
+            }
+        }
+        for at in times.values_mut() {
+            at.sort();
+            at.dedup();
+        }
+        ScaledUp(times)
+    }
+
+    /// The first scale-up of `item` (a ReplicaSet) from zero after `after` and no later than
+    /// `until` (RFC 3339 times of one server sort as text).
+    fn first_between(&self, item: &Value, after: &str, until: &str) -> Option<String> {
+        let key = (
+            text_of(item, "/metadata/namespace").unwrap_or_default(),
+            text_of(item, "/metadata/name").unwrap_or_default(),
+        );
+        self.0
+            .get(&key)?
+            .iter()
+            .find(|t| t.as_str() >= after && t.as_str() <= until)
+            .cloned()
+    }
 }
 
 /// A line per Warning event, and per trace kdrift left of a revert (a `Normal` event reported by
@@ -436,9 +509,12 @@ mod tests {
             revision("ledger-db", 2, "postgres:16.3", "2026-01-01T11:00:00Z"),
             revision("ledger-db", 1, "postgres:16.2", "2026-01-01T10:00:00Z"),
         ];
-        let lines = rollouts(&items, Revisions::ControllerRevisions, &|_, _| {
-            Agrees::NotInGit
-        });
+        let lines = rollouts(
+            &items,
+            Revisions::ControllerRevisions,
+            &|_, _| Agrees::NotInGit,
+            &ScaledUp::default(),
+        );
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1].object, "statefulset/payments/ledger-db");
         assert_eq!(lines[1].who, "statefulset-controller");
@@ -485,7 +561,12 @@ mod tests {
             replicaset(("d-b", "2", None), "nginx:2.0", (10, 32)),
             replicaset(("d-c", "4", None), "nginx:3.0", (30, 32)),
         ];
-        let lines = rollouts(&items, Revisions::ReplicaSets, &|_, _| Agrees::NotInGit);
+        let lines = rollouts(
+            &items,
+            Revisions::ReplicaSets,
+            &|_, _| Agrees::NotInGit,
+            &ScaledUp::default(),
+        );
         let whats: Vec<(&str, &str)> = lines
             .iter()
             .map(|l| (l.time.as_deref().unwrap(), l.what.as_str()))
@@ -516,13 +597,43 @@ mod tests {
             replicaset(("d-a", "3", Some("1")), "nginx:1.0", (0, 26)),
             replicaset(("d-b", "2", None), "nginx:2.0", (10, 22)),
         ];
-        let lines = rollouts(&items, Revisions::ReplicaSets, &|_, _| Agrees::NotInGit);
+        let lines = rollouts(
+            &items,
+            Revisions::ReplicaSets,
+            &|_, _| Agrees::NotInGit,
+            &ScaledUp::default(),
+        );
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[2].time.as_deref(), Some("2026-01-01T10:00:26Z"));
         assert!(
             lines[2].what.starts_with("rollback to revision 3 ("),
             "{lines:?}"
         );
+        // Its Deployment's events still say when the rollback scaled it up from zero (one event
+        // for both scale-ups from zero: at its making and at :20); the scale of :26 is not one.
+        let event = |message: &str, first: u32, last: u32| {
+            json!({"reason": "ScalingReplicaSet", "message": message,
+                "involvedObject": {"kind": "Deployment", "namespace": "repro", "name": "d"},
+                "firstTimestamp": format!("2026-01-01T10:00:{first:02}Z"),
+                "lastTimestamp": format!("2026-01-01T10:00:{last:02}Z")})
+        };
+        let events = [
+            event("Scaled up replica set d-a from 0 to 1", 0, 20),
+            event("Scaled up replica set d-b from 0 to 1", 10, 10),
+            event("Scaled up replica set d-a from 1 to 2", 26, 26),
+        ];
+        let lines = rollouts(
+            &items,
+            Revisions::ReplicaSets,
+            &|_, _| Agrees::NotInGit,
+            &ScaledUp::from_events(&events),
+        );
+        assert_eq!(lines[2].time.as_deref(), Some("2026-01-01T10:00:20Z"));
+        assert_eq!(
+            lines[2].what,
+            "rollback to revision 3 (replicaset/repro/d-a, the template of revision 1): nginx image nginx:2.0 → nginx:1.0"
+        );
+        assert_eq!(lines[0].time.as_deref(), Some("2026-01-01T10:00:00Z"));
     }
 
     #[test]
@@ -537,9 +648,12 @@ mod tests {
             first,
             revision("ledger-db", 2, "postgres:16.3", "2026-01-01T11:00:00Z"),
         ];
-        let lines = rollouts(&items, Revisions::ControllerRevisions, &|_, _| {
-            Agrees::NotInGit
-        });
+        let lines = rollouts(
+            &items,
+            Revisions::ControllerRevisions,
+            &|_, _| Agrees::NotInGit,
+            &ScaledUp::default(),
+        );
         let whats: Vec<(&str, &str)> = lines
             .iter()
             .map(|l| (l.time.as_deref().unwrap(), l.what.as_str()))
