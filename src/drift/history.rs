@@ -334,14 +334,19 @@ impl ScaledUp {
             };
             let namespace = text_of(event, "/involvedObject/namespace").unwrap_or_default();
             let at = times.entry((namespace, name.to_owned())).or_default();
-            // An aggregated event keeps its first and its last time.
+            // An aggregated event keeps its first and its last time; an events/v1 time has
+            // microseconds, cut to the second as the other times of the timeline are (so that
+            // they sort as text with them).
             for pointer in [
                 "/firstTimestamp",
                 "/lastTimestamp",
                 "/eventTime",
                 "/series/lastObservedTime",
             ] {
-                at.extend(text_of(event, pointer));
+                at.extend(text_of(event, pointer).map(|t| match t.split_once('.') {
+                    Some((second, _)) => format!("{second}Z"),
+                    None => t,
+                }));
             }
         }
         for at in times.values_mut() {
@@ -634,6 +639,17 @@ mod tests {
             "rollback to revision 3 (replicaset/repro/d-a, the template of revision 1): nginx image nginx:2.0 → nginx:1.0"
         );
         assert_eq!(lines[0].time.as_deref(), Some("2026-01-01T10:00:00Z"));
+        // An events/v1 event's time (microseconds) is cut to the second, as the others are.
+        let new_style = json!({"reason": "ScalingReplicaSet",
+            "message": "Scaled up replica set d-a from 0 to 1",
+            "involvedObject": {"kind": "Deployment", "namespace": "repro", "name": "d"},
+            "eventTime": "2026-01-01T10:00:20.345678Z"});
+        let at = ScaledUp::from_events(&[new_style]).first_between(
+            &items[0],
+            "2026-01-01T10:00:10Z",
+            "2026-01-01T10:00:26Z",
+        );
+        assert_eq!(at.as_deref(), Some("2026-01-01T10:00:20Z"));
     }
 
     #[test]
