@@ -48,8 +48,9 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
     let mut errors = Vec::new();
     let mut read_any = false;
     let mut syncs_read = false;
-    // The workloads' managedFields, for their rollouts' verdicts (who set a template's fields).
-    let mut workload_fields: HashMap<ObjectKey, Value> = HashMap::new();
+    // The writers of the workloads git describes, for their rollouts' verdicts (who set a
+    // template's fields).
+    let mut writers: HashMap<ObjectKey, Writers> = HashMap::new();
     for kind in super::check::kinds_to_list(ctx, false) {
         let syncs = is_sync_kind(&kind.group, &kind.kind);
         syncs_read |= syncs;
@@ -81,19 +82,20 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
                     continue;
                 }
             };
-            let workload = kind.group == "apps"
+            let live = LiveObject::from_value(raw, &ctx.schemas).ok();
+            let manifest = live.as_ref().and_then(|l| ctx.index.get(&l.key));
+            if let (Some(live), Some(_)) = (&live, manifest)
+                && kind.group == "apps"
                 && matches!(
                     kind.kind.as_str(),
                     "Deployment" | "StatefulSet" | "DaemonSet"
+                )
+            {
+                writers.insert(
+                    live.key.clone(),
+                    (live.managers.clone(), live.last_applied.clone()),
                 );
-            let managed = workload
-                .then(|| raw.pointer("/metadata/managedFields").cloned())
-                .flatten();
-            let live = LiveObject::from_value(raw, &ctx.schemas).ok();
-            if let (Some(live), Some(managed)) = (&live, managed) {
-                workload_fields.insert(live.key.clone(), managed);
             }
-            let manifest = live.as_ref().and_then(|l| ctx.index.get(&l.key));
             let drift = live
                 .as_ref()
                 .zip(manifest)
@@ -145,7 +147,7 @@ async fn changes(ctx: &Context, args: &ChangesArgs) -> u8 {
             Ok(items) => {
                 read_any = true;
                 let agrees = |key: &ObjectKey, template: &Value| {
-                    template_agrees(ctx, key, template, workload_fields.get(key))
+                    template_agrees(ctx, key, template, writers.get(key))
                 };
                 // Newest first, as the lines are shown: a rollback dated at the rollout that
                 // followed it (the latest it can have been) stays after it below.
@@ -207,16 +209,23 @@ fn is_status_bookkeeping(line: &Change) -> bool {
     })
 }
 
+/// A live object's writers, as [`LiveObject`] keeps them: its managers and its last client-side
+/// apply.
+type Writers = (
+    Vec<ManagedFieldsEntry>,
+    Option<Box<crate::drift::live::LastApplied>>,
+);
+
 /// Whether git agrees with the pod template a rollout put live: the workload's manifest compared,
-/// by the drift engine, with itself carrying that template and the live workload's managedFields
-/// (`managed`): a field the manifest leaves out is the server's default unless a writer owns it,
+/// by the drift engine, with itself carrying that template and the live workload's writers
+/// (`writers`): a field the manifest leaves out is the server's default unless a writer owns it,
 /// as `check` judges it — an env var `kubectl set env` added is drift in the rollout that brought
 /// it, as in the live object.
 fn template_agrees(
     ctx: &Context,
     key: &ObjectKey,
     template: &Value,
-    managed: Option<&Value>,
+    writers: Option<&Writers>,
 ) -> Agrees {
     let Some(manifest) = ctx.index.get(key) else {
         return Agrees::NotInGit;
@@ -226,15 +235,13 @@ fn template_agrees(
         return Agrees::NotInGit;
     };
     spec.insert("template".into(), template.clone());
-    if let (Some(managed), Some(metadata)) = (
-        managed,
-        raw.get_mut("metadata").and_then(Value::as_object_mut),
-    ) {
-        metadata.insert("managedFields".into(), managed.clone());
-    }
-    let Ok(live) = LiveObject::from_value(raw, &ctx.schemas) else {
+    let Ok(mut live) = LiveObject::from_value(raw, &ctx.schemas) else {
         return Agrees::NotInGit;
     };
+    if let Some((managers, last_applied)) = writers {
+        live.managers.clone_from(managers);
+        live.last_applied.clone_from(last_applied);
+    }
     let drift = compare(manifest, &live, &ctx.index.config);
     let under_template = |item: &crate::drift::DriftItem| {
         item.class.is_drift()
