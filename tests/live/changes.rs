@@ -90,27 +90,35 @@ async fn argo_cd_and_flux_syncs_are_on_the_timeline_by_their_controllers() {
         // One filter for each sync: the demo's rollouts write `revision` annotations on every
         // Deployment at about the same second, enough lines to push a sync below the screen.
         open_changes(&tx, &text, "sync to revision").await;
-        wait_for(&text, "the Application's sync", |s| {
-            line_of(s, "application/argocd/shop", "sync to revision")
-                .is_some_and(|l| l.contains("argocd-application-controll")) // (cut to its column)
-                // Once, however many status writes reported it (and once the filter is
-                // applied: a loaded machine draws the lines before it).
-                && s.contains("/sync to revision")
+        // Under the filter, the sync's one line by its controller (once, however many status
+        // writes reported it; once the filter is applied: a loaded machine draws the lines
+        // before it).
+        let one_sync = |s: &str, filter: &str, object: &str, by: &str| {
+            s.contains(&format!("/{filter}"))
+                && line_of(s, object, filter).is_some_and(|l| l.contains(by))
                 && s.lines()
-                    .filter(|l| l.contains("application/argocd/shop"))
+                    .filter(|l| l.contains(object) && l.contains(filter))
                     .count()
                     == 1
+        };
+        wait_for(&text, "the Application's sync", |s| {
+            // (The manager cut to its column.)
+            one_sync(
+                s,
+                "sync to revision",
+                "application/argocd/shop",
+                "argocd-application-controll",
+            )
         })
         .await;
         keys(&tx, "/applied revision\n");
         wait_for(&text, "the Kustomization's sync", |s| {
-            s.contains("/applied revision")
-                && line_of(s, "kustomization/flux-system/platform", "applied revision")
-                    .is_some_and(|l| l.contains("kustomize-controller"))
-                && s.lines()
-                    .filter(|l| l.contains("applied revision main@"))
-                    .count()
-                    == 1
+            one_sync(
+                s,
+                "applied revision",
+                "kustomization/flux-system/platform",
+                "kustomize-controller",
+            )
         })
         .await;
         keys(&tx, "q");

@@ -6,6 +6,25 @@
 use crate::case::Case;
 use crate::changes_util::{blamed as owners, line};
 
+/// cart's rollout to revision 2, which changed its template to hold `brought`.
+fn rollout_2<'a>(
+    lines: &'a [serde_json::Value],
+    cart: &str,
+    brought: &str,
+) -> &'a serde_json::Value {
+    let rollout = line(
+        lines,
+        cart,
+        "deployment-controller",
+        "rollout to revision 2",
+    );
+    assert!(
+        rollout["what"].as_str().unwrap().contains(brought),
+        "{rollout}"
+    );
+    rollout
+}
+
 /// `kdrift changes --since 10m -o json` in the case's namespace: the lines, and cart's name.
 fn timeline(c: &Case) -> (Vec<serde_json::Value>, String) {
     let run = c.kdrift_ns(&["changes", "--since", "10m", "-o", "json"]);
@@ -67,19 +86,7 @@ fn changes_and_blame_name_each_kubectl_write() {
         ".metadata.labels.tier",
     );
     line(lines, &cart, "hotfixer Update", ".spec.minReadySeconds");
-    let rollout = line(
-        lines,
-        &cart,
-        "deployment-controller",
-        "rollout to revision 2",
-    );
-    assert!(
-        rollout["what"]
-            .as_str()
-            .unwrap()
-            .contains("→ registry.example/shop/cart:9.9.9"),
-        "{rollout}"
-    );
+    rollout_2(lines, &cart, "→ registry.example/shop/cart:9.9.9");
 
     let run = c.kdrift_ns(&["blame", "deploy/cart", "-o", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -139,16 +146,7 @@ fn a_rollout_of_an_env_var_added_live_is_drifted() {
     let lines = lines.as_slice();
     let env = line(lines, &cart, "kubectl-set Update", "env[name=\"ADDED\"]");
     assert_eq!(env["git"], "drifted", "{env}");
-    let rollout = line(
-        lines,
-        &cart,
-        "deployment-controller",
-        "rollout to revision 2",
-    );
-    assert!(
-        rollout["what"].as_str().unwrap().contains("ADDED"),
-        "{rollout}"
-    );
+    let rollout = rollout_2(lines, &cart, "ADDED");
     assert_eq!(rollout["git"], "drifted", "{rollout}");
     let first = line(lines, &cart, "deployment-controller", "first revision 1");
     assert_eq!(first["git"], "in sync", "{first}");
